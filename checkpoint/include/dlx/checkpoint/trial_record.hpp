@@ -1,0 +1,70 @@
+#pragma once
+// trials/<id>/trial.h5: one trial's hyperparameters, metrics and outcome, for humans and HDF5 tools.
+// Written only by the trial's rank 0 (and, after the trainer exited, by dlx-launch on rank 0: the
+// two never overlap). Every save rewrites the whole file through temp + fsync + rename, so a reader
+// or a kill -9 never sees a half-written record. Layout (see docs/file-format.md):
+//   /                      attrs: format_version, experiment, trial_id, state, exit_code,
+//                                 stop_reason, restarts, world_size, nodes, slurm_job_id,
+//                                 hparams_json, created_unix, updated_unix
+//   /hparams               attrs: one per hyperparameter (int64, float64, string, or bool as int8)
+//   /metrics/training      datasets: steps (int64), one float64 dataset per metric (NaN: absent)
+//   /metrics/validation    same
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dlx/common/error.hpp"
+
+namespace dlx::checkpoint {
+
+class CheckpointError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Rows of (step, metric values). Columns are padded with NaN where a report lacked that metric.
+struct MetricTable {
+  std::vector<std::int64_t> steps;
+  std::map<std::string, std::vector<double>> columns;
+
+  void append(std::int64_t step, const std::map<std::string, double>& values);
+  std::optional<double> last(const std::string& metric) const;
+  std::optional<double> best(const std::string& metric, bool smaller_is_better) const;
+};
+
+struct TrialRecord {
+  static constexpr int kFormatVersion = 1;
+
+  std::string experiment;
+  std::int64_t trial_id = 0;
+  std::string state = "running";  // running | completed | failed
+  int exit_code = 0;
+  std::string stop_reason;
+  int restarts = 0;
+  int world_size = 0;
+  std::string nodes;  // comma-separated node names of the ranks, in rank order
+  std::string slurm_job_id;
+  nlohmann::ordered_json hparams = nlohmann::ordered_json::object();  // flat: name -> scalar
+  std::int64_t created_unix = 0;
+  std::int64_t updated_unix = 0;
+  MetricTable training;
+  MetricTable validation;
+};
+
+inline constexpr const char* kTrialFileName = "trial.h5";
+
+// Durable whole-file save (temp + fsync + rename + directory fsync). Throws CheckpointError.
+void save_trial_record(const TrialRecord& record, const std::filesystem::path& path);
+
+// Throws CheckpointError naming the file when it is unreadable or not a dlx trial record.
+TrialRecord load_trial_record(const std::filesystem::path& path);
+
+// nullopt when the file does not exist; throws like load_trial_record otherwise.
+std::optional<TrialRecord> load_trial_record_if_exists(const std::filesystem::path& path);
+
+}  // namespace dlx::checkpoint

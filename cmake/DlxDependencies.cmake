@@ -1,0 +1,18 @@
+# The dependencies the design names, all from Debian bookworm packages (scripts/install-deps.sh).
+find_package(PkgConfig REQUIRED)
+find_package(MPI REQUIRED COMPONENTS C)
+find_package(HDF5 REQUIRED COMPONENTS C)
+find_package(yaml-cpp REQUIRED)
+find_package(Boost 1.74 REQUIRED COMPONENTS program_options)
+find_package(fmt REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(Catch2 2 REQUIRED)
+
+find_path(SLURM_INCLUDE_DIR slurm/spank.h REQUIRED)
+find_library(SLURM_LIBRARY slurm REQUIRED)
+
+# HDF5's CMake config gives variables, not a target: wrap them once.
+add_library(dlx_hdf5 INTERFACE)
+target_include_directories(dlx_hdf5 SYSTEM INTERFACE ${HDF5_INCLUDE_DIRS})
+target_link_libraries(dlx_hdf5 INTERFACE ${HDF5_C_LIBRARIES})
+target_compile_definitions(dlx_hdf5 INTERFACE ${HDF5_DEFINITIONS})

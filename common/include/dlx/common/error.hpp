@@ -1,0 +1,24 @@
+#pragma once
+// The root of dlx's typed exceptions. Libraries throw subclasses (ConfigError, CheckpointError,
+// CommError, ...); the edges (plugin callbacks, main) turn them into messages and exit codes.
+#include <stdexcept>
+#include <string>
+
+namespace dlx {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A failed system call: the message names the operation, the path and strerror(errno).
+class SystemError : public Error {
+ public:
+  SystemError(const std::string& what_failed, int error_number);
+  int error_number() const noexcept { return error_number_; }
+
+ private:
+  int error_number_;
+};
+
+}  // namespace dlx

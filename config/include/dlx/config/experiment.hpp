@@ -1,0 +1,65 @@
+#pragma once
+// The experiment file's model: what `sbatch --dl-experiment=FILE` and `dlx validate` parse.
+// Pure data, no Slurm. The parser (parse.hpp) fills it and reports every mistake as a ConfigError
+// naming file, line, column, key, problem and fix; the snapshot writer (snapshot.hpp) turns it back
+// into the frozen experiment.yaml that remote contexts and tools read.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dlx::config {
+
+// A 1-based position in a source file (yaml-cpp's Marks are 0-based; the parser converts).
+struct SourcePosition {
+  std::string file;
+  int line = 0;
+  int column = 0;
+};
+
+enum class HyperparameterType { constant, integer, real, log, categorical };
+
+struct Hyperparameter {
+  std::string name;  // dotted for nested groups: "optim.lr"
+  HyperparameterType type = HyperparameterType::constant;
+  nlohmann::json value;              // constant: the value
+  double minval = 0, maxval = 0;     // integer, real, log (log: exponents of `base`)
+  std::optional<int> count;          // grid points for integer/real/log
+  double base = 10;                  // log
+  std::vector<nlohmann::json> vals;  // categorical
+  SourcePosition where;
+};
+
+enum class SearcherName { single, grid, random };
+
+struct SearcherConfig {
+  SearcherName name = SearcherName::single;
+  std::string metric;             // validation metric the searcher optimises
+  bool smaller_is_better = true;
+  int max_trials = 1;             // random: how many trials; grid: an upper bound on the grid
+  int max_concurrent_trials = 0;  // 0: no limit (every trial may run at once)
+};
+
+struct Resources {
+  int nodes_per_trial = 1;
+  int tasks_per_node = 1;
+};
+
+struct Experiment {
+  std::string name;
+  std::vector<std::string> entrypoint;  // one string runs through /bin/sh -c; a list is exec'd
+  bool entrypoint_is_shell = false;
+  std::vector<Hyperparameter> hyperparameters;  // in file order
+  SearcherConfig searcher;
+  Resources resources;
+  std::uint64_t seed = 0;  // the snapshot always records one (chosen at submission if absent)
+  bool seed_given = false;
+  std::string source_file;
+};
+
+const char* to_string(HyperparameterType type);
+const char* to_string(SearcherName name);
+
+}  // namespace dlx::config

@@ -1,0 +1,34 @@
+#pragma once
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "dlx/common/error.hpp"
+#include "dlx/config/experiment.hpp"
+
+namespace dlx::config {
+
+// A mistake in an experiment file. what() is the whole human message:
+//   "exp.yaml:12:5: searcher.max_trials: must be at least 1, got 0 (set max_trials: 1 or more)"
+class ConfigError : public Error {
+ public:
+  ConfigError(SourcePosition where, std::string key, std::string problem, std::string fix);
+  const SourcePosition& where() const noexcept { return where_; }
+  const std::string& key() const noexcept { return key_; }
+  const std::string& problem() const noexcept { return problem_; }
+  const std::string& fix() const noexcept { return fix_; }
+
+ private:
+  SourcePosition where_;
+  std::string key_, problem_, fix_;
+};
+
+// Parse and validate. `file_label` is the name used in messages (the path as the user gave it).
+Experiment parse_experiment(std::string_view text, const std::string& file_label);
+Experiment parse_experiment_file(const std::filesystem::path& path);
+
+// The frozen snapshot inside an experiment directory.
+inline constexpr const char* kSnapshotFileName = "experiment.yaml";
+Experiment load_snapshot(const std::filesystem::path& experiment_dir);
+
+}  // namespace dlx::config

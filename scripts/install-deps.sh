@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian bookworm packages dlx needs to build, test and run its local cluster.
+# Idempotent; needs root (or sudo). Package names only: nothing is downloaded from elsewhere.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config git
+  # Slurm 22.05 (controller, node daemon, SPANK headers) and munge
+  slurm-wlm slurmctld slurmd slurm-client libslurm-dev slurm-wlm-plugins-dev munge libmunge-dev
+  # PMIx for srun --mpi=pmix (mpi_pmix_v4.so dlopens libpmix.so from libpmix-dev)
+  libpmix-dev
+  # MPI, HDF5 (serial C/C++), config and CLI libraries, tests
+  libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
+  libyaml-cpp-dev libboost-program-options-dev libboost-dev libfmt-dev nlohmann-json3-dev catch2
+  # Slurm's job_submit/lua and our tests of it; h5py for the user-facing read-back tests
+  lua5.3 python3-h5py python3-numpy
+  # cluster tooling: hostname, ps, ip
+  procps iproute2 hostname util-linux
+)
+
+sudo=""
+if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
