@@ -40,6 +40,7 @@ struct SearcherConfig {
   bool smaller_is_better = true;
   int max_trials = 1;             // random: how many trials; grid: an upper bound on the grid
   int max_concurrent_trials = 0;  // 0: no limit (every trial may run at once)
+  SourcePosition where;           // of the searcher section, for errors found when planning
 };
 
 struct Resources {

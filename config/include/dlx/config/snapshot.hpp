@@ -1,0 +1,17 @@
+#pragma once
+// The frozen experiment.yaml: the parsed experiment written back as YAML with everything resolved
+// (the seed chosen at submission included), so a run is reproducible from its snapshot alone.
+// Parsing a snapshot gives back an equal Experiment.
+#include <filesystem>
+#include <string>
+
+#include "dlx/config/experiment.hpp"
+
+namespace dlx::config {
+
+std::string to_yaml(const Experiment& experiment);
+
+// Durable write of <experiment_dir>/experiment.yaml (temp + fsync + rename), mode 0640.
+void write_snapshot(const Experiment& experiment, const std::filesystem::path& experiment_dir);
+
+}  // namespace dlx::config

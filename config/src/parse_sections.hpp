@@ -1,0 +1,17 @@
+#pragma once
+// One function per section of the experiment file; parse.cpp puts them together.
+#include <vector>
+
+#include "dlx/config/experiment.hpp"
+#include "yaml_reader.hpp"
+
+namespace dlx::config::detail {
+
+std::vector<Hyperparameter> parse_hyperparameters(const MappingReader& section);
+SearcherConfig parse_searcher(const MappingReader& section);
+Resources parse_resources(const MappingReader& section);
+
+// Rules that span sections (grid needs finite axes, limits versus the trial count, ...).
+void check_cross_field_rules(const Experiment& experiment, const MappingReader& root);
+
+}  // namespace dlx::config::detail

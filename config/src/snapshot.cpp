@@ -1,0 +1,135 @@
+#include "dlx/config/snapshot.hpp"
+
+#include <map>
+#include <memory>
+
+#include <yaml-cpp/yaml.h>
+
+#include "dlx/common/durable_file.hpp"
+#include "dlx/config/parse.hpp"
+
+namespace dlx::config {
+
+namespace {
+
+void emit_scalar(YAML::Emitter& out, const nlohmann::json& value) {
+  if (value.is_boolean()) {
+    out << value.get<bool>();
+  } else if (value.is_number_integer()) {
+    out << value.get<std::int64_t>();
+  } else if (value.is_number()) {
+    out << value.get<double>();
+  } else {
+    out << YAML::DoubleQuoted << value.get<std::string>();  // quoted: stays a string on reload
+  }
+}
+
+void emit_hyperparameter(YAML::Emitter& out, const Hyperparameter& hp) {
+  out << YAML::BeginMap << YAML::Key << "type" << YAML::Value << to_string(hp.type);
+  switch (hp.type) {
+    case HyperparameterType::constant:
+      out << YAML::Key << "val" << YAML::Value;
+      emit_scalar(out, hp.value);
+      break;
+    case HyperparameterType::integer:
+      out << YAML::Key << "minval" << YAML::Value << static_cast<std::int64_t>(hp.minval);
+      out << YAML::Key << "maxval" << YAML::Value << static_cast<std::int64_t>(hp.maxval);
+      break;
+    case HyperparameterType::real:
+    case HyperparameterType::log:
+      out << YAML::Key << "minval" << YAML::Value << hp.minval;
+      out << YAML::Key << "maxval" << YAML::Value << hp.maxval;
+      if (hp.type == HyperparameterType::log) out << YAML::Key << "base" << YAML::Value << hp.base;
+      break;
+    case HyperparameterType::categorical:
+      out << YAML::Key << "vals" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+      for (const auto& value : hp.vals) emit_scalar(out, value);
+      out << YAML::EndSeq;
+      break;
+  }
+  if (hp.count) out << YAML::Key << "count" << YAML::Value << *hp.count;
+  out << YAML::EndMap;
+}
+
+// Dotted names back into nested groups, keeping file order.
+struct Group {
+  std::vector<std::pair<std::string, std::unique_ptr<Group>>> children;
+  const Hyperparameter* leaf = nullptr;
+
+  Group& child(const std::string& key) {
+    for (auto& [name, group] : children) {
+      if (name == key) return *group;
+    }
+    children.emplace_back(key, std::make_unique<Group>());
+    return *children.back().second;
+  }
+};
+
+void emit_group(YAML::Emitter& out, const Group& group) {
+  out << YAML::BeginMap;
+  for (const auto& [name, child] : group.children) {
+    out << YAML::Key << name << YAML::Value;
+    if (child->leaf) {
+      emit_hyperparameter(out, *child->leaf);
+    } else {
+      emit_group(out, *child);
+    }
+  }
+  out << YAML::EndMap;
+}
+
+}  // namespace
+
+std::string to_yaml(const Experiment& experiment) {
+  YAML::Emitter out;
+  out.SetDoublePrecision(17);
+  out << YAML::Comment("frozen by dlx at submission: the configuration this experiment ran with");
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << experiment.name;
+  out << YAML::Key << "entrypoint" << YAML::Value;
+  if (experiment.entrypoint_is_shell) {
+    out << YAML::DoubleQuoted << experiment.entrypoint.front();
+  } else {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (const auto& argument : experiment.entrypoint) out << YAML::DoubleQuoted << argument;
+    out << YAML::EndSeq;
+  }
+  out << YAML::Key << "seed" << YAML::Value << experiment.seed;
+
+  if (!experiment.hyperparameters.empty()) {
+    Group root;
+    for (const auto& hp : experiment.hyperparameters) {
+      Group* group = &root;
+      std::string::size_type start = 0, dot;
+      while ((dot = hp.name.find('.', start)) != std::string::npos) {
+        group = &group->child(hp.name.substr(start, dot - start));
+        start = dot + 1;
+      }
+      group->child(hp.name.substr(start)).leaf = &hp;
+    }
+    out << YAML::Key << "hyperparameters" << YAML::Value;
+    emit_group(out, root);
+  }
+
+  const auto& searcher = experiment.searcher;
+  out << YAML::Key << "searcher" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << to_string(searcher.name);
+  out << YAML::Key << "metric" << YAML::Value << searcher.metric;
+  out << YAML::Key << "smaller_is_better" << YAML::Value << searcher.smaller_is_better;
+  if (searcher.max_trials > 0) out << YAML::Key << "max_trials" << YAML::Value << searcher.max_trials;
+  out << YAML::Key << "max_concurrent_trials" << YAML::Value << searcher.max_concurrent_trials;
+  out << YAML::EndMap;
+
+  out << YAML::Key << "resources" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "nodes_per_trial" << YAML::Value << experiment.resources.nodes_per_trial;
+  out << YAML::Key << "tasks_per_node" << YAML::Value << experiment.resources.tasks_per_node;
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+void write_snapshot(const Experiment& experiment, const std::filesystem::path& experiment_dir) {
+  write_file_durably(experiment_dir / kSnapshotFileName, to_yaml(experiment), 0640);
+}
+
+}  // namespace dlx::config

@@ -1,0 +1,65 @@
+#pragma once
+// The schema walker under the experiment parser: typed reads from a yaml-cpp tree where every
+// failure becomes a ConfigError with file, line, column, the dotted key, the problem and the fix.
+// Sections declare their keys; an unknown key is rejected with a did-you-mean suggestion.
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include "dlx/config/parse.hpp"
+
+namespace dlx::config::detail {
+
+SourcePosition position_of(const YAML::Node& node, const std::string& file);
+
+// The closest of `candidates` to `word` when it is plausibly a typo, else "".
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
+
+// Rejects duplicate keys (yaml-cpp keeps them silently) and documents nested deeper than
+// `max_depth`, in one iterative pass.
+void check_structure(const YAML::Node& root, const std::string& file, int max_depth);
+
+class MappingReader {
+ public:
+  // `key_path` is the dotted path of this mapping ("" for the document root, "searcher", ...).
+  MappingReader(const YAML::Node& node, std::string key_path, const std::string& file);
+
+  // Throws for the first key of this mapping not in `known`, suggesting the closest known key.
+  void allow_only(std::initializer_list<const char*> known) const;
+
+  bool has(const char* key) const { return static_cast<bool>(node_[key]); }
+  YAML::Node raw(const char* key) const { return node_[key]; }
+  const YAML::Node& node() const { return node_; }
+  std::string path(const char* key) const;
+  SourcePosition position(const YAML::Node& at) const { return position_of(at, file_); }
+  const std::string& file() const { return file_; }
+
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& key, const std::string& problem,
+                         const std::string& fix) const;
+  [[noreturn]] void missing(const char* key, const std::string& fix) const;
+
+  std::optional<std::string> optional_string(const char* key) const;
+  std::optional<std::int64_t> optional_integer(const char* key) const;
+  std::optional<double> optional_number(const char* key) const;
+  std::optional<bool> optional_boolean(const char* key) const;
+  MappingReader mapping(const char* key) const;  // the key must be present and a mapping
+
+ private:
+  void require_scalar(const YAML::Node& value, const char* key, const char* expected) const;
+
+  YAML::Node node_;
+  std::string key_path_;
+  std::string file_;
+};
+
+// A scalar as JSON: plain scalars become integer, number or boolean when they read as one;
+// quoted scalars stay strings. Sequences and mappings are rejected by the caller.
+nlohmann::json scalar_to_json(const YAML::Node& scalar);
+
+}  // namespace dlx::config::detail

@@ -1,0 +1,33 @@
+#pragma once
+// The trials an experiment runs: trial i is array task i. Every trial's hyperparameters are a
+// pure function of the frozen experiment (its seed included) and i, so the plugin can size the
+// array at submission and each array task can compute its own trial later, on any node, without
+// coordination. Grid: the cartesian product in file order (the last hyperparameter varies
+// fastest). Random: each value drawn from a stream keyed by (seed, trial, hyperparameter index).
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dlx/config/experiment.hpp"
+
+namespace dlx::searcher {
+
+struct TrialSpec {
+  int id = 0;
+  nlohmann::ordered_json hparams;  // flat: "optim.lr" -> 0.01, in file order
+};
+
+// How many trials the experiment runs. Throws config::ConfigError (e.g. a grid larger than
+// max_trials or than the overall limit).
+int trial_count(const config::Experiment& experiment);
+
+// Trial `id` (0 <= id < trial_count). Throws std::out_of_range for other ids.
+TrialSpec plan_trial(const config::Experiment& experiment, int id);
+
+std::vector<TrialSpec> plan_all_trials(const config::Experiment& experiment);
+
+// sbatch's --array value: "0-7%2" (the throttle only when it limits), "0" for one trial.
+std::string array_spec(const config::Experiment& experiment);
+
+}  // namespace dlx::searcher

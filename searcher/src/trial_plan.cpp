@@ -1,0 +1,75 @@
+#include "dlx/searcher/trial_plan.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "dlx/config/names.hpp"
+#include "dlx/config/parse.hpp"
+#include "methods.hpp"
+
+namespace dlx::searcher {
+
+using config::SearcherName;
+
+int trial_count(const config::Experiment& experiment) {
+  const auto& searcher = experiment.searcher;
+  switch (searcher.name) {
+    case SearcherName::single:
+      return 1;
+    case SearcherName::random:
+      return searcher.max_trials;
+    case SearcherName::grid: {
+      std::int64_t size = detail::grid_size(experiment, config::kMaxTrials);
+      if (size < 0) {
+        throw config::ConfigError(searcher.where, "searcher",
+                                  fmt::format("the grid has more than {} points", config::kMaxTrials),
+                                  "lower the count of some hyperparameters");
+      }
+      if (searcher.max_trials > 0 && size > searcher.max_trials) {
+        throw config::ConfigError(
+            searcher.where, "searcher.max_trials",
+            fmt::format("the grid has {} points but max_trials is {}", size, searcher.max_trials),
+            fmt::format("raise max_trials to {} or lower the counts", size));
+      }
+      return static_cast<int>(size);
+    }
+  }
+  return 1;
+}
+
+TrialSpec plan_trial(const config::Experiment& experiment, int id) {
+  if (id < 0 || id >= trial_count(experiment)) {
+    throw std::out_of_range(fmt::format("trial {} is outside 0..{}", id, trial_count(experiment) - 1));
+  }
+  TrialSpec trial;
+  trial.id = id;
+  switch (experiment.searcher.name) {
+    case SearcherName::single:
+    case SearcherName::grid:
+      trial.hparams = detail::grid_point(experiment, id);
+      break;
+    case SearcherName::random:
+      trial.hparams = detail::random_point(experiment, id);
+      break;
+  }
+  return trial;
+}
+
+std::vector<TrialSpec> plan_all_trials(const config::Experiment& experiment) {
+  std::vector<TrialSpec> trials;
+  int count = trial_count(experiment);
+  trials.reserve(static_cast<std::size_t>(count));
+  for (int id = 0; id < count; ++id) trials.push_back(plan_trial(experiment, id));
+  return trials;
+}
+
+std::string array_spec(const config::Experiment& experiment) {
+  int count = trial_count(experiment);
+  std::string spec = count == 1 ? "0" : fmt::format("0-{}", count - 1);
+  int limit = experiment.searcher.max_concurrent_trials;
+  if (limit > 0 && limit < count) spec += fmt::format("%{}", limit);
+  return spec;
+}
+
+}  // namespace dlx::searcher

@@ -1,0 +1,162 @@
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "dlx/config/names.hpp"
+#include "dlx/config/parse.hpp"
+
+using dlx::config::ConfigError;
+using dlx::config::HyperparameterType;
+using dlx::config::parse_experiment;
+
+namespace {
+
+const std::string kValid = R"(name: logreg-grid
+entrypoint: dlx-example-logreg
+seed: 7
+hyperparameters:
+  learning_rate: {type: log, minval: -2, maxval: 0, count: 2}
+  batch_size: {type: categorical, vals: [16, 64]}
+  epochs: 5
+  optim:
+    momentum: {type: double, minval: 0.5, maxval: 0.9, count: 3}
+    name: "sgd"
+searcher:
+  name: grid
+  metric: accuracy
+  smaller_is_better: false
+  max_concurrent_trials: 2
+resources:
+  nodes_per_trial: 2
+  tasks_per_node: 1
+)";
+
+// The message of the ConfigError that parsing `text` throws ("" when it parses).
+std::string error_of(const std::string& text) {
+  try {
+    parse_experiment(text, "exp.yaml");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a complete experiment parses with every section", "[config]") {
+  auto experiment = parse_experiment(kValid, "exp.yaml");
+  CHECK(experiment.name == "logreg-grid");
+  CHECK(experiment.entrypoint_is_shell);
+  CHECK(experiment.entrypoint == std::vector<std::string>{"dlx-example-logreg"});
+  CHECK(experiment.seed == 7);
+  REQUIRE(experiment.hyperparameters.size() == 5);
+  CHECK(experiment.hyperparameters[0].name == "learning_rate");
+  CHECK(experiment.hyperparameters[0].type == HyperparameterType::log);
+  CHECK(experiment.hyperparameters[0].base == 10);
+  CHECK(experiment.hyperparameters[1].vals.size() == 2);
+  CHECK(experiment.hyperparameters[2].value == 5);
+  CHECK(experiment.hyperparameters[3].name == "optim.momentum");
+  CHECK(experiment.hyperparameters[4].name == "optim.name");
+  CHECK(experiment.hyperparameters[4].value == "sgd");
+  CHECK(experiment.searcher.smaller_is_better == false);
+  CHECK(experiment.searcher.max_concurrent_trials == 2);
+  CHECK(experiment.resources.nodes_per_trial == 2);
+}
+
+TEST_CASE("an entrypoint list is exec'd, not run through a shell", "[config]") {
+  auto experiment = parse_experiment(
+      "name: a\nentrypoint: [python3, train.py, --fast]\nsearcher: {name: single, metric: loss}\n", "e.yaml");
+  CHECK_FALSE(experiment.entrypoint_is_shell);
+  CHECK(experiment.entrypoint.size() == 3);
+  CHECK(experiment.searcher.max_trials == 0);
+}
+
+TEST_CASE("quoted scalars stay strings, plain ones become numbers and booleans", "[config]") {
+  auto experiment = parse_experiment(
+      "name: a\nentrypoint: x\nhyperparameters: {a: '5', b: 5, c: 2.5, d: true}\n"
+      "searcher: {name: single, metric: loss}\n",
+      "e.yaml");
+  CHECK(experiment.hyperparameters[0].value.is_string());
+  CHECK(experiment.hyperparameters[1].value.is_number_integer());
+  CHECK(experiment.hyperparameters[2].value.is_number_float());
+  CHECK(experiment.hyperparameters[3].value.is_boolean());
+}
+
+TEST_CASE("every mistake names file, line, column, key, problem and fix", "[config]") {
+  struct Case {
+    std::string text;
+    std::string expected;  // a substring of the message
+  };
+  const std::string base = "entrypoint: x\nsearcher: {name: grid, metric: loss}\n";
+  auto [text, expected] = GENERATE_COPY(values<Case>({
+      {"name: a\nentrypoint: [x\n", "exp.yaml:3:1: YAML syntax error: end of sequence flow not found"},
+      {"name: a\n" + base + "resources: {nodes_pertrial: 2}\n",
+       "exp.yaml:4:13: resources.nodes_pertrial: unknown key in resources (did you mean 'nodes_per_trial'?)"},
+      {"name: a\n" + base + "serach: {}\n", "did you mean 'searcher'?"},
+      {"name: a\nname: b\n" + base, "exp.yaml:2:1: name: duplicate key"},
+      {base, "exp.yaml:1:1: name: is required but missing (add name: <experiment name>)"},
+      {"name: ../etc\n" + base, "exp.yaml:1:7: name: '../etc' starts with '.'"},
+      {"name: a/b\n" + base, "name: 'a/b' contains '/'"},
+      {"name: a\n" + base + "resources: {nodes_per_trial: 0}\n",
+       "resources.nodes_per_trial: must be between 1 and 100000, got 0"},
+      {"name: a\n" + base + "resources: {tasks_per_node: two}\n",
+       "resources.tasks_per_node: expected an integer, got 'two' (write a whole number such as 4)"},
+      {"name: a\n" + base + "hyperparameters: {lr: {type: double, minval: 1, maxval: 0, count: 2}}\n",
+       "hyperparameters.lr.minval: minval 1 is greater than maxval 0"},
+      {"name: a\n" + base + "hyperparameters: {lr: {type: double, minval: 0, maxval: 1}}\n",
+       "hyperparameters.lr: a double hyperparameter needs count for the grid searcher (add count: N"},
+      {"name: a\n" + base + "hyperparameters: {lr: {type: log, minval: 0, maxval: 1, base: 1, count: 2}}\n",
+       "hyperparameters.lr.base: must be > 0 and != 1, got 1"},
+      {"name: a\n" + base + "hyperparameters: {o: {type: categorical, vals: []}}\n",
+       "hyperparameters.o.vals: must be a non-empty list"},
+      {"name: a\n" + base + "hyperparameters: {o: {type: categorial, vals: [1]}}\n",
+       "unknown hyperparameter type 'categorial' (did you mean 'categorical'?)"},
+      {"name: a\n" + base + "hyperparameters: {o: {type: int, minval: 1, maxval: 3, count: 0}}\n",
+       "hyperparameters.o.count: must be between 1 and 1000000, got 0"},
+      {"name: a\n" + base + "hyperparameters: {a-b: 1, a_b: 2}\n", "maps to the same variable DLX_HP_A_B"},
+      {"name: a\nentrypoint: x\nsearcher: {name: random, metric: loss}\n",
+       "searcher.max_trials: is required but missing (the random searcher needs max_trials: N)"},
+      {"name: a\nentrypoint: x\nsearcher: {name: rnd, metric: loss}\n", "unknown searcher 'rnd'"},
+      {"name: a\nentrypoint: x\nsearcher: {name: single}\n", "searcher.metric: is required but missing"},
+      {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m, max_trials: 0}\n",
+       "searcher.max_trials: must be between 1 and 1000000, got 0"},
+      {"name: a\nentrypoint: []\nsearcher: {name: single, metric: m}\n",
+       "entrypoint: must be a non-empty command string or list"},
+      {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m, smaller_is_better: maybe}\n",
+       "searcher.smaller_is_better: expected true or false, got 'maybe'"},
+      {"- a\n- b\n", "the experiment file must be a mapping"},
+      {"   \n", "exp.yaml: the file is empty"},
+      {std::string("name: a\0b\n", 10), "exp.yaml:1:1: the file contains a NUL byte"},
+  }));
+  INFO(text);
+  CHECK_THAT(error_of(text), Catch::Contains(expected));
+}
+
+TEST_CASE("alias bombs and deep nesting are rejected quickly", "[config]") {
+  std::string bomb = "name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\n";
+  bomb += "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int level = 1; level < 9; ++level) {
+    bomb += "l" + std::to_string(level) + ": &l" + std::to_string(level) + " [";
+    for (int k = 0; k < 10; ++k) bomb += (k ? ", *l" : "*l") + std::to_string(level - 1);
+    bomb += "]\n";
+  }
+  CHECK_THAT(error_of(bomb), Catch::Contains("expands to more than"));
+
+  std::string deep = "name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\nx: ";
+  deep += std::string(200, '[') + std::string(200, ']') + "\n";
+  CHECK_THAT(error_of(deep), Catch::Contains("nested more than 32 levels"));
+}
+
+TEST_CASE("hyperparameter variables upper-case and replace . and -", "[config]") {
+  CHECK(dlx::config::hyperparameter_variable("optim.lr") == "DLX_HP_OPTIM_LR");
+  CHECK(dlx::config::hyperparameter_variable("drop-out") == "DLX_HP_DROP_OUT");
+}
+
+TEST_CASE("a missing file is reported with its path", "[config]") {
+  try {
+    dlx::config::parse_experiment_file("/nonexistent/exp.yaml");
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK_THAT(e.what(), Catch::StartsWith("/nonexistent/exp.yaml: cannot read the experiment file"));
+  }
+}
