@@ -1,0 +1,126 @@
+// The allocator context (sbatch, running as the submitting user).
+//
+//   1. parse and validate the experiment file: a bad file fails the submission before anything
+//      is created or queued;
+//   2. size the array from the searcher; respect (or reject) a user's explicit --array;
+//   3. apply the experiment's resources unless the user set the same option (command line and
+//      #SBATCH win over the experiment file);
+//   4. create <storage_root>/<user>/<name>[.N]/ and freeze experiment.yaml into it (seed included);
+//   5. hand the directory to the job: exported into sbatch's environment (so the batch script and
+//      every step inherit DLX_EXPERIMENT_DIR) and into the job-control environment (prolog,
+//      epilog and job_submit.lua see it, with DLX_ARRAY_SPEC for the Lua fallback).
+#include "allocator.hpp"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "array_request.hpp"
+#include "dlx/config/parse.hpp"
+#include "dlx/config/snapshot.hpp"
+#include "dlx/searcher/trial_plan.hpp"
+#include "dlx/store/create_experiment_dir.hpp"
+#include "plugin_state.hpp"
+#include "sbatch_options.hpp"
+
+namespace dlx::spank {
+
+namespace {
+
+std::string user_name() {
+  struct passwd entry {};
+  struct passwd* found = nullptr;
+  char buffer[4096];
+  if (::getpwuid_r(::getuid(), &entry, buffer, sizeof buffer, &found) == 0 && found) return found->pw_name;
+  return std::to_string(::getuid());
+}
+
+// The experiment's resources become sbatch options unless the user gave them.
+bool apply_resources(SbatchOptions& sbatch, const config::Experiment& experiment) {
+  struct Request {
+    const char* option;
+    int value;
+  };
+  const Request requests[] = {{"nodes", experiment.resources.nodes_per_trial},
+                              {"ntasks-per-node", experiment.resources.tasks_per_node}};
+  for (const auto& request : requests) {
+    if (sbatch.is_set(request.option)) continue;
+    if (!sbatch.set(request.option, std::to_string(request.value))) {
+      report_error(fmt::format("dlx: --dl-experiment: sbatch rejected --{}={} from {} (check resources)",
+                               request.option, request.value, experiment.source_file));
+      return false;
+    }
+  }
+  if (!sbatch.is_set("job-name")) sbatch.set("job-name", experiment.name);
+  return true;
+}
+
+}  // namespace
+
+int prepare_submission(spank_t sp) {
+  auto& plugin = state();
+  const std::string& file = *plugin.experiment_file;
+
+  config::Experiment experiment;
+  int trials = 0;
+  try {
+    experiment = config::parse_experiment_file(file);
+    trials = searcher::trial_count(experiment);
+  } catch (const config::ConfigError& e) {
+    report_error(fmt::format("dlx: --dl-experiment: {}", e.what()));
+    return -1;
+  }
+  if (!experiment.seed_given) {
+    // Chosen once, here, and frozen: every trial and every rerun from the snapshot agrees.
+    experiment.seed = std::random_device{}() & 0x7fffffffULL;
+  }
+
+  SbatchOptions sbatch;
+  if (!sbatch.available()) {
+    report_error("dlx: --dl-experiment: works with sbatch only (this Slurm command or version does not "
+                 "expose sbatch's options; submit with sbatch)");
+    return -1;
+  }
+  const std::string spec = searcher::array_spec(experiment);
+  const bool user_array = sbatch.is_set("array");
+  std::string array_note = spec;
+  if (user_array) {
+    std::string user_spec = sbatch.get("array").value_or("");
+    if (auto problem = check_user_array(user_spec, trials, file); !problem.empty()) {
+      report_error(problem);
+      return -1;
+    }
+    array_note = user_spec + " (from --array)";
+  }
+  if (!apply_resources(sbatch, experiment)) return -1;
+  if (!user_array && plugin.options.array_via == ArrayVia::sbatch && !sbatch.set("array", spec)) {
+    report_error(fmt::format("dlx: --dl-experiment: sbatch rejected --array={} (is MaxArraySize below {}?)",
+                             spec, trials));
+    return -1;
+  }
+
+  std::filesystem::path directory;
+  try {
+    directory = store::create_experiment_dir(std::filesystem::path(plugin.options.storage_root) / user_name(),
+                                             experiment.name);
+    config::write_snapshot(experiment, directory);
+  } catch (const Error& e) {
+    report_error(fmt::format("dlx: --dl-experiment: cannot create the experiment directory: {} "
+                             "(check storage_root in plugstack.conf and its permissions)", e.what()));
+    return -1;
+  }
+
+  ::setenv("DLX_EXPERIMENT_DIR", directory.c_str(), 1);
+  spank_job_control_setenv(sp, "DLX_EXPERIMENT_DIR", directory.c_str(), 1);
+  if (!user_array) spank_job_control_setenv(sp, "DLX_ARRAY_SPEC", spec.c_str(), 1);
+
+  report_info(fmt::format("dlx: experiment {}: {} trial{} as array {} in {}", experiment.name, trials,
+                          trials == 1 ? "" : "s", array_note, directory.string()));
+  return 0;
+}
+
+}  // namespace dlx::spank

@@ -1,0 +1,13 @@
+#pragma once
+extern "C" {
+#include <slurm/spank.h>
+}
+
+namespace dlx::spank {
+
+// Inside sbatch, as the user, after every option is known: validate the experiment, create its
+// directory with the frozen snapshot, and turn the submission into the experiment's job array.
+// Returns 0, or -1 after reporting why (then sbatch submits nothing).
+int prepare_submission(spank_t sp);
+
+}  // namespace dlx::spank

@@ -1,0 +1,89 @@
+// The remote context: slurmstepd, in user_init, which runs with the job user's effective uid, so
+// every path opened here (all of them under the user's experiment directory) is opened as the
+// user, never as root. The trial's hyperparameters are recomputed from the frozen snapshot and the
+// array index: a pure function, so every step of every node agrees without coordination.
+#include "remote.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "dlx/config/names.hpp"
+#include "dlx/config/parse.hpp"
+#include "dlx/searcher/trial_plan.hpp"
+#include "dlx/store/create_experiment_dir.hpp"
+#include "dlx/store/experiment_layout.hpp"
+#include "plugin_state.hpp"
+
+namespace dlx::spank {
+
+namespace {
+
+constexpr std::uint32_t kNoValue = 0xfffffffe;          // NO_VAL
+constexpr std::uint32_t kBatchScriptStep = 0xfffffffb;  // SLURM_BATCH_SCRIPT
+
+std::string getenv_or_empty(spank_t sp, const char* name) {
+  char buffer[4096];
+  if (spank_getenv(sp, name, buffer, sizeof buffer) != ESPANK_SUCCESS) return "";
+  return buffer;
+}
+
+bool set(spank_t sp, const std::string& name, const std::string& value) {
+  if (spank_setenv(sp, name.c_str(), value.c_str(), 1) == ESPANK_SUCCESS) return true;
+  report_error(fmt::format("dlx: cannot set {} in the job environment", name));
+  return false;
+}
+
+std::string scalar_text(const nlohmann::ordered_json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+}  // namespace
+
+int export_trial_environment(spank_t sp) {
+  const std::string experiment_dir = getenv_or_empty(sp, "DLX_EXPERIMENT_DIR");
+  if (experiment_dir.empty()) {
+    report_error("dlx: DLX_EXPERIMENT_DIR is missing from the job environment (submitted with "
+                 "--export=NONE? add --export=ALL or --export=NONE,DLX_EXPERIMENT_DIR)");
+    return -1;
+  }
+  std::uint32_t array_job = 0, array_task = kNoValue, step = 0;
+  spank_get_item(sp, S_JOB_ARRAY_ID, &array_job);
+  spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task);
+  spank_get_item(sp, S_JOB_STEPID, &step);
+  if (array_job == 0 || array_task == kNoValue) {
+    report_error(fmt::format("dlx: the job for experiment {} is not an array job: the plugin or "
+                             "job_submit.lua did not set --array (check plugstack.conf array_via)",
+                             experiment_dir));
+    return -1;
+  }
+  const int trial_id = static_cast<int>(array_task);
+
+  try {
+    const auto experiment = config::load_snapshot(experiment_dir);
+    const auto trial = searcher::plan_trial(experiment, trial_id);
+    const auto checkpoints = store::checkpoint_dir(experiment_dir, trial_id);
+    if (step == kBatchScriptStep) {
+      std::filesystem::create_directories(checkpoints);
+      store::link_job(std::filesystem::path(experiment_dir).parent_path(), std::to_string(array_job),
+                      experiment_dir);
+    }
+    auto latest = store::latest_checkpoint(checkpoints);
+
+    bool ok = set(sp, "DLX_TRIAL_ID", std::to_string(trial_id)) &&
+              set(sp, "DLX_HPARAMS", trial.hparams.dump()) &&
+              set(sp, "DLX_CHECKPOINT_DIR", checkpoints.string()) &&
+              set(sp, "DLX_LATEST_CHECKPOINT", latest ? latest->string() : "");
+    for (const auto& [name, value] : trial.hparams.items()) {
+      ok = ok && set(sp, config::hyperparameter_variable(name), scalar_text(value));
+    }
+    return ok ? 0 : -1;
+  } catch (const std::exception& e) {
+    report_error(fmt::format("dlx: trial {} of {}: {}", trial_id, experiment_dir, e.what()));
+    return -1;
+  }
+}
+
+}  // namespace dlx::spank

@@ -1,0 +1,75 @@
+#include "dlx/store/experiment_layout.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "dlx/common/durable_file.hpp"
+
+namespace dlx::store {
+
+namespace {
+
+// "step-120.h5" -> 120; nullopt for anything else.
+std::optional<long long> step_of(const std::string& name) {
+  constexpr std::string_view prefix = "step-", suffix = ".h5";
+  if (name.size() <= prefix.size() + suffix.size() || !name.starts_with(prefix) || !name.ends_with(suffix)) {
+    return std::nullopt;
+  }
+  long long step = 0;
+  const char* begin = name.data() + prefix.size();
+  const char* end = name.data() + name.size() - suffix.size();
+  auto [stop, error] = std::from_chars(begin, end, step);
+  if (error != std::errc{} || stop != end) return std::nullopt;
+  return step;
+}
+
+}  // namespace
+
+fs::path trial_dir(const fs::path& experiment_dir, int trial_id) {
+  return experiment_dir / "trials" / std::to_string(trial_id);
+}
+
+fs::path trial_record_path(const fs::path& experiment_dir, int trial_id) {
+  return trial_dir(experiment_dir, trial_id) / "trial.h5";
+}
+
+fs::path checkpoint_dir(const fs::path& experiment_dir, int trial_id) {
+  return trial_dir(experiment_dir, trial_id) / "checkpoints";
+}
+
+fs::path job_link_path(const fs::path& user_root, const std::string& job_id) {
+  return user_root / ".jobs" / job_id;
+}
+
+std::optional<fs::path> latest_checkpoint(const fs::path& checkpoint_dir) {
+  std::error_code error;
+  std::optional<fs::path> best;
+  long long best_step = -1;
+  for (const auto& entry : fs::directory_iterator(checkpoint_dir, error)) {
+    auto name = entry.path().filename().string();
+    if (is_temporary_name(name)) continue;
+    if (auto step = step_of(name); step && *step > best_step) {
+      best_step = *step;
+      best = entry.path();
+    }
+  }
+  return best;
+}
+
+std::vector<int> trial_ids_on_disk(const fs::path& experiment_dir) {
+  std::vector<int> ids;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(experiment_dir / "trials", error)) {
+    auto name = entry.path().filename().string();
+    int id = 0;
+    auto [stop, parse_error] = std::from_chars(name.data(), name.data() + name.size(), id);
+    if (parse_error == std::errc{} && stop == name.data() + name.size()) ids.push_back(id);
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+}  // namespace dlx::store
