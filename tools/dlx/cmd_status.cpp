@@ -1,0 +1,122 @@
+// dlx status: one row per trial of an experiment, read from the frozen snapshot (which trials
+// exist and their hyperparameters) and each trials/<id>/trial.h5 (state and metrics).
+#include <cmath>
+#include <iostream>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/config/parse.hpp"
+#include "dlx/searcher/trial_plan.hpp"
+#include "dlx/store/experiment_layout.hpp"
+#include "experiment_locator.hpp"
+#include "options.hpp"
+#include "table.hpp"
+
+namespace dlx::cli {
+
+std::string format_value(const nlohmann::ordered_json& value);  // cmd_plan.cpp
+
+namespace {
+
+struct TrialRow {
+  searcher::TrialSpec spec;
+  std::string state = "pending";
+  std::string problem;  // why trial.h5 could not be read
+  std::optional<double> last, best;
+};
+
+std::string format_metric(const std::optional<double>& value) {
+  return value ? fmt::format("{:.6g}", *value) : "-";
+}
+
+}  // namespace
+
+int run_status(const Arguments& arguments) {
+  namespace po = boost::program_options;
+  po::options_description options("dlx status JOBID|EXPERIMENT_DIR [--json]");
+  options.add_options()("json", "print JSON")("experiment", po::value<std::string>()->required(),
+                                              "job id or experiment directory");
+  po::positional_options_description positional;
+  positional.add("experiment", 1);
+  auto values = parse_options(arguments, options, positional);
+
+  const auto directory = locate_experiment(values["experiment"].as<std::string>());
+  const auto experiment = config::load_snapshot(directory);
+  const auto& metric = experiment.searcher.metric;
+  const bool smaller = experiment.searcher.smaller_is_better;
+
+  std::vector<TrialRow> rows;
+  std::map<std::string, int> states;
+  std::optional<std::size_t> best_row;
+  for (auto& spec : searcher::plan_all_trials(experiment)) {
+    TrialRow row;
+    row.spec = std::move(spec);
+    try {
+      if (auto record = checkpoint::load_trial_record_if_exists(store::trial_record_path(directory, row.spec.id))) {
+        row.state = record->state;
+        row.last = record->validation.last(metric);
+        row.best = record->validation.best(metric, smaller);
+      }
+    } catch (const std::exception& e) {
+      row.state = "unreadable";
+      row.problem = e.what();
+    }
+    states[row.state]++;
+    if (row.best && (!best_row || (smaller ? *row.best < *rows[*best_row].best : *row.best > *rows[*best_row].best))) {
+      best_row = rows.size();
+    }
+    rows.push_back(std::move(row));
+  }
+
+  if (values.count("json")) {
+    auto out = nlohmann::ordered_json::object();
+    out["experiment"] = experiment.name;
+    out["directory"] = directory.string();
+    out["metric"] = metric;
+    out["smaller_is_better"] = smaller;
+    out["trials"] = nlohmann::ordered_json::array();
+    for (const auto& row : rows) {
+      nlohmann::ordered_json item{{"id", row.spec.id}, {"state", row.state}, {"hparams", row.spec.hparams}};
+      item["last"] = row.last ? nlohmann::ordered_json(*row.last) : nlohmann::ordered_json();
+      item["best"] = row.best ? nlohmann::ordered_json(*row.best) : nlohmann::ordered_json();
+      if (!row.problem.empty()) item["problem"] = row.problem;
+      out["trials"].push_back(item);
+    }
+    out["best_trial"] = best_row ? nlohmann::ordered_json(rows[*best_row].spec.id) : nlohmann::ordered_json();
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+
+  fmt::print("# experiment {}  {}\n", experiment.name, directory.string());
+  fmt::print("# searcher {}, metric {} ({} is better)\n", config::to_string(experiment.searcher.name), metric,
+             smaller ? "smaller" : "larger");
+  std::vector<std::string> headers{"trial", "state"};
+  for (const auto& hp : experiment.hyperparameters) headers.push_back(hp.name);
+  headers.push_back("last " + metric);
+  headers.push_back("best " + metric);
+  Table table(headers);
+  for (const auto& row : rows) {
+    std::vector<std::string> cells{std::to_string(row.spec.id), row.state};
+    for (const auto& hp : experiment.hyperparameters) cells.push_back(format_value(row.spec.hparams[hp.name]));
+    cells.push_back(format_metric(row.last));
+    cells.push_back(format_metric(row.best));
+    table.add_row(cells);
+  }
+  std::cout << table.render();
+  for (const auto& row : rows) {
+    if (!row.problem.empty()) fmt::print("# trial {}: {}\n", row.spec.id, row.problem);
+  }
+  std::string summary;
+  for (const auto& [state, count] : states) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", count, state);
+  fmt::print("# {} trials: {}\n", rows.size(), summary);
+  if (best_row) {
+    fmt::print("# best: trial {} {}={}\n", rows[*best_row].spec.id, metric, format_metric(rows[*best_row].best));
+  }
+  return 0;
+}
+
+}  // namespace dlx::cli

@@ -1,0 +1,48 @@
+#include <iostream>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "dlx/config/parse.hpp"
+#include "dlx/searcher/trial_plan.hpp"
+#include "options.hpp"
+
+namespace dlx::cli {
+
+int run_validate(const Arguments& arguments) {
+  namespace po = boost::program_options;
+  po::options_description options("dlx validate FILE... [--json]");
+  options.add_options()("json", "print one JSON object per file")(
+      "file", po::value<std::vector<std::string>>()->required(), "experiment files");
+  po::positional_options_description positional;
+  positional.add("file", -1);
+  auto values = parse_options(arguments, options, positional);
+
+  const bool json = values.count("json") > 0;
+  auto results = nlohmann::json::array();
+  int invalid = 0;
+  for (const auto& file : values["file"].as<std::vector<std::string>>()) {
+    nlohmann::json result{{"file", file}};
+    try {
+      auto experiment = config::parse_experiment_file(file);
+      int trials = searcher::trial_count(experiment);
+      result["valid"] = true;
+      result["trials"] = trials;
+      result["array"] = searcher::array_spec(experiment);
+      if (!json) fmt::print("{}: valid: {} trials, array {}\n", file, trials, searcher::array_spec(experiment));
+    } catch (const config::ConfigError& e) {
+      ++invalid;
+      result["valid"] = false;
+      result["error"] = {{"message", e.what()}, {"line", e.where().line}, {"column", e.where().column},
+                         {"key", e.key()}, {"problem", e.problem()}, {"fix", e.fix()}};
+      if (!json) fmt::print(stderr, "{}\n", e.what());
+    }
+    results.push_back(result);
+  }
+  if (json) std::cout << results.dump(2) << "\n";
+  return invalid == 0 ? 0 : 1;
+}
+
+}  // namespace dlx::cli

@@ -1,0 +1,91 @@
+#include "experiment_locator.hpp"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "dlx/common/error.hpp"
+#include "dlx/config/parse.hpp"
+#include "dlx/store/experiment_layout.hpp"
+
+namespace dlx::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string command_output(const char* command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command, "r"), ::pclose);
+  if (!pipe) return "";
+  std::string output;
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), static_cast<int>(buffer.size()), pipe.get())) output += buffer.data();
+  return output;
+}
+
+std::string user_name() {
+  if (auto* entry = ::getpwuid(::getuid())) return entry->pw_name;
+  return std::to_string(::getuid());
+}
+
+}  // namespace
+
+std::string storage_root_from_plugstack() {
+  // Slurm's own parser reads slurm.conf; we only pick PlugStackConfig out of its report.
+  static const std::regex plugstack_line(R"(PlugStackConfig\s*=\s*(\S+))");
+  std::smatch match;
+  std::string config = command_output("scontrol show config 2>/dev/null");
+  if (!std::regex_search(config, match, plugstack_line)) return "";
+  std::ifstream plugstack(match[1].str());
+  std::string line;
+  while (std::getline(plugstack, line)) {
+    if (line.find("dlx_spank.so") == std::string::npos || line.find_first_not_of(" \t") == line.find('#')) continue;
+    std::istringstream words(line);
+    std::string word;
+    while (words >> word) {
+      if (word.rfind("storage_root=", 0) == 0) return word.substr(13);
+    }
+  }
+  return "";
+}
+
+fs::path locate_experiment(const std::string& job_or_directory) {
+  if (fs::is_directory(job_or_directory)) {
+    if (!fs::exists(fs::path(job_or_directory) / config::kSnapshotFileName)) {
+      throw Error(fmt::format("{} is not an experiment directory (no {})", job_or_directory,
+                              config::kSnapshotFileName));
+    }
+    return fs::absolute(job_or_directory);
+  }
+  static const std::regex job_id(R"((\d+)(?:_\d+)?)");
+  std::smatch match;
+  if (!std::regex_match(job_or_directory, match, job_id)) {
+    throw Error(fmt::format("'{}' is neither an experiment directory nor a Slurm job id", job_or_directory));
+  }
+  std::string root;
+  if (const char* from_environment = std::getenv("DLX_STORAGE_ROOT")) root = from_environment;
+  if (root.empty()) root = storage_root_from_plugstack();
+  if (root.empty()) {
+    throw Error("cannot find the storage root: set DLX_STORAGE_ROOT or give the experiment directory");
+  }
+  fs::path link = store::job_link_path(fs::path(root) / user_name(), match[1].str());
+  std::error_code error;
+  fs::path directory = fs::read_symlink(link, error);
+  if (error) {
+    throw Error(fmt::format("no experiment is known for job {} ({} does not exist: the job has not started "
+                            "yet, or it is another user's; give the experiment directory instead)",
+                            match[1].str(), link.string()));
+  }
+  return directory;
+}
+
+}  // namespace dlx::cli

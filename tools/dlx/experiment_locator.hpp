@@ -1,0 +1,15 @@
+#pragma once
+#include <filesystem>
+#include <string>
+
+namespace dlx::cli {
+
+// An experiment directory from what the user typed: a directory holding experiment.yaml, or a
+// Slurm job id ("123" or "123_4") resolved through <storage_root>/<user>/.jobs/<id>. The storage
+// root comes from $DLX_STORAGE_ROOT or from the dlx line of the cluster's plugstack.conf.
+std::filesystem::path locate_experiment(const std::string& job_or_directory);
+
+// storage_root= from the plugstack.conf that `scontrol show config` names; "" when not found.
+std::string storage_root_from_plugstack();
+
+}  // namespace dlx::cli

@@ -1,0 +1,32 @@
+#include "table.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace dlx::cli {
+
+std::string Table::render() const {
+  std::vector<std::size_t> widths(headers_.size());
+  for (std::size_t c = 0; c < headers_.size(); ++c) widths[c] = headers_[c].size() + (c == 0 ? 2 : 0);
+  for (const auto& row : rows_) {
+    for (std::size_t c = 0; c < row.size() && c < widths.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  std::string out;
+  auto line = [&](const std::vector<std::string>& cells, bool header) {
+    std::string text;
+    for (std::size_t c = 0; c < widths.size(); ++c) {
+      std::string value = c < cells.size() ? cells[c] : "";
+      if (header && c == 0) value = "# " + value;
+      text += fmt::format("{:<{}}", value, widths[c]);
+      if (c + 1 < widths.size()) text += "  ";
+    }
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out += text + "\n";
+  };
+  line(headers_, true);
+  for (const auto& row : rows_) line(row, false);
+  return out;
+}
+
+}  // namespace dlx::cli

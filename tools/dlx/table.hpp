@@ -1,0 +1,20 @@
+#pragma once
+// Fixed-column output in the nccl-tests manner: '#' lines for metadata, aligned data rows.
+#include <string>
+#include <vector>
+
+namespace dlx::cli {
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
+  void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  // The header line starts with '#'; columns are padded to their widest cell.
+  std::string render() const;
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace dlx::cli
