@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# A bad experiment file or a conflicting --array fails at sbatch with a dlx: message naming the
+# file, line and problem, and leaves no job queued and no directory on storage.
+source "$(dirname "$0")/lib.sh"
+
+as_user mkdir -p bad
+cat > "$WORK/bad/typo.yaml" <<'YAML'
+name: typo
+entrypoint: dlx-example-logreg
+searcher: {name: single, metric: accuracy}
+resources:
+  nodes_pertrial: 2
+YAML
+cat > "$WORK/bad/syntax.yaml" <<'YAML'
+name: syntax
+entrypoint: [dlx-example-logreg
+YAML
+chmod -R a+r "$WORK/bad"
+
+dirs_before=$(ls -A "$(user_storage)" 2>/dev/null | wc -l)
+jobs_before=$(squeue -h -u "$DLX_TEST_USER" | wc -l)
+
+check_rejected() {  # check_rejected "expected message" sbatch-arguments...
+  local expected=$1
+  shift
+  if as_user sbatch "$@" examples/job.sh > "$WORK/bad.out" 2> "$WORK/bad.err"; then
+    fail "sbatch $* was accepted: $(cat "$WORK/bad.out")"
+  fi
+  expect_contains "sbatch $*" "$(cat "$WORK/bad.err")" "$expected"
+  note "rejected as expected: $(grep 'dlx:' "$WORK/bad.err" | head -1)"
+}
+
+check_rejected "dlx: --dl-experiment: bad/typo.yaml:5:3: resources.nodes_pertrial: unknown key in resources (did you mean 'nodes_per_trial'?)" \
+  --dl-experiment=bad/typo.yaml
+check_rejected "dlx: --dl-experiment: bad/syntax.yaml:3:1: YAML syntax error" --dl-experiment=bad/syntax.yaml
+check_rejected "dlx: --dl-experiment: bad/missing.yaml: cannot read the experiment file" \
+  --dl-experiment=bad/missing.yaml
+check_rejected "dlx: --dl-experiment: --array=0-9 names trial 9 but examples/grid.yaml has 4 trials (0-3)" \
+  --array=0-9 --dl-experiment=examples/grid.yaml
+
+[ "$(ls -A "$(user_storage)" 2>/dev/null | wc -l)" = "$dirs_before" ] ||
+  fail "a rejected submission created something in $(user_storage): $(ls -A "$(user_storage)")"
+[ "$(squeue -h -u "$DLX_TEST_USER" | wc -l)" = "$jobs_before" ] || fail "a rejected submission queued a job"
+note "bad input rejected, nothing created or queued"

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The slurmctld-side fallback: with array_via=job_submit the plugin leaves the array to
+# site-config/job_submit.lua, which must produce the same array and throttle.
+source "$(dirname "$0")/lib.sh"
+
+conf=$CLUSTER/etc/slurm-jobsubmit.conf
+[ -f "$conf" ] || fail "the cluster has no $conf"
+submitted=$(SLURM_CONF=$conf as_user sbatch --parsable --hold --dl-experiment=examples/grid.yaml examples/job.sh)
+job=$(job_id_of "$submitted")
+expect_contains "squeue (array set by job_submit.lua)" "$(squeue -h -j "$job" -o %i)" "${job}_[0-3%2]"
+scancel "$job"
+note "job_submit.lua made the array"

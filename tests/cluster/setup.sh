@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Fixture: install the build into $DLX_TEST_STATE/prefix (readable by every user, unlike a build
+# tree under /root), create the unprivileged test user, start the local cluster.
+set -euo pipefail
+build_dir=$1
+: "${DLX_TEST_STATE:?}"
+if [ "$(id -u)" != 0 ]; then
+  echo "SKIP: the cluster tests start slurmd and create a test user: run them as root"
+  exit 77
+fi
+user=${DLX_TEST_USER:-dlxtest}
+mkdir -p "$DLX_TEST_STATE"
+chmod 0755 "$DLX_TEST_STATE"
+cmake --install "$build_dir" --prefix "$DLX_TEST_STATE/prefix" > "$DLX_TEST_STATE/install.log"
+chmod -R a+rX "$DLX_TEST_STATE/prefix"
+id "$user" > /dev/null 2>&1 || useradd --system --no-create-home --shell /bin/bash "$user"
+mkdir -p "$DLX_TEST_STATE/work"
+chown "$user" "$DLX_TEST_STATE/work"
+cp -r "$(dirname "$0")/../../examples" "$DLX_TEST_STATE/work/"
+chown -R "$user" "$DLX_TEST_STATE/work/examples"
+"$DLX_TEST_STATE/prefix/bin/dlx" cluster up --state-dir "$DLX_TEST_STATE/cluster" \
+  --port-base "${DLX_TEST_PORT_BASE:-17400}"
