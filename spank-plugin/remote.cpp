@@ -43,10 +43,16 @@ std::string scalar_text(const nlohmann::ordered_json& value) {
 }  // namespace
 
 int export_trial_environment(spank_t sp) {
-  const std::string experiment_dir = getenv_or_empty(sp, "DLX_EXPERIMENT_DIR");
+  // Exported from sbatch's environment; under --export=NONE only the job-control copy survives,
+  // which Slurm puts into the job as SLURM_SPANK_<name>.
+  std::string experiment_dir = getenv_or_empty(sp, "DLX_EXPERIMENT_DIR");
   if (experiment_dir.empty()) {
-    report_error("dlx: DLX_EXPERIMENT_DIR is missing from the job environment (submitted with "
-                 "--export=NONE? add --export=ALL or --export=NONE,DLX_EXPERIMENT_DIR)");
+    experiment_dir = getenv_or_empty(sp, "SLURM_SPANK_DLX_EXPERIMENT_DIR");
+    if (!experiment_dir.empty() && !set(sp, "DLX_EXPERIMENT_DIR", experiment_dir)) return -1;
+  }
+  if (experiment_dir.empty()) {
+    report_error("dlx: DLX_EXPERIMENT_DIR is missing from the job environment (was it unset in the "
+                 "job script? submit again with --dl-experiment)");
     return -1;
   }
   std::uint32_t array_job = 0, array_task = kNoValue, step = 0;

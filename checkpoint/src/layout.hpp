@@ -1,0 +1,25 @@
+#pragma once
+// Names in trial.h5 (docs/file-format.md), shared by the writer and the reader.
+namespace dlx::checkpoint::layout {
+
+inline constexpr const char* kHparamsGroup = "hparams";
+inline constexpr const char* kMetricsGroup = "metrics";
+inline constexpr const char* kTrainingGroup = "training";
+inline constexpr const char* kValidationGroup = "validation";
+inline constexpr const char* kStepsDataset = "steps";
+
+inline constexpr const char* kFormatVersion = "format_version";
+inline constexpr const char* kExperiment = "experiment";
+inline constexpr const char* kTrialId = "trial_id";
+inline constexpr const char* kState = "state";
+inline constexpr const char* kExitCode = "exit_code";
+inline constexpr const char* kStopReason = "stop_reason";
+inline constexpr const char* kRestarts = "restarts";
+inline constexpr const char* kWorldSize = "world_size";
+inline constexpr const char* kNodes = "nodes";
+inline constexpr const char* kSlurmJobId = "slurm_job_id";
+inline constexpr const char* kHparamsJson = "hparams_json";
+inline constexpr const char* kCreatedUnix = "created_unix";
+inline constexpr const char* kUpdatedUnix = "updated_unix";
+
+}  // namespace dlx::checkpoint::layout

@@ -1,0 +1,42 @@
+#include <cmath>
+#include <limits>
+
+#include "dlx/checkpoint/trial_record.hpp"
+
+namespace dlx::checkpoint {
+
+void MetricTable::append(std::int64_t step, const std::map<std::string, double>& values) {
+  constexpr double absent = std::numeric_limits<double>::quiet_NaN();
+  std::size_t rows_before = steps.size();
+  steps.push_back(step);
+  for (auto& [name, column] : columns) {
+    column.resize(rows_before, absent);  // repair a column that fell behind
+    auto value = values.find(name);
+    column.push_back(value != values.end() ? value->second : absent);
+  }
+  for (const auto& [name, value] : values) {
+    auto [column, inserted] = columns.try_emplace(name, rows_before, absent);
+    if (inserted) column->second.push_back(value);
+  }
+}
+
+std::optional<double> MetricTable::last(const std::string& metric) const {
+  auto column = columns.find(metric);
+  if (column == columns.end()) return std::nullopt;
+  for (auto value = column->second.rbegin(); value != column->second.rend(); ++value)
+    if (!std::isnan(*value)) return *value;
+  return std::nullopt;
+}
+
+std::optional<double> MetricTable::best(const std::string& metric, bool smaller_is_better) const {
+  auto column = columns.find(metric);
+  if (column == columns.end()) return std::nullopt;
+  std::optional<double> best;
+  for (double value : column->second) {
+    if (std::isnan(value)) continue;
+    if (!best || (smaller_is_better ? value < *best : value > *best)) best = value;
+  }
+  return best;
+}
+
+}  // namespace dlx::checkpoint

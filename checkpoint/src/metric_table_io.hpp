@@ -1,0 +1,19 @@
+#pragma once
+// A MetricTable as an HDF5 group: dataset `steps` (int64) and one float64 dataset per metric,
+// all of the same length (zero allowed); NaN marks a report without that metric.
+#include <filesystem>
+#include <string>
+
+#include <hdf5.h>
+
+#include "dlx/checkpoint/trial_record.hpp"
+
+namespace dlx::checkpoint {
+
+// Throws CheckpointError for a ragged table or a metric name that cannot be a dataset name.
+void write_metric_table(hid_t parent, const std::string& group_name, const MetricTable& table,
+                        const std::filesystem::path& file);
+MetricTable read_metric_table(hid_t parent, const std::string& group_name,
+                              const std::filesystem::path& file);
+
+}  // namespace dlx::checkpoint

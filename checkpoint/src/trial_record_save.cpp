@@ -1,0 +1,109 @@
+// save_trial_record: write the whole record to a temporary file beside the final one, close it
+// (HDF5 flushes everything), then publish it (fsync, rename, fsync the directory). Any failure
+// removes the temporary file and leaves the previous record untouched.
+#include <unistd.h>
+
+#include <cstdint>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "dlx/checkpoint/h5/attributes.hpp"
+#include "dlx/checkpoint/h5/error.hpp"
+#include "dlx/checkpoint/h5/objects.hpp"
+#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/common/durable_file.hpp"
+#include "layout.hpp"
+#include "metric_table_io.hpp"
+
+namespace dlx::checkpoint {
+namespace {
+
+void write_hparam(hid_t group, const std::string& name, const nlohmann::ordered_json& value,
+                  const std::filesystem::path& file) {
+  if (value.is_boolean()) {
+    h5::write_flag_attribute(group, name, value.get<bool>(), file);
+  } else if (value.is_number_unsigned() &&
+             value.get<std::uint64_t>() >
+                 static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    h5::write_attribute(group, name, value.get<std::uint64_t>(), file);
+  } else if (value.is_number_integer()) {
+    h5::write_attribute(group, name, value.get<std::int64_t>(), file);
+  } else if (value.is_number_float()) {
+    h5::write_attribute(group, name, value.get<double>(), file);
+  } else if (value.is_string()) {
+    h5::write_attribute(group, name, value.get<std::string>(), file);
+  } else {
+    throw CheckpointError(
+        fmt::format("hyperparameter '{}' is {}; a trial record holds only numbers, "
+                    "strings and booleans",
+                    name,
+                    value.is_null()    ? "null"
+                    : value.is_array() ? "an array"
+                                       : "an object"));
+  }
+}
+
+void write_root_attributes(hid_t root, const TrialRecord& record, const std::string& hparams_json,
+                           const std::filesystem::path& file) {
+  using std::int32_t;
+  h5::write_attribute(root, layout::kFormatVersion, int32_t{TrialRecord::kFormatVersion}, file);
+  h5::write_attribute(root, layout::kExperiment, record.experiment, file);
+  h5::write_attribute(root, layout::kTrialId, record.trial_id, file);
+  h5::write_attribute(root, layout::kState, record.state, file);
+  h5::write_attribute(root, layout::kExitCode, int32_t{record.exit_code}, file);
+  h5::write_attribute(root, layout::kStopReason, record.stop_reason, file);
+  h5::write_attribute(root, layout::kRestarts, int32_t{record.restarts}, file);
+  h5::write_attribute(root, layout::kWorldSize, int32_t{record.world_size}, file);
+  h5::write_attribute(root, layout::kNodes, record.nodes, file);
+  h5::write_attribute(root, layout::kSlurmJobId, record.slurm_job_id, file);
+  h5::write_attribute(root, layout::kHparamsJson, hparams_json, file);
+  h5::write_attribute(root, layout::kCreatedUnix, record.created_unix, file);
+  h5::write_attribute(root, layout::kUpdatedUnix, record.updated_unix, file);
+}
+
+// Every object handle is closed when this returns, so the file itself can then be closed.
+void write_contents(hid_t file_id, const TrialRecord& record, const std::string& hparams_json,
+                    const std::filesystem::path& file) {
+  auto root = h5::open_root_group(file_id, file);
+  write_root_attributes(root.get(), record, hparams_json, file);
+  auto hparams = h5::create_group(root.get(), layout::kHparamsGroup, file);
+  for (const auto& [name, value] : record.hparams.items())
+    write_hparam(hparams.get(), name, value, file);
+  auto metrics = h5::create_group(root.get(), layout::kMetricsGroup, file);
+  write_metric_table(metrics.get(), layout::kTrainingGroup, record.training, file);
+  write_metric_table(metrics.get(), layout::kValidationGroup, record.validation, file);
+}
+
+std::string hparams_as_json(const TrialRecord& record) {
+  if (!record.hparams.is_object())
+    throw CheckpointError(
+        fmt::format("hyperparameters must be a JSON object, not {}", record.hparams.type_name()));
+  try {
+    return record.hparams.dump();
+  } catch (const nlohmann::json::exception& e) {
+    throw CheckpointError(fmt::format("hyperparameters cannot be stored: {}", e.what()));
+  }
+}
+
+}  // namespace
+
+void save_trial_record(const TrialRecord& record, const std::filesystem::path& path) {
+  h5::QuietErrors quiet;
+  auto temporary = temporary_path_for(path);
+  try {
+    auto hparams_json = hparams_as_json(record);
+    auto file = h5::create_file(temporary);
+    write_contents(file.get(), record, hparams_json, temporary);
+    file.close(temporary, "HDF5 file");
+    publish_file(temporary, path);
+  } catch (const Error& e) {
+    ::unlink(temporary.c_str());
+    throw CheckpointError(fmt::format("cannot save trial record {}: {}", path.string(), e.what()));
+  } catch (...) {
+    ::unlink(temporary.c_str());
+    throw;
+  }
+}
+
+}  // namespace dlx::checkpoint

@@ -1,0 +1,31 @@
+#pragma once
+// Shared by the checkpoint tests and the sample writer: a scratch directory and a full record.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "dlx/checkpoint/trial_record.hpp"
+
+namespace dlx::checkpoint::testing {
+
+// A fresh directory under the system temp dir, removed with its contents on destruction.
+class ScratchDir {
+ public:
+  ScratchDir();
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Every hyperparameter type, both metric tables with gaps (NaN).
+TrialRecord sample_record();
+
+std::vector<std::string> file_names_in(const std::filesystem::path& directory);
+std::string read_bytes(const std::filesystem::path& path);
+void write_bytes(const std::filesystem::path& path, const std::string& bytes);
+
+}  // namespace dlx::checkpoint::testing

@@ -1,0 +1,169 @@
+// Every way a trial.h5 can be unreadable gives a CheckpointError naming the file and the problem.
+#include <hdf5.h>
+
+#include <catch2/catch.hpp>
+
+#include "dlx/checkpoint/h5/handle.hpp"
+#include "dlx/checkpoint/trial_record.hpp"
+#include "test_support.hpp"
+
+using namespace dlx::checkpoint;
+using Catch::Matchers::Contains;
+using dlx::checkpoint::h5::Handle;
+using dlx::checkpoint::testing::ScratchDir;
+
+namespace {
+
+Handle open_for_update(const std::filesystem::path& path) {
+  hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  REQUIRE(id >= 0);
+  return Handle(id, H5Fclose);
+}
+
+void set_format_version(const std::filesystem::path& path, std::int64_t version) {
+  auto file = open_for_update(path);
+  Handle attribute(H5Aopen_by_name(file.get(), "/", "format_version", H5P_DEFAULT, H5P_DEFAULT),
+                   H5Aclose);
+  REQUIRE(attribute.get() >= 0);
+  REQUIRE(H5Awrite(attribute.get(), H5T_NATIVE_INT64, &version) >= 0);
+}
+
+void remove_link(const std::filesystem::path& path, const char* name) {
+  auto file = open_for_update(path);
+  REQUIRE(H5Ldelete(file.get(), name, H5P_DEFAULT) >= 0);
+}
+
+void remove_attribute(const std::filesystem::path& path, const char* name) {
+  auto file = open_for_update(path);
+  REQUIRE(H5Adelete_by_name(file.get(), "/", name, H5P_DEFAULT) >= 0);
+}
+
+std::string load_error(const std::filesystem::path& path) {
+  try {
+    load_trial_record(path);
+  } catch (const CheckpointError& e) {
+    return e.what();
+  }
+  FAIL("load_trial_record(" << path << ") did not throw CheckpointError");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("loading a nonexistent trial record names the file and errno", "[unit][trial_record]") {
+  ScratchDir dir;
+  auto path = dir.path() / "missing" / kTrialFileName;
+  auto message = load_error(path);
+  CHECK_THAT(message, Contains(path.string()));
+  CHECK_THAT(message, Contains("No such file or directory"));
+}
+
+TEST_CASE("loading a file that is not HDF5 says so", "[unit][trial_record]") {
+  ScratchDir dir;
+  auto path = dir.path() / kTrialFileName;
+  testing::write_bytes(path, "step,loss\n1,0.5\n");
+  auto message = load_error(path);
+  CHECK_THAT(message, Contains(path.string()));
+  CHECK_THAT(message, Contains("not an HDF5 file"));
+  CHECK_THROWS_AS(load_trial_record_if_exists(path), CheckpointError);
+}
+
+TEST_CASE("loading a truncated trial record fails with the file named", "[unit][trial_record]") {
+  ScratchDir dir;
+  auto good = dir.path() / "good.h5";
+  save_trial_record(testing::sample_record(), good);
+  auto bytes = testing::read_bytes(good);
+  REQUIRE(bytes.size() > 1000);
+  auto keep = GENERATE_COPY(std::size_t{0}, std::size_t{4}, std::size_t{40}, std::size_t{200},
+                            bytes.size() / 2, bytes.size() - 1);
+  CAPTURE(keep, bytes.size());
+  auto path = dir.path() / kTrialFileName;
+  testing::write_bytes(path, bytes.substr(0, keep));
+  auto message = load_error(path);
+  CAPTURE(message);
+  CHECK_THAT(message, Contains(path.string()));
+  if (keep < 8) {
+    CHECK_THAT(message, Contains("not an HDF5 file"));
+  } else {
+    CHECK_THAT(message, Contains("cannot open HDF5 file"));
+  }
+}
+
+TEST_CASE("loading an HDF5 file that is not a trial record names what is missing",
+          "[unit][trial_record]") {
+  ScratchDir dir;
+  auto path = dir.path() / kTrialFileName;
+  SECTION("empty HDF5 file") {
+    Handle file(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    REQUIRE(file.get() >= 0);
+    file.reset();
+    auto message = load_error(path);
+    CHECK_THAT(message, Contains(path.string()));
+    CHECK_THAT(message, Contains("missing attribute 'format_version' of /"));
+  }
+  SECTION("record without its validation table") {
+    save_trial_record(testing::sample_record(), path);
+    remove_link(path, "/metrics/validation");
+    auto message = load_error(path);
+    CHECK_THAT(message, Contains(path.string()));
+    CHECK_THAT(message, Contains("missing group /metrics/validation"));
+  }
+  SECTION("record without a metric's steps") {
+    save_trial_record(testing::sample_record(), path);
+    remove_link(path, "/metrics/training/steps");
+    CHECK_THAT(load_error(path), Contains("missing dataset /metrics/training/steps"));
+  }
+  SECTION("record without its state attribute") {
+    save_trial_record(testing::sample_record(), path);
+    remove_attribute(path, "state");
+    CHECK_THAT(load_error(path), Contains("missing attribute 'state' of /"));
+  }
+}
+
+TEST_CASE("loading a record from a newer dlx names both format versions", "[unit][trial_record]") {
+  ScratchDir dir;
+  auto path = dir.path() / kTrialFileName;
+  save_trial_record(testing::sample_record(), path);
+  set_format_version(path, TrialRecord::kFormatVersion + 1);
+  auto message = load_error(path);
+  CHECK_THAT(message, Contains(path.string()));
+  CHECK_THAT(message, Contains("format_version 2 is newer than the newest this dlx reads (1)"));
+}
+
+TEST_CASE("records that cannot be stored are refused by name", "[unit][trial_record]") {
+  ScratchDir dir;
+  auto path = dir.path() / kTrialFileName;
+  auto record = testing::sample_record();
+  SECTION("nested hyperparameter") {
+    record.hparams["layers"] = nlohmann::ordered_json::array({64, 32});
+    CHECK_THROWS_WITH(save_trial_record(record, path),
+                      Contains("hyperparameter 'layers' is an array"));
+  }
+  SECTION("metric name with a slash") {
+    record.training.append(400, {{"val/loss", 0.5}});
+    CHECK_THROWS_WITH(save_trial_record(record, path), Contains("metric name 'val/loss'"));
+  }
+  SECTION("ragged metric table") {
+    record.validation.columns["val_loss"].pop_back();
+    CHECK_THROWS_WITH(save_trial_record(record, path),
+                      Contains("metric 'val_loss' has 1 values for 2 steps"));
+  }
+  CHECK(testing::file_names_in(dir.path()).empty());
+}
+
+TEST_CASE("a failed load leaves HDF5's automatic error printing as it was",
+          "[unit][trial_record]") {
+  ScratchDir dir;
+  H5E_auto2_t before = nullptr;
+  void* before_data = nullptr;
+  REQUIRE(H5Eget_auto2(H5E_DEFAULT, &before, &before_data) >= 0);
+  REQUIRE(before != nullptr);
+  auto path = dir.path() / kTrialFileName;
+  testing::write_bytes(path, std::string(4096, 'x').replace(0, 8, "\x89HDF\r\n\x1a\n", 8));
+  CHECK_THROWS_AS(load_trial_record(path), CheckpointError);
+  H5E_auto2_t after = nullptr;
+  void* after_data = nullptr;
+  REQUIRE(H5Eget_auto2(H5E_DEFAULT, &after, &after_data) >= 0);
+  CHECK(after == before);
+  CHECK(after_data == before_data);
+}
