@@ -17,7 +17,7 @@ entrypoint: [dlx-example-logreg
 YAML
 chmod -R a+r "$WORK/bad"
 
-dirs_before=$(ls -A "$(user_storage)" 2>/dev/null | wc -l)
+dirs_before=$(count_entries "$(user_storage)")
 jobs_before=$(squeue -h -u "$DLX_TEST_USER" | wc -l)
 
 check_rejected() {  # check_rejected "expected message" sbatch-arguments...
@@ -38,7 +38,7 @@ check_rejected "dlx: --dl-experiment: bad/missing.yaml: cannot read the experime
 check_rejected "dlx: --dl-experiment: --array=0-9 names trial 9 but examples/grid.yaml has 4 trials (0-3)" \
   --array=0-9 --dl-experiment=examples/grid.yaml
 
-[ "$(ls -A "$(user_storage)" 2>/dev/null | wc -l)" = "$dirs_before" ] ||
+[ "$(count_entries "$(user_storage)")" = "$dirs_before" ] ||
   fail "a rejected submission created something in $(user_storage): $(ls -A "$(user_storage)")"
 [ "$(squeue -h -u "$DLX_TEST_USER" | wc -l)" = "$jobs_before" ] || fail "a rejected submission queued a job"
 note "bad input rejected, nothing created or queued"

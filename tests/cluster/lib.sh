@@ -2,7 +2,7 @@
 # that setup.sh started (state in $DLX_TEST_STATE), mostly as the unprivileged user $DLX_TEST_USER.
 set -euo pipefail
 
-: "${DLX_TEST_STATE:?DLX_TEST_STATE must name the test cluster's state directory}"
+: "${DLX_TEST_STATE:?DLX_TEST_STATE must name the state directory of the test cluster}"
 DLX_TEST_USER=${DLX_TEST_USER:-dlxtest}
 PREFIX=$DLX_TEST_STATE/prefix
 CLUSTER=$DLX_TEST_STATE/cluster
@@ -10,6 +10,10 @@ WORK=$DLX_TEST_STATE/work          # the test user's submit directory (world-tra
 SOURCE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
+trap 'echo "FAIL: $(basename "$0"):$LINENO: command failed: $BASH_COMMAND" >&2' ERR
+
+# Number of entries in directory $1 (0 when it does not exist).
+count_entries() { if [ -d "$1" ]; then find "$1" -mindepth 1 -maxdepth 1 | wc -l; else echo 0; fi; }
 note() { echo "# $*"; }
 
 # The client environment of the test cluster (SLURM_CONF, PATH, ...).

@@ -1,0 +1,51 @@
+#include "dlx/comm/mpi_runtime.hpp"
+
+#include <cstddef>
+#include <numeric>
+
+#include "dlx/comm/comm_error.hpp"
+#include "dlx/comm/mpi_check.hpp"
+
+namespace dlx::comm {
+
+MpiRuntime::MpiRuntime() {
+  int initialized = 0;
+  DLX_MPI_CHECK(MPI_Initialized(&initialized));
+  if (initialized == 0) {
+    // Errors before MPI_Init can only abort; MPI_Init's own failure is reported by MPI.
+    DLX_MPI_CHECK(MPI_Init(nullptr, nullptr));
+    owns_ = true;
+  }
+  DLX_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  DLX_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
+  DLX_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size_));
+}
+
+MpiRuntime::~MpiRuntime() {
+  if (!owns_) return;
+  int finalized = 0;
+  if (MPI_Finalized(&finalized) == MPI_SUCCESS && finalized == 0) MPI_Finalize();
+}
+
+std::vector<std::string> allgather_strings(const std::string& text, MPI_Comm comm) {
+  int size = 0;
+  DLX_MPI_CHECK(MPI_Comm_size(comm, &size));
+  const auto count = static_cast<std::size_t>(size);
+  std::vector<int> lengths(count);
+  int my_length = static_cast<int>(text.size());
+  DLX_MPI_CHECK(MPI_Allgather(&my_length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm));
+  std::vector<int> offsets(count, 0);
+  std::exclusive_scan(lengths.begin(), lengths.end(), offsets.begin(), 0);
+  std::string all(static_cast<std::size_t>(offsets.back() + lengths.back()), '\0');
+  DLX_MPI_CHECK(MPI_Allgatherv(text.data(), my_length, MPI_CHAR, all.data(), lengths.data(),
+                               offsets.data(), MPI_CHAR, comm));
+  std::vector<std::string> out;
+  out.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    out.push_back(all.substr(static_cast<std::size_t>(offsets[i]),
+                             static_cast<std::size_t>(lengths[i])));
+  }
+  return out;
+}
+
+}  // namespace dlx::comm

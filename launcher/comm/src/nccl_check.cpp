@@ -1,0 +1,36 @@
+#include "nccl_check.hpp"
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "dlx/comm/comm_error.hpp"
+
+namespace dlx::comm::detail {
+
+void abort_communicator(ncclComm_t& comm) noexcept {
+  if (comm == nullptr) return;
+  ncclCommAbort(comm);
+  comm = nullptr;
+}
+
+void fail_nccl(ncclResult_t result, ncclComm_t& comm, const char* call, const char* file,
+               int line) {
+  std::string text = ncclGetErrorString(result);
+  if (const char* last = ncclGetLastError(comm); last != nullptr && *last != '\0') {
+    text = fmt::format("{}: {}", text, last);
+  }
+  abort_communicator(comm);
+  throw CommError("NCCL", static_cast<int>(result),
+                  describe_failure("NCCL", static_cast<int>(result), text, call, file, line));
+}
+
+void fail_cuda(cudaError_t error, ncclComm_t& comm, const char* call, const char* file,
+               int line) {
+  std::string text = cudaGetErrorString(error);
+  abort_communicator(comm);
+  throw CommError("CUDA", static_cast<int>(error),
+                  describe_failure("CUDA", static_cast<int>(error), text, call, file, line));
+}
+
+}  // namespace dlx::comm::detail

@@ -1,0 +1,53 @@
+#pragma once
+// The trial contract (docs: DESIGN.md "Contract points"): the variables the SPANK plugin exports
+// into every task of a trial, read once into a struct. Both libdlx (the trainer side) and
+// dlx-launch (the wrapper side) use this one reader, so the two never disagree.
+//   DLX_EXPERIMENT_DIR     the experiment directory on shared storage (unset: not a dlx trial)
+//   DLX_TRIAL_ID           integer id; trials/<id>/trial.h5 is the trial's record
+//   DLX_HPARAMS            flat JSON object name -> scalar ({"lr":0.1,"optim.momentum":0.9})
+//   DLX_CHECKPOINT_DIR     where the trainer writes checkpoints
+//   DLX_LATEST_CHECKPOINT  the checkpoint to resume from; empty on a fresh start
+// Outside a trial (local testing) DLX_HPARAMS may still be given, or DLX_HPARAMS_FILE naming a
+// JSON file with the same object.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "dlx/env/environment.hpp"
+
+namespace dlx::env {
+
+// "Checkpointed on request, requeue me": the site config sets RequeueExit=85. dlx-launch passes
+// it through unchanged and leaves the trial record's state alone.
+inline constexpr int kRequeueExitCode = 85;
+
+struct TrialEnvironment {
+  std::optional<std::filesystem::path> experiment_dir;  // nullopt outside a dlx trial
+  std::int64_t trial_id = 0;
+  nlohmann::ordered_json hparams = nlohmann::ordered_json::object();
+  std::optional<std::filesystem::path> checkpoint_dir;
+  std::optional<std::filesystem::path> latest_checkpoint;  // nullopt on a fresh start
+  std::string slurm_job_id;  // "<array job>_<task>" for array tasks, else SLURM_JOB_ID, else ""
+  int restarts = 0;          // SLURM_RESTART_COUNT (unset on the first run)
+
+  bool in_trial() const noexcept { return experiment_dir.has_value(); }
+  // <experiment_dir>/trials/<id>/trial.h5; requires in_trial().
+  std::filesystem::path record_path() const;
+};
+
+// Throws EnvError naming the variable for a malformed DLX_TRIAL_ID or DLX_HPARAMS (not a JSON
+// object of scalars), or an unreadable DLX_HPARAMS_FILE.
+TrialEnvironment read_trial_environment(const EnvMap& env);
+
+// The experiment's name for records: the frozen snapshot's `name` when <dir>/experiment.yaml
+// exists (a real trial), else the directory's own name (a scratch directory used by hand).
+// Throws config::ConfigError when the snapshot exists but is invalid.
+std::string experiment_name(const std::filesystem::path& experiment_dir);
+
+// Parses a flat hyperparameter object; `origin` names the source in errors.
+nlohmann::ordered_json parse_hparams_json(std::string_view text, std::string_view origin);
+
+}  // namespace dlx::env

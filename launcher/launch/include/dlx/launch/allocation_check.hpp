@@ -1,0 +1,13 @@
+#pragma once
+// Does the Slurm step match the experiment's `resources`? Checked under srun only (under mpirun
+// or by hand the Slurm variables describe the batch shell, not the ranks).
+#include "dlx/config/experiment.hpp"
+#include "dlx/slurm/task_placement.hpp"
+
+namespace dlx::launch {
+
+// Throws LaunchError saying what differs and how to fix the submission, e.g.
+//   dlx-launch: this step has 1 node but the experiment asks for nodes_per_trial: 2 (...)
+void check_allocation(const slurm::TaskPlacement& placement, const config::Resources& resources);
+
+}  // namespace dlx::launch

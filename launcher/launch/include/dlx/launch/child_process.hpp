@@ -1,0 +1,21 @@
+#pragma once
+// Runs the trainer as a child of dlx-launch: fork + execvp, so the child inherits the whole
+// environment (PMIx variables included: under srun --mpi=pmix it is the MPI process of this
+// task). While it runs, SIGTERM, SIGINT, SIGUSR1, SIGUSR2 and SIGCONT sent to dlx-launch are
+// forwarded to it (Slurm's preemption and --signal warnings reach the trainer whichever process
+// Slurm signals; a trainer may see a signal twice when Slurm signals the whole step, which is
+// harmless for these signals).
+#include <string>
+#include <vector>
+
+namespace dlx::launch {
+
+// The signals forwarded to the child.
+const std::vector<int>& forwarded_signals();
+
+// Waits for the child and returns its exit status: the exit code, or 128 + signal number when
+// a signal killed it (the shell convention). A program that cannot be executed exits 127 (not
+// found) or 126 (not executable) after printing why. Throws LaunchError when fork fails.
+int run_child(const std::vector<std::string>& argv);
+
+}  // namespace dlx::launch

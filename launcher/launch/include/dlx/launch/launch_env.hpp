@@ -1,0 +1,37 @@
+#pragma once
+// The torchrun-compatible variables dlx-launch gives its child (DLX_* pass through untouched):
+//   RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK (node index), MASTER_ADDR,
+//   MASTER_PORT.
+// MASTER_ADDR: a value already in the environment wins (the user's override). Otherwise the first
+// node of the step, resolved to an IPv4 address. If that name does not resolve (the local test
+// cluster's nodes n1, n2... exist only in slurm.conf, with NodeAddr=127.0.0.1), dlx-launch does
+// not ask slurmctld (no scontrol): it uses SLURM_LAUNCH_NODE_IPADDR, the address of the host that
+// ran srun (in a batch job the batch host, which is the job's first node), else 127.0.0.1.
+// MASTER_PORT: a value already set wins; else 29500 + SLURM_JOB_ID % 10000 (unprivileged,
+// deterministic, different for the concurrent array tasks of one experiment); 29500 outside
+// Slurm.
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dlx/env/environment.hpp"
+#include "dlx/slurm/task_placement.hpp"
+
+namespace dlx::launch {
+
+using EnvVars = std::vector<std::pair<std::string, std::string>>;  // in output order
+
+// Host name -> IPv4 address, nullopt when it does not resolve.
+using Resolver = std::function<std::optional<std::string>(const std::string& host)>;
+std::optional<std::string> resolve_ipv4(const std::string& host);  // getaddrinfo
+
+inline constexpr int kMasterPortBase = 29500;
+int master_port_for_job(const std::string& job_id);
+
+// Pure apart from `resolve`.
+EnvVars compute_launch_env(const slurm::TaskPlacement& placement, const env::EnvMap& env,
+                           const Resolver& resolve);
+
+}  // namespace dlx::launch

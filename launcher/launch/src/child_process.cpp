@@ -1,0 +1,102 @@
+#include "dlx/launch/child_process.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "dlx/common/error.hpp"
+#include "dlx/launch/launch_error.hpp"
+
+namespace dlx::launch {
+
+namespace {
+
+std::atomic<pid_t> g_child{0};
+static_assert(std::atomic<pid_t>::is_always_lock_free, "used from a signal handler");
+
+extern "C" void forward_to_child(int signal_number) {
+  const pid_t child = g_child.load();
+  if (child > 0) ::kill(child, signal_number);
+}
+
+sigset_t forwarded_set() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int signal_number : forwarded_signals()) sigaddset(&set, signal_number);
+  return set;
+}
+
+[[noreturn]] void exec_in_child(const std::vector<std::string>& argv, const sigset_t& old_mask) {
+  // Default dispositions and the original mask: the trainer starts like a directly run program.
+  struct sigaction defaults {};
+  defaults.sa_handler = SIG_DFL;
+  for (int signal_number : forwarded_signals()) ::sigaction(signal_number, &defaults, nullptr);
+  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  std::vector<char*> args;
+  args.reserve(argv.size() + 1);
+  for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  ::execvp(args[0], args.data());
+  const int error = errno;
+  std::fprintf(stderr, "dlx-launch: cannot run '%s': %s\n", args[0], std::strerror(error));
+  ::_exit(error == ENOENT ? 127 : 126);
+}
+
+int exit_status(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return 1;
+}
+
+}  // namespace
+
+const std::vector<int>& forwarded_signals() {
+  static const std::vector<int> signals{SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGCONT};
+  return signals;
+}
+
+int run_child(const std::vector<std::string>& argv) {
+  if (argv.empty()) throw LaunchError("dlx-launch: empty command");
+  // Block the forwarded signals until the child's pid is known, so none is lost in between.
+  const sigset_t blocked = forwarded_set();
+  sigset_t old_mask;
+  ::sigprocmask(SIG_BLOCK, &blocked, &old_mask);
+  struct sigaction forward {};
+  forward.sa_handler = forward_to_child;
+  forward.sa_flags = SA_RESTART;
+  sigemptyset(&forward.sa_mask);
+  std::vector<struct sigaction> previous(forwarded_signals().size());
+  for (std::size_t i = 0; i < forwarded_signals().size(); ++i) {
+    ::sigaction(forwarded_signals()[i], &forward, &previous[i]);
+  }
+  std::fflush(nullptr);  // no buffered output duplicated into the child
+  const pid_t child = ::fork();
+  if (child < 0) {
+    const int error = errno;
+    ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    throw LaunchError(std::string("dlx-launch: cannot fork: ") + std::strerror(error));
+  }
+  if (child == 0) exec_in_child(argv, old_mask);
+  g_child.store(child);
+  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+
+  int wait_status = 0;
+  while (::waitpid(child, &wait_status, 0) < 0) {
+    if (errno != EINTR) {
+      const int error = errno;
+      throw LaunchError(std::string("dlx-launch: waitpid failed: ") + std::strerror(error));
+    }
+  }
+  g_child.store(0);
+  for (std::size_t i = 0; i < forwarded_signals().size(); ++i) {
+    ::sigaction(forwarded_signals()[i], &previous[i], nullptr);
+  }
+  return exit_status(wait_status);
+}
+
+}  // namespace dlx::launch

@@ -1,0 +1,74 @@
+#include "dlx/launch/launch_env.hpp"
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <cstring>
+#include <memory>
+
+namespace dlx::launch {
+
+namespace {
+
+std::string master_addr(const slurm::TaskPlacement& placement, const env::EnvMap& env,
+                        const Resolver& resolve) {
+  if (auto given = env::lookup(env, "MASTER_ADDR"); given && !given->empty()) return *given;
+  if (!placement.first_node.empty()) {
+    if (auto address = resolve(placement.first_node)) return *address;
+  }
+  if (auto launch_node = env::lookup(env, "SLURM_LAUNCH_NODE_IPADDR");
+      launch_node && !launch_node->empty()) {
+    return *launch_node;
+  }
+  return "127.0.0.1";
+}
+
+}  // namespace
+
+std::optional<std::string> resolve_ipv4(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || found == nullptr) {
+    return std::nullopt;
+  }
+  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owner(found, &::freeaddrinfo);
+  sockaddr_in address{};
+  std::memcpy(&address, found->ai_addr, sizeof address);
+  std::array<char, INET_ADDRSTRLEN> text{};
+  if (::inet_ntop(AF_INET, &address.sin_addr, text.data(), text.size()) == nullptr) {
+    return std::nullopt;
+  }
+  return std::string(text.data());
+}
+
+int master_port_for_job(const std::string& job_id) {
+  if (job_id.empty()) return kMasterPortBase;
+  return kMasterPortBase +
+         static_cast<int>(env::parse_non_negative("SLURM_JOB_ID", job_id) % 10000);
+}
+
+EnvVars compute_launch_env(const slurm::TaskPlacement& placement, const env::EnvMap& env,
+                           const Resolver& resolve) {
+  std::string port;
+  if (auto given = env::lookup(env, "MASTER_PORT"); given && !given->empty()) {
+    port = *given;
+  } else {
+    port = std::to_string(master_port_for_job(placement.job_id));
+  }
+  return {
+      {"RANK", std::to_string(placement.rank)},
+      {"WORLD_SIZE", std::to_string(placement.world_size)},
+      {"LOCAL_RANK", std::to_string(placement.local_rank)},
+      {"LOCAL_WORLD_SIZE", std::to_string(placement.local_world_size)},
+      {"GROUP_RANK", std::to_string(placement.node_index)},
+      {"MASTER_ADDR", master_addr(placement, env, resolve)},
+      {"MASTER_PORT", port},
+  };
+}
+
+}  // namespace dlx::launch

@@ -1,0 +1,94 @@
+#pragma once
+// A trial's hyperparameters (DLX_HPARAMS: a flat JSON object name -> scalar) with typed access.
+// Conversions are strict and every failure names the hyperparameter, its value and the type asked
+// for: integers accept JSON integers and integral floats (16.0) in range; floating types accept
+// any number; bool accepts only true/false; std::string only strings.
+#include <concepts>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "dlx/common/error.hpp"
+
+namespace dlx {
+
+class HparamError : public Error {
+ public:
+  using Error::Error;
+};
+
+template <class T>
+concept HparamType = std::same_as<T, bool> || std::same_as<T, std::string> ||
+                     std::integral<T> || std::floating_point<T>;
+
+class Hparams {
+ public:
+  Hparams() = default;
+  explicit Hparams(nlohmann::ordered_json values);  // throws HparamError unless a flat object
+
+  template <HparamType T>
+  T get(std::string_view name) const {
+    const auto* value = find(name);
+    if (value == nullptr) missing(name, type_name<T>());
+    return convert<T>(name, *value);
+  }
+
+  template <HparamType T>
+  T get(std::string_view name, T fallback) const {
+    const auto* value = find(name);
+    return value == nullptr ? fallback : convert<T>(name, *value);
+  }
+
+  bool contains(std::string_view name) const { return find(name) != nullptr; }
+  const nlohmann::ordered_json& json() const noexcept { return values_; }
+
+ private:
+  const nlohmann::ordered_json* find(std::string_view name) const;
+  [[noreturn]] void missing(std::string_view name, std::string_view type) const;
+  [[noreturn]] static void wrong(std::string_view name, const nlohmann::ordered_json& value,
+                                 std::string_view type, std::string_view problem);
+  static std::int64_t integral_value(std::string_view name, const nlohmann::ordered_json& value,
+                                     std::string_view type);
+
+  template <class T>
+  static constexpr std::string_view type_name() {
+    if constexpr (std::same_as<T, bool>) return "bool";
+    else if constexpr (std::same_as<T, std::string>) return "std::string";
+    else if constexpr (std::same_as<T, int>) return "int";
+    else if constexpr (std::same_as<T, double>) return "double";
+    else if constexpr (std::same_as<T, float>) return "float";
+    else if constexpr (std::integral<T>) return std::is_signed_v<T> ? "a signed integer" : "an unsigned integer";
+    else return "a floating-point type";
+  }
+
+  template <class T>
+  static T convert(std::string_view name, const nlohmann::ordered_json& value) {
+    constexpr auto type = type_name<T>();
+    if constexpr (std::same_as<T, bool>) {
+      if (!value.is_boolean()) wrong(name, value, type, "not true or false");
+      return value.get<bool>();
+    } else if constexpr (std::same_as<T, std::string>) {
+      if (!value.is_string()) wrong(name, value, type, "not a string");
+      return value.get<std::string>();
+    } else if constexpr (std::floating_point<T>) {
+      if (!value.is_number()) wrong(name, value, type, "not a number");
+      return static_cast<T>(value.get<double>());
+    } else {
+      const std::int64_t wide = integral_value(name, value, type);
+      if (std::cmp_less(wide, std::numeric_limits<T>::min()) ||
+          std::cmp_greater(wide, std::numeric_limits<T>::max())) {
+        wrong(name, value, type, "out of range");
+      }
+      return static_cast<T>(wide);
+    }
+  }
+
+  nlohmann::ordered_json values_ = nlohmann::ordered_json::object();
+};
+
+}  // namespace dlx

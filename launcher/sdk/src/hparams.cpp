@@ -1,0 +1,57 @@
+#include "dlx/hparams.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace dlx {
+
+Hparams::Hparams(nlohmann::ordered_json values) : values_(std::move(values)) {
+  if (!values_.is_object()) {
+    throw HparamError(fmt::format("dlx: hyperparameters must be a JSON object, got {}",
+                                  values_.dump()));
+  }
+}
+
+const nlohmann::ordered_json* Hparams::find(std::string_view name) const {
+  auto it = values_.find(std::string(name));
+  return it == values_.end() ? nullptr : &*it;
+}
+
+void Hparams::missing(std::string_view name, std::string_view type) const {
+  std::string known;
+  for (const auto& [key, value] : values_.items()) {
+    known += known.empty() ? key : ", " + key;
+  }
+  throw HparamError(fmt::format(
+      "dlx: hyperparameter '{}' is not set for this trial (set: {}); add it to the experiment's "
+      "hyperparameters, or give a default: hparam<{}>(\"{}\", ...)",
+      name, known.empty() ? "none" : known, type, name));
+}
+
+void Hparams::wrong(std::string_view name, const nlohmann::ordered_json& value,
+                    std::string_view type, std::string_view problem) {
+  throw HparamError(fmt::format("dlx: hyperparameter '{}' is {}: {}, so it cannot be read as {}",
+                                name, value.dump(), problem, type));
+}
+
+std::int64_t Hparams::integral_value(std::string_view name, const nlohmann::ordered_json& value,
+                                     std::string_view type) {
+  if (value.is_number_unsigned()) {
+    const auto unsigned_value = value.get<std::uint64_t>();
+    if (unsigned_value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      wrong(name, value, type, "out of range");
+    }
+    return static_cast<std::int64_t>(unsigned_value);
+  }
+  if (value.is_number_integer()) return value.get<std::int64_t>();
+  if (value.is_number_float()) {
+    const double real = value.get<double>();
+    if (!std::isfinite(real) || std::trunc(real) != real) wrong(name, value, type, "not an integer");
+    if (std::fabs(real) > 9.0e15) wrong(name, value, type, "out of range");
+    return static_cast<std::int64_t>(real);
+  }
+  wrong(name, value, type, "not a number");
+}
+
+}  // namespace dlx

@@ -1,0 +1,13 @@
+#pragma once
+// Slurm host lists ("n[1-3],gpu07") expanded by libslurm itself (slurm_hostlist_*): dlx never
+// parses the syntax by hand.
+#include <string>
+#include <string_view>
+
+namespace dlx::slurm {
+
+// The first host of `nodelist`; throws env::EnvError naming `variable` when libslurm rejects it
+// or the list is empty.
+std::string first_host(std::string_view variable, std::string_view nodelist);
+
+}  // namespace dlx::slurm

@@ -1,0 +1,38 @@
+#include "dlx/slurm/hostlist.hpp"
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <slurm/slurm.h>
+
+#include "dlx/env/environment.hpp"
+
+namespace dlx::slurm {
+
+namespace {
+
+struct HostlistDeleter {
+  void operator()(hostlist* list) const noexcept { slurm_hostlist_destroy(list); }
+};
+struct FreeDeleter {
+  void operator()(char* text) const noexcept { std::free(text); }  // NOLINT: libslurm mallocs
+};
+
+}  // namespace
+
+std::string first_host(std::string_view variable, std::string_view nodelist) {
+  const std::string text(nodelist);
+  std::unique_ptr<hostlist, HostlistDeleter> list(slurm_hostlist_create(text.c_str()));
+  if (!list) {
+    throw env::EnvError(fmt::format("{}={} is not a Slurm host list", variable, nodelist));
+  }
+  std::unique_ptr<char, FreeDeleter> host(slurm_hostlist_shift(list.get()));
+  if (!host || *host == '\0') {
+    throw env::EnvError(fmt::format("{}={} names no host", variable, nodelist));
+  }
+  return std::string(host.get());
+}
+
+}  // namespace dlx::slurm

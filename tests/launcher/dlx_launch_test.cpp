@@ -1,0 +1,195 @@
+// dlx-launch as a user runs it: the real binary under fake Slurm/dlx environments.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/launch/trial_outcome.hpp"
+#include "process_helpers.hpp"
+
+using dlx::checkpoint::TrialRecord;
+using dlx::test::run_with_env;
+using dlx::test::TempDir;
+using Env = std::map<std::string, std::string>;
+
+namespace {
+
+const std::string kLaunch = DLX_LAUNCH_BINARY;
+
+// A srun-like environment: rank `rank` of 2 tasks on 2 nodes, 1 per node.
+Env srun_env(int rank, int nodes = 2) {
+  return {{"SLURM_JOB_ID", "1234"},
+          {"SLURM_PROCID", std::to_string(rank)},
+          {"SLURM_STEP_NUM_TASKS", std::to_string(nodes)},
+          {"SLURM_LOCALID", "0"},
+          {"SLURM_NODEID", std::to_string(rank)},
+          {"SLURM_STEP_NUM_NODES", std::to_string(nodes)},
+          {"SLURM_STEP_TASKS_PER_NODE", nodes == 1 ? "1" : "1(x2)"},
+          {"SLURM_STEP_NODELIST", nodes == 1 ? "dlxfake1" : "dlxfake[1-2]"},
+          {"SLURMD_NODENAME", "dlxfake" + std::to_string(rank + 1)},
+          {"SLURM_LAUNCH_NODE_IPADDR", "10.9.8.7"}};
+}
+
+// An experiment directory holding the grid example as its frozen snapshot.
+void freeze_example(const std::filesystem::path& dir) {
+  std::filesystem::copy_file(std::filesystem::path(DLX_SOURCE_DIR) / "examples" / "grid.yaml",
+                             dir / "experiment.yaml");
+}
+
+Env trial_env(const std::filesystem::path& dir, int id = 5) {
+  return {{"DLX_EXPERIMENT_DIR", dir.string()},
+          {"DLX_TRIAL_ID", std::to_string(id)},
+          {"DLX_HPARAMS", R"({"learning_rate":0.1,"batch_size":16,"epochs":5})"}};
+}
+
+Env merged(Env a, const Env& b) {
+  a.insert(b.begin(), b.end());
+  return a;
+}
+
+std::filesystem::path record_path(const std::filesystem::path& dir, int id = 5) {
+  return dir / "trials" / std::to_string(id) / "trial.h5";
+}
+
+void save_running_record(const std::filesystem::path& dir, int id = 5) {
+  TrialRecord record;
+  record.experiment = "logreg-grid";
+  record.trial_id = id;
+  record.state = "running";
+  record.world_size = 2;
+  record.training.append(10, {{"loss", 0.5}});
+  std::filesystem::create_directories(record_path(dir, id).parent_path());
+  dlx::checkpoint::save_trial_record(record, record_path(dir, id));
+}
+
+}  // namespace
+
+TEST_CASE("launcher: dlx-launch --dry-run prints the computed environment", "[launch-cli]") {
+  TempDir dir("dry-run");
+  freeze_example(dir.path());
+  auto result = run_with_env(merged(srun_env(1), trial_env(dir.path())), {kLaunch, "--dry-run"});
+  INFO(result.output);
+  REQUIRE(result.status == 0);
+  CHECK_THAT(result.output, Catch::Contains("# dlx-launch: srun environment, node dlxfake2, "
+                                            "rank 1 of 2"));
+  CHECK_THAT(result.output, Catch::Contains("\nRANK=1\n"));
+  CHECK_THAT(result.output, Catch::Contains("\nWORLD_SIZE=2\n"));
+  CHECK_THAT(result.output, Catch::Contains("\nLOCAL_RANK=0\n"));
+  CHECK_THAT(result.output, Catch::Contains("\nLOCAL_WORLD_SIZE=1\n"));
+  CHECK_THAT(result.output, Catch::Contains("\nGROUP_RANK=1\n"));
+  // dlxfake1 does not resolve: srun's host address stands in.
+  CHECK_THAT(result.output, Catch::Contains("\nMASTER_ADDR=10.9.8.7\n"));
+  CHECK_THAT(result.output, Catch::Contains("\nMASTER_PORT=30734\n"));
+  CHECK_THAT(result.output, Catch::Contains("\nDLX_TRIAL_ID=5\n"));
+  // No command given: the experiment's entrypoint.
+  CHECK_THAT(result.output, Catch::Contains("# command: dlx-example-logreg"));
+}
+
+TEST_CASE("launcher: a step that does not match the experiment's resources is refused", "[launch-cli]") {
+  TempDir dir("mismatch");
+  freeze_example(dir.path());  // nodes_per_trial: 2
+  auto result = run_with_env(merged(srun_env(0, 1), trial_env(dir.path())),
+                             {kLaunch, "--", "true"});
+  CHECK(result.status == 1);
+  CHECK_THAT(result.output,
+             Catch::Contains("dlx-launch: this step has 1 node but the experiment asks for "
+                             "nodes_per_trial: 2"));
+  CHECK_FALSE(std::filesystem::exists(record_path(dir.path())));  // nothing ran
+}
+
+TEST_CASE("launcher: no trial and no command is a clear error", "[launch-cli]") {
+  auto result = run_with_env({}, {kLaunch});
+  CHECK(result.status == 1);
+  CHECK_THAT(result.output, Catch::Contains("no command to run") &&
+                                Catch::Contains("DLX_EXPERIMENT_DIR is not set"));
+  auto usage = run_with_env({}, {kLaunch, "--no-such-flag"});
+  CHECK(usage.status == 2);
+  CHECK_THAT(usage.output, Catch::Contains("usage: dlx-launch"));
+}
+
+TEST_CASE("launcher: the child's exit status passes through", "[launch-cli]") {
+  CHECK(run_with_env({}, {kLaunch, "--", "true"}).status == 0);
+  CHECK(run_with_env({}, {kLaunch, "--", "sh", "-c", "exit 7"}).status == 7);
+  CHECK(run_with_env({}, {kLaunch, "--", "sh", "-c", "kill -KILL $$"}).status == 128 + 9);
+  auto missing = run_with_env({}, {kLaunch, "--", "dlx-no-such-program"});
+  CHECK(missing.status == 127);
+  CHECK_THAT(missing.output, Catch::Contains("cannot run 'dlx-no-such-program'"));
+}
+
+TEST_CASE("launcher: the child gets the torchrun variables", "[launch-cli]") {
+  auto result = run_with_env(srun_env(1), {kLaunch, "--", "sh", "-c",
+                                           "echo got $RANK/$WORLD_SIZE/$MASTER_PORT"});
+  CHECK(result.status == 0);
+  CHECK_THAT(result.output, Catch::Contains("got 1/2/30734"));
+}
+
+TEST_CASE("launcher: signals sent to dlx-launch reach the child", "[launch-cli]") {
+  // The child reports SIGUSR1 then exits 0 on SIGTERM; dlx-launch signals itself via its parent
+  // shell's $PPID trick: the child learns dlx-launch's pid as its own parent.
+  const std::string script =
+      "trap 'echo child-got-USR1' USR1; trap 'echo child-got-TERM; exit 0' TERM; "
+      "kill -USR1 $PPID; sleep 0.2; kill -TERM $PPID; "
+      "for i in $(seq 1 50); do sleep 0.1; done; exit 9";
+  auto result = run_with_env({}, {kLaunch, "--", "bash", "-c", script});
+  INFO(result.output);
+  CHECK(result.status == 0);
+  CHECK_THAT(result.output, Catch::Contains("child-got-USR1") &&
+                                Catch::Contains("child-got-TERM"));
+}
+
+TEST_CASE("launcher: rank 0 marks the trial failed when the trainer exits non-zero", "[launch-cli]") {
+  TempDir dir("failed");
+  freeze_example(dir.path());
+  save_running_record(dir.path());
+  auto result = run_with_env(merged(srun_env(0), trial_env(dir.path())),
+                             {kLaunch, "--", "sh", "-c", "exit 3"});
+  CHECK(result.status == 3);
+  auto record = dlx::checkpoint::load_trial_record(record_path(dir.path()));
+  CHECK(record.state == "failed");
+  CHECK(record.exit_code == 3);
+  CHECK(record.training.steps == std::vector<std::int64_t>{10});  // history kept
+}
+
+TEST_CASE("launcher: exit 85 (requeue) passes through and leaves the trial running", "[launch-cli]") {
+  TempDir dir("requeue");
+  freeze_example(dir.path());
+  save_running_record(dir.path());
+  auto result = run_with_env(merged(srun_env(0), trial_env(dir.path())),
+                             {kLaunch, "--", "sh", "-c", "exit 85"});
+  CHECK(result.status == 85);
+  auto record = dlx::checkpoint::load_trial_record(record_path(dir.path()));
+  CHECK(record.state == "running");
+  CHECK(record.exit_code == 0);
+}
+
+TEST_CASE("launcher: only rank 0 writes; a missing record is created as failed", "[launch-cli]") {
+  TempDir dir("missing");
+  freeze_example(dir.path());
+  auto other = run_with_env(merged(srun_env(1), trial_env(dir.path())),
+                            {kLaunch, "--", "sh", "-c", "exit 4"});
+  CHECK(other.status == 4);
+  CHECK_FALSE(std::filesystem::exists(record_path(dir.path())));
+  auto first = run_with_env(merged(srun_env(0), trial_env(dir.path())),
+                            {kLaunch, "--", "sh", "-c", "exit 4"});
+  CHECK(first.status == 4);
+  auto record = dlx::checkpoint::load_trial_record(record_path(dir.path()));
+  CHECK(record.state == "failed");
+  CHECK(record.exit_code == 4);
+  CHECK(record.experiment == "logreg-grid");
+  CHECK(record.trial_id == 5);
+  CHECK(record.hparams["batch_size"] == 16);
+}
+
+TEST_CASE("launcher: which exits mark a record failed", "[launch]") {
+  TrialRecord running, completed, failed;
+  completed.state = "completed";
+  failed.state = "failed";
+  using dlx::launch::should_mark_failed;
+  CHECK_FALSE(should_mark_failed(0, running));
+  CHECK_FALSE(should_mark_failed(85, running));
+  CHECK_FALSE(should_mark_failed(85, std::nullopt));
+  CHECK(should_mark_failed(1, running));
+  CHECK(should_mark_failed(137, std::nullopt));
+  CHECK_FALSE(should_mark_failed(1, completed));  // the trainer finished; a late crash is noise
+  CHECK_FALSE(should_mark_failed(1, failed));
+}

@@ -1,0 +1,104 @@
+// dlx-launch's pure parts: the torchrun variables and the allocation check.
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "dlx/launch/allocation_check.hpp"
+#include "dlx/launch/launch_env.hpp"
+#include "dlx/launch/launch_error.hpp"
+
+using dlx::env::EnvMap;
+using dlx::launch::compute_launch_env;
+
+namespace {
+
+std::map<std::string, std::string> as_map(const dlx::launch::EnvVars& vars) {
+  return {vars.begin(), vars.end()};
+}
+
+dlx::slurm::TaskPlacement two_by_two(int rank) {
+  dlx::slurm::TaskPlacement p;
+  p.launcher = dlx::slurm::Launcher::srun;
+  p.rank = rank;
+  p.world_size = 4;
+  p.local_rank = rank % 2;
+  p.local_world_size = 2;
+  p.node_index = rank / 2;
+  p.num_nodes = 2;
+  p.tasks_per_node = {2, 2};
+  p.node_name = rank < 2 ? "n1" : "n2";
+  p.first_node = "n1";
+  p.job_id = "123456";
+  return p;
+}
+
+const dlx::launch::Resolver kNothingResolves = [](const std::string&) {
+  return std::optional<std::string>();
+};
+
+}  // namespace
+
+TEST_CASE("launcher: torchrun variables from the placement", "[launch]") {
+  auto resolver = [](const std::string& host) -> std::optional<std::string> {
+    if (host == "n1") return "10.0.0.1";
+    return std::nullopt;
+  };
+  auto vars = as_map(compute_launch_env(two_by_two(3), EnvMap{}, resolver));
+  CHECK(vars["RANK"] == "3");
+  CHECK(vars["WORLD_SIZE"] == "4");
+  CHECK(vars["LOCAL_RANK"] == "1");
+  CHECK(vars["LOCAL_WORLD_SIZE"] == "2");
+  CHECK(vars["GROUP_RANK"] == "1");
+  CHECK(vars["MASTER_ADDR"] == "10.0.0.1");
+  CHECK(vars["MASTER_PORT"] == std::to_string(29500 + 123456 % 10000));
+}
+
+TEST_CASE("launcher: MASTER_ADDR falls back when the first node does not resolve", "[launch]") {
+  auto p = two_by_two(0);
+  CHECK(as_map(compute_launch_env(p, {{"SLURM_LAUNCH_NODE_IPADDR", "192.168.1.5"}},
+                                  kNothingResolves))["MASTER_ADDR"] == "192.168.1.5");
+  CHECK(as_map(compute_launch_env(p, {}, kNothingResolves))["MASTER_ADDR"] == "127.0.0.1");
+  // The user's own values win.
+  auto vars = as_map(compute_launch_env(p, {{"MASTER_ADDR", "h0"}, {"MASTER_PORT", "1234"}},
+                                        kNothingResolves));
+  CHECK(vars["MASTER_ADDR"] == "h0");
+  CHECK(vars["MASTER_PORT"] == "1234");
+}
+
+TEST_CASE("launcher: MASTER_PORT is deterministic and unprivileged", "[launch]") {
+  CHECK(dlx::launch::master_port_for_job("") == 29500);
+  CHECK(dlx::launch::master_port_for_job("1") == 29501);
+  CHECK(dlx::launch::master_port_for_job("19999") == 39499);
+  CHECK(dlx::launch::master_port_for_job("20000") == 29500);
+  CHECK_THROWS_WITH(dlx::launch::master_port_for_job("12x"),
+                    Catch::Contains("SLURM_JOB_ID=12x"));
+}
+
+TEST_CASE("launcher: resolve_ipv4 resolves localhost and rejects nonsense", "[launch]") {
+  CHECK(dlx::launch::resolve_ipv4("localhost") == std::optional<std::string>("127.0.0.1"));
+  CHECK_FALSE(dlx::launch::resolve_ipv4("dlx-no-such-host.invalid").has_value());
+}
+
+TEST_CASE("launcher: the allocation check accepts a matching step", "[launch]") {
+  CHECK_NOTHROW(dlx::launch::check_allocation(two_by_two(0), {2, 2}));
+}
+
+TEST_CASE("launcher: the allocation check says what differs", "[launch]") {
+  auto p = two_by_two(0);
+  p.num_nodes = 1;
+  p.tasks_per_node = {2};
+  CHECK_THROWS_WITH(dlx::launch::check_allocation(p, {2, 2}),
+                    "dlx-launch: this step has 1 node but the experiment asks for "
+                    "nodes_per_trial: 2 (submit with sbatch -N 2 / check #SBATCH -N and srun -N "
+                    "in the job script)");
+  CHECK_THROWS_AS(dlx::launch::check_allocation(p, {2, 2}), dlx::launch::LaunchError);
+
+  auto uneven = two_by_two(0);
+  uneven.tasks_per_node = {2, 1};
+  CHECK_THROWS_WITH(dlx::launch::check_allocation(uneven, {2, 2}),
+                    Catch::StartsWith("dlx-launch: this step runs 1 task on node 1 but the "
+                                      "experiment asks for tasks_per_node: 2 (submit with "
+                                      "--ntasks-per-node=2"));
+  CHECK_THROWS_WITH(dlx::launch::check_allocation(two_by_two(0), {2, 1}),
+                    Catch::StartsWith("dlx-launch: this step runs 2 tasks on node 0 (n1)"));
+}
