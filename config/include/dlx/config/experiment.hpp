@@ -48,6 +48,23 @@ struct Resources {
   int tasks_per_node = 1;
 };
 
+// A training length in the searcher's units (Determined's max_length: {batches: N} ...).
+struct Length {
+  enum class Unit { batches, records, epochs };
+  Unit unit = Unit::batches;
+  std::int64_t value = 0;
+};
+
+// The `checkpoint` section: when to save and which checkpoints retention keeps.
+struct CheckpointPolicy {
+  std::optional<std::int64_t> period_batches;  // save every N batches
+  std::optional<double> period_minutes;        // or every M minutes of training
+  int keep_latest = 1;                         // newest checkpoints of each trial
+  int keep_best = 1;                           // best by the searcher metric, per trial
+  int keep_experiment_best = 0;                // best over the whole experiment
+  bool async = true;                           // snapshot, then write in the background
+};
+
 struct Experiment {
   std::string name;
   std::vector<std::string> entrypoint;  // one string runs through /bin/sh -c; a list is exec'd
@@ -55,6 +72,7 @@ struct Experiment {
   std::vector<Hyperparameter> hyperparameters;  // in file order
   SearcherConfig searcher;
   Resources resources;
+  CheckpointPolicy checkpoint;
   std::uint64_t seed = 0;  // the snapshot always records one (chosen at submission if absent)
   bool seed_given = false;
   std::string source_file;
