@@ -15,16 +15,19 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
 #include <random>
 
 #include <fmt/format.h>
 
 #include "array_request.hpp"
+#include "cluster_limits.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/config/snapshot.hpp"
 #include "dlx/searcher/trial_plan.hpp"
 #include "dlx/store/create_experiment_dir.hpp"
 #include "plugin_state.hpp"
+#include "resource_options.hpp"
 #include "sbatch_options.hpp"
 
 namespace dlx::spank {
@@ -39,23 +42,17 @@ std::string user_name() {
   return std::to_string(::getuid());
 }
 
-// The experiment's resources become sbatch options unless the user gave them.
+// The experiment's resources (with the site defaults merged in) become sbatch options unless the
+// user gave the same option on the command line or as #SBATCH.
 bool apply_resources(SbatchOptions& sbatch, const config::Experiment& experiment) {
-  struct Request {
-    const char* option;
-    int value;
-  };
-  const Request requests[] = {{"nodes", experiment.resources.nodes_per_trial},
-                              {"ntasks-per-node", experiment.resources.tasks_per_node}};
-  for (const auto& request : requests) {
-    if (sbatch.is_set(request.option)) continue;
-    if (!sbatch.set(request.option, std::to_string(request.value))) {
+  for (const auto& [option, value] : resource_options(experiment)) {
+    if (sbatch.is_set(option.c_str())) continue;
+    if (!sbatch.set(option.c_str(), value)) {
       report_error(fmt::format("dlx: --dl-experiment: sbatch rejected --{}={} from {} (check resources)",
-                               request.option, request.value, experiment.source_file));
+                               option, value, experiment.source_file));
       return false;
     }
   }
-  if (!sbatch.is_set("job-name")) sbatch.set("job-name", experiment.name);
   return true;
 }
 
@@ -68,10 +65,24 @@ int prepare_submission(spank_t sp) {
   config::Experiment experiment;
   int trials = 0;
   try {
-    experiment = config::parse_experiment_file(file);
+    std::optional<config::SiteConfig> site;
+    if (!plugin.options.site_config.empty()) site = config::parse_site_config_file(plugin.options.site_config);
+    experiment = config::parse_experiment_file(file, site ? &*site : nullptr);
     trials = searcher::trial_count(experiment);
+    if (site && site->max_trials && trials > *site->max_trials) {
+      throw config::ConfigError(experiment.searcher.where, "searcher",
+                                fmt::format("the experiment has {} trials, above this site's limit of {} (set in {})",
+                                            trials, *site->max_trials, site->source),
+                                "run fewer trials, or ask your administrator");
+    }
   } catch (const config::ConfigError& e) {
     report_error(fmt::format("dlx: --dl-experiment: {}", e.what()));
+    return -1;
+  }
+  if (auto max_array = cluster_max_array_size(); max_array && static_cast<unsigned>(trials) > *max_array) {
+    report_error(fmt::format("dlx: --dl-experiment: {}: the experiment has {} trials but this cluster's "
+                             "MaxArraySize is {} (run fewer trials, or ask your administrator)",
+                             file, trials, *max_array));
     return -1;
   }
   if (!experiment.seed_given) {

@@ -1,5 +1,5 @@
 #pragma once
-// The plugstack.conf arguments: `required /path/dlx_spank.so storage_root=/shared/dlx array_via=sbatch`.
+// The plugstack.conf arguments: `required /path/dlx_spank.so storage_root=/shared/dlx [site_config=FILE] [array_via=sbatch]`.
 // All defaults live here; unknown keys are rejected so that a typo in a production plugstack.conf
 // is reported rather than ignored.
 #include <string>
@@ -11,6 +11,7 @@ enum class ArrayVia { sbatch, job_submit };
 
 struct PluginOptions {
   std::string storage_root;             // required: where experiment directories are created
+  std::string site_config;              // optional: site defaults and limits (config/site.hpp)
   ArrayVia array_via = ArrayVia::sbatch;  // job_submit: leave the array to site-config/job_submit.lua
 };
 

@@ -82,6 +82,7 @@ int export_trial_environment(spank_t sp) {
               set(sp, "DLX_HPARAMS", trial.hparams.dump()) &&
               set(sp, "DLX_CHECKPOINT_DIR", checkpoints.string()) &&
               set(sp, "DLX_LATEST_CHECKPOINT", latest ? latest->string() : "");
+    for (const auto& [name, value] : experiment.environment) ok = ok && set(sp, name, value);
     for (const auto& [name, value] : trial.hparams.items()) {
       ok = ok && set(sp, config::hyperparameter_variable(name), scalar_text(value));
     }

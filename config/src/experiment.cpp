@@ -18,6 +18,27 @@ const char* to_string(SearcherName name) {
     case SearcherName::single: return "single";
     case SearcherName::grid: return "grid";
     case SearcherName::random: return "random";
+    case SearcherName::async_halving: return "async_halving";
+    case SearcherName::adaptive_asha: return "adaptive_asha";
+    case SearcherName::pbt: return "pbt";
+  }
+  return "?";
+}
+
+const char* to_string(Length::Unit unit) {
+  switch (unit) {
+    case Length::Unit::batches: return "batches";
+    case Length::Unit::records: return "records";
+    case Length::Unit::epochs: return "epochs";
+  }
+  return "?";
+}
+
+const char* to_string(AshaOptions::Mode mode) {
+  switch (mode) {
+    case AshaOptions::Mode::aggressive: return "aggressive";
+    case AshaOptions::Mode::standard: return "standard";
+    case AshaOptions::Mode::conservative: return "conservative";
   }
   return "?";
 }

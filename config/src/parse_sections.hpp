@@ -1,5 +1,6 @@
 #pragma once
 // One function per section of the experiment file; parse.cpp puts them together.
+#include <utility>
 #include <vector>
 
 #include "dlx/config/experiment.hpp"
@@ -9,7 +10,11 @@ namespace dlx::config::detail {
 
 std::vector<Hyperparameter> parse_hyperparameters(const MappingReader& section);
 SearcherConfig parse_searcher(const MappingReader& section);
-Resources parse_resources(const MappingReader& section);
+Length parse_length(const MappingReader& parent, const char* key);
+void parse_resources(const MappingReader& section, Resources& into);
+void parse_checkpoint(const MappingReader& section, CheckpointPolicy& into);
+void parse_environment(const MappingReader& section,
+                       std::vector<std::pair<std::string, std::string>>& into);
 
 // Rules that span sections (grid needs finite axes, limits versus the trial count, ...).
 void check_cross_field_rules(const Experiment& experiment, const MappingReader& root);

@@ -78,6 +78,67 @@ void emit_group(YAML::Emitter& out, const Group& group) {
   out << YAML::EndMap;
 }
 
+void emit_length(YAML::Emitter& out, const char* key, const Length& length) {
+  out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << to_string(length.unit)
+      << YAML::Value << length.value << YAML::EndMap;
+}
+
+void emit_searcher(YAML::Emitter& out, const SearcherConfig& searcher) {
+  out << YAML::Key << "searcher" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << to_string(searcher.name);
+  out << YAML::Key << "metric" << YAML::Value << searcher.metric;
+  out << YAML::Key << "smaller_is_better" << YAML::Value << searcher.smaller_is_better;
+  if (searcher.max_trials > 0) out << YAML::Key << "max_trials" << YAML::Value << searcher.max_trials;
+  out << YAML::Key << "max_concurrent_trials" << YAML::Value << searcher.max_concurrent_trials;
+  if (searcher.max_length) emit_length(out, "max_length", *searcher.max_length);
+  if (searcher.name == SearcherName::async_halving || searcher.name == SearcherName::adaptive_asha) {
+    out << YAML::Key << "divisor" << YAML::Value << searcher.asha.divisor;
+    out << YAML::Key << "max_rungs" << YAML::Value << searcher.asha.max_rungs;
+    out << YAML::Key << "mode" << YAML::Value << to_string(searcher.asha.mode);
+    out << YAML::Key << "stop_once" << YAML::Value << searcher.asha.stop_once;
+  }
+  if (searcher.name == SearcherName::pbt) {
+    const auto& pbt = searcher.pbt;
+    out << YAML::Key << "population_size" << YAML::Value << pbt.population_size;
+    out << YAML::Key << "num_rounds" << YAML::Value << pbt.num_rounds;
+    emit_length(out, "length_per_round", pbt.length_per_round);
+    out << YAML::Key << "replace_function" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
+        << "truncate_fraction" << YAML::Value << pbt.truncate_fraction << YAML::EndMap;
+    out << YAML::Key << "explore_function" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
+        << "resample_probability" << YAML::Value << pbt.resample_probability << YAML::Key << "perturb_factor"
+        << YAML::Value << pbt.perturb_factor << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+}
+
+void emit_resources(YAML::Emitter& out, const Resources& resources) {
+  out << YAML::Key << "resources" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "nodes_per_trial" << YAML::Value << resources.nodes_per_trial;
+  out << YAML::Key << "tasks_per_node" << YAML::Value << resources.tasks_per_node;
+  if (resources.gpus_per_node) out << YAML::Key << "gpus_per_node" << YAML::Value << *resources.gpus_per_node;
+  if (resources.cpus_per_task) out << YAML::Key << "cpus_per_task" << YAML::Value << *resources.cpus_per_task;
+  if (resources.mem_per_node) out << YAML::Key << "mem_per_node" << YAML::Value << YAML::DoubleQuoted << *resources.mem_per_node;
+  if (resources.time_limit) out << YAML::Key << "time_limit" << YAML::Value << YAML::DoubleQuoted << *resources.time_limit;
+  if (resources.partition) out << YAML::Key << "partition" << YAML::Value << YAML::DoubleQuoted << *resources.partition;
+  out << YAML::EndMap;
+}
+
+void emit_checkpoint(YAML::Emitter& out, const CheckpointPolicy& policy) {
+  out << YAML::Key << "checkpoint" << YAML::Value << YAML::BeginMap;
+  if (policy.period_batches) {
+    out << YAML::Key << "period" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "batches"
+        << YAML::Value << *policy.period_batches << YAML::EndMap;
+  } else if (policy.period_minutes) {
+    out << YAML::Key << "period" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "minutes"
+        << YAML::Value << *policy.period_minutes << YAML::EndMap;
+  }
+  out << YAML::Key << "keep_latest" << YAML::Value << policy.keep_latest;
+  out << YAML::Key << "keep_best" << YAML::Value << policy.keep_best;
+  out << YAML::Key << "keep_experiment_best" << YAML::Value << policy.keep_experiment_best;
+  out << YAML::Key << "async" << YAML::Value << policy.async;
+  out << YAML::EndMap;
+}
+
 }  // namespace
 
 std::string to_yaml(const Experiment& experiment) {
@@ -95,6 +156,9 @@ std::string to_yaml(const Experiment& experiment) {
     out << YAML::EndSeq;
   }
   out << YAML::Key << "seed" << YAML::Value << experiment.seed;
+  if (!experiment.description.empty()) {
+    out << YAML::Key << "description" << YAML::Value << YAML::DoubleQuoted << experiment.description;
+  }
 
   if (!experiment.hyperparameters.empty()) {
     Group root;
@@ -111,19 +175,15 @@ std::string to_yaml(const Experiment& experiment) {
     emit_group(out, root);
   }
 
-  const auto& searcher = experiment.searcher;
-  out << YAML::Key << "searcher" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "name" << YAML::Value << to_string(searcher.name);
-  out << YAML::Key << "metric" << YAML::Value << searcher.metric;
-  out << YAML::Key << "smaller_is_better" << YAML::Value << searcher.smaller_is_better;
-  if (searcher.max_trials > 0) out << YAML::Key << "max_trials" << YAML::Value << searcher.max_trials;
-  out << YAML::Key << "max_concurrent_trials" << YAML::Value << searcher.max_concurrent_trials;
-  out << YAML::EndMap;
-
-  out << YAML::Key << "resources" << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << "nodes_per_trial" << YAML::Value << experiment.resources.nodes_per_trial;
-  out << YAML::Key << "tasks_per_node" << YAML::Value << experiment.resources.tasks_per_node;
-  out << YAML::EndMap;
+  emit_searcher(out, experiment.searcher);
+  emit_resources(out, experiment.resources);
+  emit_checkpoint(out, experiment.checkpoint);
+  if (!experiment.environment.empty()) {
+    out << YAML::Key << "environment" << YAML::Value << YAML::BeginMap;
+    for (const auto& [name, value] : experiment.environment) out << YAML::Key << name << YAML::Value << YAML::DoubleQuoted << value;
+    out << YAML::EndMap;
+  }
+  out << YAML::Key << "max_restarts" << YAML::Value << experiment.max_restarts;
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

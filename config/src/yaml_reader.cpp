@@ -74,7 +74,10 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
   std::size_t best_distance = std::max<std::size_t>(2, (word.size() + 1) / 2) + 1;
   for (const auto& candidate : candidates) {
     std::size_t distance = edit_distance(word, candidate);
-    if (distance < best_distance) {
+    // On a tie, a candidate with the same first letter is the likelier typo ("rnd" -> "random").
+    bool same_start = !word.empty() && !candidate.empty() && word.front() == candidate.front();
+    bool best_same_start = !best.empty() && best.front() == word.front();
+    if (distance < best_distance || (distance == best_distance && same_start && !best_same_start)) {
       best_distance = distance;
       best = candidate;
     }
@@ -211,6 +214,25 @@ std::optional<bool> MappingReader::optional_boolean(const char* key) const {
          "write true or false");
   }
   return parsed;
+}
+
+std::optional<std::int64_t> MappingReader::optional_integer_in(const char* key, std::int64_t low,
+                                                               std::int64_t high, const char* fix) const {
+  auto value = optional_integer(key);
+  if (value && (*value < low || *value > high)) {
+    fail(raw(key), path(key), fmt::format("must be between {} and {}, got {}", low, high, *value), fix);
+  }
+  return value;
+}
+
+std::optional<std::string> MappingReader::optional_choice(const char* key,
+                                                          const std::vector<std::string>& choices) const {
+  auto value = optional_string(key);
+  if (!value || std::find(choices.begin(), choices.end(), *value) != choices.end()) return value;
+  std::string suggestion = closest_match(*value, choices);
+  fail(raw(key), path(key), fmt::format("unknown value '{}'", *value),
+       suggestion.empty() ? fmt::format("use one of {}", fmt::join(choices, ", "))
+                          : fmt::format("did you mean '{}'?", suggestion));
 }
 
 MappingReader MappingReader::mapping(const char* key) const {

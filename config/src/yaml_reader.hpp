@@ -50,6 +50,12 @@ class MappingReader {
   std::optional<bool> optional_boolean(const char* key) const;
   MappingReader mapping(const char* key) const;  // the key must be present and a mapping
 
+  // An integer in [low, high]; the message names the range and `fix`.
+  std::optional<std::int64_t> optional_integer_in(const char* key, std::int64_t low, std::int64_t high,
+                                                  const char* fix) const;
+  // One of `choices`, with a did-you-mean suggestion otherwise.
+  std::optional<std::string> optional_choice(const char* key, const std::vector<std::string>& choices) const;
+
  private:
   void require_scalar(const YAML::Node& value, const char* key, const char* expected) const;
 

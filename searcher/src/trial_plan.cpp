@@ -18,7 +18,20 @@ int trial_count(const config::Experiment& experiment) {
     case SearcherName::single:
       return 1;
     case SearcherName::random:
+    case SearcherName::async_halving:
+    case SearcherName::adaptive_asha:
       return searcher.max_trials;
+    case SearcherName::pbt: {
+      // Every round's population is a generation of new trials (a PBT round is a trial that
+      // starts from a better trial's checkpoint); the array holds all of them.
+      std::int64_t total = std::int64_t{searcher.pbt.population_size} * searcher.pbt.num_rounds;
+      if (total > config::kMaxTrials) {
+        throw config::ConfigError(searcher.where, "searcher",
+                                  fmt::format("population_size x num_rounds is {}, over {}", total, config::kMaxTrials),
+                                  "lower population_size or num_rounds");
+      }
+      return static_cast<int>(total);
+    }
     case SearcherName::grid: {
       std::int64_t size = detail::grid_size(experiment, config::kMaxTrials);
       if (size < 0) {
@@ -50,6 +63,9 @@ TrialSpec plan_trial(const config::Experiment& experiment, int id) {
       trial.hparams = detail::grid_point(experiment, id);
       break;
     case SearcherName::random:
+    case SearcherName::async_halving:
+    case SearcherName::adaptive_asha:
+    case SearcherName::pbt:
       trial.hparams = detail::random_point(experiment, id);
       break;
   }

@@ -116,7 +116,7 @@ TEST_CASE("every mistake names file, line, column, key, problem and fix", "[conf
       {"name: a\n" + base + "hyperparameters: {a-b: 1, a_b: 2}\n", "maps to the same variable DLX_HP_A_B"},
       {"name: a\nentrypoint: x\nsearcher: {name: random, metric: loss}\n",
        "searcher.max_trials: is required but missing (the random searcher needs max_trials: N)"},
-      {"name: a\nentrypoint: x\nsearcher: {name: rnd, metric: loss}\n", "unknown searcher 'rnd'"},
+      {"name: a\nentrypoint: x\nsearcher: {name: rnd, metric: loss}\n", "exp.yaml:3:18: searcher.name: unknown value 'rnd' (did you mean"},
       {"name: a\nentrypoint: x\nsearcher: {name: single}\n", "searcher.metric: is required but missing"},
       {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m, max_trials: 0}\n",
        "searcher.max_trials: must be between 1 and 1000000, got 0"},
@@ -124,9 +124,54 @@ TEST_CASE("every mistake names file, line, column, key, problem and fix", "[conf
        "entrypoint: must be a non-empty command string or list"},
       {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m, smaller_is_better: maybe}\n",
        "searcher.smaller_is_better: expected true or false, got 'maybe'"},
-      {"- a\n- b\n", "the experiment file must be a mapping"},
+      {"- a\n- b\n", "the file must be a mapping"},
+      // the complete schema
+      {"name: a\nentrypoint: x\nsearcher: {name: grid, metric: m, divisor: 4}\n",
+       "searcher.divisor: is not an option of the grid searcher (it belongs to async_halving and adaptive_asha"},
+      {"name: a\nentrypoint: x\nsearcher: {name: async_halving, metric: m, max_trials: 8}\n",
+       "searcher.max_length: is required but missing (ASHA needs the full training length"},
+      {"name: a\nentrypoint: x\nsearcher: {name: async_halving, metric: m, max_trials: 8, max_length: {steps: 9}}\n",
+       "searcher.max_length.steps: unknown key in searcher.max_length"},
+      {"name: a\nentrypoint: x\nsearcher: {name: async_halving, metric: m, max_trials: 8, max_length: {batches: 9, epochs: 1}}\n",
+       "searcher.max_length: must give exactly one of batches, records, epochs"},
+      {"name: a\nentrypoint: x\nsearcher: {name: adaptive_asha, metric: m, max_trials: 8, max_length: {epochs: 3}, mode: agressive}\n",
+       "searcher.mode: unknown value 'agressive' (did you mean 'aggressive'?)"},
+      {"name: a\nentrypoint: x\nsearcher: {name: async_halving, metric: m, max_trials: 8, max_length: {epochs: 3}, divisor: 1}\n",
+       "searcher.divisor: must be between 2 and 1000, got 1"},
+      {"name: a\nentrypoint: x\nsearcher: {name: pbt, metric: m, population_size: 4, num_rounds: 2}\n",
+       "searcher.length_per_round: is required but missing"},
+      {"name: a\nentrypoint: x\nsearcher: {name: pbt, metric: m, population_size: 4, num_rounds: 2, length_per_round: {batches: 10}, replace_function: {truncate_fraction: 0.9}}\n",
+       "searcher.replace_function.truncate_fraction: must be > 0 and <= 0.5, got 0.9"},
+      {"name: a\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 2, max_concurrent_trials: 3}\n",
+       "searcher.max_concurrent_trials: is 3, more than max_trials (2)"},
+      {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\nresources: {mem_per_node: 4 GB}\n",
+       "resources.mem_per_node: '4 GB' is not valid (use Slurm's --mem syntax"},
+      {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\nresources: {time_limit: 1h}\n",
+       "resources.time_limit: '1h' is not valid"},
+      {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\nresources: {gpus_per_node: -1}\n",
+       "resources.gpus_per_node: must be between 0 and 64, got -1"},
+      {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\ncheckpoint: {period: {minutes: -5}}\n",
+       "checkpoint.period.minutes: must be > 0, got -5"},
+      {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\ncheckpoint: {period: {batches: 0}}\n",
+       "checkpoint.period.batches: must be between 1 and"},
+      {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\ncheckpoint: {keep_latest: 0, keep_best: 0}\n",
+       "checkpoint: keep_latest and keep_best are both 0"},
+      {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\nenvironment: {DLX_TRIAL_ID: 3}\n",
+       "environment.DLX_TRIAL_ID: is reserved"},
+      {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\nenvironment: {NCCL: [a]}\n",
+       "environment.NCCL: must be a scalar value"},
+      {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\nmax_restarts: -1\n",
+       "max_restarts: must be between 0 and 1000, got -1"},
+      {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\nseed: -3\n", "seed: must be between 0 and"},
+      {"name: \"a\\tb\"\nentrypoint: x\nsearcher: {name: single, metric: m}\n", "contains a control character"},
+      {"name: " + std::string(65, 'a') + "\nentrypoint: x\nsearcher: {name: single, metric: m}\n",
+       "is 65 characters long, more than the limit of 64"},
+      {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\n# caf\xe9\n",
+       "exp.yaml:4:6: the file is not valid UTF-8 (byte 0xe9)"},
+      {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\n# \xc0\xaf overlong\n",
+       "the file is not valid UTF-8 (byte 0xc0)"},
       {"   \n", "exp.yaml: the file is empty"},
-      {std::string("name: a\0b\n", 10), "exp.yaml:1:1: the file contains a NUL byte"},
+      {std::string("name: a\0b\n", 10), "exp.yaml:1:8: the file contains a NUL byte"},
   }));
   INFO(text);
   CHECK_THAT(error_of(text), Catch::Contains(expected));
@@ -145,6 +190,61 @@ TEST_CASE("alias bombs and deep nesting are rejected quickly", "[config]") {
   std::string deep = "name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\nx: ";
   deep += std::string(200, '[') + std::string(200, ']') + "\n";
   CHECK_THAT(error_of(deep), Catch::Contains("nested more than 32 levels"));
+}
+
+TEST_CASE("an oversized file is rejected before YAML parsing", "[config]") {
+  std::string big = "name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\n";
+  big += "# " + std::string(std::size_t{1} << 20, 'x') + "\n";
+  CHECK_THAT(error_of(big), Catch::Contains("over the 1 MiB limit"));
+}
+
+TEST_CASE("the complete schema parses", "[config]") {
+  auto experiment = parse_experiment(R"(name: full
+description: every section
+entrypoint: python3 train.py
+seed: 3
+max_restarts: 2
+environment: {NCCL_DEBUG: WARN, OMP_NUM_THREADS: 4}
+hyperparameters: {lr: {type: log, minval: -4, maxval: -1}}
+searcher:
+  name: adaptive_asha
+  metric: loss
+  max_trials: 64
+  max_length: {epochs: 27}
+  divisor: 3
+  max_rungs: 4
+  mode: aggressive
+  stop_once: true
+resources: {nodes_per_trial: 2, tasks_per_node: 4, gpus_per_node: 4, cpus_per_task: 8, mem_per_node: 256G,
+            time_limit: "1-12:00:00", partition: gpu}
+checkpoint: {period: {minutes: 15}, keep_latest: 2, keep_best: 1, keep_experiment_best: 3, async: false}
+)", "full.yaml");
+  CHECK(experiment.description == "every section");
+  CHECK(experiment.max_restarts == 2);
+  REQUIRE(experiment.environment.size() == 2);
+  CHECK(experiment.environment[1] == std::pair<std::string, std::string>{"OMP_NUM_THREADS", "4"});
+  CHECK(experiment.searcher.name == dlx::config::SearcherName::adaptive_asha);
+  CHECK(experiment.searcher.max_length->unit == dlx::config::Length::Unit::epochs);
+  CHECK(experiment.searcher.max_length->value == 27);
+  CHECK(experiment.searcher.asha.divisor == 3);
+  CHECK(experiment.searcher.asha.mode == dlx::config::AshaOptions::Mode::aggressive);
+  CHECK(experiment.searcher.asha.stop_once);
+  CHECK(experiment.resources.gpus_per_node == 4);
+  CHECK(experiment.resources.mem_per_node == "256G");
+  CHECK(experiment.resources.time_limit == "1-12:00:00");
+  CHECK(experiment.resources.partition == "gpu");
+  CHECK(experiment.checkpoint.period_minutes == 15.0);
+  CHECK(experiment.checkpoint.keep_experiment_best == 3);
+  CHECK_FALSE(experiment.checkpoint.async);
+
+  auto pbt = parse_experiment(
+      "name: p\nentrypoint: x\nsearcher: {name: pbt, metric: m, population_size: 8, num_rounds: 3, "
+      "length_per_round: {batches: 100}, replace_function: {truncate_fraction: 0.25}, "
+      "explore_function: {resample_probability: 0.2, perturb_factor: 0.1}}\n",
+      "p.yaml");
+  CHECK(pbt.searcher.pbt.population_size == 8);
+  CHECK(pbt.searcher.pbt.truncate_fraction == 0.25);
+  CHECK(pbt.searcher.pbt.perturb_factor == 0.1);
 }
 
 TEST_CASE("hyperparameter variables upper-case and replace . and -", "[config]") {

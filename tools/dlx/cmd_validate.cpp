@@ -8,6 +8,7 @@
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/trial_plan.hpp"
 #include "options.hpp"
+#include "site_defaults.hpp"
 
 namespace dlx::cli {
 
@@ -15,6 +16,7 @@ int run_validate(const Arguments& arguments) {
   namespace po = boost::program_options;
   po::options_description options("dlx validate FILE... [--json]");
   options.add_options()("json", "print one JSON object per file")(
+      "site-config", po::value<std::string>()->default_value(""), "site defaults to apply (as sbatch would)")(
       "file", po::value<std::vector<std::string>>()->required(), "experiment files");
   po::positional_options_description positional;
   positional.add("file", -1);
@@ -23,10 +25,17 @@ int run_validate(const Arguments& arguments) {
   const bool json = values.count("json") > 0;
   auto results = nlohmann::json::array();
   int invalid = 0;
+  std::optional<config::SiteConfig> site;
+  try {
+    site = load_site_defaults(values["site-config"].as<std::string>());
+  } catch (const config::ConfigError& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return 1;
+  }
   for (const auto& file : values["file"].as<std::vector<std::string>>()) {
     nlohmann::json result{{"file", file}};
     try {
-      auto experiment = config::parse_experiment_file(file);
+      auto experiment = config::parse_experiment_file(file, site ? &*site : nullptr);
       int trials = searcher::trial_count(experiment);
       result["valid"] = true;
       result["trials"] = trials;

@@ -39,7 +39,7 @@ std::string user_name() {
 
 }  // namespace
 
-std::string storage_root_from_plugstack() {
+std::string plugstack_argument(const std::string& key) {
   // Slurm's own parser reads slurm.conf; we only pick PlugStackConfig out of its report.
   static const std::regex plugstack_line(R"(PlugStackConfig\s*=\s*(\S+))");
   std::smatch match;
@@ -52,7 +52,7 @@ std::string storage_root_from_plugstack() {
     std::istringstream words(line);
     std::string word;
     while (words >> word) {
-      if (word.rfind("storage_root=", 0) == 0) return word.substr(13);
+      if (word.rfind(key + "=", 0) == 0) return word.substr(key.size() + 1);
     }
   }
   return "";
@@ -73,7 +73,7 @@ fs::path locate_experiment(const std::string& job_or_directory) {
   }
   std::string root;
   if (const char* from_environment = std::getenv("DLX_STORAGE_ROOT")) root = from_environment;
-  if (root.empty()) root = storage_root_from_plugstack();
+  if (root.empty()) root = plugstack_argument("storage_root");
   if (root.empty()) {
     throw Error("cannot find the storage root: set DLX_STORAGE_ROOT or give the experiment directory");
   }

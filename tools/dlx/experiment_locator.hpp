@@ -9,7 +9,8 @@ namespace dlx::cli {
 // root comes from $DLX_STORAGE_ROOT or from the dlx line of the cluster's plugstack.conf.
 std::filesystem::path locate_experiment(const std::string& job_or_directory);
 
-// storage_root= from the plugstack.conf that `scontrol show config` names; "" when not found.
-std::string storage_root_from_plugstack();
+// KEY= from the dlx line of the plugstack.conf that `scontrol show config` names (storage_root,
+// site_config); "" when not found.
+std::string plugstack_argument(const std::string& key);
 
 }  // namespace dlx::cli

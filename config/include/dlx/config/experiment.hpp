@@ -32,27 +32,54 @@ struct Hyperparameter {
   SourcePosition where;
 };
 
-enum class SearcherName { single, grid, random };
-
-struct SearcherConfig {
-  SearcherName name = SearcherName::single;
-  std::string metric;             // validation metric the searcher optimises
-  bool smaller_is_better = true;
-  int max_trials = 1;             // random: how many trials; grid: an upper bound on the grid
-  int max_concurrent_trials = 0;  // 0: no limit (every trial may run at once)
-  SourcePosition where;           // of the searcher section, for errors found when planning
-};
-
-struct Resources {
-  int nodes_per_trial = 1;
-  int tasks_per_node = 1;
-};
+enum class SearcherName { single, grid, random, async_halving, adaptive_asha, pbt };
 
 // A training length in the searcher's units (Determined's max_length: {batches: N} ...).
 struct Length {
   enum class Unit { batches, records, epochs };
   Unit unit = Unit::batches;
   std::int64_t value = 0;
+};
+
+// ASHA (async_halving and adaptive_asha), with Determined's names and defaults.
+struct AshaOptions {
+  int divisor = 4;        // keep the top 1/divisor of each rung
+  int max_rungs = 5;
+  enum class Mode { aggressive, standard, conservative } mode = Mode::standard;  // adaptive_asha
+  bool stop_once = false;  // stopping variant: trials are stopped, never paused and promoted
+};
+
+struct PbtOptions {
+  int population_size = 0;
+  int num_rounds = 0;
+  Length length_per_round;
+  double truncate_fraction = 0.2;   // replace_function: {truncate_fraction: F}
+  double resample_probability = 0;  // explore_function: {resample_probability: P,
+  double perturb_factor = 0.2;      //                    perturb_factor: F}
+};
+
+struct SearcherConfig {
+  SearcherName name = SearcherName::single;
+  std::string metric;             // validation metric the searcher optimises
+  bool smaller_is_better = true;
+  int max_trials = 1;             // random and ASHA: how many trials; grid: an upper bound
+  int max_concurrent_trials = 0;  // 0: no limit (every trial may run at once)
+  std::optional<Length> max_length;
+  AshaOptions asha;
+  PbtOptions pbt;
+  SourcePosition where;           // of the searcher section, for errors found when planning
+};
+
+// Requests that become sbatch options unless the user gave the same option. Unset optionals are
+// left to Slurm (or to the site defaults, merged in before this is used).
+struct Resources {
+  int nodes_per_trial = 1;
+  int tasks_per_node = 1;
+  std::optional<int> gpus_per_node;
+  std::optional<int> cpus_per_task;
+  std::optional<std::string> mem_per_node;  // Slurm's --mem syntax: 4096, 16G
+  std::optional<std::string> time_limit;    // Slurm's --time syntax: 30, 2:00:00, 1-12
+  std::optional<std::string> partition;
 };
 
 // The `checkpoint` section: when to save and which checkpoints retention keeps.
@@ -67,12 +94,15 @@ struct CheckpointPolicy {
 
 struct Experiment {
   std::string name;
+  std::string description;
   std::vector<std::string> entrypoint;  // one string runs through /bin/sh -c; a list is exec'd
   bool entrypoint_is_shell = false;
   std::vector<Hyperparameter> hyperparameters;  // in file order
   SearcherConfig searcher;
   Resources resources;
   CheckpointPolicy checkpoint;
+  std::vector<std::pair<std::string, std::string>> environment;  // extra variables for the trial
+  int max_restarts = 5;  // crashes a trial may survive (preemptions do not count)
   std::uint64_t seed = 0;  // the snapshot always records one (chosen at submission if absent)
   bool seed_given = false;
   std::string source_file;
@@ -80,5 +110,7 @@ struct Experiment {
 
 const char* to_string(HyperparameterType type);
 const char* to_string(SearcherName name);
+const char* to_string(Length::Unit unit);
+const char* to_string(AshaOptions::Mode mode);
 
 }  // namespace dlx::config

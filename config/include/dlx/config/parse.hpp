@@ -5,6 +5,7 @@
 
 #include "dlx/common/error.hpp"
 #include "dlx/config/experiment.hpp"
+#include "dlx/config/site.hpp"
 
 namespace dlx::config {
 
@@ -24,8 +25,10 @@ class ConfigError : public Error {
 };
 
 // Parse and validate. `file_label` is the name used in messages (the path as the user gave it).
-Experiment parse_experiment(std::string_view text, const std::string& file_label);
-Experiment parse_experiment_file(const std::filesystem::path& path);
+// With `site`, its defaults fill what the file leaves out and its limits apply.
+Experiment parse_experiment(std::string_view text, const std::string& file_label,
+                            const SiteConfig* site = nullptr);
+Experiment parse_experiment_file(const std::filesystem::path& path, const SiteConfig* site = nullptr);
 
 // The frozen snapshot inside an experiment directory.
 inline constexpr const char* kSnapshotFileName = "experiment.yaml";

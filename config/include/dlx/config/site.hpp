@@ -1,0 +1,36 @@
+#pragma once
+// Site defaults: a YAML file the administrator names in plugstack.conf (site_config=FILE).
+//
+//   defaults:                    # same keys and rules as in an experiment file
+//     resources: {partition: gpu, time_limit: "1-00:00:00"}
+//     checkpoint: {keep_latest: 2}
+//     environment: {NCCL_SOCKET_IFNAME: ib0}
+//     max_restarts: 3
+//   limits:
+//     max_trials: 500           # a cap on trials per experiment
+//
+// Precedence: sbatch command line and #SBATCH > experiment file > site defaults > Slurm's own.
+// The merged values are frozen into the experiment's snapshot.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dlx/config/experiment.hpp"
+
+namespace dlx::config {
+
+struct SiteConfig {
+  std::string source;  // the file, for messages
+  Resources resources;
+  CheckpointPolicy checkpoint;
+  std::vector<std::pair<std::string, std::string>> environment;
+  int max_restarts = 5;
+  std::optional<int> max_trials;  // limits.max_trials
+};
+
+SiteConfig parse_site_config(std::string_view text, const std::string& file_label);
+SiteConfig parse_site_config_file(const std::filesystem::path& path);
+
+}  // namespace dlx::config

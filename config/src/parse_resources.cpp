@@ -1,0 +1,112 @@
+// The `resources`, `checkpoint` and `environment` sections: what a trial asks of Slurm and of
+// its surroundings. Values use Slurm's own syntax where they become sbatch options.
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "parse_sections.hpp"
+
+namespace dlx::config::detail {
+
+namespace {
+
+std::optional<std::string> matching(const MappingReader& section, const char* key, const std::regex& pattern,
+                                    const char* fix) {
+  auto value = section.optional_string(key);
+  if (value && !std::regex_match(*value, pattern)) {
+    section.fail(section.raw(key), section.path(key), fmt::format("'{}' is not valid", *value), fix);
+  }
+  return value;
+}
+
+}  // namespace
+
+void parse_resources(const MappingReader& section, Resources& into) {
+  section.allow_only({"nodes_per_trial", "tasks_per_node", "gpus_per_node", "cpus_per_task", "mem_per_node",
+                      "time_limit", "partition"});
+  static const std::regex memory(R"(\d+[KMGT]?)");
+  static const std::regex time(R"((\d+-)?\d+(:\d+){0,2})");
+  static const std::regex partition(R"([A-Za-z0-9_.-]+)");
+  if (auto nodes = section.optional_integer_in("nodes_per_trial", 1, 100'000, "give the number of nodes each trial uses")) {
+    into.nodes_per_trial = static_cast<int>(*nodes);
+  }
+  if (auto tasks = section.optional_integer_in("tasks_per_node", 1, 4096,
+                                               "give the number of ranks per node (usually one per GPU)")) {
+    into.tasks_per_node = static_cast<int>(*tasks);
+  }
+  if (auto gpus = section.optional_integer_in("gpus_per_node", 0, 64, "give the GPUs each node of a trial uses")) {
+    into.gpus_per_node = static_cast<int>(*gpus);
+  }
+  if (auto cpus = section.optional_integer_in("cpus_per_task", 1, 4096, "give the CPU cores per rank")) {
+    into.cpus_per_task = static_cast<int>(*cpus);
+  }
+  if (auto value = matching(section, "mem_per_node", memory, "use Slurm's --mem syntax, e.g. 64G or 4096 (MiB)")) {
+    into.mem_per_node = value;
+  }
+  if (auto value = matching(section, "time_limit", time,
+                            "use Slurm's --time syntax: MINUTES, HH:MM:SS or DAYS-HH[:MM[:SS]]")) {
+    into.time_limit = value;
+  }
+  if (auto value = matching(section, "partition", partition, "give a partition name as sinfo shows it")) {
+    into.partition = value;
+  }
+}
+
+void parse_checkpoint(const MappingReader& section, CheckpointPolicy& into) {
+  section.allow_only({"period", "keep_latest", "keep_best", "keep_experiment_best", "async"});
+  if (section.has("period")) {
+    auto period = section.mapping("period");
+    period.allow_only({"batches", "minutes"});
+    if (period.node().size() != 1) {
+      section.fail(section.raw("period"), "checkpoint.period", "must give exactly one of batches, minutes",
+                   "e.g. period: {batches: 500} or period: {minutes: 10}");
+    }
+    into.period_batches.reset();
+    into.period_minutes.reset();
+    if (period.has("batches")) {
+      into.period_batches = period.optional_integer_in("batches", 1, std::int64_t{1} << 50, "a positive number of batches");
+    } else {
+      double minutes = *period.optional_number("minutes");
+      if (!(minutes > 0)) {
+        period.fail(period.raw("minutes"), "checkpoint.period.minutes", fmt::format("must be > 0, got {}", minutes),
+                    "give a positive number of minutes");
+      }
+      into.period_minutes = minutes;
+    }
+  }
+  auto count = [&](const char* key, int& field) {
+    if (auto value = section.optional_integer_in(key, 0, 1000, "give how many checkpoints to keep")) {
+      field = static_cast<int>(*value);
+    }
+  };
+  count("keep_latest", into.keep_latest);
+  count("keep_best", into.keep_best);
+  count("keep_experiment_best", into.keep_experiment_best);
+  if (auto async = section.optional_boolean("async")) into.async = *async;
+}
+
+void parse_environment(const MappingReader& section, std::vector<std::pair<std::string, std::string>>& into) {
+  static const std::regex name(R"([A-Za-z_][A-Za-z0-9_]*)");
+  for (const auto& entry : section.node()) {
+    const std::string key = entry.first.Scalar();
+    const std::string path = "environment." + key;
+    if (!std::regex_match(key, name)) {
+      section.fail(entry.first, path, "is not a valid variable name", "use letters, digits and '_'");
+    }
+    if (key.rfind("DLX_", 0) == 0 || key.rfind("SLURM_", 0) == 0) {
+      section.fail(entry.first, path, "is reserved (DLX_ and SLURM_ variables are set by dlx and Slurm)",
+                   "choose another name");
+    }
+    if (!entry.second.IsScalar()) {
+      section.fail(entry.second, path, "must be a scalar value", "write NAME: value");
+    }
+    auto existing = std::find_if(into.begin(), into.end(), [&](const auto& pair) { return pair.first == key; });
+    if (existing != into.end()) {
+      existing->second = entry.second.Scalar();  // the experiment file overrides a site default
+    } else {
+      into.emplace_back(key, entry.second.Scalar());
+    }
+  }
+}
+
+}  // namespace dlx::config::detail

@@ -1,0 +1,77 @@
+// Rules that span sections of the experiment file.
+#include <set>
+
+#include <fmt/format.h>
+
+#include "dlx/config/names.hpp"
+#include "parse_sections.hpp"
+
+namespace dlx::config::detail {
+
+namespace {
+
+[[noreturn]] void fail_at(const MappingReader& root, const YAML::Node& at, const std::string& key,
+                          const std::string& problem, const std::string& fix) {
+  throw ConfigError(position_of(at, root.file()), key, problem, fix);
+}
+
+}  // namespace
+
+void check_cross_field_rules(const Experiment& experiment, const MappingReader& root) {
+  // Two hyperparameters must not collide in the environment (a-b and a_b are both DLX_HP_A_B).
+  std::set<std::string> variables;
+  for (const auto& hp : experiment.hyperparameters) {
+    if (!variables.insert(hyperparameter_variable(hp.name)).second) {
+      throw ConfigError(hp.where, "hyperparameters." + hp.name,
+                        fmt::format("maps to the same variable {} as another hyperparameter",
+                                    hyperparameter_variable(hp.name)),
+                        "rename one of them");
+    }
+  }
+  const auto& searcher = experiment.searcher;
+  YAML::Node section = root.raw("searcher");
+  if (searcher.name == SearcherName::grid) {
+    for (const auto& hp : experiment.hyperparameters) {
+      bool needs_count = hp.type == HyperparameterType::integer || hp.type == HyperparameterType::real ||
+                         hp.type == HyperparameterType::log;
+      if (needs_count && !hp.count) {
+        throw ConfigError(hp.where, "hyperparameters." + hp.name,
+                          fmt::format("a {} hyperparameter needs count for the grid searcher", to_string(hp.type)),
+                          "add count: N (the number of grid points)");
+      }
+    }
+  }
+  if (searcher.name == SearcherName::single) {
+    if (searcher.max_trials > 1) {
+      fail_at(root, section["max_trials"], "searcher.max_trials",
+              fmt::format("the single searcher runs one trial, got max_trials: {}", searcher.max_trials),
+              "remove max_trials or use the grid or random searcher");
+    }
+    for (const auto& hp : experiment.hyperparameters) {
+      if (hp.type != HyperparameterType::constant) {
+        throw ConfigError(hp.where, "hyperparameters." + hp.name,
+                          "the single searcher needs every hyperparameter to be a constant",
+                          "give a value, or use the grid or random searcher");
+      }
+    }
+  }
+  if (searcher.max_trials > 0 && searcher.max_concurrent_trials > searcher.max_trials) {
+    fail_at(root, section["max_concurrent_trials"], "searcher.max_concurrent_trials",
+            fmt::format("is {}, more than max_trials ({})", searcher.max_concurrent_trials, searcher.max_trials),
+            "lower it to max_trials or less (0 means no limit)");
+  }
+  if (searcher.name == SearcherName::pbt && searcher.max_concurrent_trials > 0 &&
+      searcher.max_concurrent_trials < searcher.pbt.population_size) {
+    fail_at(root, section["max_concurrent_trials"], "searcher.max_concurrent_trials",
+            fmt::format("is {}, below population_size ({}): a PBT round needs its whole population at once",
+                        searcher.max_concurrent_trials, searcher.pbt.population_size),
+            "raise it to population_size or set 0");
+  }
+  if (experiment.checkpoint.keep_latest + experiment.checkpoint.keep_best == 0) {
+    fail_at(root, root.raw("checkpoint"), "checkpoint",
+            "keep_latest and keep_best are both 0: no checkpoint would survive to resume from",
+            "keep at least one (keep_latest: 1)");
+  }
+}
+
+}  // namespace dlx::config::detail

@@ -1,0 +1,42 @@
+#include "dlx/config/site.hpp"
+
+#include <fmt/format.h>
+
+#include "dlx/config/names.hpp"
+#include "dlx/config/parse.hpp"
+#include "parse_sections.hpp"
+#include "text_checks.hpp"
+
+namespace dlx::config {
+
+SiteConfig parse_site_config(std::string_view text, const std::string& file_label) {
+  auto document = detail::load_document(text, file_label);
+  detail::MappingReader root(document, "", file_label);
+  root.allow_only({"defaults", "limits"});
+  SiteConfig site;
+  site.source = file_label;
+  if (root.has("defaults")) {
+    auto defaults = root.mapping("defaults");
+    defaults.allow_only({"resources", "checkpoint", "environment", "max_restarts"});
+    if (defaults.has("resources")) detail::parse_resources(defaults.mapping("resources"), site.resources);
+    if (defaults.has("checkpoint")) detail::parse_checkpoint(defaults.mapping("checkpoint"), site.checkpoint);
+    if (defaults.has("environment")) detail::parse_environment(defaults.mapping("environment"), site.environment);
+    if (auto restarts = defaults.optional_integer_in("max_restarts", 0, 1000, "how many crashes a trial may survive")) {
+      site.max_restarts = static_cast<int>(*restarts);
+    }
+  }
+  if (root.has("limits")) {
+    auto limits = root.mapping("limits");
+    limits.allow_only({"max_trials"});
+    if (auto cap = limits.optional_integer_in("max_trials", 1, kMaxTrials, "the most trials one experiment may run")) {
+      site.max_trials = static_cast<int>(*cap);
+    }
+  }
+  return site;
+}
+
+SiteConfig parse_site_config_file(const std::filesystem::path& path) {
+  return parse_site_config(detail::read_config_file(path, "site config"), path.string());
+}
+
+}  // namespace dlx::config

@@ -1,0 +1,96 @@
+#include "text_checks.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "dlx/common/durable_file.hpp"
+#include "dlx/common/error.hpp"
+#include "dlx/config/names.hpp"
+#include "dlx/config/parse.hpp"
+#include "yaml_reader.hpp"
+
+namespace dlx::config::detail {
+
+namespace {
+
+constexpr int kMaxDepth = 32;
+
+SourcePosition position_at(std::string_view text, std::size_t offset, const std::string& file) {
+  auto line_start = text.rfind('\n', offset == 0 ? 0 : offset - 1);
+  int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(offset), '\n'));
+  int column = static_cast<int>(offset - (line_start == std::string_view::npos ? 0 : line_start + 1)) + 1;
+  return {file, line, column};
+}
+
+// Offset of the first byte that is not part of well-formed UTF-8, or npos.
+std::size_t first_invalid_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    auto byte = static_cast<unsigned char>(text[i]);
+    std::size_t length = byte < 0x80 ? 1 : (byte >> 5) == 0x6 ? 2 : (byte >> 4) == 0xE ? 3 : (byte >> 3) == 0x1E ? 4 : 0;
+    if (length == 0 || i + length > text.size()) return i;
+    std::uint32_t code = length == 1 ? byte : byte & (0x7F >> length);
+    for (std::size_t k = 1; k < length; ++k) {
+      auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xC0) != 0x80) return i;
+      code = (code << 6) | (next & 0x3F);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
+    static constexpr std::uint32_t kMinimum[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (code < kMinimum[length] || (code >= 0xD800 && code <= 0xDFFF) || code > 0x10FFFF) return i;
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+void check_bytes(std::string_view text, const std::string& file) {
+  if (text.size() > kMaxFileBytes) {
+    throw ConfigError({file, 0, 0}, "", fmt::format("the file is {} bytes, over the 1 MiB limit", text.size()),
+                      "an experiment file is a few kilobytes; is this the right file?");
+  }
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    throw ConfigError({file, 0, 0}, "", "the file is empty", "write at least name, entrypoint and searcher");
+  }
+  if (auto nul = text.find('\0'); nul != std::string_view::npos) {
+    throw ConfigError(position_at(text, nul, file), "", "the file contains a NUL byte", "save it as plain UTF-8 text");
+  }
+  if (auto bad = first_invalid_utf8(text); bad != std::string_view::npos) {
+    throw ConfigError(position_at(text, bad, file), "",
+                      fmt::format("the file is not valid UTF-8 (byte 0x{:02x})", static_cast<unsigned char>(text[bad])),
+                      "save it as UTF-8 text");
+  }
+}
+
+}  // namespace
+
+std::string read_config_file(const std::filesystem::path& path, const char* what) {
+  try {
+    return read_small_file(path, kMaxFileBytes);
+  } catch (const SystemError& e) {
+    throw ConfigError({path.string(), 0, 0}, "", fmt::format("cannot read the {}: {}", what, e.what()),
+                      "check the path and its permissions");
+  } catch (const Error&) {
+    throw ConfigError({path.string(), 0, 0}, "", "the file is over the 1 MiB limit",
+                      "an experiment file is a few kilobytes; is this the right file?");
+  }
+}
+
+YAML::Node load_document(std::string_view text, const std::string& file_label) {
+  check_bytes(text, file_label);
+  YAML::Node document;
+  try {
+    document = YAML::Load(std::string(text));
+  } catch (const YAML::ParserException& e) {
+    throw ConfigError({file_label, e.mark.line + 1, e.mark.column + 1}, "",
+                      fmt::format("YAML syntax error: {}", e.msg), "fix the YAML syntax at this position");
+  }
+  if (!document.IsMap()) {
+    throw ConfigError(position_of(document, file_label), "", "the file must be a mapping of keys to values",
+                      "start with name: <experiment name>");
+  }
+  check_structure(document, file_label, kMaxDepth);
+  return document;
+}
+
+}  // namespace dlx::config::detail
