@@ -4,6 +4,8 @@
 #   bash scripts/fuzz.sh [SECONDS]      (default 60)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# ccache keyed on paths relative to the checkout, so a fresh clone elsewhere reuses earlier builds.
+export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
 seconds=${1:-60}
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DDLX_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDLX_WITH_CUDA=OFF > build-fuzz.configure.log 2>&1 || { cat build-fuzz.configure.log; exit 1; }

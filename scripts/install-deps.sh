@@ -14,6 +14,10 @@ packages=(
   libyaml-cpp-dev libboost-program-options-dev libboost-dev libfmt-dev nlohmann-json3-dev catch2
   # Slurm's job_submit/lua and our tests of it; h5py for the user-facing read-back tests
   lua5.3 python3-h5py python3-numpy
+  # the PyTorch DDP example (examples/pytorch) and its cluster test, with /usr/bin/python3
+  python3-torch
+  # the parser's fuzz target: clang with libFuzzer and the sanitizer runtimes
+  clang libclang-rt-14-dev
   # cluster tooling: hostname, ps, ip
   procps iproute2 hostname util-linux
 )
