@@ -15,6 +15,13 @@ cat > "$WORK/bad/syntax.yaml" <<'YAML'
 name: syntax
 entrypoint: [dlx-example-logreg
 YAML
+max_array=$(scontrol show config | awk '/^MaxArraySize/ {print $3}')
+cat > "$WORK/bad/too-many.yaml" <<YAML
+name: too-many
+entrypoint: dlx-example-logreg
+hyperparameters: {learning_rate: {type: log, minval: -3, maxval: -1}}
+searcher: {name: random, metric: accuracy, max_trials: $((max_array + 1))}
+YAML
 chmod -R a+r "$WORK/bad"
 
 dirs_before=$(count_entries "$(user_storage)")
@@ -35,6 +42,8 @@ check_rejected "dlx: --dl-experiment: bad/typo.yaml:5:3: resources.nodes_pertria
 check_rejected "dlx: --dl-experiment: bad/syntax.yaml:3:1: YAML syntax error" --dl-experiment=bad/syntax.yaml
 check_rejected "dlx: --dl-experiment: bad/missing.yaml: cannot read the experiment file" \
   --dl-experiment=bad/missing.yaml
+check_rejected "dlx: --dl-experiment: bad/too-many.yaml: the experiment has $((max_array + 1)) trials but this cluster's MaxArraySize is $max_array" \
+  --dl-experiment=bad/too-many.yaml
 check_rejected "dlx: --dl-experiment: --array=0-9 names trial 9 but examples/grid.yaml has 4 trials (0-3)" \
   --array=0-9 --dl-experiment=examples/grid.yaml
 

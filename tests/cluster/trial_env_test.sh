@@ -5,8 +5,9 @@ source "$(dirname "$0")/lib.sh"
 
 cat > "$WORK/env.yaml" <<'YAML'
 name: envcheck
-entrypoint: [sh, -c, 'env | grep -E "^(DLX_|RANK=|WORLD_SIZE=|LOCAL_RANK=|LOCAL_WORLD_SIZE=|MASTER_)" | sort > "$DLX_EXPERIMENT_DIR/env-$DLX_TRIAL_ID-$RANK.txt"']
+entrypoint: [sh, -c, 'env | grep -E "^(DLX_|RANK=|WORLD_SIZE=|LOCAL_RANK=|LOCAL_WORLD_SIZE=|MASTER_|TRIAL_GREETING=)" | sort > "$DLX_EXPERIMENT_DIR/env-$DLX_TRIAL_ID-$RANK.txt"']
 seed: 11
+environment: {TRIAL_GREETING: hello from the experiment file}
 hyperparameters:
   optim:
     lr: {type: log, minval: -3, maxval: -1}
@@ -35,6 +36,7 @@ for trial in 0 1; do
     expect_contains "trial $trial" "$env_text" "WORLD_SIZE=2"
     expect_contains "trial $trial" "$env_text" "LOCAL_WORLD_SIZE=2"
     expect_contains "trial $trial" "$env_text" "MASTER_PORT="
+    expect_contains "trial $trial" "$env_text" "TRIAL_GREETING=hello from the experiment file"
     hparams=$(grep '^DLX_HPARAMS=' "$file" | cut -d= -f2-)
     expected=$(echo "$plan" | /usr/bin/python3 -c "import json,sys; print(json.dumps(json.load(sys.stdin)['trials'][$trial]['hparams'], separators=(',', ':')))")
     [ "$hparams" = "$expected" ] || fail "trial $trial: DLX_HPARAMS=$hparams, plan says $expected"
