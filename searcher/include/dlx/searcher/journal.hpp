@@ -1,0 +1,73 @@
+#pragma once
+// The experiment journal: the searcher's durable event log on shared storage, with no daemon.
+//
+// File format (little-endian), one record after another:
+//   u32 magic "DLXJ" | u32 payload length | u32 CRC-32C of the payload | payload (JSON, UTF-8)
+//
+// Append protocol (every writer, on any node):
+//   1. take an exclusive fcntl lock on the whole file (POSIX locks work across nodes on NFS and
+//      Lustre); a process-local mutex orders the threads of one process;
+//   2. scan the records; if the last record is incomplete or fails its checksum and nothing valid
+//      follows it, it is a torn tail left by a writer killed mid-append: truncate it away (its
+//      writer was never told the append succeeded). An invalid record followed by valid ones is
+//      corruption, not a torn write: refuse to append and report the offset;
+//   3. write the new record at the end, fdatasync, release the lock. The append returns only
+//      after the record is durable, so an acknowledged event is never lost.
+// A writer killed after step 3's write but before the acknowledgement leaves a complete record
+// its caller may post again: every event carries an `id`, and readers count each id once.
+// Readers take a shared lock, so they never see a record being written.
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dlx/common/error.hpp"
+
+namespace dlx::searcher {
+
+class JournalError : public Error {
+ public:
+  using Error::Error;
+};
+
+struct JournalRecord {
+  std::uint64_t offset = 0;
+  nlohmann::json event;
+};
+
+struct JournalScan {
+  std::vector<JournalRecord> records;  // valid records, in file order, duplicates of an id dropped
+  std::uint64_t valid_end = 0;         // where the valid prefix ends
+  std::uint64_t file_size = 0;
+  std::size_t duplicates = 0;          // records whose id was seen before
+  bool torn_tail = false;              // bytes after valid_end, from a writer killed mid-append
+  std::string corruption;              // non-empty: an invalid record with valid ones after it
+};
+
+class Journal {
+ public:
+  explicit Journal(std::filesystem::path path) : path_(std::move(path)) {}
+
+  // Appends `event`, which must be an object with a string "id". Durable on return.
+  void append(const nlohmann::json& event);
+
+  // Every valid record (shared lock while reading). A missing file reads as empty.
+  JournalScan read() const;
+
+  const std::filesystem::path& path() const noexcept { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  mutable std::mutex mutex_;
+};
+
+// Pure: records from the bytes of a journal file (exposed for tests and tools).
+JournalScan scan_journal(const std::string& bytes);
+
+// The bytes of one record (header + payload).
+std::string encode_journal_record(const nlohmann::json& event);
+
+}  // namespace dlx::searcher
