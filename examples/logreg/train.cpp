@@ -2,7 +2,12 @@
 // Hyperparameters: learning_rate (double), batch_size (int, per rank), epochs (int), l2 (double,
 // default 0); data: seed (int, default 7), samples (int, default 4096), features (int, default
 // 16). Each epoch reports training loss and validation loss/accuracy (summed over all shards).
-// Same seed and world size -> the same numbers, bit for bit.
+// Same seed and world size -> the same numbers, bit for bit. Initial weights are drawn on every
+// rank and broadcast from rank 0; the gradients (weights, then bias + row count + loss) are
+// summed with one fused allreduce per step. A checkpoint signal (SIGTERM/SIGUSR1/SIGUSR2) ends
+// the run after the current epoch with exit 85 (requeue); the checkpoint itself is the
+// checkpoint library's part (a requeued run currently starts over and, being deterministic,
+// reaches the same result).
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
@@ -61,7 +66,20 @@ void validate(dlx::Trial& trial, const Model& model, const Shard& shard, std::in
   trial.report_validation(step, {{"loss", sums[0] / sums[2]}, {"accuracy", sums[1] / sums[2]}});
 }
 
-void train(dlx::Trial& trial) {
+// Small random initial weights. Each rank draws its own; broadcast_parameters makes them equal.
+void initialise(dlx::Trial& trial, Model& model, std::uint64_t seed) {
+  std::mt19937_64 rng(seed + 17 + static_cast<std::uint64_t>(trial.rank()));
+  std::uniform_real_distribution<double> small(-0.01, 0.01);
+  for (auto& w : model.weights) w = small(rng);
+  model.bias = small(rng);
+  std::vector<dlx::comm::Tensor> params{
+      dlx::comm::Tensor::of(std::span<double>(model.weights)),
+      dlx::comm::Tensor::of(std::span<double>(&model.bias, 1))};
+  trial.broadcast_parameters(params);
+}
+
+// Returns the process's exit code: 0, or dlx::kRequeueExitCode when asked to stop.
+int train(dlx::Trial& trial) {
   const Settings s = read_settings(trial);
   auto& comm = trial.communicator();
   const auto data_file = dlx::examples::dataset_path(trial.experiment_dir(), s.data);
@@ -73,13 +91,18 @@ void train(dlx::Trial& trial) {
 
   const auto d = static_cast<std::size_t>(train_shard.features);
   Model model{std::vector<double>(d, 0.0), 0.0};
+  initialise(trial, model, s.data.seed);
   std::vector<std::size_t> order(train_shard.rows());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::mt19937_64 shuffler(s.data.seed * 1000003ULL + static_cast<std::uint64_t>(comm.rank()));
   const std::size_t steps = steps_per_epoch(s, comm.size());
   const auto batch = static_cast<std::size_t>(s.batch_size);
-  // gradient (d weights + bias), then the batch's row count and summed loss: one allreduce.
+  // gradient (d weights + bias), then the batch's row count and summed loss; summed as a list of
+  // two tensors (weights | bias, rows, loss), fused into one allreduce.
   std::vector<double> buffer(d + 3);
+  const std::vector<dlx::comm::Tensor> gradients{
+      dlx::comm::Tensor::of(std::span<double>(buffer).first(d)),
+      dlx::comm::Tensor::of(std::span<double>(buffer).subspan(d))};
   std::int64_t step = 0;
   for (int epoch = 0; epoch < s.epochs; ++epoch) {
     std::shuffle(order.begin(), order.end(), shuffler);
@@ -91,7 +114,7 @@ void train(dlx::Trial& trial) {
       std::span<const std::size_t> rows(order.data() + first, last - first);
       buffer[d + 2] = dlx::examples::accumulate_gradient(model, train_shard, rows, buffer);
       buffer[d + 1] = static_cast<double>(rows.size());
-      comm.allreduce_sum(std::span<double>(buffer));
+      trial.allreduce(gradients);
       const double count = buffer[d + 1];
       epoch_loss += buffer[d + 2];
       epoch_rows += count;
@@ -104,7 +127,15 @@ void train(dlx::Trial& trial) {
     }
     trial.report_training(step, {{"loss", epoch_loss / epoch_rows}});
     validate(trial, model, valid_shard, step);
+    if (trial.should_checkpoint_and_exit()) {
+      if (comm.rank() == 0) {
+        std::fprintf(stderr, "dlx-example-logreg: checkpoint requested: stopping after epoch %d "
+                             "for a requeue\n", epoch + 1);
+      }
+      return dlx::kRequeueExitCode;
+    }
   }
+  return 0;
 }
 
 }  // namespace
@@ -112,9 +143,9 @@ void train(dlx::Trial& trial) {
 int main() {
   try {
     dlx::Trial trial;
-    train(trial);
-    trial.finish();
-    return 0;
+    const int status = train(trial);
+    if (status == 0) trial.finish();
+    return status;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "dlx-example-logreg: %s\n", error.what());
     return 1;

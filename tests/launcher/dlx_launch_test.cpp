@@ -94,7 +94,10 @@ TEST_CASE("launcher: a step that does not match the experiment's resources is re
   CHECK_THAT(result.output,
              Catch::Contains("dlx-launch: this step has 1 node but the experiment asks for "
                              "nodes_per_trial: 2"));
-  CHECK_FALSE(std::filesystem::exists(record_path(dir.path())));  // nothing ran
+  // The trainer never ran; rank 0 marked the trial failed so that `dlx status` says so.
+  const auto record = dlx::checkpoint::load_trial_record(record_path(dir.path()));
+  CHECK(record.state == "failed");
+  CHECK(record.exit_code == 1);
 }
 
 TEST_CASE("launcher: no trial and no command is a clear error", "[launch-cli]") {

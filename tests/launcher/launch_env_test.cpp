@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <optional>
 
 #include "dlx/launch/allocation_check.hpp"
 #include "dlx/launch/launch_env.hpp"
@@ -79,26 +80,47 @@ TEST_CASE("launcher: resolve_ipv4 resolves localhost and rejects nonsense", "[la
   CHECK_FALSE(dlx::launch::resolve_ipv4("dlx-no-such-host.invalid").has_value());
 }
 
+dlx::config::Resources resources(int nodes, int tasks, std::optional<int> gpus = std::nullopt) {
+  dlx::config::Resources out;
+  out.nodes_per_trial = nodes;
+  out.tasks_per_node = tasks;
+  out.gpus_per_node = gpus;
+  return out;
+}
+
 TEST_CASE("launcher: the allocation check accepts a matching step", "[launch]") {
-  CHECK_NOTHROW(dlx::launch::check_allocation(two_by_two(0), {2, 2}));
+  CHECK_NOTHROW(dlx::launch::check_allocation(two_by_two(0), resources(2, 2)));
 }
 
 TEST_CASE("launcher: the allocation check says what differs", "[launch]") {
   auto p = two_by_two(0);
   p.num_nodes = 1;
   p.tasks_per_node = {2};
-  CHECK_THROWS_WITH(dlx::launch::check_allocation(p, {2, 2}),
+  CHECK_THROWS_WITH(dlx::launch::check_allocation(p, resources(2, 2)),
                     "dlx-launch: this step has 1 node but the experiment asks for "
                     "nodes_per_trial: 2 (submit with sbatch -N 2 / check #SBATCH -N and srun -N "
                     "in the job script)");
-  CHECK_THROWS_AS(dlx::launch::check_allocation(p, {2, 2}), dlx::launch::LaunchError);
+  CHECK_THROWS_AS(dlx::launch::check_allocation(p, resources(2, 2)), dlx::launch::LaunchError);
 
   auto uneven = two_by_two(0);
   uneven.tasks_per_node = {2, 1};
-  CHECK_THROWS_WITH(dlx::launch::check_allocation(uneven, {2, 2}),
+  CHECK_THROWS_WITH(dlx::launch::check_allocation(uneven, resources(2, 2)),
                     Catch::StartsWith("dlx-launch: this step runs 1 task on node 1 but the "
                                       "experiment asks for tasks_per_node: 2 (submit with "
                                       "--ntasks-per-node=2"));
-  CHECK_THROWS_WITH(dlx::launch::check_allocation(two_by_two(0), {2, 1}),
+  CHECK_THROWS_WITH(dlx::launch::check_allocation(two_by_two(0), resources(2, 1)),
                     Catch::StartsWith("dlx-launch: this step runs 2 tasks on node 0 (n1)"));
+}
+
+TEST_CASE("launcher: the allocation check wants the GPUs the experiment asks for", "[launch]") {
+  auto p = two_by_two(0);
+  p.gpus = {};
+  CHECK_THROWS_WITH(dlx::launch::check_allocation(p, resources(2, 2, 4)),
+                    Catch::StartsWith("dlx-launch: this step sees no GPU on node 0 (n1) but the "
+                                      "experiment asks for gpus_per_node: 4 (submit with "
+                                      "--gpus-per-node=4"));
+  p.gpus = {"0"};
+  CHECK_NOTHROW(dlx::launch::check_allocation(p, resources(2, 2, 4)));
+  p.gpus = {};
+  CHECK_NOTHROW(dlx::launch::check_allocation(p, resources(2, 2, 0)));
 }

@@ -38,6 +38,12 @@ int main(int argc, char** argv) {
     }
     if (!record.validation.last("loss") || !record.training.last("loss")) {
       problems.push_back("training or validation loss missing");
+    } else {
+      // The loss must really go down: the last epoch's training loss below the first one's.
+      const auto& loss = record.training.columns.at("loss");
+      if (loss.size() < 2 || !(loss.back() < loss.front())) {
+        problems.push_back("training loss did not go down");
+      }
     }
     if (argc > 7 && record.restarts != std::atoi(argv[7])) {
       problems.push_back("restarts is " + std::to_string(record.restarts) + ", not " + argv[7]);

@@ -4,56 +4,59 @@
 #include <climits>
 #include <cstddef>
 
+#include "comm_worker.hpp"
 #include "dlx/comm/mpi_check.hpp"
+#include "ordered_allreduce.hpp"
 
 namespace dlx::comm {
-
-namespace {
-
-// MPI counts are int: large buffers go in chunks of at most INT_MAX elements.
-template <class T, class Call>
-void in_chunks(std::span<T> values, Call&& call) {
-  constexpr std::size_t kMaxChunk = INT_MAX;
-  for (std::size_t offset = 0; offset < values.size(); offset += kMaxChunk) {
-    auto chunk = values.subspan(offset, std::min(kMaxChunk, values.size() - offset));
-    call(chunk.data(), static_cast<int>(chunk.size()));
-  }
-}
-
-}  // namespace
 
 MpiCommunicator::MpiCommunicator(MPI_Comm parent) {
   DLX_MPI_CHECK(MPI_Comm_dup(parent, &comm_));
   DLX_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   DLX_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
   DLX_MPI_CHECK(MPI_Comm_size(comm_, &size_));
+  int provided = MPI_THREAD_SINGLE;
+  DLX_MPI_CHECK(MPI_Query_thread(&provided));
+  threaded_ = provided == MPI_THREAD_MULTIPLE;
+  if (threaded_) worker_ = std::make_unique<detail::CommWorker>();
 }
 
 MpiCommunicator::~MpiCommunicator() {
+  worker_.reset();  // finishes queued work before the communicator goes
   int finalized = 0;
   if (comm_ != MPI_COMM_NULL && MPI_Finalized(&finalized) == MPI_SUCCESS && finalized == 0) {
     MPI_Comm_free(&comm_);
   }
 }
 
-void MpiCommunicator::allreduce_sum(std::span<float> values) {
-  in_chunks(values, [this](float* data, int count) {
-    DLX_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, count, MPI_FLOAT, MPI_SUM, comm_));
-  });
+void MpiCommunicator::drain() {
+  if (worker_) worker_->drain();
 }
 
-void MpiCommunicator::allreduce_sum(std::span<double> values) {
-  in_chunks(values, [this](double* data, int count) {
-    DLX_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data, count, MPI_DOUBLE, MPI_SUM, comm_));
-  });
+void MpiCommunicator::allreduce_sum(Tensor tensor) {
+  drain();
+  detail::ordered_allreduce_sum(tensor, comm_, rank_, size_, scratch_);
+}
+
+AllreduceHandle MpiCommunicator::allreduce_sum_async(Tensor tensor) {
+  if (!worker_) return Communicator::allreduce_sum_async(tensor);
+  return AllreduceHandle(worker_->submit([this, tensor] {
+    detail::ordered_allreduce_sum(tensor, comm_, rank_, size_, worker_scratch_);
+  }));
 }
 
 void MpiCommunicator::broadcast(std::span<std::byte> bytes, int root) {
-  in_chunks(bytes, [this, root](std::byte* data, int count) {
-    DLX_MPI_CHECK(MPI_Bcast(data, count, MPI_BYTE, root, comm_));
-  });
+  drain();
+  constexpr std::size_t kMaxChunk = INT_MAX;  // MPI counts are int
+  for (std::size_t offset = 0; offset < bytes.size(); offset += kMaxChunk) {
+    const auto chunk = bytes.subspan(offset, std::min(kMaxChunk, bytes.size() - offset));
+    DLX_MPI_CHECK(MPI_Bcast(chunk.data(), static_cast<int>(chunk.size()), MPI_BYTE, root, comm_));
+  }
 }
 
-void MpiCommunicator::barrier() { DLX_MPI_CHECK(MPI_Barrier(comm_)); }
+void MpiCommunicator::barrier() {
+  drain();
+  DLX_MPI_CHECK(MPI_Barrier(comm_));
+}
 
 }  // namespace dlx::comm

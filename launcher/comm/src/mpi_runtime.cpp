@@ -1,5 +1,6 @@
 #include "dlx/comm/mpi_runtime.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <numeric>
 
@@ -8,12 +9,19 @@
 
 namespace dlx::comm {
 
+namespace {
+std::atomic<bool> g_abandoned{false};
+}  // namespace
+
+void abandon_mpi() noexcept { g_abandoned.store(true); }
+
 MpiRuntime::MpiRuntime() {
   int initialized = 0;
   DLX_MPI_CHECK(MPI_Initialized(&initialized));
   if (initialized == 0) {
     // Errors before MPI_Init can only abort; MPI_Init's own failure is reported by MPI.
-    DLX_MPI_CHECK(MPI_Init(nullptr, nullptr));
+    int provided = MPI_THREAD_SINGLE;
+    DLX_MPI_CHECK(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided));
     owns_ = true;
   }
   DLX_MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
@@ -22,7 +30,7 @@ MpiRuntime::MpiRuntime() {
 }
 
 MpiRuntime::~MpiRuntime() {
-  if (!owns_) return;
+  if (!owns_ || g_abandoned.load()) return;
   int finalized = 0;
   if (MPI_Finalized(&finalized) == MPI_SUCCESS && finalized == 0) MPI_Finalize();
 }

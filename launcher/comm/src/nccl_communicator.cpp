@@ -174,12 +174,26 @@ void NcclCommunicator::reduce_in_place(void* host, std::size_t count, std::size_
   wait("ncclAllReduce");
 }
 
-void NcclCommunicator::allreduce_sum(std::span<float> values) {
-  reduce_in_place(values.data(), values.size(), sizeof(float), ncclFloat32);
+namespace {
+
+ncclDataType_t nccl_type(DataType type) {
+  switch (type) {
+    case DataType::float32: return ncclFloat32;
+    case DataType::float64: return ncclFloat64;
+    case DataType::int32: return ncclInt32;
+    case DataType::int64: return ncclInt64;
+    case DataType::uint32: return ncclUint32;
+    case DataType::uint64: return ncclUint64;
+  }
+  return ncclFloat32;
 }
 
-void NcclCommunicator::allreduce_sum(std::span<double> values) {
-  reduce_in_place(values.data(), values.size(), sizeof(double), ncclFloat64);
+}  // namespace
+
+// Non-blocking sums use Communicator's default (run here, completed handle): the staging buffer
+// is shared by all operations. Overlap on GPUs comes from the framework's own streams.
+void NcclCommunicator::allreduce_sum(Tensor tensor) {
+  reduce_in_place(tensor.data, tensor.count, size_of(tensor.type), nccl_type(tensor.type));
 }
 
 void NcclCommunicator::broadcast(std::span<std::byte> bytes, int root) {

@@ -32,6 +32,14 @@ void check_allocation(const slurm::TaskPlacement& placement, const config::Resou
         placement.num_nodes, plural(placement.num_nodes, "node", "nodes"),
         resources.nodes_per_trial, resources.nodes_per_trial));
   }
+  if (resources.gpus_per_node && *resources.gpus_per_node > 0 && placement.gpus.empty()) {
+    throw LaunchError(fmt::format(
+        "dlx-launch: this step sees no GPU on node {}{} but the experiment asks for "
+        "gpus_per_node: {} (submit with --gpus-per-node={} / check #SBATCH --gres or --gpus "
+        "and the srun options in the job script)",
+        placement.node_index, placement.node_name.empty() ? "" : " (" + placement.node_name + ")",
+        *resources.gpus_per_node, *resources.gpus_per_node));
+  }
   if (placement.tasks_per_node.empty()) {
     check_tasks(placement.node_index, placement.node_name, placement.local_world_size,
                 resources.tasks_per_node);

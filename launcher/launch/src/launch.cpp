@@ -47,6 +47,17 @@ void print_dry_run(std::FILE* out, const slurm::TaskPlacement& placement, const 
   fmt::print(out, "# command: {}\n", fmt::join(command, " "));
 }
 
+// Best effort: the exit status reaches Slurm anyway; only the record could not say it.
+void record_failure(const env::TrialEnvironment& trial, const slurm::TaskPlacement& placement,
+                    int status) {
+  try {
+    record_trainer_exit(trial, placement, status);
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "dlx-launch: warning: cannot record exit {} in the trial record: {}\n",
+               status, error.what());
+  }
+}
+
 }  // namespace
 
 int run_launch(const Options& options, const env::EnvMap& env, const Resolver& resolve,
@@ -59,7 +70,15 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
   const bool under_srun = placement.launcher == slurm::Launcher::srun;
   if (trial.in_trial() && (options.command.empty() || under_srun)) {
     experiment = config::load_snapshot(*trial.experiment_dir);
-    if (under_srun) check_allocation(placement, experiment->resources);
+    if (under_srun) {
+      try {
+        check_allocation(placement, experiment->resources);
+      } catch (const LaunchError&) {
+        // The trainer never runs: rank 0 marks the trial failed so `dlx status` says so.
+        if (placement.rank == 0) record_failure(trial, placement, 1);
+        throw;
+      }
+    }
   }
   std::vector<std::string> command = options.command;
   if (command.empty()) {
@@ -78,15 +97,7 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
 
   for (const auto& [name, value] : vars) ::setenv(name.c_str(), value.c_str(), 1);
   const int status = run_child(command);
-  if (placement.rank == 0 && status != 0) {
-    try {
-      record_trainer_exit(trial, placement, status);
-    } catch (const std::exception& error) {
-      // The exit status still reaches Slurm; only the record could not say it.
-      fmt::print(stderr, "dlx-launch: warning: cannot record exit {} in the trial record: {}\n",
-                 status, error.what());
-    }
-  }
+  if (placement.rank == 0 && status != 0) record_failure(trial, placement, status);
   return status;
 }
 

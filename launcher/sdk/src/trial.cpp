@@ -6,13 +6,16 @@
 #include <cstdio>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dlx/comm/backends.hpp"
 #include "dlx/comm/mpi_check.hpp"
 #include "dlx/comm/mpi_runtime.hpp"
+#include "dlx/comm/preflight.hpp"
 #include "dlx/env/environment.hpp"
 #include "dlx/slurm/task_placement.hpp"
 #include "metric_log.hpp"
+#include "preemption.hpp"
 #include "trial_recorder.hpp"
 
 namespace dlx {
@@ -30,10 +33,22 @@ std::chrono::seconds comm_timeout(const env::EnvMap& env) {
   return std::chrono::seconds(seconds && *seconds > 0 ? *seconds : 300);
 }
 
+std::size_t bucket_bytes(const TrialOptions& options, const env::EnvMap& env) {
+  if (options.bucket_bytes) return *options.bucket_bytes;
+  if (auto value = env::lookup(env, "DLX_BUCKET_BYTES"); value && !value->empty()) {
+    return static_cast<std::size_t>(env::parse_non_negative("DLX_BUCKET_BYTES", *value));
+  }
+  return comm::kDefaultBucketBytes;
+}
+
+// The nodes of a framework program's step, for the record (no MPI to gather them).
+std::string step_nodes(const env::EnvMap& env, const std::string& own) {
+  return env::lookup_first(env, {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST"}).value_or(own);
+}
+
 }  // namespace
 
 Trial::Trial(TrialOptions options) {
-  mpi_ = std::make_unique<comm::MpiRuntime>();
   const env::EnvMap env = env::current_environment();
   environment_ = env::read_trial_environment(env);
   if (options.hparams_file && !env::lookup(env, "DLX_HPARAMS")) {
@@ -42,29 +57,80 @@ Trial::Trial(TrialOptions options) {
     environment_.hparams = env::read_trial_environment(with_file).hparams;
   }
   hparams_ = Hparams(environment_.hparams);
-  const auto placement = slurm::read_task_placement(env, host_name());
+  const std::string host = host_name();
+  const auto placement = slurm::read_task_placement(env, host);
   local_rank_ = placement.local_rank;
 
-  comm::BackendOptions backend;
-  backend.local_rank = local_rank_;
-  backend.forced = env::lookup(env, "DLX_COMM_BACKEND").value_or("");
-  backend.timeout = comm_timeout(env);
-  backend.announce = options.announce_backend;
-  communicator_ = comm::make_communicator(MPI_COMM_WORLD, backend);
-
-  const auto nodes = comm::allgather_strings(placement.node_name, MPI_COMM_WORLD);
+  std::string nodes;
+  if (options.communicator) {
+    mpi_ = std::make_unique<comm::MpiRuntime>();
+    const auto timeout = comm_timeout(env);
+    comm::check_connectivity(MPI_COMM_WORLD, timeout, host);  // no hang on an unreachable rank
+    comm::BackendOptions backend;
+    backend.local_rank = local_rank_;
+    backend.forced = env::lookup(env, "DLX_COMM_BACKEND").value_or("");
+    backend.timeout = timeout;
+    backend.announce = options.announce_backend;
+    communicator_ = comm::make_communicator(MPI_COMM_WORLD, backend);
+    fused_ = std::make_unique<comm::FusedAllreduce>(*communicator_, bucket_bytes(options, env));
+    rank_ = communicator_->rank();
+    size_ = communicator_->size();
+    const auto all = comm::allgather_strings(placement.node_name, MPI_COMM_WORLD);
+    nodes = fmt::format("{}", fmt::join(all, ","));
+  } else {
+    // dlx-launch's torchrun variables first (what the framework itself uses), then Slurm/mpirun.
+    rank_ = env::lookup_int(env, "RANK").value_or(placement.rank);
+    size_ = env::lookup_int(env, "WORLD_SIZE").value_or(placement.world_size);
+    local_rank_ = env::lookup_int(env, "LOCAL_RANK").value_or(placement.local_rank);
+    if (rank_ >= size_) {
+      throw TrialError(fmt::format("dlx: RANK={} is not below WORLD_SIZE={}", rank_, size_));
+    }
+    nodes = step_nodes(env, placement.node_name);
+  }
+  // After MPI's own start-up, so these handlers are the ones in place.
+  if (!options.checkpoint_signals.empty()) {
+    signals_ = std::make_unique<detail::PreemptionSignals>(options.checkpoint_signals);
+  }
   if (environment_.in_trial()) {
     on_rank0("create the trial record", [&] {
       recorder_ = std::make_unique<detail::TrialRecorder>(
-          environment_, env::experiment_name(*environment_.experiment_dir), nodes);
+          environment_, env::experiment_name(*environment_.experiment_dir), size_, nodes);
     });
   }
 }
 
 Trial::~Trial() = default;
 
-int Trial::rank() const noexcept { return communicator_->rank(); }
-int Trial::size() const noexcept { return communicator_->size(); }
+comm::Communicator& Trial::communicator() {
+  if (!communicator_) {
+    throw TrialError("dlx: this trial was created without a communicator "
+                     "(TrialOptions::communicator = false): use the framework's own collectives");
+  }
+  return *communicator_;
+}
+
+comm::FusedAllreduce& Trial::fused_allreduce() {
+  communicator();  // throws without one
+  return *fused_;
+}
+
+void Trial::allreduce(std::span<const comm::Tensor> tensors) {
+  fused_allreduce().allreduce_sum(tensors);
+}
+
+void Trial::broadcast_parameters(std::span<const comm::Tensor> tensors, int root) {
+  auto& comm = communicator();
+  for (const auto& tensor : tensors) {
+    comm.broadcast(std::span<std::byte>(static_cast<std::byte*>(tensor.data), tensor.bytes()),
+                   root);
+  }
+}
+
+bool Trial::should_checkpoint_and_exit() {
+  std::int32_t requested = detail::PreemptionSignals::received() != 0 ? 1 : 0;
+  if (communicator_) communicator_->allreduce_sum(std::span<std::int32_t>(&requested, 1));
+  return requested > 0;
+}
 
 std::filesystem::path Trial::experiment_dir() const {
   return environment_.experiment_dir.value_or(std::filesystem::path("."));
@@ -80,7 +146,7 @@ void Trial::on_rank0(const char* what, const std::function<void()>& action) {
     }
   }
   int failed = failure.empty() ? 0 : 1;
-  DLX_MPI_CHECK(MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  if (mpi_) DLX_MPI_CHECK(MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD));
   if (failed != 0) {
     throw TrialError(rank() == 0 ? fmt::format("dlx: cannot {}: {}", what, failure)
                                  : fmt::format("dlx: rank 0 could not {} (see its error)", what));

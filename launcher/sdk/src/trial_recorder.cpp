@@ -3,7 +3,6 @@
 #include <chrono>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 namespace dlx::detail {
 
@@ -13,10 +12,6 @@ std::int64_t now_unix() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-std::string join(const std::vector<std::string>& items) {
-  return fmt::format("{}", fmt::join(items, ","));
 }
 
 }  // namespace
@@ -33,7 +28,7 @@ void drop_rows_from(checkpoint::MetricTable& table, std::int64_t step) {
 }
 
 TrialRecorder::TrialRecorder(const env::TrialEnvironment& environment,
-                             std::string experiment_name, const std::vector<std::string>& nodes)
+                             std::string experiment_name, int world_size, std::string nodes)
     : path_(environment.record_path()) {
   std::filesystem::create_directories(path_.parent_path());
   if (auto existing = checkpoint::load_trial_record_if_exists(path_)) {
@@ -47,8 +42,8 @@ TrialRecorder::TrialRecorder(const env::TrialEnvironment& environment,
   record_.state = "running";
   record_.exit_code = 0;
   record_.restarts = environment.restarts;
-  record_.world_size = static_cast<int>(nodes.size());
-  record_.nodes = join(nodes);
+  record_.world_size = world_size;
+  record_.nodes = std::move(nodes);
   record_.slurm_job_id = environment.slurm_job_id;
   save();
 }

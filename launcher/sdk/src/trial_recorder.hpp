@@ -20,8 +20,9 @@ class TrialRecorder {
  public:
   // Loads the record when it exists (a requeued trial keeps its history), else creates it; then
   // marks it running with this run's world, nodes, job id and restart count, and saves.
+  // `nodes`: the ranks' nodes, comma-separated (or the step's node list).
   TrialRecorder(const env::TrialEnvironment& environment, std::string experiment_name,
-                const std::vector<std::string>& nodes);
+                int world_size, std::string nodes);
 
   // Appends a row. A step at or before the last recorded one means the trainer resumed from an
   // earlier checkpoint: the rows it is replaying are dropped first, so the table stays the

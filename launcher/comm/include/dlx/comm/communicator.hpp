@@ -4,10 +4,21 @@
 // backends.hpp picks one at run time. Every rank must make the same calls in the same order with
 // the same sizes (a collective is entered by all ranks). Buffers are host memory; a GPU backend
 // stages them through device memory. Failures throw CommError; a backend never hangs silently.
+//
+// Ordering: the operations of one communicator, blocking and non-blocking, take effect in the
+// order they were called. A blocking call first waits for every outstanding non-blocking one.
+//
+// Reduction order: the MPI backend sums every element in rank order (x0 + x1 + ... + xn-1),
+// whatever the buffer's size or the element's position in it, so an element's result does not
+// depend on how tensors are fused into buckets and training is bit-reproducible on one world
+// size. The NCCL backend is deterministic run to run for the same sizes; its order is NCCL's.
 #include <cstddef>
 #include <span>
 #include <string_view>
 #include <type_traits>
+
+#include "dlx/comm/allreduce_handle.hpp"
+#include "dlx/comm/tensor.hpp"
 
 namespace dlx::comm {
 
@@ -23,11 +34,23 @@ class Communicator {
   virtual int size() const noexcept = 0;
 
   // In place: every rank ends with the element-wise sum over all ranks.
-  virtual void allreduce_sum(std::span<float> values) = 0;
-  virtual void allreduce_sum(std::span<double> values) = 0;
+  virtual void allreduce_sum(Tensor tensor) = 0;
+  // Starts the same sum and returns at once; the buffer must not be touched until the handle's
+  // wait() returned. The default runs it on the calling thread (a completed handle); the MPI
+  // backend runs it on a background thread so that it overlaps with the caller's computation.
+  virtual AllreduceHandle allreduce_sum_async(Tensor tensor);
   // In place: every rank ends with `root`'s bytes.
   virtual void broadcast(std::span<std::byte> bytes, int root) = 0;
   virtual void barrier() = 0;
+
+  template <Reducible T>
+  void allreduce_sum(std::span<T> values) {
+    allreduce_sum(Tensor::of(values));
+  }
+  template <Reducible T>
+  AllreduceHandle allreduce_sum_async(std::span<T> values) {
+    return allreduce_sum_async(Tensor::of(values));
+  }
 
   // Broadcast of any trivially copyable values (a struct, a vector's data()).
   template <class T>

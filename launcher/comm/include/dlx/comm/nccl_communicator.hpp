@@ -25,8 +25,9 @@ class NcclCommunicator final : public Communicator {
   std::string_view name() const noexcept override { return "nccl"; }
   int rank() const noexcept override { return rank_; }
   int size() const noexcept override { return size_; }
-  void allreduce_sum(std::span<float> values) override;
-  void allreduce_sum(std::span<double> values) override;
+  void allreduce_sum(Tensor tensor) override;
+  using Communicator::allreduce_sum;
+  using Communicator::allreduce_sum_async;
   void broadcast(std::span<std::byte> bytes, int root) override;
   using Communicator::broadcast;
   void barrier() override;

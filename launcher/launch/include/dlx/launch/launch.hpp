@@ -3,6 +3,7 @@
 //   1. read this task's placement (slurm/) and the trial contract (DLX_*)
 //   2. compute the torchrun variables (launch_env)
 //   3. under srun inside a trial: check the step against the experiment's resources
+//      (a mismatch: rank 0 marks the trial failed, dlx-launch exits 1 with the difference)
 //   4. pick the command: the one given, else the experiment's entrypoint
 //   5. --dry-run: print and stop; else export the variables, run the child, forward signals
 //   6. rank 0: record a non-zero, non-requeue exit in trials/<id>/trial.h5 (trial_outcome)

@@ -1,0 +1,75 @@
+#pragma once
+// Allreduce of a list of tensors (a model's gradients) through fusion buckets, as Horovod's
+// fusion buffer does: consecutive tensors of one element type are packed into one buffer of at
+// most `bucket_bytes`, reduced with one collective, and unpacked. Many small tensors then cost
+// one collective instead of one each. The result is bit-for-bit the per-tensor allreduce_sum,
+// because the backends' per-element reduction order does not depend on the buffer (see
+// communicator.hpp) — the MPI tests check it for every element type, odd sizes and the bucket
+// boundaries.
+//
+// Two ways to use it:
+//   blocking:   fused.allreduce_sum(tensors);   // returns with every tensor summed
+//   overlapped: during the backward pass, fused.add(gradient) as each gradient is final (in the
+//               same order on every rank); a bucket starts reducing, without blocking, as soon
+//               as the next tensor does not fit. fused.synchronize() before the optimizer step
+//               starts the last bucket, waits for all and unpacks them.
+// A tensor larger than the bucket is reduced alone, in place (no copy). Every rank must pass the
+// same sequence of tensor sizes and types.
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "dlx/comm/allreduce_handle.hpp"
+#include "dlx/comm/communicator.hpp"
+#include "dlx/comm/tensor.hpp"
+
+namespace dlx::comm {
+
+// Horovod's default fusion threshold (HOROVOD_FUSION_THRESHOLD): 64 MiB.
+inline constexpr std::size_t kDefaultBucketBytes = std::size_t{64} << 20;
+
+struct Bucket {
+  std::size_t first = 0;  // tensors [first, last) of the list
+  std::size_t last = 0;
+  std::size_t bytes = 0;
+};
+
+// Pure: the buckets for `tensors`, in order. A bucket holds consecutive tensors of one type whose
+// bytes add up to at most `bucket_bytes` (at least one tensor; 0 means no fusion at all). Empty
+// tensors need no reduction: skipped, or carried inside the range of the bucket around them.
+std::vector<Bucket> plan_buckets(std::span<const Tensor> tensors, std::size_t bucket_bytes);
+
+class FusedAllreduce {
+ public:
+  explicit FusedAllreduce(Communicator& comm, std::size_t bucket_bytes = kDefaultBucketBytes);
+
+  // Blocking: every tensor ends summed over all ranks. Throws CommError.
+  void allreduce_sum(std::span<const Tensor> tensors);
+
+  // Overlapped (see above). The tensors' memory must stay valid until synchronize() returns.
+  void add(Tensor tensor);
+  void flush();        // starts the partly filled bucket now, without waiting
+  void synchronize();  // flush(), wait for all, unpack; throws the first CommError of the step
+
+  std::size_t bucket_bytes() const noexcept { return bucket_bytes_; }
+  Communicator& communicator() noexcept { return comm_; }
+
+ private:
+  struct InFlight {
+    std::vector<Tensor> tensors;
+    std::size_t buffer = 0;  // index into buffers_; unused when !fused
+    bool fused = false;
+    AllreduceHandle handle;
+  };
+
+  std::vector<std::byte>& buffer(std::size_t index, std::size_t bytes);
+
+  Communicator& comm_;
+  std::size_t bucket_bytes_;
+  std::vector<std::vector<std::byte>> buffers_;  // reused from step to step
+  std::vector<Tensor> open_;                     // the bucket being filled by add()
+  std::size_t open_bytes_ = 0;
+  std::vector<InFlight> in_flight_;
+};
+
+}  // namespace dlx::comm

@@ -1,0 +1,115 @@
+#include "dlx/comm/fused_allreduce.hpp"
+
+#include <cstring>
+
+namespace dlx::comm {
+
+namespace {
+
+void pack(std::span<const Tensor> tensors, std::byte* out) {
+  for (const auto& tensor : tensors) {
+    std::memcpy(out, tensor.data, tensor.bytes());
+    out += tensor.bytes();
+  }
+}
+
+void unpack(const std::byte* in, std::span<const Tensor> tensors) {
+  for (const auto& tensor : tensors) {
+    std::memcpy(tensor.data, in, tensor.bytes());
+    in += tensor.bytes();
+  }
+}
+
+}  // namespace
+
+std::vector<Bucket> plan_buckets(std::span<const Tensor> tensors, std::size_t bucket_bytes) {
+  std::vector<Bucket> buckets;
+  bool open = false;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& tensor = tensors[i];
+    if (tensor.count == 0) {
+      if (open) buckets.back().last = i + 1;  // skipped when packing (no bytes)
+      continue;
+    }
+    const bool fits = open && tensors[buckets.back().first].type == tensor.type &&
+                      buckets.back().bytes + tensor.bytes() <= bucket_bytes;
+    if (fits) {
+      buckets.back().last = i + 1;
+      buckets.back().bytes += tensor.bytes();
+    } else {
+      buckets.push_back(Bucket{i, i + 1, tensor.bytes()});
+      open = true;
+    }
+  }
+  return buckets;
+}
+
+FusedAllreduce::FusedAllreduce(Communicator& comm, std::size_t bucket_bytes)
+    : comm_(comm), bucket_bytes_(bucket_bytes) {}
+
+std::vector<std::byte>& FusedAllreduce::buffer(std::size_t index, std::size_t bytes) {
+  if (buffers_.size() <= index) buffers_.resize(index + 1);
+  if (buffers_[index].size() < bytes) buffers_[index].resize(bytes);
+  return buffers_[index];
+}
+
+void FusedAllreduce::allreduce_sum(std::span<const Tensor> tensors) {
+  for (const Bucket& bucket : plan_buckets(tensors, bucket_bytes_)) {
+    const auto members = tensors.subspan(bucket.first, bucket.last - bucket.first);
+    if (members.size() == 1) {
+      comm_.allreduce_sum(members.front());
+      continue;
+    }
+    auto& fusion = buffer(0, bucket.bytes);
+    pack(members, fusion.data());
+    const DataType type = tensors[bucket.first].type;
+    comm_.allreduce_sum(Tensor{fusion.data(), bucket.bytes / size_of(type), type});
+    unpack(fusion.data(), members);
+  }
+}
+
+void FusedAllreduce::add(Tensor tensor) {
+  if (tensor.count == 0) return;
+  const bool fits = !open_.empty() && open_.front().type == tensor.type &&
+                    open_bytes_ + tensor.bytes() <= bucket_bytes_;
+  if (!fits) flush();
+  open_.push_back(tensor);
+  open_bytes_ += tensor.bytes();
+}
+
+void FusedAllreduce::flush() {
+  if (open_.empty()) return;
+  InFlight flight;
+  flight.tensors = std::move(open_);
+  open_.clear();
+  const std::size_t bytes = open_bytes_;
+  open_bytes_ = 0;
+  const DataType type = flight.tensors.front().type;
+  if (flight.tensors.size() == 1) {
+    flight.handle = comm_.allreduce_sum_async(flight.tensors.front());
+  } else {
+    flight.fused = true;
+    flight.buffer = in_flight_.size();
+    auto& fusion = buffer(flight.buffer, bytes);
+    pack(flight.tensors, fusion.data());
+    flight.handle = comm_.allreduce_sum_async(Tensor{fusion.data(), bytes / size_of(type), type});
+  }
+  in_flight_.push_back(std::move(flight));
+}
+
+void FusedAllreduce::synchronize() {
+  flush();
+  std::exception_ptr first_error;
+  for (auto& flight : in_flight_) {
+    try {
+      flight.handle.wait();
+      if (flight.fused) unpack(buffers_[flight.buffer].data(), flight.tensors);
+    } catch (...) {
+      if (!first_error) first_error = std::current_exception();
+    }
+  }
+  in_flight_.clear();
+  if (first_error) std::rethrow_exception(first_error);
+}
+
+}  // namespace dlx::comm

@@ -1,0 +1,102 @@
+/* libdlx's C API: the surface of dlx::Trial (dlx/trial.hpp) for other languages (python/dlx.py
+ * binds it with ctypes). Library: libdlx_c.so.
+ *
+ * Every function returns a dlx_status; DLX_OK is 0. On failure dlx_last_error() returns the
+ * message of this thread's last failure (valid until the thread's next failing call). No C++
+ * exception ever crosses this boundary. Strings returned through `const char**` belong to the
+ * trial and stay valid until dlx_trial_destroy. Collective functions are marked; every rank calls
+ * them in the same order (see trial.hpp). */
+#ifndef DLX_C_API_H
+#define DLX_C_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum dlx_status {
+  DLX_OK = 0,
+  DLX_ERROR_INVALID_ARGUMENT = 1, /* a null pointer, an unknown dtype, a negative root */
+  DLX_ERROR_HPARAM = 2,           /* missing hyperparameter or wrong type */
+  DLX_ERROR_COMM = 3,             /* a collective or the start-up check failed */
+  DLX_ERROR_TRIAL = 4,            /* the trial record could not be written, bad environment */
+  DLX_ERROR_INTERNAL = 99         /* anything else (out of memory, ...) */
+} dlx_status;
+
+/* The same values as dlx::comm::DataType. */
+typedef enum dlx_dtype {
+  DLX_FLOAT32 = 0,
+  DLX_FLOAT64 = 1,
+  DLX_INT32 = 2,
+  DLX_INT64 = 3,
+  DLX_UINT32 = 4,
+  DLX_UINT64 = 5
+} dlx_dtype;
+
+typedef struct dlx_tensor {
+  void* data;    /* host memory, owned by the caller */
+  size_t count;  /* elements */
+  int dtype;     /* a dlx_dtype */
+} dlx_tensor;
+
+/* dlx_trial_create flags. */
+#define DLX_TRIAL_NO_COMMUNICATOR 1u /* no MPI: a framework program (PyTorch, JAX) */
+#define DLX_TRIAL_QUIET 2u           /* rank 0 does not announce a backend fallback */
+
+/* "Checkpointed on request, requeue me". */
+#define DLX_REQUEUE_EXIT_CODE 85
+
+typedef struct dlx_trial dlx_trial;
+typedef struct dlx_request dlx_request;
+
+const char* dlx_last_error(void);
+
+/* Collective (unless DLX_TRIAL_NO_COMMUNICATOR): MPI bring-up, start-up check, trial record. */
+dlx_status dlx_trial_create(unsigned flags, dlx_trial** out);
+void dlx_trial_destroy(dlx_trial* trial); /* accepts NULL */
+
+dlx_status dlx_trial_rank(const dlx_trial* trial, int* out);
+dlx_status dlx_trial_size(const dlx_trial* trial, int* out);
+dlx_status dlx_trial_local_rank(const dlx_trial* trial, int* out);
+dlx_status dlx_trial_in_trial(const dlx_trial* trial, int* out); /* 1 inside a dlx trial */
+dlx_status dlx_trial_id(const dlx_trial* trial, int64_t* out);
+/* Paths; "" when not set (outside a trial, or a fresh start for the latest checkpoint). */
+dlx_status dlx_trial_experiment_dir(const dlx_trial* trial, const char** out);
+dlx_status dlx_trial_checkpoint_dir(const dlx_trial* trial, const char** out);
+dlx_status dlx_trial_latest_checkpoint(const dlx_trial* trial, const char** out);
+
+/* All hyperparameters as a flat JSON object. */
+dlx_status dlx_trial_hparams_json(const dlx_trial* trial, const char** out);
+/* Typed access with the C++ API's strict conversions; DLX_ERROR_HPARAM when missing or wrong. */
+dlx_status dlx_trial_hparam_double(const dlx_trial* trial, const char* name, double* out);
+dlx_status dlx_trial_hparam_int64(const dlx_trial* trial, const char* name, int64_t* out);
+dlx_status dlx_trial_hparam_bool(const dlx_trial* trial, const char* name, int* out);
+dlx_status dlx_trial_hparam_string(const dlx_trial* trial, const char* name, const char** out);
+
+/* Collective. `names[i]` = `values[i]`, `count` metrics. */
+dlx_status dlx_trial_report_training(dlx_trial* trial, int64_t step, const char* const* names,
+                                     const double* values, size_t count);
+dlx_status dlx_trial_report_validation(dlx_trial* trial, int64_t step, const char* const* names,
+                                       const double* values, size_t count);
+dlx_status dlx_trial_finish(dlx_trial* trial); /* collective: state "completed" */
+
+/* Collective: *out = 1 on every rank when any rank got a checkpoint signal. */
+dlx_status dlx_trial_should_checkpoint_and_exit(dlx_trial* trial, int* out);
+
+/* Collective, in place: fused (bucketed) sum of every tensor over all ranks. */
+dlx_status dlx_trial_allreduce(dlx_trial* trial, const dlx_tensor* tensors, size_t count);
+/* Non-blocking: the buffers must stay untouched until dlx_request_wait returns. */
+dlx_status dlx_trial_allreduce_async(dlx_trial* trial, const dlx_tensor* tensors, size_t count,
+                                     dlx_request** out);
+dlx_status dlx_request_wait(dlx_request* request); /* then frees the request */
+/* Collective: every rank ends with rank `root`'s tensors. */
+dlx_status dlx_trial_broadcast(dlx_trial* trial, const dlx_tensor* tensors, size_t count,
+                               int root);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DLX_C_API_H */

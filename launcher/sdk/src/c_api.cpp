@@ -1,0 +1,242 @@
+// The C API (dlx/c_api.h) over dlx::Trial. Every entry point runs its body through `guarded`,
+// which turns each exception type into a status and keeps the message for dlx_last_error():
+// no exception crosses into C.
+#include "dlx/c_api.h"
+
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dlx/comm/comm_error.hpp"
+#include "dlx/comm/fused_allreduce.hpp"
+#include "dlx/env/environment.hpp"
+#include "dlx/trial.hpp"
+
+struct dlx_trial {
+  std::unique_ptr<dlx::Trial> trial;
+  std::string hparams_json;
+  std::string experiment_dir, checkpoint_dir, latest_checkpoint;
+  std::vector<std::string> strings;  // hparam_string results, kept until destroy
+};
+
+struct dlx_request {
+  std::unique_ptr<dlx::comm::FusedAllreduce> fused;
+};
+
+namespace {
+
+thread_local std::string g_last_error;
+
+class InvalidArgument : public dlx::Error {
+ public:
+  using Error::Error;
+};
+
+template <class Body>
+dlx_status guarded(Body&& body) noexcept {
+  try {
+    body();
+    return DLX_OK;
+  } catch (const InvalidArgument& error) {
+    g_last_error = error.what();
+    return DLX_ERROR_INVALID_ARGUMENT;
+  } catch (const dlx::HparamError& error) {
+    g_last_error = error.what();
+    return DLX_ERROR_HPARAM;
+  } catch (const dlx::comm::CommError& error) {
+    g_last_error = error.what();
+    return DLX_ERROR_COMM;
+  } catch (const dlx::Error& error) {  // TrialError, EnvError, CheckpointError, ConfigError
+    g_last_error = error.what();
+    return DLX_ERROR_TRIAL;
+  } catch (const std::exception& error) {
+    g_last_error = error.what();
+    return DLX_ERROR_INTERNAL;
+  } catch (...) {
+    g_last_error = "dlx: unknown error";
+    return DLX_ERROR_INTERNAL;
+  }
+}
+
+template <class T>
+T& need(T* pointer, const char* what) {
+  if (pointer == nullptr) throw InvalidArgument(std::string("dlx: ") + what + " is NULL");
+  return *pointer;
+}
+
+const char* text(const char* pointer, const char* what) {
+  if (pointer == nullptr) throw InvalidArgument(std::string("dlx: ") + what + " is NULL");
+  return pointer;
+}
+
+std::vector<dlx::comm::Tensor> tensors_of(const dlx_tensor* tensors, std::size_t count) {
+  if (count > 0 && tensors == nullptr) throw InvalidArgument("dlx: tensors is NULL");
+  std::vector<dlx::comm::Tensor> out;
+  out.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto& t = tensors[i];
+    if (t.dtype < DLX_FLOAT32 || t.dtype > DLX_UINT64) {
+      throw InvalidArgument("dlx: tensor " + std::to_string(i) + " has unknown dtype " +
+                            std::to_string(t.dtype));
+    }
+    if (t.data == nullptr && t.count > 0) {
+      throw InvalidArgument("dlx: tensor " + std::to_string(i) + " has no data");
+    }
+    out.push_back({t.data, t.count, static_cast<dlx::comm::DataType>(t.dtype)});
+  }
+  return out;
+}
+
+dlx::Metrics metrics_of(const char* const* names, const double* values, std::size_t count) {
+  if (count > 0 && (names == nullptr || values == nullptr)) {
+    throw InvalidArgument("dlx: metric names or values is NULL");
+  }
+  dlx::Metrics metrics;
+  for (std::size_t i = 0; i < count; ++i) metrics[text(names[i], "a metric name")] = values[i];
+  return metrics;
+}
+
+std::string path_or_empty(const std::optional<std::filesystem::path>& path) {
+  return path ? path->string() : std::string();
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* dlx_last_error(void) { return g_last_error.c_str(); }
+
+dlx_status dlx_trial_create(unsigned flags, dlx_trial** out) {
+  return guarded([&] {
+    need(out, "out") = nullptr;
+    dlx::TrialOptions options;
+    options.communicator = (flags & DLX_TRIAL_NO_COMMUNICATOR) == 0;
+    options.announce_backend = (flags & DLX_TRIAL_QUIET) == 0;
+    auto handle = std::make_unique<dlx_trial>();
+    handle->trial = std::make_unique<dlx::Trial>(options);
+    const auto& trial = *handle->trial;
+    handle->hparams_json = trial.hparams().json().dump();
+    handle->experiment_dir = path_or_empty(trial.environment().experiment_dir);
+    handle->checkpoint_dir = path_or_empty(trial.checkpoint_dir());
+    handle->latest_checkpoint = path_or_empty(trial.latest_checkpoint());
+    *out = handle.release();
+  });
+}
+
+void dlx_trial_destroy(dlx_trial* trial) {
+  static_cast<void>(guarded([&] { delete trial; }));
+}
+
+dlx_status dlx_trial_rank(const dlx_trial* t, int* out) {
+  return guarded([&] { need(out, "out") = need(t, "trial").trial->rank(); });
+}
+dlx_status dlx_trial_size(const dlx_trial* t, int* out) {
+  return guarded([&] { need(out, "out") = need(t, "trial").trial->size(); });
+}
+dlx_status dlx_trial_local_rank(const dlx_trial* t, int* out) {
+  return guarded([&] { need(out, "out") = need(t, "trial").trial->local_rank(); });
+}
+dlx_status dlx_trial_in_trial(const dlx_trial* t, int* out) {
+  return guarded([&] { need(out, "out") = need(t, "trial").trial->in_trial() ? 1 : 0; });
+}
+dlx_status dlx_trial_id(const dlx_trial* t, int64_t* out) {
+  return guarded([&] { need(out, "out") = need(t, "trial").trial->id(); });
+}
+dlx_status dlx_trial_experiment_dir(const dlx_trial* t, const char** out) {
+  return guarded([&] { need(out, "out") = need(t, "trial").experiment_dir.c_str(); });
+}
+dlx_status dlx_trial_checkpoint_dir(const dlx_trial* t, const char** out) {
+  return guarded([&] { need(out, "out") = need(t, "trial").checkpoint_dir.c_str(); });
+}
+dlx_status dlx_trial_latest_checkpoint(const dlx_trial* t, const char** out) {
+  return guarded([&] { need(out, "out") = need(t, "trial").latest_checkpoint.c_str(); });
+}
+dlx_status dlx_trial_hparams_json(const dlx_trial* t, const char** out) {
+  return guarded([&] { need(out, "out") = need(t, "trial").hparams_json.c_str(); });
+}
+
+dlx_status dlx_trial_hparam_double(const dlx_trial* t, const char* name, double* out) {
+  return guarded([&] {
+    need(out, "out") = need(t, "trial").trial->hparam<double>(text(name, "name"));
+  });
+}
+dlx_status dlx_trial_hparam_int64(const dlx_trial* t, const char* name, int64_t* out) {
+  return guarded([&] {
+    need(out, "out") = need(t, "trial").trial->hparam<std::int64_t>(text(name, "name"));
+  });
+}
+dlx_status dlx_trial_hparam_bool(const dlx_trial* t, const char* name, int* out) {
+  return guarded([&] {
+    need(out, "out") = need(t, "trial").trial->hparam<bool>(text(name, "name")) ? 1 : 0;
+  });
+}
+dlx_status dlx_trial_hparam_string(const dlx_trial* t, const char* name, const char** out) {
+  return guarded([&] {
+    auto& handle = const_cast<dlx_trial&>(need(t, "trial"));
+    need(out, "out");
+    handle.strings.push_back(handle.trial->hparam<std::string>(text(name, "name")));
+    *out = handle.strings.back().c_str();
+  });
+}
+
+dlx_status dlx_trial_report_training(dlx_trial* t, int64_t step, const char* const* names,
+                                     const double* values, size_t count) {
+  return guarded([&] {
+    need(t, "trial").trial->report_training(step, metrics_of(names, values, count));
+  });
+}
+dlx_status dlx_trial_report_validation(dlx_trial* t, int64_t step, const char* const* names,
+                                       const double* values, size_t count) {
+  return guarded([&] {
+    need(t, "trial").trial->report_validation(step, metrics_of(names, values, count));
+  });
+}
+dlx_status dlx_trial_finish(dlx_trial* t) {
+  return guarded([&] { need(t, "trial").trial->finish(); });
+}
+
+dlx_status dlx_trial_should_checkpoint_and_exit(dlx_trial* t, int* out) {
+  return guarded([&] {
+    need(out, "out") = need(t, "trial").trial->should_checkpoint_and_exit() ? 1 : 0;
+  });
+}
+
+dlx_status dlx_trial_allreduce(dlx_trial* t, const dlx_tensor* tensors, size_t count) {
+  return guarded([&] {
+    const auto list = tensors_of(tensors, count);
+    need(t, "trial").trial->allreduce(list);
+  });
+}
+
+dlx_status dlx_trial_allreduce_async(dlx_trial* t, const dlx_tensor* tensors, size_t count,
+                                     dlx_request** out) {
+  return guarded([&] {
+    need(out, "out") = nullptr;
+    const auto list = tensors_of(tensors, count);
+    auto& trial = *need(t, "trial").trial;
+    auto request = std::make_unique<dlx_request>();
+    request->fused = std::make_unique<dlx::comm::FusedAllreduce>(
+        trial.communicator(), trial.fused_allreduce().bucket_bytes());
+    for (const auto& tensor : list) request->fused->add(tensor);
+    request->fused->flush();
+    *out = request.release();
+  });
+}
+
+dlx_status dlx_request_wait(dlx_request* request) {
+  return guarded([&] {
+    std::unique_ptr<dlx_request> owned(&need(request, "request"));
+    owned->fused->synchronize();
+  });
+}
+
+dlx_status dlx_trial_broadcast(dlx_trial* t, const dlx_tensor* tensors, size_t count, int root) {
+  return guarded([&] {
+    if (root < 0) throw InvalidArgument("dlx: root must be a rank, got " + std::to_string(root));
+    const auto list = tensors_of(tensors, count);
+    need(t, "trial").trial->broadcast_parameters(list, root);
+  });
+}
+
+}  // extern "C"

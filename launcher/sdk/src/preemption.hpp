@@ -1,0 +1,33 @@
+#pragma once
+// The local half of should_checkpoint_and_exit(): handlers for the checkpoint signals (SIGTERM,
+// SIGUSR1, SIGUSR2 by default: Slurm's preemption SIGTERM and the --signal=... warnings; several
+// are accepted because NCCL and others use SIGUSR1 for their own purposes) that only set a flag.
+// The handler is async-signal-safe: one store to a lock-free atomic. The Trial asks every rank's
+// flag collectively (trial.cpp), so all ranks decide to stop at the same step.
+//
+// Later (the preemption issue): the grace-period budget, requeue bookkeeping, the checkpoint
+// itself. This file only catches the request.
+#include <csignal>
+#include <vector>
+
+namespace dlx::detail {
+
+class PreemptionSignals {
+ public:
+  // Installs the handlers; the previous dispositions come back in the destructor.
+  explicit PreemptionSignals(std::vector<int> signals);
+  ~PreemptionSignals();
+  PreemptionSignals(const PreemptionSignals&) = delete;
+  PreemptionSignals& operator=(const PreemptionSignals&) = delete;
+
+  // The signal that arrived first since start-up, or 0.
+  static int received() noexcept;
+  // Sets the flag as a signal would (for code that learns of preemption another way).
+  static void request(int signal_number) noexcept;
+
+ private:
+  std::vector<int> signals_;
+  std::vector<struct sigaction> previous_;
+};
+
+}  // namespace dlx::detail

@@ -1,0 +1,177 @@
+"""dlx from Python: report metrics, read hyperparameters, learn of preemption.
+
+A thin ctypes binding of libdlx's C API (launcher/sdk/include/dlx/c_api.h), for programs that do
+their own communication (PyTorch, JAX) and run under ``srun dlx-launch -- python3 train.py``::
+
+    import dlx
+    trial = dlx.Trial()                        # no MPI: rank and world size from dlx-launch
+    lr = trial.hparam("learning_rate", 0.1)
+    ...
+    trial.report_training(step, loss=loss)     # rank 0 writes trials/<id>/trial.h5
+    trial.report_validation(step, accuracy=acc)
+    if trial.checkpoint_requested():           # this rank got SIGTERM/SIGUSR1/SIGUSR2
+        ...                                    # agree across ranks, save, sys.exit(dlx.REQUEUE_EXIT_CODE)
+    trial.finish()
+
+The library is found through $DLX_LIBRARY, else next to this file's install location
+(<prefix>/lib/dlx/python/dlx.py -> <prefix>/lib/libdlx_c.so), else the system's library path.
+Every failure raises dlx.Error with the library's message. docs/sdk.md describes the API.
+"""
+
+import ctypes
+import json
+import os
+
+REQUEUE_EXIT_CODE = 85
+_NO_COMMUNICATOR = 1
+
+__all__ = ["Error", "Trial", "REQUEUE_EXIT_CODE"]
+
+
+class Error(RuntimeError):
+    """A failed libdlx call; the message is dlx_last_error()'s."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
+def _find_library():
+    explicit = os.environ.get("DLX_LIBRARY")
+    if explicit:
+        return explicit
+    here = os.path.dirname(os.path.abspath(__file__))
+    installed = os.path.normpath(os.path.join(here, "..", "..", "libdlx_c.so"))
+    if os.path.exists(installed):
+        return installed
+    return "libdlx_c.so"
+
+
+def _load():
+    lib = ctypes.CDLL(_find_library())
+    c_trial = ctypes.c_void_p
+    signatures = {
+        "dlx_trial_create": [ctypes.c_uint, ctypes.POINTER(c_trial)],
+        "dlx_trial_rank": [c_trial, ctypes.POINTER(ctypes.c_int)],
+        "dlx_trial_size": [c_trial, ctypes.POINTER(ctypes.c_int)],
+        "dlx_trial_local_rank": [c_trial, ctypes.POINTER(ctypes.c_int)],
+        "dlx_trial_in_trial": [c_trial, ctypes.POINTER(ctypes.c_int)],
+        "dlx_trial_id": [c_trial, ctypes.POINTER(ctypes.c_int64)],
+        "dlx_trial_experiment_dir": [c_trial, ctypes.POINTER(ctypes.c_char_p)],
+        "dlx_trial_checkpoint_dir": [c_trial, ctypes.POINTER(ctypes.c_char_p)],
+        "dlx_trial_latest_checkpoint": [c_trial, ctypes.POINTER(ctypes.c_char_p)],
+        "dlx_trial_hparams_json": [c_trial, ctypes.POINTER(ctypes.c_char_p)],
+        "dlx_trial_report_training": [c_trial, ctypes.c_int64, ctypes.POINTER(ctypes.c_char_p),
+                                      ctypes.POINTER(ctypes.c_double), ctypes.c_size_t],
+        "dlx_trial_report_validation": [c_trial, ctypes.c_int64, ctypes.POINTER(ctypes.c_char_p),
+                                        ctypes.POINTER(ctypes.c_double), ctypes.c_size_t],
+        "dlx_trial_finish": [c_trial],
+        "dlx_trial_should_checkpoint_and_exit": [c_trial, ctypes.POINTER(ctypes.c_int)],
+    }
+    for name, argtypes in signatures.items():
+        function = getattr(lib, name)
+        function.argtypes = argtypes
+        function.restype = ctypes.c_int
+    lib.dlx_trial_destroy.argtypes = [c_trial]
+    lib.dlx_trial_destroy.restype = None
+    lib.dlx_last_error.argtypes = []
+    lib.dlx_last_error.restype = ctypes.c_char_p
+    return lib
+
+
+_lib = None
+
+
+def _library():
+    global _lib
+    if _lib is None:
+        _lib = _load()
+    return _lib
+
+
+def _check(status):
+    if status != 0:
+        raise Error(status, _library().dlx_last_error().decode("utf-8", "replace"))
+
+
+class Trial:
+    """This process's view of its dlx trial (one per process). Without MPI: a framework program
+    does its own collectives; only rank 0 writes the trial record."""
+
+    def __init__(self):
+        lib = _library()
+        handle = ctypes.c_void_p()
+        _check(lib.dlx_trial_create(_NO_COMMUNICATOR, ctypes.byref(handle)))
+        self._handle = handle
+        self.rank = self._int(lib.dlx_trial_rank)
+        self.size = self._int(lib.dlx_trial_size)
+        self.local_rank = self._int(lib.dlx_trial_local_rank)
+        self.in_trial = bool(self._int(lib.dlx_trial_in_trial))
+        trial_id = ctypes.c_int64()
+        _check(lib.dlx_trial_id(self._handle, ctypes.byref(trial_id)))
+        self.id = trial_id.value
+        self.hparams = json.loads(self._text(lib.dlx_trial_hparams_json))
+        self.experiment_dir = self._text(lib.dlx_trial_experiment_dir) or None
+        self.checkpoint_dir = self._text(lib.dlx_trial_checkpoint_dir) or None
+        self.latest_checkpoint = self._text(lib.dlx_trial_latest_checkpoint) or None
+
+    def _int(self, function):
+        value = ctypes.c_int()
+        _check(function(self._handle, ctypes.byref(value)))
+        return value.value
+
+    def _text(self, function):
+        value = ctypes.c_char_p()
+        _check(function(self._handle, ctypes.byref(value)))
+        return (value.value or b"").decode("utf-8")
+
+    def hparam(self, name, default=None):
+        """The hyperparameter `name`; `default` when the trial has none (then None is an error)."""
+        if name in self.hparams:
+            return self.hparams[name]
+        if default is None:
+            known = ", ".join(self.hparams) or "none"
+            raise Error(2, f"dlx: hyperparameter '{name}' is not set for this trial (set: {known})")
+        return default
+
+    def _report(self, function, step, metrics):
+        names = [str(name).encode("utf-8") for name in metrics]
+        values = [float(value) for value in metrics.values()]
+        name_array = (ctypes.c_char_p * len(names))(*names)
+        value_array = (ctypes.c_double * len(values))(*values)
+        _check(function(self._handle, int(step), name_array, value_array, len(names)))
+
+    def report_training(self, step, metrics=None, **named):
+        """Record training metrics at `step` (rank 0 writes; every rank may call)."""
+        self._report(_library().dlx_trial_report_training, step, {**(metrics or {}), **named})
+
+    def report_validation(self, step, metrics=None, **named):
+        """Record validation metrics at `step`; the searcher ranks trials by them."""
+        self._report(_library().dlx_trial_report_validation, step, {**(metrics or {}), **named})
+
+    def checkpoint_requested(self):
+        """True once this process got a checkpoint signal (SIGTERM, SIGUSR1, SIGUSR2). Local:
+        combine it across ranks with the framework (e.g. an all_reduce of MAX)."""
+        return bool(self._int(_library().dlx_trial_should_checkpoint_and_exit))
+
+    def finish(self):
+        """Mark the trial completed (rank 0)."""
+        _check(_library().dlx_trial_finish(self._handle))
+
+    def close(self):
+        if self._handle:
+            _library().dlx_trial_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass

@@ -1,0 +1,63 @@
+"""python/dlx.py over libdlx_c.so, as a PyTorch program uses it (no MPI): hyperparameters,
+metrics into trial.h5 (read back with h5py), the checkpoint signal, and errors as dlx.Error.
+Run with /usr/bin/python3; DLX_LIBRARY names the built libdlx_c.so, PYTHONPATH python/."""
+import json
+import os
+import signal
+import sys
+import tempfile
+
+import h5py
+
+with tempfile.TemporaryDirectory() as directory:
+    os.environ.update({
+        "DLX_EXPERIMENT_DIR": directory,
+        "DLX_TRIAL_ID": "3",
+        "DLX_HPARAMS": json.dumps({"learning_rate": 0.25, "optim.kind": "adam", "layers": 2}),
+        "DLX_CHECKPOINT_DIR": os.path.join(directory, "trials", "3", "checkpoints"),
+        "DLX_LATEST_CHECKPOINT": "",
+        "RANK": "0", "WORLD_SIZE": "1",
+    })
+    import dlx
+
+    trial = dlx.Trial()
+    assert trial.rank == 0 and trial.size == 1, (trial.rank, trial.size)
+    assert trial.in_trial and trial.id == 3
+    assert trial.hparam("learning_rate") == 0.25
+    assert trial.hparam("optim.kind") == "adam"
+    assert trial.hparam("missing", 7) == 7
+    assert trial.latest_checkpoint is None
+    assert trial.checkpoint_dir.endswith("trials/3/checkpoints")
+    try:
+        trial.hparam("missing")
+        raise AssertionError("a missing hyperparameter must raise")
+    except dlx.Error as error:
+        assert "'missing' is not set" in str(error), error
+
+    losses = [0.9, 0.5, 0.3]
+    for step, loss in enumerate(losses, start=1):
+        trial.report_training(step, loss=loss)
+    trial.report_validation(3, {"accuracy": 0.875}, loss=0.31)
+
+    assert not trial.checkpoint_requested()
+    os.kill(os.getpid(), signal.SIGUSR1)  # libdlx's handler: the process lives on
+    assert trial.checkpoint_requested()
+    trial.finish()
+    trial.close()
+
+    with h5py.File(os.path.join(directory, "trials", "3", "trial.h5"), "r") as f:
+        state = f.attrs["state"]
+        state = state.decode() if isinstance(state, bytes) else state
+        assert state == "completed", state
+        assert list(f["metrics/training/loss"][:]) == losses
+        assert list(f["metrics/validation/accuracy"][:]) == [0.875]
+        assert f["hparams"].attrs["learning_rate"] == 0.25
+
+    # An error inside the library comes back as dlx.Error, never as a crash.
+    os.environ["DLX_HPARAMS"] = "[1, 2]"
+    try:
+        dlx.Trial()
+        raise AssertionError("a malformed DLX_HPARAMS must raise")
+    except dlx.Error as error:
+        assert error.status == 4 and "DLX_HPARAMS" in str(error), (error.status, error)
+print("python sdk: ok")
