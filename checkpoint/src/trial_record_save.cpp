@@ -3,9 +3,6 @@
 // removes the temporary file and leaves the previous record untouched.
 #include <unistd.h>
 
-#include <cstdint>
-#include <limits>
-
 #include <fmt/format.h>
 
 #include "dlx/checkpoint/h5/attributes.hpp"
@@ -13,36 +10,12 @@
 #include "dlx/checkpoint/h5/objects.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
 #include "dlx/common/durable_file.hpp"
+#include "hparams_io.hpp"
 #include "layout.hpp"
 #include "metric_table_io.hpp"
 
 namespace dlx::checkpoint {
 namespace {
-
-void write_hparam(hid_t group, const std::string& name, const nlohmann::ordered_json& value,
-                  const std::filesystem::path& file) {
-  if (value.is_boolean()) {
-    h5::write_flag_attribute(group, name, value.get<bool>(), file);
-  } else if (value.is_number_unsigned() &&
-             value.get<std::uint64_t>() >
-                 static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-    h5::write_attribute(group, name, value.get<std::uint64_t>(), file);
-  } else if (value.is_number_integer()) {
-    h5::write_attribute(group, name, value.get<std::int64_t>(), file);
-  } else if (value.is_number_float()) {
-    h5::write_attribute(group, name, value.get<double>(), file);
-  } else if (value.is_string()) {
-    h5::write_attribute(group, name, value.get<std::string>(), file);
-  } else {
-    throw CheckpointError(
-        fmt::format("hyperparameter '{}' is {}; a trial record holds only numbers, "
-                    "strings and booleans",
-                    name,
-                    value.is_null()    ? "null"
-                    : value.is_array() ? "an array"
-                                       : "an object"));
-  }
-}
 
 void write_root_attributes(hid_t root, const TrialRecord& record, const std::string& hparams_json,
                            const std::filesystem::path& file) {
@@ -67,23 +40,10 @@ void write_contents(hid_t file_id, const TrialRecord& record, const std::string&
                     const std::filesystem::path& file) {
   auto root = h5::open_root_group(file_id, file);
   write_root_attributes(root.get(), record, hparams_json, file);
-  auto hparams = h5::create_group(root.get(), layout::kHparamsGroup, file);
-  for (const auto& [name, value] : record.hparams.items())
-    write_hparam(hparams.get(), name, value, file);
+  detail::write_hparams_group(root.get(), layout::kHparamsGroup, record.hparams, file);
   auto metrics = h5::create_group(root.get(), layout::kMetricsGroup, file);
   write_metric_table(metrics.get(), layout::kTrainingGroup, record.training, file);
   write_metric_table(metrics.get(), layout::kValidationGroup, record.validation, file);
-}
-
-std::string hparams_as_json(const TrialRecord& record) {
-  if (!record.hparams.is_object())
-    throw CheckpointError(
-        fmt::format("hyperparameters must be a JSON object, not {}", record.hparams.type_name()));
-  try {
-    return record.hparams.dump();
-  } catch (const nlohmann::json::exception& e) {
-    throw CheckpointError(fmt::format("hyperparameters cannot be stored: {}", e.what()));
-  }
 }
 
 }  // namespace
@@ -92,7 +52,7 @@ void save_trial_record(const TrialRecord& record, const std::filesystem::path& p
   h5::QuietErrors quiet;
   auto temporary = temporary_path_for(path);
   try {
-    auto hparams_json = hparams_as_json(record);
+    auto hparams_json = detail::hparams_as_json(record.hparams);
     auto file = h5::create_file(temporary);
     write_contents(file.get(), record, hparams_json, temporary);
     file.close(temporary, "HDF5 file");

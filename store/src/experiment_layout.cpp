@@ -44,19 +44,25 @@ fs::path job_link_path(const fs::path& user_root, const std::string& job_id) {
   return user_root / ".jobs" / job_id;
 }
 
-std::optional<fs::path> latest_checkpoint(const fs::path& checkpoint_dir) {
+std::vector<CheckpointEntry> list_checkpoints(const fs::path& checkpoint_dir) {
+  std::vector<CheckpointEntry> entries;
   std::error_code error;
-  std::optional<fs::path> best;
-  long long best_step = -1;
   for (const auto& entry : fs::directory_iterator(checkpoint_dir, error)) {
     auto name = entry.path().filename().string();
     if (is_temporary_name(name)) continue;
-    if (auto step = step_of(name); step && *step > best_step) {
-      best_step = *step;
-      best = entry.path();
-    }
+    if (auto step = step_of(name)) entries.push_back({*step, entry.path()});
   }
-  return best;
+  std::sort(entries.begin(), entries.end(),
+            [](const CheckpointEntry& a, const CheckpointEntry& b) { return a.step < b.step; });
+  return entries;
+}
+
+std::optional<fs::path> latest_checkpoint(const fs::path& checkpoint_dir,
+                                          const CheckpointValidator& valid) {
+  auto entries = list_checkpoints(checkpoint_dir);
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it)
+    if (!valid || valid(it->path)) return it->path;
+  return std::nullopt;
 }
 
 std::vector<int> trial_ids_on_disk(const fs::path& experiment_dir) {

@@ -19,5 +19,6 @@ int run_validate(const Arguments& arguments);
 int run_plan(const Arguments& arguments);
 int run_status(const Arguments& arguments);
 int run_cluster(const Arguments& arguments, const std::string& program_path);
+int run_ckpt(const Arguments& arguments);
 
 }  // namespace dlx::cli

@@ -16,6 +16,7 @@ Commands:
   plan FILE [--json]            the trials an experiment runs and their hyperparameters
   status JOBID|DIR [--json]     one row per trial: state, hyperparameters, last and best metric
   cluster up|down|env|status    a real single-host Slurm cluster for trying dlx (needs root for up)
+  ckpt ls|verify|show|gc ...    checkpoints: list with validity and retention, verify, inspect, clean up
 
 Submit an experiment with:  sbatch --dl-experiment=exp.yaml job.sh
 )";
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
     if (command == "plan") return dlx::cli::run_plan(arguments);
     if (command == "status") return dlx::cli::run_status(arguments);
     if (command == "cluster") return dlx::cli::run_cluster(arguments, argv[0]);
+    if (command == "ckpt") return dlx::cli::run_ckpt(arguments);
     throw dlx::cli::UsageError(fmt::format("unknown command '{}'", command));
   } catch (const dlx::cli::UsageError& e) {
     fmt::print(stderr, "dlx: {}\n\n{}", e.what(), kUsage);

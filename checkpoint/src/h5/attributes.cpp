@@ -68,6 +68,25 @@ void write_attribute(hid_t object, const std::string& name, std::uint64_t value,
   write_scalar(object, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, &value, file);
 }
 
+void write_attribute(hid_t object, const std::string& name, std::uint32_t value,
+                     const std::filesystem::path& file) {
+  write_scalar(object, name, H5T_STD_U32LE, H5T_NATIVE_UINT32, &value, file);
+}
+
+void write_attribute(hid_t object, const std::string& name, const std::vector<std::uint32_t>& values,
+                     const std::filesystem::path& file) {
+  hsize_t dims[1] = {values.size()};
+  Handle space(check_id(H5Screate_simple(1, dims, nullptr), file, "create a 1-D dataspace"),
+               H5Sclose);
+  auto what = describe("attribute", object, name);
+  Handle attribute(check_id(H5Acreate2(object, name.c_str(), H5T_STD_U32LE, space.get(),
+                                       H5P_DEFAULT, H5P_DEFAULT),
+                            file, "create " + what),
+                   H5Aclose);
+  if (!values.empty())
+    check(H5Awrite(attribute.get(), H5T_NATIVE_UINT32, values.data()), file, "write " + what);
+}
+
 void write_attribute(hid_t object, const std::string& name, double value,
                      const std::filesystem::path& file) {
   write_scalar(object, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value, file);
@@ -78,6 +97,15 @@ void write_attribute(hid_t object, const std::string& name, const std::string& v
   auto type = utf8_string_type(file);
   const char* text = value.c_str();
   write_scalar(object, name, type.get(), type.get(), &text, file);
+}
+
+void write_fixed_string_attribute(hid_t object, const std::string& name, const std::string& value,
+                                  const std::filesystem::path& file) {
+  Handle type(check_id(H5Tcopy(H5T_C_S1), file, "copy the string type"), H5Tclose);
+  check(H5Tset_size(type.get(), value.size() + 1), file, "size a fixed-length string type");
+  check(H5Tset_strpad(type.get(), H5T_STR_NULLTERM), file, "make a null-terminated string type");
+  check(H5Tset_cset(type.get(), H5T_CSET_UTF8), file, "make a UTF-8 string type");
+  write_scalar(object, name, type.get(), type.get(), value.c_str(), file);
 }
 
 void write_flag_attribute(hid_t object, const std::string& name, bool value,
@@ -137,6 +165,67 @@ std::string read_string_attribute(hid_t object, const std::string& name,
   check(H5Aread(attribute.get(), stored.get(), value.data()), file, "read " + what);
   if (auto end = value.find('\0'); end != std::string::npos) value.resize(end);
   return value;
+}
+
+std::vector<std::uint32_t> read_uint32_array_attribute(hid_t object, const std::string& name,
+                                                       const std::filesystem::path& file) {
+  auto what = describe("attribute", object, name);
+  if (!has_attribute(object, name, file)) throw_format_error(file, "missing " + what);
+  Handle attribute(check_id(H5Aopen(object, name.c_str(), H5P_DEFAULT), file, "open " + what),
+                   H5Aclose);
+  Handle type(check_id(H5Aget_type(attribute.get()), file, "read the type of " + what), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_INTEGER)
+    throw_format_error(file, fmt::format("{} is not an integer array", what));
+  Handle space(check_id(H5Aget_space(attribute.get()), file, "read the dataspace of " + what),
+               H5Sclose);
+  auto count = H5Sget_simple_extent_npoints(space.get());
+  if (count < 0) throw_error(file, "read the size of " + what);
+  std::vector<std::uint32_t> values(static_cast<std::size_t>(count));
+  if (!values.empty())
+    check(H5Aread(attribute.get(), H5T_NATIVE_UINT32, values.data()), file, "read " + what);
+  return values;
+}
+
+std::vector<std::string> attribute_names(hid_t object, const std::filesystem::path& file) {
+  H5O_info_t info{};
+  check(H5Oget_info2(object, &info, H5O_INFO_NUM_ATTRS), file, "count attributes");
+  bool ordered = false;
+  {
+    hid_t properties = H5I_INVALID_HID;
+    switch (H5Iget_type(object)) {
+      case H5I_GROUP: properties = H5Gget_create_plist(object); break;
+      case H5I_DATASET: properties = H5Dget_create_plist(object); break;
+      default: break;
+    }
+    if (properties >= 0) {
+      unsigned flags = 0;
+      ordered = H5Pget_attr_creation_order(properties, &flags) >= 0 &&
+                (flags & H5P_CRT_ORDER_INDEXED) != 0;
+      H5Pclose(properties);
+    }
+    H5Eclear2(H5E_DEFAULT);
+  }
+  auto index = ordered ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
+  std::vector<std::string> names;
+  for (hsize_t i = 0; i < info.num_attrs; ++i) {
+    auto length = H5Aget_name_by_idx(object, ".", index, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    if (length < 0) throw_error(file, "read an attribute name");
+    std::string name(static_cast<std::size_t>(length), '\0');
+    if (H5Aget_name_by_idx(object, ".", index, H5_ITER_INC, i, name.data(), name.size() + 1,
+                           H5P_DEFAULT) < 0)
+      throw_error(file, "read an attribute name");
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
+H5T_class_t attribute_class(hid_t object, const std::string& name,
+                            const std::filesystem::path& file) {
+  auto what = describe("attribute", object, name);
+  Handle attribute(check_id(H5Aopen(object, name.c_str(), H5P_DEFAULT), file, "open " + what),
+                   H5Aclose);
+  Handle type(check_id(H5Aget_type(attribute.get()), file, "read the type of " + what), H5Tclose);
+  return H5Tget_class(type.get());
 }
 
 }  // namespace dlx::checkpoint::h5

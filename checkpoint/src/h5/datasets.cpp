@@ -71,4 +71,49 @@ std::vector<double> read_double_vector(hid_t group, const std::string& name,
   return read_1d<double>(group, name, H5T_NATIVE_DOUBLE, file);
 }
 
+void write_array(hid_t group, const std::string& name, hid_t type,
+                 const std::vector<std::uint64_t>& shape, const void* data,
+                 const std::filesystem::path& file) {
+  std::vector<hsize_t> dims(shape.begin(), shape.end());
+  Handle space(check_id(shape.empty() ? H5Screate(H5S_SCALAR)
+                                      : H5Screate_simple(static_cast<int>(dims.size()),
+                                                         dims.data(), nullptr),
+                        file, "create a dataspace"),
+               H5Sclose);
+  Handle properties(check_id(H5Pcreate(H5P_DATASET_CREATE), file, "create dataset properties"),
+                    H5Pclose);
+  check(H5Pset_layout(properties.get(), H5D_CONTIGUOUS), file, "set a contiguous layout");
+  check(H5Pset_alloc_time(properties.get(), H5D_ALLOC_TIME_EARLY), file, "set early allocation");
+  check(H5Pset_fill_time(properties.get(), H5D_FILL_TIME_NEVER), file, "switch off fill values");
+  Handle links(check_id(H5Pcreate(H5P_LINK_CREATE), file, "create link properties"), H5Pclose);
+  check(H5Pset_create_intermediate_group(links.get(), 1), file, "create intermediate groups");
+  auto what = describe("dataset", group, name);
+  Handle dataset(check_id(H5Dcreate2(group, name.c_str(), type, space.get(), links.get(),
+                                     properties.get(), H5P_DEFAULT),
+                          file, "create " + what),
+                 H5Dclose);
+  if (H5Sget_simple_extent_npoints(space.get()) > 0)
+    check(H5Dwrite(dataset.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), file,
+          "write " + what);
+}
+
+std::vector<std::uint64_t> dataset_shape(hid_t dataset, const std::filesystem::path& file) {
+  Handle space(check_id(H5Dget_space(dataset), file, "read a dataspace"), H5Sclose);
+  int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 0) throw_error(file, "read the rank of a dataset");
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  if (rank > 0) check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), file,
+                      "read the extent of a dataset");
+  return {dims.begin(), dims.end()};
+}
+
+std::optional<std::uint64_t> contiguous_offset(hid_t dataset) {
+  haddr_t offset = H5Dget_offset(dataset);
+  if (offset == HADDR_UNDEF) {
+    H5Eclear2(H5E_DEFAULT);
+    return std::nullopt;
+  }
+  return offset;
+}
+
 }  // namespace dlx::checkpoint::h5

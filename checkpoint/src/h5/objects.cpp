@@ -6,11 +6,16 @@
 
 namespace dlx::checkpoint::h5 {
 
-Handle create_file(const std::filesystem::path& path) {
+Handle create_file(const std::filesystem::path& path, const FileOptions& options) {
   Handle access(check_id(H5Pcreate(H5P_FILE_ACCESS), path, "create file access properties"),
                 H5Pclose);
   // Semi: closing the file fails (is reported) if an object inside it were still open.
   check(H5Pset_fclose_degree(access.get(), H5F_CLOSE_SEMI), path, "set file close degree");
+  if (options.checksummed_metadata)
+    check(H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST), path,
+          "choose the checksummed file format");
+  if (options.alignment > 0)
+    check(H5Pset_alignment(access.get(), 64 * 1024, options.alignment), path, "set alignment");
   Handle creation(check_id(H5Pcreate(H5P_FILE_CREATE), path, "create file creation properties"),
                   H5Pclose);
   check(H5Pset_attr_creation_order(creation.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),

@@ -18,14 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dlx/common/error.hpp"
+#include "dlx/checkpoint/error.hpp"
 
 namespace dlx::checkpoint {
-
-class CheckpointError : public Error {
- public:
-  using Error::Error;
-};
 
 // Rows of (step, metric values). Columns are padded with NaN where a report lacked that metric.
 struct MetricTable {

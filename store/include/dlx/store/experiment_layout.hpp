@@ -7,6 +7,7 @@
 //   <storage_root>/<user>/.jobs/<array job id> symlink to the experiment directory, made by the
 //                                              plugin's remote context, so `dlx status JOBID` works
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,9 +21,23 @@ fs::path trial_record_path(const fs::path& experiment_dir, int trial_id);
 fs::path checkpoint_dir(const fs::path& experiment_dir, int trial_id);
 fs::path job_link_path(const fs::path& user_root, const std::string& job_id);
 
-// The checkpoint with the highest step in `checkpoint_dir` (step-<N>.h5), ignoring temporary
-// files; nullopt when there is none or the directory does not exist.
-std::optional<fs::path> latest_checkpoint(const fs::path& checkpoint_dir);
+struct CheckpointEntry {
+  long long step = 0;
+  fs::path path;
+};
+
+// The step-<N>.h5 files of `checkpoint_dir`, ascending by step; temporary files (unfinished
+// saves) and other names are not listed. Empty when the directory does not exist.
+std::vector<CheckpointEntry> list_checkpoints(const fs::path& checkpoint_dir);
+
+// Accepts a checkpoint file (e.g. dlx::checkpoint::is_valid_checkpoint, which verifies it).
+using CheckpointValidator = std::function<bool(const fs::path&)>;
+
+// The checkpoint with the highest step that `valid` accepts (any, when `valid` is empty: a name
+// scan that does not open the files); nullopt when there is none. The checkpoint library's
+// find_latest_valid() also reports why each newer file was skipped.
+std::optional<fs::path> latest_checkpoint(const fs::path& checkpoint_dir,
+                                          const CheckpointValidator& valid = {});
 
 // Trial ids that have a directory under trials/, ascending.
 std::vector<int> trial_ids_on_disk(const fs::path& experiment_dir);

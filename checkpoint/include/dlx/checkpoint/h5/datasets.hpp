@@ -1,7 +1,9 @@
 #pragma once
-// One-dimensional contiguous datasets of int64 or float64 (zero length allowed).
+// One-dimensional contiguous datasets of int64 or float64 (zero length allowed), and N-D
+// contiguous arrays of any type (checkpoint tensors; rank 0 is a scalar dataspace).
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,5 +21,19 @@ std::vector<std::int64_t> read_int64_vector(hid_t group, const std::string& name
                                             const std::filesystem::path& file);
 std::vector<double> read_double_vector(hid_t group, const std::string& name,
                                        const std::filesystem::path& file);
+
+// Creates an N-D contiguous dataset allocated at creation (so that its data has a file offset)
+// and writes `data` into it unconverted (`type` is both file and memory type). `data` may be null
+// when the shape holds no element.
+void write_array(hid_t group, const std::string& name, hid_t type,
+                 const std::vector<std::uint64_t>& shape, const void* data,
+                 const std::filesystem::path& file);
+
+// The extent of a dataset ({} for a scalar).
+std::vector<std::uint64_t> dataset_shape(hid_t dataset, const std::filesystem::path& file);
+
+// Where a contiguous dataset's bytes start in the file; nullopt when they have no single place
+// (chunked or compact layout, not allocated).
+std::optional<std::uint64_t> contiguous_offset(hid_t dataset);
 
 }  // namespace dlx::checkpoint::h5

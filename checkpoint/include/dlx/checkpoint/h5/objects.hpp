@@ -9,8 +9,17 @@
 
 namespace dlx::checkpoint::h5 {
 
-// Creates `path` (which must not exist yet) for writing, in the oldest format that holds the data.
-Handle create_file(const std::filesystem::path& path);
+struct FileOptions {
+  // HDF5 1.8+ object headers and superblock: every metadata block carries HDF5's own checksum
+  // (h5py, h5dump and HDFView read it). Off: the oldest format that holds the data.
+  bool checksummed_metadata = false;
+  // Start objects of at least 64 KiB on this boundary (0: no alignment), so that large datasets
+  // begin on a page and are read and written in whole pages.
+  hsize_t alignment = 0;
+};
+
+// Creates `path` (which must not exist yet) for writing.
+Handle create_file(const std::filesystem::path& path, const FileOptions& options = {});
 // Opens an existing file read-only; `path` must already be known to exist.
 Handle open_file_read_only(const std::filesystem::path& path);
 

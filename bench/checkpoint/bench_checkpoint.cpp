@@ -1,0 +1,163 @@
+// bench_checkpoint: checkpoint I/O against raw POSIX I/O of the same bytes on the same file
+// system, in one run (docs/benchmarks.md, section Checkpoint).
+//   save_vs_posix_write    save_checkpoint (temp + fsync + rename) / write+fsync   target >= 0.95
+//   load_vs_posix_read     load_checkpoint (with CRCs), cold cache / read, cold   target >= 0.9
+//   async_stall_vs_sync    CheckpointWriter async save() stall / sync save time   target <= 0.15
+//   training_overhead_pct  a training loop saving every N steps vs never          target <= 3.5
+// Reads are made cold with fdatasync + POSIX_FADV_DONTNEED on the file before each read, so they
+// come from the device whatever the page cache size. Throughputs are medians of --repeats runs.
+// usage: bench_checkpoint [--dir DIR] [--mib N] [--repeats R] [--train-steps S] [--every N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dlx/checkpoint/writer.hpp"
+#include "posix_io.hpp"
+#include "training_loop.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  fs::path dir = fs::temp_directory_path() / "dlx-bench-checkpoint";
+  std::size_t mib = 1024;
+  int repeats = 3;
+  std::int64_t train_steps = 300;
+  std::int64_t every = 100;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--dir") o.dir = value;
+    else if (flag == "--mib") o.mib = std::stoul(value);
+    else if (flag == "--repeats") o.repeats = std::stoi(value);
+    else if (flag == "--train-steps") o.train_steps = std::stoll(value);
+    else if (flag == "--every") o.every = std::stoll(value);
+    else throw std::runtime_error("unknown flag " + flag);
+  }
+  return o;
+}
+
+double seconds(const std::function<void()>& f) {
+  auto start = Clock::now();
+  f();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::vector<fs::path> store_files(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().filename().string().starts_with("step-")) out.push_back(entry.path());
+  return out;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void result(const char* name, double value, const char* target, bool ok) {
+  fmt::print("# result: {} {:.4f} (target {}) {}\n", name, value, target, ok ? "PASS" : "MISS");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  using namespace dlx;
+  auto o = parse(argc, argv);
+  fs::create_directories(o.dir);
+  const std::size_t bytes = o.mib << 20;
+  // A model-like mix: four large tensors and a few small ones, random contents.
+  std::vector<std::vector<float>> data;
+  for (std::size_t share : {4, 2, 1, 1}) data.emplace_back(bytes / 8 * share / sizeof(float));
+  std::uint32_t seed = 1;
+  for (auto& t : data)
+    for (auto& v : t) v = static_cast<float>(seed = seed * 1664525u + 1013904223u) * 1e-9f;
+  checkpoint::CheckpointContent content;
+  content.metadata.experiment = "bench";
+  std::vector<std::span<const std::byte>> raw;
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    content.tensors.push_back({fmt::format("model/layer{}", i), checkpoint::DType::float32,
+                               {data[i].size()}, data[i].data()});
+    raw.push_back(std::as_bytes(std::span(data[i])));
+  }
+  std::size_t total = 0;
+  for (auto r : raw) total += r.size();
+  std::vector<std::byte> read_buffer(total);
+
+  fmt::print("# bench_checkpoint: {} MiB in {} tensors, dir {}, {} repeats, {} cores\n",
+             total >> 20, raw.size(), o.dir.string(), o.repeats, std::thread::hardware_concurrency());
+  fmt::print("# {:<28} {:>10} {:>10}\n", "operation", "seconds", "MB/s");
+  auto row = [&](const char* what, double s) {
+    fmt::print("  {:<28} {:>10.3f} {:>10.1f}\n", what, s, static_cast<double>(total) / s / 1e6);
+  };
+  auto posix_path = o.dir / "posix.bin";
+  auto ckpt_path = checkpoint::checkpoint_path(o.dir, 1);
+  std::vector<double> w, s, r, l;
+  for (int i = 0; i < o.repeats; ++i) {
+    w.push_back(seconds([&] { bench::posix_write_fsync(posix_path, raw); }));
+    row("posix write+fsync", w.back());
+    s.push_back(seconds([&] { checkpoint::save_checkpoint(content, ckpt_path); }));
+    row("save_checkpoint", s.back());
+    bench::drop_from_page_cache(posix_path);
+    r.push_back(seconds([&] { bench::posix_read(posix_path, read_buffer); }));
+    row("posix read (cold)", r.back());
+    bench::drop_from_page_cache(ckpt_path);
+    l.push_back(seconds([&] { (void)checkpoint::load_checkpoint(ckpt_path); }));
+    row("load_checkpoint (cold)", l.back());
+  }
+  double save_ratio = median(w) / median(s), load_ratio = median(r) / median(l);
+
+  // Async: the stall is save()'s return time; the writer's buffers are warm after the first save.
+  checkpoint::WriterOptions async_options;
+  async_options.directory = o.dir;
+  checkpoint::CheckpointWriter writer(async_options);
+  std::vector<double> stalls;
+  for (int i = 0; i < o.repeats + 1; ++i) {
+    content.metadata.step = 10 + i;
+    writer.save(content);
+    if (i > 0) stalls.push_back(std::chrono::duration<double>(writer.last_stall()).count());
+    writer.wait();
+  }
+  double stall_ratio = median(stalls) / median(s);
+  row("async save() stall", median(stalls));
+
+  bench::TrainingSetup setup;
+  setup.steps = o.train_steps;
+  setup.directory = o.dir / "training";
+  fs::create_directories(setup.directory);
+  double base = bench::run_training(setup);
+  setup.every = o.every;
+  double with = bench::run_training(setup);
+  double base2 = bench::run_training({setup.features, setup.rows, setup.batch, setup.steps,
+                                      std::nullopt, true, setup.directory});
+  double baseline = std::min(base, base2);
+  double overhead = (with - baseline) / baseline * 100.0;
+  fmt::print("# training: {} steps, {} MiB of model+optimizer state, checkpoint every {} steps: "
+             "{:.3f} s vs {:.3f} s without\n",
+             setup.steps, setup.features * 8 >> 20, o.every, with, baseline);
+
+  result("save_vs_posix_write", save_ratio, ">= 0.95", save_ratio >= 0.95);
+  result("load_vs_posix_read", load_ratio, ">= 0.9", load_ratio >= 0.9);
+  result("async_stall_vs_sync", stall_ratio, "<= 0.15", stall_ratio <= 0.15);
+  result("training_overhead_pct", overhead, "<= 3.5", overhead <= 3.5);
+  // Remove only what this run wrote (the directory may be the user's).
+  fs::remove(posix_path);
+  for (const auto& entry : store_files(o.dir)) fs::remove(entry);
+  fs::remove_all(setup.directory);
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "bench_checkpoint: %s\n", e.what());
+  return 1;
+}

@@ -1,0 +1,108 @@
+#pragma once
+// HDF5 checkpoints: one self-describing file per step, trials/<id>/checkpoints/step-<N>.h5
+// (docs/checkpoint-format.md). Saves are atomic (temp + fsync + rename + directory fsync); loads
+// verify the format version, the trial, a checksum over all metadata and a CRC-32C per block of
+// every tensor before handing out any byte. Every failure is a CheckpointError naming the file
+// (and the errno when a system call failed); the previous checkpoint is never touched.
+//
+//   CheckpointContent content;
+//   content.metadata = {.experiment = "mnist", .trial_id = 3, .step = 1200};
+//   content.state["data_cursor"] = std::int64_t{4800};
+//   content.tensors.push_back({"model/weights", DType::float32, {784, 10}, weights.data()});
+//   save_checkpoint(content, checkpoint_path(dir, 1200));
+//   auto loaded = load_checkpoint(path, {.experiment = "mnist", .trial_id = 3});
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dlx/checkpoint/error.hpp"
+#include "dlx/checkpoint/tensor.hpp"
+
+namespace dlx::checkpoint {
+
+inline constexpr int kCheckpointFormatVersion = 1;
+
+struct CheckpointMetadata {
+  std::string experiment;
+  std::int64_t trial_id = 0;
+  std::int64_t step = 0;
+  std::int64_t epoch = 0;
+  int world_size = 1;
+  nlohmann::ordered_json hparams = nlohmann::ordered_json::object();  // flat: name -> scalar
+  std::string metric_name;            // the searcher metric at this step (keep_best), or ""
+  std::optional<double> metric_value;
+  // Set by save_checkpoint (created_unix: now when 0); read back by load.
+  std::int64_t created_unix = 0;
+  std::string library_version;
+  int format_version = kCheckpointFormatVersion;
+};
+
+// Small named state: data cursor, sample counts, an RNG seed... (RNG stream states and anything
+// larger are tensors, e.g. "rng/rank-0/dropout" as uint64 words.)
+using StateValue = std::variant<std::int64_t, double, std::string>;
+using StateMap = std::map<std::string, StateValue>;
+
+struct CheckpointContent {
+  CheckpointMetadata metadata;
+  StateMap state;
+  std::vector<TensorView> tensors;
+};
+
+struct Checkpoint {
+  CheckpointMetadata metadata;
+  StateMap state;
+  std::vector<Tensor> tensors;  // in name order
+
+  const Tensor* find(std::string_view name) const;
+  const Tensor& tensor(std::string_view name) const;  // throws CheckpointError when absent
+};
+
+// What a file holds without its tensor bytes (ls, show, retention).
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::float32;
+  std::vector<std::uint64_t> shape;
+  std::uint64_t bytes = 0;
+  std::vector<std::uint32_t> crc32c;  // one per block of kCrcBlockBytes
+};
+
+struct CheckpointSummary {
+  CheckpointMetadata metadata;
+  StateMap state;
+  std::vector<TensorInfo> tensors;  // in name order
+};
+
+// What the reader requires of a file beyond being an intact dlx checkpoint.
+struct Expectation {
+  std::optional<std::string> experiment;
+  std::optional<std::int64_t> trial_id;
+};
+
+inline constexpr std::uint64_t kCrcBlockBytes = 16u << 20;
+
+// <directory>/step-<step>.h5
+std::filesystem::path checkpoint_path(const std::filesystem::path& directory, std::int64_t step);
+
+// Writes `content` durably to `path` (replacing an older file of that name atomically). Device
+// tensors are copied to host first; the caller has finished writing them (synchronised streams).
+void save_checkpoint(const CheckpointContent& content, const std::filesystem::path& path);
+
+// Reads and verifies everything; throws CheckpointError saying what is wrong.
+Checkpoint load_checkpoint(const std::filesystem::path& path, const Expectation& expect = {});
+
+// Reads and verifies the metadata and the tensor index (not the tensor bytes).
+CheckpointSummary read_checkpoint_summary(const std::filesystem::path& path,
+                                          const Expectation& expect = {});
+
+// Full verification without keeping the data: throws CheckpointError like load_checkpoint.
+CheckpointSummary verify_checkpoint(const std::filesystem::path& path,
+                                    const Expectation& expect = {});
+
+}  // namespace dlx::checkpoint

@@ -1,0 +1,28 @@
+#pragma once
+// The reading half shared by load, summary and verify: open a file, check that it is a dlx
+// checkpoint of a known format version and of the expected trial, read the metadata and the
+// tensor index, and check them against /metadata_crc32c. Tensor bytes are read separately.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+#include "dlx/checkpoint/checkpoint.hpp"
+#include "dlx/checkpoint/h5/handle.hpp"
+
+namespace dlx::checkpoint::detail {
+
+struct OpenCheckpoint {
+  h5::Handle file;
+  CheckpointSummary summary;
+  std::vector<std::optional<std::uint64_t>> offsets;  // per tensor: file offset of its bytes
+};
+
+OpenCheckpoint open_checkpoint(const std::filesystem::path& path, const Expectation& expect);
+
+// Reads tensor `index` block by block while other threads checksum the blocks read so far, and
+// compares with its CRCs. `destination` (tensor bytes long) may be null to verify only.
+void read_tensor(const OpenCheckpoint& checkpoint, std::size_t index, int fd,
+                 std::byte* destination, const std::filesystem::path& path);
+
+}  // namespace dlx::checkpoint::detail

@@ -1,0 +1,191 @@
+// save_checkpoint: write every object to a temporary file beside the final one while other
+// threads checksum the tensor bytes, add the checksums, close (HDF5 flushes), then publish it
+// (fsync, rename, fsync the directory). Any failure removes the temporary file and leaves every
+// earlier checkpoint untouched.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <future>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "checkpoint_layout.hpp"
+#include "crc32c.hpp"
+#include "dlx/checkpoint/checkpoint.hpp"
+#include "dlx/checkpoint/h5/attributes.hpp"
+#include "dlx/checkpoint/h5/datasets.hpp"
+#include "dlx/checkpoint/h5/error.hpp"
+#include "dlx/checkpoint/h5/objects.hpp"
+#include "dlx/checkpoint/h5/types.hpp"
+#include "dlx/common/durable_file.hpp"
+#include "hparams_io.hpp"
+#include "metadata_digest.hpp"
+#include "snapshot.hpp"
+
+namespace dlx::checkpoint {
+namespace {
+
+namespace names = checkpoint_layout;
+using Crcs = std::vector<std::vector<std::uint32_t>>;
+
+// Checkpoint strings are fixed-length: see write_fixed_string_attribute.
+void write_string(hid_t object, const char* name, const std::string& value,
+                  const std::filesystem::path& file) {
+  h5::write_fixed_string_attribute(object, name, value, file);
+}
+
+void write_root_attributes(hid_t root, const CheckpointMetadata& m, const std::string& hparams_json,
+                           const std::filesystem::path& file) {
+  write_string(root, names::kKind, std::string(names::kKindValue), file);
+  h5::write_attribute(root, names::kFormatVersion, std::int32_t{m.format_version}, file);
+  write_string(root, names::kLibraryVersion, m.library_version, file);
+  write_string(root, names::kExperiment, m.experiment, file);
+  h5::write_attribute(root, names::kTrialId, m.trial_id, file);
+  h5::write_attribute(root, names::kStep, m.step, file);
+  h5::write_attribute(root, names::kEpoch, m.epoch, file);
+  h5::write_attribute(root, names::kWorldSize, std::int32_t{m.world_size}, file);
+  h5::write_attribute(root, names::kCreatedUnix, m.created_unix, file);
+  write_string(root, names::kHparamsJson, hparams_json, file);
+  write_string(root, names::kMetricName, m.metric_name, file);
+  h5::write_attribute(root, names::kMetricValue,
+                      m.metric_value.value_or(std::numeric_limits<double>::quiet_NaN()), file);
+}
+
+void write_state(hid_t root, const StateMap& state, const std::filesystem::path& file) {
+  auto group = h5::create_group(root, names::kStateGroup, file);
+  for (const auto& [name, value] : state) {
+    if (name.empty()) throw CheckpointError("a state value has an empty name");
+    if (const auto* text = std::get_if<std::string>(&value))
+      h5::write_fixed_string_attribute(group.get(), name, *text, file);
+    else
+      std::visit([&](const auto& v) { h5::write_attribute(group.get(), name, v, file); }, value);
+  }
+}
+
+// Tensor data first (the checksums are being computed meanwhile), checksums when they are ready.
+void write_tensors(hid_t root, const std::vector<const TensorView*>& tensors,
+                   std::future<Crcs>& crcs, CheckpointSummary& summary,
+                   const std::filesystem::path& file) {
+  auto group = h5::create_group(root, names::kTensorsGroup, file);
+  for (const auto* t : tensors) {
+    auto type = h5::file_type_of(t->dtype, file);
+    h5::write_array(group.get(), t->name, type.get(), t->shape, t->data, file);
+  }
+  auto all = crcs.get();
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const auto* t = tensors[i];
+    h5::Handle dataset(h5::check_id(H5Dopen2(group.get(), t->name.c_str(), H5P_DEFAULT), file,
+                                    "reopen dataset " + t->name),
+                       H5Dclose);
+    write_string(dataset.get(), names::kDType, std::string(dtype_name(t->dtype)), file);
+    h5::write_attribute(dataset.get(), names::kCrc, all[i], file);
+    h5::write_attribute(dataset.get(), names::kCrcBlockBytes, kCrcBlockBytes, file);
+    summary.tensors.push_back({t->name, t->dtype, t->shape, t->byte_size(), std::move(all[i])});
+  }
+}
+
+void write_file(const CheckpointContent& content, const std::vector<const TensorView*>& tensors,
+                const std::filesystem::path& file) {
+  auto crcs = std::async(std::launch::async, [&tensors] {
+    Crcs out;
+    for (const auto* t : tensors)
+      out.push_back(detail::block_crc32c(
+          {static_cast<const std::byte*>(t->data), t->byte_size()}, detail::checksum_threads()));
+    return out;
+  });
+  CheckpointSummary summary{content.metadata, content.state, {}};
+  auto handle = h5::create_file(file, {.checksummed_metadata = true, .alignment = 4096});
+  try {
+    {
+      auto root = h5::open_root_group(handle.get(), file);
+      write_root_attributes(root.get(), summary.metadata,
+                            detail::hparams_as_json(summary.metadata.hparams), file);
+      detail::write_hparams_group(root.get(), names::kHparamsGroup, summary.metadata.hparams, file,
+                                  detail::Strings::fixed_length);
+      write_state(root.get(), content.state, file);
+      write_tensors(root.get(), tensors, crcs, summary, file);
+      h5::write_attribute(root.get(), names::kMetadataCrc, detail::metadata_digest(summary), file);
+    }
+    h5::check(H5Fflush(handle.get(), H5F_SCOPE_LOCAL), file, "flush the HDF5 file");
+  } catch (...) {
+    // HDF5 flushes again when the file is closed; after ENOSPC or EIO that flush fails too and
+    // the file stays open inside HDF5 (and crashes its exit handler). Emptying the doomed
+    // temporary file gives the few metadata bytes room, so the close succeeds.
+    if (::truncate(file.c_str(), 0) != 0) { /* the close below reports what it can */ }
+    handle.reset();
+    throw;
+  }
+  handle.close(file, "HDF5 file");
+}
+
+CheckpointContent completed(const CheckpointContent& content) {
+  CheckpointContent out{content.metadata, content.state, {}};
+  out.metadata.format_version = kCheckpointFormatVersion;
+  out.metadata.library_version = DLX_VERSION;
+  if (out.metadata.created_unix == 0)
+    out.metadata.created_unix = std::chrono::duration_cast<std::chrono::seconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count();
+  if (out.metadata.metric_value && !std::isfinite(*out.metadata.metric_value))
+    out.metadata.metric_value.reset();
+  return out;
+}
+
+void save_host_tensors(const CheckpointContent& content, std::span<const TensorView> host_tensors,
+                       const std::filesystem::path& path) {
+  detail::validate_tensors(host_tensors);
+  std::vector<const TensorView*> sorted;
+  for (const auto& t : host_tensors) sorted.push_back(&t);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const TensorView* a, const TensorView* b) { return a->name < b->name; });
+  auto full = completed(content);
+  h5::QuietErrors quiet;
+  auto temporary = temporary_path_for(path);
+  try {
+    write_file(full, sorted, temporary);
+    publish_file(temporary, path);
+  } catch (const SystemError& e) {
+    ::unlink(temporary.c_str());
+    throw CheckpointError(fmt::format("cannot save checkpoint {}: {}", path.string(), e.what()),
+                          e.error_number());
+  } catch (const CheckpointError& e) {
+    ::unlink(temporary.c_str());
+    throw CheckpointError(fmt::format("cannot save checkpoint {}: {}", path.string(), e.what()),
+                          e.error_number());
+  } catch (...) {
+    ::unlink(temporary.c_str());
+    throw;
+  }
+}
+
+}  // namespace
+
+std::filesystem::path checkpoint_path(const std::filesystem::path& directory, std::int64_t step) {
+  return directory / fmt::format("step-{}.h5", step);
+}
+
+void save_checkpoint(const CheckpointContent& content, const std::filesystem::path& path) {
+  bool any_device = std::any_of(content.tensors.begin(), content.tensors.end(), [](const auto& t) {
+    return t.location == MemoryLocation::cuda_device;
+  });
+  if (!any_device) return save_host_tensors(content, content.tensors, path);
+  auto snapshot = detail::snapshot_tensors(content.tensors, {});
+  std::vector<TensorView> views;
+  for (const auto& t : snapshot) views.push_back(t.view());
+  save_host_tensors(content, views, path);
+}
+
+namespace detail {
+// For the async saver: write tensors that are already host snapshots.
+void save_snapshot(const CheckpointContent& content, const std::vector<Tensor>& tensors,
+                   const std::filesystem::path& path) {
+  std::vector<TensorView> views;
+  for (const auto& t : tensors) views.push_back(t.view());
+  save_host_tensors(content, views, path);
+}
+}  // namespace detail
+
+}  // namespace dlx::checkpoint

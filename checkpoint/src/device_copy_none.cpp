@@ -1,0 +1,18 @@
+// device_copy.hpp for a dlx built without CUDA: no pinned memory, device tensors are refused.
+#include "device_copy.hpp"
+
+#include "dlx/checkpoint/error.hpp"
+
+namespace dlx::checkpoint::detail {
+
+void* allocate_pinned(std::size_t) noexcept { return nullptr; }
+void free_pinned(void*) noexcept {}
+
+void copy_from_device(std::span<const DeviceCopy> copies) {
+  if (!copies.empty())
+    throw CheckpointError(
+        "a tensor is in CUDA device memory but this dlx was built without CUDA "
+        "(rebuild with DLX_WITH_CUDA=ON, or copy the tensor to host memory first)");
+}
+
+}  // namespace dlx::checkpoint::detail

@@ -1,0 +1,58 @@
+#include "dlx/checkpoint/discovery.hpp"
+
+#include <system_error>
+
+#include "dlx/common/durable_file.hpp"
+#include "dlx/store/experiment_layout.hpp"
+
+namespace dlx::checkpoint {
+namespace {
+
+// The step in a step-<N>.h5 name, when the name has that form.
+std::optional<std::int64_t> step_in_name(const std::filesystem::path& path) {
+  for (const auto& entry : store::list_checkpoints(path.parent_path()))
+    if (entry.path.filename() == path.filename()) return entry.step;
+  return std::nullopt;
+}
+
+}  // namespace
+
+LatestValid find_latest_valid(const std::filesystem::path& checkpoint_dir,
+                              const Expectation& expect, Verification verification) {
+  LatestValid out;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(checkpoint_dir, error))
+    if (is_temporary_name(entry.path().filename().string()))
+      out.skipped.push_back({entry.path(), "temporary file of an unfinished save"});
+  auto entries = store::list_checkpoints(checkpoint_dir);
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    try {
+      auto summary = verification == Verification::full
+                         ? verify_checkpoint(it->path, expect)
+                         : read_checkpoint_summary(it->path, expect);
+      if (summary.metadata.step != it->step) {
+        out.skipped.push_back({it->path, "holds step " + std::to_string(summary.metadata.step) +
+                                             ", not the step in its name"});
+        continue;
+      }
+      out.path = it->path;
+      out.summary = std::move(summary);
+      return out;
+    } catch (const Error& e) {
+      out.skipped.push_back({it->path, e.what()});
+    }
+  }
+  return out;
+}
+
+bool is_valid_checkpoint(const std::filesystem::path& path, const Expectation& expect) {
+  try {
+    auto summary = verify_checkpoint(path, expect);
+    auto step = step_in_name(path);
+    return !step || *step == summary.metadata.step;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+}  // namespace dlx::checkpoint

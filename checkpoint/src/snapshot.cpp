@@ -1,0 +1,73 @@
+#include "snapshot.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "device_copy.hpp"
+#include "dlx/checkpoint/error.hpp"
+
+namespace dlx::checkpoint::detail {
+namespace {
+
+bool valid_name(const std::string& name) {
+  if (name.empty() || name.front() == '/' || name.back() == '/') return false;
+  std::size_t begin = 0;
+  while (begin <= name.size()) {
+    auto end = std::min(name.find('/', begin), name.size());
+    auto part = std::string_view(name).substr(begin, end - begin);
+    if (part.empty() || part == "." || part == "..") return false;
+    begin = end + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+void validate_tensors(std::span<const TensorView> views) {
+  std::set<std::string_view> names;
+  for (const auto& view : views) {
+    if (!valid_name(view.name))
+      throw CheckpointError(fmt::format(
+          "tensor name '{}' is not valid (non-empty parts separated by '/', no '.' or '..')",
+          view.name));
+    if (!names.insert(view.name).second)
+      throw CheckpointError(fmt::format("two tensors are named '{}'", view.name));
+    if (view.data == nullptr && view.element_count() > 0)
+      throw CheckpointError(fmt::format("tensor '{}' has {} elements but no data", view.name,
+                                        view.element_count()));
+  }
+}
+
+std::vector<Tensor> snapshot_tensors(std::span<const TensorView> views, std::vector<Tensor> reuse) {
+  validate_tensors(views);
+  bool any_device = std::any_of(views.begin(), views.end(), [](const TensorView& v) {
+    return v.location == MemoryLocation::cuda_device;
+  });
+  std::vector<Tensor> out;
+  out.reserve(views.size());
+  std::vector<DeviceCopy> device_copies;
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    const auto& view = views[i];
+    auto bytes = view.byte_size();
+    Tensor tensor{view.name, view.dtype, view.shape, {}};
+    if (i < reuse.size() && reuse[i].bytes.size() == bytes &&
+        (reuse[i].bytes.pinned() || !any_device))
+      tensor.bytes = std::move(reuse[i].bytes);
+    else
+      tensor.bytes = HostBuffer::allocate(bytes, view.location == MemoryLocation::cuda_device);
+    if (bytes > 0) {
+      if (view.location == MemoryLocation::cuda_device)
+        device_copies.push_back({tensor.bytes.data(), view.data, bytes});
+      else
+        std::memcpy(tensor.bytes.data(), view.data, bytes);
+    }
+    out.push_back(std::move(tensor));
+  }
+  copy_from_device(device_copies);
+  return out;
+}
+
+}  // namespace dlx::checkpoint::detail

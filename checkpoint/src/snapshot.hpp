@@ -1,0 +1,22 @@
+#pragma once
+// Copies tensors into library-owned host memory: memcpy for host tensors, one CUDA stream of
+// device-to-host copies into pinned memory for device tensors. Buffers of `reuse` whose size
+// fits are recycled (no page faults on the next snapshot of the same model).
+#include <span>
+#include <vector>
+
+#include "dlx/checkpoint/checkpoint.hpp"
+#include "dlx/checkpoint/tensor.hpp"
+
+namespace dlx::checkpoint::detail {
+
+std::vector<Tensor> snapshot_tensors(std::span<const TensorView> views, std::vector<Tensor> reuse);
+
+// Throws CheckpointError for an empty or malformed name, a duplicate name, or missing data.
+void validate_tensors(std::span<const TensorView> views);
+
+// save_checkpoint for tensors that are already host snapshots (checkpoint_save.cpp).
+void save_snapshot(const CheckpointContent& content, const std::vector<Tensor>& tensors,
+                   const std::filesystem::path& path);
+
+}  // namespace dlx::checkpoint::detail

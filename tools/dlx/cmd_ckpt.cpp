@@ -1,0 +1,73 @@
+// dlx ckpt: dispatch, and the helpers the subcommands share (target, policy, sizes).
+#include "cmd_ckpt.hpp"
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "dlx/config/parse.hpp"
+#include "experiment_locator.hpp"
+
+namespace dlx::cli {
+
+namespace ckpt {
+
+namespace fs = std::filesystem;
+
+Target locate_target(const std::string& trial_or_experiment) {
+  fs::path path(trial_or_experiment);
+  std::error_code error;
+  if (fs::is_directory(path / "trials", error) || fs::exists(path / "experiment.yaml", error))
+    return {path, std::nullopt};
+  if (fs::is_directory(path / "checkpoints", error)) {  // <experiment>/trials/<id>
+    auto name = fs::absolute(path).lexically_normal().filename().string();
+    if (name.empty()) name = fs::absolute(path).lexically_normal().parent_path().filename().string();
+    std::int64_t id = 0;
+    auto [end, parse_error] = std::from_chars(name.data(), name.data() + name.size(), id);
+    if (parse_error == std::errc{} && end == name.data() + name.size())
+      return {fs::absolute(path).lexically_normal().parent_path().parent_path(), id};
+  }
+  if (!fs::exists(path, error)) return {locate_experiment(trial_or_experiment), std::nullopt};
+  throw UsageError(fmt::format("{}: not an experiment directory (no trials/) nor a trial "
+                               "directory (no checkpoints/)",
+                               trial_or_experiment));
+}
+
+checkpoint::RetentionPolicy policy_of(const fs::path& experiment_dir) {
+  checkpoint::RetentionPolicy policy;
+  std::error_code error;
+  if (!fs::exists(experiment_dir / "experiment.yaml", error)) return policy;
+  auto experiment = config::load_snapshot(experiment_dir);
+  policy.keep_latest = experiment.checkpoint.keep_latest;
+  policy.keep_best = experiment.checkpoint.keep_best;
+  policy.keep_experiment_best = experiment.checkpoint.keep_experiment_best;
+  policy.metric = experiment.searcher.metric;
+  policy.smaller_is_better = experiment.searcher.smaller_is_better;
+  return policy;
+}
+
+std::string human_bytes(std::uint64_t bytes) {
+  constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(units)) {
+    value /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
+}
+
+}  // namespace ckpt
+
+int run_ckpt(const Arguments& arguments) {
+  if (arguments.empty()) throw UsageError("dlx ckpt needs a subcommand: ls, verify, show or gc");
+  const auto& sub = arguments.front();
+  Arguments rest(arguments.begin() + 1, arguments.end());
+  if (sub == "ls") return ckpt::run_ls(rest);
+  if (sub == "verify") return ckpt::run_verify(rest);
+  if (sub == "show") return ckpt::run_show(rest);
+  if (sub == "gc") return ckpt::run_gc(rest);
+  throw UsageError(fmt::format("unknown dlx ckpt subcommand '{}' (ls, verify, show, gc)", sub));
+}
+
+}  // namespace dlx::cli
