@@ -18,12 +18,6 @@
 
 namespace dlx::cli {
 
-std::string format_value(const nlohmann::ordered_json& value) {
-  if (value.is_string()) return value.get<std::string>();
-  if (value.is_number_float()) return fmt::format("{:.6g}", value.get<double>());
-  return value.dump();
-}
-
 namespace {
 
 std::vector<searcher::Rung> rungs_of(const config::Experiment& experiment) {

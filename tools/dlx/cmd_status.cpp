@@ -18,8 +18,6 @@
 
 namespace dlx::cli {
 
-std::string format_value(const nlohmann::ordered_json& value);  // cmd_plan.cpp
-
 namespace {
 
 struct TrialRow {

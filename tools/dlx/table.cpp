@@ -29,4 +29,10 @@ std::string Table::render() const {
   return out;
 }
 
+std::string format_value(const nlohmann::ordered_json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_float()) return fmt::format("{:.6g}", value.get<double>());
+  return value.dump();
+}
+
 }  // namespace dlx::cli

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace dlx::cli {
 
 class Table {
@@ -16,5 +18,8 @@ class Table {
   std::vector<std::string> headers_;
   std::vector<std::vector<std::string>> rows_;
 };
+
+// A hyperparameter value for a cell: strings bare, floats in %g form, the rest as JSON.
+std::string format_value(const nlohmann::ordered_json& value);
 
 }  // namespace dlx::cli
