@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <future>
 #include <limits>
@@ -15,6 +14,7 @@
 #include "checkpoint_layout.hpp"
 #include "crc32c.hpp"
 #include "dlx/checkpoint/checkpoint.hpp"
+#include "dlx/common/clock.hpp"
 #include "dlx/checkpoint/h5/attributes.hpp"
 #include "dlx/checkpoint/h5/datasets.hpp"
 #include "dlx/checkpoint/h5/error.hpp"
@@ -125,10 +125,7 @@ CheckpointContent completed(const CheckpointContent& content) {
   CheckpointContent out{content.metadata, content.state, {}};
   out.metadata.format_version = kCheckpointFormatVersion;
   out.metadata.library_version = DLX_VERSION;
-  if (out.metadata.created_unix == 0)
-    out.metadata.created_unix = std::chrono::duration_cast<std::chrono::seconds>(
-                                    std::chrono::system_clock::now().time_since_epoch())
-                                    .count();
+  if (out.metadata.created_unix == 0) out.metadata.created_unix = unix_seconds_now();
   if (out.metadata.metric_value && !std::isfinite(*out.metadata.metric_value))
     out.metadata.metric_value.reset();
   return out;

@@ -1,17 +1,12 @@
 #include "dlx/launch/trial_outcome.hpp"
 
-#include <chrono>
 #include <filesystem>
+
+#include "dlx/common/clock.hpp"
 
 namespace dlx::launch {
 
 namespace {
-
-std::int64_t now_unix() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // A record for a trainer that died before libdlx created one (or that does not use libdlx).
 checkpoint::TrialRecord new_record(const env::TrialEnvironment& trial,
@@ -24,7 +19,7 @@ checkpoint::TrialRecord new_record(const env::TrialEnvironment& trial,
   record.nodes = placement.node_name;  // only rank 0's node is known here
   record.slurm_job_id = trial.slurm_job_id;
   record.hparams = trial.hparams;
-  record.created_unix = now_unix();
+  record.created_unix = unix_seconds_now();
   return record;
 }
 
@@ -47,7 +42,7 @@ bool record_trainer_exit(const env::TrialEnvironment& trial,
   }
   record->state = "failed";
   record->exit_code = exit_status;
-  record->updated_unix = now_unix();
+  record->updated_unix = unix_seconds_now();
   checkpoint::save_trial_record(*record, path);
   return true;
 }

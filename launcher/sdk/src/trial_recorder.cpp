@@ -1,20 +1,10 @@
 #include "trial_recorder.hpp"
 
-#include <chrono>
-
 #include <fmt/format.h>
 
+#include "dlx/common/clock.hpp"
+
 namespace dlx::detail {
-
-namespace {
-
-std::int64_t now_unix() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 const char* to_string(MetricKind kind) {
   return kind == MetricKind::training ? "training" : "validation";
@@ -37,7 +27,7 @@ TrialRecorder::TrialRecorder(const env::TrialEnvironment& environment,
     record_.experiment = std::move(experiment_name);
     record_.trial_id = environment.trial_id;
     record_.hparams = environment.hparams;
-    record_.created_unix = now_unix();
+    record_.created_unix = unix_seconds_now();
   }
   record_.state = "running";
   record_.exit_code = 0;
@@ -62,7 +52,7 @@ void TrialRecorder::finish() {
 }
 
 void TrialRecorder::save() {
-  record_.updated_unix = now_unix();
+  record_.updated_unix = unix_seconds_now();
   checkpoint::save_trial_record(record_, path_);
 }
 
