@@ -4,7 +4,8 @@
 //      is created or queued;
 //   2. size the array from the searcher; respect (or reject) a user's explicit --array;
 //   3. apply the experiment's resources unless the user set the same option (command line and
-//      #SBATCH win over the experiment file);
+//      #SBATCH win over the experiment file), and the preemption notice (--signal from
+//      plugstack.conf's signal=) unless the user gave --signal;
 //   4. create <storage_root>/<user>/<name>[.N]/ and freeze experiment.yaml into it (seed included);
 //   5. hand the directory to the job: exported into sbatch's environment (so the batch script and
 //      every step inherit DLX_EXPERIMENT_DIR) and into the job-control environment (prolog,
@@ -24,6 +25,7 @@
 #include "cluster_limits.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/config/snapshot.hpp"
+#include "dlx/searcher/method.hpp"
 #include "dlx/searcher/trial_plan.hpp"
 #include "dlx/store/create_experiment_dir.hpp"
 #include "plugin_state.hpp"
@@ -64,11 +66,13 @@ int prepare_submission(spank_t sp) {
 
   config::Experiment experiment;
   int trials = 0;
+  int tasks = 0;  // array tasks: more than trials when ASHA promotions run in later tasks
   try {
     std::optional<config::SiteConfig> site;
     if (!plugin.options.site_config.empty()) site = config::parse_site_config_file(plugin.options.site_config);
     experiment = config::parse_experiment_file(file, site ? &*site : nullptr);
     trials = searcher::trial_count(experiment);
+    tasks = searcher::ticket_count(experiment);
     if (site && site->max_trials && trials > *site->max_trials) {
       throw config::ConfigError(experiment.searcher.where, "searcher",
                                 fmt::format("the experiment has {} trials, above this site's limit of {} (set in {})",
@@ -79,10 +83,10 @@ int prepare_submission(spank_t sp) {
     report_error(fmt::format("dlx: --dl-experiment: {}", e.what()));
     return -1;
   }
-  if (auto max_array = cluster_max_array_size(); max_array && static_cast<unsigned>(trials) > *max_array) {
-    report_error(fmt::format("dlx: --dl-experiment: {}: the experiment has {} trials but this cluster's "
-                             "MaxArraySize is {} (run fewer trials, or ask your administrator)",
-                             file, trials, *max_array));
+  if (auto max_array = cluster_max_array_size(); max_array && static_cast<unsigned>(tasks) > *max_array) {
+    report_error(fmt::format("dlx: --dl-experiment: {}: the experiment needs {} array tasks but this "
+                             "cluster's MaxArraySize is {} (run fewer trials, or ask your administrator)",
+                             file, tasks, *max_array));
     return -1;
   }
   if (!experiment.seed_given) {
@@ -101,16 +105,24 @@ int prepare_submission(spank_t sp) {
   std::string array_note = spec;
   if (user_array) {
     std::string user_spec = sbatch.get("array").value_or("");
-    if (auto problem = check_user_array(user_spec, trials, file); !problem.empty()) {
+    if (auto problem = check_user_array(user_spec, tasks, file); !problem.empty()) {
       report_error(problem);
       return -1;
     }
     array_note = user_spec + " (from --array)";
   }
   if (!apply_resources(sbatch, experiment)) return -1;
+  // The preemption notice (docs/fault-tolerance.md), unless the user chose their own --signal.
+  if (!plugin.options.signal.empty() && !sbatch.is_set("signal") &&
+      !sbatch.set("signal", plugin.options.signal)) {
+    report_error(fmt::format("dlx: --dl-experiment: sbatch rejected --signal={} from plugstack.conf "
+                             "(ask your administrator to fix the signal= option)",
+                             plugin.options.signal));
+    return -1;
+  }
   if (!user_array && plugin.options.array_via == ArrayVia::sbatch && !sbatch.set("array", spec)) {
     report_error(fmt::format("dlx: --dl-experiment: sbatch rejected --array={} (is MaxArraySize below {}?)",
-                             spec, trials));
+                             spec, tasks));
     return -1;
   }
 

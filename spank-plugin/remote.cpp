@@ -76,12 +76,13 @@ int export_trial_environment(spank_t sp) {
       store::link_job(std::filesystem::path(experiment_dir).parent_path(), std::to_string(array_job),
                       experiment_dir);
     }
-    auto latest = store::latest_checkpoint(checkpoints);
-
+    // DLX_LATEST_CHECKPOINT is exported empty: this code runs inside slurmstepd and must not
+    // open files in the user's checkpoint directory. dlx-launch (as the user) sets it from
+    // latest-valid discovery, and libdlx's resume() runs the discovery itself.
     bool ok = set(sp, "DLX_TRIAL_ID", std::to_string(trial_id)) &&
               set(sp, "DLX_HPARAMS", trial.hparams.dump()) &&
               set(sp, "DLX_CHECKPOINT_DIR", checkpoints.string()) &&
-              set(sp, "DLX_LATEST_CHECKPOINT", latest ? latest->string() : "");
+              set(sp, "DLX_LATEST_CHECKPOINT", "");
     for (const auto& [name, value] : experiment.environment) ok = ok && set(sp, name, value);
     for (const auto& [name, value] : trial.hparams.items()) {
       ok = ok && set(sp, config::hyperparameter_variable(name), scalar_text(value));

@@ -17,13 +17,46 @@ std::optional<std::int64_t> step_in_name(const std::filesystem::path& path) {
 
 }  // namespace
 
-LatestValid find_latest_valid(const std::filesystem::path& checkpoint_dir,
-                              const Expectation& expect, Verification verification) {
-  LatestValid out;
+namespace {
+
+std::vector<SkippedCheckpoint> temporary_files(const std::filesystem::path& checkpoint_dir) {
+  std::vector<SkippedCheckpoint> out;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(checkpoint_dir, error))
     if (is_temporary_name(entry.path().filename().string()))
-      out.skipped.push_back({entry.path(), "temporary file of an unfinished save"});
+      out.push_back({entry.path(), "temporary file of an unfinished save"});
+  return out;
+}
+
+}  // namespace
+
+LoadedLatest load_latest_valid(const std::filesystem::path& checkpoint_dir,
+                               const Expectation& expect) {
+  LoadedLatest out;
+  out.skipped = temporary_files(checkpoint_dir);
+  auto entries = store::list_checkpoints(checkpoint_dir);
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    try {
+      auto loaded = load_checkpoint(it->path, expect);
+      if (loaded.metadata.step != it->step) {
+        out.skipped.push_back({it->path, "holds step " + std::to_string(loaded.metadata.step) +
+                                             ", not the step in its name"});
+        continue;
+      }
+      out.path = it->path;
+      out.checkpoint = std::move(loaded);
+      return out;
+    } catch (const Error& e) {
+      out.skipped.push_back({it->path, e.what()});
+    }
+  }
+  return out;
+}
+
+LatestValid find_latest_valid(const std::filesystem::path& checkpoint_dir,
+                              const Expectation& expect, Verification verification) {
+  LatestValid out;
+  out.skipped = temporary_files(checkpoint_dir);
   auto entries = store::list_checkpoints(checkpoint_dir);
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
     try {

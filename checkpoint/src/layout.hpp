@@ -7,6 +7,7 @@ inline constexpr const char* kMetricsGroup = "metrics";
 inline constexpr const char* kTrainingGroup = "training";
 inline constexpr const char* kValidationGroup = "validation";
 inline constexpr const char* kStepsDataset = "steps";
+inline constexpr const char* kRestartEventsGroup = "restart_events";
 
 inline constexpr const char* kFormatVersion = "format_version";
 inline constexpr const char* kExperiment = "experiment";
@@ -15,6 +16,7 @@ inline constexpr const char* kState = "state";
 inline constexpr const char* kExitCode = "exit_code";
 inline constexpr const char* kStopReason = "stop_reason";
 inline constexpr const char* kRestarts = "restarts";
+inline constexpr const char* kFailures = "failures";
 inline constexpr const char* kWorldSize = "world_size";
 inline constexpr const char* kNodes = "nodes";
 inline constexpr const char* kSlurmJobId = "slurm_job_id";

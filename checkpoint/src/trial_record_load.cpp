@@ -13,6 +13,7 @@
 #include "dlx/checkpoint/trial_record.hpp"
 #include "layout.hpp"
 #include "metric_table_io.hpp"
+#include "restart_events_io.hpp"
 
 namespace dlx::checkpoint {
 namespace {
@@ -57,6 +58,9 @@ TrialRecord read_record(hid_t file_id, const std::filesystem::path& path) {
   record.exit_code = h5::read_int_attribute(root.get(), layout::kExitCode, path);
   record.stop_reason = h5::read_string_attribute(root.get(), layout::kStopReason, path);
   record.restarts = h5::read_int_attribute(root.get(), layout::kRestarts, path);
+  // Absent in records written before crashes were counted: none then.
+  if (h5::has_attribute(root.get(), layout::kFailures, path))
+    record.failures = h5::read_int_attribute(root.get(), layout::kFailures, path);
   record.world_size = h5::read_int_attribute(root.get(), layout::kWorldSize, path);
   record.nodes = h5::read_string_attribute(root.get(), layout::kNodes, path);
   record.slurm_job_id = h5::read_string_attribute(root.get(), layout::kSlurmJobId, path);
@@ -66,6 +70,7 @@ TrialRecord read_record(hid_t file_id, const std::filesystem::path& path) {
   auto metrics = h5::open_group(root.get(), layout::kMetricsGroup, path);
   record.training = read_metric_table(metrics.get(), layout::kTrainingGroup, path);
   record.validation = read_metric_table(metrics.get(), layout::kValidationGroup, path);
+  record.restart_events = read_restart_events(root.get(), path);
   return record;
 }
 

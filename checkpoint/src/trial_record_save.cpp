@@ -13,6 +13,7 @@
 #include "hparams_io.hpp"
 #include "layout.hpp"
 #include "metric_table_io.hpp"
+#include "restart_events_io.hpp"
 
 namespace dlx::checkpoint {
 namespace {
@@ -27,6 +28,7 @@ void write_root_attributes(hid_t root, const TrialRecord& record, const std::str
   h5::write_attribute(root, layout::kExitCode, int32_t{record.exit_code}, file);
   h5::write_attribute(root, layout::kStopReason, record.stop_reason, file);
   h5::write_attribute(root, layout::kRestarts, int32_t{record.restarts}, file);
+  h5::write_attribute(root, layout::kFailures, int32_t{record.failures}, file);
   h5::write_attribute(root, layout::kWorldSize, int32_t{record.world_size}, file);
   h5::write_attribute(root, layout::kNodes, record.nodes, file);
   h5::write_attribute(root, layout::kSlurmJobId, record.slurm_job_id, file);
@@ -44,6 +46,7 @@ void write_contents(hid_t file_id, const TrialRecord& record, const std::string&
   auto metrics = h5::create_group(root.get(), layout::kMetricsGroup, file);
   write_metric_table(metrics.get(), layout::kTrainingGroup, record.training, file);
   write_metric_table(metrics.get(), layout::kValidationGroup, record.validation, file);
+  write_restart_events(root.get(), record.restart_events, file);
 }
 
 }  // namespace

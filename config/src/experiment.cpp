@@ -43,4 +43,12 @@ const char* to_string(AshaOptions::Mode mode) {
   return "?";
 }
 
+const char* to_string(SamplerName name) {
+  switch (name) {
+    case SamplerName::random: return "random";
+    case SamplerName::tpe: return "tpe";
+  }
+  return "?";
+}
+
 }  // namespace dlx::config

@@ -15,6 +15,7 @@ const std::vector<std::string> kCommonKeys{"name", "metric", "smaller_is_better"
 const std::vector<std::string> kAshaKeys{"divisor", "max_rungs", "mode", "stop_once"};
 const std::vector<std::string> kPbtKeys{"population_size", "num_rounds", "length_per_round",
                                         "replace_function", "explore_function"};
+const std::vector<std::string> kSamplerKeys{"sampler", "tpe"};
 
 bool contains(const std::vector<std::string>& names, const std::string& key) {
   return std::find(names.begin(), names.end(), key) != names.end();
@@ -26,9 +27,15 @@ void check_keys_for(const MappingReader& section, SearcherName name) {
   std::vector<std::string> allowed = kCommonKeys;
   if (asha) allowed.insert(allowed.end(), kAshaKeys.begin(), kAshaKeys.end());
   if (pbt) allowed.insert(allowed.end(), kPbtKeys.begin(), kPbtKeys.end());
+  if (takes_sampler(name)) allowed.insert(allowed.end(), kSamplerKeys.begin(), kSamplerKeys.end());
   for (const auto& entry : section.node()) {
     const std::string key = entry.first.Scalar();
     if (contains(allowed, key)) continue;
+    if (contains(kSamplerKeys, key)) {
+      section.fail(entry.first, section.path(key.c_str()),
+                   fmt::format("is not an option of the {} searcher", to_string(name)),
+                   "it belongs to random, async_halving and adaptive_asha; remove it");
+    }
     if (contains(kAshaKeys, key) || contains(kPbtKeys, key)) {
       section.fail(entry.first, section.path(key.c_str()),
                    fmt::format("is not an option of the {} searcher", to_string(name)),
@@ -38,6 +45,7 @@ void check_keys_for(const MappingReader& section, SearcherName name) {
     std::vector<std::string> everything = kCommonKeys;
     everything.insert(everything.end(), kAshaKeys.begin(), kAshaKeys.end());
     everything.insert(everything.end(), kPbtKeys.begin(), kPbtKeys.end());
+    everything.insert(everything.end(), kSamplerKeys.begin(), kSamplerKeys.end());
     std::string suggestion = closest_match(key, everything);
     section.fail(entry.first, section.path(key.c_str()), "unknown key in searcher",
                  suggestion.empty() ? fmt::format("known keys: {}", fmt::join(allowed, ", "))
@@ -142,6 +150,7 @@ SearcherConfig parse_searcher(const MappingReader& section) {
   }
   if (out.name == SearcherName::async_halving || out.name == SearcherName::adaptive_asha) parse_asha(section, out.asha);
   if (out.name == SearcherName::pbt) parse_pbt(section, out.pbt);
+  if (takes_sampler(out.name)) parse_sampler(section, out);
   return out;
 }
 

@@ -11,6 +11,9 @@ namespace dlx::config::detail {
 std::vector<Hyperparameter> parse_hyperparameters(const MappingReader& section);
 SearcherConfig parse_searcher(const MappingReader& section);
 Length parse_length(const MappingReader& parent, const char* key);
+// `sampler` and `tpe` of the methods that draw new trials (takes_sampler); after max_trials.
+bool takes_sampler(SearcherName name);
+void parse_sampler(const MappingReader& section, SearcherConfig& into);
 void parse_resources(const MappingReader& section, Resources& into);
 void parse_checkpoint(const MappingReader& section, CheckpointPolicy& into);
 void parse_environment(const MappingReader& section,

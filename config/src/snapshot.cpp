@@ -7,6 +7,7 @@
 
 #include "dlx/common/durable_file.hpp"
 #include "dlx/config/parse.hpp"
+#include "parse_sections.hpp"  // takes_sampler
 
 namespace dlx::config {
 
@@ -107,6 +108,15 @@ void emit_searcher(YAML::Emitter& out, const SearcherConfig& searcher) {
     out << YAML::Key << "explore_function" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
         << "resample_probability" << YAML::Value << pbt.resample_probability << YAML::Key << "perturb_factor"
         << YAML::Value << pbt.perturb_factor << YAML::EndMap;
+  }
+  if (detail::takes_sampler(searcher.name)) {
+    out << YAML::Key << "sampler" << YAML::Value << to_string(searcher.sampler);
+    if (searcher.sampler == SamplerName::tpe) {
+      const auto& tpe = searcher.tpe;
+      out << YAML::Key << "tpe" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "startup_trials"
+          << YAML::Value << tpe.startup_trials << YAML::Key << "gamma" << YAML::Value << tpe.gamma << YAML::Key
+          << "candidates" << YAML::Value << tpe.candidates << YAML::EndMap;
+    }
   }
   out << YAML::EndMap;
 }

@@ -4,10 +4,11 @@
 // 16). Each epoch reports training loss and validation loss/accuracy (summed over all shards).
 // Same seed and world size -> the same numbers, bit for bit. Initial weights are drawn on every
 // rank and broadcast from rank 0; the gradients (weights, then bias + row count + loss) are
-// summed with one fused allreduce per step. A checkpoint signal (SIGTERM/SIGUSR1/SIGUSR2) ends
-// the run after the current epoch with exit 85 (requeue); the checkpoint itself is the
-// checkpoint library's part (a requeued run currently starts over and, being deterministic,
-// reaches the same result).
+// summed with one fused allreduce per step.
+// Checkpoints (inside a trial, or with DLX_CHECKPOINT_DIR): every checkpoint.period_batches steps
+// of the experiment, at a checkpoint signal (SIGTERM/SIGUSR1/SIGUSR2: saved after the current
+// step, then exit 85 for a requeue) and at the end. A run starts from the latest valid checkpoint
+// (progress.hpp lists what is restored) and ends with the same bytes as one that never stopped.
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
@@ -17,10 +18,12 @@
 #include "dataset.hpp"
 #include "dlx/trial.hpp"
 #include "model.hpp"
+#include "progress.hpp"
 
 namespace {
 
 using dlx::examples::Model;
+using dlx::examples::Progress;
 using dlx::examples::Shard;
 
 struct Settings {
@@ -59,11 +62,13 @@ std::size_t steps_per_epoch(const Settings& s, int world) {
   return (per_rank + batch - 1) / batch;
 }
 
-void validate(dlx::Trial& trial, const Model& model, const Shard& shard, std::int64_t step) {
+// Reports validation loss and accuracy over all shards; returns the accuracy.
+double validate(dlx::Trial& trial, const Model& model, const Shard& shard, std::int64_t step) {
   const auto local = dlx::examples::evaluate(model, shard);
   std::vector<double> sums{local.loss_sum, local.correct, local.count};
   trial.communicator().allreduce_sum(std::span<double>(sums));
   trial.report_validation(step, {{"loss", sums[0] / sums[2]}, {"accuracy", sums[1] / sums[2]}});
+  return sums[1] / sums[2];
 }
 
 // Small random initial weights. Each rank draws its own; broadcast_parameters makes them equal.
@@ -78,7 +83,33 @@ void initialise(dlx::Trial& trial, Model& model, std::uint64_t seed) {
   trial.broadcast_parameters(params);
 }
 
-// Returns the process's exit code: 0, or dlx::kRequeueExitCode when asked to stop.
+// One step over batch `i` of this epoch's order: local gradient, one fused allreduce of gradient,
+// row count and loss, then the update (identical on every rank).
+void train_step(dlx::Trial& trial, const Settings& s, const Shard& shard, Model& model,
+                Progress& p, std::vector<double>& buffer,
+                const std::vector<dlx::comm::Tensor>& gradients) {
+  const auto d = model.weights.size();
+  const auto batch = static_cast<std::size_t>(s.batch_size);
+  std::fill(buffer.begin(), buffer.end(), 0.0);
+  const auto first = std::min(static_cast<std::size_t>(p.cursor) * batch, p.order.size());
+  const auto last = std::min(first + batch, p.order.size());
+  std::span<const std::size_t> rows(p.order.data() + first, last - first);
+  buffer[d + 2] = dlx::examples::accumulate_gradient(model, shard, rows, buffer);
+  buffer[d + 1] = static_cast<double>(rows.size());
+  trial.allreduce(gradients);
+  const double count = buffer[d + 1];
+  p.epoch_loss += buffer[d + 2];
+  p.epoch_rows += count;
+  ++p.step;
+  ++p.cursor;
+  if (count == 0) return;
+  for (std::size_t j = 0; j < d; ++j) {
+    model.weights[j] -= s.learning_rate * (buffer[j] / count + s.l2 * model.weights[j]);
+  }
+  model.bias -= s.learning_rate * buffer[d] / count;
+}
+
+// Returns the process's exit code: 0, or dlx::kRequeueExitCode after checkpointing on request.
 int train(dlx::Trial& trial) {
   const Settings s = read_settings(trial);
   auto& comm = trial.communicator();
@@ -92,48 +123,44 @@ int train(dlx::Trial& trial) {
   const auto d = static_cast<std::size_t>(train_shard.features);
   Model model{std::vector<double>(d, 0.0), 0.0};
   initialise(trial, model, s.data.seed);
-  std::vector<std::size_t> order(train_shard.rows());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::mt19937_64 shuffler(s.data.seed * 1000003ULL + static_cast<std::uint64_t>(comm.rank()));
-  const std::size_t steps = steps_per_epoch(s, comm.size());
-  const auto batch = static_cast<std::size_t>(s.batch_size);
+  Progress p;
+  p.order.resize(train_shard.rows());
+  std::iota(p.order.begin(), p.order.end(), std::size_t{0});
+  p.shuffler.seed(s.data.seed * 1000003ULL + static_cast<std::uint64_t>(comm.rank()));
+  bool mid_epoch = false;  // resumed inside an epoch: its order is restored, not reshuffled
+  if (auto resumed = trial.resume()) {
+    dlx::examples::restore(*resumed, model, p);
+    mid_epoch = true;
+  }
+  const auto steps = static_cast<std::int64_t>(steps_per_epoch(s, comm.size()));
   // gradient (d weights + bias), then the batch's row count and summed loss; summed as a list of
   // two tensors (weights | bias, rows, loss), fused into one allreduce.
   std::vector<double> buffer(d + 3);
   const std::vector<dlx::comm::Tensor> gradients{
       dlx::comm::Tensor::of(std::span<double>(buffer).first(d)),
       dlx::comm::Tensor::of(std::span<double>(buffer).subspan(d))};
-  std::int64_t step = 0;
-  for (int epoch = 0; epoch < s.epochs; ++epoch) {
-    std::shuffle(order.begin(), order.end(), shuffler);
-    double epoch_loss = 0, epoch_rows = 0;
-    for (std::size_t i = 0; i < steps; ++i) {
-      std::fill(buffer.begin(), buffer.end(), 0.0);
-      const auto first = std::min(i * batch, order.size());
-      const auto last = std::min(first + batch, order.size());
-      std::span<const std::size_t> rows(order.data() + first, last - first);
-      buffer[d + 2] = dlx::examples::accumulate_gradient(model, train_shard, rows, buffer);
-      buffer[d + 1] = static_cast<double>(rows.size());
-      trial.allreduce(gradients);
-      const double count = buffer[d + 1];
-      epoch_loss += buffer[d + 2];
-      epoch_rows += count;
-      ++step;
-      if (count == 0) continue;
-      for (std::size_t j = 0; j < d; ++j) {
-        model.weights[j] -= s.learning_rate * (buffer[j] / count + s.l2 * model.weights[j]);
-      }
-      model.bias -= s.learning_rate * buffer[d] / count;
+  for (; p.epoch < s.epochs; ++p.epoch, mid_epoch = false) {
+    if (!mid_epoch) {
+      std::shuffle(p.order.begin(), p.order.end(), p.shuffler);
+      p.cursor = 0;
+      p.epoch_loss = p.epoch_rows = 0;
     }
-    trial.report_training(step, {{"loss", epoch_loss / epoch_rows}});
-    validate(trial, model, valid_shard, step);
-    if (trial.should_checkpoint_and_exit()) {
-      if (comm.rank() == 0) {
-        std::fprintf(stderr, "dlx-example-logreg: checkpoint requested: stopping after epoch %d "
-                             "for a requeue\n", epoch + 1);
+    while (p.cursor < steps) {
+      train_step(trial, s, train_shard, model, p, buffer, gradients);
+      // Every rank asks at the same step (collective), so all stop after the same batch.
+      if (trial.should_checkpoint_and_exit()) {
+        return trial.checkpoint_and_exit(dlx::examples::training_state(model, p));
       }
-      return dlx::kRequeueExitCode;
+      if (trial.checkpoint_due(p.step)) {
+        trial.save_checkpoint(dlx::examples::training_state(model, p));
+      }
     }
+    trial.report_training(p.step, {{"loss", p.epoch_loss / p.epoch_rows}});
+    p.accuracy = validate(trial, model, valid_shard, p.step);
+  }
+  p.cursor = 0;
+  if (trial.checkpointing_enabled()) {
+    trial.save_checkpoint(dlx::examples::training_state(model, p));  // the final weights
   }
   return 0;
 }

@@ -39,13 +39,20 @@ class FileLock {
   int fd_;
 };
 
-std::string read_all(int fd, const std::filesystem::path& path) {
+// The bytes from `from` to the end of the file.
+std::string read_from(int fd, std::uint64_t from, const std::filesystem::path& path) {
   struct stat info {};
   if (::fstat(fd, &info) != 0) throw SystemError(fmt::format("cannot stat {}", path.string()), errno);
-  std::string bytes(static_cast<std::size_t>(info.st_size), '\0');
+  const auto size = static_cast<std::uint64_t>(info.st_size);
+  if (from > size) {
+    throw JournalError(fmt::format("{} is {} bytes, shorter than the {} already read from it: "
+                                   "it was truncated or replaced behind dlx's back",
+                                   path.string(), size, from));
+  }
+  std::string bytes(static_cast<std::size_t>(size - from), '\0');
   std::size_t done = 0;
   while (done < bytes.size()) {
-    ssize_t n = ::pread(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+    ssize_t n = ::pread(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(from + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw SystemError(fmt::format("cannot read {}", path.string()), errno);
     if (n == 0) break;
@@ -58,25 +65,33 @@ std::string read_all(int fd, const std::filesystem::path& path) {
 }  // namespace
 
 void Journal::append(const nlohmann::json& event) {
-  if (!event.is_object() || !event.contains("id") || !event["id"].is_string()) {
-    throw JournalError("a journal event must be an object with a string \"id\"");
-  }
-  const std::string record = encode_journal_record(event);
+  transact(0, [&](const JournalScan&) { return std::vector<nlohmann::json>{event}; });
+}
+
+std::uint64_t Journal::transact(std::uint64_t from, const Decide& decide) {
   std::lock_guard<std::mutex> guard(mutex_);
   UniqueFd fd(::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640));
   if (!fd) throw SystemError(fmt::format("cannot open journal {}", path_.string()), errno);
   FileLock lock(fd.get(), F_WRLCK, path_);
 
-  const JournalScan scan = scan_journal(read_all(fd.get(), path_));
+  const JournalScan scan = scan_journal(read_from(fd.get(), from, path_), from);
   if (!scan.corruption.empty()) {
     throw JournalError(fmt::format("{}: {}; not appending (inspect it with `dlx replay`)", path_.string(), scan.corruption));
+  }
+  std::string records;
+  for (const auto& event : decide(scan)) {
+    if (!event.is_object() || !event.contains("id") || !event["id"].is_string()) {
+      throw JournalError("a journal event must be an object with a string \"id\"");
+    }
+    records += encode_journal_record(event);
   }
   if (scan.torn_tail && ::ftruncate(fd.get(), static_cast<off_t>(scan.valid_end)) != 0) {
     throw SystemError(fmt::format("cannot truncate the torn tail of {}", path_.string()), errno);
   }
+  if (records.empty()) return scan.valid_end;
   std::size_t done = 0;
-  while (done < record.size()) {
-    ssize_t n = ::pwrite(fd.get(), record.data() + done, record.size() - done,
+  while (done < records.size()) {
+    ssize_t n = ::pwrite(fd.get(), records.data() + done, records.size() - done,
                          static_cast<off_t>(scan.valid_end + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
@@ -88,6 +103,7 @@ void Journal::append(const nlohmann::json& event) {
     done += static_cast<std::size_t>(n);
   }
   if (::fdatasync(fd.get()) != 0) throw SystemError(fmt::format("cannot fsync {}", path_.string()), errno);
+  return scan.valid_end + records.size();
 }
 
 JournalScan Journal::read() const {
@@ -98,7 +114,7 @@ JournalScan Journal::read() const {
     throw SystemError(fmt::format("cannot open journal {}", path_.string()), errno);
   }
   FileLock lock(fd.get(), F_RDLCK, path_);
-  return scan_journal(read_all(fd.get(), path_));
+  return scan_journal(read_from(fd.get(), 0, path_));
 }
 
 }  // namespace dlx::searcher

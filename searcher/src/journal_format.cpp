@@ -92,9 +92,9 @@ std::string encode_journal_record(const nlohmann::json& event) {
   return record + payload;
 }
 
-JournalScan scan_journal(const std::string& bytes) {
+JournalScan scan_journal(const std::string& bytes, std::uint64_t base) {
   JournalScan scan;
-  scan.file_size = bytes.size();
+  scan.file_size = base + bytes.size();
   std::set<std::string> ids;
   std::size_t at = 0;
   while (at < bytes.size()) {
@@ -103,24 +103,25 @@ JournalScan scan_journal(const std::string& bytes) {
       if (record.incomplete || !valid_record_after(bytes, at + 1)) {
         scan.torn_tail = true;
       } else {
-        scan.corruption = fmt::format("invalid record at offset {} ({}) with valid records after it", at, record.why);
+        scan.corruption = fmt::format("invalid record at offset {} ({}) with valid records after it",
+                                      base + at, record.why);
       }
       break;
     }
     nlohmann::json event = nlohmann::json::parse(bytes.begin() + static_cast<long>(at + kHeaderBytes),
                                                  bytes.begin() + static_cast<long>(at + record.size), nullptr, false);
     if (event.is_discarded() || !event.is_object() || !event.contains("id") || !event["id"].is_string()) {
-      scan.corruption = fmt::format("record at offset {} is not a journal event", at);
+      scan.corruption = fmt::format("record at offset {} is not a journal event", base + at);
       break;
     }
     if (ids.insert(event["id"].get<std::string>()).second) {
-      scan.records.push_back({at, std::move(event)});
+      scan.records.push_back({base + at, std::move(event)});
     } else {
       ++scan.duplicates;
     }
     at += record.size;
   }
-  scan.valid_end = at;
+  scan.valid_end = base + at;
   return scan;
 }
 

@@ -6,6 +6,7 @@
 
 #include "dlx/config/names.hpp"
 #include "dlx/config/parse.hpp"
+#include "dlx/searcher/method.hpp"
 #include "methods.hpp"
 
 namespace dlx::searcher {
@@ -81,7 +82,7 @@ std::vector<TrialSpec> plan_all_trials(const config::Experiment& experiment) {
 }
 
 std::string array_spec(const config::Experiment& experiment) {
-  int count = trial_count(experiment);
+  int count = ticket_count(experiment);
   std::string spec = count == 1 ? "0" : fmt::format("0-{}", count - 1);
   int limit = experiment.searcher.max_concurrent_trials;
   if (limit > 0 && limit < count) spec += fmt::format("%{}", limit);

@@ -45,6 +45,13 @@ TEST_CASE("the newest checkpoint that verifies is found; newer bad files are rep
     CHECK_THAT(latest.skipped[2].reason, Contains("belongs to trial 8"));
     CHECK(latest.skipped[3].path.filename() == "step-300.h5");
 
+    auto loaded = load_latest_valid(dir.path(), trial7);  // one pass, same choice and reports
+    REQUIRE(loaded.checkpoint);
+    CHECK(loaded.path->filename() == "step-200.h5");
+    CHECK(loaded.checkpoint->metadata.step == 200);
+    CHECK(loaded.skipped.size() == 4);
+    CHECK_THAT(loaded.skipped[3].reason, Contains("step-300.h5"));
+
     auto valid = [&](const std::filesystem::path& p) { return is_valid_checkpoint(p, trial7); };
     CHECK(dlx::store::latest_checkpoint(dir.path(), valid)->filename() == "step-200.h5");
     CHECK(dlx::store::latest_checkpoint(dir.path())->filename() == "step-500.h5");  // name scan
@@ -56,6 +63,7 @@ TEST_CASE("the newest checkpoint that verifies is found; newer bad files are rep
     bytes[at] = static_cast<char>(bytes[at] ^ 0x40);
     testing::write_bytes(path, bytes);
     CHECK(find_latest_valid(dir.path(), trial7).path->filename() == "step-200.h5");
+    CHECK(load_latest_valid(dir.path(), trial7).path->filename() == "step-200.h5");
     CHECK(find_latest_valid(dir.path(), trial7, Verification::metadata).path->filename() ==
           "step-300.h5");
   }
@@ -65,4 +73,5 @@ TEST_CASE("an empty or missing directory means a fresh start", "[unit][checkpoin
   ScratchDir dir;
   CHECK_FALSE(find_latest_valid(dir.path()).path);
   CHECK_FALSE(find_latest_valid(dir.path() / "missing").path);
+  CHECK_FALSE(load_latest_valid(dir.path() / "missing").checkpoint);
 }

@@ -42,7 +42,7 @@ check_rejected "dlx: --dl-experiment: bad/typo.yaml:5:3: resources.nodes_pertria
 check_rejected "dlx: --dl-experiment: bad/syntax.yaml:3:1: YAML syntax error" --dl-experiment=bad/syntax.yaml
 check_rejected "dlx: --dl-experiment: bad/missing.yaml: cannot read the experiment file" \
   --dl-experiment=bad/missing.yaml
-check_rejected "dlx: --dl-experiment: bad/too-many.yaml: the experiment has $((max_array + 1)) trials but this cluster's MaxArraySize is $max_array" \
+check_rejected "dlx: --dl-experiment: bad/too-many.yaml: the experiment needs $((max_array + 1)) array tasks but this cluster's MaxArraySize is $max_array" \
   --dl-experiment=bad/too-many.yaml
 check_rejected "dlx: --dl-experiment: --array=0-9 names trial 9 but examples/grid.yaml has 4 trials (0-3)" \
   --array=0-9 --dl-experiment=examples/grid.yaml

@@ -2,7 +2,10 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <optional>
 
+#include "dlx/checkpoint/checkpoint.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
 #include "dlx/launch/trial_outcome.hpp"
 #include "process_helpers.hpp"
@@ -30,13 +33,17 @@ Env srun_env(int rank, int nodes = 2) {
           {"SLURM_LAUNCH_NODE_IPADDR", "10.9.8.7"}};
 }
 
-// An experiment directory holding the grid example as its frozen snapshot.
-void freeze_example(const std::filesystem::path& dir) {
+// An experiment directory holding the grid example as its frozen snapshot (with max_restarts
+// when given).
+void freeze_example(const std::filesystem::path& dir, std::optional<int> max_restarts = {}) {
   std::filesystem::copy_file(std::filesystem::path(DLX_SOURCE_DIR) / "examples" / "grid.yaml",
                              dir / "experiment.yaml");
+  if (max_restarts) {
+    std::ofstream(dir / "experiment.yaml", std::ios::app) << "max_restarts: " << *max_restarts << "\n";
+  }
 }
 
-Env trial_env(const std::filesystem::path& dir, int id = 5) {
+Env trial_env(const std::filesystem::path& dir, int id = 1) {
   return {{"DLX_EXPERIMENT_DIR", dir.string()},
           {"DLX_TRIAL_ID", std::to_string(id)},
           {"DLX_HPARAMS", R"({"learning_rate":0.1,"batch_size":16,"epochs":5})"}};
@@ -47,11 +54,11 @@ Env merged(Env a, const Env& b) {
   return a;
 }
 
-std::filesystem::path record_path(const std::filesystem::path& dir, int id = 5) {
+std::filesystem::path record_path(const std::filesystem::path& dir, int id = 1) {
   return dir / "trials" / std::to_string(id) / "trial.h5";
 }
 
-void save_running_record(const std::filesystem::path& dir, int id = 5) {
+void save_running_record(const std::filesystem::path& dir, int id = 1) {
   TrialRecord record;
   record.experiment = "logreg-grid";
   record.trial_id = id;
@@ -80,7 +87,7 @@ TEST_CASE("launcher: dlx-launch --dry-run prints the computed environment", "[la
   // dlxfake1 does not resolve: srun's host address stands in.
   CHECK_THAT(result.output, Catch::Contains("\nMASTER_ADDR=10.9.8.7\n"));
   CHECK_THAT(result.output, Catch::Contains("\nMASTER_PORT=30734\n"));
-  CHECK_THAT(result.output, Catch::Contains("\nDLX_TRIAL_ID=5\n"));
+  CHECK_THAT(result.output, Catch::Contains("\nDLX_TRIAL_ID=1\n"));
   // No command given: the experiment's entrypoint.
   CHECK_THAT(result.output, Catch::Contains("# command: dlx-example-logreg"));
 }
@@ -142,7 +149,7 @@ TEST_CASE("launcher: signals sent to dlx-launch reach the child", "[launch-cli]"
 
 TEST_CASE("launcher: rank 0 marks the trial failed when the trainer exits non-zero", "[launch-cli]") {
   TempDir dir("failed");
-  freeze_example(dir.path());
+  freeze_example(dir.path(), 0);  // max_restarts: 0
   save_running_record(dir.path());
   auto result = run_with_env(merged(srun_env(0), trial_env(dir.path())),
                              {kLaunch, "--", "sh", "-c", "exit 3"});
@@ -150,7 +157,76 @@ TEST_CASE("launcher: rank 0 marks the trial failed when the trainer exits non-ze
   auto record = dlx::checkpoint::load_trial_record(record_path(dir.path()));
   CHECK(record.state == "failed");
   CHECK(record.exit_code == 3);
+  CHECK(record.failures == 1);
+  CHECK(record.stop_reason == "failed: crash 1 is past max_restarts 0; last error: exit 3");
   CHECK(record.training.steps == std::vector<std::int64_t>{10});  // history kept
+}
+
+TEST_CASE("launcher: a crash within max_restarts exits 85 on every rank and counts", "[launch-cli]") {
+  TempDir dir("crash");
+  freeze_example(dir.path(), 2);
+  save_running_record(dir.path());
+  // A rank killed by SIGKILL, then a plain failure: both restarted; the third crash is final.
+  auto other = run_with_env(merged(srun_env(1), trial_env(dir.path())),
+                            {kLaunch, "--", "sh", "-c", "kill -KILL $$"});
+  CHECK(other.status == 85);  // rank 1 decides like rank 0, from the count at its start
+  auto first = run_with_env(merged(srun_env(0), trial_env(dir.path())),
+                            {kLaunch, "--", "sh", "-c", "kill -KILL $$"});
+  CHECK(first.status == 85);
+  CHECK_THAT(first.output, Catch::Contains("crashed (killed by SIGKILL (exit 137))") &&
+                            Catch::Contains("crash 1 of max_restarts 2"));
+  auto record = dlx::checkpoint::load_trial_record(record_path(dir.path()));
+  CHECK(record.state == "running");
+  CHECK(record.failures == 1);
+  CHECK(record.stop_reason == "crash: killed by SIGKILL (exit 137); restart 1 of max_restarts 2");
+  auto second = run_with_env(merged(srun_env(0), trial_env(dir.path())),
+                             {kLaunch, "--", "sh", "-c", "exit 1"});
+  CHECK(second.status == 85);
+  auto third = run_with_env(merged(srun_env(0), trial_env(dir.path())),
+                            {kLaunch, "--", "sh", "-c", "exit 7"});
+  CHECK(third.status == 7);
+  record = dlx::checkpoint::load_trial_record(record_path(dir.path()));
+  CHECK(record.state == "failed");
+  CHECK(record.failures == 3);
+  CHECK(record.stop_reason == "failed: crash 3 is past max_restarts 2; last error: exit 7");
+}
+
+TEST_CASE("launcher: outside a Slurm job a crash is never turned into a requeue", "[launch-cli]") {
+  TempDir dir("no-slurm");
+  freeze_example(dir.path(), 5);
+  save_running_record(dir.path());
+  auto result = run_with_env(trial_env(dir.path()), {kLaunch, "--", "sh", "-c", "exit 3"});
+  CHECK(result.status == 3);
+}
+
+TEST_CASE("launcher: DLX_LATEST_CHECKPOINT comes from latest-valid discovery", "[launch-cli]") {
+  TempDir dir("latest");
+  freeze_example(dir.path());
+  const auto checkpoints = dir.path() / "trials" / "1" / "checkpoints";
+  std::filesystem::create_directories(checkpoints);
+  auto env = merged(merged(srun_env(0), trial_env(dir.path())),
+                    {{"DLX_CHECKPOINT_DIR", checkpoints.string()}, {"DLX_LATEST_CHECKPOINT", ""}});
+  const std::vector<std::string> show{kLaunch, "--", "sh", "-c", "echo latest=[$DLX_LATEST_CHECKPOINT]"};
+  SECTION("empty on a fresh start") {
+    CHECK_THAT(run_with_env(env, show).output, Catch::Contains("latest=[]"));
+  }
+  SECTION("the newest valid step; a damaged newer one is skipped and reported") {
+    for (std::int64_t step : {10, 20}) {
+      dlx::checkpoint::CheckpointContent content;
+      content.metadata.experiment = "logreg-grid";
+      content.metadata.trial_id = 1;
+      content.metadata.step = step;
+      dlx::checkpoint::save_checkpoint(content, dlx::checkpoint::checkpoint_path(checkpoints, step));
+    }
+    {
+      std::ofstream damaged(checkpoints / "step-30.h5");
+      damaged << "not an HDF5 file";
+    }
+    auto result = run_with_env(env, show);
+    CHECK_THAT(result.output, Catch::Contains("latest=[" + (checkpoints / "step-20.h5").string() + "]"));
+    CHECK_THAT(result.output, Catch::Contains("dlx-launch: skipping checkpoint") &&
+                               Catch::Contains("step-30.h5"));
+  }
 }
 
 TEST_CASE("launcher: exit 85 (requeue) passes through and leaves the trial running", "[launch-cli]") {
@@ -167,7 +243,7 @@ TEST_CASE("launcher: exit 85 (requeue) passes through and leaves the trial runni
 
 TEST_CASE("launcher: only rank 0 writes; a missing record is created as failed", "[launch-cli]") {
   TempDir dir("missing");
-  freeze_example(dir.path());
+  freeze_example(dir.path(), 0);
   auto other = run_with_env(merged(srun_env(1), trial_env(dir.path())),
                             {kLaunch, "--", "sh", "-c", "exit 4"});
   CHECK(other.status == 4);
@@ -179,8 +255,8 @@ TEST_CASE("launcher: only rank 0 writes; a missing record is created as failed",
   CHECK(record.state == "failed");
   CHECK(record.exit_code == 4);
   CHECK(record.experiment == "logreg-grid");
-  CHECK(record.trial_id == 5);
-  CHECK(record.hparams["batch_size"] == 16);
+  CHECK(record.trial_id == 1);
+  CHECK(record.hparams.contains("batch_size"));
 }
 
 TEST_CASE("launcher: which exits mark a record failed", "[launch]") {

@@ -142,6 +142,45 @@ TEST_CASE("every mistake names file, line, column, key, problem and fix", "[conf
        "searcher.length_per_round: is required but missing"},
       {"name: a\nentrypoint: x\nsearcher: {name: pbt, metric: m, population_size: 4, num_rounds: 2, length_per_round: {batches: 10}, replace_function: {truncate_fraction: 0.9}}\n",
        "searcher.replace_function.truncate_fraction: must be > 0 and <= 0.5, got 0.9"},
+      // the sampler: only where new trials are drawn, TPE settings only with sampler: tpe
+      {"name: a\nentrypoint: x\nsearcher: {name: grid, metric: m, sampler: tpe}\n",
+       "exp.yaml:3:35: searcher.sampler: is not an option of the grid searcher (it belongs to random, "
+       "async_halving and adaptive_asha; remove it)"},
+      {"name: a\nentrypoint: x\nsearcher: {name: pbt, metric: m, population_size: 4, num_rounds: 2, "
+       "length_per_round: {batches: 10}, tpe: {gamma: 0.2}}\n",
+       "searcher.tpe: is not an option of the pbt searcher (it belongs to random, async_halving and adaptive_asha"},
+      {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m, sampler: random}\n",
+       "searcher.sampler: is not an option of the single searcher"},
+      {"name: a\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 20, samplr: tpe}\n",
+       "searcher.samplr: unknown key in searcher (did you mean 'sampler'?)"},
+      {"name: a\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 20, sampler: tp}\n",
+       "exp.yaml:3:62: searcher.sampler: unknown value 'tp' (did you mean 'tpe'?)"},
+      {"name: a\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 20, sampler: bayesian}\n",
+       "searcher.sampler: unknown value 'bayesian' (use one of random, tpe)"},
+      {"name: a\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 20, tpe: {gamma: 0.2}}\n",
+       "exp.yaml:3:58: searcher.tpe: is set but the sampler is random (add sampler: tpe, or remove tpe)"},
+      {"name: a\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 20, sampler: tpe, tpe: 3}\n",
+       "searcher.tpe: expected a mapping, got a scalar"},
+      {"name: a\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 20, sampler: tpe, tpe: {gama: 0.2}}\n",
+       "searcher.tpe.gama: unknown key in searcher.tpe (did you mean 'gamma'?)"},
+      {"name: a\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 20, sampler: tpe, tpe: {gamma: 0.7}}\n",
+       "searcher.tpe.gamma: must be > 0 and <= 0.5, got 0.7 (the best fraction of results that counts as good, "
+       "e.g. gamma: 0.25)"},
+      {"name: a\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 20, sampler: tpe, tpe: {gamma: 0}}\n",
+       "searcher.tpe.gamma: must be > 0 and <= 0.5, got 0"},
+      {"name: a\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 20, sampler: tpe, tpe: {gamma: most}}\n",
+       "searcher.tpe.gamma: expected a number, got 'most'"},
+      {"name: a\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 20, sampler: tpe, tpe: {startup_trials: 1}}\n",
+       "searcher.tpe.startup_trials: must be between 2 and 1000000, got 1 (TPE needs at least 2 results to tell "
+       "good from bad"},
+      {"name: a\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 20, sampler: tpe, tpe: {candidates: 0}}\n",
+       "searcher.tpe.candidates: must be between 1 and 10000, got 0 (draws scored per new trial"},
+      {"name: a\nentrypoint: x\nsearcher: {name: async_halving, metric: m, max_trials: 16, max_length: {epochs: 9}, "
+       "sampler: tpe, tpe: {startup_trials: 16}}\n",
+       "searcher.tpe.startup_trials: is 16, not fewer than max_trials (16): every trial would be a random point "
+       "(lower tpe.startup_trials below max_trials, or use sampler: random)"},
+      {"name: a\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 8, sampler: tpe}\n",
+       "exp.yaml:3:61: searcher.tpe.startup_trials: is 10 (the default), not fewer than max_trials (8)"},
       {"name: a\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 2, max_concurrent_trials: 3}\n",
        "searcher.max_concurrent_trials: is 3, more than max_trials (2)"},
       {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\nresources: {mem_per_node: 4 GB}\n",
@@ -245,6 +284,35 @@ checkpoint: {period: {minutes: 15}, keep_latest: 2, keep_best: 1, keep_experimen
   CHECK(pbt.searcher.pbt.population_size == 8);
   CHECK(pbt.searcher.pbt.truncate_fraction == 0.25);
   CHECK(pbt.searcher.pbt.perturb_factor == 0.1);
+}
+
+TEST_CASE("the sampler: random by default, tpe with its settings under random and ASHA", "[config][sampler]") {
+  using dlx::config::SamplerName;
+  auto plain = parse_experiment("name: r\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 4}\n", "r.yaml");
+  CHECK(plain.searcher.sampler == SamplerName::random);
+
+  auto defaults = parse_experiment(
+      "name: t\nentrypoint: x\nsearcher: {name: async_halving, metric: m, max_trials: 64, "
+      "max_length: {epochs: 9}, sampler: tpe}\n",
+      "t.yaml");
+  CHECK(defaults.searcher.sampler == SamplerName::tpe);
+  CHECK(defaults.searcher.tpe.startup_trials == 10);
+  CHECK(defaults.searcher.tpe.gamma == 0.25);
+  CHECK(defaults.searcher.tpe.candidates == 24);
+
+  auto tuned = parse_experiment(
+      "name: t\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 40, sampler: tpe, "
+      "tpe: {startup_trials: 5, gamma: 0.1, candidates: 64}}\n",
+      "t.yaml");
+  CHECK(tuned.searcher.tpe.startup_trials == 5);
+  CHECK(tuned.searcher.tpe.gamma == 0.1);
+  CHECK(tuned.searcher.tpe.candidates == 64);
+
+  auto adaptive = parse_experiment(
+      "name: t\nentrypoint: x\nsearcher: {name: adaptive_asha, metric: m, max_trials: 40, "
+      "max_length: {epochs: 9}, sampler: random}\n",
+      "t.yaml");
+  CHECK(adaptive.searcher.sampler == SamplerName::random);
 }
 
 TEST_CASE("hyperparameter variables upper-case and replace . and -", "[config]") {

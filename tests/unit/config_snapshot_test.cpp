@@ -44,3 +44,26 @@ resources: {nodes_per_trial: 2, tasks_per_node: 4}
   CHECK(again.searcher.max_concurrent_trials == 3);
   CHECK(again.resources.tasks_per_node == 4);
 }
+
+TEST_CASE("the sampler and its TPE settings survive the snapshot", "[config][snapshot][sampler]") {
+  auto tpe = parse_experiment(
+      "name: s\nentrypoint: x\nseed: 1\nsearcher: {name: async_halving, metric: loss, max_trials: 50, "
+      "max_length: {batches: 900}, sampler: tpe, tpe: {startup_trials: 12, gamma: 0.15, candidates: 48}}\n",
+      "in.yaml");
+  auto yaml = to_yaml(tpe);
+  auto again = parse_experiment(yaml, "experiment.yaml");
+  CHECK(to_yaml(again) == yaml);
+  CHECK(again.searcher.sampler == SamplerName::tpe);
+  CHECK(again.searcher.tpe.startup_trials == 12);
+  CHECK(again.searcher.tpe.gamma == 0.15);
+  CHECK(again.searcher.tpe.candidates == 48);
+
+  // The default is frozen explicitly where a sampler applies, and left out where it would be an error.
+  auto random = to_yaml(parse_experiment("name: s\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 3}\n", "r.yaml"));
+  CHECK_THAT(random, Catch::Contains("sampler: random"));
+  CHECK_THAT(random, !Catch::Contains("tpe"));
+  CHECK(parse_experiment(random, "experiment.yaml").searcher.sampler == SamplerName::random);
+  auto grid = to_yaml(parse_experiment("name: s\nentrypoint: x\nsearcher: {name: grid, metric: m}\n", "g.yaml"));
+  CHECK_THAT(grid, !Catch::Contains("sampler"));
+  CHECK_NOTHROW(parse_experiment(grid, "experiment.yaml"));
+}

@@ -1,5 +1,6 @@
 // dlx status: one row per trial of an experiment, read from the frozen snapshot (which trials
 // exist and their hyperparameters) and each trials/<id>/trial.h5 (state and metrics).
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <map>
@@ -10,6 +11,8 @@
 #include "commands.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
 #include "dlx/config/parse.hpp"
+#include "dlx/searcher/coordinator.hpp"
+#include "dlx/searcher/search_state.hpp"
 #include "dlx/searcher/trial_plan.hpp"
 #include "dlx/store/experiment_layout.hpp"
 #include "experiment_locator.hpp"
@@ -25,7 +28,27 @@ struct TrialRow {
   std::string state = "pending";
   std::string problem;  // why trial.h5 could not be read
   std::optional<double> last, best;
+  std::string searcher;  // the searcher's word on it: "stopped at 9", "running to 27"
 };
+
+// The searcher's state from the journal, when the experiment has one (a TPE or PBT trial's
+// hyperparameters exist only there). A journal that cannot be read is reported, not fatal.
+std::optional<searcher::SearchState> search_state(const std::filesystem::path& directory,
+                                                  const config::Experiment& experiment) {
+  const auto path = directory / searcher::kJournalFileName;
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  try {
+    return searcher::replay_journal(experiment, searcher::Journal(path).read());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "dlx status: warning: cannot replay {}: {}\n", path.string(), e.what());
+    return std::nullopt;
+  }
+}
+
+std::string searcher_summary(const searcher::TrialState& trial) {
+  if (trial.status == "running") return fmt::format("to {}", trial.target_length);
+  return fmt::format("{} at {}", trial.status, trial.last_length);
+}
 
 std::string format_metric(const std::optional<double>& value) {
   return value ? fmt::format("{:.6g}", *value) : "-";
@@ -50,9 +73,16 @@ int run_status(const Arguments& arguments) {
   std::vector<TrialRow> rows;
   std::map<std::string, int> states;
   std::optional<std::size_t> best_row;
+  const auto search = search_state(directory, experiment);
   for (auto& spec : searcher::plan_all_trials(experiment)) {
     TrialRow row;
     row.spec = std::move(spec);
+    if (search) {
+      if (auto found = search->trials().find(row.spec.id); found != search->trials().end()) {
+        row.spec.hparams = found->second.hparams;
+        row.searcher = searcher_summary(found->second);
+      }
+    }
     try {
       if (auto record = checkpoint::load_trial_record_if_exists(store::trial_record_path(directory, row.spec.id))) {
         row.state = record->state;
@@ -69,6 +99,16 @@ int run_status(const Arguments& arguments) {
     }
     rows.push_back(std::move(row));
   }
+  // When the searcher judged results, the best trial is its: the best result at the longest
+  // length any trial reached (a short ASHA rung is not comparable with a full run).
+  if (search) {
+    if (auto best = search->best_trial()) {
+      const auto found = std::find_if(rows.begin(), rows.end(),
+                                      [&](const TrialRow& row) { return row.spec.id == *best; });
+      if (found != rows.end()) best_row = static_cast<std::size_t>(found - rows.begin());
+    }
+  }
+
 
   if (values.count("json")) {
     auto out = nlohmann::ordered_json::object();
@@ -81,6 +121,7 @@ int run_status(const Arguments& arguments) {
       nlohmann::ordered_json item{{"id", row.spec.id}, {"state", row.state}, {"hparams", row.spec.hparams}};
       item["last"] = row.last ? nlohmann::ordered_json(*row.last) : nlohmann::ordered_json();
       item["best"] = row.best ? nlohmann::ordered_json(*row.best) : nlohmann::ordered_json();
+      if (!row.searcher.empty()) item["searcher"] = row.searcher;
       if (!row.problem.empty()) item["problem"] = row.problem;
       out["trials"].push_back(item);
     }
@@ -96,12 +137,14 @@ int run_status(const Arguments& arguments) {
   for (const auto& hp : experiment.hyperparameters) headers.push_back(hp.name);
   headers.push_back("last " + metric);
   headers.push_back("best " + metric);
+  if (search) headers.push_back("searcher");
   Table table(headers);
   for (const auto& row : rows) {
     std::vector<std::string> cells{std::to_string(row.spec.id), row.state};
     for (const auto& hp : experiment.hyperparameters) cells.push_back(format_value(row.spec.hparams[hp.name]));
     cells.push_back(format_metric(row.last));
     cells.push_back(format_metric(row.best));
+    if (search) cells.push_back(row.searcher.empty() ? "-" : row.searcher);
     table.add_row(cells);
   }
   std::cout << table.render();

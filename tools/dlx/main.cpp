@@ -17,6 +17,7 @@ Commands:
   status JOBID|DIR [--json]     one row per trial: state, hyperparameters, last and best metric
   cluster up|down|env|status    a real single-host Slurm cluster for trying dlx (needs root for up)
   ckpt ls|verify|show|gc ...    checkpoints: list with validity and retention, verify, inspect, clean up
+  replay JOBID|DIR [--json]     the searcher's decisions rebuilt from the journal, each with its reason
 
 Submit an experiment with:  sbatch --dl-experiment=exp.yaml job.sh
 )";
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
     if (command == "status") return dlx::cli::run_status(arguments);
     if (command == "cluster") return dlx::cli::run_cluster(arguments, argv[0]);
     if (command == "ckpt") return dlx::cli::run_ckpt(arguments);
+    if (command == "replay") return dlx::cli::run_replay(arguments);
     throw dlx::cli::UsageError(fmt::format("unknown command '{}'", command));
   } catch (const dlx::cli::UsageError& e) {
     fmt::print(stderr, "dlx: {}\n\n{}", e.what(), kUsage);

@@ -79,6 +79,13 @@ TrialEnvironment read_trial_environment(const EnvMap& env) {
   if (auto restarts = lookup(env, "SLURM_RESTART_COUNT"); restarts && !restarts->empty()) {
     out.restarts = parse_non_negative_int("SLURM_RESTART_COUNT", *restarts);
   }
+  for (auto [name, field] : {std::pair{"DLX_START_LENGTH", &out.start_length},
+                             std::pair{"DLX_TARGET_LENGTH", &out.target_length}}) {
+    if (auto value = lookup(env, name); value && !value->empty()) *field = parse_non_negative(name, *value);
+  }
+  if (auto ticket = lookup(env, "DLX_TICKET"); ticket && !ticket->empty()) {
+    out.ticket = parse_non_negative("DLX_TICKET", *ticket);
+  }
   return out;
 }
 

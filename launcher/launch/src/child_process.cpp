@@ -17,9 +17,19 @@ namespace dlx::launch {
 namespace {
 
 std::atomic<pid_t> g_child{0};
+std::atomic<int> g_notice{0};  // the first notice signal received (before or while the child ran)
 static_assert(std::atomic<pid_t>::is_always_lock_free, "used from a signal handler");
+static_assert(std::atomic<int>::is_always_lock_free, "used from a signal handler");
+
+bool is_notice(int signal_number) {
+  return signal_number == SIGTERM || signal_number == SIGUSR1 || signal_number == SIGUSR2;
+}
 
 extern "C" void forward_to_child(int signal_number) {
+  if (is_notice(signal_number)) {
+    int none = 0;
+    g_notice.compare_exchange_strong(none, signal_number);
+  }
   const pid_t child = g_child.load();
   if (child > 0) ::kill(child, signal_number);
 }
@@ -54,6 +64,18 @@ int exit_status(int wait_status) {
 }
 
 }  // namespace
+
+void install_notice_handlers() {
+  struct sigaction record {};
+  record.sa_handler = forward_to_child;  // no child yet: only remembers the notice
+  record.sa_flags = SA_RESTART;
+  sigemptyset(&record.sa_mask);
+  for (int signal_number : forwarded_signals()) {
+    if (is_notice(signal_number)) ::sigaction(signal_number, &record, nullptr);
+  }
+}
+
+int notice_received() noexcept { return g_notice.load(); }
 
 const std::vector<int>& forwarded_signals() {
   static const std::vector<int> signals{SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGCONT};

@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -12,6 +14,8 @@
 #include "dlx/launch/allocation_check.hpp"
 #include "dlx/launch/child_process.hpp"
 #include "dlx/launch/launch_error.hpp"
+#include "dlx/launch/resume_checkpoint.hpp"
+#include "dlx/launch/searcher_work.hpp"
 #include "dlx/launch/trial_outcome.hpp"
 #include "dlx/slurm/task_placement.hpp"
 
@@ -42,19 +46,33 @@ void print_dry_run(std::FILE* out, const slurm::TaskPlacement& placement, const 
              placement.world_size);
   for (const auto& [name, value] : vars) fmt::print(out, "{}={}\n", name, value);
   for (const auto& [name, value] : env) {
-    if (name.starts_with("DLX_")) fmt::print(out, "{}={}\n", name, value);
+    const bool computed = std::any_of(vars.begin(), vars.end(),
+                                      [&](const auto& var) { return var.first == name; });
+    if (name.starts_with("DLX_") && !computed) fmt::print(out, "{}={}\n", name, value);
   }
   fmt::print(out, "# command: {}\n", fmt::join(command, " "));
 }
 
 // Best effort: the exit status reaches Slurm anyway; only the record could not say it.
 void record_failure(const env::TrialEnvironment& trial, const slurm::TaskPlacement& placement,
-                    int status) {
+                    int status, const ExitDecision& decision = {.status = 1, .crash = true},
+                    std::optional<int> max_restarts = std::nullopt) {
   try {
-    record_trainer_exit(trial, placement, status);
+    record_trainer_exit(trial, placement, status, decision, max_restarts);
   } catch (const std::exception& error) {
     fmt::print(stderr, "dlx-launch: warning: cannot record exit {} in the trial record: {}\n",
                status, error.what());
+  }
+}
+
+// The record as this run starts (its failure count decides crash restarts on every rank alike).
+std::optional<checkpoint::TrialRecord> record_at_start(const env::TrialEnvironment& trial) {
+  if (!trial.in_trial()) return std::nullopt;
+  try {
+    return checkpoint::load_trial_record_if_exists(trial.record_path());
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "dlx-launch: warning: cannot read the trial record: {}\n", error.what());
+    return std::nullopt;
   }
 }
 
@@ -62,13 +80,16 @@ void record_failure(const env::TrialEnvironment& trial, const slurm::TaskPlaceme
 
 int run_launch(const Options& options, const env::EnvMap& env, const Resolver& resolve,
                std::FILE* out) {
+  install_notice_handlers();  // a preemption notice during start-up must not kill dlx-launch
   const auto placement = slurm::read_task_placement(env, host_name());
-  const auto trial = env::read_trial_environment(env);
-  const EnvVars vars = compute_launch_env(placement, env, resolve);
+  auto trial = env::read_trial_environment(env);
+  EnvVars vars = compute_launch_env(placement, env, resolve);
 
   std::optional<config::Experiment> experiment;
   const bool under_srun = placement.launcher == slurm::Launcher::srun;
-  if (trial.in_trial() && (options.command.empty() || under_srun)) {
+  const bool has_snapshot = trial.in_trial() &&
+      std::filesystem::exists(*trial.experiment_dir / config::kSnapshotFileName);
+  if (trial.in_trial() && (options.command.empty() || under_srun || has_snapshot)) {
     experiment = config::load_snapshot(*trial.experiment_dir);
     if (under_srun) {
       try {
@@ -90,15 +111,53 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
     }
     command = entrypoint_command(*experiment);
   }
+  // The searcher's work for this array task (searcher_work.hpp): which trial, from where, how far.
+  if (experiment && trial.in_trial() && !options.dry_run) {
+    std::FILE* log = placement.rank == 0 ? stderr : nullptr;
+    auto work = take_searcher_work(*experiment, trial, env, log);
+    if (!work) return 0;
+    apply_searcher_work(*work, *experiment, trial, vars, log);
+  }
+  // Hooks before the trainer starts: which checkpoint it resumes from (resume_checkpoint.hpp)
+  // and, for crash restarts, the failure count as this run begins (trial_outcome.hpp).
+  if (trial.in_trial()) {
+    const auto name = experiment ? experiment->name : env::experiment_name(*trial.experiment_dir);
+    vars.emplace_back("DLX_LATEST_CHECKPOINT",
+                      resume_checkpoint_value(trial, name, placement.rank == 0 ? stderr : nullptr));
+  }
+  const auto at_start = record_at_start(trial);
+  std::optional<int> max_restarts;
+  if (experiment && !trial.slurm_job_id.empty()) max_restarts = experiment->max_restarts;
+
   if (options.dry_run) {
     print_dry_run(out, placement, vars, env, command);
     return 0;
   }
 
   for (const auto& [name, value] : vars) ::setenv(name.c_str(), value.c_str(), 1);
-  const int status = run_child(command);
-  if (placement.rank == 0 && status != 0) record_failure(trial, placement, status);
-  return status;
+  if (const int notice = notice_received(); notice != 0) {
+    fmt::print(stderr, "dlx-launch: a notice (signal {}) arrived before the trainer started: "
+               "exiting {} for a requeue\n", notice, env::kRequeueExitCode);
+    return env::kRequeueExitCode;
+  }
+  int status = run_child(command);
+  if (const int notice = notice_received(); notice != 0 && status == 128 + notice) {
+    // Killed by the notice itself (it came before the trainer installed its handlers): not a
+    // crash; the requeued run resumes from the last checkpoint.
+    fmt::print(stderr, "dlx-launch: the trainer was ended by the notice (signal {}) before it "
+               "could checkpoint: exiting {} for a requeue\n", notice, env::kRequeueExitCode);
+    status = env::kRequeueExitCode;
+  }
+  const auto decision = decide_exit(status, at_start, max_restarts);
+  if (placement.rank == 0 && decision.crash) {
+    record_failure(trial, placement, status, decision, max_restarts);
+  }
+  if (decision.requeue) {
+    fmt::print(stderr, "dlx-launch: the trainer crashed ({}): exiting {} so that Slurm requeues "
+               "the trial (crash {} of max_restarts {})\n", describe_exit(status), decision.status,
+               (at_start ? at_start->failures : 0) + 1, max_restarts.value_or(0));
+  }
+  return decision.status;
 }
 
 }  // namespace dlx::launch

@@ -1,6 +1,10 @@
 #include "dlx/launch/trial_outcome.hpp"
 
+#include <string.h>
+
 #include <filesystem>
+
+#include <fmt/format.h>
 
 #include "dlx/common/clock.hpp"
 
@@ -30,9 +34,33 @@ bool should_mark_failed(int exit_status, const std::optional<checkpoint::TrialRe
   return !record || record->state == "running";
 }
 
-bool record_trainer_exit(const env::TrialEnvironment& trial,
-                         const slurm::TaskPlacement& placement, int exit_status) {
-  if (!trial.in_trial()) return false;
+ExitDecision decide_exit(int exit_status, const std::optional<checkpoint::TrialRecord>& record_at_start,
+                         std::optional<int> max_restarts) {
+  ExitDecision decision{.status = exit_status};
+  if (!should_mark_failed(exit_status, record_at_start)) return decision;
+  decision.crash = true;
+  const int failures = record_at_start ? record_at_start->failures : 0;
+  if (max_restarts && failures < *max_restarts) {
+    decision.requeue = true;
+    decision.status = env::kRequeueExitCode;
+  }
+  return decision;
+}
+
+std::string describe_exit(int exit_status) {
+  if (exit_status > 128 && exit_status < 128 + 65) {
+    const int signal_number = exit_status - 128;
+    const char* name = ::sigabbrev_np(signal_number);
+    return name ? fmt::format("killed by SIG{} (exit {})", name, exit_status)
+                : fmt::format("killed by signal {} (exit {})", signal_number, exit_status);
+  }
+  return fmt::format("exit {}", exit_status);
+}
+
+bool record_trainer_exit(const env::TrialEnvironment& trial, const slurm::TaskPlacement& placement,
+                         int exit_status, const ExitDecision& decision,
+                         std::optional<int> max_restarts) {
+  if (!trial.in_trial() || !decision.crash) return false;
   const auto path = trial.record_path();
   auto record = checkpoint::load_trial_record_if_exists(path);
   if (!should_mark_failed(exit_status, record)) return false;
@@ -40,11 +68,28 @@ bool record_trainer_exit(const env::TrialEnvironment& trial,
     std::filesystem::create_directories(path.parent_path());
     record = new_record(trial, placement);
   }
-  record->state = "failed";
+  record->failures += 1;
   record->exit_code = exit_status;
+  if (decision.requeue) {
+    record->stop_reason = fmt::format("crash: {}; restart {} of max_restarts {}",
+                                      describe_exit(exit_status), record->failures,
+                                      max_restarts.value_or(0));
+  } else {
+    record->state = "failed";
+    record->stop_reason =
+        max_restarts ? fmt::format("failed: crash {} is past max_restarts {}; last error: {}",
+                                   record->failures, *max_restarts, describe_exit(exit_status))
+                     : fmt::format("failed: {}", describe_exit(exit_status));
+  }
   record->updated_unix = unix_seconds_now();
   checkpoint::save_trial_record(*record, path);
   return true;
+}
+
+bool record_trainer_exit(const env::TrialEnvironment& trial,
+                         const slurm::TaskPlacement& placement, int exit_status) {
+  return record_trainer_exit(trial, placement, exit_status,
+                             decide_exit(exit_status, std::nullopt, std::nullopt), std::nullopt);
 }
 
 }  // namespace dlx::launch

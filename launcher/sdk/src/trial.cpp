@@ -13,7 +13,9 @@
 #include "dlx/comm/mpi_runtime.hpp"
 #include "dlx/comm/preflight.hpp"
 #include "dlx/env/environment.hpp"
+#include "dlx/searcher/coordinator.hpp"
 #include "dlx/slurm/task_placement.hpp"
+#include "checkpointer.hpp"
 #include "metric_log.hpp"
 #include "preemption.hpp"
 #include "trial_recorder.hpp"
@@ -168,8 +170,13 @@ void Trial::report(bool validation, std::int64_t step, const Metrics& metrics) {
 }
 
 void Trial::finish() {
+  if (checkpointer_) wait_for_checkpoint(std::chrono::steady_clock::duration::max());
   if (!in_trial()) return;
-  on_rank0("mark the trial completed", [&] { recorder_->finish(); });
+  const char* state = searcher_next_ == Next::stop    ? "stopped"
+                      : searcher_next_ == Next::pause ? "paused"
+                                                      : "completed";
+  on_rank0("mark the trial ended", [&] { recorder_->finish(state, searcher_reason_); });
+  settle_pause();
 }
 
 }  // namespace dlx

@@ -19,7 +19,9 @@ const char* to_string(MetricKind kind);
 class TrialRecorder {
  public:
   // Loads the record when it exists (a requeued trial keeps its history), else creates it; then
-  // marks it running with this run's world, nodes, job id and restart count, and saves.
+  // marks it running with this run's world, nodes, job id and restart count, and saves. A run
+  // whose SLURM_RESTART_COUNT is above the record's appends a RestartEvent whose cause comes from
+  // the previous run's stop_reason (see restart_cause).
   // `nodes`: the ranks' nodes, comma-separated (or the step's node list).
   TrialRecorder(const env::TrialEnvironment& environment, std::string experiment_name,
                 int world_size, std::string nodes);
@@ -28,7 +30,16 @@ class TrialRecorder {
   // earlier checkpoint: the rows it is replaying are dropped first, so the table stays the
   // history of one deterministic run.
   void report(MetricKind kind, std::int64_t step, const Metrics& metrics);
-  void finish();
+  // Marks the trial ended: "completed", or the searcher's "stopped" / "paused" with its reason.
+  void finish(const std::string& state = "completed", const std::string& reason = "");
+
+  // The trainer resumed from the checkpoint of `step` (created at `checkpoint_unix`): rows after
+  // that step are dropped (the resumed run reports them again) and the restart event, if this run
+  // is one, gets the resumed step and the work lost.
+  void note_resume(std::int64_t step, std::int64_t checkpoint_unix);
+  // The trainer checkpointed on request and exits for a requeue: the record stays "running" and
+  // says why it stopped.
+  void note_requeue_exit(const std::string& reason);
 
   const checkpoint::TrialRecord& record() const noexcept { return record_; }
 
@@ -37,7 +48,15 @@ class TrialRecorder {
 
   std::filesystem::path path_;
   checkpoint::TrialRecord record_;
+  std::int64_t previous_update_unix_ = 0;  // of the run before this one (restart bookkeeping)
+  bool restarted_ = false;                 // this run appended a RestartEvent
 };
+
+// "notice" for a stop_reason starting with "requeue" (exit 85 after a checkpoint), "crash" for
+// one starting with "crash" (dlx-launch recorded a failed exit), else "unknown".
+std::string restart_cause(const std::string& stop_reason);
+// The highest step in either metric table, 0 when both are empty.
+std::int64_t last_reported_step(const checkpoint::TrialRecord& record);
 
 // Drops the rows of `table` whose step is >= `step`.
 void drop_rows_from(checkpoint::MetricTable& table, std::int64_t step);

@@ -32,6 +32,16 @@ LatestValid find_latest_valid(const std::filesystem::path& checkpoint_dir,
                               const Expectation& expect = {},
                               Verification verification = Verification::full);
 
+// Discovery and load in one pass, for a resume: the newest step-<N>.h5 that loads with full
+// verification, read once (find_latest_valid + load_checkpoint would read its bytes twice).
+struct LoadedLatest {
+  std::optional<Checkpoint> checkpoint;    // nullopt: start fresh
+  std::optional<std::filesystem::path> path;
+  std::vector<SkippedCheckpoint> skipped;  // newest first, as find_latest_valid reports them
+};
+LoadedLatest load_latest_valid(const std::filesystem::path& checkpoint_dir,
+                               const Expectation& expect = {});
+
 // True when `path` verifies fully; for store::latest_checkpoint's validator.
 bool is_valid_checkpoint(const std::filesystem::path& path, const Expectation& expect = {});
 

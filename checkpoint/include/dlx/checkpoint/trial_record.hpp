@@ -9,6 +9,9 @@
 //   /hparams               attrs: one per hyperparameter (int64, float64, string, or bool as int8)
 //   /metrics/training      datasets: steps (int64), one float64 dataset per metric (NaN: absent)
 //   /metrics/validation    same
+//   /restart_events/<n>    attrs: one group per restart of the trial, n = 1, 2, ... (absent in
+//                                 records without restarts): cause, reason, unix_time,
+//                                 resumed_step, steps_lost, seconds_lost, downtime_seconds
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -32,6 +35,21 @@ struct MetricTable {
   std::optional<double> best(const std::string& metric, bool smaller_is_better) const;
 };
 
+// One restart of the trial (a requeue after a preemption, a time limit, `scontrol requeue`, or
+// a crash that max_restarts still allowed), recorded by the run that resumed.
+struct RestartEvent {
+  std::string cause;   // "notice" (checkpointed on request, exit 85), "crash" (counted against
+                       // max_restarts), or "unknown" (the previous run recorded no exit)
+  std::string reason;  // the previous run's stop_reason, e.g. "crash: exit 137 (signal 9)"
+  std::int64_t unix_time = 0;         // when the resumed run started
+  std::int64_t resumed_step = 0;      // step of the checkpoint it resumed from (0: none)
+  std::int64_t steps_lost = 0;        // reported steps after resumed_step that are redone
+  double seconds_lost = 0;            // training time after that checkpoint, redone
+  double downtime_seconds = 0;        // from the previous run's last record update to now
+
+  bool operator==(const RestartEvent&) const = default;
+};
+
 struct TrialRecord {
   static constexpr int kFormatVersion = 1;
 
@@ -41,6 +59,7 @@ struct TrialRecord {
   int exit_code = 0;
   std::string stop_reason;
   int restarts = 0;
+  int failures = 0;  // crashes so far (counted against the experiment's max_restarts)
   int world_size = 0;
   std::string nodes;  // comma-separated node names of the ranks, in rank order
   std::string slurm_job_id;
@@ -49,6 +68,7 @@ struct TrialRecord {
   std::int64_t updated_unix = 0;
   MetricTable training;
   MetricTable validation;
+  std::vector<RestartEvent> restart_events;  // oldest first
 };
 
 inline constexpr const char* kTrialFileName = "trial.h5";

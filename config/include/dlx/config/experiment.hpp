@@ -58,6 +58,17 @@ struct PbtOptions {
   double perturb_factor = 0.2;      //                    perturb_factor: F}
 };
 
+// Where random, async_halving and adaptive_asha get new trials' hyperparameters: independent
+// random draws, or the TPE model fitted to the results so far (Bergstra et al. 2011; inside ASHA
+// this is BOHB-style search).
+enum class SamplerName { random, tpe };
+
+struct TpeOptions {
+  int startup_trials = 10;  // random points until this many trials have a result at one length
+  double gamma = 0.25;      // the best fraction of results that shapes the "good" density l(x)
+  int candidates = 24;      // draws from l(x) scored by l(x)/g(x) for each new trial
+};
+
 struct SearcherConfig {
   SearcherName name = SearcherName::single;
   std::string metric;             // validation metric the searcher optimises
@@ -67,6 +78,8 @@ struct SearcherConfig {
   std::optional<Length> max_length;
   AshaOptions asha;
   PbtOptions pbt;
+  SamplerName sampler = SamplerName::random;  // random, async_halving, adaptive_asha
+  TpeOptions tpe;                             // sampler: tpe
   SourcePosition where;           // of the searcher section, for errors found when planning
 };
 
@@ -112,5 +125,6 @@ const char* to_string(HyperparameterType type);
 const char* to_string(SearcherName name);
 const char* to_string(Length::Unit unit);
 const char* to_string(AshaOptions::Mode mode);
+const char* to_string(SamplerName name);
 
 }  // namespace dlx::config

@@ -30,9 +30,10 @@
 // dlx-launch sets, only rank 0 writes, and nothing is collective: the program's framework does
 // its own communication and agrees on should_checkpoint_and_exit() itself.
 //
-// Checkpoints: DLX_CHECKPOINT_DIR and DLX_LATEST_CHECKPOINT are exposed as checkpoint_dir() and
-// latest_checkpoint(); saving and loading tensors is dlx::checkpoint's job (checkpoint/), which
-// a trainer calls on rank 0 between should_checkpoint_and_exit() and its exit.
+// Checkpoints (the "Checkpoints" section below, dlx/checkpointing.hpp): resume() loads the latest
+// valid checkpoint, save_checkpoint() saves through the experiment's checkpoint policy, and
+// checkpoint_and_exit() is the exit path after should_checkpoint_and_exit().
+#include <chrono>
 #include <csignal>
 #include <cstddef>
 #include <cstdint>
@@ -45,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "dlx/checkpointing.hpp"
 #include "dlx/comm/communicator.hpp"
 #include "dlx/comm/fused_allreduce.hpp"
 #include "dlx/comm/tensor.hpp"
@@ -55,12 +57,16 @@
 namespace dlx::comm {
 class MpiRuntime;
 }
+namespace dlx::searcher {
+class Coordinator;
+}
 
 namespace dlx {
 
 namespace detail {
 class TrialRecorder;
 class PreemptionSignals;
+class Checkpointer;
 }
 
 class TrialError : public Error {
@@ -69,6 +75,10 @@ class TrialError : public Error {
 };
 
 using Metrics = std::map<std::string, double>;
+
+// What the searcher says after a validation report at the target length.
+enum class Next { train, stop, pause, complete };
+const char* to_string(Next next);
 
 // "Checkpointed on request, requeue me" (the site's RequeueExit=85).
 inline constexpr int kRequeueExitCode = env::kRequeueExitCode;
@@ -133,8 +143,56 @@ class Trial {
   }
 
   void report_training(std::int64_t step, const Metrics& metrics) { report(false, step, metrics); }
-  void report_validation(std::int64_t step, const Metrics& metrics) { report(true, step, metrics); }
+  // Records the metrics and, when `step` reaches target_length(), asks the searcher what next
+  // (see "Searcher" below). Collective.
+  Next report_validation(std::int64_t step, const Metrics& metrics);
+  // Marks the trial ended in trial.h5: completed, or stopped / paused by the searcher with its
+  // reason. Waits for a checkpoint save in flight first.
   void finish();
+
+  // ---- Searcher (src/searcher_ops.cpp; docs/sdk.md "Searcher") ----
+  // The searcher gives each trial a length to train to (in its unit: the trainer's steps) and,
+  // when the trial reports validation there, decides: train on to a new target_length(), stop
+  // (ASHA's stopping variant: not promising), pause (ASHA's promotion variant: checkpoint this
+  // step and end; a later array task resumes it when it is promoted) or complete. The loop:
+  //   for (step = resumed ? resumed->step : trial.start_length(); ; ) {
+  //     train one step; ++step;
+  //     if (step == trial.target_length()) {              // 0: no searcher length
+  //       trial.save_checkpoint(state);                   // before the report: a pause or a PBT
+  //       if (trial.report_validation(step, m) != dlx::Next::train) break;   // exploit loads it
+  //     }
+  //   }
+  //   trial.finish();
+  // Where the work starts (a promotion or a PBT exploit starts past 0) and where to report next.
+  std::int64_t start_length() const noexcept { return environment_.start_length; }
+  std::int64_t target_length() const noexcept { return environment_.target_length; }
+  // The searcher's last word, for logs: "rung 1 (length 27): accuracy 0.91 ranks 1 of 4; ...".
+  const std::string& searcher_reason() const noexcept { return searcher_reason_; }
+
+  // ---- Checkpoints (src/checkpointing.cpp; dlx/checkpointing.hpp) ----
+  // Collective. The checkpoint to resume from, verified: DLX_LATEST_CHECKPOINT when dlx-launch
+  // (or a searcher decision) named one, else the newest valid step-<N>.h5 in checkpoint_dir();
+  // nullopt on a fresh start or without DLX_CHECKPOINT_DIR. Drops metrics recorded after its
+  // step and records the restart in trial.h5. Throws CheckpointingError on every rank when the
+  // checkpoint does not fit this run (per-rank state from another world size).
+  std::optional<ResumedState> resume();
+  // Does the experiment's checkpoint period (checkpoint.period_batches, else period_minutes) say
+  // to save after `step`? Collective only with period_minutes (rank 0's clock decides). False
+  // without DLX_CHECKPOINT_DIR.
+  bool checkpoint_due(std::int64_t step);
+  // Collective: saves step-<state.step>.h5 through the experiment's policy (async unless the
+  // experiment says async: false; retention after each save). Throws CheckpointingError on every
+  // rank when this save, or the previous async one, failed; the older checkpoints are intact.
+  void save_checkpoint(const TrainingState& state);
+  // Collective, after should_checkpoint_and_exit(): saves `state` unless this step is saved
+  // already, waits for the save up to `deadline` (default: DLX_EXIT_DEADLINE_S, else 30 s),
+  // records why the trial stops and returns kRequeueExitCode. A failed or late save is reported
+  // and the previous checkpoint is the one the requeued run resumes from.
+  int checkpoint_and_exit(const TrainingState& state,
+                          std::optional<std::chrono::seconds> deadline = std::nullopt);
+  // Collective: waits for an async save in flight; false when `deadline` passed first.
+  bool wait_for_checkpoint(std::chrono::steady_clock::duration deadline);
+  bool checkpointing_enabled() const noexcept { return checkpoint_dir().has_value(); }
 
  private:
   void report(bool validation, std::int64_t step, const Metrics& metrics);
@@ -151,6 +209,19 @@ class Trial {
   std::unique_ptr<comm::FusedAllreduce> fused_;
   std::unique_ptr<detail::PreemptionSignals> signals_;
   std::unique_ptr<detail::TrialRecorder> recorder_;  // rank 0 inside a trial only
+
+  // Searcher (src/searcher_ops.cpp).
+  Next ask_searcher(std::int64_t step, const Metrics& metrics);
+  // After finish() wrote trial.h5 for a paused trial: from now on another array task may resume
+  // it (search_state.hpp, "settled").
+  void settle_pause();
+  std::unique_ptr<searcher::Coordinator> coordinator_;  // rank 0, created at the first question
+  Next searcher_next_ = Next::train;
+  std::string searcher_reason_;
+
+  // Checkpoints (src/checkpointing.cpp). Destroyed first: waits for a save in flight.
+  detail::Checkpointer& checkpointer();
+  std::unique_ptr<detail::Checkpointer> checkpointer_;
 };
 
 }  // namespace dlx

@@ -16,8 +16,15 @@
 // A writer killed after step 3's write but before the acknowledgement leaves a complete record
 // its caller may post again: every event carries an `id`, and readers count each id once.
 // Readers take a shared lock, so they never see a record being written.
+//
+// Transactions: transact() runs steps 1-3 with a decision in the middle: it hands the caller the
+// records after an offset the caller already knows (the file is append-only below its valid end,
+// so a prefix once read never changes), and appends whatever the caller returns, all under the one
+// exclusive lock. That is how a trial reads the searcher's state and records its decision with no
+// other writer in between, on any node.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -57,6 +64,13 @@ class Journal {
   // Every valid record (shared lock while reading). A missing file reads as empty.
   JournalScan read() const;
 
+  // Under the exclusive lock: scans the records from `from` (0, or a valid_end an earlier scan of
+  // this journal returned), calls `decide` with them (offsets and valid_end are absolute), then
+  // appends the events it returns (each an object with a string "id") and makes them durable.
+  // Returns the new valid end. `decide` may throw: nothing is appended then.
+  using Decide = std::function<std::vector<nlohmann::json>(const JournalScan& tail)>;
+  std::uint64_t transact(std::uint64_t from, const Decide& decide);
+
   const std::filesystem::path& path() const noexcept { return path_; }
 
  private:
@@ -64,8 +78,9 @@ class Journal {
   mutable std::mutex mutex_;
 };
 
-// Pure: records from the bytes of a journal file (exposed for tests and tools).
-JournalScan scan_journal(const std::string& bytes);
+// Pure: records from the bytes of a journal file (exposed for tests and tools). `base` is the
+// file offset of bytes[0]: offsets, valid_end and file_size come out absolute.
+JournalScan scan_journal(const std::string& bytes, std::uint64_t base = 0);
 
 // The bytes of one record (header + payload).
 std::string encode_journal_record(const nlohmann::json& event);

@@ -6,7 +6,14 @@
 //   DLX_TRIAL_ID           integer id; trials/<id>/trial.h5 is the trial's record
 //   DLX_HPARAMS            flat JSON object name -> scalar ({"lr":0.1,"optim.momentum":0.9})
 //   DLX_CHECKPOINT_DIR     where the trainer writes checkpoints
-//   DLX_LATEST_CHECKPOINT  the checkpoint to resume from; empty on a fresh start
+//   DLX_LATEST_CHECKPOINT  the checkpoint to resume from; empty on a fresh start. The plugin
+//                          exports it empty (it runs as root and never looks into the user's
+//                          directory); dlx-launch sets it from latest-valid discovery, as the user
+// dlx-launch, having asked the searcher for this array task's work (launcher/launch), rewrites
+// the trial variables above for the trial it was given and adds:
+//   DLX_TICKET             the array task (ticket) the trial runs in; unset: ticket = trial id
+//   DLX_START_LENGTH       the length the work starts at (0: from scratch)
+//   DLX_TARGET_LENGTH      the length to report validation at; 0 or unset: the trainer's own
 // Outside a trial (local testing) DLX_HPARAMS may still be given, or DLX_HPARAMS_FILE naming a
 // JSON file with the same object.
 #include <cstdint>
@@ -32,6 +39,9 @@ struct TrialEnvironment {
   std::optional<std::filesystem::path> latest_checkpoint;  // nullopt on a fresh start
   std::string slurm_job_id;  // "<array job>_<task>" for array tasks, else SLURM_JOB_ID, else ""
   int restarts = 0;          // SLURM_RESTART_COUNT (unset on the first run)
+  std::optional<std::int64_t> ticket;  // DLX_TICKET
+  std::int64_t start_length = 0;       // DLX_START_LENGTH
+  std::int64_t target_length = 0;      // DLX_TARGET_LENGTH
 
   bool in_trial() const noexcept { return experiment_dir.has_value(); }
   // <experiment_dir>/trials/<id>/trial.h5; requires in_trial().

@@ -13,6 +13,13 @@ namespace dlx::launch {
 // The signals forwarded to the child.
 const std::vector<int>& forwarded_signals();
 
+// From dlx-launch's start: a notice signal (SIGTERM, SIGUSR1, SIGUSR2: preemption, requeue, time
+// limit) is remembered instead of killing dlx-launch, so a notice that arrives before the trainer
+// runs (or before the trainer installed its own handlers and died of it) is still a notice.
+void install_notice_handlers();
+// The first notice signal received since install_notice_handlers(), or 0.
+int notice_received() noexcept;
+
 // Waits for the child and returns its exit status: the exit code, or 128 + signal number when
 // a signal killed it (the shell convention). A program that cannot be executed exits 127 (not
 // found) or 126 (not executable) after printing why. Throws LaunchError when fork fails.

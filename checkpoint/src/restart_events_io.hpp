@@ -1,0 +1,19 @@
+#pragma once
+// A trial's restarts in trial.h5: group /restart_events with one sub-group per restart, named
+// 1, 2, ... in order, whose attributes are the RestartEvent's fields (h5dump and h5py show each
+// restart as a small attribute table). Records written before restarts were recorded have no
+// group: that reads as no events.
+#include <filesystem>
+#include <vector>
+
+#include <hdf5.h>
+
+#include "dlx/checkpoint/trial_record.hpp"
+
+namespace dlx::checkpoint {
+
+void write_restart_events(hid_t root, const std::vector<RestartEvent>& events,
+                          const std::filesystem::path& file);
+std::vector<RestartEvent> read_restart_events(hid_t root, const std::filesystem::path& file);
+
+}  // namespace dlx::checkpoint

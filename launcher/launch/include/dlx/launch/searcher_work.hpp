@@ -1,0 +1,36 @@
+#pragma once
+// How an array task learns what to do: before the trainer starts, every rank's dlx-launch asks the
+// searcher for the work of its ticket (the array task id) through the experiment journal
+// (searcher/coordinator.hpp). The first rank to ask records the answer; the others, and the same
+// ticket after a requeue, read it back, so every rank runs the same trial without talking to the
+// others. The answer then rewrites the trial contract for the trainer:
+//   DLX_TRIAL_ID, DLX_HPARAMS, DLX_HP_*, DLX_CHECKPOINT_DIR    the trial the searcher chose
+//   DLX_TICKET, DLX_START_LENGTH, DLX_TARGET_LENGTH             where it starts and when to report
+//   DLX_LATEST_CHECKPOINT                                       the trial's own latest valid
+//       checkpoint when it has one (a requeue), else the checkpoint the searcher named (an ASHA
+//       promotion resumes its own rung checkpoint; a PBT exploit starts from its parent's)
+// A "wait" answer (ASHA has nothing promotable yet, a PBT round is not complete) is polled with
+// backoff up to DLX_WORK_WAIT_S seconds (default 86400); "none" means the ticket has no work: the
+// array task ends successfully without starting the trainer.
+#include <cstdio>
+#include <optional>
+
+#include "dlx/config/experiment.hpp"
+#include "dlx/env/trial_environment.hpp"
+#include "dlx/launch/launch_env.hpp"
+#include "dlx/searcher/method.hpp"
+
+namespace dlx::launch {
+
+// The work of this task's ticket, waiting while the searcher says wait. nullopt: no work (the
+// reason is printed on `log` when it is not null).
+std::optional<searcher::Work> take_searcher_work(const config::Experiment& experiment,
+                                                 const env::TrialEnvironment& trial,
+                                                 const env::EnvMap& env, std::FILE* log);
+
+// Rewrites `trial` for `work` (creating the trial's checkpoint directory) and appends the
+// variables above to `vars`.
+void apply_searcher_work(const searcher::Work& work, const config::Experiment& experiment,
+                         env::TrialEnvironment& trial, EnvVars& vars, std::FILE* log);
+
+}  // namespace dlx::launch

@@ -1,0 +1,97 @@
+#include "dlx/launch/searcher_work.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "dlx/config/names.hpp"
+#include "dlx/launch/launch_error.hpp"
+#include "dlx/launch/resume_checkpoint.hpp"
+#include "dlx/searcher/coordinator.hpp"
+#include "dlx/store/experiment_layout.hpp"
+
+namespace dlx::launch {
+
+namespace {
+
+std::string scalar_text(const nlohmann::ordered_json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+std::chrono::seconds wait_limit(const env::EnvMap& env) {
+  return std::chrono::seconds(env::lookup_int(env, "DLX_WORK_WAIT_S").value_or(86400));
+}
+
+}  // namespace
+
+std::optional<searcher::Work> take_searcher_work(const config::Experiment& experiment,
+                                                 const env::TrialEnvironment& trial,
+                                                 const env::EnvMap& env, std::FILE* log) {
+  const auto ticket = static_cast<int>(trial.ticket.value_or(trial.trial_id));
+  searcher::Coordinator coordinator(experiment, *trial.experiment_dir / searcher::kJournalFileName);
+  const auto limit = wait_limit(env);
+  const auto start = std::chrono::steady_clock::now();
+  auto pause = std::chrono::milliseconds(500);
+  bool said_wait = false;
+  for (;;) {
+    auto work = coordinator.request_work(ticket);
+    if (work.kind == searcher::Work::Kind::train) {
+      if (log) fmt::print(log, "dlx-launch: ticket {}: trial {}: {}\n", ticket, work.trial, work.reason);
+      return work;
+    }
+    if (work.kind == searcher::Work::Kind::none) {
+      if (log) fmt::print(log, "dlx-launch: ticket {} has no work: {}\n", ticket, work.reason);
+      return std::nullopt;
+    }
+    if (std::chrono::steady_clock::now() - start > limit) {
+      throw LaunchError(fmt::format(
+          "dlx-launch: ticket {} waited {} s for work from the searcher ({}); giving up (raise "
+          "DLX_WORK_WAIT_S in the experiment's environment, or requeue the task with scontrol "
+          "requeue)", ticket, limit.count(), work.reason));
+    }
+    if (log && !said_wait) fmt::print(log, "dlx-launch: ticket {} waits: {}\n", ticket, work.reason);
+    if (log) std::fflush(log);
+    said_wait = true;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(10000));
+  }
+}
+
+void apply_searcher_work(const searcher::Work& work, const config::Experiment& experiment,
+                         env::TrialEnvironment& trial, EnvVars& vars, std::FILE* log) {
+  const auto& dir = *trial.experiment_dir;
+  const auto ticket = trial.ticket.value_or(trial.trial_id);
+  trial.trial_id = work.trial;
+  trial.ticket = ticket;
+  trial.hparams = work.hparams;
+  trial.start_length = work.start_length;
+  trial.target_length = work.target_length;
+  trial.checkpoint_dir = store::checkpoint_dir(dir, work.trial);
+  std::filesystem::create_directories(*trial.checkpoint_dir);  // as the user: dlx-launch is theirs
+
+  // A requeued trial resumes its own newest checkpoint; a fresh piece of work starts from the one
+  // the searcher named (which must exist: the trainer wrote it before it reported that length).
+  const checkpoint::Expectation own{.experiment = experiment.name, .trial_id = work.trial};
+  trial.latest_checkpoint = latest_valid_checkpoint(*trial.checkpoint_dir, own, log);
+  if (!trial.latest_checkpoint && work.checkpoint_trial) {
+    trial.latest_checkpoint = store::checkpoint_dir(dir, *work.checkpoint_trial) /
+                              fmt::format("step-{}.h5", work.start_length);
+  }
+
+  vars.emplace_back("DLX_TRIAL_ID", std::to_string(work.trial));
+  vars.emplace_back("DLX_TICKET", std::to_string(ticket));
+  vars.emplace_back("DLX_HPARAMS", work.hparams.dump());
+  for (const auto& [name, value] : work.hparams.items()) {
+    vars.emplace_back(config::hyperparameter_variable(name), scalar_text(value));
+  }
+  vars.emplace_back("DLX_CHECKPOINT_DIR", trial.checkpoint_dir->string());
+  vars.emplace_back("DLX_START_LENGTH", std::to_string(work.start_length));
+  vars.emplace_back("DLX_TARGET_LENGTH", std::to_string(work.target_length));
+}
+
+}  // namespace dlx::launch

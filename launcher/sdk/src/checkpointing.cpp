@@ -1,0 +1,445 @@
+// The Trial's checkpoints: resume, periodic saves and the checkpoint-and-exit path.
+//
+// The preemption protocol (docs/fault-tolerance.md has the Slurm side and the verified facts):
+//
+//   1. Notice. Slurm signals the step's tasks: SIGTERM at preemption (then SIGKILL after the
+//      partition's GraceTime), at `scontrol requeue` and at the time limit (then SIGKILL after
+//      KillWait), and the --signal the plugin adds (USR2 a lead time before the time limit, and
+//      at once on preemption with SlurmctldParameters=preempt_send_user_signal). dlx-launch
+//      forwards them to the trainer; libdlx's handlers (preemption.cpp) only set a flag.
+//   2. Agreement. The trainer calls should_checkpoint_and_exit() at the same point of every step
+//      on every rank: a one-integer allreduce of the flags. A signal that reaches any rank before
+//      that call makes every rank see true at the same step; one that arrives after it is seen at
+//      the next step. So all ranks stop after the same step, with no extra message.
+//   3. Save. checkpoint_and_exit(state): unless a periodic save already wrote this step, every
+//      rank gathers its per-rank state (RNG streams, shard order) to rank 0, which snapshots the
+//      tensors and hands them to its CheckpointWriter (async: a background thread writes the
+//      temporary file, fsyncs, renames, fsyncs the directory, then applies retention).
+//   4. Deadline. Rank 0 waits for that save (and any earlier one still in flight) up to the
+//      deadline (DLX_EXIT_DEADLINE_S, else 30 s; set it below the partition's GraceTime). A late
+//      or failed save is reported and left behind: a temporary file never counts as a checkpoint,
+//      so the previous checkpoint stays the newest valid one.
+//   5. Exit 85. Rank 0 writes stop_reason "requeue: ..." into trial.h5 (state stays "running")
+//      and every rank returns kRequeueExitCode; dlx-launch passes it through, srun and the batch
+//      script exit 85, and Slurm's RequeueExit=85 requeues the array task (SLURM_RESTART_COUNT+1).
+//   6. Resume. The requeued run's resume(): dlx-launch has set DLX_LATEST_CHECKPOINT from
+//      latest-valid discovery (or a searcher decision named one); without it rank 0 runs the
+//      discovery itself. Rank 0 loads and verifies the file (format, trial, metadata checksum,
+//      every tensor CRC), broadcasts its path, and every other rank loads and verifies it too.
+//      Rank 0 drops metrics recorded after its step (the resumed run reports them again) and
+//      completes the restart event (cause from the previous stop_reason, steps and seconds lost).
+//
+// Crashes (any other exit, a killed rank) are dlx-launch's side: trial_outcome.cpp counts them
+// against max_restarts.
+#include <signal.h>
+#include <string.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "checkpointer.hpp"
+#include "dlx/checkpoint/discovery.hpp"
+#include "dlx/comm/mpi_check.hpp"
+#include "dlx/comm/mpi_runtime.hpp"
+#include "dlx/config/parse.hpp"
+#include "dlx/env/environment.hpp"
+#include "dlx/trial.hpp"
+#include "preemption.hpp"
+#include "rank_state.hpp"
+#include "trial_recorder.hpp"
+
+namespace dlx {
+
+namespace {
+
+constexpr auto kDefaultExitDeadline = std::chrono::seconds(30);
+
+void log(const std::string& message) {
+  std::fprintf(stderr, "%s\n", message.c_str());
+  std::fflush(stderr);
+}
+
+// Every rank learns whether any rank failed; the failing rank's message, else a pointer to it.
+void agree(bool with_mpi, const std::string& failure, const std::string& what) {
+  int failed = failure.empty() ? 0 : 1;
+  if (with_mpi) {
+    DLX_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+  }
+  if (failed == 0) return;
+  throw CheckpointingError(failure.empty()
+                               ? fmt::format("dlx: another rank could not {} (see its error)", what)
+                               : failure);
+}
+
+std::string broadcast_text(bool with_mpi, std::string text) {
+  if (!with_mpi) return text;
+  auto length = static_cast<unsigned long long>(text.size());
+  DLX_MPI_CHECK(MPI_Bcast(&length, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD));
+  text.resize(static_cast<std::size_t>(length));
+  DLX_MPI_CHECK(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, 0, MPI_COMM_WORLD));
+  return text;
+}
+
+std::string signal_name(int signal_number) {
+  if (signal_number == 0) return "a checkpoint request";
+  const char* abbreviation = ::sigabbrev_np(signal_number);
+  return abbreviation ? fmt::format("SIG{}", abbreviation) : fmt::format("signal {}", signal_number);
+}
+
+std::chrono::seconds exit_deadline(std::optional<std::chrono::seconds> given) {
+  if (given) return *given;
+  const auto env = env::current_environment();
+  if (auto seconds = env::lookup_int(env, "DLX_EXIT_DEADLINE_S")) {
+    return std::chrono::seconds(*seconds);
+  }
+  return kDefaultExitDeadline;
+}
+
+bool has_rank_state(const checkpoint::Checkpoint& checkpoint) {
+  for (const auto& tensor : checkpoint.tensors) {
+    if (tensor.name.starts_with("ranks/") || tensor.name.starts_with("rng/rank-")) return true;
+  }
+  return false;
+}
+
+// Expectation for a file: this trial's when it lies in this trial's directory, else (a checkpoint
+// a searcher decision named, e.g. a PBT exploit) only this experiment's.
+checkpoint::Expectation expectation_for(const std::filesystem::path& path,
+                                        const detail::CheckpointSettings& settings) {
+  if (path.parent_path() == settings.directory) return settings.expect;
+  return {.experiment = settings.expect.experiment, .trial_id = std::nullopt};
+}
+
+struct Chosen {
+  std::optional<checkpoint::Checkpoint> checkpoint;
+  std::filesystem::path path;
+};
+
+// Rank 0: the named checkpoint when it loads, else latest-valid discovery; skips are reported.
+Chosen choose_checkpoint(const env::TrialEnvironment& environment,
+                         const detail::CheckpointSettings& settings) {
+  if (environment.latest_checkpoint) {
+    const auto& named = *environment.latest_checkpoint;
+    try {
+      return {checkpoint::load_checkpoint(named, expectation_for(named, settings)), named};
+    } catch (const Error& error) {
+      log(fmt::format("dlx: DLX_LATEST_CHECKPOINT={} cannot be used: {}; looking for the latest "
+                      "valid checkpoint in {}", named.string(), error.what(),
+                      settings.directory.string()));
+    }
+  }
+  auto found = checkpoint::load_latest_valid(settings.directory, settings.expect);
+  for (const auto& skipped : found.skipped) {
+    log(fmt::format("dlx: skipping checkpoint {}: {}", skipped.path.string(), skipped.reason));
+  }
+  if (!found.checkpoint) return {};
+  return {std::move(found.checkpoint), *found.path};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- names and ResumedState
+
+std::string rank_tensor_name(int rank, std::string_view name) {
+  return fmt::format("ranks/{}/{}", rank, name);
+}
+
+std::string rng_tensor_name(int rank, std::string_view name) {
+  return fmt::format("rng/rank-{}/{}", rank, name);
+}
+
+ResumedState::ResumedState(checkpoint::Checkpoint checkpoint, std::filesystem::path path, int rank)
+    : checkpoint_(std::move(checkpoint)), path_(std::move(path)), rank_(rank) {}
+
+std::int64_t ResumedState::data_cursor() const {
+  const auto& value = state("data_cursor");
+  if (const auto* cursor = std::get_if<std::int64_t>(&value)) return *cursor;
+  throw CheckpointingError(fmt::format("dlx: {}: state 'data_cursor' is not an integer",
+                                       path_.string()));
+}
+
+const checkpoint::Tensor& ResumedState::tensor(std::string_view name) const {
+  if (const auto* found = checkpoint_.find(name)) return *found;
+  throw CheckpointingError(fmt::format("dlx: {} has no tensor '{}' (saved with a different "
+                                       "trainer version?)", path_.string(), name));
+}
+
+const checkpoint::Tensor& ResumedState::rank_tensor(std::string_view name) const {
+  return tensor(rank_tensor_name(rank_, name));
+}
+
+std::string ResumedState::rng_stream(std::string_view name) const {
+  const auto& stream = tensor(rng_tensor_name(rank_, name));
+  return {reinterpret_cast<const char*>(stream.bytes.data()), stream.bytes.size()};
+}
+
+const checkpoint::StateValue& ResumedState::state(std::string_view name) const {
+  auto found = checkpoint_.state.find(std::string(name));
+  if (found == checkpoint_.state.end()) {
+    throw CheckpointingError(fmt::format("dlx: {} has no state value '{}'", path_.string(), name));
+  }
+  return found->second;
+}
+
+void ResumedState::copy_out(const checkpoint::Tensor& tensor, std::span<std::byte> out,
+                            std::size_t element, bool floating) const {
+  const auto dtype = tensor.dtype;
+  const bool stored_floating = dtype == checkpoint::DType::float32 ||
+                               dtype == checkpoint::DType::float64 ||
+                               dtype == checkpoint::DType::float16 ||
+                               dtype == checkpoint::DType::bfloat16;
+  if (checkpoint::dtype_size(dtype) != element || stored_floating != floating) {
+    throw CheckpointingError(fmt::format(
+        "dlx: {}: tensor '{}' is {}, which does not match the {}-byte {} buffer to restore it "
+        "into", path_.string(), tensor.name, checkpoint::dtype_name(dtype), element,
+        floating ? "floating-point" : "integer"));
+  }
+  if (tensor.bytes.size() != out.size()) {
+    throw CheckpointingError(fmt::format(
+        "dlx: {}: tensor '{}' has {} elements but the buffer to restore it into has {} (is the "
+        "model configured as when it was saved?)", path_.string(), tensor.name,
+        tensor.bytes.size() / element, out.size() / element));
+  }
+  std::memcpy(out.data(), tensor.bytes.data(), out.size());
+}
+
+// ---------------------------------------------------------------- settings and Checkpointer
+
+namespace detail {
+
+CheckpointSettings read_checkpoint_settings(const env::TrialEnvironment& environment) {
+  CheckpointSettings settings;
+  settings.directory = environment.checkpoint_dir.value_or(".");
+  settings.expect.trial_id = environment.trial_id;
+  if (environment.experiment_dir) {
+    settings.expect.experiment = env::experiment_name(*environment.experiment_dir);
+    const auto snapshot = *environment.experiment_dir / config::kSnapshotFileName;
+    if (std::filesystem::exists(snapshot)) {
+      const auto experiment = config::load_snapshot(*environment.experiment_dir);
+      settings.policy = experiment.checkpoint;
+      settings.retention = checkpoint::RetentionPolicy{
+          .keep_latest = experiment.checkpoint.keep_latest,
+          .keep_best = experiment.checkpoint.keep_best,
+          .keep_experiment_best = experiment.checkpoint.keep_experiment_best,
+          .metric = experiment.searcher.metric,
+          .smaller_is_better = experiment.searcher.smaller_is_better};
+    }
+  }
+  return settings;
+}
+
+Checkpointer::Checkpointer(CheckpointSettings settings, bool writes)
+    : settings_(std::move(settings)) {
+  if (!writes) return;
+  std::filesystem::create_directories(settings_.directory);
+  writer_ = std::make_unique<checkpoint::CheckpointWriter>(checkpoint::WriterOptions{
+      .directory = settings_.directory,
+      .async = settings_.policy.async,
+      .retention = settings_.retention,
+      .referenced_steps = {}});
+}
+
+Checkpointer::~Checkpointer() = default;
+
+void Checkpointer::abandon_writer() {
+  // Deliberately leaked: its destructor would wait for the late save without a deadline. The
+  // background thread finishes or dies with the process; its temporary file is never mistaken
+  // for a checkpoint.
+  static_cast<void>(writer_.release());
+  writer_ = std::make_unique<checkpoint::CheckpointWriter>(checkpoint::WriterOptions{
+      .directory = settings_.directory,
+      .async = settings_.policy.async,
+      .retention = settings_.retention,
+      .referenced_steps = {}});
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------- Trial
+
+detail::Checkpointer& Trial::checkpointer() {
+  if (!checkpointer_) {
+    if (!checkpointing_enabled()) {
+      throw CheckpointingError(
+          "dlx: checkpoints need DLX_CHECKPOINT_DIR, which is not set (inside a dlx trial the "
+          "plugin sets it; outside one, export DLX_CHECKPOINT_DIR=DIR)");
+    }
+    checkpointer_ = std::make_unique<detail::Checkpointer>(
+        detail::read_checkpoint_settings(environment_), rank_ == 0);
+  }
+  return *checkpointer_;
+}
+
+std::optional<ResumedState> Trial::resume() {
+  if (!checkpointing_enabled()) return std::nullopt;
+  auto& checkpoints = checkpointer();
+  const bool with_mpi = mpi_ != nullptr;
+  Chosen chosen;
+  std::string failure;
+  if (rank_ == 0) {
+    try {
+      chosen = choose_checkpoint(environment_, checkpoints.settings());
+    } catch (const std::exception& error) {
+      failure = fmt::format("dlx: cannot look for a checkpoint to resume from in {}: {}",
+                            checkpoints.settings().directory.string(), error.what());
+    }
+  }
+  agree(with_mpi, failure, "look for a checkpoint to resume from");
+  const std::filesystem::path path = broadcast_text(with_mpi, chosen.path.string());
+  if (path.empty()) return std::nullopt;  // a fresh start
+  if (rank_ != 0 && with_mpi) {
+    try {
+      chosen.checkpoint = checkpoint::load_checkpoint(path, expectation_for(path, checkpoints.settings()));
+    } catch (const std::exception& error) {
+      failure = fmt::format("dlx: rank {} cannot load checkpoint {}: {}", rank_, path.string(),
+                            error.what());
+    }
+  }
+  agree(with_mpi, failure, "load checkpoint " + path.string());
+  const auto& metadata = chosen.checkpoint->metadata;
+  if (metadata.world_size != size_ && has_rank_state(*chosen.checkpoint)) {
+    throw CheckpointingError(fmt::format(
+        "dlx: checkpoint {} holds per-rank state of {} ranks but this run has {}: resume it on "
+        "{} ranks (the experiment's resources), or start the trial afresh",
+        path.string(), metadata.world_size, size_, metadata.world_size));
+  }
+  if (rank_ == 0) {
+    log(fmt::format("dlx: resuming from {} (step {}, epoch {})", path.string(), metadata.step,
+                    metadata.epoch));
+  }
+  if (in_trial()) {
+    on_rank0("record the resume in the trial record",
+             [&] { recorder_->note_resume(metadata.step, metadata.created_unix); });
+  }
+  checkpoints.last_saved_step = metadata.step;
+  return ResumedState(std::move(*chosen.checkpoint), path, rank_);
+}
+
+bool Trial::checkpoint_due(std::int64_t step) {
+  if (!checkpointing_enabled()) return false;
+  auto& checkpoints = checkpointer();
+  const auto& policy = checkpoints.settings().policy;
+  if (policy.period_batches) {
+    return *policy.period_batches > 0 && step > 0 && step % *policy.period_batches == 0;
+  }
+  if (!policy.period_minutes) return false;
+  int due = 0;
+  if (rank_ == 0) {
+    const std::chrono::duration<double, std::ratio<60>> elapsed =
+        std::chrono::steady_clock::now() - checkpoints.last_save_time;
+    due = elapsed.count() >= *policy.period_minutes ? 1 : 0;
+  }
+  if (mpi_) DLX_MPI_CHECK(MPI_Bcast(&due, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  return due != 0;
+}
+
+void Trial::save_checkpoint(const TrainingState& state) {
+  auto& checkpoints = checkpointer();
+  const bool with_mpi = mpi_ != nullptr;
+  std::string failure, mine;
+  try {
+    mine = detail::pack_rank_state(state);
+  } catch (const std::exception& error) {
+    failure = error.what();
+  }
+  std::vector<std::string> gathered;
+  if (with_mpi) {
+    gathered = detail::gather_to_root(mine, 0, MPI_COMM_WORLD);
+  } else if (rank_ == 0) {
+    gathered.push_back(mine);
+  }
+  if (rank_ == 0 && failure.empty()) {
+    try {
+      const auto& settings = checkpoints.settings();
+      checkpoint::CheckpointContent content;
+      content.metadata.experiment = settings.expect.experiment.value_or("");
+      content.metadata.trial_id = environment_.trial_id;
+      content.metadata.step = state.step;
+      content.metadata.epoch = state.epoch;
+      content.metadata.world_size = size_;
+      content.metadata.hparams = environment_.hparams;
+      if (settings.retention) content.metadata.metric_name = settings.retention->metric;
+      content.metadata.metric_value = state.metric;
+      content.state = state.state;
+      content.state["data_cursor"] = state.data_cursor;
+      content.tensors = state.tensors;
+      for (std::size_t r = 0; r < gathered.size(); ++r) {
+        const int owner = with_mpi ? static_cast<int>(r) : rank_;
+        for (auto& view : detail::unpack_rank_state(owner, gathered[r])) {
+          content.tensors.push_back(std::move(view));
+        }
+      }
+      checkpoints.writer()->save(content);  // snapshots the tensors before returning
+    } catch (const std::exception& error) {
+      failure = fmt::format("dlx: cannot save the checkpoint of step {}: {}", state.step,
+                            error.what());
+    }
+  }
+  agree(with_mpi, failure, fmt::format("save the checkpoint of step {}", state.step));
+  checkpoints.last_saved_step = state.step;
+  checkpoints.last_save_time = std::chrono::steady_clock::now();
+}
+
+bool Trial::wait_for_checkpoint(std::chrono::steady_clock::duration deadline) {
+  if (!checkpointer_) return true;
+  std::string failure;
+  int late = 0;
+  if (auto* writer = checkpointer_->writer()) {
+    try {
+      if (deadline == std::chrono::steady_clock::duration::max()) {
+        writer->wait();  // wait_for(max) would overflow the clock
+      } else {
+        late = writer->wait_for(deadline) ? 0 : 1;
+      }
+    } catch (const std::exception& error) {
+      failure = fmt::format("dlx: a checkpoint save failed: {}", error.what());
+    }
+  }
+  agree(mpi_ != nullptr, failure, "finish a checkpoint save");
+  if (mpi_) DLX_MPI_CHECK(MPI_Bcast(&late, 1, MPI_INT, 0, MPI_COMM_WORLD));
+  return late == 0;
+}
+
+int Trial::checkpoint_and_exit(const TrainingState& state,
+                               std::optional<std::chrono::seconds> deadline) {
+  const auto start = std::chrono::steady_clock::now();
+  int signal_number = detail::PreemptionSignals::received();  // any rank's, for the record
+  if (mpi_) {
+    DLX_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &signal_number, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+  }
+  std::string reason = fmt::format("requeue: checkpoint at step {} after {}", state.step,
+                                   signal_name(signal_number));
+  if (checkpointing_enabled()) {
+    const auto limit = exit_deadline(deadline);
+    try {
+      auto& checkpoints = checkpointer();
+      if (checkpoints.last_saved_step != state.step) save_checkpoint(state);
+      if (!wait_for_checkpoint(limit)) {
+        if (rank_ == 0) checkpoints.abandon_writer();
+        reason += fmt::format(" (save not finished within {} s: resumes from the previous one)",
+                              limit.count());
+      }
+    } catch (const Error& error) {
+      reason += " (save failed: resumes from the previous checkpoint)";
+      if (rank_ == 0) log(error.what());
+    }
+  }
+  if (in_trial()) {
+    try {
+      on_rank0("record the requeue exit", [&] { recorder_->note_requeue_exit(reason); });
+    } catch (const Error& error) {
+      if (rank_ == 0) log(error.what());  // Slurm requeues the trial all the same
+    }
+  }
+  if (rank_ == 0) {
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    log(fmt::format("dlx: {}; exiting {} for a requeue after {:.3f} s", reason, kRequeueExitCode,
+                    took.count()));
+  }
+  return kRequeueExitCode;
+}
+
+}  // namespace dlx

@@ -1,0 +1,88 @@
+// The trainer's side of the searcher: a validation report at the target length is a question to
+// the experiment's searcher (searcher/coordinator.hpp), asked by rank 0 under the journal lock
+// and broadcast, so every rank leaves report_validation() with the same answer.
+#include <mpi.h>
+
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "dlx/comm/mpi_check.hpp"
+#include "dlx/config/parse.hpp"
+#include "dlx/searcher/coordinator.hpp"
+#include "dlx/trial.hpp"
+
+namespace dlx {
+
+namespace {
+
+Next next_of(searcher::Decision::Kind kind) {
+  switch (kind) {
+    case searcher::Decision::Kind::continue_training: return Next::train;
+    case searcher::Decision::Kind::stop: return Next::stop;
+    case searcher::Decision::Kind::pause: return Next::pause;
+    case searcher::Decision::Kind::complete: return Next::complete;
+  }
+  return Next::complete;
+}
+
+}  // namespace
+
+const char* to_string(Next next) {
+  switch (next) {
+    case Next::train: return "train";
+    case Next::stop: return "stop";
+    case Next::pause: return "pause";
+    case Next::complete: return "complete";
+  }
+  return "?";
+}
+
+Next Trial::report_validation(std::int64_t step, const Metrics& metrics) {
+  report(true, step, metrics);
+  return ask_searcher(step, metrics);
+}
+
+Next Trial::ask_searcher(std::int64_t step, const Metrics& metrics) {
+  const auto target = environment_.target_length;
+  if (!in_trial() || target == 0 || step < target || searcher_next_ != Next::train) {
+    return searcher_next_;
+  }
+  std::int64_t answer[2] = {0, 0};  // Next, new target
+  on_rank0("ask the searcher", [&] {
+    if (!coordinator_) {
+      const auto& dir = *environment_.experiment_dir;
+      coordinator_ = std::make_unique<searcher::Coordinator>(config::load_snapshot(dir),
+                                                             dir / searcher::kJournalFileName);
+    }
+    const auto& name = coordinator_->state().experiment().searcher.metric;
+    const auto metric = metrics.find(name);
+    if (metric == metrics.end()) {
+      throw TrialError(fmt::format(
+          "the validation report at step {} has no '{}', the metric the experiment's searcher "
+          "optimises (searcher.metric): report it, or change searcher.metric", step, name));
+    }
+    const auto decision = coordinator_->report_validation(static_cast<int>(id()), step, metric->second);
+    answer[0] = static_cast<std::int64_t>(next_of(decision.kind));
+    answer[1] = decision.target_length;
+    searcher_reason_ = decision.reason;
+  });
+  if (mpi_) DLX_MPI_CHECK(MPI_Bcast(answer, 2, MPI_INT64_T, 0, MPI_COMM_WORLD));
+  searcher_next_ = static_cast<Next>(answer[0]);
+  if (searcher_next_ == Next::train) environment_.target_length = answer[1];
+  if (rank() == 0) {
+    fmt::print("dlx: trial {} step {}: searcher says {}: {}\n", id(), step, to_string(searcher_next_),
+               searcher_reason_);
+    std::fflush(stdout);
+  }
+  return searcher_next_;
+}
+
+void Trial::settle_pause() {
+  if (searcher_next_ != Next::pause || !in_trial()) return;
+  on_rank0("tell the searcher the pause is done", [&] {
+    coordinator_->report_exit(static_cast<int>(id()), searcher::ExitKind::paused, searcher_reason_);
+  });
+}
+
+}  // namespace dlx

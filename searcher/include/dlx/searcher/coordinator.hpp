@@ -1,0 +1,66 @@
+#pragma once
+// The searcher without a daemon. Every array task that asks the searcher something runs the
+// method itself, under the experiment journal's exclusive lock:
+//
+//   1. lock the journal (fcntl, works across nodes) and read the records this process has not
+//      applied yet (the file is append-only below its valid end, so a prefix once read is final);
+//   2. feed them to this process's SearchState, in journal order: its method now holds exactly
+//      the state every earlier decision left, whichever node took it;
+//   3. if the question was answered before (same id: a requeued ticket asking for its work
+//      again, a resumed trial reporting the same length, another rank of the same trial), return
+//      the recorded answer; otherwise ask the method, append the event with the answer, fdatasync;
+//   4. unlock. The answer is returned only once it is durable.
+// So decisions are serialised across the whole experiment, each is taken on the state all earlier
+// ones produced, a crash at any point loses nothing acknowledged, and `dlx replay` (the same
+// SearchState over the whole file) rebuilds exactly the live state.
+//
+// A Work of kind wait is not recorded (the method's state is unchanged by it); the caller sleeps
+// and asks again.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "dlx/config/experiment.hpp"
+#include "dlx/searcher/journal.hpp"
+#include "dlx/searcher/method.hpp"
+#include "dlx/searcher/search_state.hpp"
+
+namespace dlx::searcher {
+
+inline constexpr const char* kJournalFileName = "journal";
+
+class Coordinator {
+ public:
+  Coordinator(config::Experiment experiment, std::filesystem::path journal_path);
+
+  // The work of array task `ticket`. Asked again by the same ticket (a requeue, another rank), it
+  // returns the recorded work with the trial's current target, or Work none when that trial has
+  // since ended.
+  Work request_work(int ticket);
+  // Trial `trial` reached `length` with the searcher metric `metric` (raw; a NaN or infinite
+  // metric counts as the worst possible result).
+  Decision report_validation(int trial, std::int64_t length, double metric);
+  // Trial `trial` ended outside a decision: failed for good (max_restarts exhausted), or
+  // completed on its own length when the searcher gave none.
+  void report_exit(int trial, ExitKind how, const std::string& detail);
+
+  // Brings the state up to the journal's end without appending.
+  void refresh();
+  const SearchState& state() const { return state_; }
+
+  // Called under the journal lock after every append, with the new state (e.g. to rewrite
+  // experiment.h5 with no other writer in between). Its exceptions are the caller's.
+  void on_commit(std::function<void(const SearchState&)> hook) { on_commit_ = std::move(hook); }
+
+ private:
+  // One locked step: apply the unseen records, then `answer` decides what to append.
+  void transact(const std::function<std::vector<nlohmann::json>()>& answer);
+
+  SearchState state_;
+  Journal journal_;
+  std::uint64_t applied_end_ = 0;
+  std::function<void(const SearchState&)> on_commit_;
+};
+
+}  // namespace dlx::searcher

@@ -1,0 +1,119 @@
+#include "dlx/searcher/coordinator.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "dlx/common/clock.hpp"
+
+namespace dlx::searcher {
+
+namespace {
+
+// JSON has no NaN or infinity: a diverged trial's metric becomes the worst finite value.
+double finite_metric(double metric, bool smaller_is_better) {
+  if (std::isfinite(metric)) return metric;
+  return smaller_is_better ? std::numeric_limits<double>::max() : std::numeric_limits<double>::lowest();
+}
+
+}  // namespace
+
+Coordinator::Coordinator(config::Experiment experiment, std::filesystem::path journal_path)
+    : state_(std::move(experiment)), journal_(std::move(journal_path)) {}
+
+void Coordinator::transact(const std::function<std::vector<nlohmann::json>()>& answer) {
+  applied_end_ = journal_.transact(applied_end_, [&](const JournalScan& tail) {
+    for (const auto& record : tail.records) state_.apply(record);
+    auto events = answer();
+    for (const auto& event : events) state_.apply_answered({tail.valid_end, event});
+    if (!events.empty() && on_commit_) on_commit_(state_);
+    return events;
+  });
+}
+
+void Coordinator::refresh() {
+  transact([] { return std::vector<nlohmann::json>{}; });
+}
+
+Work Coordinator::request_work(int ticket) {
+  Work work;
+  transact([&]() -> std::vector<nlohmann::json> {
+    if (auto recorded = state_.work_of(ticket)) {
+      work = *recorded;
+      if (work.kind != Work::Kind::train) return {};
+      const auto& trial = state_.trials().at(work.trial);
+      if (trial.status == "running" && trial.ticket == ticket) {
+        work.target_length = trial.target_length;
+        work.reason = fmt::format("ticket {} again (a requeue or another rank): {}", ticket, work.reason);
+        return {};
+      }
+      work = Work{};
+      work.reason = fmt::format("ticket {}'s trial {} is already {}", ticket, trial.id, trial.status);
+      if (trial.status == "paused" && !trial.settled && trial.ticket == ticket) {
+        // This ticket's trainer was told to pause (its rung checkpoint was durable before it
+        // reported) but died before it settled the pause: settle it now, so that the trial
+        // can be promoted.
+        state_.method().on_trial_exited(trial.id, ExitKind::paused);
+        return {SearchState::exit_event(trial.id, ExitKind::paused, "settled by its requeued ticket",
+                                        trial.last_length, unix_seconds_now())};
+      }
+      return {};
+    }
+    const auto before = state_.method().snapshot();
+    work = state_.method().on_work_requested(ticket);
+    if (work.kind == Work::Kind::train) {
+      auto found = state_.trials().find(work.trial);
+      if (found != state_.trials().end() && !found->second.settled) {
+        // Promotable, but its last array task has not finished with it yet: take the answer
+        // back (it is not recorded) and ask again later.
+        state_.restore_method(before);
+        work = Work{};
+        work.kind = Work::Kind::wait;
+        work.reason = fmt::format("trial {} is promotable but its last task is still pausing it",
+                                  found->first);
+        return {};
+      }
+    }
+    if (work.kind == Work::Kind::wait) return {};
+    return {SearchState::work_event(ticket, work, unix_seconds_now())};
+  });
+  return work;
+}
+
+Decision Coordinator::report_validation(int trial, std::int64_t length, double metric) {
+  Decision decision;
+  metric = finite_metric(metric, state_.experiment().searcher.smaller_is_better);
+  transact([&]() -> std::vector<nlohmann::json> {
+    const auto id = fmt::format("validation/{}/{}", trial, length);
+    if (state_.seen(id)) {
+      for (auto entry = state_.decisions().rbegin(); entry != state_.decisions().rend(); ++entry) {
+        if (entry->type == "validation" && entry->trial == trial && entry->length == length) {
+          decision.kind = entry->action == "continue_training" ? Decision::Kind::continue_training
+                          : entry->action == "stop"            ? Decision::Kind::stop
+                          : entry->action == "pause"           ? Decision::Kind::pause
+                                                               : Decision::Kind::complete;
+          decision.target_length = entry->target_length;
+          decision.reason = entry->reason;
+          break;
+        }
+      }
+      return {};
+    }
+    decision = state_.method().on_validation(trial, length, metric);
+    return {SearchState::validation_event(trial, length, metric, decision, unix_seconds_now())};
+  });
+  return decision;
+}
+
+void Coordinator::report_exit(int trial, ExitKind how, const std::string& detail) {
+  transact([&]() -> std::vector<nlohmann::json> {
+    const auto found = state_.trials().find(trial);
+    const std::int64_t length = found == state_.trials().end() ? 0 : found->second.last_length;
+    if (state_.seen(fmt::format("exit/{}/{}/{}", trial, to_string(how), length))) return {};
+    state_.method().on_trial_exited(trial, how);
+    return {SearchState::exit_event(trial, how, detail, length, unix_seconds_now())};
+  });
+}
+
+}  // namespace dlx::searcher

@@ -1,0 +1,170 @@
+// make_method() and ticket_count(): which method an experiment's searcher section names, and how
+// many array tasks it needs; plus the JSON forms of Work and Decision that the journal records.
+//
+// JSON forms (keys snake_case, kinds as their to_string names; the round trip is exact):
+//   Work      {"kind": "train", "trial": 3, "hparams": [["lr", 0.01], ["layers", 2]],
+//              "start_length": 27, "checkpoint_trial": 3, "target_length": 81, "reason": "..."}
+//             checkpoint_trial is null when training starts from scratch; hparams is a list of
+//             [name, value] pairs so that file order survives (hparams_json.hpp), null for wait
+//             and none.
+//   Decision  {"kind": "continue_training", "target_length": 81, "reason": "..."}
+#include "dlx/searcher/method.hpp"
+
+#include <algorithm>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "dlx/common/error.hpp"
+#include "dlx/searcher/trial_plan.hpp"
+#include "hparams_json.hpp"
+#include "method_factories.hpp"
+
+namespace dlx::searcher {
+
+using config::SearcherName;
+
+std::unique_ptr<Method> make_method(const config::Experiment& experiment) {
+  switch (experiment.searcher.name) {
+    case SearcherName::single:
+    case SearcherName::grid:
+    case SearcherName::random:
+      return detail::make_fixed_trials_method(experiment);
+    case SearcherName::async_halving:
+      return detail::make_asha_method(experiment);
+    case SearcherName::adaptive_asha:
+      return detail::make_adaptive_asha_method(experiment);
+    case SearcherName::pbt:
+      return detail::make_pbt_method(experiment);
+  }
+  throw Error(fmt::format("searcher: unknown method {}", static_cast<int>(experiment.searcher.name)));
+}
+
+int ticket_count(const config::Experiment& experiment) {
+  switch (experiment.searcher.name) {
+    case SearcherName::async_halving:
+    case SearcherName::adaptive_asha:
+      return trial_count(experiment) + detail::asha_promotion_tickets(experiment);
+    default:
+      return trial_count(experiment);
+  }
+}
+
+const char* to_string(Work::Kind kind) {
+  switch (kind) {
+    case Work::Kind::train: return "train";
+    case Work::Kind::wait: return "wait";
+    case Work::Kind::none: return "none";
+  }
+  return "?";
+}
+
+const char* to_string(Decision::Kind kind) {
+  switch (kind) {
+    case Decision::Kind::continue_training: return "continue_training";
+    case Decision::Kind::stop: return "stop";
+    case Decision::Kind::pause: return "pause";
+    case Decision::Kind::complete: return "complete";
+  }
+  return "?";
+}
+
+const char* to_string(ExitKind kind) {
+  switch (kind) {
+    case ExitKind::completed: return "completed";
+    case ExitKind::stopped: return "stopped";
+    case ExitKind::paused: return "paused";
+    case ExitKind::failed: return "failed";
+  }
+  return "?";
+}
+
+namespace {
+
+// The enumerator of `Kind` whose to_string is `name`; `values` lists every enumerator.
+template <typename Kind, std::size_t N>
+Kind kind_from_string(const std::string& name, const Kind (&values)[N], const char* what) {
+  auto found = std::find_if(std::begin(values), std::end(values),
+                            [&](Kind kind) { return name == to_string(kind); });
+  if (found == std::end(values)) throw Error(fmt::format("searcher: unknown {} kind \"{}\"", what, name));
+  return *found;
+}
+
+template <typename T>
+T field(const nlohmann::json& json, const char* key, const char* what) {
+  try {
+    return json.at(key).get<T>();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("searcher: {} JSON: field \"{}\": {}", what, key, e.what()));
+  }
+}
+
+}  // namespace
+
+nlohmann::json to_json(const Work& work) {
+  return {{"kind", to_string(work.kind)},
+          {"trial", work.trial},
+          {"hparams", detail::hparams_to_json(work.hparams)},
+          {"start_length", work.start_length},
+          {"checkpoint_trial", work.checkpoint_trial ? nlohmann::json(*work.checkpoint_trial) : nlohmann::json()},
+          {"target_length", work.target_length},
+          {"reason", work.reason}};
+}
+
+Work work_from_json(const nlohmann::json& json) {
+  static constexpr Work::Kind kKinds[] = {Work::Kind::train, Work::Kind::wait, Work::Kind::none};
+  Work work;
+  work.kind = kind_from_string(field<std::string>(json, "kind", "work"), kKinds, "work");
+  work.trial = field<int>(json, "trial", "work");
+  if (!json.contains("hparams")) throw Error("searcher: work JSON: field \"hparams\" is missing");
+  work.hparams = detail::hparams_from_json(json.at("hparams"));
+  work.start_length = field<std::int64_t>(json, "start_length", "work");
+  if (json.contains("checkpoint_trial") && !json.at("checkpoint_trial").is_null()) {
+    work.checkpoint_trial = field<int>(json, "checkpoint_trial", "work");
+  }
+  work.target_length = field<std::int64_t>(json, "target_length", "work");
+  work.reason = field<std::string>(json, "reason", "work");
+  return work;
+}
+
+nlohmann::json to_json(const Decision& decision) {
+  return {{"kind", to_string(decision.kind)},
+          {"target_length", decision.target_length},
+          {"reason", decision.reason}};
+}
+
+Decision decision_from_json(const nlohmann::json& json) {
+  static constexpr Decision::Kind kKinds[] = {Decision::Kind::continue_training, Decision::Kind::stop,
+                                              Decision::Kind::pause, Decision::Kind::complete};
+  Decision decision;
+  decision.kind = kind_from_string(field<std::string>(json, "kind", "decision"), kKinds, "decision");
+  decision.target_length = field<std::int64_t>(json, "target_length", "decision");
+  decision.reason = field<std::string>(json, "reason", "decision");
+  return decision;
+}
+
+namespace detail {
+
+nlohmann::json hparams_to_json(const nlohmann::ordered_json& hparams) {
+  if (hparams.is_null()) return nullptr;  // wait and none carry no hyperparameters
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const auto& [name, value] : hparams.items()) pairs.push_back({name, nlohmann::json(value)});
+  return pairs;
+}
+
+nlohmann::ordered_json hparams_from_json(const nlohmann::json& json) {
+  if (json.is_null()) return nullptr;
+  nlohmann::ordered_json hparams = nlohmann::ordered_json::object();
+  if (!json.is_array()) throw Error("searcher: hparams JSON: expected a list of [name, value] pairs");
+  for (const auto& pair : json) {
+    if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string()) {
+      throw Error(fmt::format("searcher: hparams JSON: expected [name, value], got {}", pair.dump()));
+    }
+    hparams[pair[0].get<std::string>()] = nlohmann::ordered_json(pair[1]);
+  }
+  return hparams;
+}
+
+}  // namespace detail
+
+}  // namespace dlx::searcher

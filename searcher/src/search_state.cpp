@@ -1,0 +1,195 @@
+#include "dlx/searcher/search_state.hpp"
+
+#include <fmt/format.h>
+
+namespace dlx::searcher {
+
+namespace {
+
+const char* status_after(Decision::Kind kind) {
+  switch (kind) {
+    case Decision::Kind::continue_training: return "running";
+    case Decision::Kind::stop: return "stopped";
+    case Decision::Kind::pause: return "paused";
+    case Decision::Kind::complete: return "completed";
+  }
+  return "running";
+}
+
+ExitKind exit_kind_from(const std::string& how) {
+  if (how == "completed") return ExitKind::completed;
+  if (how == "stopped") return ExitKind::stopped;
+  if (how == "paused") return ExitKind::paused;
+  if (how == "failed") return ExitKind::failed;
+  throw JournalError(fmt::format("unknown exit kind '{}' in the journal", how));
+}
+
+std::int64_t unix_of(const nlohmann::json& event) {
+  return event.contains("unix") && event["unix"].is_number_integer() ? event["unix"].get<std::int64_t>() : 0;
+}
+
+}  // namespace
+
+SearchState::SearchState(config::Experiment experiment)
+    : experiment_(std::move(experiment)), method_(make_method(experiment_)) {}
+
+bool SearchState::apply(const JournalRecord& record) { return apply(record, false); }
+
+bool SearchState::apply_answered(const JournalRecord& record) { return apply(record, true); }
+
+bool SearchState::apply(const JournalRecord& record, bool answered) {
+  const auto& event = record.event;
+  const auto id = event.value("id", std::string());
+  const auto type = event.value("type", std::string());
+  if (type != "work" && type != "validation" && type != "exit") return false;
+  if (!ids_.insert(id).second) return false;
+  try {
+    if (type == "work") record_work(event, record.offset, answered);
+    if (type == "validation") record_validation(event, record.offset, answered);
+    if (type == "exit") record_exit(event, record.offset, answered);
+  } catch (const nlohmann::json::exception& error) {
+    throw JournalError(fmt::format("journal record at offset {} ({}) is malformed: {}",
+                                   record.offset, id, error.what()));
+  }
+  return true;
+}
+
+void SearchState::record_work(const nlohmann::json& event, std::uint64_t offset, bool answered) {
+  const int ticket = event.at("ticket").get<int>();
+  const Work recorded = work_from_json(event.at("work"));
+  const Work answer = answered ? recorded : method_->on_work_requested(ticket);
+  if (searcher::to_json(answer) != searcher::to_json(recorded)) {
+    throw JournalMismatch(fmt::format(
+        "journal record at offset {}: the journal gave ticket {} {} but the searcher now answers "
+        "{}: the journal was written by a different searcher (another dlx version or a changed "
+        "experiment.yaml)", offset, ticket, searcher::to_json(recorded).dump(),
+        searcher::to_json(answer).dump()));
+  }
+  work_by_ticket_[ticket] = recorded;
+  DecisionEntry entry{.offset = offset, .type = "work", .ticket = ticket, .trial = recorded.trial,
+                      .length = recorded.start_length, .metric = std::nullopt,
+                      .action = to_string(recorded.kind), .target_length = recorded.target_length,
+                      .reason = recorded.reason, .unix_seconds = unix_of(event)};
+  decisions_.push_back(entry);
+  if (recorded.kind != Work::Kind::train) return;
+  auto& trial = trials_[recorded.trial];
+  trial.id = recorded.trial;
+  trial.hparams = recorded.hparams;
+  trial.status = "running";
+  trial.ticket = ticket;
+  trial.target_length = recorded.target_length;
+  trial.reason = recorded.reason;
+}
+
+void SearchState::record_validation(const nlohmann::json& event, std::uint64_t offset, bool answered) {
+  const int id = event.at("trial").get<int>();
+  const auto length = event.at("length").get<std::int64_t>();
+  const double metric = event.at("metric").get<double>();
+  const Decision recorded = decision_from_json(event.at("decision"));
+  const Decision answer = answered ? recorded : method_->on_validation(id, length, metric);
+  if (searcher::to_json(answer) != searcher::to_json(recorded)) {
+    throw JournalMismatch(fmt::format(
+        "journal record at offset {}: the journal told trial {} at length {} {} but the searcher "
+        "now answers {}: the journal was written by a different searcher (another dlx version or "
+        "a changed experiment.yaml)", offset, id, length, searcher::to_json(recorded).dump(),
+        searcher::to_json(answer).dump()));
+  }
+  auto& trial = trials_[id];
+  trial.id = id;
+  trial.status = status_after(recorded.kind);
+  trial.settled = recorded.kind != Decision::Kind::pause;
+  trial.last_length = length;
+  trial.last_metric = metric;
+  trial.reason = recorded.reason;
+  if (recorded.kind == Decision::Kind::continue_training) trial.target_length = recorded.target_length;
+  decisions_.push_back({.offset = offset, .type = "validation", .ticket = trial.ticket, .trial = id,
+                        .length = length, .metric = metric, .action = to_string(recorded.kind),
+                        .target_length = recorded.target_length, .reason = recorded.reason,
+                        .unix_seconds = unix_of(event)});
+}
+
+void SearchState::record_exit(const nlohmann::json& event, std::uint64_t offset, bool answered) {
+  const int id = event.at("trial").get<int>();
+  const auto how = event.at("how").get<std::string>();
+  if (!answered) method_->on_trial_exited(id, exit_kind_from(how));
+  auto& trial = trials_[id];
+  trial.id = id;
+  trial.status = how;
+  trial.settled = true;
+  trial.reason = event.value("detail", std::string());
+  decisions_.push_back({.offset = offset, .type = "exit", .ticket = trial.ticket, .trial = id,
+                        .length = trial.last_length, .metric = std::nullopt, .action = how,
+                        .target_length = 0, .reason = trial.reason, .unix_seconds = unix_of(event)});
+}
+
+std::optional<Work> SearchState::work_of(int ticket) const {
+  auto found = work_by_ticket_.find(ticket);
+  if (found == work_by_ticket_.end()) return std::nullopt;
+  return found->second;
+}
+
+std::optional<int> SearchState::best_trial() const {
+  std::optional<int> best;
+  std::int64_t best_length = -1;
+  double best_metric = 0;
+  const bool smaller = experiment_.searcher.smaller_is_better;
+  for (const auto& [id, trial] : trials_) {
+    if (!trial.last_metric || trial.status == "failed") continue;
+    const double metric = *trial.last_metric;
+    const bool better_metric = smaller ? metric < best_metric : metric > best_metric;
+    if (trial.last_length > best_length || (trial.last_length == best_length && better_metric)) {
+      best = id;
+      best_length = trial.last_length;
+      best_metric = metric;
+    }
+  }
+  return best;
+}
+
+nlohmann::json SearchState::to_json() const {
+  nlohmann::json trials = nlohmann::json::array();
+  for (const auto& [id, trial] : trials_) {
+    trials.push_back({{"trial", id}, {"hparams", trial.hparams}, {"status", trial.status},
+                      {"ticket", trial.ticket ? nlohmann::json(*trial.ticket) : nlohmann::json()},
+                      {"target_length", trial.target_length}, {"last_length", trial.last_length},
+                      {"last_metric", trial.last_metric ? nlohmann::json(*trial.last_metric) : nlohmann::json()},
+                      {"reason", trial.reason}});
+  }
+  const auto best = best_trial();
+  return {{"events", decisions_.size()}, {"trials", trials},
+          {"best_trial", best ? nlohmann::json(*best) : nlohmann::json()},
+          {"method", method_->snapshot()}};
+}
+
+nlohmann::json SearchState::work_event(int ticket, const Work& work, std::int64_t unix_seconds) {
+  return {{"id", fmt::format("work/{}", ticket)}, {"type", "work"}, {"ticket", ticket},
+          {"work", searcher::to_json(work)}, {"unix", unix_seconds}};
+}
+
+nlohmann::json SearchState::validation_event(int trial, std::int64_t length, double metric,
+                                             const Decision& decision, std::int64_t unix_seconds) {
+  return {{"id", fmt::format("validation/{}/{}", trial, length)}, {"type", "validation"},
+          {"trial", trial}, {"length", length}, {"metric", metric},
+          {"decision", searcher::to_json(decision)}, {"unix", unix_seconds}};
+}
+
+nlohmann::json SearchState::exit_event(int trial, ExitKind how, const std::string& detail,
+                                       std::int64_t length, std::int64_t unix_seconds) {
+  return {{"id", fmt::format("exit/{}/{}/{}", trial, to_string(how), length)}, {"type", "exit"},
+          {"trial", trial}, {"how", to_string(how)}, {"length", length}, {"detail", detail},
+          {"unix", unix_seconds}};
+}
+
+void SearchState::restore_method(const nlohmann::json& snapshot) {
+  auto fresh = make_method(experiment_);
+  fresh->restore(snapshot);
+  method_ = std::move(fresh);
+}
+
+SearchState replay_journal(const config::Experiment& experiment, const JournalScan& scan) {
+  SearchState state(experiment);
+  for (const auto& record : scan.records) state.apply(record);
+  return state;
+}
+
+}  // namespace dlx::searcher

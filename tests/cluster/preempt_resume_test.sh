@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Real Slurm preemption, twice: a 2-node logreg trial in partition `low` is preempted by a job in
+# `high`; the plugin's --signal (USR2, sent to the steps at once with preempt_send_user_signal)
+# reaches the trainer through dlx-launch, which checkpoints after the current step and exits 85;
+# Slurm requeues it, it resumes from that checkpoint. It ends with final tensors byte-identical to
+# the same trial run without interruption, the same metrics, and two "notice" restarts recorded.
+source "$(dirname "$0")/resume_lib.sh"
+
+write_resume_experiment preempt-resume
+ref_job=$(submit_trial preempt-resume --wait) || fail "the reference run failed"
+ref=$(trial_dir "$ref_job")
+note "reference run $ref_job done: $ref"
+
+job=$(submit_trial preempt-resume)
+wait_until 60 "trial $job to start" job_running "$job"
+wait_until 30 "the job link" test -L "$(user_storage)/.jobs/$job"
+dir=$(trial_dir "$job")
+for round in 1 2; do
+  wait_until 120 "a checkpoint of run $round" checkpoint_past "$dir" $((round * 1000))
+  job_running "$job" || fail "trial finished before preemption $round (make the training longer)"
+  preempt_now
+  note "preemption $round submitted"
+  wait_until 120 "requeue $round" restarts_at_least "$dir" "$round"
+done
+wait_for_job "$job" 300
+grep -q "exiting 85 for a requeue" "$WORK"/preempt-resume-"$job"_0.out ||
+  fail "no checkpoint-and-exit in the job output: $(tail -20 "$WORK"/preempt-resume-"$job"_0.out)"
+grep -q "after SIGUSR2" "$WORK"/preempt-resume-"$job"_0.out || fail "the notice was not SIGUSR2"
+compare_trials "$ref" "$dir" 2 0
+status=$(as_user dlx status "$job")
+expect_contains "dlx status" "$status" "1 completed"
+note "preempted twice, resumed, identical"
