@@ -69,10 +69,15 @@ int export_trial_environment(spank_t sp) {
 
   try {
     const auto experiment = config::load_snapshot(experiment_dir);
-    const auto trial = searcher::plan_trial(experiment, trial_id);
+    // Array task = ticket. The first trial_count tickets start trial <ticket> (the searcher may
+    // still hand them other work: dlx-launch asks it and rewrites these variables); later tickets
+    // exist for ASHA promotions and get their trial from the searcher alone.
+    const bool planned = trial_id < searcher::trial_count(experiment);
+    const auto hparams = planned ? searcher::plan_trial(experiment, trial_id).hparams
+                                 : nlohmann::ordered_json::object();
     const auto checkpoints = store::checkpoint_dir(experiment_dir, trial_id);
     if (step == kBatchScriptStep) {
-      std::filesystem::create_directories(checkpoints);
+      if (planned) std::filesystem::create_directories(checkpoints);
       store::link_job(std::filesystem::path(experiment_dir).parent_path(), std::to_string(array_job),
                       experiment_dir);
     }
@@ -80,11 +85,12 @@ int export_trial_environment(spank_t sp) {
     // open files in the user's checkpoint directory. dlx-launch (as the user) sets it from
     // latest-valid discovery, and libdlx's resume() runs the discovery itself.
     bool ok = set(sp, "DLX_TRIAL_ID", std::to_string(trial_id)) &&
-              set(sp, "DLX_HPARAMS", trial.hparams.dump()) &&
-              set(sp, "DLX_CHECKPOINT_DIR", checkpoints.string()) &&
+              set(sp, "DLX_TICKET", std::to_string(trial_id)) &&
+              set(sp, "DLX_HPARAMS", hparams.dump()) &&
+              set(sp, "DLX_CHECKPOINT_DIR", planned ? checkpoints.string() : "") &&
               set(sp, "DLX_LATEST_CHECKPOINT", "");
     for (const auto& [name, value] : experiment.environment) ok = ok && set(sp, name, value);
-    for (const auto& [name, value] : trial.hparams.items()) {
+    for (const auto& [name, value] : hparams.items()) {
       ok = ok && set(sp, config::hyperparameter_variable(name), scalar_text(value));
     }
     return ok ? 0 : -1;

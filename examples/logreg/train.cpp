@@ -10,6 +10,7 @@
 // step, then exit 85 for a requeue) and at the end. A run starts from the latest valid checkpoint
 // (progress.hpp lists what is restored) and ends with the same bytes as one that never stopped.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <numeric>
 #include <random>
@@ -62,12 +63,16 @@ std::size_t steps_per_epoch(const Settings& s, int world) {
   return (per_rank + batch - 1) / batch;
 }
 
-// Reports validation loss and accuracy over all shards; returns the accuracy.
-double validate(dlx::Trial& trial, const Model& model, const Shard& shard, std::int64_t step) {
+// Reports validation loss and accuracy over all shards; returns the accuracy. `next`: what the
+// searcher said (train on, unless the step was the trial's target length).
+double validate(dlx::Trial& trial, const Model& model, const Shard& shard, std::int64_t step,
+                dlx::Next* next = nullptr) {
   const auto local = dlx::examples::evaluate(model, shard);
   std::vector<double> sums{local.loss_sum, local.correct, local.count};
   trial.communicator().allreduce_sum(std::span<double>(sums));
-  trial.report_validation(step, {{"loss", sums[0] / sums[2]}, {"accuracy", sums[1] / sums[2]}});
+  const auto said =
+      trial.report_validation(step, {{"loss", sums[0] / sums[2]}, {"accuracy", sums[1] / sums[2]}});
+  if (next) *next = said;
   return sums[1] / sums[2];
 }
 
@@ -139,7 +144,10 @@ int train(dlx::Trial& trial) {
   const std::vector<dlx::comm::Tensor> gradients{
       dlx::comm::Tensor::of(std::span<double>(buffer).first(d)),
       dlx::comm::Tensor::of(std::span<double>(buffer).subspan(d))};
-  for (; p.epoch < s.epochs; ++p.epoch, mid_epoch = false) {
+  // With a searcher length (ASHA, PBT, max_length) the searcher decides how long to train;
+  // without one, the `epochs` hyperparameter does.
+  const bool searcher_length = trial.target_length() > 0;
+  for (; searcher_length || p.epoch < s.epochs; ++p.epoch, mid_epoch = false) {
     if (!mid_epoch) {
       std::shuffle(p.order.begin(), p.order.end(), p.shuffler);
       p.cursor = 0;
@@ -151,7 +159,17 @@ int train(dlx::Trial& trial) {
       if (trial.should_checkpoint_and_exit()) {
         return trial.checkpoint_and_exit(dlx::examples::training_state(model, p));
       }
-      if (trial.checkpoint_due(p.step)) {
+      if (searcher_length && p.step == trial.target_length()) {
+        // The checkpoint first, durable, then the question: a pause (ASHA) or an exploit (PBT)
+        // resumes from this very step in another array task.
+        if (trial.checkpointing_enabled()) {
+          trial.save_checkpoint(dlx::examples::training_state(model, p));
+          trial.wait_for_checkpoint(std::chrono::steady_clock::duration::max());
+        }
+        dlx::Next next = dlx::Next::train;
+        p.accuracy = validate(trial, model, valid_shard, p.step, &next);
+        if (next != dlx::Next::train) return 0;
+      } else if (trial.checkpoint_due(p.step)) {
         trial.save_checkpoint(dlx::examples::training_state(model, p));
       }
     }
