@@ -65,6 +65,11 @@ def _load():
                                       ctypes.POINTER(ctypes.c_double), ctypes.c_size_t],
         "dlx_trial_report_validation": [c_trial, ctypes.c_int64, ctypes.POINTER(ctypes.c_char_p),
                                         ctypes.POINTER(ctypes.c_double), ctypes.c_size_t],
+        "dlx_trial_report_validation_next": [c_trial, ctypes.c_int64, ctypes.POINTER(ctypes.c_char_p),
+                                             ctypes.POINTER(ctypes.c_double), ctypes.c_size_t,
+                                             ctypes.POINTER(ctypes.c_int)],
+        "dlx_trial_start_length": [c_trial, ctypes.POINTER(ctypes.c_int64)],
+        "dlx_trial_target_length": [c_trial, ctypes.POINTER(ctypes.c_int64)],
         "dlx_trial_finish": [c_trial],
         "dlx_trial_should_checkpoint_and_exit": [c_trial, ctypes.POINTER(ctypes.c_int)],
     }
@@ -146,8 +151,34 @@ class Trial:
         self._report(_library().dlx_trial_report_training, step, {**(metrics or {}), **named})
 
     def report_validation(self, step, metrics=None, **named):
-        """Record validation metrics at `step`; the searcher ranks trials by them."""
-        self._report(_library().dlx_trial_report_validation, step, {**(metrics or {}), **named})
+        """Record validation metrics at `step`. At the searcher's target length this asks the
+        searcher and returns what it said: "train" (go on to the new target_length), "stop",
+        "pause" (the checkpoint of this step is where a later task resumes) or "complete".
+        Elsewhere it returns "train"."""
+        metrics = {**(metrics or {}), **named}
+        names = [str(name).encode("utf-8") for name in metrics]
+        values = [float(value) for value in metrics.values()]
+        name_array = (ctypes.c_char_p * len(names))(*names)
+        value_array = (ctypes.c_double * len(values))(*values)
+        said = ctypes.c_int(0)
+        _check(_library().dlx_trial_report_validation_next(
+            self._handle, int(step), name_array, value_array, len(names), ctypes.byref(said)))
+        return ("train", "stop", "pause", "complete")[said.value]
+
+    @property
+    def start_length(self):
+        """Where the searcher's work starts (0: from scratch)."""
+        return self._int64(_library().dlx_trial_start_length)
+
+    @property
+    def target_length(self):
+        """The length to report validation at (0: no searcher length: train your own)."""
+        return self._int64(_library().dlx_trial_target_length)
+
+    def _int64(self, function):
+        out = ctypes.c_int64(0)
+        _check(function(self._handle, ctypes.byref(out)))
+        return out.value
 
     def checkpoint_requested(self):
         """True once this process got a checkpoint signal (SIGTERM, SIGUSR1, SIGUSR2). Local:

@@ -192,6 +192,19 @@ dlx_status dlx_trial_report_validation(dlx_trial* t, int64_t step, const char* c
     need(t, "trial").trial->report_validation(step, metrics_of(names, values, count));
   });
 }
+dlx_status dlx_trial_report_validation_next(dlx_trial* t, int64_t step, const char* const* names,
+                                            const double* values, size_t count, int* next) {
+  return guarded([&] {
+    need(next, "next") = static_cast<int>(
+        need(t, "trial").trial->report_validation(step, metrics_of(names, values, count)));
+  });
+}
+dlx_status dlx_trial_start_length(const dlx_trial* t, int64_t* out) {
+  return guarded([&] { need(out, "out") = need(t, "trial").trial->start_length(); });
+}
+dlx_status dlx_trial_target_length(const dlx_trial* t, int64_t* out) {
+  return guarded([&] { need(out, "out") = need(t, "trial").trial->target_length(); });
+}
 dlx_status dlx_trial_finish(dlx_trial* t) {
   return guarded([&] { need(t, "trial").trial->finish(); });
 }

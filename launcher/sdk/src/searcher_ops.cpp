@@ -49,7 +49,7 @@ Next Trial::ask_searcher(std::int64_t step, const Metrics& metrics) {
     return searcher_next_;
   }
   std::int64_t answer[2] = {0, 0};  // Next, new target
-  on_rank0("ask the searcher", [&] {
+  const auto ask = [&] {
     if (!coordinator_) {
       const auto& dir = *environment_.experiment_dir;
       coordinator_ = std::make_unique<searcher::Coordinator>(config::load_snapshot(dir),
@@ -66,8 +66,21 @@ Next Trial::ask_searcher(std::int64_t step, const Metrics& metrics) {
     answer[0] = static_cast<std::int64_t>(next_of(decision.kind));
     answer[1] = decision.target_length;
     searcher_reason_ = decision.reason;
-  });
-  if (mpi_) DLX_MPI_CHECK(MPI_Bcast(answer, 2, MPI_INT64_T, 0, MPI_COMM_WORLD));
+  };
+  if (mpi_) {
+    on_rank0("ask the searcher", ask);
+    DLX_MPI_CHECK(MPI_Bcast(answer, 2, MPI_INT64_T, 0, MPI_COMM_WORLD));
+  } else {
+    // No communicator (a framework program): every rank asks. The question has one id, so the
+    // first rank's answer is recorded and every other rank reads the same one back.
+    try {
+      ask();
+    } catch (const TrialError&) {
+      throw;
+    } catch (const std::exception& error) {
+      throw TrialError(fmt::format("dlx: cannot ask the searcher: {}", error.what()));
+    }
+  }
   searcher_next_ = static_cast<Next>(answer[0]);
   if (searcher_next_ == Next::train) environment_.target_length = answer[1];
   if (rank() == 0) {

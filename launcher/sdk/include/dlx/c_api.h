@@ -80,7 +80,17 @@ dlx_status dlx_trial_report_training(dlx_trial* trial, int64_t step, const char*
                                      const double* values, size_t count);
 dlx_status dlx_trial_report_validation(dlx_trial* trial, int64_t step, const char* const* names,
                                        const double* values, size_t count);
-dlx_status dlx_trial_finish(dlx_trial* trial); /* collective: state "completed" */
+dlx_status dlx_trial_finish(dlx_trial* trial); /* collective: completed, or stopped/paused */
+
+/* The searcher (docs/searchers.md): train to the target length (0: no searcher length), save a
+ * checkpoint there, then report validation with dlx_trial_report_validation_next, which asks the
+ * searcher at the target length and sets *next to what it said. Every rank gets the same answer
+ * (without a communicator every rank asks; the journal records one answer). */
+typedef enum dlx_next { DLX_NEXT_TRAIN = 0, DLX_NEXT_STOP = 1, DLX_NEXT_PAUSE = 2, DLX_NEXT_COMPLETE = 3 } dlx_next;
+dlx_status dlx_trial_start_length(const dlx_trial* trial, int64_t* out);
+dlx_status dlx_trial_target_length(const dlx_trial* trial, int64_t* out);
+dlx_status dlx_trial_report_validation_next(dlx_trial* trial, int64_t step, const char* const* names,
+                                            const double* values, size_t count, int* next);
 
 /* Collective: *out = 1 on every rank when any rank got a checkpoint signal. */
 dlx_status dlx_trial_should_checkpoint_and_exit(dlx_trial* trial, int* out);

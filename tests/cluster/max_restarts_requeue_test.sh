@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# max_restarts: 1, real Slurm: a grid of two trials, one of which crashes on every run
+# (learning_rate -1: dlx-example-logreg rejects it and exits 1 after libdlx created its record).
+# dlx-launch turns the first crash into exit 85, Slurm requeues the array task, the second crash
+# is past max_restarts and the trial ends `failed` with the crash in stop_reason; the other trial
+# of the experiment completes normally.
+source "$(dirname "$0")/resume_lib.sh"
+
+name=max-restarts
+cat > "$WORK/$name.yaml" <<YAML
+name: $name
+entrypoint: [dlx-example-logreg]
+seed: 5
+max_restarts: 1
+hyperparameters:
+  learning_rate: {type: categorical, vals: [-1.0, 0.05]}
+  batch_size: 16
+  epochs: 2
+  samples: 2000
+searcher: {name: grid, metric: accuracy, smaller_is_better: false, max_trials: 2, max_concurrent_trials: 2}
+resources: {nodes_per_trial: 1, tasks_per_node: 1}
+YAML
+cat > "$WORK/$name.sh" <<'SH'
+#!/bin/bash
+srun --mpi=pmix dlx-launch
+SH
+chmod a+rx "$WORK/$name.sh"
+chmod a+r "$WORK/$name.yaml"
+
+job=$(submit_trial "$name")
+note "submitted $job: $(cat "$WORK/$name.sbatch.err")"
+wait_for_job "$job" 300
+dir=$(readlink "$(user_storage)/.jobs/$job")
+as_user dlx status "$job" | tee "$WORK/$name.status"
+expect_contains "dlx status" "$(cat "$WORK/$name.status")" "# 2 trials: "
+as_user dlx status --json "$job" > "$WORK/$name.status.json"
+/usr/bin/python3 - "$dir" "$WORK/$name.status.json" <<'PY'
+import json, sys, h5py
+directory, status = sys.argv[1], json.load(open(sys.argv[2]))
+text = lambda v: v.decode() if isinstance(v, bytes) else v
+states = {}
+for trial in status["trials"]:
+    lr = trial["hparams"]["learning_rate"]
+    with h5py.File(f"{directory}/trials/{trial['id']}/trial.h5", "r") as f:
+        attrs = {k: text(f.attrs[k]) for k in ("state", "stop_reason", "failures", "restarts")}
+        events = [{k: text(v) for k, v in f["restart_events"][k].attrs.items()}
+                  for k in sorted(f["restart_events"], key=int)] if "restart_events" in f else []
+    print(f"#   trial {trial['id']} lr {lr}: dlx status {trial['state']}, trial.h5 {attrs}, restarts {events}")
+    states[lr] = (trial["state"], attrs, events)
+state, attrs, events = states[-1.0]
+assert state == "failed" and attrs["state"] == "failed", (state, attrs)
+assert int(attrs["failures"]) == 2 and int(attrs["restarts"]) == 1, attrs
+assert "past max_restarts 1" in attrs["stop_reason"] and "exit 1" in attrs["stop_reason"], attrs["stop_reason"]
+assert [e["cause"] for e in events] == ["crash"], events
+assert "crash: exit 1" in events[0]["reason"], events
+state, attrs, events = states[0.05]
+assert state == "completed" and attrs["state"] == "completed", (state, attrs)
+assert int(attrs["failures"]) == 0 and int(attrs["restarts"]) == 0 and not events, (attrs, events)
+print("# h5py: crashing trial failed after 1 requeue; the other completed")
+PY
+grep -q "max_restarts" "$WORK/$name-${job}"_*.out || fail "no crash accounting in the job output"
+note "max_restarts honoured: one requeue, then failed; the experiment went on"

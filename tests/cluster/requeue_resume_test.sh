@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# `scontrol requeue` of a running trial: Slurm sends SIGTERM to the batch shell and the steps at
+# once; dlx-launch forwards it to the trainer, which checkpoints after the current step and exits
+# 85; Slurm starts the array task again (SLURM_RESTART_COUNT=1) and it resumes from that
+# checkpoint. It ends with final tensors byte-identical to the same trial run without
+# interruption, the same metrics, and one "notice" restart recorded in trial.h5.
+source "$(dirname "$0")/resume_lib.sh"
+
+write_resume_experiment requeue-resume
+ref_job=$(submit_trial requeue-resume --wait) || fail "the reference run failed"
+ref=$(trial_dir "$ref_job")
+note "reference run $ref_job done: $ref"
+
+job=$(submit_trial requeue-resume)
+wait_until 60 "trial $job to start" job_running "$job"
+wait_until 30 "the job link" test -L "$(user_storage)/.jobs/$job"
+dir=$(trial_dir "$job")
+wait_until 120 "a checkpoint" checkpoint_past "$dir" 1000
+job_running "$job" || fail "trial finished before the requeue (make the training longer)"
+scontrol requeue "${job}_0"
+note "scontrol requeue ${job}_0 issued"
+wait_until 120 "the requeued run" restarts_at_least "$dir" 1
+wait_for_job "$job" 300
+out="$WORK/requeue-resume-${job}_0.out"
+grep -q "exiting 85 for a requeue" "$out" ||
+  fail "no checkpoint-and-exit in the job output: $(tail -20 "$out")"
+grep -q "after SIGTERM" "$out" || fail "the notice was not SIGTERM: $(grep -i requeue "$out")"
+compare_trials "$ref" "$dir" 1 0
+status=$(as_user dlx status "$job")
+expect_contains "dlx status" "$status" "1 completed"
+note "requeued by scontrol, resumed, identical"
