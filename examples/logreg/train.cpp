@@ -46,7 +46,7 @@ Settings read_settings(const dlx::Trial& trial) {
   s.data.features = trial.hparam<std::int64_t>("features", 16);
   if (s.learning_rate <= 0 || s.batch_size < 1 || s.epochs < 1 || s.data.samples < 10 ||
       s.data.features < 1) {
-    throw dlx::HparamError("dlx-example-logreg: need learning_rate > 0, batch_size >= 1, "
+    throw dlx::HparamError("need learning_rate > 0, batch_size >= 1, "
                            "epochs >= 1, samples >= 10, features >= 1");
   }
   return s;

@@ -152,6 +152,12 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
   if (placement.rank == 0 && decision.crash) {
     record_failure(trial, placement, status, decision, max_restarts);
   }
+  if (decision.crash && !decision.requeue && placement.rank == 0 && experiment && trial.in_trial()) {
+    const auto why = fmt::format("the trainer crashed ({}){}", describe_exit(status),
+                                 max_restarts ? fmt::format(" past max_restarts {}", *max_restarts) : "");
+    fmt::print(stderr, "dlx-launch: {}: trial {} is failed\n", why, trial.trial_id);
+    tell_searcher_failed(*experiment, trial, why);
+  }
   if (decision.requeue) {
     fmt::print(stderr, "dlx-launch: the trainer crashed ({}): exiting {} so that Slurm requeues "
                "the trial (crash {} of max_restarts {})\n", describe_exit(status), decision.status,

@@ -94,4 +94,15 @@ void apply_searcher_work(const searcher::Work& work, const config::Experiment& e
   vars.emplace_back("DLX_TARGET_LENGTH", std::to_string(work.target_length));
 }
 
+void tell_searcher_failed(const config::Experiment& experiment, const env::TrialEnvironment& trial,
+                          const std::string& why) {
+  try {
+    searcher::Coordinator coordinator(experiment, *trial.experiment_dir / searcher::kJournalFileName);
+    coordinator.report_exit(static_cast<int>(trial.trial_id), searcher::ExitKind::failed, why);
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "dlx-launch: warning: cannot tell the searcher that trial {} failed: {}\n",
+               trial.trial_id, error.what());
+  }
+}
+
 }  // namespace dlx::launch

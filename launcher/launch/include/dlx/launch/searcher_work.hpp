@@ -14,6 +14,7 @@
 // array task ends successfully without starting the trainer.
 #include <cstdio>
 #include <optional>
+#include <string>
 
 #include "dlx/config/experiment.hpp"
 #include "dlx/env/trial_environment.hpp"
@@ -32,5 +33,10 @@ std::optional<searcher::Work> take_searcher_work(const config::Experiment& exper
 // variables above to `vars`.
 void apply_searcher_work(const searcher::Work& work, const config::Experiment& experiment,
                          env::TrialEnvironment& trial, EnvVars& vars, std::FILE* log);
+
+// Best effort: tells the searcher that the trial failed for good (its checkpoints and results
+// are then never promoted or exploited). A failure to tell it is printed, not thrown.
+void tell_searcher_failed(const config::Experiment& experiment, const env::TrialEnvironment& trial,
+                          const std::string& why);
 
 }  // namespace dlx::launch
