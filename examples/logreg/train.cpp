@@ -1,6 +1,7 @@
 // dlx-example-logreg: data-parallel logistic regression on synthetic data, linking libdlx.
 // Hyperparameters: learning_rate (double), batch_size (int, per rank), epochs (int), l2 (double,
-// default 0); data: seed (int, default 7), samples (int, default 4096), features (int, default
+// default 0), step_delay_us (int, default 0: a pause after each step, for tests that must catch
+// a run in the middle); data: seed (int, default 7), samples (int, default 4096), features (int, default
 // 16). Each epoch reports training loss and validation loss/accuracy (summed over all shards).
 // Same seed and world size -> the same numbers, bit for bit. Initial weights are drawn on every
 // rank and broadcast from rank 0; the gradients (weights, then bias + row count + loss) are
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <numeric>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "dataset.hpp"
@@ -32,6 +34,7 @@ struct Settings {
   int batch_size = 0;
   int epochs = 0;
   double l2 = 0;
+  std::int64_t step_delay_us = 0;  // tests only: slows each step so a preemption lands mid-run
   dlx::examples::DataSpec data;
 };
 
@@ -41,6 +44,7 @@ Settings read_settings(const dlx::Trial& trial) {
   s.batch_size = trial.hparam<int>("batch_size");
   s.epochs = trial.hparam<int>("epochs");
   s.l2 = trial.hparam<double>("l2", 0.0);
+  s.step_delay_us = trial.hparam<std::int64_t>("step_delay_us", 0);
   s.data.seed = trial.hparam<std::uint64_t>("seed", 7);
   s.data.samples = trial.hparam<std::int64_t>("samples", 4096);
   s.data.features = trial.hparam<std::int64_t>("features", 16);
@@ -155,6 +159,7 @@ int train(dlx::Trial& trial) {
     }
     while (p.cursor < steps) {
       train_step(trial, s, train_shard, model, p, buffer, gradients);
+      if (s.step_delay_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(s.step_delay_us));
       // Every rank asks at the same step (collective), so all stop after the same batch.
       if (trial.should_checkpoint_and_exit()) {
         return trial.checkpoint_and_exit(dlx::examples::training_state(model, p));

@@ -11,7 +11,7 @@ write_resume_experiment() {
 name: $name
 entrypoint: [dlx-example-logreg]
 seed: 5
-hyperparameters: {learning_rate: 0.05, batch_size: 8, epochs: 12, samples: 20000}
+hyperparameters: {learning_rate: 0.05, batch_size: 8, epochs: 12, samples: 20000, step_delay_us: 1000}
 searcher: {name: single, metric: accuracy, smaller_is_better: false}
 resources: {nodes_per_trial: 2, tasks_per_node: 1, partition: low}
 checkpoint: {period: {batches: 500}, keep_latest: 3, keep_best: 1}
