@@ -85,19 +85,8 @@ Decision Coordinator::report_validation(int trial, std::int64_t length, double m
   Decision decision;
   metric = finite_metric(metric, state_.experiment().searcher.smaller_is_better);
   transact([&]() -> std::vector<nlohmann::json> {
-    const auto id = fmt::format("validation/{}/{}", trial, length);
-    if (state_.seen(id)) {
-      for (auto entry = state_.decisions().rbegin(); entry != state_.decisions().rend(); ++entry) {
-        if (entry->type == "validation" && entry->trial == trial && entry->length == length) {
-          decision.kind = entry->action == "continue_training" ? Decision::Kind::continue_training
-                          : entry->action == "stop"            ? Decision::Kind::stop
-                          : entry->action == "pause"           ? Decision::Kind::pause
-                                                               : Decision::Kind::complete;
-          decision.target_length = entry->target_length;
-          decision.reason = entry->reason;
-          break;
-        }
-      }
+    if (auto recorded = state_.decision_of(trial, length)) {
+      decision = *recorded;
       return {};
     }
     decision = state_.method().on_validation(trial, length, metric);

@@ -94,6 +94,7 @@ void SearchState::record_validation(const nlohmann::json& event, std::uint64_t o
         "a changed experiment.yaml)", offset, id, length, searcher::to_json(recorded).dump(),
         searcher::to_json(answer).dump()));
   }
+  decision_by_report_[{id, length}] = recorded;
   auto& trial = trials_[id];
   trial.id = id;
   trial.status = status_after(recorded.kind);
@@ -125,6 +126,12 @@ void SearchState::record_exit(const nlohmann::json& event, std::uint64_t offset,
 std::optional<Work> SearchState::work_of(int ticket) const {
   auto found = work_by_ticket_.find(ticket);
   if (found == work_by_ticket_.end()) return std::nullopt;
+  return found->second;
+}
+
+std::optional<Decision> SearchState::decision_of(int trial, std::int64_t length) const {
+  auto found = decision_by_report_.find({trial, length});
+  if (found == decision_by_report_.end()) return std::nullopt;
   return found->second;
 }
 

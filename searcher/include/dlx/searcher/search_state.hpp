@@ -20,6 +20,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -79,8 +80,9 @@ class SearchState {
   const config::Experiment& experiment() const { return experiment_; }
   const std::map<int, TrialState>& trials() const { return trials_; }
   const std::vector<DecisionEntry>& decisions() const { return decisions_; }
-  // The work recorded for a ticket, if any.
+  // The work recorded for a ticket, and the decision recorded for a trial at a length, if any.
   std::optional<Work> work_of(int ticket) const;
+  std::optional<Decision> decision_of(int trial, std::int64_t length) const;
   // Best trial: the best metric among the results at the longest length any trial reported at.
   std::optional<int> best_trial() const;
   // Everything above as JSON (and the method's snapshot): equal states give equal JSON.
@@ -108,6 +110,7 @@ class SearchState {
   std::set<std::string> ids_;
   std::map<int, TrialState> trials_;
   std::map<int, Work> work_by_ticket_;
+  std::map<std::pair<int, std::int64_t>, Decision> decision_by_report_;
   std::vector<DecisionEntry> decisions_;
 };
 
