@@ -18,6 +18,7 @@ Commands:
   cluster up|down|env|status    a real single-host Slurm cluster for trying dlx (needs root for up)
   ckpt ls|verify|show|gc ...    checkpoints: list with validity and retention, verify, inspect, clean up
   replay JOBID|DIR [--json]     the searcher's decisions rebuilt from the journal, each with its reason
+  doctor [--json]               check this cluster's Slurm settings for dlx (requeue, preemption, plugin)
 
 Submit an experiment with:  sbatch --dl-experiment=exp.yaml job.sh
 )";
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
     if (command == "cluster") return dlx::cli::run_cluster(arguments, argv[0]);
     if (command == "ckpt") return dlx::cli::run_ckpt(arguments);
     if (command == "replay") return dlx::cli::run_replay(arguments);
+    if (command == "doctor") return dlx::cli::run_doctor(arguments);
     throw dlx::cli::UsageError(fmt::format("unknown command '{}'", command));
   } catch (const dlx::cli::UsageError& e) {
     fmt::print(stderr, "dlx: {}\n\n{}", e.what(), kUsage);

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# `dlx doctor` on the live local cluster, as an ordinary user: the requeue and preemption settings
+# dlx relies on are all found (exit 0), the short GraceTime of `low` (10 s, so that the tests stay
+# fast) is a warning naming DLX_EXIT_DEADLINE_S; a saved report with them missing fails (exit 1)
+# and says what to change.
+source "$(dirname "$0")/lib.sh"
+
+report=$(as_user dlx doctor) || fail "dlx doctor found a problem on the local cluster: $report"
+for check in plugin storage_root JobRequeue RequeueExit cred_expire PreemptType preempt_send_user_signal \
+             "partition low: PreemptMode" "MPI plugin"; do
+  grep -Eq "^ok +$check " <<< "$report" || fail "'$check' is not ok in: $report"
+done
+grep -Eq "^warn +partition low: GraceTime +10 s" <<< "$report" || fail "no GraceTime warning in: $report"
+expect_contains "advice" "$report" "DLX_EXIT_DEADLINE_S"
+grep -q "partition high" <<< "$report" && fail "the top-tier partition was judged as preemptible: $report"
+
+json=$(as_user dlx doctor --json)
+/usr/bin/python3 -c 'import json,sys; f=json.load(sys.stdin); assert all(x["verdict"] in ("ok","warn") for x in f), f' <<< "$json" ||
+  fail "dlx doctor --json is not a list of ok/warn findings: $json"
+
+# The same cluster's reports, saved, with the requeue settings taken out (as on an unprepared site).
+as_user bash -c 'scontrol show config | sed -e "s/^JobRequeue .*/JobRequeue = 0/" -e "s/^RequeueExit .*/RequeueExit = (null)/" \
+  -e "s/preempt_send_user_signal/(null)/" > bad-config.txt && scontrol show partition -o > partitions.txt'
+if bad=$(as_user dlx doctor --config bad-config.txt --partitions partitions.txt); then
+  fail "dlx doctor accepted a configuration without JobRequeue/RequeueExit: $bad"
+fi
+expect_contains "JobRequeue advice" "$bad" "set JobRequeue=1 in slurm.conf"
+expect_contains "RequeueExit advice" "$bad" "add 85 to RequeueExit"
+expect_contains "notice advice" "$bad" "add preempt_send_user_signal to SlurmctldParameters"
+expect_contains "summary" "$bad" "# 3 problems"
+
+usage=$(as_user dlx doctor --partitions partitions.txt 2>&1) && fail "--partitions without --config was accepted"
+expect_contains "usage error" "$usage" "--partitions goes with --config"
+note "dlx doctor: local cluster ok, missing settings reported"

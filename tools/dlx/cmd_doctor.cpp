@@ -1,0 +1,116 @@
+// dlx doctor: are this cluster's Slurm settings what dlx needs? Reads Slurm's own reports (or
+// saved copies of them, for a host without the client) and prints one verdict per setting.
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "options.hpp"
+#include "site_checks.hpp"
+
+namespace dlx::cli {
+
+namespace po = boost::program_options;
+
+namespace {
+
+// stdout of a command; nullopt when it could not run or failed.
+std::optional<std::string> command_output(const std::string& command) {
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
+  if (!pipe) return std::nullopt;
+  std::string output;
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), static_cast<int>(buffer.size()), pipe.get())) output += buffer.data();
+  const int status = ::pclose(pipe.release());
+  if (status != 0) return std::nullopt;
+  return output;
+}
+
+std::string read_file(const std::string& path, const char* option) {
+  std::ifstream file(path);
+  if (!file) throw UsageError(fmt::format("{}: cannot read '{}'", option, path));
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+std::optional<std::string> read_if_possible(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return std::nullopt;
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+doctor::SiteFacts gather_facts(const po::variables_map& options) {
+  doctor::SiteFacts facts;
+  std::string config_report;
+  if (options.count("config")) {
+    config_report = read_file(options["config"].as<std::string>(), "--config");
+  } else {
+    auto report = command_output("scontrol show config 2>/dev/null");
+    if (!report) {
+      throw Error("`scontrol show config` failed: is the Slurm client installed and slurmctld reachable from "
+                  "here (SLURM_CONF)? Or give saved reports with --config FILE [--partitions FILE]");
+    }
+    config_report = *report;
+  }
+  facts.config = doctor::parse_scontrol_config(config_report);
+  if (facts.config.empty()) throw Error("no `Key = value` lines in the configuration report: is it `scontrol show config`?");
+  if (options.count("partitions")) {
+    facts.partitions = doctor::parse_partitions(read_file(options["partitions"].as<std::string>(), "--partitions"));
+  } else if (!options.count("config")) {
+    if (auto report = command_output("scontrol show partition -o 2>/dev/null")) facts.partitions = doctor::parse_partitions(*report);
+  }
+  if (!options.count("config")) facts.mpi_plugins = command_output("srun --mpi=list 2>&1");
+  if (auto path = facts.config.find("PlugStackConfig"); path != facts.config.end()) {
+    facts.plugstack_path = path->second;
+    facts.plugstack_text = read_if_possible(path->second);
+  }
+  return facts;
+}
+
+}  // namespace
+
+int run_doctor(const Arguments& arguments) {
+  po::options_description described("dlx doctor [--json] [--config FILE [--partitions FILE]]");
+  described.add_options()
+      ("json", "print the findings as JSON")
+      ("config", po::value<std::string>(), "a saved `scontrol show config` instead of asking slurmctld")
+      ("partitions", po::value<std::string>(), "a saved `scontrol show partition -o`");
+  const auto options = parse_options(arguments, described, po::positional_options_description());
+  if (options.count("partitions") && !options.count("config")) {
+    throw UsageError("doctor: --partitions goes with --config (both saved reports of the same cluster)");
+  }
+  const auto findings = doctor::check_site(gather_facts(options));
+  int failures = 0, warnings = 0;
+  for (const auto& finding : findings) {
+    failures += finding.verdict == doctor::Verdict::fail;
+    warnings += finding.verdict == doctor::Verdict::warn;
+  }
+  if (options.count("json")) {
+    nlohmann::ordered_json report = nlohmann::ordered_json::array();
+    for (const auto& finding : findings) {
+      report.push_back({{"verdict", doctor::verdict_name(finding.verdict)}, {"check", finding.check},
+                        {"found", finding.found}, {"advice", finding.advice}});
+    }
+    fmt::print("{}\n", report.dump(2));
+  } else {
+    fmt::print("# dlx doctor: the Slurm settings dlx relies on (docs/admin-guide.md, site-config/slurm.conf.dlx)\n");
+    std::size_t width = 0;
+    for (const auto& finding : findings) width = std::max(width, finding.check.size());
+    for (const auto& finding : findings) {
+      fmt::print("{:<5} {:<{}}  {}\n", doctor::verdict_name(finding.verdict), finding.check, width, finding.found);
+      if (!finding.advice.empty()) fmt::print("{:<5} {:<{}}  -> {}\n", "", "", width, finding.advice);
+    }
+    fmt::print("# {} problem{}, {} warning{}\n", failures, failures == 1 ? "" : "s", warnings, warnings == 1 ? "" : "s");
+  }
+  return failures > 0 ? 1 : 0;
+}
+
+}  // namespace dlx::cli
