@@ -56,6 +56,36 @@ double median_seconds(MPI_Comm comm, int repetitions, const std::function<void()
   return times[times.size() / 2];
 }
 
+// The same for two bodies measured side by side: repetition i runs both, in alternating order,
+// so that a change in the machine's load (this is a shared VM) falls on both alike.
+std::pair<double, double> paired_median_seconds(MPI_Comm comm, int repetitions,
+                                                const std::function<void()>& first,
+                                                const std::function<void()>& second) {
+  first();
+  second();
+  std::vector<double> first_times, second_times;
+  auto time_one = [&](const std::function<void()>& body) {
+    MPI_Barrier(comm);
+    const auto start = Clock::now();
+    body();
+    double mine = std::chrono::duration<double>(Clock::now() - start).count(), slowest = 0;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+    return slowest;
+  };
+  for (int i = 0; i < repetitions; ++i) {
+    if (i % 2 == 0) {
+      first_times.push_back(time_one(first));
+      second_times.push_back(time_one(second));
+    } else {
+      second_times.push_back(time_one(second));
+      first_times.push_back(time_one(first));
+    }
+  }
+  std::sort(first_times.begin(), first_times.end());
+  std::sort(second_times.begin(), second_times.end());
+  return {first_times[first_times.size() / 2], second_times[second_times.size() / 2]};
+}
+
 struct Result {
   std::string name;
   double baseline_s;  // the denominator's time
@@ -79,23 +109,27 @@ Result fused_vs_separate(MpiCommunicator& comm, MPI_Comm raw, std::size_t bytes,
   for (auto& d : data) list.push_back(Tensor::of(std::span<float>(d)));
   FusedAllreduce fused(comm);
   const int reps = bytes >= (256 << 10) ? 30 : 200;
-  const double separate = median_seconds(raw, reps, [&] {
-    for (auto& d : data) {
-      MPI_Allreduce(MPI_IN_PLACE, d.data(), static_cast<int>(d.size()), MPI_FLOAT, MPI_SUM, raw);
-    }
-  });
-  const double together = median_seconds(raw, reps, [&] { fused.allreduce_sum(list); });
+  const auto [separate, together] = paired_median_seconds(
+      raw, reps,
+      [&] {
+        for (auto& d : data) {
+          MPI_Allreduce(MPI_IN_PLACE, d.data(), static_cast<int>(d.size()), MPI_FLOAT, MPI_SUM, raw);
+        }
+      },
+      [&] { fused.allreduce_sum(list); });
   return {"fused_vs_separate_" + label, separate, together, separate / together,
           label == "1KiB" ? 4.5 : label == "16KiB" ? 2.2 : 1.0, true};
 }
 
 Result large_vs_raw(MpiCommunicator& comm, MPI_Comm raw) {
   std::vector<float> buffer((std::size_t{64} << 20) / sizeof(float), float(comm.rank()));
-  const double raw_s = median_seconds(raw, 15, [&] {
-    MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(buffer.size()), MPI_FLOAT, MPI_SUM,
-                  raw);
-  });
-  const double dlx_s = median_seconds(raw, 15, [&] { comm.allreduce_sum(std::span<float>(buffer)); });
+  const auto [raw_s, dlx_s] = paired_median_seconds(
+      raw, 15,
+      [&] {
+        MPI_Allreduce(MPI_IN_PLACE, buffer.data(), static_cast<int>(buffer.size()), MPI_FLOAT, MPI_SUM,
+                      raw);
+      },
+      [&] { comm.allreduce_sum(std::span<float>(buffer)); });
   return {"large_vs_raw_mpi_64MiB", raw_s, dlx_s, raw_s / dlx_s, 0.95, true};
 }
 
@@ -125,17 +159,19 @@ Result overlap_vs_serial(MpiCommunicator& comm, MPI_Comm raw, bool on_host) {
   double per_layer_s = communication / kLayers;
   MPI_Bcast(&per_layer_s, 1, MPI_DOUBLE, 0, raw);
   const auto per_layer = std::chrono::microseconds(static_cast<long>(per_layer_s * 1e6));
-  const double serial = median_seconds(raw, 20, [&] {
-    for (int layer = kLayers - 1; layer >= 0; --layer) compute(on_host, per_layer, scratch);
-    fused.allreduce_sum(list);
-  });
-  const double overlapped = median_seconds(raw, 20, [&] {
-    for (int layer = kLayers - 1; layer >= 0; --layer) {
-      compute(on_host, per_layer, scratch);
-      fused.add(list[static_cast<std::size_t>(layer)]);
-    }
-    fused.synchronize();
-  });
+  const auto [serial, overlapped] = paired_median_seconds(
+      raw, 20,
+      [&] {
+        for (int layer = kLayers - 1; layer >= 0; --layer) compute(on_host, per_layer, scratch);
+        fused.allreduce_sum(list);
+      },
+      [&] {
+        for (int layer = kLayers - 1; layer >= 0; --layer) {
+          compute(on_host, per_layer, scratch);
+          fused.add(list[static_cast<std::size_t>(layer)]);
+        }
+        fused.synchronize();
+      });
   Result result{on_host ? "overlap_vs_serial_cpu" : "overlap_vs_serial", serial, overlapped,
                 overlapped / serial, 0.75, false};
   result.informational = on_host;

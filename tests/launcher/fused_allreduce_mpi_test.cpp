@@ -89,10 +89,12 @@ template <class T>
 void check_fused_equals_per_tensor(MpiCommunicator& comm) {
   auto reference = make_list<T>(comm.rank());
   for (auto& tensor : reference.tensors()) comm.allreduce_sum(tensor);
+  // Tensors reduced alone from the default size on, and from the third tensor's size on.
+  for (std::size_t alone : {dlx::comm::kDefaultAloneBytes, kSizes[2] * sizeof(T)})
   for (std::size_t bucket : bucket_sizes<T>()) {
     INFO("type " << dlx::comm::to_string(dlx::comm::data_type_of<T>()) << ", bucket " << bucket
-                 << " bytes");
-    FusedAllreduce fused(comm, bucket);
+                 << " bytes, alone from " << alone << " bytes");
+    FusedAllreduce fused(comm, bucket, alone);
     auto blocking = make_list<T>(comm.rank());
     auto tensors = blocking.tensors();
     fused.allreduce_sum(tensors);

@@ -49,3 +49,20 @@ TEST_CASE("empty tensors need no bucket") {
   CHECK(ranges(plan_buckets(list, 64)) == decltype(ranges({})){{1, 4}});
   CHECK(plan_buckets(std::vector<Tensor>{}, 64).empty());
 }
+
+TEST_CASE("a tensor of alone_bytes or more is reduced alone and closes the bucket before it") {
+  const std::vector<Tensor> list{f32(1), f32(1), f32(8), f32(1), f32(1)};  // 4, 4, 32, 4, 4 bytes
+  CHECK(ranges(plan_buckets(list, 1 << 20, 32)) == decltype(ranges({})){{0, 2}, {2, 3}, {3, 5}});
+  CHECK(ranges(plan_buckets(list, 1 << 20, 33)) == decltype(ranges({})){{0, 5}});
+  // Two large tensors in a row: never fused with each other.
+  const std::vector<Tensor> large{f32(8), f32(8)};
+  CHECK(ranges(plan_buckets(large, 1 << 20, 32)) == decltype(ranges({})){{0, 1}, {1, 2}});
+  CHECK(ranges(plan_buckets(large, 1 << 20, 0)) == decltype(ranges({})){{0, 1}, {1, 2}});
+}
+
+TEST_CASE("the default keeps 16 KiB tensors fused and reduces 256 KiB ones alone") {
+  const std::vector<Tensor> small(4, f32(4096));    // 16 KiB
+  const std::vector<Tensor> big(4, f32(65536));     // 256 KiB
+  CHECK(plan_buckets(small, dlx::comm::kDefaultBucketBytes).size() == 1);
+  CHECK(plan_buckets(big, dlx::comm::kDefaultBucketBytes).size() == 4);
+}

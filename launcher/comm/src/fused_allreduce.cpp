@@ -22,7 +22,8 @@ void unpack(const std::byte* in, std::span<const Tensor> tensors) {
 
 }  // namespace
 
-std::vector<Bucket> plan_buckets(std::span<const Tensor> tensors, std::size_t bucket_bytes) {
+std::vector<Bucket> plan_buckets(std::span<const Tensor> tensors, std::size_t bucket_bytes,
+                                 std::size_t alone_bytes) {
   std::vector<Bucket> buckets;
   bool open = false;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -31,21 +32,22 @@ std::vector<Bucket> plan_buckets(std::span<const Tensor> tensors, std::size_t bu
       if (open) buckets.back().last = i + 1;  // skipped when packing (no bytes)
       continue;
     }
-    const bool fits = open && tensors[buckets.back().first].type == tensor.type &&
+    const bool alone = tensor.bytes() >= alone_bytes;
+    const bool fits = open && !alone && tensors[buckets.back().first].type == tensor.type &&
                       buckets.back().bytes + tensor.bytes() <= bucket_bytes;
     if (fits) {
       buckets.back().last = i + 1;
       buckets.back().bytes += tensor.bytes();
     } else {
       buckets.push_back(Bucket{i, i + 1, tensor.bytes()});
-      open = true;
+      open = !alone;  // nothing joins a tensor reduced alone
     }
   }
   return buckets;
 }
 
-FusedAllreduce::FusedAllreduce(Communicator& comm, std::size_t bucket_bytes)
-    : comm_(comm), bucket_bytes_(bucket_bytes) {}
+FusedAllreduce::FusedAllreduce(Communicator& comm, std::size_t bucket_bytes, std::size_t alone_bytes)
+    : comm_(comm), bucket_bytes_(bucket_bytes), alone_bytes_(alone_bytes) {}
 
 std::vector<std::byte>& FusedAllreduce::buffer(std::size_t index, std::size_t bytes) {
   if (buffers_.size() <= index) buffers_.resize(index + 1);
@@ -54,7 +56,7 @@ std::vector<std::byte>& FusedAllreduce::buffer(std::size_t index, std::size_t by
 }
 
 void FusedAllreduce::allreduce_sum(std::span<const Tensor> tensors) {
-  for (const Bucket& bucket : plan_buckets(tensors, bucket_bytes_)) {
+  for (const Bucket& bucket : plan_buckets(tensors, bucket_bytes_, alone_bytes_)) {
     const auto members = tensors.subspan(bucket.first, bucket.last - bucket.first);
     if (members.size() == 1) {
       comm_.allreduce_sum(members.front());
@@ -70,6 +72,13 @@ void FusedAllreduce::allreduce_sum(std::span<const Tensor> tensors) {
 
 void FusedAllreduce::add(Tensor tensor) {
   if (tensor.count == 0) return;
+  if (tensor.bytes() >= alone_bytes_) {  // its own bucket, started at once (as plan_buckets)
+    flush();
+    open_.push_back(tensor);
+    open_bytes_ = tensor.bytes();
+    flush();
+    return;
+  }
   const bool fits = !open_.empty() && open_.front().type == tensor.type &&
                     open_bytes_ + tensor.bytes() <= bucket_bytes_;
   if (!fits) flush();

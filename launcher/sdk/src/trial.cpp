@@ -43,6 +43,14 @@ std::size_t bucket_bytes(const TrialOptions& options, const env::EnvMap& env) {
   return comm::kDefaultBucketBytes;
 }
 
+// Tensors from this size on skip the fusion buffer: DLX_FUSION_ALONE_BYTES, else the default.
+std::size_t alone_bytes(const env::EnvMap& env) {
+  if (auto value = env::lookup(env, "DLX_FUSION_ALONE_BYTES"); value && !value->empty()) {
+    return static_cast<std::size_t>(env::parse_non_negative("DLX_FUSION_ALONE_BYTES", *value));
+  }
+  return comm::kDefaultAloneBytes;
+}
+
 // The nodes of a framework program's step, for the record (no MPI to gather them).
 std::string step_nodes(const env::EnvMap& env, const std::string& own) {
   return env::lookup_first(env, {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST"}).value_or(own);
@@ -67,14 +75,18 @@ Trial::Trial(TrialOptions options) {
   if (options.communicator) {
     mpi_ = std::make_unique<comm::MpiRuntime>();
     const auto timeout = comm_timeout(env);
-    comm::check_connectivity(MPI_COMM_WORLD, timeout, host);  // no hang on an unreachable rank
+    // Messages name the host and, where Slurm's node name differs from it, the node too.
+    const std::string where = placement.node_name.empty() || placement.node_name == host
+                                  ? host
+                                  : host + " (Slurm node " + placement.node_name + ")";
+    comm::check_connectivity(MPI_COMM_WORLD, timeout, where);  // no hang on an unreachable rank
     comm::BackendOptions backend;
     backend.local_rank = local_rank_;
     backend.forced = env::lookup(env, "DLX_COMM_BACKEND").value_or("");
     backend.timeout = timeout;
     backend.announce = options.announce_backend;
     communicator_ = comm::make_communicator(MPI_COMM_WORLD, backend);
-    fused_ = std::make_unique<comm::FusedAllreduce>(*communicator_, bucket_bytes(options, env));
+    fused_ = std::make_unique<comm::FusedAllreduce>(*communicator_, bucket_bytes(options, env), alone_bytes(env));
     rank_ = communicator_->rank();
     size_ = communicator_->size();
     const auto all = comm::allgather_strings(placement.node_name, MPI_COMM_WORLD);

@@ -13,8 +13,10 @@
 //               same order on every rank); a bucket starts reducing, without blocking, as soon
 //               as the next tensor does not fit. fused.synchronize() before the optimizer step
 //               starts the last bucket, waits for all and unpacks them.
-// A tensor larger than the bucket is reduced alone, in place (no copy). Every rank must pass the
-// same sequence of tensor sizes and types.
+// A tensor larger than the bucket, or of at least `alone_bytes`, is reduced alone, in place (no
+// copy): copying a large tensor in and out of the buffer costs more host memory bandwidth than the
+// one call it saves (at 256 KiB two memcpy of the tensor take longer than an MPI call's latency on
+// one node; docs/benchmarks.md). Every rank must pass the same sequence of tensor sizes and types.
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -27,6 +29,8 @@ namespace dlx::comm {
 
 // Horovod's default fusion threshold (HOROVOD_FUSION_THRESHOLD): 64 MiB.
 inline constexpr std::size_t kDefaultBucketBytes = std::size_t{64} << 20;
+// Tensors from this size on skip the fusion buffer (DLX_FUSION_ALONE_BYTES overrides it in libdlx).
+inline constexpr std::size_t kDefaultAloneBytes = std::size_t{128} << 10;
 
 struct Bucket {
   std::size_t first = 0;  // tensors [first, last) of the list
@@ -35,13 +39,16 @@ struct Bucket {
 };
 
 // Pure: the buckets for `tensors`, in order. A bucket holds consecutive tensors of one type whose
-// bytes add up to at most `bucket_bytes` (at least one tensor; 0 means no fusion at all). Empty
-// tensors need no reduction: skipped, or carried inside the range of the bucket around them.
-std::vector<Bucket> plan_buckets(std::span<const Tensor> tensors, std::size_t bucket_bytes);
+// bytes add up to at most `bucket_bytes` (at least one tensor; 0 means no fusion at all); a tensor
+// of `alone_bytes` or more is a bucket of its own. Empty tensors need no reduction: skipped, or
+// carried inside the range of the bucket around them.
+std::vector<Bucket> plan_buckets(std::span<const Tensor> tensors, std::size_t bucket_bytes,
+                                 std::size_t alone_bytes = kDefaultAloneBytes);
 
 class FusedAllreduce {
  public:
-  explicit FusedAllreduce(Communicator& comm, std::size_t bucket_bytes = kDefaultBucketBytes);
+  explicit FusedAllreduce(Communicator& comm, std::size_t bucket_bytes = kDefaultBucketBytes,
+                          std::size_t alone_bytes = kDefaultAloneBytes);
 
   // Blocking: every tensor ends summed over all ranks. Throws CommError.
   void allreduce_sum(std::span<const Tensor> tensors);
@@ -52,6 +59,7 @@ class FusedAllreduce {
   void synchronize();  // flush(), wait for all, unpack; throws the first CommError of the step
 
   std::size_t bucket_bytes() const noexcept { return bucket_bytes_; }
+  std::size_t alone_bytes() const noexcept { return alone_bytes_; }
   Communicator& communicator() noexcept { return comm_; }
 
  private:
@@ -66,6 +74,7 @@ class FusedAllreduce {
 
   Communicator& comm_;
   std::size_t bucket_bytes_;
+  std::size_t alone_bytes_;
   std::vector<std::vector<std::byte>> buffers_;  // reused from step to step
   std::vector<Tensor> open_;                     // the bucket being filled by add()
   std::size_t open_bytes_ = 0;
