@@ -8,6 +8,17 @@ find_package(fmt REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(Catch2 2 REQUIRED)
 
+# Intel ISA-L: hardware CRC-32C for checkpoint tensor checksums (checkpoint/src/crc32c.cpp).
+pkg_check_modules(ISAL QUIET IMPORTED_TARGET libisal)
+if(NOT ISAL_FOUND)
+  message(FATAL_ERROR "dlx needs Intel ISA-L (pkg-config module 'libisal', for the CRC-32C of "
+                      "checkpoint tensors) and did not find it. Install the Debian package "
+                      "libisal-dev (scripts/install-deps.sh does), or point PKG_CONFIG_PATH at "
+                      "the directory holding libisal.pc.")
+endif()
+add_library(dlx_isal INTERFACE)
+target_link_libraries(dlx_isal INTERFACE PkgConfig::ISAL)
+
 find_path(SLURM_INCLUDE_DIR slurm/spank.h REQUIRED)
 find_library(SLURM_LIBRARY slurm REQUIRED)
 

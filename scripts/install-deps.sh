@@ -12,6 +12,8 @@ packages=(
   # MPI, HDF5 (serial C/C++), config and CLI libraries, tests
   libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
   libyaml-cpp-dev libboost-program-options-dev libboost-dev libfmt-dev nlohmann-json3-dev catch2
+  # Intel ISA-L: hardware CRC-32C for checkpoint checksums
+  libisal-dev
   # Slurm's job_submit/lua and our tests of it; h5py for the user-facing read-back tests
   lua5.3 python3-h5py python3-numpy
   # the PyTorch DDP example (examples/pytorch) and its cluster test, with /usr/bin/python3

@@ -9,7 +9,8 @@
 
 namespace dlx::bench {
 
-double run_training(const TrainingSetup& setup) {
+TrainingTimes run_training(const TrainingSetup& setup) {
+  TrainingTimes times;
   // Sparse-ish synthetic data: each row has 32 active features, label from a hidden model.
   constexpr std::size_t kActive = 32;
   std::mt19937_64 rng(42);
@@ -64,10 +65,17 @@ double run_training(const TrainingSetup& setup) {
       content.tensors.push_back({"optimizer/momentum", checkpoint::DType::float32, {setup.features}, momentum.data()});
       content.tensors.push_back({"rng/sampler", checkpoint::DType::uint64, {4}, rng_state});
       writer->save(content);
+      times.stall_seconds += std::chrono::duration<double>(writer->last_stall()).count();
     }
   }
-  if (writer) writer->wait();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (writer) {
+    auto wait_start = std::chrono::steady_clock::now();
+    writer->wait();
+    times.final_wait_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
+  }
+  times.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return times;
 }
 
 }  // namespace dlx::bench

@@ -4,6 +4,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -40,13 +42,25 @@ const Tensor& Checkpoint::tensor(std::string_view name) const {
 }
 
 Checkpoint load_checkpoint(const std::filesystem::path& path, const Expectation& expect) {
+  return load_checkpoint(path, expect, Checkpoint{});
+}
+
+Checkpoint load_checkpoint(const std::filesystem::path& path, const Expectation& expect,
+                           Checkpoint&& reuse) {
   h5::QuietErrors quiet;
   auto open = detail::open_checkpoint(path, expect);
   auto fd = open_for_reading(path);
+  std::map<std::string, HostBuffer> spare;
+  for (auto& tensor : reuse.tensors) spare.emplace(std::move(tensor.name), std::move(tensor.bytes));
+  reuse.tensors.clear();
   Checkpoint out{open.summary.metadata, open.summary.state, {}};
   for (std::size_t i = 0; i < open.summary.tensors.size(); ++i) {
     const auto& info = open.summary.tensors[i];
-    Tensor tensor{info.name, info.dtype, info.shape, HostBuffer::allocate(info.bytes)};
+    auto found = spare.find(info.name);
+    auto bytes = found != spare.end() && found->second.size() == info.bytes
+                     ? std::move(found->second)
+                     : HostBuffer::allocate(info.bytes);
+    Tensor tensor{info.name, info.dtype, info.shape, std::move(bytes)};
     detail::read_tensor(open, i, fd.get(), tensor.bytes.data(), path);
     out.tensors.push_back(std::move(tensor));
   }

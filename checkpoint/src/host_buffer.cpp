@@ -1,3 +1,5 @@
+#include <sys/mman.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <new>
@@ -26,10 +28,16 @@ HostBuffer HostBuffer::allocate(std::size_t bytes, bool pinned) {
     buffer.pinned_ = buffer.data_ != nullptr;
   }
   if (buffer.data_ == nullptr) {
-    constexpr std::size_t kPage = 4096;
-    buffer.data_ = static_cast<std::byte*>(std::aligned_alloc(kPage, (bytes + kPage - 1) / kPage * kPage));
+    // Large buffers (loaded tensors, snapshots) on 2 MiB boundaries, with transparent huge pages
+    // asked for: filling a fresh 1 GiB buffer then takes 512 page faults instead of 262144, which
+    // is most of what separates a checkpoint load from a plain read into a warm buffer.
+    constexpr std::size_t kPage = 4096, kHugePage = std::size_t{2} << 20;
+    const std::size_t alignment = bytes >= kHugePage ? kHugePage : kPage;
+    const std::size_t rounded = (bytes + alignment - 1) / alignment * alignment;
+    buffer.data_ = static_cast<std::byte*>(std::aligned_alloc(alignment, rounded));
     if (buffer.data_ == nullptr)
       throw CheckpointError(fmt::format("cannot allocate {} bytes of host memory", bytes), ENOMEM);
+    if (alignment == kHugePage) static_cast<void>(::madvise(buffer.data_, rounded, MADV_HUGEPAGE));
   }
   return buffer;
 }

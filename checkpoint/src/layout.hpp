@@ -23,5 +23,9 @@ inline constexpr const char* kSlurmJobId = "slurm_job_id";
 inline constexpr const char* kHparamsJson = "hparams_json";
 inline constexpr const char* kCreatedUnix = "created_unix";
 inline constexpr const char* kUpdatedUnix = "updated_unix";
+inline constexpr const char* kStartedFrom = "started_from";
+inline constexpr const char* kStartedFromTrial = "started_from_trial";
+inline constexpr const char* kStartedFromStep = "started_from_step";
+inline constexpr const char* kStartedFromPath = "started_from_path";
 
 }  // namespace dlx::checkpoint::layout

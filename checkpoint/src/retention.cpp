@@ -33,6 +33,12 @@ std::vector<CheckpointStatus*> ranked(std::vector<CheckpointStatus*> files, bool
   return files;
 }
 
+ReferencedSteps without_reasons(const std::set<std::int64_t>& steps) {
+  ReferencedSteps out;
+  for (auto step : steps) out.emplace(step, "");
+  return out;
+}
+
 fs::path experiment_of(const fs::path& checkpoint_dir) {
   // <experiment>/trials/<id>/checkpoints
   return checkpoint_dir.parent_path().parent_path().parent_path();
@@ -87,6 +93,12 @@ std::vector<CheckpointStatus> scan_checkpoints(const fs::path& checkpoint_dir,
 void decide_retention(std::vector<CheckpointStatus>& files, const RetentionPolicy& policy,
                       const std::set<std::int64_t>& referenced_steps,
                       const std::set<CheckpointKey>& experiment_best_keys) {
+  decide_retention(files, policy, without_reasons(referenced_steps), experiment_best_keys);
+}
+
+void decide_retention(std::vector<CheckpointStatus>& files, const RetentionPolicy& policy,
+                      const ReferencedSteps& referenced_steps,
+                      const std::set<CheckpointKey>& experiment_best_keys) {
   std::vector<CheckpointStatus*> valid_newest_first;
   for (auto it = files.rbegin(); it != files.rend(); ++it)
     if (it->valid) valid_newest_first.push_back(&*it);
@@ -101,19 +113,30 @@ void decide_retention(std::vector<CheckpointStatus>& files, const RetentionPolic
   }
   for (auto& f : files) {
     if (experiment_best_keys.contains({f.trial_id, f.step})) keep(f, "experiment-best");
-    if (referenced_steps.contains(f.step)) keep(f, "referenced");
+    if (auto it = referenced_steps.find(f.step); it != referenced_steps.end()) {
+      keep(f, "referenced");
+      f.referenced_by = it->second;
+    }
   }
 }
 
 std::map<std::int64_t, std::vector<CheckpointStatus>> plan_experiment_retention(
     const fs::path& experiment_dir, const RetentionPolicy& policy,
     const std::map<std::int64_t, std::set<std::int64_t>>& referenced) {
+  std::map<std::int64_t, ReferencedSteps> with_reasons;
+  for (const auto& [id, steps] : referenced) with_reasons[id] = without_reasons(steps);
+  return plan_experiment_retention(experiment_dir, policy, with_reasons);
+}
+
+std::map<std::int64_t, std::vector<CheckpointStatus>> plan_experiment_retention(
+    const fs::path& experiment_dir, const RetentionPolicy& policy,
+    const std::map<std::int64_t, ReferencedSteps>& referenced) {
   std::map<std::int64_t, std::vector<CheckpointStatus>> trials;
   for (int id : store::trial_ids_on_disk(experiment_dir))
     trials[id] = scan_checkpoints(store::checkpoint_dir(experiment_dir, id), Expectation{std::nullopt, id},
                                   policy.metric);
   auto best = experiment_best(trials, policy);
-  static const std::set<std::int64_t> none;
+  static const ReferencedSteps none;
   for (auto& [id, files] : trials) {
     auto it = referenced.find(id);
     decide_retention(files, policy, it == referenced.end() ? none : it->second, best);
@@ -146,6 +169,12 @@ std::vector<fs::path> delete_unkept(const std::vector<CheckpointStatus>& files) 
 std::vector<fs::path> apply_retention(const fs::path& checkpoint_dir, const RetentionPolicy& policy,
                                       const Expectation& expect,
                                       const std::set<std::int64_t>& referenced_steps) {
+  return apply_retention(checkpoint_dir, policy, expect, without_reasons(referenced_steps));
+}
+
+std::vector<fs::path> apply_retention(const fs::path& checkpoint_dir, const RetentionPolicy& policy,
+                                      const Expectation& expect,
+                                      const ReferencedSteps& referenced_steps) {
   auto files = scan_checkpoints(checkpoint_dir, expect, policy.metric);
   std::set<CheckpointKey> best;
   if (policy.keep_experiment_best > 0 && !policy.metric.empty()) {

@@ -1,13 +1,11 @@
 // read_tensor: the bytes of one tensor, straight from the file offset HDF5 reports for its
-// contiguous dataset (pread, block by block), each block checksummed by a worker thread while the
-// next one is read. Datasets without a single offset (written by another tool) go through H5Dread.
+// contiguous dataset (pread, piece by piece), each piece checksummed while it is still in the
+// CPU cache. Datasets without a single offset (written by another tool) go through H5Dread.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <deque>
-#include <future>
 
 #include <fmt/format.h>
 
@@ -65,6 +63,10 @@ void read_through_hdf5(const OpenCheckpoint& checkpoint, const TensorInfo& info,
   compare(info, block_crc32c({destination, info.bytes}, checksum_threads()), path);
 }
 
+// Bytes per pread: small enough to be checksummed from the cache, large enough that system calls
+// cost nothing (measured: 256 KiB to 4 MiB read equally fast here).
+constexpr std::uint64_t kReadPieceBytes = std::uint64_t{1} << 20;
+
 }  // namespace
 
 void read_tensor(const OpenCheckpoint& checkpoint, std::size_t index, int fd,
@@ -74,31 +76,26 @@ void read_tensor(const OpenCheckpoint& checkpoint, std::size_t index, int fd,
   const auto& offset = checkpoint.offsets[index];
   if (!offset) return read_through_hdf5(checkpoint, info, destination, path);
 
-  auto blocks = crc_block_count(info.bytes);
-  auto workers = std::max<std::size_t>(1, checksum_threads());
-  // Verify-only: a ring of workers + 1 block buffers; a buffer is reused only after its
-  // checksum finished (at most `workers` checksums are in flight).
-  std::vector<std::vector<std::byte>> ring;
-  if (destination == nullptr)
-    ring.resize(std::min(blocks, workers + 1),
-                std::vector<std::byte>(std::min<std::uint64_t>(info.bytes, kCrcBlockBytes)));
-  std::vector<std::uint32_t> actual(blocks);
-  std::deque<std::future<void>> in_flight;
+  // One pass, one thread: each piece is checksummed right after pread put it in the CPU cache,
+  // extending its block's CRC, while the kernel's readahead fetches the next pieces. A separate
+  // checksum pass over a 16 MiB block would read it from memory a second time.
+  constexpr auto pieces = kReadPieceBytes;
+  std::vector<std::byte> scratch;  // verify-only: one piece, reused
+  if (destination == nullptr) scratch.resize(std::min<std::uint64_t>(info.bytes, pieces));
+  std::vector<std::uint32_t> actual(crc_block_count(info.bytes));
   auto what = fmt::format("tensor '{}'", info.name);
-  for (std::size_t i = 0; i < blocks; ++i) {
-    if (in_flight.size() >= workers) {
-      in_flight.front().get();
-      in_flight.pop_front();
+  for (std::size_t i = 0; i < actual.size(); ++i) {
+    const auto block_begin = i * kCrcBlockBytes;
+    const auto block_end = std::min<std::uint64_t>(info.bytes, block_begin + kCrcBlockBytes);
+    std::uint32_t crc = 0;  // the CRC of nothing; crc32c_extend continues it
+    for (auto begin = block_begin; begin < block_end; begin += pieces) {
+      const auto length = std::min<std::uint64_t>(pieces, block_end - begin);
+      std::byte* out = destination != nullptr ? destination + begin : scratch.data();
+      read_exactly(fd, out, length, *offset + begin, what, path);
+      crc = crc32c_extend(crc, {out, length});
     }
-    auto begin = i * kCrcBlockBytes;
-    auto length = std::min<std::uint64_t>(kCrcBlockBytes, info.bytes - begin);
-    std::byte* out = destination != nullptr ? destination + begin : ring[i % ring.size()].data();
-    read_exactly(fd, out, length, *offset + begin, what, path);
-    in_flight.push_back(std::async(std::launch::async, [&actual, i, out, length] {
-      actual[i] = crc32c({out, length});
-    }));
+    actual[i] = crc;
   }
-  for (auto& f : in_flight) f.get();
   compare(info, actual, path);
 }
 

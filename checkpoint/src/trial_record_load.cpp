@@ -71,6 +71,12 @@ TrialRecord read_record(hid_t file_id, const std::filesystem::path& path) {
   record.training = read_metric_table(metrics.get(), layout::kTrainingGroup, path);
   record.validation = read_metric_table(metrics.get(), layout::kValidationGroup, path);
   record.restart_events = read_restart_events(root.get(), path);
+  if (h5::has_attribute(root.get(), layout::kStartedFromTrial, path)) {
+    record.started_from = StartCheckpoint{
+        h5::read_int64_attribute(root.get(), layout::kStartedFromTrial, path),
+        h5::read_int64_attribute(root.get(), layout::kStartedFromStep, path),
+        h5::read_string_attribute(root.get(), layout::kStartedFromPath, path)};
+  }
   return record;
 }
 

@@ -35,6 +35,13 @@ void write_root_attributes(hid_t root, const TrialRecord& record, const std::str
   h5::write_attribute(root, layout::kHparamsJson, hparams_json, file);
   h5::write_attribute(root, layout::kCreatedUnix, record.created_unix, file);
   h5::write_attribute(root, layout::kUpdatedUnix, record.updated_unix, file);
+  if (const auto& start = record.started_from) {  // only when there is one: older readers see none
+    h5::write_attribute(root, layout::kStartedFrom,
+                        fmt::format("trial {} step {}", start->trial_id, start->step), file);
+    h5::write_attribute(root, layout::kStartedFromTrial, start->trial_id, file);
+    h5::write_attribute(root, layout::kStartedFromStep, start->step, file);
+    h5::write_attribute(root, layout::kStartedFromPath, start->path, file);
+  }
 }
 
 // Every object handle is closed when this returns, so the file itself can then be closed.

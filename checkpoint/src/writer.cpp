@@ -41,8 +41,14 @@ CheckpointWriter::Done CheckpointWriter::write(CheckpointContent content,
                                                std::filesystem::path path) {
   detail::save_snapshot(content, snapshot, path);
   if (options_.retention) {
-    auto referenced =
-        options_.referenced_steps ? options_.referenced_steps() : std::set<std::int64_t>{};
+    ReferencedSteps referenced;
+    if (options_.searcher_references) {
+      auto known = options_.searcher_references();
+      if (!known) return {std::move(path), std::move(snapshot)};  // delete nothing when unsure
+      referenced = std::move(*known);
+    }
+    if (options_.referenced_steps)
+      for (auto step : options_.referenced_steps()) referenced.emplace(step, "");
     apply_retention(options_.directory, *options_.retention,
                     {.experiment = content.metadata.experiment,
                      .trial_id = content.metadata.trial_id},

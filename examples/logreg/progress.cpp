@@ -19,6 +19,10 @@ dlx::TrainingState training_state(Model& model, Progress& progress) {
   state.tensors = {
       TensorView{"model/weights", DType::float64, {model.weights.size()}, model.weights.data()},
       TensorView{"model/bias", DType::float64, {}, &model.bias}};
+  if (!progress.extra_state.empty()) {
+    state.tensors.push_back(TensorView{"extra_state", DType::float64,
+                                       {progress.extra_state.size()}, progress.extra_state.data()});
+  }
   static_assert(sizeof(std::size_t) == sizeof(std::uint64_t));
   state.rank_tensors = {
       TensorView{"order", DType::uint64, {progress.order.size()}, progress.order.data()}};
@@ -35,6 +39,9 @@ dlx::TrainingState training_state(Model& model, Progress& progress) {
 void restore(const dlx::ResumedState& resumed, Model& model, Progress& progress) {
   resumed.restore("model/weights", std::span<double>(model.weights));
   resumed.restore("model/bias", std::span<double>(&model.bias, 1));
+  if (!progress.extra_state.empty()) {
+    resumed.restore("extra_state", std::span<double>(progress.extra_state));
+  }
   resumed.restore_rank("order", std::span<std::size_t>(progress.order));
   std::istringstream shuffler(resumed.rng_stream("shuffler"));
   shuffler >> progress.shuffler;

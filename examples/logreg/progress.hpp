@@ -22,6 +22,9 @@ struct Progress {
   std::optional<double> accuracy;        // last validation accuracy (the searcher metric)
   std::vector<std::size_t> order;        // this rank's shard order for the current epoch
   std::mt19937_64 shuffler;              // this rank's shuffler, after the current epoch's shuffle
+  // Tests only (hparam extra_state_mb, default 0: absent from checkpoints): ballast that makes
+  // the checkpoint that many MiB bigger; each step adds its batch loss to one entry.
+  std::vector<double> extra_state;
 };
 
 // Views into `model` and `progress` (which must stay alive until save_checkpoint returns).

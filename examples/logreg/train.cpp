@@ -1,11 +1,14 @@
 // dlx-example-logreg: data-parallel logistic regression on synthetic data, linking libdlx.
 // Hyperparameters: learning_rate (double), batch_size (int, per rank), epochs (int), l2 (double,
 // default 0), step_delay_us (int, default 0: a pause after each step, for tests that must catch
-// a run in the middle); data: seed (int, default 7), samples (int, default 4096), features (int, default
-// 16). Each epoch reports training loss and validation loss/accuracy (summed over all shards).
-// Same seed and world size -> the same numbers, bit for bit. Initial weights are drawn on every
-// rank and broadcast from rank 0; the gradients (weights, then bias + row count + loss) are
-// summed with one fused allreduce per step.
+// a run in the middle), extra_state_mb (int, default 0: that many MiB of extra trainer state,
+// saved in every checkpoint and restored, so that a save lasts long enough for a test to kill
+// the writer in the middle of it); data: seed (int, default 7), samples (int, default 4096),
+// features (int, default 16); device ("auto": the rank's GPU when this build has the CUDA
+// kernels of model_cuda.cu and one is visible, else the CPU; "cpu"; "gpu"). Each epoch reports training loss and validation loss/accuracy
+// (summed over all shards). Same seed and world size -> the same numbers, bit for bit. Initial
+// weights are drawn on every rank and broadcast from rank 0; the gradients (weights, then bias +
+// row count + loss) are summed with one fused allreduce per step.
 // Checkpoints (inside a trial, or with DLX_CHECKPOINT_DIR): every checkpoint.period_batches steps
 // of the experiment, at a checkpoint signal (SIGTERM/SIGUSR1/SIGUSR2: saved after the current
 // step, then exit 85 for a requeue) and at the end. A run starts from the latest valid checkpoint
@@ -15,9 +18,11 @@
 #include <cstdio>
 #include <numeric>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "compute.hpp"
 #include "dataset.hpp"
 #include "dlx/trial.hpp"
 #include "model.hpp"
@@ -35,6 +40,8 @@ struct Settings {
   int epochs = 0;
   double l2 = 0;
   std::int64_t step_delay_us = 0;  // tests only: slows each step so a preemption lands mid-run
+  std::int64_t extra_state_mb = 0;  // tests only: a bigger checkpoint (see Progress::extra_state)
+  std::string device = "auto";       // where to compute: auto (the GPU when there is one), cpu, gpu
   dlx::examples::DataSpec data;
 };
 
@@ -45,13 +52,15 @@ Settings read_settings(const dlx::Trial& trial) {
   s.epochs = trial.hparam<int>("epochs");
   s.l2 = trial.hparam<double>("l2", 0.0);
   s.step_delay_us = trial.hparam<std::int64_t>("step_delay_us", 0);
+  s.extra_state_mb = trial.hparam<std::int64_t>("extra_state_mb", 0);
+  s.device = trial.hparam<std::string>("device", "auto");
   s.data.seed = trial.hparam<std::uint64_t>("seed", 7);
   s.data.samples = trial.hparam<std::int64_t>("samples", 4096);
   s.data.features = trial.hparam<std::int64_t>("features", 16);
   if (s.learning_rate <= 0 || s.batch_size < 1 || s.epochs < 1 || s.data.samples < 10 ||
-      s.data.features < 1) {
+      s.data.features < 1 || s.extra_state_mb < 0) {
     throw dlx::HparamError("need learning_rate > 0, batch_size >= 1, "
-                           "epochs >= 1, samples >= 10, features >= 1");
+                           "epochs >= 1, samples >= 10, features >= 1, extra_state_mb >= 0");
   }
   return s;
 }
@@ -69,9 +78,9 @@ std::size_t steps_per_epoch(const Settings& s, int world) {
 
 // Reports validation loss and accuracy over all shards; returns the accuracy. `next`: what the
 // searcher said (train on, unless the step was the trial's target length).
-double validate(dlx::Trial& trial, const Model& model, const Shard& shard, std::int64_t step,
+double validate(dlx::Trial& trial, const Model& model, dlx::examples::Compute& compute, std::int64_t step,
                 dlx::Next* next = nullptr) {
-  const auto local = dlx::examples::evaluate(model, shard);
+  const auto local = compute.evaluate_validation(model);
   std::vector<double> sums{local.loss_sum, local.correct, local.count};
   trial.communicator().allreduce_sum(std::span<double>(sums));
   const auto said =
@@ -94,7 +103,7 @@ void initialise(dlx::Trial& trial, Model& model, std::uint64_t seed) {
 
 // One step over batch `i` of this epoch's order: local gradient, one fused allreduce of gradient,
 // row count and loss, then the update (identical on every rank).
-void train_step(dlx::Trial& trial, const Settings& s, const Shard& shard, Model& model,
+void train_step(dlx::Trial& trial, const Settings& s, dlx::examples::Compute& compute, Model& model,
                 Progress& p, std::vector<double>& buffer,
                 const std::vector<dlx::comm::Tensor>& gradients) {
   const auto d = model.weights.size();
@@ -103,7 +112,7 @@ void train_step(dlx::Trial& trial, const Settings& s, const Shard& shard, Model&
   const auto first = std::min(static_cast<std::size_t>(p.cursor) * batch, p.order.size());
   const auto last = std::min(first + batch, p.order.size());
   std::span<const std::size_t> rows(p.order.data() + first, last - first);
-  buffer[d + 2] = dlx::examples::accumulate_gradient(model, shard, rows, buffer);
+  buffer[d + 2] = compute.accumulate_gradient(model, rows, buffer);
   buffer[d + 1] = static_cast<double>(rows.size());
   trial.allreduce(gradients);
   const double count = buffer[d + 1];
@@ -111,6 +120,10 @@ void train_step(dlx::Trial& trial, const Settings& s, const Shard& shard, Model&
   p.epoch_rows += count;
   ++p.step;
   ++p.cursor;
+  // The extra state follows the run (one entry per step), so a wrong restore shows in the bytes.
+  if (!p.extra_state.empty()) {
+    p.extra_state[static_cast<std::size_t>(p.step) % p.extra_state.size()] += buffer[d + 2];
+  }
   if (count == 0) return;
   for (std::size_t j = 0; j < d; ++j) {
     model.weights[j] -= s.learning_rate * (buffer[j] / count + s.l2 * model.weights[j]);
@@ -128,6 +141,7 @@ int train(dlx::Trial& trial) {
   const Shard train_shard = dlx::examples::read_shard(data_file, "train", comm.rank(), comm.size());
   const Shard valid_shard =
       dlx::examples::read_shard(data_file, "validation", comm.rank(), comm.size());
+  dlx::examples::Compute compute(s.device, train_shard, valid_shard);
 
   const auto d = static_cast<std::size_t>(train_shard.features);
   Model model{std::vector<double>(d, 0.0), 0.0};
@@ -136,6 +150,8 @@ int train(dlx::Trial& trial) {
   p.order.resize(train_shard.rows());
   std::iota(p.order.begin(), p.order.end(), std::size_t{0});
   p.shuffler.seed(s.data.seed * 1000003ULL + static_cast<std::uint64_t>(comm.rank()));
+  const auto mib = static_cast<std::size_t>(s.extra_state_mb);
+  p.extra_state.assign(mib * (std::size_t{1} << 20) / sizeof(double), 0.0);
   bool mid_epoch = false;  // resumed inside an epoch: its order is restored, not reshuffled
   if (auto resumed = trial.resume()) {
     dlx::examples::restore(*resumed, model, p);
@@ -158,7 +174,7 @@ int train(dlx::Trial& trial) {
       p.epoch_loss = p.epoch_rows = 0;
     }
     while (p.cursor < steps) {
-      train_step(trial, s, train_shard, model, p, buffer, gradients);
+      train_step(trial, s, compute, model, p, buffer, gradients);
       if (s.step_delay_us > 0) std::this_thread::sleep_for(std::chrono::microseconds(s.step_delay_us));
       // Every rank asks at the same step (collective), so all stop after the same batch.
       if (trial.should_checkpoint_and_exit()) {
@@ -172,14 +188,14 @@ int train(dlx::Trial& trial) {
           trial.wait_for_checkpoint(std::chrono::steady_clock::duration::max());
         }
         dlx::Next next = dlx::Next::train;
-        p.accuracy = validate(trial, model, valid_shard, p.step, &next);
+        p.accuracy = validate(trial, model, compute, p.step, &next);
         if (next != dlx::Next::train) return 0;
       } else if (trial.checkpoint_due(p.step)) {
         trial.save_checkpoint(dlx::examples::training_state(model, p));
       }
     }
     trial.report_training(p.step, {{"loss", p.epoch_loss / p.epoch_rows}});
-    p.accuracy = validate(trial, model, valid_shard, p.step);
+    p.accuracy = validate(trial, model, compute, p.step);
   }
   p.cursor = 0;
   if (trial.checkpointing_enabled()) {

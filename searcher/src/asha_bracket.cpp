@@ -104,6 +104,11 @@ std::string AshaBracket::ranking(int trial, const TrialState& state, int rung, b
                      settings_.stop_once ? "continue" : "promoted");
 }
 
+Ranking AshaBracket::standing(int trial, const TrialState& state, int rung, bool closed) const {
+  const auto& table = tables_[static_cast<std::size_t>(rung)];
+  return {rung, table.rank(entry(trial, state, rung)) + 1, table.size(), quota(rung, closed)};
+}
+
 std::optional<AshaBracket::Promotion> AshaBracket::best_promotion() const {
   if (settings_.stop_once || settings_.rungs.size() < 2) return std::nullopt;
   const auto closed = closed_rungs();
@@ -132,6 +137,7 @@ Work AshaBracket::resume(const Promotion& promotion) {
   work.reason = fmt::format("resume trial {}: {}; train from length {} to {}", promotion.trial,
                             ranking(promotion.trial, state, rung, closed_rungs()[from]), work.start_length,
                             work.target_length);
+  work.ranking = standing(promotion.trial, state, rung, closed_rungs()[from]);
   tables_[from].remove_waiting(entry(promotion.trial, state, rung));
   state.phase = Phase::training;
   state.rung = rung + 1;
@@ -166,10 +172,12 @@ Decision AshaBracket::on_validation(int trial, std::int64_t length, double metri
     decision.kind = Decision::Kind::complete;
     decision.reason = fmt::format("rung {} (length {}, the top): {} {} ranks {} of {}; complete", rung, rung_length,
                                   settings_.metric, metric_text(metric), rank + 1, tables_[at].size());
+    decision.ranking = Ranking{rung, rank + 1, tables_[at].size(), tables_[at].size()};
     return decision;
   }
   const bool closed = !settings_.stop_once && closed_rungs()[at];
   const std::string ranked = ranking(trial, state, rung, closed);
+  decision.ranking = standing(trial, state, rung, closed);
   if (rank < quota(rung, closed)) {  // in the top: go on in place, no checkpoint round trip
     state.rung = rung + 1;
     ++training_toward_[at + 1];

@@ -74,6 +74,7 @@ class AshaBracket {
   int quota(int rung, bool closed) const;
   bool promotable(int rung, bool closed) const;
   std::string ranking(int trial, const TrialState& state, int rung, bool closed) const;
+  Ranking standing(int trial, const TrialState& state, int rung, bool closed) const;
   void rebuild_indexes();
 
   AshaSettings settings_;

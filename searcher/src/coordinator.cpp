@@ -22,18 +22,34 @@ double finite_metric(double metric, bool smaller_is_better) {
 Coordinator::Coordinator(config::Experiment experiment, std::filesystem::path journal_path)
     : state_(std::move(experiment)), journal_(std::move(journal_path)) {}
 
-void Coordinator::transact(const std::function<std::vector<nlohmann::json>()>& answer) {
-  applied_end_ = journal_.transact(applied_end_, [&](const JournalScan& tail) {
+void Coordinator::transact(const std::function<std::vector<nlohmann::json>()>& answer, bool force_commit) {
+  std::size_t first_new = 0;
+  bool appended = false;
+  const auto decide = [&](const JournalScan& tail) {
     for (const auto& record : tail.records) state_.apply(record);
+    first_new = state_.decisions().size();
     auto events = answer();
-    for (const auto& event : events) state_.apply_answered({tail.valid_end, event});
-    if (!events.empty() && on_commit_) on_commit_(state_);
+    appended = !events.empty();
+    std::uint64_t offset = tail.valid_end;  // each event's own offset, as replay sees it
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      state_.apply_answered({offset, events[i]});
+      if (i + 1 < events.size()) offset += encode_journal_record(events[i]).size();
+    }
     return events;
-  });
+  };
+  // After the append is durable and before the lock is released: experiment.h5 and the like.
+  const auto committed = [&](std::uint64_t valid_end) {
+    if (on_commit_ && (appended || force_commit)) on_commit_(Commit{state_, first_new, valid_end, !appended});
+  };
+  applied_end_ = journal_.transact(applied_end_, decide, committed);
 }
 
 void Coordinator::refresh() {
   transact([] { return std::vector<nlohmann::json>{}; });
+}
+
+void Coordinator::commit_now() {
+  transact([] { return std::vector<nlohmann::json>{}; }, true);
 }
 
 Work Coordinator::request_work(int ticket) {
@@ -60,11 +76,14 @@ Work Coordinator::request_work(int ticket) {
       }
       return {};
     }
-    const auto before = state_.method().snapshot();
+    // Snapshotting the method costs O(trials); it is only needed to take back an answer that
+    // names an unsettled trial, and there is none most of the time.
+    const bool may_take_back = state_.unsettled() > 0;
+    const auto before = may_take_back ? state_.method().snapshot() : nlohmann::json();
     work = state_.method().on_work_requested(ticket);
     if (work.kind == Work::Kind::train) {
       auto found = state_.trials().find(work.trial);
-      if (found != state_.trials().end() && !found->second.settled) {
+      if (may_take_back && found != state_.trials().end() && !found->second.settled) {
         // Promotable, but its last array task has not finished with it yet: take the answer
         // back (it is not recorded) and ask again later.
         state_.restore_method(before);

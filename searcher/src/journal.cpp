@@ -68,7 +68,7 @@ void Journal::append(const nlohmann::json& event) {
   transact(0, [&](const JournalScan&) { return std::vector<nlohmann::json>{event}; });
 }
 
-std::uint64_t Journal::transact(std::uint64_t from, const Decide& decide) {
+std::uint64_t Journal::transact(std::uint64_t from, const Decide& decide, const Committed& committed) {
   std::lock_guard<std::mutex> guard(mutex_);
   UniqueFd fd(::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640));
   if (!fd) throw SystemError(fmt::format("cannot open journal {}", path_.string()), errno);
@@ -88,7 +88,10 @@ std::uint64_t Journal::transact(std::uint64_t from, const Decide& decide) {
   if (scan.torn_tail && ::ftruncate(fd.get(), static_cast<off_t>(scan.valid_end)) != 0) {
     throw SystemError(fmt::format("cannot truncate the torn tail of {}", path_.string()), errno);
   }
-  if (records.empty()) return scan.valid_end;
+  if (records.empty()) {
+    if (committed) committed(scan.valid_end);
+    return scan.valid_end;
+  }
   std::size_t done = 0;
   while (done < records.size()) {
     ssize_t n = ::pwrite(fd.get(), records.data() + done, records.size() - done,
@@ -103,7 +106,9 @@ std::uint64_t Journal::transact(std::uint64_t from, const Decide& decide) {
     done += static_cast<std::size_t>(n);
   }
   if (::fdatasync(fd.get()) != 0) throw SystemError(fmt::format("cannot fsync {}", path_.string()), errno);
-  return scan.valid_end + records.size();
+  const std::uint64_t valid_end = scan.valid_end + records.size();
+  if (committed) committed(valid_end);  // still under the lock
+  return valid_end;
 }
 
 JournalScan Journal::read() const {

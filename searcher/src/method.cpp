@@ -99,16 +99,32 @@ T field(const nlohmann::json& json, const char* key, const char* what) {
   }
 }
 
+// A ranking is written only when there is one, so events without one keep their earlier form.
+void put_ranking(nlohmann::json& json, const std::optional<Ranking>& ranking) {
+  if (!ranking) return;
+  json["ranking"] = {{"rung", ranking->rung}, {"rank", ranking->rank}, {"peers", ranking->peers},
+                     {"keep", ranking->keep}};
+}
+
+std::optional<Ranking> ranking_from(const nlohmann::json& json, const char* what) {
+  if (!json.contains("ranking") || json.at("ranking").is_null()) return std::nullopt;
+  const auto& r = json.at("ranking");
+  return Ranking{field<int>(r, "rung", what), field<int>(r, "rank", what), field<int>(r, "peers", what),
+                 field<int>(r, "keep", what)};
+}
+
 }  // namespace
 
 nlohmann::json to_json(const Work& work) {
-  return {{"kind", to_string(work.kind)},
+  nlohmann::json json = {{"kind", to_string(work.kind)},
           {"trial", work.trial},
           {"hparams", detail::hparams_to_json(work.hparams)},
           {"start_length", work.start_length},
           {"checkpoint_trial", work.checkpoint_trial ? nlohmann::json(*work.checkpoint_trial) : nlohmann::json()},
           {"target_length", work.target_length},
           {"reason", work.reason}};
+  put_ranking(json, work.ranking);
+  return json;
 }
 
 Work work_from_json(const nlohmann::json& json) {
@@ -124,13 +140,16 @@ Work work_from_json(const nlohmann::json& json) {
   }
   work.target_length = field<std::int64_t>(json, "target_length", "work");
   work.reason = field<std::string>(json, "reason", "work");
+  work.ranking = ranking_from(json, "work");
   return work;
 }
 
 nlohmann::json to_json(const Decision& decision) {
-  return {{"kind", to_string(decision.kind)},
-          {"target_length", decision.target_length},
-          {"reason", decision.reason}};
+  nlohmann::json json = {{"kind", to_string(decision.kind)},
+                         {"target_length", decision.target_length},
+                         {"reason", decision.reason}};
+  put_ranking(json, decision.ranking);
+  return json;
 }
 
 Decision decision_from_json(const nlohmann::json& json) {
@@ -140,6 +159,7 @@ Decision decision_from_json(const nlohmann::json& json) {
   decision.kind = kind_from_string(field<std::string>(json, "kind", "decision"), kKinds, "decision");
   decision.target_length = field<std::int64_t>(json, "target_length", "decision");
   decision.reason = field<std::string>(json, "reason", "decision");
+  decision.ranking = ranking_from(json, "decision");
   return decision;
 }
 

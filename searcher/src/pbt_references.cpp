@@ -2,6 +2,8 @@
 // one record per planned trial, index = trial id).
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "dlx/searcher/references.hpp"
 
 namespace dlx::searcher {
@@ -18,14 +20,19 @@ std::vector<CheckpointReference> referenced_checkpoints(const config::Experiment
     const auto& trial = trials[static_cast<std::size_t>(id)];
     const bool unfinished = trial.at("status") == "planned";
     if (unfinished && !trial.at("checkpoint_trial").is_null()) {
-      references.push_back({trial.at("checkpoint_trial").get<int>(), trial.at("start_length").get<std::int64_t>()});
+      references.push_back({trial.at("checkpoint_trial").get<int>(),
+                            trial.at("start_length").get<std::int64_t>(),
+                            fmt::format("PBT round {}: trial {} starts from it", id / population, id)});
     }
     // The latest round's results are the next round's possible parents.
     if (more_rounds && id / population == planned_rounds - 1 && trial.at("status") == "reported") {
-      references.push_back({id, trial.at("length").get<std::int64_t>()});
+      references.push_back({id, trial.at("length").get<std::int64_t>(),
+                            fmt::format("PBT: a possible parent of round {} (planned when round {} "
+                                        "has finished)", planned_rounds, planned_rounds - 1)});
     }
   }
-  std::sort(references.begin(), references.end(), [](const auto& a, const auto& b) {
+  // Stable: of two reasons for one checkpoint, the first (a planned start) is kept.
+  std::stable_sort(references.begin(), references.end(), [](const auto& a, const auto& b) {
     return a.trial != b.trial ? a.trial < b.trial : a.length < b.length;
   });
   references.erase(std::unique(references.begin(), references.end()), references.end());

@@ -69,7 +69,8 @@ void SearchState::record_work(const nlohmann::json& event, std::uint64_t offset,
   DecisionEntry entry{.offset = offset, .type = "work", .ticket = ticket, .trial = recorded.trial,
                       .length = recorded.start_length, .metric = std::nullopt,
                       .action = to_string(recorded.kind), .target_length = recorded.target_length,
-                      .reason = recorded.reason, .unix_seconds = unix_of(event)};
+                      .reason = recorded.reason, .ranking = recorded.ranking,
+                      .unix_seconds = unix_of(event)};
   decisions_.push_back(entry);
   if (recorded.kind != Work::Kind::train) return;
   auto& trial = trials_[recorded.trial];
@@ -77,6 +78,7 @@ void SearchState::record_work(const nlohmann::json& event, std::uint64_t offset,
   trial.hparams = recorded.hparams;
   trial.status = "running";
   trial.ticket = ticket;
+  ++trial.tasks;
   trial.target_length = recorded.target_length;
   trial.reason = recorded.reason;
 }
@@ -98,15 +100,23 @@ void SearchState::record_validation(const nlohmann::json& event, std::uint64_t o
   auto& trial = trials_[id];
   trial.id = id;
   trial.status = status_after(recorded.kind);
-  trial.settled = recorded.kind != Decision::Kind::pause;
+  const bool settled = recorded.kind != Decision::Kind::pause;
+  if (trial.settled != settled) unsettled_ += settled ? -1 : 1;
+  trial.settled = settled;
   trial.last_length = length;
   trial.last_metric = metric;
+  ++trial.reports;
+  const bool smaller = experiment_.searcher.smaller_is_better;
+  if (!trial.best_metric || (smaller ? metric < *trial.best_metric : metric > *trial.best_metric)) {
+    trial.best_metric = metric;
+    trial.best_length = length;
+  }
   trial.reason = recorded.reason;
   if (recorded.kind == Decision::Kind::continue_training) trial.target_length = recorded.target_length;
   decisions_.push_back({.offset = offset, .type = "validation", .ticket = trial.ticket, .trial = id,
                         .length = length, .metric = metric, .action = to_string(recorded.kind),
                         .target_length = recorded.target_length, .reason = recorded.reason,
-                        .unix_seconds = unix_of(event)});
+                        .ranking = recorded.ranking, .unix_seconds = unix_of(event)});
 }
 
 void SearchState::record_exit(const nlohmann::json& event, std::uint64_t offset, bool answered) {
@@ -116,11 +126,14 @@ void SearchState::record_exit(const nlohmann::json& event, std::uint64_t offset,
   auto& trial = trials_[id];
   trial.id = id;
   trial.status = how;
+  if (!trial.settled) --unsettled_;
   trial.settled = true;
   trial.reason = event.value("detail", std::string());
+  if (how == "failed") trial.failure = trial.reason;
   decisions_.push_back({.offset = offset, .type = "exit", .ticket = trial.ticket, .trial = id,
                         .length = trial.last_length, .metric = std::nullopt, .action = how,
-                        .target_length = 0, .reason = trial.reason, .unix_seconds = unix_of(event)});
+                        .target_length = 0, .reason = trial.reason, .ranking = std::nullopt,
+                        .unix_seconds = unix_of(event)});
 }
 
 std::optional<Work> SearchState::work_of(int ticket) const {
@@ -160,7 +173,9 @@ nlohmann::json SearchState::to_json() const {
                       {"ticket", trial.ticket ? nlohmann::json(*trial.ticket) : nlohmann::json()},
                       {"target_length", trial.target_length}, {"last_length", trial.last_length},
                       {"last_metric", trial.last_metric ? nlohmann::json(*trial.last_metric) : nlohmann::json()},
-                      {"reason", trial.reason}});
+                      {"best_metric", trial.best_metric ? nlohmann::json(*trial.best_metric) : nlohmann::json()},
+                      {"best_length", trial.best_length}, {"reports", trial.reports}, {"tasks", trial.tasks},
+                      {"failure", trial.failure}, {"reason", trial.reason}});
   }
   const auto best = best_trial();
   return {{"events", decisions_.size()}, {"trials", trials},

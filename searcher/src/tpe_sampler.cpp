@@ -3,7 +3,9 @@
 // A new trial's point:
 //   - startup: while tpe_history.hpp finds no model set, trial t gets the random sampler's point
 //     (random_point), so the start of a TPE experiment is the start of the random one;
-//   - then, for each hyperparameter independently (as the original TPE): fit l(x) to the values
+//   - then a third of the trials (BOHB's random fraction: a draw from stream (seed, trial,
+//     kRandomShareSlot) below 1/3) still get the random sampler's point; the others are modelled:
+//   - for each hyperparameter independently (as the original TPE): fit l(x) to the values
 //     the good trials had and g(x) to the bad trials' values (tpe_parzen.hpp), draw `candidates`
 //     values from l(x), and keep the one with the largest l(x)/g(x) (the first on ties). Real
 //     values are modelled on [minval, maxval]; log values on their exponents; integers on
@@ -33,6 +35,17 @@ using config::HyperparameterType;
 
 // Stream slots 0..H-1 are random_point's; TPE's start here so its draws never reuse them.
 constexpr std::uint64_t kTpeSlotBase = std::uint64_t{1} << 20;
+// The draw that decides whether a modelled trial gets a random point instead (below the model's
+// slots, above any random_point slot).
+constexpr std::uint64_t kRandomShareSlot = kTpeSlotBase - 1;
+
+// BOHB's rho (Falkner et al. 2018, section 4.1): a third of the points after startup are random.
+// A model fitted to short-budget results can settle on what is good early, not at full length
+// (learning curves cross); random points keep the search able to find what the model cannot
+// see, and bound how much slower than random search a misled model can be. In bench_searcher
+// (docs/benchmarks.md; 50 seeds, divisor 4, 4 rungs) this took TPE inside ASHA from 1.49 to 1.19
+// times random sampling's mean time to target.
+constexpr double kRandomFraction = 1.0 / 3.0;
 
 // A numeric hyperparameter as the estimator sees it.
 struct NumericSpace {
@@ -66,7 +79,9 @@ class TpeSampler final : public Sampler {
   nlohmann::ordered_json sample(int trial) override {
     const auto& options = experiment_.searcher.tpe;
     TpeSplit split = history_.split(options.startup_trials, options.gamma, experiment_.searcher.smaller_is_better);
-    nlohmann::ordered_json point = split.good.empty() ? random_point(experiment_, trial) : model_point(trial, split);
+    SampleStream coin(experiment_.seed, static_cast<std::uint64_t>(trial), kRandomShareSlot);
+    const bool random = split.good.empty() || coin.next_unit() < kRandomFraction;
+    nlohmann::ordered_json point = random ? random_point(experiment_, trial) : model_point(trial, split);
     points_[trial] = point;
     return point;
   }

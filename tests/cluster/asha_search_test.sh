@@ -3,7 +3,8 @@
 # searcher for its work through the journal; trials that are not promotable at their rung pause
 # with a checkpoint and later tasks resume the promotable ones from it; tasks left without work
 # end at once. `dlx status` names the best trial and `dlx replay` rebuilds every decision from
-# the journal, agreeing with what was recorded.
+# the journal, agreeing with what was recorded. experiment.h5, written by the array tasks under
+# the journal lock, reflects the whole journal and its tables equal what `dlx replay` rebuilds.
 source "$(dirname "$0")/lib.sh"
 
 submitted=$(as_user sbatch --parsable --dl-experiment=examples/asha.yaml \
@@ -15,6 +16,11 @@ expect_contains "sbatch's report" "$(cat "$WORK/asha.sbatch.err")" "8 trials as 
 wait_for_job "$job" 360
 
 dir=$(readlink "$(user_storage)/.jobs/$job")
+# Before any tool runs (dlx status would refresh a stale file): the tasks themselves wrote it.
+[ -f "$dir/experiment.h5" ] || fail "no experiment.h5 in $dir after the experiment"
+summary=$(/usr/bin/python3 "$SOURCE_DIR/tests/unit/experiment_summary_check.py" "$dir" "$PREFIX/bin/dlx" \
+  --expect-written-by-trials 2>&1) || fail "experiment.h5 does not match dlx replay: $summary"
+echo "$summary"
 status=$(as_user dlx status "$job") || fail "dlx status failed"
 echo "$status"
 expect_contains "dlx status" "$status" "# best: trial"

@@ -13,6 +13,7 @@
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/searcher/search_state.hpp"
+#include "searcher_temp_dir.hpp"
 
 using namespace dlx;
 using searcher::Coordinator;
@@ -21,15 +22,7 @@ using searcher::Work;
 
 namespace {
 
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "dlx-coord-XXXXXX").string();
-    path = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::filesystem::path journal() const { return path / "journal"; }
-};
+using dlx::testing::TempDir;
 
 config::Experiment asha(bool stop_once, int max_trials = 4) {
   return config::parse_experiment(

@@ -131,7 +131,7 @@ TEST_CASE("Work and Decision JSON: snake_case kinds, exact round trip, file orde
   CHECK(back.checkpoint_trial == 7);
 
   Work wait{.kind = Work::Kind::wait, .trial = -1, .hparams = {}, .start_length = 0, .checkpoint_trial = {},
-            .target_length = 0, .reason = "later"};
+            .target_length = 0, .reason = "later", .ranking = {}};
   auto wait_json = searcher::to_json(wait);
   CHECK(wait_json.at("kind") == "wait");
   CHECK(wait_json.at("checkpoint_trial").is_null());
@@ -140,13 +140,23 @@ TEST_CASE("Work and Decision JSON: snake_case kinds, exact round trip, file orde
 
   for (auto kind : {Decision::Kind::continue_training, Decision::Kind::stop, Decision::Kind::pause,
                     Decision::Kind::complete}) {
-    Decision decision{.kind = kind, .target_length = 9, .reason = "why"};
+    Decision decision{.kind = kind, .target_length = 9, .reason = "why", .ranking = {}};
     auto decision_json = searcher::to_json(decision);
     CHECK(decision_json.at("kind") == searcher::to_string(kind));
+    CHECK_FALSE(decision_json.contains("ranking"));  // none: the event keeps its earlier form
     Decision round = searcher::decision_from_json(decision_json);
     CHECK(round.kind == kind);
     CHECK(searcher::to_json(round) == decision_json);
   }
+  // A ranking (rung 1: 2nd of 5 results, the top 1 goes on) survives the round trip.
+  Decision ranked{.kind = Decision::Kind::pause, .target_length = 0, .reason = "rung 1",
+                  .ranking = searcher::Ranking{.rung = 1, .rank = 2, .peers = 5, .keep = 1}};
+  const auto ranked_json = searcher::to_json(ranked);
+  CHECK(ranked_json.at("ranking") == nlohmann::json{{"rung", 1}, {"rank", 2}, {"peers", 5}, {"keep", 1}});
+  CHECK(searcher::decision_from_json(ranked_json).ranking == ranked.ranking);
+  CHECK_THROWS_WITH(searcher::decision_from_json({{"kind", "stop"}, {"target_length", 0}, {"reason", ""},
+                                                  {"ranking", {{"rung", 1}}}}),
+                    Catch::Contains("field \"rank\""));
   CHECK(std::string(searcher::to_string(Decision::Kind::continue_training)) == "continue_training");
   CHECK_THROWS_WITH(searcher::decision_from_json({{"kind", "explode"}, {"target_length", 0}, {"reason", ""}}),
                     Catch::Contains("unknown decision kind \"explode\""));

@@ -214,7 +214,11 @@ TEST_CASE("tpe inside the random method, 60 trials on a simulated cluster of 4 w
     };
     tpe_wins += best(", sampler: tpe") < best("");
   }
-  CHECK(tpe_wins >= 22);  // 26 of 30 today
+  // 21 of 30 today; random search would win about half (P(>= 20 of 30) is 2% by chance). It was
+  // 26 before a third of the modelled trials became random points (BOHB's rho, tpe_sampler.cpp):
+  // on this clean, small problem that third is exploration TPE did not need; on noisy early
+  // rungs it keeps TPE from settling on the wrong region (docs/benchmarks.md, Searcher).
+  CHECK(tpe_wins >= 20);
 }
 
 TEST_CASE("tpe inside ASHA (BOHB-style): a clean, repeatable run whose later trials come from the model",
@@ -234,5 +238,8 @@ TEST_CASE("tpe inside ASHA (BOHB-style): a clean, repeatable run whose later tri
   CHECK(first.log == second.log);
   int modelled = 0;
   for (const auto& [trial, outcome] : first.trials) modelled += outcome.hparams != searcher::plan_trial(e, trial).hparams;
-  CHECK(modelled > 30);  // all but the first trials, which start before 6 results are in
+  // About two thirds of the trials that start after the first 6 results (22 today); the others
+  // are BOHB's random third, and the first trials start before any result is in.
+  CHECK(modelled > 15);
+  CHECK(modelled < 36);
 }

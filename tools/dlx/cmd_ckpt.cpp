@@ -6,6 +6,10 @@
 #include <fmt/format.h>
 
 #include "dlx/config/parse.hpp"
+#include "dlx/searcher/coordinator.hpp"
+#include "dlx/searcher/journal.hpp"
+#include "dlx/searcher/references.hpp"
+#include "dlx/searcher/search_state.hpp"
 #include "experiment_locator.hpp"
 
 namespace dlx::cli {
@@ -44,6 +48,41 @@ checkpoint::RetentionPolicy policy_of(const fs::path& experiment_dir) {
   policy.metric = experiment.searcher.metric;
   policy.smaller_is_better = experiment.searcher.smaller_is_better;
   return policy;
+}
+
+std::map<std::int64_t, checkpoint::ReferencedSteps> searcher_references(
+    const fs::path& experiment_dir) {
+  std::map<std::int64_t, checkpoint::ReferencedSteps> out;
+  std::error_code error;
+  const auto journal = experiment_dir / searcher::kJournalFileName;
+  if (!fs::exists(experiment_dir / "experiment.yaml", error) || !fs::exists(journal, error))
+    return out;
+  const auto experiment = config::load_snapshot(experiment_dir);
+  const auto scan = searcher::Journal(journal).read();
+  if (!scan.corruption.empty())
+    throw UsageError(fmt::format("{}: {}; the searcher's checkpoint references cannot be read, so "
+                                 "retention is not applied (see dlx replay)",
+                                 journal.string(), scan.corruption));
+  const auto state = searcher::replay_journal(experiment, scan);
+  for (const auto& reference : searcher::referenced_checkpoints(state))
+    out[reference.trial].emplace(reference.length, reference.why);
+  return out;
+}
+
+std::map<std::int64_t, std::vector<checkpoint::CheckpointStatus>> retention_plan(const Target& target) {
+  return checkpoint::plan_experiment_retention(target.experiment_dir, policy_of(target.experiment_dir),
+                                               searcher_references(target.experiment_dir));
+}
+
+std::string kept_by_text(const checkpoint::CheckpointStatus& file) {
+  std::string out;
+  for (const auto& rule : file.kept_by) {
+    if (!out.empty()) out += ",";
+    out += rule == "referenced" && !file.referenced_by.empty()
+               ? "referenced by searcher: " + file.referenced_by
+               : rule;
+  }
+  return out;
 }
 
 std::string human_bytes(std::uint64_t bytes) {

@@ -1,7 +1,10 @@
 #pragma once
 // `dlx ckpt`: one function per subcommand (cmd_ckpt_*.cpp) and what they share.
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "dlx/checkpoint/retention.hpp"
@@ -22,6 +25,18 @@ Target locate_target(const std::string& trial_or_experiment);
 
 // The retention policy of the experiment's frozen snapshot (defaults when there is none).
 checkpoint::RetentionPolicy policy_of(const std::filesystem::path& experiment_dir);
+
+// trial -> (step -> why) for the checkpoints the experiment's searcher still needs, from a
+// read-only replay of its journal (none without a journal). Throws when the journal is damaged
+// or was written by another method: retention must not run on a guess.
+std::map<std::int64_t, checkpoint::ReferencedSteps> searcher_references(
+    const std::filesystem::path& experiment_dir);
+
+// The retention plan of `target`'s experiment under its policy and the searcher's references.
+std::map<std::int64_t, std::vector<checkpoint::CheckpointStatus>> retention_plan(const Target& target);
+
+// "latest,referenced by searcher: PBT round 1: trial 3 starts from it"
+std::string kept_by_text(const checkpoint::CheckpointStatus& file);
 
 std::string human_bytes(std::uint64_t bytes);
 

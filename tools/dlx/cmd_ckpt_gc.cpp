@@ -1,5 +1,6 @@
 // dlx ckpt gc EXPERIMENT [--dry-run] [--remove-invalid] [--tmp-age-minutes N]: apply the
-// experiment's retention policy to every trial, and remove temporary files of saves that died.
+// experiment's retention policy to every trial (keeping what the searcher's journal still
+// references), and remove temporary files of saves that died.
 #include <chrono>
 
 #include <fmt/format.h>
@@ -45,15 +46,18 @@ int run_gc(const Arguments& arguments) {
   bool dry_run = values.count("dry-run") > 0;
 
   auto target = locate_target(values["experiment"].as<std::string>());
-  auto policy = policy_of(target.experiment_dir);
-  auto plan = checkpoint::plan_experiment_retention(target.experiment_dir, policy);
+  auto plan = retention_plan(target);
   std::vector<fs::path> doomed;
   std::uint64_t freed = 0;
   for (auto& [trial, files] : plan) {
     if (target.trial_id && trial != *target.trial_id) continue;
     for (auto& f : files) {
       bool remove = f.valid ? f.kept_by.empty() : values.count("remove-invalid") > 0;
-      if (!remove) continue;
+      if (!remove) {
+        // A dry run says why each kept file stays (the searcher's reason included).
+        if (dry_run && f.valid) fmt::print("would keep {}  (kept by {})\n", f.path.string(), kept_by_text(f));
+        continue;
+      }
       doomed.push_back(f.path);
       freed += f.file_bytes;
       fmt::print("{} {}{}\n", dry_run ? "would delete" : "delete", f.path.string(),

@@ -10,16 +10,6 @@
 #include "table.hpp"
 
 namespace dlx::cli::ckpt {
-namespace {
-
-std::string joined(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : ",") + w;
-  return out;
-}
-
-}  // namespace
-
 int run_ls(const Arguments& arguments) {
   namespace po = boost::program_options;
   po::options_description options("dlx ckpt ls TRIAL_DIR|EXPERIMENT_DIR|JOBID [--json]");
@@ -31,7 +21,15 @@ int run_ls(const Arguments& arguments) {
 
   auto target = locate_target(values["target"].as<std::string>());
   auto policy = policy_of(target.experiment_dir);
-  auto plan = checkpoint::plan_experiment_retention(target.experiment_dir, policy);
+  // A listing is still useful when the journal cannot be replayed: say so and mark nothing.
+  std::map<std::int64_t, std::vector<checkpoint::CheckpointStatus>> plan;
+  try {
+    plan = retention_plan(target);
+  } catch (const Error& error) {
+    fmt::print(stderr, "dlx ckpt ls: warning: {}; checkpoints the searcher references are not "
+               "marked\n", error.what());
+    plan = checkpoint::plan_experiment_retention(target.experiment_dir, policy);
+  }
   if (target.trial_id) std::erase_if(plan, [&](const auto& t) { return t.first != *target.trial_id; });
 
   if (values.count("json")) {
@@ -40,7 +38,7 @@ int run_ls(const Arguments& arguments) {
       for (const auto& f : files)
         out.push_back({{"trial", trial}, {"step", f.step}, {"path", f.path.string()},
                        {"bytes", f.file_bytes}, {"valid", f.valid}, {"problem", f.problem},
-                       {"kept_by", f.kept_by},
+                       {"kept_by", f.kept_by}, {"referenced_by", f.referenced_by},
                        {"metric", f.metric_value ? nlohmann::ordered_json(*f.metric_value)
                                                  : nlohmann::ordered_json()}});
     std::cout << out.dump(2) << "\n";
@@ -65,7 +63,7 @@ int run_ls(const Arguments& arguments) {
       table.add_row({std::to_string(trial), std::to_string(f.step), human_bytes(f.file_bytes),
                      f.valid ? "yes" : "NO",
                      f.metric_value ? fmt::format("{:.6g}", *f.metric_value) : "-",
-                     f.valid ? (f.kept_by.empty() ? "(gc deletes)" : joined(f.kept_by))
+                     f.valid ? (f.kept_by.empty() ? "(gc deletes)" : kept_by_text(f))
                              : "(invalid)"});
     }
   }

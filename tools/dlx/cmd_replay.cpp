@@ -2,7 +2,9 @@
 // with its reason. The rebuild runs the same code as the live searcher (searcher/search_state.hpp)
 // and checks each recorded answer against the method's, so a clean replay shows that the
 // decisions are a deterministic function of the journal. Exit status: 0 clean, 1 when the journal
-// is corrupt or an answer differs.
+// is corrupt or an answer differs, or experiment.h5 could not be written.
+// --write-h5 (re)writes experiment.h5 from the whole journal, under the journal's lock, so it is
+// safe while trials run; the experiment's owner runs it (the directory is theirs).
 #include <iostream>
 
 #include <fmt/format.h>
@@ -11,6 +13,7 @@
 #include "commands.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
+#include "dlx/searcher/experiment_summary.hpp"
 #include "dlx/searcher/search_state.hpp"
 #include "experiment_locator.hpp"
 #include "options.hpp"
@@ -41,9 +44,10 @@ nlohmann::ordered_json entry_json(const searcher::DecisionEntry& entry) {
 
 int run_replay(const Arguments& arguments) {
   namespace po = boost::program_options;
-  po::options_description options("dlx replay JOBID|EXPERIMENT_DIR [--json] [--state]");
+  po::options_description options("dlx replay JOBID|EXPERIMENT_DIR [--json] [--state] [--write-h5]");
   options.add_options()("json", "print JSON")(
       "state", "print the rebuilt searcher state (JSON) instead of the decisions")(
+      "write-h5", "also (re)write experiment.h5 from the journal (under its lock; the owner's)")(
       "experiment", po::value<std::string>()->required(), "job id or experiment directory");
   po::positional_options_description positional;
   positional.add("experiment", 1);
@@ -100,7 +104,18 @@ int run_replay(const Arguments& arguments) {
   }
   if (!mismatch.empty()) {
     fmt::print(stderr, "dlx replay: {}\n", mismatch);
+    if (values.count("write-h5")) fmt::print(stderr, "dlx replay: experiment.h5 not written: the journal does not replay\n");
     return 1;
+  }
+  if (values.count("write-h5")) {
+    try {
+      searcher::rewrite_experiment_summary(directory, experiment, "dlx replay --write-h5");
+      // On stderr: stdout stays the decisions (or JSON) alone.
+      fmt::print(stderr, "dlx replay: wrote {}\n", (directory / searcher::kExperimentSummaryFileName).string());
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "dlx replay: {}\n", e.what());
+      return 1;
+    }
   }
   return 0;
 }

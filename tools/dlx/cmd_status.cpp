@@ -1,5 +1,11 @@
 // dlx status: one row per trial of an experiment, read from the frozen snapshot (which trials
 // exist and their hyperparameters) and each trials/<id>/trial.h5 (state and metrics).
+// Run by the experiment's owner, it also refreshes experiment.h5 when the file is older than the
+// journal (trials write it on their commits, but may leave the last few seconds out; see
+// searcher/summary/include/dlx/searcher/experiment_summary.hpp); --write-h5 rewrites it anyway.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -12,6 +18,7 @@
 #include "dlx/checkpoint/trial_record.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
+#include "dlx/searcher/experiment_summary.hpp"
 #include "dlx/searcher/search_state.hpp"
 #include "dlx/searcher/trial_plan.hpp"
 #include "dlx/store/experiment_layout.hpp"
@@ -54,12 +61,29 @@ std::string format_metric(const std::optional<double>& value) {
   return value ? fmt::format("{:.6g}", *value) : "-";
 }
 
+bool owned_by_caller(const std::filesystem::path& directory) {
+  struct stat info {};
+  return ::stat(directory.c_str(), &info) == 0 && info.st_uid == ::geteuid();
+}
+
+// experiment.h5 brought up to the journal's end, when it is the caller's to write and stale (or
+// `force`). A failure is a warning: the table below comes from the journal itself.
+void refresh_summary(const std::filesystem::path& directory, const config::Experiment& experiment, bool force) {
+  if (!force && !(owned_by_caller(directory) && searcher::summary_stale(directory))) return;
+  try {
+    searcher::rewrite_experiment_summary(directory, experiment, "dlx status");
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "dlx status: warning: {}\n", e.what());
+  }
+}
+
 }  // namespace
 
 int run_status(const Arguments& arguments) {
   namespace po = boost::program_options;
-  po::options_description options("dlx status JOBID|EXPERIMENT_DIR [--json]");
-  options.add_options()("json", "print JSON")("experiment", po::value<std::string>()->required(),
+  po::options_description options("dlx status JOBID|EXPERIMENT_DIR [--json] [--write-h5]");
+  options.add_options()("json", "print JSON")(
+      "write-h5", "rewrite experiment.h5 from the journal even when it is up to date")("experiment", po::value<std::string>()->required(),
                                               "job id or experiment directory");
   po::positional_options_description positional;
   positional.add("experiment", 1);
@@ -69,6 +93,7 @@ int run_status(const Arguments& arguments) {
   const auto experiment = config::load_snapshot(directory);
   const auto& metric = experiment.searcher.metric;
   const bool smaller = experiment.searcher.smaller_is_better;
+  refresh_summary(directory, experiment, values.count("write-h5") > 0);
 
   std::vector<TrialRow> rows;
   std::map<std::string, int> states;

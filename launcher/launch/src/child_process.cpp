@@ -57,6 +57,42 @@ sigset_t forwarded_set() {
   ::_exit(error == ENOENT ? 127 : 126);
 }
 
+// Blocks until the child exits. Returns its wait status.
+int wait_for(pid_t child) {
+  int wait_status = 0;
+  while (::waitpid(child, &wait_status, 0) < 0) {
+    if (errno != EINTR) {
+      const int error = errno;
+      throw LaunchError(std::string("dlx-launch: waitpid failed: ") + std::strerror(error));
+    }
+  }
+  return wait_status;
+}
+
+// As wait_for, asking `end_child` about once a second. SIGCHLD is blocked (by the caller), so
+// sigtimedwait returns as soon as the child exits; a forwarded signal interrupts it (EINTR) and
+// the loop goes on.
+int wait_or_end(pid_t child, const std::function<bool()>& end_child) {
+  sigset_t child_exit;
+  sigemptyset(&child_exit);
+  sigaddset(&child_exit, SIGCHLD);
+  const timespec second{1, 0};
+  for (;;) {
+    int wait_status = 0;
+    const pid_t done = ::waitpid(child, &wait_status, WNOHANG);
+    if (done == child) return wait_status;
+    if (done < 0 && errno != EINTR) {
+      const int error = errno;
+      throw LaunchError(std::string("dlx-launch: waitpid failed: ") + std::strerror(error));
+    }
+    if (end_child()) {
+      ::kill(child, SIGKILL);
+      return wait_for(child);
+    }
+    ::sigtimedwait(&child_exit, nullptr, &second);
+  }
+}
+
 int exit_status(int wait_status) {
   if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
   if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
@@ -82,10 +118,12 @@ const std::vector<int>& forwarded_signals() {
   return signals;
 }
 
-int run_child(const std::vector<std::string>& argv) {
+int run_child(const std::vector<std::string>& argv, const std::function<bool()>& end_child) {
   if (argv.empty()) throw LaunchError("dlx-launch: empty command");
-  // Block the forwarded signals until the child's pid is known, so none is lost in between.
-  const sigset_t blocked = forwarded_set();
+  // Block the forwarded signals until the child's pid is known, so none is lost in between;
+  // SIGCHLD stays blocked while waiting (wait_or_end waits for it).
+  sigset_t blocked = forwarded_set();
+  sigaddset(&blocked, SIGCHLD);
   sigset_t old_mask;
   ::sigprocmask(SIG_BLOCK, &blocked, &old_mask);
   struct sigaction forward {};
@@ -105,16 +143,13 @@ int run_child(const std::vector<std::string>& argv) {
   }
   if (child == 0) exec_in_child(argv, old_mask);
   g_child.store(child);
-  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  sigset_t waiting_mask = old_mask;
+  sigaddset(&waiting_mask, SIGCHLD);
+  ::sigprocmask(SIG_SETMASK, &waiting_mask, nullptr);
 
-  int wait_status = 0;
-  while (::waitpid(child, &wait_status, 0) < 0) {
-    if (errno != EINTR) {
-      const int error = errno;
-      throw LaunchError(std::string("dlx-launch: waitpid failed: ") + std::strerror(error));
-    }
-  }
+  const int wait_status = end_child ? wait_or_end(child, end_child) : wait_for(child);
   g_child.store(0);
+  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   for (std::size_t i = 0; i < forwarded_signals().size(); ++i) {
     ::sigaction(forwarded_signals()[i], &previous[i], nullptr);
   }

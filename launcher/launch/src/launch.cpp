@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,7 @@
 #include "dlx/launch/allocation_check.hpp"
 #include "dlx/launch/child_process.hpp"
 #include "dlx/launch/launch_error.hpp"
+#include "dlx/launch/peer_crash.hpp"
 #include "dlx/launch/resume_checkpoint.hpp"
 #include "dlx/launch/searcher_work.hpp"
 #include "dlx/launch/trial_outcome.hpp"
@@ -55,10 +57,11 @@ void print_dry_run(std::FILE* out, const slurm::TaskPlacement& placement, const 
 
 // Best effort: the exit status reaches Slurm anyway; only the record could not say it.
 void record_failure(const env::TrialEnvironment& trial, const slurm::TaskPlacement& placement,
-                    int status, const ExitDecision& decision = {.status = 1, .crash = true},
+                    int status, std::string_view what,
+                    const ExitDecision& decision = {.status = 1, .crash = true},
                     std::optional<int> max_restarts = std::nullopt) {
   try {
-    record_trainer_exit(trial, placement, status, decision, max_restarts);
+    record_trainer_exit(trial, placement, status, what, decision, max_restarts);
   } catch (const std::exception& error) {
     fmt::print(stderr, "dlx-launch: warning: cannot record exit {} in the trial record: {}\n",
                status, error.what());
@@ -96,7 +99,7 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
         check_allocation(placement, experiment->resources);
       } catch (const LaunchError&) {
         // The trainer never runs: rank 0 marks the trial failed so `dlx status` says so.
-        if (placement.rank == 0) record_failure(trial, placement, 1);
+        if (placement.rank == 0) record_failure(trial, placement, 1, describe_exit(1));
         throw;
       }
     }
@@ -140,7 +143,22 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
                "exiting {} for a requeue\n", notice, env::kRequeueExitCode);
     return env::kRequeueExitCode;
   }
-  int status = run_child(command);
+  // A crash on another rank ends this one too (peer_crash.hpp): no rank is left hanging.
+  const auto peers = PeerCrashSignal::for_run(trial, placement, env);
+  if (peers && placement.rank == 0) peers->remove_stale();
+  std::optional<std::string> peer_crash;
+  std::function<bool()> end_if_peer_crashed;
+  if (peers) {
+    end_if_peer_crashed = [&] {
+      peer_crash = peers->peer_crash();
+      return peer_crash.has_value();
+    };
+  }
+  int status = run_child(command, end_if_peer_crashed);
+  if (peer_crash) {
+    fmt::print(stderr, "dlx-launch: {} crashed; this rank's trainer cannot go on without it "
+               "and was ended\n", *peer_crash);
+  }
   if (const int notice = notice_received(); notice != 0 && status == 128 + notice) {
     // Killed by the notice itself (it came before the trainer installed its handlers): not a
     // crash; the requeued run resumes from the last checkpoint.
@@ -149,18 +167,25 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
     status = env::kRequeueExitCode;
   }
   const auto decision = decide_exit(status, at_start, max_restarts);
+  // What the record and the messages call the error: this rank's, or the peer's that ended it.
+  std::string what = peer_crash ? *peer_crash : describe_exit(status);
+  if (decision.crash && peers && !peer_crash) {
+    // First, so that the other ranks stop waiting for this one as soon as possible.
+    const auto line = fmt::format("rank {} on {}: {}", placement.rank, placement.node_name, what);
+    if (const auto earlier = peers->announce(line)) what += fmt::format(" (after {})", *earlier);
+  }
   if (placement.rank == 0 && decision.crash) {
-    record_failure(trial, placement, status, decision, max_restarts);
+    record_failure(trial, placement, status, what, decision, max_restarts);
   }
   if (decision.crash && !decision.requeue && placement.rank == 0 && experiment && trial.in_trial()) {
-    const auto why = fmt::format("the trainer crashed ({}){}", describe_exit(status),
+    const auto why = fmt::format("the trainer crashed ({}){}", what,
                                  max_restarts ? fmt::format(" past max_restarts {}", *max_restarts) : "");
     fmt::print(stderr, "dlx-launch: {}: trial {} is failed\n", why, trial.trial_id);
     tell_searcher_failed(*experiment, trial, why);
   }
   if (decision.requeue) {
     fmt::print(stderr, "dlx-launch: the trainer crashed ({}): exiting {} so that Slurm requeues "
-               "the trial (crash {} of max_restarts {})\n", describe_exit(status), decision.status,
+               "the trial (crash {} of max_restarts {})\n", what, decision.status,
                (at_start ? at_start->failures : 0) + 1, max_restarts.value_or(0));
   }
   return decision.status;

@@ -13,6 +13,7 @@
 #include "dlx/launch/launch_error.hpp"
 #include "dlx/launch/resume_checkpoint.hpp"
 #include "dlx/searcher/coordinator.hpp"
+#include "dlx/searcher/experiment_summary.hpp"
 #include "dlx/store/experiment_layout.hpp"
 
 namespace dlx::launch {
@@ -34,6 +35,7 @@ std::optional<searcher::Work> take_searcher_work(const config::Experiment& exper
                                                  const env::EnvMap& env, std::FILE* log) {
   const auto ticket = static_cast<int>(trial.ticket.value_or(trial.trial_id));
   searcher::Coordinator coordinator(experiment, *trial.experiment_dir / searcher::kJournalFileName);
+  searcher::write_summary_on_commit(coordinator, *trial.experiment_dir, fmt::format("dlx-launch, ticket {}", ticket));
   const auto limit = wait_limit(env);
   const auto start = std::chrono::steady_clock::now();
   auto pause = std::chrono::milliseconds(500);
@@ -98,6 +100,8 @@ void tell_searcher_failed(const config::Experiment& experiment, const env::Trial
                           const std::string& why) {
   try {
     searcher::Coordinator coordinator(experiment, *trial.experiment_dir / searcher::kJournalFileName);
+    searcher::write_summary_on_commit(coordinator, *trial.experiment_dir,
+                                      fmt::format("dlx-launch, trial {}", trial.trial_id));
     coordinator.report_exit(static_cast<int>(trial.trial_id), searcher::ExitKind::failed, why);
   } catch (const std::exception& error) {
     fmt::print(stderr, "dlx-launch: warning: cannot tell the searcher that trial {} failed: {}\n",

@@ -58,7 +58,7 @@ std::string describe_exit(int exit_status) {
 }
 
 bool record_trainer_exit(const env::TrialEnvironment& trial, const slurm::TaskPlacement& placement,
-                         int exit_status, const ExitDecision& decision,
+                         int exit_status, std::string_view what, const ExitDecision& decision,
                          std::optional<int> max_restarts) {
   if (!trial.in_trial() || !decision.crash) return false;
   const auto path = trial.record_path();
@@ -71,15 +71,15 @@ bool record_trainer_exit(const env::TrialEnvironment& trial, const slurm::TaskPl
   record->failures += 1;
   record->exit_code = exit_status;
   if (decision.requeue) {
-    record->stop_reason = fmt::format("crash: {}; restart {} of max_restarts {}",
-                                      describe_exit(exit_status), record->failures,
+    record->stop_reason = fmt::format("crash: {}; restart {} of max_restarts {}", what,
+                                      record->failures,
                                       max_restarts.value_or(0));
   } else {
     record->state = "failed";
     record->stop_reason =
         max_restarts ? fmt::format("failed: crash {} is past max_restarts {}; last error: {}",
-                                   record->failures, *max_restarts, describe_exit(exit_status))
-                     : fmt::format("failed: {}", describe_exit(exit_status));
+                                   record->failures, *max_restarts, what)
+                     : fmt::format("failed: {}", what);
   }
   record->updated_unix = unix_seconds_now();
   checkpoint::save_trial_record(*record, path);
@@ -88,7 +88,7 @@ bool record_trainer_exit(const env::TrialEnvironment& trial, const slurm::TaskPl
 
 bool record_trainer_exit(const env::TrialEnvironment& trial,
                          const slurm::TaskPlacement& placement, int exit_status) {
-  return record_trainer_exit(trial, placement, exit_status,
+  return record_trainer_exit(trial, placement, exit_status, describe_exit(exit_status),
                              decide_exit(exit_status, std::nullopt, std::nullopt), std::nullopt);
 }
 

@@ -1,6 +1,6 @@
-// The C API (dlx/c_api.h) over dlx::Trial. Every entry point runs its body through `guarded`,
-// which turns each exception type into a status and keeps the message for dlx_last_error():
-// no exception crosses into C.
+// The C API (dlx/c_api.h) over dlx::Trial. Every entry point runs its body through `guarded`
+// (c_api_support.hpp), which turns each exception type into a status and keeps the message for
+// dlx_last_error(): no exception crosses into C. Checkpoints: c_api_checkpoint.cpp.
 #include "dlx/c_api.h"
 
 #include <exception>
@@ -12,13 +12,7 @@
 #include "dlx/comm/fused_allreduce.hpp"
 #include "dlx/env/environment.hpp"
 #include "dlx/trial.hpp"
-
-struct dlx_trial {
-  std::unique_ptr<dlx::Trial> trial;
-  std::string hparams_json;
-  std::string experiment_dir, checkpoint_dir, latest_checkpoint;
-  std::vector<std::string> strings;  // hparam_string results, kept until destroy
-};
+#include "c_api_support.hpp"
 
 struct dlx_request {
   std::unique_ptr<dlx::comm::FusedAllreduce> fused;
@@ -26,49 +20,10 @@ struct dlx_request {
 
 namespace {
 
-thread_local std::string g_last_error;
-
-class InvalidArgument : public dlx::Error {
- public:
-  using Error::Error;
-};
-
-template <class Body>
-dlx_status guarded(Body&& body) noexcept {
-  try {
-    body();
-    return DLX_OK;
-  } catch (const InvalidArgument& error) {
-    g_last_error = error.what();
-    return DLX_ERROR_INVALID_ARGUMENT;
-  } catch (const dlx::HparamError& error) {
-    g_last_error = error.what();
-    return DLX_ERROR_HPARAM;
-  } catch (const dlx::comm::CommError& error) {
-    g_last_error = error.what();
-    return DLX_ERROR_COMM;
-  } catch (const dlx::Error& error) {  // TrialError, EnvError, CheckpointError, ConfigError
-    g_last_error = error.what();
-    return DLX_ERROR_TRIAL;
-  } catch (const std::exception& error) {
-    g_last_error = error.what();
-    return DLX_ERROR_INTERNAL;
-  } catch (...) {
-    g_last_error = "dlx: unknown error";
-    return DLX_ERROR_INTERNAL;
-  }
-}
-
-template <class T>
-T& need(T* pointer, const char* what) {
-  if (pointer == nullptr) throw InvalidArgument(std::string("dlx: ") + what + " is NULL");
-  return *pointer;
-}
-
-const char* text(const char* pointer, const char* what) {
-  if (pointer == nullptr) throw InvalidArgument(std::string("dlx: ") + what + " is NULL");
-  return pointer;
-}
+using dlx::c_api::guarded;
+using dlx::c_api::InvalidArgument;
+using dlx::c_api::need;
+using dlx::c_api::text;
 
 std::vector<dlx::comm::Tensor> tensors_of(const dlx_tensor* tensors, std::size_t count) {
   if (count > 0 && tensors == nullptr) throw InvalidArgument("dlx: tensors is NULL");
@@ -105,7 +60,7 @@ std::string path_or_empty(const std::optional<std::filesystem::path>& path) {
 
 extern "C" {
 
-const char* dlx_last_error(void) { return g_last_error.c_str(); }
+const char* dlx_last_error(void) { return dlx::c_api::last_error().c_str(); }
 
 dlx_status dlx_trial_create(unsigned flags, dlx_trial** out) {
   return guarded([&] {

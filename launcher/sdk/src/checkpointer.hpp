@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -41,11 +42,23 @@ class Checkpointer {
   // process) instead of being waited for; later saves get a new writer.
   void abandon_writer();
 
+  // The searcher's references to this trial's checkpoints, set by rank 0's training thread
+  // before each save and read by the writer's thread when it applies retention after that save.
+  // nullopt (the start, or a journal that could not be read): retention deletes nothing.
+  void set_searcher_references(std::optional<checkpoint::ReferencedSteps> references);
+
   std::optional<std::int64_t> last_saved_step;
   std::chrono::steady_clock::time_point last_save_time = std::chrono::steady_clock::now();
 
  private:
+  struct SharedReferences {
+    std::mutex mutex;
+    std::optional<checkpoint::ReferencedSteps> steps;
+  };
+  checkpoint::WriterOptions writer_options() const;
+
   CheckpointSettings settings_;
+  std::shared_ptr<SharedReferences> references_ = std::make_shared<SharedReferences>();
   std::unique_ptr<checkpoint::CheckpointWriter> writer_;
 };
 

@@ -23,9 +23,11 @@
 //      and every rank returns kRequeueExitCode; dlx-launch passes it through, srun and the batch
 //      script exit 85, and Slurm's RequeueExit=85 requeues the array task (SLURM_RESTART_COUNT+1).
 //   6. Resume. The requeued run's resume(): dlx-launch has set DLX_LATEST_CHECKPOINT from
-//      latest-valid discovery (or a searcher decision named one); without it rank 0 runs the
-//      discovery itself. Rank 0 loads and verifies the file (format, trial, metadata checksum,
-//      every tensor CRC), broadcasts its path, and every other rank loads and verifies it too.
+//      latest-valid discovery (or a searcher decision named one: another trial's file is taken
+//      only when it is this trial's start checkpoint in the journal, resume_choice.cpp); without
+//      it rank 0 runs the discovery itself. Rank 0 loads and verifies the file (format, trial,
+//      metadata checksum, every tensor CRC), broadcasts its path, and every other rank loads and
+//      verifies it too.
 //      Rank 0 drops metrics recorded after its step (the resumed run reports them again) and
 //      completes the restart event (cause from the previous stop_reason, steps and seconds lost).
 //
@@ -41,7 +43,6 @@
 #include <fmt/format.h>
 
 #include "checkpointer.hpp"
-#include "dlx/checkpoint/discovery.hpp"
 #include "dlx/comm/mpi_check.hpp"
 #include "dlx/comm/mpi_runtime.hpp"
 #include "dlx/config/parse.hpp"
@@ -49,6 +50,7 @@
 #include "dlx/trial.hpp"
 #include "preemption.hpp"
 #include "rank_state.hpp"
+#include "resume_choice.hpp"
 #include "trial_recorder.hpp"
 
 namespace dlx {
@@ -103,40 +105,6 @@ bool has_rank_state(const checkpoint::Checkpoint& checkpoint) {
     if (tensor.name.starts_with("ranks/") || tensor.name.starts_with("rng/rank-")) return true;
   }
   return false;
-}
-
-// Expectation for a file: this trial's when it lies in this trial's directory, else (a checkpoint
-// a searcher decision named, e.g. a PBT exploit) only this experiment's.
-checkpoint::Expectation expectation_for(const std::filesystem::path& path,
-                                        const detail::CheckpointSettings& settings) {
-  if (path.parent_path() == settings.directory) return settings.expect;
-  return {.experiment = settings.expect.experiment, .trial_id = std::nullopt};
-}
-
-struct Chosen {
-  std::optional<checkpoint::Checkpoint> checkpoint;
-  std::filesystem::path path;
-};
-
-// Rank 0: the named checkpoint when it loads, else latest-valid discovery; skips are reported.
-Chosen choose_checkpoint(const env::TrialEnvironment& environment,
-                         const detail::CheckpointSettings& settings) {
-  if (environment.latest_checkpoint) {
-    const auto& named = *environment.latest_checkpoint;
-    try {
-      return {checkpoint::load_checkpoint(named, expectation_for(named, settings)), named};
-    } catch (const Error& error) {
-      log(fmt::format("dlx: DLX_LATEST_CHECKPOINT={} cannot be used: {}; looking for the latest "
-                      "valid checkpoint in {}", named.string(), error.what(),
-                      settings.directory.string()));
-    }
-  }
-  auto found = checkpoint::load_latest_valid(settings.directory, settings.expect);
-  for (const auto& skipped : found.skipped) {
-    log(fmt::format("dlx: skipping checkpoint {}: {}", skipped.path.string(), skipped.reason));
-  }
-  if (!found.checkpoint) return {};
-  return {std::move(found.checkpoint), *found.path};
 }
 
 }  // namespace
@@ -235,11 +203,24 @@ Checkpointer::Checkpointer(CheckpointSettings settings, bool writes)
     : settings_(std::move(settings)) {
   if (!writes) return;
   std::filesystem::create_directories(settings_.directory);
-  writer_ = std::make_unique<checkpoint::CheckpointWriter>(checkpoint::WriterOptions{
+  writer_ = std::make_unique<checkpoint::CheckpointWriter>(writer_options());
+}
+
+checkpoint::WriterOptions Checkpointer::writer_options() const {
+  return checkpoint::WriterOptions{
       .directory = settings_.directory,
       .async = settings_.policy.async,
       .retention = settings_.retention,
-      .referenced_steps = {}});
+      .referenced_steps = {},
+      .searcher_references = [shared = references_]() {
+        std::lock_guard lock(shared->mutex);
+        return shared->steps;
+      }};
+}
+
+void Checkpointer::set_searcher_references(std::optional<checkpoint::ReferencedSteps> references) {
+  std::lock_guard lock(references_->mutex);
+  references_->steps = std::move(references);
 }
 
 Checkpointer::~Checkpointer() = default;
@@ -249,11 +230,7 @@ void Checkpointer::abandon_writer() {
   // background thread finishes or dies with the process; its temporary file is never mistaken
   // for a checkpoint.
   static_cast<void>(writer_.release());
-  writer_ = std::make_unique<checkpoint::CheckpointWriter>(checkpoint::WriterOptions{
-      .directory = settings_.directory,
-      .async = settings_.policy.async,
-      .retention = settings_.retention,
-      .referenced_steps = {}});
+  writer_ = std::make_unique<checkpoint::CheckpointWriter>(writer_options());
 }
 
 }  // namespace detail
@@ -277,11 +254,12 @@ std::optional<ResumedState> Trial::resume() {
   if (!checkpointing_enabled()) return std::nullopt;
   auto& checkpoints = checkpointer();
   const bool with_mpi = mpi_ != nullptr;
-  Chosen chosen;
+  detail::Chosen chosen;
   std::string failure;
   if (rank_ == 0) {
     try {
-      chosen = choose_checkpoint(environment_, checkpoints.settings());
+      chosen = detail::choose_checkpoint(environment_, checkpoints.settings(),
+                                 [this] { return searcher_start_checkpoint(); });
     } catch (const std::exception& error) {
       failure = fmt::format("dlx: cannot look for a checkpoint to resume from in {}: {}",
                             checkpoints.settings().directory.string(), error.what());
@@ -292,7 +270,8 @@ std::optional<ResumedState> Trial::resume() {
   if (path.empty()) return std::nullopt;  // a fresh start
   if (rank_ != 0 && with_mpi) {
     try {
-      chosen.checkpoint = checkpoint::load_checkpoint(path, expectation_for(path, checkpoints.settings()));
+      chosen.checkpoint =
+          checkpoint::load_checkpoint(path, detail::expectation_for(path, checkpoints.settings()));
     } catch (const std::exception& error) {
       failure = fmt::format("dlx: rank {} cannot load checkpoint {}: {}", rank_, path.string(),
                             error.what());
@@ -307,12 +286,18 @@ std::optional<ResumedState> Trial::resume() {
         path.string(), metadata.world_size, size_, metadata.world_size));
   }
   if (rank_ == 0) {
-    log(fmt::format("dlx: resuming from {} (step {}, epoch {})", path.string(), metadata.step,
-                    metadata.epoch));
+    log(fmt::format("dlx: {} {} (step {}, epoch {}{})",
+                    chosen.started_from ? "starting from" : "resuming from", path.string(),
+                    metadata.step, metadata.epoch,
+                    chosen.started_from ? fmt::format(", trial {}: the searcher's start checkpoint",
+                                                      chosen.started_from->trial_id)
+                                        : std::string()));
   }
   if (in_trial()) {
-    on_rank0("record the resume in the trial record",
-             [&] { recorder_->note_resume(metadata.step, metadata.created_unix); });
+    on_rank0("record the resume in the trial record", [&] {
+      if (chosen.started_from) recorder_->note_start(*chosen.started_from);
+      recorder_->note_resume(metadata.step, metadata.created_unix);
+    });
   }
   checkpoints.last_saved_step = metadata.step;
   return ResumedState(std::move(*chosen.checkpoint), path, rank_);
@@ -372,6 +357,8 @@ void Trial::save_checkpoint(const TrainingState& state) {
           content.tensors.push_back(std::move(view));
         }
       }
+      // Retention after this save keeps what the searcher references (read now, on this thread).
+      if (settings.retention) checkpoints.set_searcher_references(searcher_references());
       checkpoints.writer()->save(content);  // snapshots the tensors before returning
     } catch (const std::exception& error) {
       failure = fmt::format("dlx: cannot save the checkpoint of step {}: {}", state.step,

@@ -4,12 +4,15 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "dlx/comm/mpi_check.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
+#include "dlx/searcher/experiment_summary.hpp"
+#include "dlx/searcher/references.hpp"
 #include "dlx/trial.hpp"
 
 namespace dlx {
@@ -38,6 +41,50 @@ const char* to_string(Next next) {
   return "?";
 }
 
+searcher::Coordinator& Trial::coordinator() {
+  if (!coordinator_) {
+    const auto& dir = *environment_.experiment_dir;
+    coordinator_ = std::make_unique<searcher::Coordinator>(config::load_snapshot(dir),
+                                                           dir / searcher::kJournalFileName);
+    searcher::write_summary_on_commit(*coordinator_, dir, fmt::format("libdlx, trial {} rank 0", id()));
+  }
+  return *coordinator_;
+}
+
+std::optional<std::map<std::int64_t, std::string>> Trial::searcher_references() {
+  if (!in_trial()) return std::map<std::int64_t, std::string>{};
+  // No journal: no searcher decision was ever taken in this experiment, so none references a
+  // checkpoint (dlx-launch creates it when it asks for the first work).
+  std::error_code error;
+  if (!std::filesystem::exists(*environment_.experiment_dir / searcher::kJournalFileName, error)) {
+    return std::map<std::int64_t, std::string>{};
+  }
+  try {
+    auto& searcher = coordinator();
+    searcher.refresh();  // the journal's new records only, under its lock
+    return searcher::referenced_steps_of(searcher::referenced_checkpoints(searcher.state()),
+                                         static_cast<int>(id()));
+  } catch (const std::exception& failure) {
+    fmt::print(stderr, "dlx: trial {}: cannot read the searcher's checkpoint references ({}); "
+               "this save deletes no older checkpoint\n", id(), failure.what());
+    return std::nullopt;
+  }
+}
+
+std::optional<std::pair<std::int64_t, std::int64_t>> Trial::searcher_start_checkpoint() {
+  std::error_code error;
+  if (!in_trial() ||
+      !std::filesystem::exists(*environment_.experiment_dir / searcher::kJournalFileName, error)) {
+    return std::nullopt;
+  }
+  auto& searcher = coordinator();
+  searcher.refresh();
+  const auto ticket = static_cast<int>(environment_.ticket.value_or(id()));
+  const auto work = searcher.state().work_of(ticket);
+  if (!work || work->trial != id() || !work->checkpoint_trial) return std::nullopt;
+  return std::pair<std::int64_t, std::int64_t>{*work->checkpoint_trial, work->start_length};
+}
+
 Next Trial::report_validation(std::int64_t step, const Metrics& metrics) {
   report(true, step, metrics);
   return ask_searcher(step, metrics);
@@ -50,11 +97,7 @@ Next Trial::ask_searcher(std::int64_t step, const Metrics& metrics) {
   }
   std::int64_t answer[2] = {0, 0};  // Next, new target
   const auto ask = [&] {
-    if (!coordinator_) {
-      const auto& dir = *environment_.experiment_dir;
-      coordinator_ = std::make_unique<searcher::Coordinator>(config::load_snapshot(dir),
-                                                             dir / searcher::kJournalFileName);
-    }
+    coordinator();
     const auto& name = coordinator_->state().experiment().searcher.metric;
     const auto metric = metrics.find(name);
     if (metric == metrics.end()) {

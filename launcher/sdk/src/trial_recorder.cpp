@@ -89,6 +89,12 @@ void TrialRecorder::note_resume(std::int64_t step, std::int64_t checkpoint_unix)
   save();
 }
 
+void TrialRecorder::note_start(const checkpoint::StartCheckpoint& start) {
+  if (record_.started_from) return;  // a requeue before its first own checkpoint: the same start
+  record_.started_from = start;
+  save();
+}
+
 void TrialRecorder::note_requeue_exit(const std::string& reason) {
   record_.stop_reason = reason;
   save();

@@ -37,6 +37,9 @@ class TrialRecorder {
   // that step are dropped (the resumed run reports them again) and the restart event, if this run
   // is one, gets the resumed step and the work lost.
   void note_resume(std::int64_t step, std::int64_t checkpoint_unix);
+  // The trial began from another trial's checkpoint, the one the searcher named for its start
+  // (PBT): recorded once, as trial.h5's started_from ("trial 3 step 400").
+  void note_start(const checkpoint::StartCheckpoint& start);
   // The trainer checkpointed on request and exits for a requeue: the record stays "running" and
   // says why it stopped.
   void note_requeue_exit(const std::string& reason);

@@ -9,6 +9,9 @@
 //   /hparams               attrs: one per hyperparameter (int64, float64, string, or bool as int8)
 //   /metrics/training      datasets: steps (int64), one float64 dataset per metric (NaN: absent)
 //   /metrics/validation    same
+//   (optional)             attrs of /: started_from ("trial 3 step 400"), started_from_trial,
+//                                 started_from_step, started_from_path: the trial began from
+//                                 another trial's checkpoint the searcher named (PBT)
 //   /restart_events/<n>    attrs: one group per restart of the trial, n = 1, 2, ... (absent in
 //                                 records without restarts): cause, reason, unix_time,
 //                                 resumed_step, steps_lost, seconds_lost, downtime_seconds
@@ -50,6 +53,16 @@ struct RestartEvent {
   bool operator==(const RestartEvent&) const = default;
 };
 
+// The checkpoint of another trial this trial started from (PBT: its member's previous trial, or
+// the parent it exploits), as the searcher named it.
+struct StartCheckpoint {
+  std::int64_t trial_id = 0;
+  std::int64_t step = 0;
+  std::string path;
+
+  bool operator==(const StartCheckpoint&) const = default;
+};
+
 struct TrialRecord {
   static constexpr int kFormatVersion = 1;
 
@@ -69,6 +82,7 @@ struct TrialRecord {
   MetricTable training;
   MetricTable validation;
   std::vector<RestartEvent> restart_events;  // oldest first
+  std::optional<StartCheckpoint> started_from;  // absent: started from scratch or its own
 };
 
 inline constexpr const char* kTrialFileName = "trial.h5";

@@ -33,6 +33,9 @@ struct WriterOptions {
   std::optional<RetentionPolicy> retention;  // none: keep everything
   // Steps a searcher decision still references (ASHA pause, PBT exploit); asked after each save.
   std::function<std::set<std::int64_t>()> referenced_steps;
+  // The same with the searcher's reasons (libdlx's); asked after each save, on the writer's
+  // thread. nullopt: the references cannot be known now, so that save deletes nothing.
+  std::function<std::optional<ReferencedSteps>()> searcher_references;
 };
 
 class CheckpointWriter {

@@ -105,6 +105,48 @@ dlx_status dlx_request_wait(dlx_request* request); /* then frees the request */
 dlx_status dlx_trial_broadcast(dlx_trial* trial, const dlx_tensor* tensors, size_t count,
                                int root);
 
+/* ---- Checkpoints (docs/checkpoint-format.md; trial.hpp "Checkpoints") ----
+ * A named tensor to save: host memory, row-major, owned by the caller until the save call
+ * returns (the library snapshots it; the file is written in the background unless the
+ * experiment says checkpoint.async: false). */
+typedef struct dlx_named_tensor {
+  const char* name;      /* "model/fc1/weight": each '/' is a group below /tensors */
+  const char* dtype;     /* "float32", "float64", "float16", "int8" ... "int64", "uint8" ... "uint64" */
+  const void* data;      /* may be NULL only when the shape holds no element */
+  const uint64_t* shape; /* `rank` extents (NULL when rank is 0: a scalar) */
+  size_t rank;
+} dlx_named_tensor;
+
+typedef struct dlx_checkpoint dlx_checkpoint; /* a loaded, verified checkpoint */
+
+/* Collective (every rank calls it; rank 0's tensors are saved: they are replicated state).
+ * Saves step-<step>.h5 into the trial's checkpoint directory, with retention after it.
+ * `state_json`: a JSON object of small values (integers and booleans -> int64, other numbers ->
+ * float64, strings), or NULL; its integer "data_cursor" is the data cursor. `metric`: the
+ * searcher metric at this step (NaN: none). DLX_ERROR_TRIAL when the save (or the previous async
+ * one) failed; the older checkpoints are intact. */
+dlx_status dlx_trial_save_checkpoint(dlx_trial* trial, int64_t step, int64_t epoch,
+                                     const dlx_named_tensor* tensors, size_t count,
+                                     const char* state_json, double metric);
+/* Collective: waits for a save in flight, at most `timeout_seconds` (< 0: no limit); *finished
+ * = 0 when the time ran out first. */
+dlx_status dlx_trial_wait_for_checkpoint(dlx_trial* trial, double timeout_seconds, int* finished);
+/* Collective: the checkpoint to resume from (DLX_LATEST_CHECKPOINT, the searcher's named start
+ * checkpoint, or the newest valid one), verified; *out = NULL on a fresh start. */
+dlx_status dlx_trial_resume(dlx_trial* trial, dlx_checkpoint** out);
+void dlx_checkpoint_destroy(dlx_checkpoint* checkpoint); /* accepts NULL */
+dlx_status dlx_checkpoint_step(const dlx_checkpoint* checkpoint, int64_t* out);
+dlx_status dlx_checkpoint_epoch(const dlx_checkpoint* checkpoint, int64_t* out);
+dlx_status dlx_checkpoint_path(const dlx_checkpoint* checkpoint, const char** out);
+/* The small state as a JSON object (data_cursor included). */
+dlx_status dlx_checkpoint_state_json(const dlx_checkpoint* checkpoint, const char** out);
+dlx_status dlx_checkpoint_tensor_count(const dlx_checkpoint* checkpoint, size_t* out);
+/* Tensor `index` (0 .. count-1, sorted by name): its bytes stay valid until
+ * dlx_checkpoint_destroy. */
+dlx_status dlx_checkpoint_tensor(const dlx_checkpoint* checkpoint, size_t index, const char** name,
+                                 const char** dtype, const uint64_t** shape, size_t* rank,
+                                 const void** data, size_t* bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -215,6 +215,15 @@ class Trial {
   // After finish() wrote trial.h5 for a paused trial: from now on another array task may resume
   // it (search_state.hpp, "settled").
   void settle_pause();
+  // Rank 0's coordinator of the experiment's journal, created on first use; used only by the
+  // training thread (POSIX record locks do not exclude threads of one process).
+  searcher::Coordinator& coordinator();
+  // The steps of this trial's checkpoints that searcher decisions still reference, with why
+  // (rank 0, before each save; nullopt when the journal cannot be read: delete nothing).
+  std::optional<std::map<std::int64_t, std::string>> searcher_references();
+  // The checkpoint the searcher named for this trial's start, as (trial, step): a PBT trial's
+  // member's previous trial or the parent it exploits. nullopt: none (or no journal).
+  std::optional<std::pair<std::int64_t, std::int64_t>> searcher_start_checkpoint();
   std::unique_ptr<searcher::Coordinator> coordinator_;  // rank 0, created at the first question
   Next searcher_next_ = Next::train;
   std::string searcher_reason_;

@@ -9,7 +9,10 @@
 //   3. if the question was answered before (same id: a requeued ticket asking for its work
 //      again, a resumed trial reporting the same length, another rank of the same trial), return
 //      the recorded answer; otherwise ask the method, append the event with the answer, fdatasync;
-//   4. unlock. The answer is returned only once it is durable.
+//   4. run the on_commit hook, if any (experiment.h5: searcher/summary), still under the lock, so
+//      derived files are written by one process at a time and never show an event that is not
+//      durable in the journal;
+//   5. unlock. The answer is returned only once it is durable.
 // So decisions are serialised across the whole experiment, each is taken on the state all earlier
 // ones produced, a crash at any point loses nothing acknowledged, and `dlx replay` (the same
 // SearchState over the whole file) rebuilds exactly the live state.
@@ -49,18 +52,31 @@ class Coordinator {
   void refresh();
   const SearchState& state() const { return state_; }
 
-  // Called under the journal lock after every append, with the new state (e.g. to rewrite
-  // experiment.h5 with no other writer in between). Its exceptions are the caller's.
-  void on_commit(std::function<void(const SearchState&)> hook) { on_commit_ = std::move(hook); }
+  // Called under the journal lock after every append, once the appended events are durable, with
+  // the new state and the index of the first decision entry those events added (so
+  // state.decisions()[first_new..] are this commit's): the place to rewrite experiment.h5 with no
+  // other writer in between. It must not throw (the answer is committed by then; an exception
+  // would reach the caller as if the question had failed).
+  struct Commit {
+    const SearchState& state;
+    std::size_t first_new = 0;       // == decisions().size() when nothing was appended
+    std::uint64_t journal_end = 0;   // the journal prefix `state` reflects, in bytes
+    bool forced = false;             // by commit_now(), not by an append
+  };
+  void on_commit(std::function<void(const Commit&)> hook) { on_commit_ = std::move(hook); }
+
+  // Brings the state up to the journal's end and runs the on_commit hook under the lock with
+  // forced set, appending nothing (`dlx replay --write-h5`: one writer even while trials run).
+  void commit_now();
 
  private:
   // One locked step: apply the unseen records, then `answer` decides what to append.
-  void transact(const std::function<std::vector<nlohmann::json>()>& answer);
+  void transact(const std::function<std::vector<nlohmann::json>()>& answer, bool force_commit = false);
 
   SearchState state_;
   Journal journal_;
   std::uint64_t applied_end_ = 0;
-  std::function<void(const SearchState&)> on_commit_;
+  std::function<void(const Commit&)> on_commit_;
 };
 
 }  // namespace dlx::searcher

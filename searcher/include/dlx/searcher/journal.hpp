@@ -68,8 +68,13 @@ class Journal {
   // this journal returned), calls `decide` with them (offsets and valid_end are absolute), then
   // appends the events it returns (each an object with a string "id") and makes them durable.
   // Returns the new valid end. `decide` may throw: nothing is appended then.
+  // `committed`, when given, runs after the appended events (if any) are durable and before the
+  // lock is released, with the new valid end: the place for work that must see every committed
+  // event and no other writer, such as rewriting experiment.h5. Its exceptions propagate, but the
+  // events are committed by then.
   using Decide = std::function<std::vector<nlohmann::json>(const JournalScan& tail)>;
-  std::uint64_t transact(std::uint64_t from, const Decide& decide);
+  using Committed = std::function<void(std::uint64_t valid_end)>;
+  std::uint64_t transact(std::uint64_t from, const Decide& decide, const Committed& committed = {});
 
   const std::filesystem::path& path() const noexcept { return path_; }
 

@@ -42,6 +42,16 @@
 
 namespace dlx::searcher {
 
+// Where a result stood among its peers when a decision was taken on it (ASHA: its rung's results
+// so far), for people and for experiment.h5's decision table. The reason says the same in words.
+struct Ranking {
+  int rung = 0;   // 0-based
+  int rank = 0;   // 1 = the best result at that rung so far
+  int peers = 0;  // results at that rung so far, this one included
+  int keep = 0;   // how many of them go on (the rung's quota then)
+  friend bool operator==(const Ranking&, const Ranking&) = default;
+};
+
 struct Work {
   enum class Kind { train, wait, none };
   Kind kind = Kind::none;
@@ -53,6 +63,7 @@ struct Work {
   std::int64_t target_length = 0;        // train to this length, then report validation;
                                          // 0: no searcher length (the trainer's own)
   std::string reason;                    // one line for people: why this work
+  std::optional<Ranking> ranking;        // a promotion: where the trial stood at its rung
 };
 
 struct Decision {
@@ -60,6 +71,7 @@ struct Decision {
   Kind kind = Kind::complete;
   std::int64_t target_length = 0;  // continue_training: the next length to report at
   std::string reason;              // e.g. "rung 1 (length 27): accuracy 0.91 is 1st of 4, top 1 go on"
+  std::optional<Ranking> ranking;  // a rung result: its rank among the rung's results
 };
 
 enum class ExitKind { completed, stopped, paused, failed };

@@ -39,6 +39,11 @@ struct TrialState {
   std::int64_t target_length = 0;
   std::int64_t last_length = 0;    // the last length it reported at
   std::optional<double> last_metric;
+  std::optional<double> best_metric;  // the best of its reports (searcher.smaller_is_better)
+  std::int64_t best_length = 0;       // where it reported best_metric
+  int reports = 0;                    // validations the searcher judged
+  int tasks = 0;                      // array tasks handed this trial (more than 1: resumed)
+  std::string failure;                // the detail of a failed exit ("" unless failed)
   std::string reason;              // of its last decision
   // A paused trial is settled once its array task posted exit "paused" (trial.h5 written, the
   // process done with the trial): only then may another ticket resume it (one writer per file).
@@ -56,6 +61,7 @@ struct DecisionEntry {
   std::string action;  // train, wait, none, continue_training, stop, pause, complete, failed...
   std::int64_t target_length = 0;
   std::string reason;
+  std::optional<Ranking> ranking;  // rung, rank among the rung's results, quota (ASHA)
   std::int64_t unix_seconds = 0;
 };
 
@@ -83,6 +89,10 @@ class SearchState {
   // The work recorded for a ticket, and the decision recorded for a trial at a length, if any.
   std::optional<Work> work_of(int ticket) const;
   std::optional<Decision> decision_of(int trial, std::int64_t length) const;
+  // Array tasks that have had their answer recorded (train or none).
+  std::size_t tickets_answered() const { return work_by_ticket_.size(); }
+  // Trials told to pause whose array task has not posted the exit yet (see TrialState::settled).
+  int unsettled() const { return unsettled_; }
   // Best trial: the best metric among the results at the longest length any trial reported at.
   std::optional<int> best_trial() const;
   // Everything above as JSON (and the method's snapshot): equal states give equal JSON.
@@ -112,6 +122,7 @@ class SearchState {
   std::map<int, Work> work_by_ticket_;
   std::map<std::pair<int, std::int64_t>, Decision> decision_by_report_;
   std::vector<DecisionEntry> decisions_;
+  int unsettled_ = 0;
 };
 
 // A fresh SearchState fed every record of `scan` (what `dlx replay` and `dlx status` show).

@@ -5,6 +5,7 @@
 // forwarded to it (Slurm's preemption and --signal warnings reach the trainer whichever process
 // Slurm signals; a trainer may see a signal twice when Slurm signals the whole step, which is
 // harmless for these signals).
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ int notice_received() noexcept;
 // Waits for the child and returns its exit status: the exit code, or 128 + signal number when
 // a signal killed it (the shell convention). A program that cannot be executed exits 127 (not
 // found) or 126 (not executable) after printing why. Throws LaunchError when fork fails.
-int run_child(const std::vector<std::string>& argv);
+// `end_child`, when given, is asked about once a second while the child runs; when it returns
+// true the child is SIGKILLed (its status, 137, is returned): a peer rank crashed (peer_crash.hpp).
+int run_child(const std::vector<std::string>& argv, const std::function<bool()>& end_child = {});
 
 }  // namespace dlx::launch

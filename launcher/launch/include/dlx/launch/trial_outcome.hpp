@@ -15,6 +15,7 @@
 // `scontrol requeue` end with exit 85 (or a signal after the trainer checkpointed) and never count.
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "dlx/checkpoint/trial_record.hpp"
 #include "dlx/env/trial_environment.hpp"
@@ -39,10 +40,12 @@ ExitDecision decide_exit(int exit_status, const std::optional<checkpoint::TrialR
 // "exit 3", "killed by SIGKILL (exit 137)".
 std::string describe_exit(int exit_status);
 
-// Applies `decision` to the trial's record (rank 0). Returns true when it wrote the file.
-// Throws CheckpointError (or ConfigError for a broken snapshot) on failure.
+// Applies `decision` to the trial's record (rank 0). `what`: the error for stop_reason
+// (describe_exit(exit_status), or the crash of another rank that ended this one: peer_crash.hpp).
+// Returns true when it wrote the file. Throws CheckpointError (or ConfigError for a broken
+// snapshot) on failure.
 bool record_trainer_exit(const env::TrialEnvironment& trial, const slurm::TaskPlacement& placement,
-                         int exit_status, const ExitDecision& decision,
+                         int exit_status, std::string_view what, const ExitDecision& decision,
                          std::optional<int> max_restarts);
 // The old form: a crash that is not restarted.
 bool record_trainer_exit(const env::TrialEnvironment& trial,

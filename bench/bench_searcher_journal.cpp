@@ -1,0 +1,222 @@
+#include "bench_searcher_journal.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dlx/searcher/coordinator.hpp"
+#include "dlx/searcher/experiment_summary.hpp"
+#include "dlx/searcher/search_state.hpp"
+#include "simulated_runner.hpp"
+
+namespace dlx::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+LatencySummary summarize(std::vector<double> samples) {
+  LatencySummary out;
+  out.samples = static_cast<long>(samples.size());
+  if (samples.empty()) return out;
+  std::sort(samples.begin(), samples.end());
+  out.p50_ms = samples[samples.size() / 2];
+  out.p99_ms = samples[samples.size() * 99 / 100];
+  out.max_ms = samples.back();
+  out.mean_ms = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(samples.size());
+  return out;
+}
+
+// A trial's validation loss at a length: a fixed function of the trial, so that rankings vary.
+double loss_of(int trial, std::int64_t length) {
+  const double quality = std::fmod(static_cast<double>(trial) * 0.6180339887, 1.0);
+  return 0.1 + quality + 1.0 / static_cast<double>(length + 1);
+}
+
+// One writer process: its tickets are w, w + writers, ...; every question is timed as its asker
+// waits for it (the lock wait behind other writers included).
+std::vector<double> run_writer(const config::Experiment& experiment, const std::filesystem::path& dir, int w,
+                               int writers, int quota, bool summary) {
+  searcher::Coordinator coordinator(experiment, dir / searcher::kJournalFileName);
+  if (summary) searcher::write_summary_on_commit(coordinator, dir, fmt::format("bench writer {}", w));
+  std::vector<double> ms;
+  ms.reserve(static_cast<std::size_t>(quota));
+  for (int ticket = w; static_cast<int>(ms.size()) < quota; ticket += writers) {
+    auto start = Clock::now();
+    const auto work = coordinator.request_work(ticket);
+    ms.push_back(ms_since(start));
+    if (work.kind != searcher::Work::Kind::train) continue;
+    std::int64_t target = work.target_length;
+    while (static_cast<int>(ms.size()) < quota) {
+      start = Clock::now();
+      const auto decision = coordinator.report_validation(work.trial, target, loss_of(work.trial, target));
+      ms.push_back(ms_since(start));
+      if (decision.kind != searcher::Decision::Kind::continue_training) break;
+      target = decision.target_length;
+    }
+  }
+  return ms;
+}
+
+std::filesystem::path fresh_dir(const std::filesystem::path& parent, const std::string& name) {
+  auto dir = parent / fmt::format("{}-{}", name, ::getpid());
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Records every journaled event a method answers during a simulated run, as the coordinator
+// would append them (waits are not journaled).
+class RecordingMethod final : public searcher::Method {
+ public:
+  explicit RecordingMethod(std::unique_ptr<searcher::Method> inner) : inner_(std::move(inner)) {}
+  searcher::Work on_work_requested(int ticket) override {
+    auto work = inner_->on_work_requested(ticket);
+    if (work.kind != searcher::Work::Kind::wait) events.push_back(searcher::SearchState::work_event(ticket, work, 0));
+    return work;
+  }
+  searcher::Decision on_validation(int trial, std::int64_t length, double metric) override {
+    auto decision = inner_->on_validation(trial, length, metric);
+    last_length_[trial] = length;
+    events.push_back(searcher::SearchState::validation_event(trial, length, metric, decision, 0));
+    return decision;
+  }
+  void on_trial_exited(int trial, searcher::ExitKind how) override {
+    inner_->on_trial_exited(trial, how);
+    events.push_back(searcher::SearchState::exit_event(trial, how, "", last_length_[trial], 0));
+  }
+  nlohmann::json snapshot() const override { return inner_->snapshot(); }
+  void restore(const nlohmann::json& state) override { inner_->restore(state); }
+
+  std::vector<nlohmann::json> events;
+
+ private:
+  std::unique_ptr<searcher::Method> inner_;
+  std::map<int, std::int64_t> last_length_;
+};
+
+}  // namespace
+
+JournalRun measure_journaled_events(const config::Experiment& experiment, const std::filesystem::path& parent,
+                                    int events, int writers, bool summary) {
+  const auto dir = fresh_dir(parent, fmt::format("journal-{}w{}", writers, summary ? "-h5" : ""));
+  const int quota = events / writers;
+  const auto start = Clock::now();
+  std::vector<pid_t> children;
+  for (int w = 0; w < writers; ++w) {
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+      int status = 0;
+      try {
+        const auto ms = run_writer(experiment, dir, w, writers, quota, summary);
+        std::ofstream out(dir / fmt::format("latency-{}.bin", w), std::ios::binary);
+        out.write(reinterpret_cast<const char*>(ms.data()), static_cast<std::streamsize>(ms.size() * sizeof(double)));
+        status = out ? 0 : 2;
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "bench_searcher: writer {}: {}\n", w, e.what());
+        status = 1;
+      }
+      ::_exit(status);
+    }
+    children.push_back(pid);
+  }
+  bool failed = false;
+  for (pid_t pid : children) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    failed = failed || !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+  }
+  const double wall_s = ms_since(start) / 1000;
+  if (failed) throw std::runtime_error("a journal writer process failed");
+  std::vector<double> all;
+  for (int w = 0; w < writers; ++w) {
+    std::ifstream in(dir / fmt::format("latency-{}.bin", w), std::ios::binary);
+    std::vector<double> ms(static_cast<std::size_t>(quota));
+    in.read(reinterpret_cast<char*>(ms.data()), static_cast<std::streamsize>(ms.size() * sizeof(double)));
+    all.insert(all.end(), ms.begin(), ms.end());
+  }
+  JournalRun run;
+  run.event = summarize(all);
+  run.events_per_second = static_cast<double>(all.size()) / wall_s;
+  const auto records = searcher::Journal(dir / searcher::kJournalFileName).read().records.size();
+  run.record_bytes = static_cast<double>(std::filesystem::file_size(dir / searcher::kJournalFileName)) /
+                     static_cast<double>(std::max<std::size_t>(records, 1));
+  std::filesystem::remove_all(dir);
+  return run;
+}
+
+LatencySummary measure_bare_fdatasync(const std::filesystem::path& parent, std::size_t bytes, int count) {
+  const auto dir = fresh_dir(parent, "fdatasync");
+  const auto path = dir / "file";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640);
+  if (fd < 0) throw std::runtime_error("cannot create " + path.string());
+  const std::string record(bytes, 'x');
+  std::vector<double> ms;
+  off_t end = 0;
+  for (int i = 0; i < count; ++i) {
+    const auto start = Clock::now();
+    if (::pwrite(fd, record.data(), record.size(), end) != static_cast<ssize_t>(record.size()) || ::fdatasync(fd) != 0) {
+      ::close(fd);
+      throw std::runtime_error("cannot write " + path.string());
+    }
+    ms.push_back(ms_since(start));
+    end += static_cast<off_t>(record.size());
+  }
+  ::close(fd);
+  std::filesystem::remove_all(dir);
+  return summarize(ms);
+}
+
+SummaryRewrite measure_summary_rewrite(const config::Experiment& experiment, const std::filesystem::path& parent,
+                                       int repeats) {
+  RecordingMethod method(searcher::make_method(experiment));
+  simulation::SimulationOptions options;
+  options.workers = std::max(64, experiment.searcher.max_trials / 40);
+  options.tickets = searcher::ticket_count(experiment);
+  options.curve = simulation::synthetic_curve(5, 0.1, experiment.searcher.max_length->value);
+  simulation::simulate(method, options);
+  std::string journal;
+  for (const auto& event : method.events) journal += searcher::encode_journal_record(event);
+  std::vector<double> replays;
+  for (int i = 0; i < repeats; ++i) {
+    const auto start = Clock::now();
+    const auto replayed = searcher::replay_journal(experiment, searcher::scan_journal(journal));
+    replays.push_back(ms_since(start));
+  }
+  const auto state = searcher::replay_journal(experiment, searcher::scan_journal(journal));
+  const auto dir = fresh_dir(parent, "summary");
+  std::vector<double> ms;
+  for (int i = 0; i < repeats; ++i) {
+    const auto start = Clock::now();
+    searcher::write_experiment_summary(dir, state, 0, "bench");
+    ms.push_back(ms_since(start));
+  }
+  SummaryRewrite out;
+  out.median_ms = summarize(ms).p50_ms;
+  out.trials = state.trials().size();
+  out.decisions = state.decisions().size();
+  out.bytes = std::filesystem::file_size(dir / searcher::kExperimentSummaryFileName);
+  out.replay_ms = summarize(replays).p50_ms;
+  out.journal_bytes = journal.size();
+  std::filesystem::remove_all(dir);
+  return out;
+}
+
+}  // namespace dlx::bench

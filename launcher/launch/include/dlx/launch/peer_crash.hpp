@@ -1,0 +1,67 @@
+#pragma once
+// A crash on one rank ends the run on every rank, so that the trial is requeued (or failed) instead
+// of hanging until its time limit.
+//
+// Why it is needed (verified on the local cluster, docs/fault-tolerance.md): under
+// `srun --mpi=pmix dlx-launch` every task is a dlx-launch and the MPI process is its child. When
+// one rank's trainer dies (SIGKILL, a segfault, an uncaught error), its dlx-launch exits (85: a
+// crash with restarts left), but nothing ends the other ranks: Open MPI over TCP does not report
+// the lost peer (the surviving trainer stays blocked in its allreduce), slurmstepd and PMIx do
+// not act on the death of a task's child, and srun waits for the remaining tasks (WaitTime=0,
+// KillOnBadExit=0). The step, and the job, would hang until the time limit.
+//
+// The protocol (the trial directory is on storage that every node of the trial sees):
+//   1. Announce. A dlx-launch whose own trainer crashed publishes trials/<id>/.crash.<run>
+//      (hard link of a written temporary: atomic, and only the first rank's survives) holding one
+//      line, "rank 1 on n2: killed by SIGKILL (exit 137)", before it records anything.
+//      <run> = <SLURM_JOB_ID>.<SLURM_RESTART_COUNT>.<SLURM_STEP_ID>: the same on every rank of
+//      this step, new for every requeued run and every srun, so an old file never ends a new run.
+//   2. Watch. Every dlx-launch looks for that file every second while its trainer runs. On
+//      finding it, it SIGKILLs its trainer (blocked in a collective, the trainer could neither
+//      checkpoint nor exit) and takes the peer's crash as its own: the same decide_exit on every
+//      rank, so every rank exits 85 (srun and the batch script exit 85 and Slurm requeues the
+//      trial) or every rank passes the failure through. Rank 0 records the crash naming the rank
+//      that crashed; the requeued run resumes from the last checkpoint.
+//   3. Tidy. Rank 0 removes the files of earlier runs when it starts.
+// Only under srun, inside a trial, with more than one rank: mpirun ends every rank by itself when
+// one exits non-zero.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "dlx/env/environment.hpp"
+#include "dlx/env/trial_environment.hpp"
+#include "dlx/slurm/task_placement.hpp"
+
+namespace dlx::launch {
+
+class PeerCrashSignal {
+ public:
+  // nullopt where the protocol does not apply (see above) or the run cannot be named
+  // (SLURM_JOB_ID or SLURM_STEP_ID unset).
+  static std::optional<PeerCrashSignal> for_run(const env::TrialEnvironment& trial,
+                                                const slurm::TaskPlacement& placement,
+                                                const env::EnvMap& env);
+
+  // trials/<id>/.crash.<run>
+  const std::filesystem::path& path() const noexcept { return path_; }
+
+  // Step 2: what another rank announced for this run, or nullopt. Never throws: storage that
+  // cannot be read now reads as "nothing yet" and is asked again a second later.
+  std::optional<std::string> peer_crash() const noexcept;
+
+  // Step 1: announces `line`. Returns the line of another rank that announced first (that one
+  // stands), else nullopt. Never throws: a failure is reported on stderr (the other ranks then
+  // hang until the time limit, as without this protocol).
+  std::optional<std::string> announce(std::string_view line) const noexcept;
+
+  // Step 3: removes .crash.* files of other runs from the trial directory (rank 0, at start).
+  void remove_stale() const noexcept;
+
+ private:
+  explicit PeerCrashSignal(std::filesystem::path path) : path_(std::move(path)) {}
+  std::filesystem::path path_;
+};
+
+}  // namespace dlx::launch

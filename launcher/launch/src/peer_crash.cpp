@@ -1,0 +1,86 @@
+#include "dlx/launch/peer_crash.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "dlx/common/durable_file.hpp"
+
+namespace dlx::launch {
+
+namespace {
+
+constexpr std::string_view kPrefix = ".crash.";
+
+}  // namespace
+
+std::optional<PeerCrashSignal> PeerCrashSignal::for_run(const env::TrialEnvironment& trial,
+                                                        const slurm::TaskPlacement& placement,
+                                                        const env::EnvMap& env) {
+  if (!trial.in_trial() || placement.launcher != slurm::Launcher::srun ||
+      placement.world_size < 2 || placement.job_id.empty()) {
+    return std::nullopt;
+  }
+  const auto step = env::lookup(env, "SLURM_STEP_ID");
+  if (!step || step->empty()) return std::nullopt;
+  auto name = fmt::format("{}{}.{}.{}", kPrefix, placement.job_id, trial.restarts, *step);
+  return PeerCrashSignal(trial.record_path().parent_path() / name);
+}
+
+std::optional<std::string> PeerCrashSignal::peer_crash() const noexcept {
+  try {
+    std::ifstream in(path_);
+    if (!in) return std::nullopt;
+    std::string line;
+    std::getline(in, line);
+    // Published by a hard link of a complete file, so never empty; say something regardless.
+    return line.empty() ? std::string("another rank crashed") : line;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<std::string> PeerCrashSignal::announce(std::string_view line) const noexcept {
+  try {
+    std::filesystem::create_directories(path_.parent_path());  // a trainer that died early
+    const auto temporary = temporary_path_for(path_);
+    {
+      std::ofstream out(temporary);
+      out << line << '\n';
+      out.close();
+      if (!out) throw std::system_error(errno, std::generic_category(), temporary.string());
+    }
+    // link() fails with EEXIST when another rank announced first: its line stands.
+    const int linked = ::link(temporary.c_str(), path_.c_str());
+    const int error = errno;
+    ::unlink(temporary.c_str());
+    if (linked == 0) return std::nullopt;
+    if (error == EEXIST) return peer_crash();
+    throw std::system_error(error, std::generic_category(), "link " + path_.string());
+  } catch (const std::exception& failure) {
+    fmt::print(stderr, "dlx-launch: warning: cannot tell the other ranks of this crash ({}): "
+               "they may wait until the time limit\n", failure.what());
+    return std::nullopt;
+  }
+}
+
+void PeerCrashSignal::remove_stale() const noexcept {
+  try {
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(path_.parent_path(), error)) {
+      const auto name = entry.path().filename().string();
+      if (name.starts_with(kPrefix) && entry.path() != path_) {
+        std::filesystem::remove(entry.path(), error);
+      }
+    }
+  } catch (const std::exception&) {
+    // Best effort: a stale file is harmless (its run is over); the next start tries again.
+  }
+}
+
+}  // namespace dlx::launch

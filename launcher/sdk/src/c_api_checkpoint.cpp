@@ -1,0 +1,184 @@
+// The C API's checkpoints (dlx/c_api.h, "Checkpoints"): save named host tensors and small state
+// through Trial::save_checkpoint, and resume the checkpoint Trial::resume chooses, handed to C as
+// a dlx_checkpoint that owns the verified bytes.
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "c_api_support.hpp"
+#include "dlx/c_api.h"
+#include "dlx/checkpointing.hpp"
+
+struct dlx_checkpoint {
+  dlx::ResumedState resumed;
+  std::string path, state_json;
+  std::vector<std::string> dtypes;  // dtype names, in tensor order
+};
+
+namespace {
+
+using dlx::c_api::guarded;
+using dlx::c_api::InvalidArgument;
+using dlx::c_api::need;
+using dlx::c_api::text;
+
+std::vector<dlx::checkpoint::TensorView> views_of(const dlx_named_tensor* tensors, std::size_t count) {
+  if (count > 0 && tensors == nullptr) throw InvalidArgument("dlx: tensors is NULL");
+  std::vector<dlx::checkpoint::TensorView> views;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto& t = tensors[i];
+    const std::string name = text(t.name, "a tensor's name");
+    const auto dtype = dlx::checkpoint::dtype_from_name(text(t.dtype, "a tensor's dtype"));
+    if (!dtype) {
+      throw InvalidArgument(fmt::format(
+          "dlx: tensor '{}' has dtype '{}', which a checkpoint cannot hold (use float32, float64, "
+          "float16, bfloat16, int8, int16, int32, int64, uint8, uint16, uint32 or uint64)",
+          name, t.dtype));
+    }
+    if (t.rank > 0 && t.shape == nullptr) {
+      throw InvalidArgument(fmt::format("dlx: tensor '{}' has rank {} but no shape", name, t.rank));
+    }
+    dlx::checkpoint::TensorView view{name, *dtype, {}, t.data};
+    if (t.rank > 0) view.shape.assign(t.shape, t.shape + t.rank);
+    views.push_back(std::move(view));
+  }
+  return views;
+}
+
+// The small state from a JSON object; its integer "data_cursor" is the data cursor.
+dlx::checkpoint::StateMap state_of(const char* json, std::int64_t& data_cursor) {
+  dlx::checkpoint::StateMap state;
+  if (json == nullptr || *json == '\0') return state;
+  const auto parsed = nlohmann::json::parse(json, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    throw InvalidArgument("dlx: the checkpoint state is not a JSON object (give {\"name\": value, ...} "
+                          "of numbers and strings)");
+  }
+  for (const auto& [name, value] : parsed.items()) {
+    if (value.is_boolean()) {
+      state[name] = std::int64_t{value.get<bool>() ? 1 : 0};
+    } else if (value.is_number_integer()) {
+      state[name] = value.get<std::int64_t>();
+    } else if (value.is_number()) {
+      state[name] = value.get<double>();
+    } else if (value.is_string()) {
+      state[name] = value.get<std::string>();
+    } else {
+      throw InvalidArgument(fmt::format("dlx: checkpoint state value '{}' is {}: only numbers, "
+                                        "booleans and strings are small state (save arrays as "
+                                        "tensors)", name, value.type_name()));
+    }
+  }
+  if (auto cursor = state.find("data_cursor"); cursor != state.end()) {
+    const auto* value = std::get_if<std::int64_t>(&cursor->second);
+    if (!value) throw InvalidArgument("dlx: checkpoint state 'data_cursor' must be an integer");
+    data_cursor = *value;
+    state.erase(cursor);
+  }
+  return state;
+}
+
+std::string state_json_of(const dlx::checkpoint::StateMap& state) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const auto& [name, value] : state) {
+    std::visit([&, &key = name](const auto& v) { out[key] = v; }, value);
+  }
+  return out.dump();
+}
+
+const dlx_checkpoint& checked(const dlx_checkpoint* checkpoint) {
+  return need(checkpoint, "checkpoint");
+}
+
+}  // namespace
+
+extern "C" {
+
+dlx_status dlx_trial_save_checkpoint(dlx_trial* t, int64_t step, int64_t epoch,
+                                     const dlx_named_tensor* tensors, size_t count,
+                                     const char* state_json, double metric) {
+  return guarded([&] {
+    auto& trial = *need(t, "trial").trial;
+    dlx::TrainingState state;
+    state.step = step;
+    state.epoch = epoch;
+    state.tensors = views_of(tensors, count);
+    state.state = state_of(state_json, state.data_cursor);
+    if (!std::isnan(metric)) state.metric = metric;
+    trial.save_checkpoint(state);
+  });
+}
+
+dlx_status dlx_trial_wait_for_checkpoint(dlx_trial* t, double timeout_seconds, int* finished) {
+  return guarded([&] {
+    auto& trial = *need(t, "trial").trial;
+    auto& out = need(finished, "finished");
+    const auto limit = timeout_seconds < 0
+                           ? std::chrono::steady_clock::duration::max()
+                           : std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                 std::chrono::duration<double>(timeout_seconds));
+    out = trial.wait_for_checkpoint(limit) ? 1 : 0;
+  });
+}
+
+dlx_status dlx_trial_resume(dlx_trial* t, dlx_checkpoint** out) {
+  return guarded([&] {
+    need(out, "out") = nullptr;
+    auto resumed = need(t, "trial").trial->resume();
+    if (!resumed) return;
+    auto path = resumed->path().string();
+    auto state = state_json_of(resumed->checkpoint().state);  // data_cursor included
+    std::vector<std::string> dtypes;
+    for (const auto& tensor : resumed->checkpoint().tensors) {
+      dtypes.emplace_back(dlx::checkpoint::dtype_name(tensor.dtype));
+    }
+    *out = new dlx_checkpoint{std::move(*resumed), std::move(path), std::move(state),
+                              std::move(dtypes)};
+  });
+}
+
+void dlx_checkpoint_destroy(dlx_checkpoint* checkpoint) {
+  static_cast<void>(guarded([&] { delete checkpoint; }));
+}
+
+dlx_status dlx_checkpoint_step(const dlx_checkpoint* c, int64_t* out) {
+  return guarded([&] { need(out, "out") = checked(c).resumed.step(); });
+}
+dlx_status dlx_checkpoint_epoch(const dlx_checkpoint* c, int64_t* out) {
+  return guarded([&] { need(out, "out") = checked(c).resumed.epoch(); });
+}
+dlx_status dlx_checkpoint_path(const dlx_checkpoint* c, const char** out) {
+  return guarded([&] { need(out, "out") = checked(c).path.c_str(); });
+}
+dlx_status dlx_checkpoint_state_json(const dlx_checkpoint* c, const char** out) {
+  return guarded([&] { need(out, "out") = checked(c).state_json.c_str(); });
+}
+dlx_status dlx_checkpoint_tensor_count(const dlx_checkpoint* c, size_t* out) {
+  return guarded([&] { need(out, "out") = checked(c).resumed.checkpoint().tensors.size(); });
+}
+
+dlx_status dlx_checkpoint_tensor(const dlx_checkpoint* c, size_t index, const char** name,
+                                 const char** dtype, const uint64_t** shape, size_t* rank,
+                                 const void** data, size_t* bytes) {
+  return guarded([&] {
+    const auto& checkpoint = checked(c);
+    const auto& tensors = checkpoint.resumed.checkpoint().tensors;
+    if (index >= tensors.size()) {
+      throw InvalidArgument(fmt::format("dlx: tensor index {} is out of range (the checkpoint "
+                                        "has {} tensors)", index, tensors.size()));
+    }
+    const auto& tensor = tensors[index];
+    need(name, "name") = tensor.name.c_str();
+    need(dtype, "dtype") = checkpoint.dtypes[index].c_str();
+    need(shape, "shape") = tensor.shape.data();
+    need(rank, "rank") = tensor.shape.size();
+    need(data, "data") = tensor.bytes.data();
+    need(bytes, "bytes") = tensor.bytes.size();
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,71 @@
+#pragma once
+// What the C API's translation units share (c_api.cpp, c_api_checkpoint.cpp): the trial handle,
+// and `guarded`, which runs an entry point's body and turns each exception type into a status,
+// keeping the message for dlx_last_error(), so that no exception crosses into C.
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dlx/c_api.h"
+#include "dlx/comm/comm_error.hpp"
+#include "dlx/trial.hpp"
+
+struct dlx_trial {
+  std::unique_ptr<dlx::Trial> trial;
+  std::string hparams_json;
+  std::string experiment_dir, checkpoint_dir, latest_checkpoint;
+  std::vector<std::string> strings;  // hparam_string results, kept until destroy
+};
+
+namespace dlx::c_api {
+
+// This thread's last failure message (dlx_last_error()).
+inline std::string& last_error() {
+  thread_local std::string message;
+  return message;
+}
+
+class InvalidArgument : public dlx::Error {
+ public:
+  using Error::Error;
+};
+
+template <class Body>
+dlx_status guarded(Body&& body) noexcept {
+  try {
+    body();
+    return DLX_OK;
+  } catch (const InvalidArgument& error) {
+    last_error() = error.what();
+    return DLX_ERROR_INVALID_ARGUMENT;
+  } catch (const dlx::HparamError& error) {
+    last_error() = error.what();
+    return DLX_ERROR_HPARAM;
+  } catch (const dlx::comm::CommError& error) {
+    last_error() = error.what();
+    return DLX_ERROR_COMM;
+  } catch (const dlx::Error& error) {  // TrialError, EnvError, CheckpointError, ConfigError
+    last_error() = error.what();
+    return DLX_ERROR_TRIAL;
+  } catch (const std::exception& error) {
+    last_error() = error.what();
+    return DLX_ERROR_INTERNAL;
+  } catch (...) {
+    last_error() = "dlx: unknown error";
+    return DLX_ERROR_INTERNAL;
+  }
+}
+
+template <class T>
+T& need(T* pointer, const char* what) {
+  if (pointer == nullptr) throw InvalidArgument(std::string("dlx: ") + what + " is NULL");
+  return *pointer;
+}
+
+inline const char* text(const char* pointer, const char* what) {
+  if (pointer == nullptr) throw InvalidArgument(std::string("dlx: ") + what + " is NULL");
+  return pointer;
+}
+
+}  // namespace dlx::c_api

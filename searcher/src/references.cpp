@@ -1,0 +1,35 @@
+// referenced_checkpoints(SearchState): the method's references (PBT) and the paused trials'.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "dlx/searcher/references.hpp"
+#include "dlx/searcher/search_state.hpp"
+
+namespace dlx::searcher {
+
+std::vector<CheckpointReference> referenced_checkpoints(const SearchState& state) {
+  // to_json() carries the method's snapshot (SearchState offers the method only to writers).
+  auto references = referenced_checkpoints(state.experiment(), state.to_json().at("method"));
+  for (const auto& [id, trial] : state.trials()) {
+    if (trial.status != "paused" || trial.last_length <= 0) continue;
+    references.push_back({id, trial.last_length,
+                          fmt::format("trial {} paused at length {}; a promotion resumes it from "
+                                      "here", id, trial.last_length)});
+  }
+  std::stable_sort(references.begin(), references.end(), [](const auto& a, const auto& b) {
+    return a.trial != b.trial ? a.trial < b.trial : a.length < b.length;
+  });
+  references.erase(std::unique(references.begin(), references.end()), references.end());
+  return references;
+}
+
+std::map<std::int64_t, std::string> referenced_steps_of(
+    const std::vector<CheckpointReference>& references, int trial) {
+  std::map<std::int64_t, std::string> steps;
+  for (const auto& reference : references)
+    if (reference.trial == trial) steps.emplace(reference.length, reference.why);
+  return steps;
+}
+
+}  // namespace dlx::searcher
