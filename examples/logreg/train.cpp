@@ -5,8 +5,8 @@
 // saved in every checkpoint and restored, so that a save lasts long enough for a test to kill
 // the writer in the middle of it); data: seed (int, default 7), samples (int, default 4096),
 // features (int, default 16); device ("auto": the rank's GPU when this build has the CUDA
-// kernels of model_cuda.cu and one is visible, else the CPU; "cpu"; "gpu"). Each epoch reports training loss and validation loss/accuracy
-// (summed over all shards). Same seed and world size -> the same numbers, bit for bit. Initial
+// kernels of model_cuda.cu and one is visible, else the CPU; "cpu"; "gpu"). Each epoch reports
+// training loss and validation loss/accuracy (summed over all shards). Same seed and world size -> the same numbers, bit for bit. Initial
 // weights are drawn on every rank and broadcast from rank 0; the gradients (weights, then bias +
 // row count + loss) are summed with one fused allreduce per step.
 // Checkpoints (inside a trial, or with DLX_CHECKPOINT_DIR): every checkpoint.period_batches steps

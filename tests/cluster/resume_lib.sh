@@ -3,6 +3,15 @@
 # their final checkpoints (tensor bytes) and records.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
+# The trial's hyperparameters; a test may set RESUME_HPARAMS (a YAML flow mapping) before
+# write_resume_experiment for a longer run or a bigger state (extra_state_mb).
+RESUME_HPARAMS=${RESUME_HPARAMS:-"{learning_rate: 0.05, batch_size: 8, epochs: 12, samples: 20000, step_delay_us: 1000}"}
+# The rank-kill, kill-during-save and time-limit-chain tests share this trial (and so one
+# reference run): 2 epochs of 1000 steps of >= 22 ms, so >= 44 s of training whatever the
+# machine (longer than one allocation of a --time=1 job gets after its notice), checkpoints every
+# 500 steps of 16 MiB (extra_state_mb) so that a save lasts long enough to be caught.
+FAULT_HPARAMS="{learning_rate: 0.05, batch_size: 8, epochs: 2, samples: 20000, step_delay_us: 22000, extra_state_mb: 16}"
+
 # write_resume_experiment NAME [EXTRA_YAML]: $WORK/NAME.yaml and $WORK/NAME.sh (TCP between the
 # single-host "nodes", as in launcher_two_by_two_test.sh).
 write_resume_experiment() {
@@ -11,7 +20,7 @@ write_resume_experiment() {
 name: $name
 entrypoint: [dlx-example-logreg]
 seed: 5
-hyperparameters: {learning_rate: 0.05, batch_size: 8, epochs: 12, samples: 20000, step_delay_us: 1000}
+hyperparameters: $RESUME_HPARAMS
 searcher: {name: single, metric: accuracy, smaller_is_better: false}
 resources: {nodes_per_trial: 2, tasks_per_node: 1, partition: low}
 checkpoint: {period: {batches: 500}, keep_latest: 3, keep_best: 1}
@@ -21,6 +30,9 @@ YAML
 #!/bin/bash
 export OMPI_MCA_btl=self,tcp
 srun --mpi=pmix dlx-launch
+rc=$?
+echo "dlx-test: srun exited $rc (restart ${SLURM_RESTART_COUNT:-0})"
+exit $rc
 SH
   chmod a+rx "$WORK/$name.sh"
   chmod a+r "$WORK/$name.yaml"
@@ -103,4 +115,90 @@ with h5py.File(ref + "/trial.h5", "r") as a, h5py.File(got + "/trial.h5", "r") a
     assert int(b.attrs["failures"]) == crashes, b.attrs["failures"]
 print(f"# identical to the uninterrupted run: final step {gs}, {len(gt)} tensors; restarts {causes}")
 PY
+}
+
+# reference_trial NAME: sets REFERENCE to the trial directory of an uninterrupted run of
+# $WORK/NAME.yaml. The bytes depend on the hyperparameters and the world size only (not on the
+# experiment's name or max_restarts), so tests with the same RESUME_HPARAMS share one reference
+# run per cluster (its directory cached in $WORK/reference-<hash>); the first test runs it.
+reference_trial() {
+  local name=$1 key cache job
+  key=$(printf '%s\n' "$RESUME_HPARAMS" "$(grep '^resources:' "$WORK/$name.yaml")" | sha1sum | cut -c1-12)
+  cache=$WORK/reference-$key
+  if [ -s "$cache" ] && [ -e "$(cat "$cache")/trial.h5" ]; then
+    REFERENCE=$(cat "$cache")
+    note "reference run (shared with an earlier test): $REFERENCE"
+    return
+  fi
+  job=$(submit_trial "$name" --wait) || fail "the reference run of $name failed: $(tail -n 5 "$WORK/$name"-*.out)"
+  REFERENCE=$(trial_dir "$job")
+  /usr/bin/python3 -c "import h5py,sys; f=h5py.File(sys.argv[1]+'/trial.h5','r'); sys.exit(f.attrs['state'] not in (b'completed','completed'))" "$REFERENCE" ||
+    fail "the reference run $job did not complete: $(tail -n 5 "$WORK/$name-${job}_0.out")"
+  echo "$REFERENCE" > "$cache"
+  note "reference run $job done: $REFERENCE"
+}
+
+# trainer_pid JOB RANK: the pid of rank RANK's trainer of array job JOB, from the node's process
+# list (comm and environment in /proc; all "nodes" of the local cluster are this host). Fails
+# unless exactly one matches.
+trainer_pid() {
+  local job=$1 rank=$2 p found=()
+  for p in /proc/[0-9]*; do
+    [ "$(cat "$p/comm" 2>/dev/null)" = dlx-example-log ] || continue  # comm: 15 characters
+    if tr '\0' '\n' < "$p/environ" 2>/dev/null | grep -qx "SLURM_ARRAY_JOB_ID=$job" &&
+       tr '\0' '\n' < "$p/environ" 2>/dev/null | grep -qx "SLURM_PROCID=$rank"; then
+      found+=("${p#/proc/}")
+    fi
+  done
+  [ "${#found[@]}" -eq 1 ] || fail "expected one trainer of job $job rank $rank, found: ${found[*]:-none}"
+  echo "${found[0]}"
+}
+
+# restart_causes DIR: the causes of the trial's restart events, one per line.
+restart_causes() {
+  /usr/bin/python3 - "$1" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1] + "/trial.h5", "r") as f:
+    if "restart_events" in f:
+        for k in sorted(f["restart_events"], key=int):
+            c = f["restart_events"][k].attrs["cause"]
+            print(c.decode() if isinstance(c, bytes) else c)
+PY
+}
+
+# latest_checkpoint_step DIR: the highest step of a complete checkpoint in trial dir DIR (0: none).
+latest_checkpoint_step() {
+  local f n latest=0
+  for f in "$1"/checkpoints/step-*.h5; do
+    [ -e "$f" ] || continue
+    n=${f##*step-}; n=${n%.h5}
+    [ "$n" -gt "$latest" ] && latest=$n
+  done
+  echo "$latest"
+}
+
+# restart_attr DIR N KEY: attribute KEY of restart event N of the trial (1, 2, ...).
+restart_attr() {
+  /usr/bin/python3 - "$@" <<'PY'
+import sys, h5py
+with h5py.File(sys.argv[1] + "/trial.h5", "r") as f:
+    value = f["restart_events"][sys.argv[2]].attrs[sys.argv[3]]
+    print(value.decode() if isinstance(value, bytes) else value)
+PY
+}
+
+# start_fault_trial NAME: the fault tests' common start: the fault-test trial (max_restarts 1)
+# with its reference run, submitted and running, a checkpoint or more to come. Sets `job` and
+# `dir` (the trial directory) and cancels the job when the test exits, so a failed test leaves no
+# trial behind.
+start_fault_trial() {
+  local name=$1
+  RESUME_HPARAMS=$FAULT_HPARAMS
+  write_resume_experiment "$name" "max_restarts: 1"
+  reference_trial "$name"
+  job=$(submit_trial "$name")
+  trap 'scancel "$job" 2> /dev/null || true' EXIT
+  wait_until 60 "trial $job to start" job_running "$job"
+  wait_until 30 "the job link" test -L "$(user_storage)/.jobs/$job"
+  dir=$(trial_dir "$job")
 }

@@ -119,6 +119,7 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
     std::FILE* log = placement.rank == 0 ? stderr : nullptr;
     auto work = take_searcher_work(*experiment, trial, env, log);
     if (!work) return 0;
+    if (work->kind == searcher::Work::Kind::wait) return env::kRequeueExitCode;  // slot given back
     apply_searcher_work(*work, *experiment, trial, vars, log);
   }
   // Hooks before the trainer starts: which checkpoint it resumes from (resume_checkpoint.hpp)

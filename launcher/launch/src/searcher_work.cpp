@@ -3,13 +3,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <cstdio>
+#include <memory>
 #include <filesystem>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "dlx/config/names.hpp"
+#include "dlx/launch/child_process.hpp"
 #include "dlx/launch/launch_error.hpp"
 #include "dlx/launch/resume_checkpoint.hpp"
 #include "dlx/searcher/coordinator.hpp"
@@ -28,6 +32,28 @@ std::chrono::seconds wait_limit(const env::EnvMap& env) {
   return std::chrono::seconds(env::lookup_int(env, "DLX_WORK_WAIT_S").value_or(86400));
 }
 
+// How long a waiting ticket keeps its array slot while another task of the array is pending.
+std::chrono::seconds hold_limit(const env::EnvMap& env) {
+  return std::chrono::seconds(env::lookup_int(env, "DLX_WORK_HOLD_S").value_or(60));
+}
+
+// Whether another task of this job array is pending, as squeue says; nullopt when it cannot tell.
+// A waiting ticket holds one of the array's `%N` slots: when the trial it waits for was requeued
+// and is pending behind that limit, only giving the slot back lets it run (else both wait).
+std::optional<bool> array_has_pending_tasks(const std::string& array_job_id) {
+  if (array_job_id.empty() || array_job_id.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  const std::string command = "squeue -h -r -t PENDING -o %i -j " + array_job_id + " 2>/dev/null";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
+  if (!pipe) return std::nullopt;
+  std::array<char, 256> line{};
+  bool pending = false;
+  while (std::fgets(line.data(), static_cast<int>(line.size()), pipe.get())) pending = true;
+  if (::pclose(pipe.release()) != 0) return std::nullopt;
+  return pending;
+}
+
 }  // namespace
 
 std::optional<searcher::Work> take_searcher_work(const config::Experiment& experiment,
@@ -37,6 +63,8 @@ std::optional<searcher::Work> take_searcher_work(const config::Experiment& exper
   searcher::Coordinator coordinator(experiment, *trial.experiment_dir / searcher::kJournalFileName);
   searcher::write_summary_on_commit(coordinator, *trial.experiment_dir, fmt::format("dlx-launch, ticket {}", ticket));
   const auto limit = wait_limit(env);
+  const auto hold = hold_limit(env);
+  const std::string array_job = env::lookup(env, "SLURM_ARRAY_JOB_ID").value_or("");
   const auto start = std::chrono::steady_clock::now();
   auto pause = std::chrono::milliseconds(500);
   bool said_wait = false;
@@ -49,6 +77,23 @@ std::optional<searcher::Work> take_searcher_work(const config::Experiment& exper
     if (work.kind == searcher::Work::Kind::none) {
       if (log) fmt::print(log, "dlx-launch: ticket {} has no work: {}\n", ticket, work.reason);
       return std::nullopt;
+    }
+    // Inside a job array a waiting ticket gives its slot back by exiting 85 (RequeueExit): Slurm
+    // requeues it and it asks again when it next starts. It does so at a notice (preemption,
+    // scontrol requeue, the time limit), and after DLX_WORK_HOLD_S when another task is pending.
+    if (!array_job.empty()) {
+      if (const int notice = notice_received(); notice != 0) {
+        if (log) fmt::print(log, "dlx-launch: ticket {} was waiting for work when a notice (signal {}) came: "
+                                 "exiting {} for a requeue\n", ticket, notice, env::kRequeueExitCode);
+        return work;
+      }
+      if (std::chrono::steady_clock::now() - start >= hold && array_has_pending_tasks(array_job).value_or(false)) {
+        if (log) fmt::print(log, "dlx-launch: ticket {} gives its slot back after {} s of waiting ({}): another "
+                                 "task of the array is pending; exiting {} so that Slurm requeues this ticket, "
+                                 "which asks again when it restarts\n",
+                            ticket, hold.count(), work.reason, env::kRequeueExitCode);
+        return work;
+      }
     }
     if (std::chrono::steady_clock::now() - start > limit) {
       throw LaunchError(fmt::format(

@@ -11,7 +11,10 @@
 //       promotion resumes its own rung checkpoint; a PBT exploit starts from its parent's)
 // A "wait" answer (ASHA has nothing promotable yet, a PBT round is not complete) is polled with
 // backoff up to DLX_WORK_WAIT_S seconds (default 86400); "none" means the ticket has no work: the
-// array task ends successfully without starting the trainer.
+// array task ends successfully without starting the trainer. Inside a job array a waiting ticket
+// gives its slot back (exit 85: Slurm requeues it, it asks again later) at a notice, and after
+// DLX_WORK_HOLD_S seconds (default 60) when squeue shows another task of the array pending: the
+// trial it waits for may be that task, requeued and pending behind the array's `%N` limit.
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -24,7 +27,8 @@
 namespace dlx::launch {
 
 // The work of this task's ticket, waiting while the searcher says wait. nullopt: no work (the
-// reason is printed on `log` when it is not null).
+// reason is printed on `log` when it is not null). A Work of kind `wait`: give the slot back, exit
+// 85 (see above).
 std::optional<searcher::Work> take_searcher_work(const config::Experiment& experiment,
                                                  const env::TrialEnvironment& trial,
                                                  const env::EnvMap& env, std::FILE* log);
