@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <sstream>
 #include <filesystem>
 #include <thread>
 
@@ -32,26 +33,34 @@ std::chrono::seconds wait_limit(const env::EnvMap& env) {
   return std::chrono::seconds(env::lookup_int(env, "DLX_WORK_WAIT_S").value_or(86400));
 }
 
-// How long a waiting ticket keeps its array slot while another task of the array is pending.
+// How long a waiting ticket keeps its array slot while a requeued task of the array waits for one.
 std::chrono::seconds hold_limit(const env::EnvMap& env) {
   return std::chrono::seconds(env::lookup_int(env, "DLX_WORK_HOLD_S").value_or(60));
 }
 
-// Whether another task of this job array is pending, as squeue says; nullopt when it cannot tell.
-// A waiting ticket holds one of the array's `%N` slots: when the trial it waits for was requeued
+// Whether a task of this job array that has run before (requeued: RestartCnt > 0) is pending for
+// want of a slot (reason JobArrayTaskLimit), as squeue says; nullopt when it cannot tell. A
+// waiting ticket holds one of the array's `%N` slots: when the trial it waits for was requeued
 // and is pending behind that limit, only giving the slot back lets it run (else both wait).
-std::optional<bool> array_has_pending_tasks(const std::string& array_job_id) {
+// Tickets that never ran do not count: giving the slot to one of them would only make it wait too.
+std::optional<bool> requeued_task_waits_for_slot(const std::string& array_job_id) {
   if (array_job_id.empty() || array_job_id.find_first_not_of("0123456789") != std::string::npos) {
     return std::nullopt;
   }
-  const std::string command = "squeue -h -r -t PENDING -o %i -j " + array_job_id + " 2>/dev/null";
+  const std::string command =
+      "squeue -h -r -t PENDING -O Reason:40,RestartCnt:10 -j " + array_job_id + " 2>/dev/null";
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
   if (!pipe) return std::nullopt;
   std::array<char, 256> line{};
-  bool pending = false;
-  while (std::fgets(line.data(), static_cast<int>(line.size()), pipe.get())) pending = true;
+  bool waiting = false;
+  while (std::fgets(line.data(), static_cast<int>(line.size()), pipe.get())) {
+    std::istringstream fields(line.data());
+    std::string reason;
+    long restarts = 0;
+    if (fields >> reason >> restarts && reason == "JobArrayTaskLimit" && restarts > 0) waiting = true;
+  }
   if (::pclose(pipe.release()) != 0) return std::nullopt;
-  return pending;
+  return waiting;
 }
 
 }  // namespace
@@ -80,16 +89,17 @@ std::optional<searcher::Work> take_searcher_work(const config::Experiment& exper
     }
     // Inside a job array a waiting ticket gives its slot back by exiting 85 (RequeueExit): Slurm
     // requeues it and it asks again when it next starts. It does so at a notice (preemption,
-    // scontrol requeue, the time limit), and after DLX_WORK_HOLD_S when another task is pending.
+    // scontrol requeue, the time limit), and after DLX_WORK_HOLD_S when a requeued task of the
+    // array is pending for want of a slot.
     if (!array_job.empty()) {
       if (const int notice = notice_received(); notice != 0) {
         if (log) fmt::print(log, "dlx-launch: ticket {} was waiting for work when a notice (signal {}) came: "
                                  "exiting {} for a requeue\n", ticket, notice, env::kRequeueExitCode);
         return work;
       }
-      if (std::chrono::steady_clock::now() - start >= hold && array_has_pending_tasks(array_job).value_or(false)) {
-        if (log) fmt::print(log, "dlx-launch: ticket {} gives its slot back after {} s of waiting ({}): another "
-                                 "task of the array is pending; exiting {} so that Slurm requeues this ticket, "
+      if (std::chrono::steady_clock::now() - start >= hold && requeued_task_waits_for_slot(array_job).value_or(false)) {
+        if (log) fmt::print(log, "dlx-launch: ticket {} gives its slot back after {} s of waiting ({}): a requeued "
+                                 "task of the array waits for a slot; exiting {} so that Slurm requeues this ticket, "
                                  "which asks again when it restarts\n",
                             ticket, hold.count(), work.reason, env::kRequeueExitCode);
         return work;

@@ -13,8 +13,9 @@
 // backoff up to DLX_WORK_WAIT_S seconds (default 86400); "none" means the ticket has no work: the
 // array task ends successfully without starting the trainer. Inside a job array a waiting ticket
 // gives its slot back (exit 85: Slurm requeues it, it asks again later) at a notice, and after
-// DLX_WORK_HOLD_S seconds (default 60) when squeue shows another task of the array pending: the
-// trial it waits for may be that task, requeued and pending behind the array's `%N` limit.
+// DLX_WORK_HOLD_S seconds (default 60) when squeue shows a requeued task of the array pending for
+// want of a slot (JobArrayTaskLimit, RestartCnt > 0): the trial it waits for may be that task,
+// pending behind the array's `%N` limit.
 #include <cstdio>
 #include <optional>
 #include <string>
