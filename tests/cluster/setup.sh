@@ -14,6 +14,9 @@ chmod 0755 "$DLX_TEST_STATE"
 cmake --install "$build_dir" --prefix "$DLX_TEST_STATE/prefix" > "$DLX_TEST_STATE/install.log"
 chmod -R a+rX "$DLX_TEST_STATE/prefix"
 id "$user" > /dev/null 2>&1 || useradd --system --no-create-home --shell /bin/bash "$user"
+# A fresh submit directory: job ids restart at 1 with a fresh cluster, so an earlier run's output
+# files (appended to, --open-mode=append) would be read as this run's.
+rm -rf "$DLX_TEST_STATE/work"
 mkdir -p "$DLX_TEST_STATE/work"
 chown "$user" "$DLX_TEST_STATE/work"
 cp -r "$(dirname "$0")/../../examples" "$DLX_TEST_STATE/work/"
