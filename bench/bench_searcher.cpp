@@ -19,7 +19,9 @@
 //                                   _h5: with experiment.h5 rewritten by its rule
 //   journaled_event_vs_fdatasync    p50 of a journaled event (1 writer) / p50 of the bare fdatasync
 //   experiment_h5_rewrite_ms_10k    one rewrite of experiment.h5 at 10,000 trials
-//   journal_replay_ms_10k           a new process reading and replaying a 10,000-trial journal
+//   journal_replay_ms_10k           a new process catching up with a 10,000-trial journal: its
+//                                   journal.snapshot where the writers left it, and the tail
+//   journal_full_replay_ms_10k      the same with no snapshot: the whole journal replayed
 // "Time to target" is the simulated time at which some trial first reports at max_length with a
 // configuration whose noiseless final loss is in the best 1000/N % of the search space (about ten
 // of the N configurations tried qualify). Time to target is heavy-tailed (random search is
@@ -27,8 +29,10 @@
 // new configurations, new noise), i.e. of expected times to target; busy is a median.
 // usage: bench_searcher [--trials N] [--workers W] [--seeds S] [--latency-trials T]
 //                       [--asha "divisor: 4, max_rungs: 4"] [--journal-dir DIR] [--journal-events E (0: skip)]
-//                       [--smoke]
+//                       [--explain] [--smoke]
+// --explain prints, per seed and run, where the time to target went (explain() below).
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <optional>
 #include <random>
@@ -40,6 +44,7 @@
 #include "bench_searcher_journal.hpp"
 #include "bench_searcher_latency.hpp"
 #include "dlx/config/parse.hpp"
+#include "dlx/searcher/asha_rungs.hpp"
 #include "dlx/searcher/method.hpp"
 #include "simulated_runner.hpp"
 
@@ -63,6 +68,7 @@ struct Options {
   std::string asha = kDefaultAsha;  // ASHA's settings (--asha "divisor: 3, max_rungs: 3")
   std::string journal_dir;        // where the journaled events run; "": a temporary directory
   int journal_events = 2000;     // 0: skip the journaled measurements
+  bool explain = false;           // --explain: where each ASHA run's time to target goes
 };
 
 Options parse_options(int argc, char** argv) {
@@ -85,6 +91,7 @@ Options parse_options(int argc, char** argv) {
       if (i + 1 >= argc) throw std::runtime_error("missing value for " + flag);
       o.journal_dir = argv[++i];
     } else if (flag == "--journal-events") o.journal_events = static_cast<int>(value());
+    else if (flag == "--explain") o.explain = true;
     else if (flag == "--smoke") o = Options{32, 4, 2, 1000, 64, 0, o.asha, o.journal_dir, 80};
     else throw std::runtime_error("unknown flag " + flag);
   }
@@ -123,14 +130,20 @@ struct Run {
   simulation::SimulationResult result;
 };
 
+// The simulated cluster's costs.
+constexpr double kSecondsPerLength = 10;      // one length unit: 10 s of training; a full trial 43 min
+constexpr double kTaskStartSeconds = 5;       // an array task's start: scheduling, process, MPI
+constexpr double kCheckpointLoadSeconds = 2;  // a resumed promotion loads its rung checkpoint
+
 Run run(const config::Experiment& searched, int workers, std::uint64_t seed, double target) {
   auto method = searcher::make_method(searched);
   simulation::SimulationOptions options;
   options.workers = workers;
   options.tickets = searcher::ticket_count(searched);
-  options.seconds_per_length = 10;     // one length unit: 10 s of training; a full trial 43 min
-  options.task_start_seconds = 5;      // an array task's start: scheduling, process, MPI
-  options.checkpoint_load_seconds = 2;
+  options.seconds_per_length = kSecondsPerLength;
+  options.task_start_seconds = kTaskStartSeconds;
+  options.checkpoint_load_seconds = kCheckpointLoadSeconds;
+  options.wait_first_retry_seconds = 0.5;  // dlx-launch's back-off: 0.5 s doubling to 10 s
   options.wait_retry_seconds = 10;
   options.curve = simulation::synthetic_curve(seed, 0.1, searched.searcher.max_length->value);
   Run out;
@@ -157,6 +170,139 @@ double median(std::vector<double> values) {
 
 // Time to target, or (not reached) the run's makespan: a search that never gets there costs all of it.
 double time_or_end(const Run& r) { return r.time_to_target.value_or(r.result.makespan); }
+
+// --explain: where one ASHA run's time to target went. For every qualifying configuration
+// created before the target was reached: when it was created, how far it had got by then and how
+// it stood (paused at a rung below its quota, or still training); for the one that reached the
+// target: its creation time and its climb (target time - creation), split into training, array
+// task start-ups and checkpoint loads, and time spent paused waiting for a promotion. The bands
+// around x = 0.3 and y = 0.574 are where this curve family's qualifying configurations lie
+// (simulated_runner.hpp): they show whether a sampler concentrates its points there.
+struct Explained {
+  double winner_created = 0, climb = 0, climb_paused = 0, climb_setup = 0;
+  int qualifying_before = 0;               // qualifying configurations created before the winner
+  std::vector<int> left_at_rung;           // per rung: qualifying ones paused there at the target
+  int still_training = 0;                  // qualifying ones still on their way at the target
+  int qualifying_total = 0;                // qualifying configurations among all trials created
+  double x_near = 0;                       // trials from 200 on: share with |x - 0.3| < 0.036
+  double y_mean = 0, y_near = 0;           // trials from 200 on: mean y, share with |y - 0.574| < 0.05
+  std::vector<int> highest_rung;          // per rung: qualifying ones whose last report was there (whole run)
+  bool reached = false;
+  double end = 0;                          // time to target, or the makespan when not reached
+};
+
+Explained explain(const Run& r, std::int64_t max_length, double target, const std::vector<std::int64_t>& rung_lengths) {
+  Explained out;
+  int late = 0;
+  for (const auto& [id, trial] : r.result.trials) {
+    if (simulation::synthetic_final_loss(trial.hparams, max_length) <= target) ++out.qualifying_total;
+    if (id < 200) continue;
+    const double y = trial.hparams.value("y", 0.5);
+    const double x = trial.hparams.value("x", 0.5);
+    ++late, out.y_mean += y, out.y_near += std::abs(y - 0.574) < 0.05 ? 1 : 0;
+    out.x_near += std::abs(x - 0.3) < 0.036 ? 1 : 0;
+  }
+  if (late > 0) out.y_mean /= late, out.y_near /= late, out.x_near /= late;
+  out.end = time_or_end(r);
+  out.highest_rung.assign(rung_lengths.size(), 0);
+  for (const auto& [id, trial] : r.result.trials) {
+    if (trial.validations.empty() || simulation::synthetic_final_loss(trial.hparams, max_length) > target) continue;
+    const auto rung = std::find(rung_lengths.begin(), rung_lengths.end(), trial.validations.back().length) -
+                      rung_lengths.begin();
+    if (rung < static_cast<std::ptrdiff_t>(rung_lengths.size())) ++out.highest_rung[static_cast<std::size_t>(rung)];
+  }
+  if (!r.time_to_target) return out;
+  out.reached = true;
+  const double ttt = *r.time_to_target;
+  const double unit = kSecondsPerLength, start = kTaskStartSeconds;
+  out.left_at_rung.assign(rung_lengths.size(), 0);
+  int winner = -1;
+  for (const auto& [id, trial] : r.result.trials) {
+    for (const auto& v : trial.validations) {
+      if (v.length >= max_length && v.time == ttt &&
+          simulation::synthetic_final_loss(trial.hparams, max_length) <= target) winner = id;
+    }
+  }
+  const auto& win = r.result.trials.at(winner);
+  out.winner_created = win.validations.front().time - static_cast<double>(win.validations.front().length) * unit - start;
+  out.climb = ttt - out.winner_created;
+  double trained = static_cast<double>(win.validations.back().length) * unit;
+  out.climb_setup = start + static_cast<double>(win.runs - 1) * (start + kCheckpointLoadSeconds);
+  out.climb_paused = out.climb - trained - out.climb_setup;
+  for (const auto& [id, trial] : r.result.trials) {
+    if (id == winner || simulation::synthetic_final_loss(trial.hparams, max_length) > target) continue;
+    const double created = trial.validations.empty() ? ttt : trial.validations.front().time;
+    if (created >= ttt) continue;
+    if (id < winner) ++out.qualifying_before;
+    const simulation::Validation* last = nullptr;
+    for (const auto& v : trial.validations) if (v.time <= ttt) last = &v;
+    if (last && last->decision.kind == searcher::Decision::Kind::pause) {
+      const auto rung = std::find(rung_lengths.begin(), rung_lengths.end(), last->length) - rung_lengths.begin();
+      ++out.left_at_rung[static_cast<std::size_t>(rung)];
+    } else {
+      ++out.still_training;
+    }
+  }
+  return out;
+}
+
+void print_explained(const char* name, std::uint64_t seed, const Explained& e) {
+  fmt::print("  explain {} seed {}: {} qualifying configurations created; trials from 200 on: mean y {:.3f}, "
+             "{:.3f} with |y - 0.574| < 0.05\n", name, seed, e.qualifying_total, e.y_mean, e.y_near);
+  if (!e.reached) {
+    fmt::print("  explain {} seed {}: target not reached\n", name, seed);
+    return;
+  }
+  fmt::print("  explain {} seed {}: winner created {:.0f} s after {} qualifying ones; climb {:.0f} s (paused {:.0f}, "
+             "set-up {:.0f}); at the target qualifying ones paused per rung [{}], {} still on their way\n",
+             name, seed, e.winner_created, e.qualifying_before, e.climb, e.climb_paused, e.climb_setup,
+             fmt::join(e.left_at_rung, " "), e.still_training);
+}
+
+double created_plus_climb(const std::vector<Explained>& runs) {
+  double sum = 0;
+  for (const auto& e : runs) sum += e.reached ? e.end : 0;
+  return sum;
+}
+
+void summarise_explained(const char* name, const std::vector<Explained>& runs) {
+  double created = 0, climb = 0, paused = 0, before = 0, training = 0, total = 0, y_mean = 0, y_near = 0;
+  double x_near = 0;
+  for (const auto& e : runs) total += e.qualifying_total, y_mean += e.y_mean, y_near += e.y_near, x_near += e.x_near;
+  const auto n = static_cast<double>(runs.size());
+  fmt::print("# explain {}: {:.1f} qualifying configurations created per run; trials from 200 on: mean y {:.3f}, "
+             "{:.3f} with |y - 0.574| < 0.05, {:.3f} with |x - 0.3| < 0.036\n", name, total / n, y_mean / n, y_near / n,
+             x_near / n);
+  std::vector<double> left;
+  int reached = 0;
+  for (const auto& e : runs) {
+    if (!e.reached) continue;
+    ++reached;
+    created += e.winner_created, climb += e.climb, paused += e.climb_paused, before += e.qualifying_before;
+    training += e.still_training;
+    left.resize(std::max(left.size(), e.left_at_rung.size()), 0);
+    for (std::size_t k = 0; k < e.left_at_rung.size(); ++k) left[k] += e.left_at_rung[k];
+  }
+  double missed_end = 0;
+  std::vector<double> highest;
+  for (const auto& e : runs) {
+    missed_end += e.reached ? 0 : e.end;
+    highest.resize(std::max(highest.size(), e.highest_rung.size()), 0);
+    for (std::size_t k = 0; k < e.highest_rung.size(); ++k) highest[k] += e.highest_rung[k] / n;
+  }
+  fmt::print("# explain {}: qualifying configurations per run by the last rung they reported at (whole run): [{:.2f}]\n",
+             name, fmt::join(highest, " "));
+  fmt::print("# explain {}: reached the target in {} of {} seeds; mean time to target there {:.0f} s; mean makespan of "
+             "the others {:.0f} s\n", name, reached, runs.size(), reached ? created_plus_climb(runs) / reached : 0.0,
+             reached < static_cast<int>(runs.size()) ? missed_end / (n - reached) : 0.0);
+  if (reached == 0) return;
+  for (auto& l : left) l /= reached;
+  fmt::print("# explain {} (means over {} seeds that reached the target): winner created at {:.0f} s after {:.1f} "
+             "qualifying ones; climb {:.0f} s of which paused {:.0f} s; qualifying ones paused at the target per rung "
+             "[{:.2f}], {:.2f} still on their way\n",
+             name, reached, created / reached, before / reached, climb / reached, paused / reached,
+             fmt::join(left, " "), training / reached);
+}
 
 void result(const char* name, double value, const char* target, bool ok, const std::string& note = "") {
   fmt::print("# result: {} {:.4f} (target {}) {}{}\n", name, value, target, ok ? "PASS" : "MISS", note);
@@ -214,7 +360,13 @@ void journal_costs(const Options& o) {
              one.event.p50_ms / std::max(bare_p50, 1e-9), bare_p50);
   const auto suffix = smoke ? fmt::format(" (at {} trials)", rewrite.trials) : std::string();
   fmt::print("# result: experiment_h5_rewrite_ms_10k {:.1f} (no target){}\n", rewrite.median_ms, suffix);
-  fmt::print("# result: journal_replay_ms_10k {:.1f} (no target){}\n", rewrite.replay_ms, suffix);
+  fmt::print("# journal.snapshot: {:.1f} MiB covering {} of {} records, one write {:.1f} ms (under the journal "
+             "lock, about every max(1000, covered / 8) records)\n",
+             static_cast<double>(rewrite.snapshot_bytes) / (1 << 20), rewrite.snapshot_records,
+             rewrite.journal_records, rewrite.snapshot_write_ms);
+  fmt::print("# result: journal_replay_ms_10k {:.1f} (no target; with journal.snapshot){}\n", rewrite.replay_ms, suffix);
+  fmt::print("# result: journal_full_replay_ms_10k {:.1f} (no target; the whole journal){}\n", rewrite.full_replay_ms,
+             suffix);
 }
 
 }  // namespace
@@ -240,6 +392,14 @@ int main(int argc, char** argv) try {
   };
 
   std::vector<double> random_times, asha_times, asha_4x_times, tpe_times, busy, busy_all, training;
+  std::vector<Explained> explained_random, explained_8, explained_32, explained_tpe;
+  std::vector<std::int64_t> rung_lengths;  // ASHA's, for --explain
+  {
+    const auto e = experiment(asha_of(o), o.trials, o.max_length, 1);
+    for (const auto& rung : searcher::asha_rungs(o.trials, e.searcher.asha.divisor, e.searcher.asha.max_rungs, o.max_length)) {
+      rung_lengths.push_back(rung.length);
+    }
+  }
   for (int s = 0; s < o.seeds; ++s) {
     const auto seed = static_cast<std::uint64_t>(1000 + s);
     const auto random = run(experiment("name: random", o.trials, o.max_length, seed), o.workers, seed, target);
@@ -247,6 +407,15 @@ int main(int argc, char** argv) try {
     const auto asha = run(asha_experiment, o.workers, seed, target);
     const auto asha_4x = run(asha_experiment, 4 * o.workers, seed, target);
     const auto asha_tpe = run(tpe_experiment(seed), o.workers, seed, target);
+    if (o.explain) {
+      explained_random.push_back(explain(random, o.max_length, target, rung_lengths));
+      explained_8.push_back(explain(asha, o.max_length, target, rung_lengths));
+      explained_32.push_back(explain(asha_4x, o.max_length, target, rung_lengths));
+      explained_tpe.push_back(explain(asha_tpe, o.max_length, target, rung_lengths));
+      print_explained("asha", seed, explained_8.back());
+      print_explained("asha_4x", seed, explained_32.back());
+      print_explained("asha_tpe", seed, explained_tpe.back());
+    }
     random_times.push_back(time_or_end(random));
     asha_times.push_back(time_or_end(asha));
     asha_4x_times.push_back(time_or_end(asha_4x));
@@ -274,6 +443,12 @@ int main(int argc, char** argv) try {
   fmt::print("# asha busy fraction over the whole run (tail included): median {:.3f}\n", median(busy_all));
   fmt::print("# asha training-only fraction while new trials remain (start-ups and loads not counted): median {:.3f}\n",
              median(training));
+  if (o.explain) {
+    summarise_explained("random", explained_random);
+    summarise_explained("asha", explained_8);
+    summarise_explained("asha_4x", explained_32);
+    summarise_explained("asha_tpe", explained_tpe);
+  }
   const double ratio = mean(asha_times) / mean(random_times), scaling = mean(asha_4x_times) / mean(asha_times),
                tpe = mean(tpe_times) / mean(asha_times), occupancy = median(busy);
   result("asha_vs_random_time_to_target", ratio, "<= 0.25", ratio <= 0.25);

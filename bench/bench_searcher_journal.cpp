@@ -18,6 +18,7 @@
 
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/searcher/experiment_summary.hpp"
+#include "dlx/searcher/journal_snapshot.hpp"
 #include "dlx/searcher/search_state.hpp"
 #include "simulated_runner.hpp"
 
@@ -111,6 +112,42 @@ class RecordingMethod final : public searcher::Method {
   std::map<int, std::int64_t> last_length_;
 };
 
+// The milliseconds a new process (a fork) takes to catch up with the journal in `dir`, as the
+// coordinator's first question does (journal_snapshot.hpp), the median of `repeats`.
+double new_process_catch_up_ms(const config::Experiment& experiment, const std::filesystem::path& dir, int repeats) {
+  std::vector<double> ms;
+  for (int i = 0; i < repeats; ++i) {
+    int pipe_fds[2];
+    if (::pipe(pipe_fds) != 0) throw std::runtime_error("pipe failed");
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+      ::close(pipe_fds[0]);
+      double took = -1;
+      try {
+        const auto start = Clock::now();
+        searcher::SearchState state(experiment);
+        const auto result = searcher::catch_up(state, searcher::Journal(dir / searcher::kJournalFileName),
+                                               dir / searcher::kJournalSnapshotFileName);
+        took = result.ignored.empty() ? ms_since(start) : -1;
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "bench_searcher: catch-up: {}\n", e.what());
+      }
+      const bool sent = ::write(pipe_fds[1], &took, sizeof took) == static_cast<ssize_t>(sizeof took);
+      ::_exit(sent && took >= 0 ? 0 : 1);
+    }
+    ::close(pipe_fds[1]);
+    double took = -1;
+    const bool got = ::read(pipe_fds[0], &took, sizeof took) == static_cast<ssize_t>(sizeof took);
+    ::close(pipe_fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) throw std::runtime_error("a catch-up process failed");
+    ms.push_back(took);
+  }
+  return summarize(ms).p50_ms;
+}
+
 }  // namespace
 
 JournalRun measure_journaled_events(const config::Experiment& experiment, const std::filesystem::path& parent,
@@ -194,14 +231,37 @@ SummaryRewrite measure_summary_rewrite(const config::Experiment& experiment, con
   simulation::simulate(method, options);
   std::string journal;
   for (const auto& event : method.events) journal += searcher::encode_journal_record(event);
-  std::vector<double> replays;
-  for (int i = 0; i < repeats; ++i) {
-    const auto start = Clock::now();
-    const auto replayed = searcher::replay_journal(experiment, searcher::scan_journal(journal));
-    replays.push_back(ms_since(start));
-  }
-  const auto state = searcher::replay_journal(experiment, searcher::scan_journal(journal));
+  const auto scan = searcher::scan_journal(journal);
+  const auto state = searcher::replay_journal(experiment, scan);
   const auto dir = fresh_dir(parent, "summary");
+  {
+    std::ofstream out(dir / searcher::kJournalFileName, std::ios::binary);
+    out << journal;
+    if (!out) throw std::runtime_error("cannot write the benchmark's journal");
+  }
+  // Without a snapshot: the whole journal, as every new process read it before snapshots.
+  const double full_replay_ms = new_process_catch_up_ms(experiment, dir, repeats);
+  // The snapshot the writers' policy leaves at the journal's end: the last record count at
+  // which one was due, counting from none.
+  const searcher::SnapshotPolicy policy;
+  std::uint64_t covered = 0;
+  for (std::uint64_t records = 1; records <= scan.records.size(); ++records) {
+    if (policy.due(records, covered)) covered = records;
+  }
+  std::vector<double> snapshot_writes;
+  if (covered > 0) {
+    searcher::SearchState partial(experiment);
+    for (std::size_t i = 0; i < covered; ++i) partial.apply(scan.records[i]);
+    const auto& last = scan.records[covered - 1];
+    const auto stamp = *searcher::stamp_journal_record(journal, static_cast<std::size_t>(last.offset), 0);
+    for (int i = 0; i < repeats; ++i) {
+      const auto start = Clock::now();
+      searcher::write_journal_snapshot(dir / searcher::kJournalSnapshotFileName, partial,
+                                       searcher::SnapshotCoverage{stamp.end(), covered, stamp});
+      snapshot_writes.push_back(ms_since(start));
+    }
+  }
+  const double replay_ms = new_process_catch_up_ms(experiment, dir, repeats);
   std::vector<double> ms;
   for (int i = 0; i < repeats; ++i) {
     const auto start = Clock::now();
@@ -213,8 +273,14 @@ SummaryRewrite measure_summary_rewrite(const config::Experiment& experiment, con
   out.trials = state.trials().size();
   out.decisions = state.decisions().size();
   out.bytes = std::filesystem::file_size(dir / searcher::kExperimentSummaryFileName);
-  out.replay_ms = summarize(replays).p50_ms;
+  out.replay_ms = replay_ms;
+  out.full_replay_ms = full_replay_ms;
   out.journal_bytes = journal.size();
+  out.journal_records = scan.records.size();
+  out.snapshot_records = covered;
+  out.snapshot_write_ms = summarize(snapshot_writes).p50_ms;
+  std::error_code error;
+  out.snapshot_bytes = covered > 0 ? std::filesystem::file_size(dir / searcher::kJournalSnapshotFileName, error) : 0;
   std::filesystem::remove_all(dir);
   return out;
 }

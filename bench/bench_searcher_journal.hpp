@@ -34,14 +34,22 @@ LatencySummary measure_bare_fdatasync(const std::filesystem::path& dir, std::siz
 
 // One rewrite of experiment.h5 for the state a simulated run of `experiment` leaves (every
 // trial created, every decision), the median of `repeats` writes; `trials` and `decisions` say
-// how big the file was. Also what a new process pays before its first question on that
-// journal: reading and replaying it whole (scan + SearchState), the median of `repeats`.
+// how big the file was. Also what a new process (forked, so nothing is warm in its heap) pays
+// before its first question on that journal, the median of `repeats`: the lock-free catch-up of
+// journal_snapshot.hpp with journal.snapshot where the writers' SnapshotPolicy left it (the
+// snapshot read and checked, the tail after it replayed), and without a snapshot (the whole
+// journal read and replayed, as before snapshots); and what writing that snapshot costs its writer.
 struct SummaryRewrite {
   double median_ms = 0;
   std::size_t trials = 0, decisions = 0;
   std::uintmax_t bytes = 0;
-  double replay_ms = 0;
+  double replay_ms = 0;           // with the snapshot
+  double full_replay_ms = 0;      // the whole journal
   std::size_t journal_bytes = 0;
+  std::size_t journal_records = 0;
+  std::size_t snapshot_records = 0;  // records the snapshot covers (the rest is the tail)
+  std::uintmax_t snapshot_bytes = 0;
+  double snapshot_write_ms = 0;      // encode + CRC + temp + fsync + rename + directory fsync
 };
 SummaryRewrite measure_summary_rewrite(const config::Experiment& experiment, const std::filesystem::path& dir,
                                        int repeats);

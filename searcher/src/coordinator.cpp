@@ -1,7 +1,9 @@
 #include "dlx/searcher/coordinator.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -17,31 +19,98 @@ double finite_metric(double metric, bool smaller_is_better) {
   return smaller_is_better ? std::numeric_limits<double>::max() : std::numeric_limits<double>::lowest();
 }
 
+// A process that falls this far behind the journal between two questions (libdlx's rank 0 between
+// reports) catches up without the exclusive lock first, as a new process does; below it, the
+// records are few and cheaper to read under the lock than to copy twice.
+constexpr std::uint64_t kLockFreeCatchUpBytes = 64 * 1024;
+
 }  // namespace
 
 Coordinator::Coordinator(config::Experiment experiment, std::filesystem::path journal_path)
-    : state_(std::move(experiment)), journal_(std::move(journal_path)) {}
+    : state_(std::move(experiment)),
+      journal_(std::move(journal_path)),
+      snapshot_path_(journal_snapshot_path(journal_.path())),
+      warn_([](const std::string& message) { fmt::print(stderr, "dlx: warning: {}\n", message); }) {}
+
+void Coordinator::catch_up() {
+  if (!caught_up_) {
+    caught_up_ = true;
+    const auto result = searcher::catch_up(state_, journal_, snapshot_path_);
+    if (!result.ignored.empty()) warn_(result.ignored);
+    applied_end_ = result.journal_end;
+    records_ = result.records;
+    last_ = result.last;
+    snapshot_records_ = result.snapshot ? result.snapshot->records : 0;
+    snapshot_ignored_ = !result.ignored.empty();
+    return;
+  }
+  std::error_code error;
+  const auto size = std::filesystem::file_size(journal_.path(), error);
+  if (error || size < applied_end_ + kLockFreeCatchUpBytes) return;
+  const auto bytes = journal_.read_bytes(applied_end_);
+  if (bytes.file_size < applied_end_) return;  // cut behind our back: the locked read reports it
+  const auto scan = scan_journal(bytes.bytes, applied_end_);
+  for (const auto& record : scan.records) state_.apply(record);
+  applied_end_ = scan.valid_end;
+  records_ += scan.scanned();
+  if (scan.last) last_ = scan.last;
+}
 
 void Coordinator::transact(const std::function<std::vector<nlohmann::json>()>& answer, bool force_commit) {
+  catch_up();
   std::size_t first_new = 0;
   bool appended = false;
+  // The bookkeeping of what this step reads and appends, taken over once it is committed.
+  std::uint64_t records = records_;
+  std::optional<RecordStamp> last = last_;
   const auto decide = [&](const JournalScan& tail) {
     for (const auto& record : tail.records) state_.apply(record);
+    records = records_ + tail.scanned();
+    if (tail.last) last = tail.last;
     first_new = state_.decisions().size();
     auto events = answer();
     appended = !events.empty();
     std::uint64_t offset = tail.valid_end;  // each event's own offset, as replay sees it
-    for (std::size_t i = 0; i < events.size(); ++i) {
-      state_.apply_answered({offset, events[i]});
-      if (i + 1 < events.size()) offset += encode_journal_record(events[i]).size();
+    for (const auto& event : events) {
+      state_.apply_answered({offset, event});
+      const auto bytes = encode_journal_record(event);
+      last = stamp_journal_record(bytes, 0, offset);
+      ++records;
+      offset += bytes.size();
     }
     return events;
   };
-  // After the append is durable and before the lock is released: experiment.h5 and the like.
+  // After the append is durable and before the lock is released: experiment.h5, the snapshot.
   const auto committed = [&](std::uint64_t valid_end) {
+    applied_end_ = valid_end;
+    records_ = records;
+    last_ = last;
     if (on_commit_ && (appended || force_commit)) on_commit_(Commit{state_, first_new, valid_end, !appended});
+    if (appended) write_snapshot_if_due(valid_end);
   };
   applied_end_ = journal_.transact(applied_end_, decide, committed);
+}
+
+void Coordinator::write_snapshot_if_due(std::uint64_t valid_end) {
+  if (!last_ || last_->end() != valid_end || !policy_.due(records_, snapshot_records_)) return;
+  try {
+    // Another process may have written one since this one last looked: judge against the file's
+    // header (56 bytes), unless this process found that file not to match the journal.
+    if (!snapshot_ignored_) {
+      const auto on_disk = peek_journal_snapshot(snapshot_path_);
+      if (on_disk && on_disk->journal_end <= valid_end && on_disk->records <= records_) {
+        snapshot_records_ = std::max(snapshot_records_, on_disk->records);
+        if (!policy_.due(records_, snapshot_records_)) return;
+      }
+    }
+    write_journal_snapshot(snapshot_path_, state_, SnapshotCoverage{valid_end, records_, *last_});
+    snapshot_ignored_ = false;
+  } catch (const std::exception& error) {
+    warn_(fmt::format("cannot write the journal snapshot {}: {} (the event is committed; new processes replay "
+                      "more of the journal until a later snapshot is written)", snapshot_path_.string(), error.what()));
+  }
+  // Also after a failure: try again at the next due point, not at every event.
+  snapshot_records_ = records_;
 }
 
 void Coordinator::refresh() {

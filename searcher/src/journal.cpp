@@ -39,11 +39,15 @@ class FileLock {
   int fd_;
 };
 
-// The bytes from `from` to the end of the file.
-std::string read_from(int fd, std::uint64_t from, const std::filesystem::path& path) {
+std::uint64_t size_of(int fd, const std::filesystem::path& path) {
   struct stat info {};
   if (::fstat(fd, &info) != 0) throw SystemError(fmt::format("cannot stat {}", path.string()), errno);
-  const auto size = static_cast<std::uint64_t>(info.st_size);
+  return static_cast<std::uint64_t>(info.st_size);
+}
+
+// The bytes from `from` to the end of the file.
+std::string read_from(int fd, std::uint64_t from, const std::filesystem::path& path) {
+  const auto size = size_of(fd, path);
   if (from > size) {
     throw JournalError(fmt::format("{} is {} bytes, shorter than the {} already read from it: "
                                    "it was truncated or replaced behind dlx's back",
@@ -120,6 +124,21 @@ JournalScan Journal::read() const {
   }
   FileLock lock(fd.get(), F_RDLCK, path_);
   return scan_journal(read_from(fd.get(), 0, path_));
+}
+
+JournalBytes Journal::read_bytes(std::uint64_t from) const {
+  std::lock_guard<std::mutex> guard(mutex_);
+  JournalBytes out;
+  out.from = from;
+  UniqueFd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) {
+    if (errno == ENOENT) return out;
+    throw SystemError(fmt::format("cannot open journal {}", path_.string()), errno);
+  }
+  FileLock lock(fd.get(), F_RDLCK, path_);
+  out.file_size = size_of(fd.get(), path_);
+  if (from <= out.file_size) out.bytes = read_from(fd.get(), from, path_);
+  return out;
 }
 
 }  // namespace dlx::searcher

@@ -241,7 +241,7 @@ TEST_CASE("launcher: exit 85 (requeue) passes through and leaves the trial runni
   CHECK(record.exit_code == 0);
 }
 
-TEST_CASE("launcher: only rank 0 writes; a missing record is created as failed", "[launch-cli]") {
+TEST_CASE("launcher: only rank 0 writes, a missing record is created as failed", "[launch-cli]") {
   TempDir dir("missing");
   freeze_example(dir.path(), 0);
   auto other = run_with_env(merged(srun_env(1), trial_env(dir.path())),

@@ -19,7 +19,7 @@ limits:
 
 }  // namespace
 
-TEST_CASE("site defaults fill what the experiment leaves out; the experiment wins", "[config][site]") {
+TEST_CASE("site defaults fill what the experiment leaves out, the experiment wins", "[config][site]") {
   auto site = parse_site_config(kSite, "site.yaml");
   auto experiment = parse_experiment(
       "name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\n"

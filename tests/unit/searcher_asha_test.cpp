@@ -2,8 +2,13 @@
 // the simulated cluster with a fixed seed.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -317,4 +322,62 @@ TEST_CASE("ticket_count bounds every run, also when promotions come in the worst
     CHECK(result.tickets_with_work <= searcher::ticket_count(experiment));
     CHECK(result.reached(81) >= 1);
   }
+}
+
+TEST_CASE("simulated cluster: a waiting ticket backs off like dlx-launch, first pause doubling to the longest",
+          "[searcher][asha][simulation]") {
+  auto experiment = asha(8, 2, 3, 16, false);
+  auto options = options_for(experiment, 4);
+  options.seconds_per_length = 10;  // long training: tickets wait many times
+  options.wait_first_retry_seconds = 0.5;
+  options.wait_retry_seconds = 4;
+  auto method = searcher::make_method(experiment);
+  auto result = simulation::simulate(*method, options);
+  REQUIRE(result.violations.empty());
+  REQUIRE(result.waits > 0);
+  // Each ticket's questions answered "wait", in time order: ticket -> times.
+  std::map<int, std::vector<double>> asked;
+  for (const auto& line : result.log) {
+    double time = 0;
+    int ticket = 0;
+    char kind[16] = {};
+    if (std::sscanf(line.c_str(), "%lf ticket %d %15s", &time, &ticket, kind) == 3 && std::string(kind) == "wait") {
+      asked[ticket].push_back(time);
+    }
+  }
+  std::size_t longest = 0;
+  for (const auto& [ticket, times] : asked) {
+    INFO("ticket " << ticket);
+    longest = std::max(longest, times.size());
+    for (std::size_t i = 1; i < times.size(); ++i) {
+      const double expected = std::min(0.5 * std::pow(2.0, static_cast<double>(i - 1)), 4.0);
+      CHECK(times[i] - times[i - 1] == Approx(expected));
+    }
+  }
+  CHECK(longest >= 6);  // some ticket waited 0.5, 1, 2, 4 and then 4 s again
+}
+
+TEST_CASE("simulated cluster: without a first pause a waiting ticket asks every wait_retry_seconds",
+          "[searcher][asha][simulation]") {
+  auto experiment = asha(8, 2, 3, 16, false);
+  auto options = options_for(experiment, 4);
+  options.seconds_per_length = 10;
+  options.wait_retry_seconds = 3;
+  auto method = searcher::make_method(experiment);
+  auto result = simulation::simulate(*method, options);
+  REQUIRE(result.violations.empty());
+  std::map<int, std::vector<double>> asked;
+  for (const auto& line : result.log) {
+    double time = 0;
+    int ticket = 0;
+    char kind[16] = {};
+    if (std::sscanf(line.c_str(), "%lf ticket %d %15s", &time, &ticket, kind) == 3 && std::string(kind) == "wait") {
+      asked[ticket].push_back(time);
+    }
+  }
+  int gaps = 0;
+  for (const auto& [ticket, times] : asked) {
+    for (std::size_t i = 1; i < times.size(); ++i, ++gaps) CHECK(times[i] - times[i - 1] == Approx(3.0));
+  }
+  CHECK(gaps > 0);
 }

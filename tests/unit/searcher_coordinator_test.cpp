@@ -61,7 +61,7 @@ TEST_CASE("coordinator: a ticket's work is recorded once and read back by its ot
   CHECK(rank0.request_work(3).kind == Work::Kind::none);  // the grid has 3 points
 }
 
-TEST_CASE("coordinator: stopping ASHA over two processes; replay equals the live state") {
+TEST_CASE("coordinator: stopping ASHA over two processes, replay equals the live state") {
   TempDir dir;
   const auto experiment = asha(true);
   Coordinator a(experiment, dir.journal()), b(experiment, dir.journal());

@@ -68,7 +68,7 @@ std::vector<Work> run_round(searcher::Method& method, const config::Experiment& 
 
 }  // namespace
 
-TEST_CASE("pbt: population x rounds tickets; round 0 is the random points from scratch", "[searcher][pbt]") {
+TEST_CASE("pbt: population x rounds tickets, round 0 is the random points from scratch", "[searcher][pbt]") {
   auto e = pbt(4, 3);
   CHECK(searcher::ticket_count(e) == 12);
   auto method = searcher::make_method(e);
@@ -242,7 +242,7 @@ TEST_CASE("pbt: failed members are replaced by an exploit", "[searcher][pbt]") {
   }
 }
 
-TEST_CASE("pbt: validations before the target continue; the last round completes; other tickets get none",
+TEST_CASE("pbt: validations before the target continue, the last round completes, other tickets get none",
           "[searcher][pbt]") {
   auto e = pbt(2, 2);
   auto method = searcher::make_method(e);

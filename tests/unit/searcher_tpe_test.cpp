@@ -157,7 +157,7 @@ TEST_CASE("tpe: the model compares at the largest length with startup_trials res
   }
 }
 
-TEST_CASE("tpe: the same calls give the same points; another seed other points", "[searcher][tpe]") {
+TEST_CASE("tpe: the same calls give the same points, another seed other points", "[searcher][tpe]") {
   auto a = searcher::make_sampler(experiment(21, kSpace));
   auto b = searcher::make_sampler(experiment(21, kSpace));
   auto c = searcher::make_sampler(experiment(22, kSpace));

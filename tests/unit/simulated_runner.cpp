@@ -1,5 +1,6 @@
 #include "simulated_runner.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <queue>
@@ -172,7 +173,12 @@ class Simulator {
                                       work.target_length, work.reason));
     if (work.kind == Work::Kind::wait) {
       ++result_.waits;
-      schedule({.time = now + options_.wait_retry_seconds, .ask = true, .ticket = event.ticket});
+      // dlx-launch's back-off: a ticket's first pause, doubling up to wait_retry_seconds.
+      auto pause = wait_pauses_.try_emplace(event.ticket, options_.wait_first_retry_seconds > 0
+                                                              ? options_.wait_first_retry_seconds
+                                                              : options_.wait_retry_seconds).first;
+      schedule({.time = now + pause->second, .ask = true, .ticket = event.ticket});
+      pause->second = std::min(2 * pause->second, options_.wait_retry_seconds);
       return;
     }
     if (work.kind == Work::Kind::none) {
@@ -269,6 +275,7 @@ class Simulator {
   std::uint64_t sequence_ = 0;
   int next_ticket_ = 0;
   std::map<int, Running> running_;
+  std::map<int, double> wait_pauses_;  // ticket -> its next pause while it waits
   std::map<std::pair<int, std::int64_t>, std::vector<Segment>> checkpoints_;
 };
 

@@ -10,7 +10,10 @@
 //       train  the trial trains from start_length (loading checkpoint_trial's checkpoint at
 //              start_length when given, `checkpoint_load_seconds`) to target_length (0: the
 //              trainer's own length, `own_length`), `seconds_per_length` per unit;
-//       wait   the task holds its slot and asks again `wait_retry_seconds` later;
+//       wait   the task holds its slot and asks again later: first after `wait_first_retry_seconds`
+//              (0: `wait_retry_seconds`), then after twice the previous pause, at most
+//              `wait_retry_seconds` (dlx-launch's back-off, launcher/launch/src/searcher_work.cpp:
+//              0.5 s doubling to 10 s);
 //       none   the task ends.
 //   - At its target the trainer saves a checkpoint there (durable before it reports, as the ASHA
 //     protocol requires), computes the metric from the curve and calls on_validation:
@@ -75,7 +78,8 @@ struct SimulationOptions {
   double seconds_per_length = 1.0;
   double task_start_seconds = 0.0;
   double checkpoint_load_seconds = 0.0;
-  double wait_retry_seconds = 5.0;
+  double wait_retry_seconds = 5.0;        // the longest pause between a waiting task's questions
+  double wait_first_retry_seconds = 0.0;  // its first pause (0: wait_retry_seconds; no back-off)
   std::int64_t own_length = 100;  // the trainer's own length, for work without a target
   Curve curve;
   // Trial `trial` fails on its way to `length` (nullptr: nothing fails).

@@ -2,6 +2,10 @@
 // The searcher without a daemon. Every array task that asks the searcher something runs the
 // method itself, under the experiment journal's exclusive lock:
 //
+//   0. a process's first question (and any after it fell 64 KiB or more behind) catches up
+//      without the exclusive lock: it loads <experiment>/journal.snapshot when that is valid and
+//      matches the journal, copies the journal's bytes after it under the shared lock, and
+//      replays them with no lock held (journal_snapshot.hpp: protocol and why it is sound);
 //   1. lock the journal (fcntl, works across nodes) and read the records this process has not
 //      applied yet (the file is append-only below its valid end, so a prefix once read is final);
 //   2. feed them to this process's SearchState, in journal order: its method now holds exactly
@@ -11,7 +15,8 @@
 //      the recorded answer; otherwise ask the method, append the event with the answer, fdatasync;
 //   4. run the on_commit hook, if any (experiment.h5: searcher/summary), still under the lock, so
 //      derived files are written by one process at a time and never show an event that is not
-//      durable in the journal;
+//      durable in the journal; then, after an append, write journal.snapshot when SnapshotPolicy
+//      says one is due (a failure is a warning: the event is committed);
 //   5. unlock. The answer is returned only once it is durable.
 // So decisions are serialised across the whole experiment, each is taken on the state all earlier
 // ones produced, a crash at any point loses nothing acknowledged, and `dlx replay` (the same
@@ -22,10 +27,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "dlx/config/experiment.hpp"
 #include "dlx/searcher/journal.hpp"
+#include "dlx/searcher/journal_snapshot.hpp"
 #include "dlx/searcher/method.hpp"
 #include "dlx/searcher/search_state.hpp"
 
@@ -69,14 +76,32 @@ class Coordinator {
   // forced set, appending nothing (`dlx replay --write-h5`: one writer even while trials run).
   void commit_now();
 
+  // Where this process's warnings go (a journal snapshot ignored or not written); by default
+  // stderr, as "dlx: warning: <message>".
+  void on_warning(std::function<void(const std::string&)> warn) { warn_ = std::move(warn); }
+  // When this process writes journal.snapshot after an append (tests use small values).
+  void snapshot_policy(SnapshotPolicy policy) { policy_ = policy; }
+
  private:
   // One locked step: apply the unseen records, then `answer` decides what to append.
   void transact(const std::function<std::vector<nlohmann::json>()>& answer, bool force_commit = false);
+  // Step 0: the lock-free catch-up (snapshot and tail at the first question, a long tail later).
+  void catch_up();
+  // Under the lock, after an append: journal.snapshot for the state at `valid_end`, when due.
+  void write_snapshot_if_due(std::uint64_t valid_end);
 
   SearchState state_;
   Journal journal_;
+  std::filesystem::path snapshot_path_;
+  SnapshotPolicy policy_;
+  bool caught_up_ = false;
   std::uint64_t applied_end_ = 0;
+  std::uint64_t records_ = 0;            // valid records in [0, applied_end_), duplicates included
+  std::optional<RecordStamp> last_;      // the last of them
+  std::uint64_t snapshot_records_ = 0;   // records the newest snapshot this process knows covers
+  bool snapshot_ignored_ = false;        // the one on disk did not match: do not trust its header
   std::function<void(const Commit&)> on_commit_;
+  std::function<void(const std::string&)> warn_;
 };
 
 }  // namespace dlx::searcher

@@ -26,6 +26,7 @@
 #include <filesystem>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,16 @@ struct JournalRecord {
   nlohmann::json event;
 };
 
+// Names one record of a journal: where it starts, its size (header + payload) and the CRC-32C in
+// its header. A journal snapshot names the last record it covers this way (journal_snapshot.hpp).
+struct RecordStamp {
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+  std::uint32_t crc = 0;
+  std::uint64_t end() const { return offset + size; }
+  friend bool operator==(const RecordStamp&, const RecordStamp&) = default;
+};
+
 struct JournalScan {
   std::vector<JournalRecord> records;  // valid records, in file order, duplicates of an id dropped
   std::uint64_t valid_end = 0;         // where the valid prefix ends
@@ -52,6 +63,15 @@ struct JournalScan {
   std::size_t duplicates = 0;          // records whose id was seen before
   bool torn_tail = false;              // bytes after valid_end, from a writer killed mid-append
   std::string corruption;              // non-empty: an invalid record with valid ones after it
+  std::optional<RecordStamp> last;     // the last valid record scanned (a duplicate or not)
+  std::uint64_t scanned() const { return records.size() + duplicates; }  // valid records
+};
+
+// Bytes of a journal read under its shared lock (Journal::read_bytes).
+struct JournalBytes {
+  std::uint64_t from = 0;       // the file offset of bytes[0]
+  std::uint64_t file_size = 0;  // 0 for a missing file
+  std::string bytes;            // from `from` to the end ("" when the file is not that long)
 };
 
 class Journal {
@@ -63,6 +83,10 @@ class Journal {
 
   // Every valid record (shared lock while reading). A missing file reads as empty.
   JournalScan read() const;
+  // The raw bytes from `from` to the end of the file, copied under the shared lock (so no append is
+  // in progress: every complete record in them is durable), for parsing after the lock is gone.
+  // Never truncates a torn tail: only the exclusive lock's holder does that.
+  JournalBytes read_bytes(std::uint64_t from) const;
 
   // Under the exclusive lock: scans the records from `from` (0, or a valid_end an earlier scan of
   // this journal returned), calls `decide` with them (offsets and valid_end are absolute), then
@@ -89,5 +113,14 @@ JournalScan scan_journal(const std::string& bytes, std::uint64_t base = 0);
 
 // The bytes of one record (header + payload).
 std::string encode_journal_record(const nlohmann::json& event);
+
+// The stamp of the valid record that starts at bytes[at] (`base`: the file offset of bytes[0]),
+// or nothing when no valid record starts there.
+std::optional<RecordStamp> stamp_journal_record(const std::string& bytes, std::size_t at, std::uint64_t base = 0);
+
+// CRC-32C (Castagnoli), the journal's record checksum, also the journal snapshot's; by the SSE4.2
+// crc32 instruction where the CPU has it. The reference is Boost.CRC's table-driven version.
+std::uint32_t journal_crc32c(const char* data, std::size_t size);
+std::uint32_t journal_crc32c_reference(const char* data, std::size_t size);
 
 }  // namespace dlx::searcher

@@ -20,6 +20,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -97,6 +98,14 @@ class SearchState {
   std::optional<int> best_trial() const;
   // Everything above as JSON (and the method's snapshot): equal states give equal JSON.
   nlohmann::json to_json() const;
+
+  // The whole state (every trial, decision, recorded answer and applied id, and the method's
+  // and sampler's snapshot) in the journal snapshot's binary form (journal_snapshot.hpp; layout
+  // in journal_snapshot_state.cpp). decode() on a fresh SearchState of the same experiment gives
+  // one whose encode(), to_json() and future answers equal this one's. It throws JournalError
+  // when `bytes` are malformed, and then leaves the state as it was.
+  std::string encode() const;
+  void decode(std::string_view bytes);
 
   // Event constructors (what the coordinator appends).
   static nlohmann::json work_event(int ticket, const Work& work, std::int64_t unix_seconds);

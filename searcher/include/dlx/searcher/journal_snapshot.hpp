@@ -1,0 +1,122 @@
+#pragma once
+// The journal snapshot: <experiment>/journal.snapshot, the searcher's whole state (SearchState:
+// trials, decisions, recorded answers, applied ids, the method's and sampler's snapshot) as of a
+// prefix of the journal, so that a new process (each dlx-launch, libdlx's rank 0 at its first
+// report) loads it and replays only the journal's tail instead of the whole file. The journal
+// stays the only source of truth: the snapshot is a cache of "replay the first N bytes", checked
+// against the journal before use, and ignored (full replay, a one-line warning) when it does not
+// match. Deleting it is always safe.
+//
+// File format (little-endian), a 56-byte header and the body:
+//    0 u32 magic "DLXS"        4 u32 format version (1)
+//    8 u64 journal_end: the journal bytes [0, journal_end) it covers (a record boundary)
+//   16 u64 records: the valid records in them, duplicates included
+//   24 u64 offset of the last record covered (that record ends at journal_end)
+//   32 u32 that record's CRC-32C (the one in its header)
+//   36 u32 CRC-32C of the experiment's frozen experiment.yaml (config::to_yaml)
+//   40 u64 body length           48 u32 CRC-32C of the body
+//   52 u32 CRC-32C of header bytes 0..51
+//   56 body: SearchState::encode() (layout in searcher/src/journal_snapshot_state.cpp)
+//
+// Writing (Coordinator, after an append): only the holder of the journal's exclusive lock writes
+// it, after its appended events are durable and before it releases the lock, so there is one
+// writer at a time and the state it writes is exactly the journal's [0, valid_end). It is due when
+// SnapshotPolicy says so, judged against the snapshot already on disk (its header is read, 56
+// bytes, so that many processes do not each write one for the same stretch). It is written to a
+// temporary name (.tmp.journal.snapshot.*), fsynced, renamed over the file, the directory fsynced;
+// temporaries left by a writer killed mid-write are removed by the next writer (it holds the lock,
+// so no other write is in progress). A failure to write it is a warning and never fails the event.
+//
+// Reading (catch_up below, a new process, with no lock held while it parses): the header and body
+// checksums, the format version and the experiment's checksum must match, and the journal must
+// still hold, at the recorded offset, a valid record with the recorded CRC that ends at
+// journal_end. A journal cut below it (torn-tail recovery of last records damaged on disk after
+// the snapshot was taken, or a journal restored or replaced by hand), rewritten, or another
+// experiment's fails that check. Then the state is restored from the body and the records after journal_end
+// are applied. Why matching the last record suffices: no dlx writer ever changes a byte below a
+// journal's valid end (appends only; torn-tail recovery only cuts invalid bytes after the last
+// valid record), so a journal that still has the snapshot's last record, intact, where it was, has
+// the whole prefix the snapshot was taken from (another writer would have to reproduce that
+// record's bytes at that offset, CRC included).
+//
+// Lock-free catch-up: the journal's bytes are copied under its shared lock (Journal::read_bytes:
+// no append is in progress then, and every writer makes its records durable before it unlocks, so
+// every complete record in the copy is durable and final) and parsed and replayed after the lock
+// is released; so start-ups no longer queue behind each other on the exclusive lock for the whole
+// replay, and a writer waits at most for the copy (milliseconds). The copy stops at its valid end:
+// a torn tail or a corrupt record in it is left alone (only the exclusive lock's holder recovers a
+// torn tail, and reports corruption, as before). The coordinator then takes the exclusive lock and
+// reads on from the end of what it applied: the records appended in between, usually a few.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "dlx/searcher/journal.hpp"
+#include "dlx/searcher/search_state.hpp"
+
+namespace dlx::searcher {
+
+inline constexpr const char* kJournalSnapshotFileName = "journal.snapshot";
+inline constexpr std::uint32_t kJournalSnapshotVersion = 1;
+
+// The journal prefix a snapshot covers.
+struct SnapshotCoverage {
+  std::uint64_t journal_end = 0;  // bytes [0, journal_end)
+  std::uint64_t records = 0;      // valid records in them, duplicates included
+  RecordStamp last;               // the last of them (last.end() == journal_end)
+  friend bool operator==(const SnapshotCoverage&, const SnapshotCoverage&) = default;
+};
+
+// When a new snapshot is due: at least `min_records` records and at least 1/`fraction` of the
+// records the current one covers have been appended since it. Why both: a new process replays at
+// most that tail (about an eighth of a full replay at most, at scale), and the snapshots written
+// over an experiment's life grow geometrically, so their total writing time stays a constant
+// multiple of the last one's (about 9x), whatever the experiment's size, and the share of the
+// journal lock they take stays small (docs/benchmarks.md, "Journaled events"). Below 1000
+// records a full replay takes a few milliseconds and no snapshot is written.
+struct SnapshotPolicy {
+  std::uint64_t min_records = 1000;
+  std::uint64_t fraction = 8;
+  bool due(std::uint64_t records, std::uint64_t snapshot_records) const {
+    if (records < snapshot_records) return true;  // the snapshot is not of this journal
+    const auto since = records - snapshot_records;
+    return since >= min_records && since * fraction >= snapshot_records;
+  }
+};
+
+// journal.snapshot beside the journal at `journal_path`.
+std::filesystem::path journal_snapshot_path(const std::filesystem::path& journal_path);
+
+// CRC-32C of the experiment's frozen YAML: a snapshot of another experiment.yaml is never used.
+std::uint32_t experiment_checksum(const config::Experiment& experiment);
+
+// The file's bytes for `state`, which reflects exactly the journal prefix `coverage` names.
+std::string encode_journal_snapshot(const SearchState& state, const SnapshotCoverage& coverage);
+
+// Crash-safe write of encode_journal_snapshot() to `path`; removes temporaries of `path` left by
+// killed writers first. Only the holder of the journal's exclusive lock may call it. Throws on
+// failure (the caller warns and goes on).
+void write_journal_snapshot(const std::filesystem::path& path, const SearchState& state,
+                            const SnapshotCoverage& coverage);
+
+// The coverage in the header of the file at `path`, when it has a valid header (magic, version,
+// header checksum; the body is not read): what a writer compares with to know whether a new
+// snapshot is due. Nothing for a missing or unreadable file.
+std::optional<SnapshotCoverage> peek_journal_snapshot(const std::filesystem::path& path);
+
+// A new process's catch-up, with no lock held while parsing (see above): restores the fresh
+// `state` from the snapshot at `snapshot_path` when it is valid and matches `journal`, else starts
+// from nothing, then applies the journal's valid records after that point. Throws what
+// SearchState::apply throws (a journal written by another searcher) and what reading the
+// journal throws; a bad snapshot never throws, it is reported in `ignored`.
+struct CatchUp {
+  std::optional<SnapshotCoverage> snapshot;  // the snapshot the state was restored from
+  std::uint64_t journal_end = 0;             // the state reflects the journal's [0, journal_end)
+  std::uint64_t records = 0;                 // valid records in that prefix, duplicates included
+  std::optional<RecordStamp> last;           // the last of them
+  std::string ignored;                       // why a snapshot there was not used ("" if none was)
+};
+CatchUp catch_up(SearchState& state, const Journal& journal, const std::filesystem::path& snapshot_path);
+
+}  // namespace dlx::searcher

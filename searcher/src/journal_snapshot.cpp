@@ -1,0 +1,200 @@
+// Writing, checking and loading the journal snapshot (format and protocol in journal_snapshot.hpp).
+#include "dlx/searcher/journal_snapshot.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <system_error>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include "dlx/common/durable_file.hpp"
+#include "dlx/common/error.hpp"
+#include "dlx/common/unique_fd.hpp"
+#include "dlx/config/snapshot.hpp"
+#include "journal_snapshot_bytes.hpp"
+
+namespace dlx::searcher {
+
+namespace {
+
+constexpr std::uint32_t kMagic = 0x53584C44;  // "DLXS" read as little-endian
+constexpr std::size_t kHeaderBytes = 56;
+constexpr std::size_t kHeaderChecked = 52;  // the header checksum covers bytes [0, 52)
+constexpr std::size_t kMaxSnapshotBytes = std::size_t{4} << 30;
+
+struct Header {
+  SnapshotCoverage coverage;
+  std::uint32_t experiment_crc = 0;
+  std::uint64_t body_bytes = 0;
+  std::uint32_t body_crc = 0;
+};
+
+// The header of `bytes` (at least kHeaderBytes of them), or why it is not a valid one.
+std::variant<Header, std::string> parse_header(std::string_view bytes) {
+  detail::ByteReader in(bytes.substr(0, kHeaderBytes), "journal snapshot header");
+  if (in.u32() != kMagic) return std::string("not a journal snapshot (bad magic)");
+  if (const auto version = in.u32(); version != kJournalSnapshotVersion) {
+    return fmt::format("format version {}, this dlx reads version {}", version, kJournalSnapshotVersion);
+  }
+  Header header;
+  header.coverage.journal_end = in.u64();
+  header.coverage.records = in.u64();
+  header.coverage.last.offset = in.u64();
+  header.coverage.last.crc = in.u32();
+  header.experiment_crc = in.u32();
+  header.body_bytes = in.u64();
+  header.body_crc = in.u32();
+  if (in.u32() != journal_crc32c(bytes.data(), kHeaderChecked)) return std::string("header checksum mismatch (corrupt)");
+  const auto& coverage = header.coverage;
+  if (coverage.last.offset >= coverage.journal_end || coverage.records == 0) {
+    return fmt::format("header names last record offset {} for a journal end of {} (corrupt)", coverage.last.offset,
+                       coverage.journal_end);
+  }
+  header.coverage.last.size = coverage.journal_end - coverage.last.offset;
+  return header;
+}
+
+void remove_stale_temporaries(const std::filesystem::path& path) {
+  // temporary_path_for(path) names them ".tmp.<file name>.<pid>...": ours are the ones with that
+  // prefix. Only the exclusive lock's holder writes snapshots, and we hold it: nobody else is
+  // writing one now, so every such file is a dead writer's.
+  const std::string prefix = fmt::format(".tmp.{}.", path.filename().string());
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(path.parent_path(), error)) {
+    if (entry.path().filename().string().starts_with(prefix)) std::filesystem::remove(entry.path(), error);
+  }
+}
+
+std::string ignored(const std::filesystem::path& path, const std::string& why) {
+  return fmt::format("ignoring the journal snapshot {}: {}; replaying the whole journal instead", path.string(),
+                     why);
+}
+
+}  // namespace
+
+std::filesystem::path journal_snapshot_path(const std::filesystem::path& journal_path) {
+  return journal_path.parent_path() / kJournalSnapshotFileName;
+}
+
+std::uint32_t experiment_checksum(const config::Experiment& experiment) {
+  const auto yaml = config::to_yaml(experiment);
+  return journal_crc32c(yaml.data(), yaml.size());
+}
+
+std::string encode_journal_snapshot(const SearchState& state, const SnapshotCoverage& coverage) {
+  if (coverage.last.end() != coverage.journal_end || coverage.records == 0) {
+    throw JournalError(fmt::format("journal snapshot: the last record ({} + {} bytes) does not end at the covered "
+                                   "end {}", coverage.last.offset, coverage.last.size, coverage.journal_end));
+  }
+  const std::string body = state.encode();
+  detail::ByteWriter out;
+  out.bytes().reserve(kHeaderBytes + body.size());
+  out.u32(kMagic);
+  out.u32(kJournalSnapshotVersion);
+  out.u64(coverage.journal_end);
+  out.u64(coverage.records);
+  out.u64(coverage.last.offset);
+  out.u32(coverage.last.crc);
+  out.u32(experiment_checksum(state.experiment()));
+  out.u64(body.size());
+  out.u32(journal_crc32c(body.data(), body.size()));
+  out.u32(journal_crc32c(out.bytes().data(), kHeaderChecked));
+  out.bytes() += body;
+  return std::move(out.bytes());
+}
+
+void write_journal_snapshot(const std::filesystem::path& path, const SearchState& state,
+                            const SnapshotCoverage& coverage) {
+  const auto bytes = encode_journal_snapshot(state, coverage);
+  remove_stale_temporaries(path);
+  write_file_durably(path, bytes, 0640);
+}
+
+std::optional<SnapshotCoverage> peek_journal_snapshot(const std::filesystem::path& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return std::nullopt;
+  std::string bytes(kHeaderBytes, '\0');
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::pread(fd.get(), bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;
+    done += static_cast<std::size_t>(n);
+  }
+  const auto header = parse_header(bytes);
+  if (const auto* valid = std::get_if<Header>(&header)) return valid->coverage;
+  return std::nullopt;
+}
+
+CatchUp catch_up(SearchState& state, const Journal& journal, const std::filesystem::path& snapshot_path) {
+  CatchUp out;
+  std::optional<JournalBytes> tail;  // the journal from the snapshot's last record on
+  std::string file;
+  bool readable = false;
+  try {
+    file = read_small_file(snapshot_path, kMaxSnapshotBytes);
+    readable = true;
+  } catch (const SystemError& error) {
+    if (error.error_number() != ENOENT) out.ignored = ignored(snapshot_path, error.what());
+  } catch (const Error& error) {
+    out.ignored = ignored(snapshot_path, error.what());
+  }
+  std::optional<Header> header;
+  if (readable && file.size() < kHeaderBytes) {
+    out.ignored = ignored(snapshot_path, fmt::format("truncated: {} bytes, shorter than its {}-byte header",
+                                                     file.size(), kHeaderBytes));
+  } else if (readable) {
+    auto parsed = parse_header(file);
+    if (auto* why = std::get_if<std::string>(&parsed)) {
+      out.ignored = ignored(snapshot_path, *why);
+    } else {
+      header = std::get<Header>(parsed);
+    }
+  }
+  if (header) {
+    const std::string_view body = std::string_view(file).substr(kHeaderBytes);
+    const auto& coverage = header->coverage;
+    if (body.size() != header->body_bytes) {
+      out.ignored = ignored(snapshot_path, fmt::format("truncated: a {}-byte body, the header says {}", body.size(),
+                                                       header->body_bytes));
+    } else if (journal_crc32c(body.data(), body.size()) != header->body_crc) {
+      out.ignored = ignored(snapshot_path, "body checksum mismatch (corrupt)");
+    } else if (header->experiment_crc != experiment_checksum(state.experiment())) {
+      out.ignored = ignored(snapshot_path, "written for a different experiment.yaml");
+    } else if (tail = journal.read_bytes(coverage.last.offset); tail->file_size < coverage.journal_end) {
+      out.ignored = ignored(snapshot_path, fmt::format("stale: the journal is {} bytes, shorter than the {} it covers "
+                                                       "(the journal was cut or replaced)",
+                                                       tail->file_size, coverage.journal_end));
+    } else if (stamp_journal_record(tail->bytes, 0, coverage.last.offset) != coverage.last) {
+      out.ignored = ignored(snapshot_path, fmt::format("does not match the journal: the record at offset {} is not "
+                                                       "the one it was taken after (another experiment's or a "
+                                                       "rewritten journal)", coverage.last.offset));
+    } else {
+      try {
+        state.decode(body);
+        out.snapshot = coverage;
+      } catch (const JournalError& error) {
+        out.ignored = ignored(snapshot_path, error.what());
+      }
+    }
+  }
+  JournalScan scan;
+  if (out.snapshot) {
+    const auto skip = static_cast<std::size_t>(out.snapshot->last.size);
+    scan = scan_journal(tail->bytes.substr(skip), out.snapshot->journal_end);
+    out.records = out.snapshot->records;
+    out.last = out.snapshot->last;
+  } else {
+    scan = scan_journal(journal.read_bytes(0).bytes);
+  }
+  for (const auto& record : scan.records) state.apply(record);
+  out.journal_end = scan.valid_end;
+  out.records += scan.scanned();
+  if (scan.last) out.last = scan.last;
+  return out;
+}
+
+}  // namespace dlx::searcher

@@ -1,0 +1,451 @@
+// The journal snapshot (journal_snapshot.hpp): for every method, the state loaded from a snapshot
+// plus the journal's tail equals the state of a full replay (the whole state, byte for byte, and
+// the method's next answers), at several snapshot points; snapshots that are corrupt, stale, of
+// another journal or of another experiment are ignored with a warning and the state is still
+// right; a writer killed while writing one never breaks a reader; the coordinator writes one when
+// its policy says so and a failure to write it never fails the event. Real files in a temp dir.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "dlx/config/parse.hpp"
+#include "dlx/searcher/coordinator.hpp"
+#include "dlx/searcher/journal_snapshot.hpp"
+#include "dlx/searcher/search_state.hpp"
+#include "searcher_temp_dir.hpp"
+#include "simulated_runner.hpp"
+
+using namespace dlx;
+using searcher::SearchState;
+using searcher::SnapshotCoverage;
+namespace fs = std::filesystem;
+
+namespace {
+
+using dlx::testing::TempDir;
+
+config::Experiment experiment_of(const std::string& searcher, std::uint64_t seed = 7) {
+  // x and y in [0, 1], as the simulated learning curve wants them, in the form each searcher takes.
+  std::string space = "  x: {type: double, minval: 0, maxval: 1}\n  y: {type: double, minval: 0, maxval: 1}\n";
+  if (searcher.starts_with("name: single")) space = "  x: 0.3\n  y: 0.6\n";
+  if (searcher.starts_with("name: grid")) {
+    space = "  x: {type: double, minval: 0, maxval: 1, count: 3}\n  y: {type: double, minval: 0, maxval: 1, count: 2}\n";
+  }
+  return config::parse_experiment(
+      fmt::format("name: s\nentrypoint: x\nseed: {}\nsearcher: {{{}}}\nhyperparameters:\n{}", seed, searcher, space),
+      "s.yaml");
+}
+
+// Every method the issue names, each with a run long enough to have a tail worth the name.
+const std::map<std::string, std::string> kMethods = {
+    {"single", "name: single, metric: loss, max_length: {batches: 16}"},
+    {"grid", "name: grid, metric: loss, max_length: {batches: 16}"},
+    {"random", "name: random, metric: loss, max_trials: 24, max_length: {batches: 16}"},
+    {"asha stopping", "name: async_halving, metric: loss, max_trials: 40, divisor: 2, max_rungs: 3, "
+                      "max_length: {batches: 32}, stop_once: true"},
+    {"asha promotion", "name: async_halving, metric: loss, max_trials: 40, divisor: 2, max_rungs: 3, "
+                       "max_length: {batches: 32}, stop_once: false"},
+    {"adaptive_asha", "name: adaptive_asha, metric: loss, max_trials: 40, divisor: 2, max_rungs: 3, "
+                      "max_length: {batches: 32}, mode: standard, stop_once: false"},
+    {"pbt", "name: pbt, metric: loss, population_size: 6, num_rounds: 4, length_per_round: {batches: 10}, "
+            "replace_function: {truncate_fraction: 0.34}"},
+    {"tpe inside asha", "name: async_halving, metric: loss, max_trials: 40, divisor: 2, max_rungs: 3, "
+                        "max_length: {batches: 32}, sampler: tpe, tpe: {startup_trials: 6}"},
+};
+
+// The journal events a method answers on the simulated cluster, as the coordinator appends them.
+class RecordingMethod final : public searcher::Method {
+ public:
+  explicit RecordingMethod(std::unique_ptr<searcher::Method> inner) : inner_(std::move(inner)) {}
+  searcher::Work on_work_requested(int ticket) override {
+    auto work = inner_->on_work_requested(ticket);
+    if (work.kind != searcher::Work::Kind::wait) events.push_back(SearchState::work_event(ticket, work, 1000 + ticket));
+    return work;
+  }
+  searcher::Decision on_validation(int trial, std::int64_t length, double metric) override {
+    auto decision = inner_->on_validation(trial, length, metric);
+    last_length_[trial] = length;
+    events.push_back(SearchState::validation_event(trial, length, metric, decision, 2000 + trial));
+    return decision;
+  }
+  void on_trial_exited(int trial, searcher::ExitKind how) override {
+    inner_->on_trial_exited(trial, how);
+    events.push_back(SearchState::exit_event(trial, how, "simulated failure", last_length_[trial], 3000 + trial));
+  }
+  nlohmann::json snapshot() const override { return inner_->snapshot(); }
+  void restore(const nlohmann::json& state) override { inner_->restore(state); }
+
+  std::vector<nlohmann::json> events;
+
+ private:
+  std::unique_ptr<searcher::Method> inner_;
+  std::map<int, std::int64_t> last_length_;
+};
+
+// A run of `experiment` as journal events, with a failure, a duplicate of an early event and an
+// event of a type the searcher skips, so that the tail after a snapshot has those too.
+std::vector<nlohmann::json> journal_events(const config::Experiment& experiment, std::uint64_t curve_seed = 5) {
+  RecordingMethod method(searcher::make_method(experiment));
+  simulation::SimulationOptions options;
+  options.workers = 5;
+  options.tickets = searcher::ticket_count(experiment);
+  options.curve = simulation::synthetic_curve(curve_seed, 0.1, 64);
+  options.fails = [](int trial, std::int64_t) { return trial == 3; };
+  const auto result = simulation::simulate(method, options);
+  REQUIRE(result.violations.empty());
+  auto events = method.events;
+  REQUIRE(events.size() >= 3);
+  events.insert(events.begin() + static_cast<long>(events.size() / 2),
+                nlohmann::json{{"id", "note/1"}, {"type", "note"}, {"text", "a tool's record"}});
+  events.push_back(events.front());  // posted twice (a writer killed before its acknowledgement)
+  return events;
+}
+
+// Writes `events` as the journal at `path`; returns each record's stamp.
+std::vector<searcher::RecordStamp> write_journal(const fs::path& path, const std::vector<nlohmann::json>& events) {
+  std::string bytes;
+  std::vector<searcher::RecordStamp> stamps;
+  for (const auto& event : events) {
+    const auto record = searcher::encode_journal_record(event);
+    stamps.push_back(*searcher::stamp_journal_record(record, 0, bytes.size()));
+    bytes += record;
+  }
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  return stamps;
+}
+
+// The state after the first `count` records, and what a snapshot of it covers.
+std::pair<SearchState, SnapshotCoverage> state_after(const config::Experiment& experiment, const fs::path& journal,
+                                                     const std::vector<searcher::RecordStamp>& stamps,
+                                                     std::size_t count) {
+  const auto scan = searcher::Journal(journal).read();
+  SearchState state(experiment);
+  for (const auto& record : scan.records) {
+    if (record.offset < stamps[count - 1].end()) state.apply(record);
+  }
+  return {std::move(state), SnapshotCoverage{stamps[count - 1].end(), count, stamps[count - 1]}};
+}
+
+SearchState full_replay(const config::Experiment& experiment, const fs::path& journal) {
+  return searcher::replay_journal(experiment, searcher::Journal(journal).read());
+}
+
+// Equal states: the same bytes (every table and the method's snapshot), the same JSON, and the
+// same next answer from the method.
+void check_same_state(SearchState& got, SearchState& want) {
+  CHECK(got.to_json() == want.to_json());
+  CHECK(got.encode() == want.encode());
+  const int next = searcher::ticket_count(want.experiment());
+  CHECK(searcher::to_json(got.method().on_work_requested(next)) ==
+        searcher::to_json(want.method().on_work_requested(next)));
+}
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+void spit(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// A coordinator's catch-up, with its warnings.
+struct Loaded {
+  std::vector<std::string> warnings;
+  std::unique_ptr<searcher::Coordinator> coordinator;
+};
+
+Loaded load_with_coordinator(const config::Experiment& experiment, const fs::path& journal) {
+  Loaded out;
+  out.coordinator = std::make_unique<searcher::Coordinator>(experiment, journal);
+  out.coordinator->on_warning([&warnings = out.warnings](const std::string& m) { warnings.push_back(m); });
+  out.coordinator->refresh();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("journal crc32c: the standard check value, and the fast path equals Boost.CRC everywhere",
+          "[journal][snapshot]") {
+  const std::string check = "123456789";
+  CHECK(searcher::journal_crc32c(check.data(), check.size()) == 0xE3069283u);
+  CHECK(searcher::journal_crc32c_reference(check.data(), check.size()) == 0xE3069283u);
+  std::mt19937 random(1);
+  std::string bytes(1200, '\0');
+  for (auto& byte : bytes) byte = static_cast<char>(random());
+  for (std::size_t offset = 0; offset < 16; ++offset) {
+    for (std::size_t length = 0; length + offset <= 1100; ++length) {
+      if (searcher::journal_crc32c(bytes.data() + offset, length) !=
+          searcher::journal_crc32c_reference(bytes.data() + offset, length)) {
+        FAIL("offset " << offset << " length " << length);
+      }
+    }
+  }
+}
+
+TEST_CASE("journal snapshot: snapshot + tail equals a full replay for every method, at several points",
+          "[journal][snapshot]") {
+  for (const auto& [name, searcher_yaml] : kMethods) {
+    SECTION(name) {
+      TempDir dir;
+      const auto experiment = experiment_of(searcher_yaml);
+      const auto events = journal_events(experiment);
+      const auto stamps = write_journal(dir.journal(), events);
+      auto full = full_replay(experiment, dir.journal());
+      REQUIRE(full.decisions().size() + 2 == events.size());  // less the note and the duplicate
+      const auto snapshot = searcher::journal_snapshot_path(dir.journal());
+      for (const std::size_t count : {std::size_t{1}, events.size() / 3, events.size() / 2 + 1,
+                                      events.size() - 1, events.size()}) {
+        INFO(name << ": a snapshot after " << count << " of " << events.size() << " records");
+        auto [partial, coverage] = state_after(experiment, dir.journal(), stamps, count);
+        searcher::write_journal_snapshot(snapshot, partial, coverage);
+        REQUIRE(searcher::peek_journal_snapshot(snapshot) == coverage);
+
+        SearchState loaded(experiment);
+        const auto result = searcher::catch_up(loaded, searcher::Journal(dir.journal()), snapshot);
+        CHECK(result.ignored.empty());
+        REQUIRE(result.snapshot == coverage);
+        CHECK(result.journal_end == fs::file_size(dir.journal()));
+        CHECK(result.records == events.size());
+        CHECK(result.last == stamps.back());
+        check_same_state(loaded, full);
+        full = full_replay(experiment, dir.journal());  // check_same_state asked its method
+
+        auto through_coordinator = load_with_coordinator(experiment, dir.journal());
+        CHECK(through_coordinator.warnings.empty());
+        CHECK(through_coordinator.coordinator->state().to_json() == full.to_json());
+        CHECK(through_coordinator.coordinator->state().encode() == full.encode());
+      }
+    }
+  }
+}
+
+TEST_CASE("journal snapshot: corrupt, truncated, stale, foreign or unknown-version snapshots are ignored with a "
+          "warning, and the state is still right", "[journal][snapshot]") {
+  TempDir dir;
+  const auto experiment = experiment_of(kMethods.at("asha promotion"));
+  const auto events = journal_events(experiment);
+  const auto stamps = write_journal(dir.journal(), events);
+  const auto snapshot = searcher::journal_snapshot_path(dir.journal());
+  const auto good = [&](std::size_t count) {
+    auto [state, coverage] = state_after(experiment, dir.journal(), stamps, count);
+    return searcher::encode_journal_snapshot(state, coverage);
+  };
+  const std::string valid = good(events.size() / 2);
+
+  // Loads through a fresh coordinator; the state must equal a full replay of the journal as it is.
+  const auto expect_ignored = [&](const std::string& why) {
+    auto loaded = load_with_coordinator(experiment, dir.journal());
+    REQUIRE(loaded.warnings.size() == 1);
+    CHECK_THAT(loaded.warnings[0], Catch::Contains("ignoring the journal snapshot " + snapshot.string()) &&
+                                       Catch::Contains(why) && Catch::Contains("replaying the whole journal"));
+    CHECK(loaded.coordinator->state().encode() == full_replay(experiment, dir.journal()).encode());
+  };
+
+  SECTION("a bit flipped in the body") {
+    auto bytes = valid;
+    bytes[bytes.size() - 100] = static_cast<char>(bytes[bytes.size() - 100] ^ 0x10);
+    spit(snapshot, bytes);
+    expect_ignored("body checksum mismatch (corrupt)");
+  }
+  SECTION("a bit flipped in the header") {
+    auto bytes = valid;
+    bytes[17] = static_cast<char>(bytes[17] ^ 0x01);  // the record count
+    spit(snapshot, bytes);
+    expect_ignored("header checksum mismatch (corrupt)");
+    CHECK_FALSE(searcher::peek_journal_snapshot(snapshot));
+  }
+  SECTION("truncated in the body") {
+    spit(snapshot, valid.substr(0, valid.size() - 1));
+    expect_ignored(fmt::format("truncated: a {}-byte body, the header says {}", valid.size() - 57, valid.size() - 56));
+  }
+  SECTION("truncated in the header") {
+    spit(snapshot, valid.substr(0, 20));
+    expect_ignored("truncated: 20 bytes, shorter than its 56-byte header");
+  }
+  SECTION("empty") {
+    spit(snapshot, "");
+    expect_ignored("truncated: 0 bytes");
+  }
+  SECTION("not a snapshot at all") {
+    spit(snapshot, std::string(100, 'x'));
+    expect_ignored("not a journal snapshot (bad magic)");
+  }
+  SECTION("a format version this dlx does not read") {
+    auto bytes = valid;
+    bytes[4] = 2;
+    spit(snapshot, bytes);
+    expect_ignored("format version 2, this dlx reads version 1");
+  }
+  SECTION("stale: torn-tail recovery cut the journal below the snapshot's end") {
+    spit(snapshot, good(events.size()));
+    // The last two records are damaged on disk: the next writer's torn-tail recovery cuts them.
+    auto bytes = slurp(dir.journal());
+    const auto damaged = stamps[events.size() - 2].offset + 14;
+    bytes[damaged] = static_cast<char>(bytes[damaged] ^ 0x40);
+    bytes[stamps.back().offset + 14] = static_cast<char>(bytes[stamps.back().offset + 14] ^ 0x40);
+    spit(dir.journal(), bytes);
+    searcher::Journal(dir.journal()).transact(0, [](const searcher::JournalScan& scan) {
+      CHECK(scan.torn_tail);
+      return std::vector<nlohmann::json>{};
+    });
+    REQUIRE(fs::file_size(dir.journal()) == stamps[events.size() - 2].offset);
+    expect_ignored(fmt::format("stale: the journal is {} bytes, shorter than the {} it covers",
+                               stamps[events.size() - 2].offset, stamps.back().end()));
+  }
+  SECTION("cut below it and appended to again: the record it names is no longer there") {
+    spit(snapshot, good(events.size() / 2));
+    auto bytes = slurp(dir.journal());
+    bytes.resize(stamps[events.size() / 2 - 2].end());
+    spit(dir.journal(), bytes);
+    for (int i = 0; i < 30; ++i) searcher::Journal(dir.journal()).append({{"id", fmt::format("note/x{}", i)}});
+    REQUIRE(fs::file_size(dir.journal()) > stamps[events.size() / 2 - 1].end());
+    expect_ignored(fmt::format("does not match the journal: the record at offset {} is not the one it was taken "
+                               "after", stamps[events.size() / 2 - 1].offset));
+  }
+  SECTION("another journal's snapshot (same experiment.yaml, other events)") {
+    TempDir other;
+    const auto other_events = journal_events(experiment, 99);  // other metrics, other decisions
+    const auto other_stamps = write_journal(other.journal(), other_events);
+    auto [state, coverage] = state_after(experiment, other.journal(), other_stamps, other_events.size() / 2);
+    REQUIRE(coverage.journal_end <= fs::file_size(dir.journal()));
+    REQUIRE(searcher::encode_journal_snapshot(state, coverage) != valid);
+    searcher::write_journal_snapshot(snapshot, state, coverage);
+    expect_ignored("does not match the journal");
+  }
+  SECTION("another experiment's snapshot") {
+    const auto other = experiment_of(kMethods.at("asha promotion"), 8);  // another seed
+    // The same journal prefix, but the header says the state is of another experiment.yaml.
+    auto bytes = valid;
+    const auto other_crc = searcher::experiment_checksum(other);
+    REQUIRE(other_crc != searcher::experiment_checksum(experiment));
+    for (int k = 0; k < 4; ++k) bytes[36 + static_cast<std::size_t>(k)] = static_cast<char>((other_crc >> (8 * k)) & 0xFF);
+    const auto header_crc = searcher::journal_crc32c(bytes.data(), 52);
+    for (int k = 0; k < 4; ++k) bytes[52 + static_cast<std::size_t>(k)] = static_cast<char>((header_crc >> (8 * k)) & 0xFF);
+    spit(snapshot, bytes);
+    expect_ignored("written for a different experiment.yaml");
+  }
+  SECTION("a directory where the file should be") {
+    fs::create_directory(snapshot);
+    expect_ignored("cannot read");
+  }
+}
+
+TEST_CASE("journal snapshot: writers killed while writing it never break a reader, and the next writer removes "
+          "their temporary files", "[journal][snapshot][crash]") {
+  TempDir dir;
+  const auto experiment = experiment_of(kMethods.at("asha stopping"));
+  const auto events = journal_events(experiment);
+  const auto stamps = write_journal(dir.journal(), events);
+  const auto snapshot = searcher::journal_snapshot_path(dir.journal());
+  const auto full = full_replay(experiment, dir.journal()).encode();
+  // A temporary a killed writer left, half written.
+  const auto leftover = dir.path / ".tmp.journal.snapshot.12345.0.deadbeef";
+  spit(leftover, "DLXS half a snapshot");
+  std::mt19937 random(7);
+  for (int round = 0; round < 6; ++round) {
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      // Writes snapshots at alternating points, as fast as it can, until killed.
+      try {
+        for (std::size_t i = 0;; ++i) {
+          auto [state, coverage] =
+              state_after(experiment, dir.journal(), stamps, i % 2 ? events.size() / 3 : events.size() - 2);
+          searcher::write_journal_snapshot(snapshot, state, coverage);
+        }
+      } catch (...) {
+        ::_exit(1);
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 + random() % 60));
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    REQUIRE(WIFSIGNALED(status));
+    SearchState loaded(experiment);
+    const auto result = searcher::catch_up(loaded, searcher::Journal(dir.journal()), snapshot);
+    CHECK(result.ignored.empty());
+    CHECK(loaded.encode() == full);
+  }
+  CHECK(fs::exists(leftover) == false);  // the children's first write removed it
+  // Whatever the last kill left behind, one more write cleans it up.
+  auto [state, coverage] = state_after(experiment, dir.journal(), stamps, events.size());
+  spit(leftover, "again");
+  searcher::write_journal_snapshot(snapshot, state, coverage);
+  for (const auto& entry : fs::directory_iterator(dir.path)) {
+    CHECK_FALSE(entry.path().filename().string().starts_with(".tmp."));
+  }
+}
+
+TEST_CASE("coordinator: writes journal.snapshot when its policy says so, and new processes load it",
+          "[journal][snapshot]") {
+  TempDir dir;
+  const auto experiment = experiment_of("name: random, metric: loss, max_trials: 40, max_length: {batches: 4}");
+  const auto snapshot = searcher::journal_snapshot_path(dir.journal());
+  std::vector<std::string> warnings;
+  searcher::Coordinator writer(experiment, dir.journal());
+  writer.on_warning([&](const std::string& m) { warnings.push_back(m); });
+  writer.snapshot_policy({.min_records = 10, .fraction = 2});
+  for (int ticket = 0; ticket < 9; ++ticket) writer.request_work(ticket);
+  CHECK_FALSE(fs::exists(snapshot));  // 9 records: not due
+  writer.request_work(9);
+  auto on_disk = searcher::peek_journal_snapshot(snapshot);
+  REQUIRE(on_disk);
+  CHECK(on_disk->records == 10);
+  CHECK(on_disk->journal_end == fs::file_size(dir.journal()));
+  // Another process's writes count: this one sees the snapshot on disk and does not write one
+  // for the same stretch.
+  searcher::Coordinator other(experiment, dir.journal());
+  other.snapshot_policy({.min_records = 10, .fraction = 2});
+  for (int ticket = 10; ticket < 19; ++ticket) other.request_work(ticket);
+  CHECK(searcher::peek_journal_snapshot(snapshot)->records == 10);
+  writer.request_work(19);  // 20 records: 10 since the one on disk, and 10 >= 10 / 2
+  CHECK(searcher::peek_journal_snapshot(snapshot)->records == 20);
+  for (int ticket = 20; ticket < 25; ++ticket) writer.report_validation(ticket - 20, 4, 0.5);
+  CHECK(warnings.empty());
+
+  auto loaded = load_with_coordinator(experiment, dir.journal());
+  CHECK(loaded.warnings.empty());
+  CHECK(loaded.coordinator->state().encode() == full_replay(experiment, dir.journal()).encode());
+  SearchState fresh(experiment);
+  const auto result = searcher::catch_up(fresh, searcher::Journal(dir.journal()), snapshot);
+  REQUIRE(result.snapshot);
+  CHECK(result.snapshot->records == 20);
+  CHECK(result.records == 25);
+}
+
+TEST_CASE("coordinator: a snapshot that cannot be written is a warning, and the event is committed",
+          "[journal][snapshot]") {
+  TempDir dir;
+  const auto experiment = experiment_of("name: random, metric: loss, max_trials: 40, max_length: {batches: 4}");
+  const auto snapshot = searcher::journal_snapshot_path(dir.journal());
+  fs::create_directories(snapshot / "in-the-way");  // rename() cannot replace a non-empty directory
+  std::vector<std::string> warnings;
+  searcher::Coordinator writer(experiment, dir.journal());
+  writer.on_warning([&](const std::string& m) { warnings.push_back(m); });
+  writer.snapshot_policy({.min_records = 2, .fraction = 1});
+  for (int ticket = 0; ticket < 4; ++ticket) CHECK(writer.request_work(ticket).kind == searcher::Work::Kind::train);
+  CHECK(searcher::Journal(dir.journal()).read().records.size() == 4);
+  // One warning for the unreadable snapshot at the first question, one per failed write (at 2
+  // and 4 records: not at every event).
+  REQUIRE(warnings.size() == 3);
+  CHECK_THAT(warnings[0], Catch::Contains("ignoring the journal snapshot"));
+  CHECK_THAT(warnings[1], Catch::Contains("cannot write the journal snapshot " + snapshot.string()) &&
+                              Catch::Contains("the event is committed"));
+  CHECK_THAT(warnings[2], Catch::Contains("cannot write the journal snapshot"));
+}
