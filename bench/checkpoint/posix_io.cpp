@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "dlx/common/error.hpp"
@@ -20,14 +21,18 @@ UniqueFd open_or_throw(const std::filesystem::path& path, int flags) {
 }  // namespace
 
 void posix_write_fsync(const std::filesystem::path& path,
-                       const std::vector<std::span<const std::byte>>& buffers) {
-  auto fd = open_or_throw(path, O_WRONLY | O_CREAT | O_TRUNC);
+                       const std::vector<std::span<const std::byte>>& buffers, bool direct) {
+  constexpr std::size_t kPiece = std::size_t{8} << 20;
+  auto fd = open_or_throw(path, O_WRONLY | O_CREAT | O_TRUNC | (direct ? O_DIRECT : 0));
+  off_t offset = 0;
   for (auto buffer : buffers) {
     while (!buffer.empty()) {
-      auto n = ::write(fd.get(), buffer.data(), buffer.size());
+      auto n = direct ? ::pwrite(fd.get(), buffer.data(), std::min(buffer.size(), kPiece), offset)
+                      : ::write(fd.get(), buffer.data(), buffer.size());
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) throw SystemError("write " + path.string(), errno);
       buffer = buffer.subspan(static_cast<std::size_t>(n));
+      offset += n;
     }
   }
   if (::fsync(fd.get()) != 0) throw SystemError("fsync " + path.string(), errno);

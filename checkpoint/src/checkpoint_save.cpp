@@ -1,12 +1,12 @@
-// save_checkpoint: write every object to a temporary file beside the final one while another
-// thread checksums the tensor bytes (ISA-L CRC-32C: one core outruns the disk), add the
-// checksums, close (HDF5 flushes), then publish it (fsync, rename, fsync the directory). Any
-// failure removes the temporary file and leaves every earlier checkpoint untouched.
+// save_checkpoint: write a temporary file beside the final one (HDF5 writes the metadata and
+// allocates the datasets; dlx writes the tensor bytes at their offsets, checksumming each piece
+// on the way: tensor_writer.hpp), add the checksums, close (HDF5 flushes), then publish it
+// (fsync, rename, fsync the directory). Any failure removes the temporary file and leaves every
+// earlier checkpoint untouched.
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
-#include <future>
 #include <limits>
 
 #include <fmt/format.h>
@@ -24,12 +24,12 @@
 #include "hparams_io.hpp"
 #include "metadata_digest.hpp"
 #include "snapshot.hpp"
+#include "tensor_writer.hpp"
 
 namespace dlx::checkpoint {
 namespace {
 
 namespace names = checkpoint_layout;
-using Crcs = std::vector<std::vector<std::uint32_t>>;
 
 // Checkpoint strings are fixed-length: see write_fixed_string_attribute.
 void write_string(hid_t object, const char* name, const std::string& value,
@@ -65,37 +65,44 @@ void write_state(hid_t root, const StateMap& state, const std::filesystem::path&
   }
 }
 
-// Tensor data first (the checksums are being computed meanwhile), checksums when they are ready.
+// The tensors: HDF5 creates every dataset with its space allocated, dlx writes the bytes at their
+// file offsets and checksums them on the way (tensor_writer.hpp), then HDF5 adds the attributes.
 void write_tensors(hid_t root, const std::vector<const TensorView*>& tensors,
-                   std::future<Crcs>& crcs, CheckpointSummary& summary,
-                   const std::filesystem::path& file) {
+                   CheckpointSummary& summary, const std::filesystem::path& file) {
   auto group = h5::create_group(root, names::kTensorsGroup, file);
+  std::vector<h5::Handle> datasets;
   for (const auto* t : tensors) {
     auto type = h5::file_type_of(t->dtype, file);
-    h5::write_array(group.get(), t->name, type.get(), t->shape, t->data, file);
+    datasets.push_back(h5::create_array(group.get(), t->name, type.get(), t->shape, file));
   }
-  auto all = crcs.get();
+  std::vector<std::vector<std::uint32_t>> crcs;
+  detail::TensorFileWriter writer(file);
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const auto* t = tensors[i];
-    h5::Handle dataset(h5::check_id(H5Dopen2(group.get(), t->name.c_str(), H5P_DEFAULT), file,
-                                    "reopen dataset " + t->name),
-                       H5Dclose);
-    write_string(dataset.get(), names::kDType, std::string(dtype_name(t->dtype)), file);
-    h5::write_attribute(dataset.get(), names::kCrc, all[i], file);
-    h5::write_attribute(dataset.get(), names::kCrcBlockBytes, kCrcBlockBytes, file);
-    summary.tensors.push_back({t->name, t->dtype, t->shape, t->byte_size(), std::move(all[i])});
+    std::span<const std::byte> bytes{static_cast<const std::byte*>(t->data), t->byte_size()};
+    if (bytes.empty()) {
+      crcs.push_back({detail::crc32c({})});
+    } else if (auto offset = h5::contiguous_offset(datasets[i].get())) {
+      crcs.push_back(writer.write(bytes, *offset, t->name));
+    } else {  // not expected (allocated at creation), but H5Dwrite is always correct
+      auto type = h5::file_type_of(t->dtype, file);
+      h5::check(H5Dwrite(datasets[i].get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, t->data),
+                file, "write tensor " + t->name);
+      crcs.push_back(detail::block_crc32c(bytes, 1));
+    }
+  }
+  writer.close();
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const auto* t = tensors[i];
+    write_string(datasets[i].get(), names::kDType, std::string(dtype_name(t->dtype)), file);
+    h5::write_attribute(datasets[i].get(), names::kCrc, crcs[i], file);
+    h5::write_attribute(datasets[i].get(), names::kCrcBlockBytes, kCrcBlockBytes, file);
+    summary.tensors.push_back({t->name, t->dtype, t->shape, t->byte_size(), std::move(crcs[i])});
   }
 }
 
 void write_file(const CheckpointContent& content, const std::vector<const TensorView*>& tensors,
                 const std::filesystem::path& file) {
-  auto crcs = std::async(std::launch::async, [&tensors] {
-    Crcs out;
-    for (const auto* t : tensors)
-      out.push_back(detail::block_crc32c(
-          {static_cast<const std::byte*>(t->data), t->byte_size()}, detail::checksum_threads()));
-    return out;
-  });
   CheckpointSummary summary{content.metadata, content.state, {}};
   auto handle = h5::create_file(file, {.checksummed_metadata = true, .alignment = 4096});
   try {
@@ -106,7 +113,7 @@ void write_file(const CheckpointContent& content, const std::vector<const Tensor
       detail::write_hparams_group(root.get(), names::kHparamsGroup, summary.metadata.hparams, file,
                                   detail::Strings::fixed_length);
       write_state(root.get(), content.state, file);
-      write_tensors(root.get(), tensors, crcs, summary, file);
+      write_tensors(root.get(), tensors, summary, file);
       h5::write_attribute(root.get(), names::kMetadataCrc, detail::metadata_digest(summary), file);
     }
     h5::check(H5Fflush(handle.get(), H5F_SCOPE_LOCAL), file, "flush the HDF5 file");

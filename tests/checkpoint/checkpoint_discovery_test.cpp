@@ -11,7 +11,7 @@ using namespace dlx::checkpoint;
 using Catch::Matchers::Contains;
 using dlx::checkpoint::testing::ScratchDir;
 
-TEST_CASE("the newest checkpoint that verifies is found; newer bad files are reported",
+TEST_CASE("the newest checkpoint that verifies is found, newer bad files are reported",
           "[unit][checkpoint][discovery]") {
   ScratchDir dir;
   const Expectation trial7{.experiment = "mnist-asha", .trial_id = 7};

@@ -60,7 +60,7 @@ TEST_CASE("keep_latest and keep_best decide which files of a trial stay",
   }
 }
 
-TEST_CASE("the newest valid checkpoint survives any policy; invalid files are left alone",
+TEST_CASE("the newest valid checkpoint survives any policy, invalid files are left alone",
           "[unit][checkpoint][retention]") {
   ScratchDir dir;
   auto ckpt = dir.path() / "trials/1/checkpoints";

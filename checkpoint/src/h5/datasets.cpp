@@ -71,9 +71,8 @@ std::vector<double> read_double_vector(hid_t group, const std::string& name,
   return read_1d<double>(group, name, H5T_NATIVE_DOUBLE, file);
 }
 
-void write_array(hid_t group, const std::string& name, hid_t type,
-                 const std::vector<std::uint64_t>& shape, const void* data,
-                 const std::filesystem::path& file) {
+Handle create_array(hid_t group, const std::string& name, hid_t type,
+                    const std::vector<std::uint64_t>& shape, const std::filesystem::path& file) {
   std::vector<hsize_t> dims(shape.begin(), shape.end());
   Handle space(check_id(shape.empty() ? H5Screate(H5S_SCALAR)
                                       : H5Screate_simple(static_cast<int>(dims.size()),
@@ -87,14 +86,21 @@ void write_array(hid_t group, const std::string& name, hid_t type,
   check(H5Pset_fill_time(properties.get(), H5D_FILL_TIME_NEVER), file, "switch off fill values");
   Handle links(check_id(H5Pcreate(H5P_LINK_CREATE), file, "create link properties"), H5Pclose);
   check(H5Pset_create_intermediate_group(links.get(), 1), file, "create intermediate groups");
-  auto what = describe("dataset", group, name);
-  Handle dataset(check_id(H5Dcreate2(group, name.c_str(), type, space.get(), links.get(),
-                                     properties.get(), H5P_DEFAULT),
-                          file, "create " + what),
-                 H5Dclose);
-  if (H5Sget_simple_extent_npoints(space.get()) > 0)
+  return Handle(check_id(H5Dcreate2(group, name.c_str(), type, space.get(), links.get(),
+                                    properties.get(), H5P_DEFAULT),
+                         file, "create " + describe("dataset", group, name)),
+                H5Dclose);
+}
+
+void write_array(hid_t group, const std::string& name, hid_t type,
+                 const std::vector<std::uint64_t>& shape, const void* data,
+                 const std::filesystem::path& file) {
+  auto dataset = create_array(group, name, type, shape, file);
+  std::uint64_t elements = 1;
+  for (auto extent : shape) elements *= extent;
+  if (elements > 0)
     check(H5Dwrite(dataset.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), file,
-          "write " + what);
+          "write " + describe("dataset", group, name));
 }
 
 std::vector<std::uint64_t> dataset_shape(hid_t dataset, const std::filesystem::path& file) {

@@ -9,6 +9,8 @@
 
 #include <hdf5.h>
 
+#include "dlx/checkpoint/h5/handle.hpp"
+
 namespace dlx::checkpoint::h5 {
 
 void write_vector(hid_t group, const std::string& name, const std::vector<std::int64_t>& values,
@@ -21,6 +23,11 @@ std::vector<std::int64_t> read_int64_vector(hid_t group, const std::string& name
                                             const std::filesystem::path& file);
 std::vector<double> read_double_vector(hid_t group, const std::string& name,
                                        const std::filesystem::path& file);
+
+// Creates an N-D contiguous dataset of `shape`, its space allocated at creation (so that its bytes
+// have a file offset: contiguous_offset) and never filled; the caller writes the bytes.
+Handle create_array(hid_t group, const std::string& name, hid_t type,
+                    const std::vector<std::uint64_t>& shape, const std::filesystem::path& file);
 
 // Creates an N-D contiguous dataset allocated at creation (so that its data has a file offset)
 // and writes `data` into it unconverted (`type` is both file and memory type). `data` may be null
