@@ -11,6 +11,9 @@
 //                             balanced step: backward compute = communication), 4 MiB buckets.
 //   overlap_vs_serial_cpu     the same with the compute on the host CPU (information only: with
 //                             one core per rank, computation and communication share it)
+//   fused_shm_vs_mpi_16KiB    the 16 KiB case's fused call with buckets through MPI_Allreduce
+//                             (DLX_FUSION_SHM=0) over through shared memory (information; only
+//                             when the shared-memory path is on, i.e. all ranks on one node)
 // Each figure is the median over repetitions of the slowest rank's time; every repetition starts
 // after a barrier. Output follows nccl-tests: '#' metadata, fixed columns, '# result:' lines, a
 // verdict; exit 1 when a target is missed. --json prints the results as one JSON object instead.
@@ -121,6 +124,23 @@ Result fused_vs_separate(MpiCommunicator& comm, MPI_Comm raw, std::size_t bytes,
           label == "1KiB" ? 4.5 : label == "16KiB" ? 2.2 : 1.0, true};
 }
 
+// The fusion path alone: the same fused call with buckets packed for MPI_Allreduce and through
+// the shared-memory window, interleaved.
+Result shm_vs_mpi(MpiCommunicator& comm, MPI_Comm raw) {
+  constexpr std::size_t kBytes = 16 << 10;
+  auto data = tensors_of(100, kBytes, comm.rank());
+  std::vector<Tensor> list;
+  for (auto& d : data) list.push_back(Tensor::of(std::span<float>(d)));
+  MpiCommunicator packed(MPI_COMM_WORLD, dlx::comm::MpiOptions{.shared_memory_fusion = false});
+  FusedAllreduce through_mpi(packed);
+  FusedAllreduce through_shm(comm);
+  const auto [mpi_s, shm_s] = paired_median_seconds(
+      raw, 200, [&] { through_mpi.allreduce_sum(list); }, [&] { through_shm.allreduce_sum(list); });
+  Result result{"fused_shm_vs_mpi_16KiB", mpi_s, shm_s, mpi_s / shm_s, 0, true};
+  result.informational = true;
+  return result;
+}
+
 Result large_vs_raw(MpiCommunicator& comm, MPI_Comm raw) {
   std::vector<float> buffer((std::size_t{64} << 20) / sizeof(float), float(comm.rank()));
   const auto [raw_s, dlx_s] = paired_median_seconds(
@@ -193,15 +213,18 @@ int main(int argc, char** argv) {
   MPI_Comm_dup(MPI_COMM_WORLD, &raw);
   std::vector<Result> results;
   bool overlaps = false;
+  std::size_t shm_piece = 0;
   {
-    MpiCommunicator comm(MPI_COMM_WORLD);
+    MpiCommunicator comm(MPI_COMM_WORLD);  // DLX_FUSION_SHM=0 turns the shared-memory path off
     overlaps = comm.overlaps();
+    shm_piece = comm.shared_memory_piece_bytes();
     results.push_back(fused_vs_separate(comm, raw, 1 << 10, "1KiB"));
     results.push_back(fused_vs_separate(comm, raw, 16 << 10, "16KiB"));
     results.push_back(fused_vs_separate(comm, raw, 256 << 10, "256KiB"));
     results.push_back(large_vs_raw(comm, raw));
     results.push_back(overlap_vs_serial(comm, raw, false));
     results.push_back(overlap_vs_serial(comm, raw, true));
+    if (comm.sums_buckets()) results.push_back(shm_vs_mpi(comm, raw));
   }
   MPI_Comm_free(&raw);
   bool all_met = true;
@@ -212,6 +235,7 @@ int main(int argc, char** argv) {
     std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
     if (json) {
       nlohmann::json out{{"ranks", mpi.size()}, {"host", host_name()}, {"date", date},
+                         {"fusion_shm_piece_bytes", shm_piece},
                          {"passed", all_met}, {"results", nlohmann::json::array()}};
       for (const auto& r : results) {
         out["results"].push_back({{"name", r.name}, {"value", r.value}, {"target", r.target},
@@ -223,6 +247,9 @@ int main(int argc, char** argv) {
     } else {
       fmt::print("# bench_allreduce: {} ranks on {}, {}, MPI_THREAD_MULTIPLE: {}\n", mpi.size(),
                  host_name(), date, overlaps ? "yes" : "no");
+      fmt::print("# fusion buckets: {}\n",
+                 shm_piece > 0 ? fmt::format("through shared memory ({} KiB pieces)", shm_piece >> 10)
+                               : std::string("packed for MPI_Allreduce"));
       fmt::print("# {:<26} {:>14} {:>14} {:>8} {:>10}\n", "name", "baseline(us)", "dlx(us)",
                  "value", "target");
       for (const auto& r : results) {

@@ -11,4 +11,17 @@ AllreduceHandle Communicator::allreduce_sum_async(Tensor tensor) {
   return AllreduceHandle::completed();
 }
 
+void Communicator::allreduce_sum_bucket(std::span<const Tensor> tensors) {
+  for (const Tensor& tensor : tensors) allreduce_sum(tensor);
+}
+
+AllreduceHandle Communicator::allreduce_sum_bucket_async(std::vector<Tensor> tensors) {
+  try {
+    allreduce_sum_bucket(tensors);
+  } catch (...) {
+    return AllreduceHandle::completed(std::current_exception());
+  }
+  return AllreduceHandle::completed();
+}
+
 }  // namespace dlx::comm

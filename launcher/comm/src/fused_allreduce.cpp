@@ -1,26 +1,8 @@
 #include "dlx/comm/fused_allreduce.hpp"
 
-#include <cstring>
+#include "bucket_packing.hpp"
 
 namespace dlx::comm {
-
-namespace {
-
-void pack(std::span<const Tensor> tensors, std::byte* out) {
-  for (const auto& tensor : tensors) {
-    std::memcpy(out, tensor.data, tensor.bytes());
-    out += tensor.bytes();
-  }
-}
-
-void unpack(const std::byte* in, std::span<const Tensor> tensors) {
-  for (const auto& tensor : tensors) {
-    std::memcpy(tensor.data, in, tensor.bytes());
-    in += tensor.bytes();
-  }
-}
-
-}  // namespace
 
 std::vector<Bucket> plan_buckets(std::span<const Tensor> tensors, std::size_t bucket_bytes,
                                  std::size_t alone_bytes) {
@@ -62,11 +44,15 @@ void FusedAllreduce::allreduce_sum(std::span<const Tensor> tensors) {
       comm_.allreduce_sum(members.front());
       continue;
     }
+    if (comm_.sums_buckets()) {
+      comm_.allreduce_sum_bucket(members);
+      continue;
+    }
     auto& fusion = buffer(0, bucket.bytes);
-    pack(members, fusion.data());
+    detail::pack(members, fusion.data());
     const DataType type = tensors[bucket.first].type;
     comm_.allreduce_sum(Tensor{fusion.data(), bucket.bytes / size_of(type), type});
-    unpack(fusion.data(), members);
+    detail::unpack(fusion.data(), members);
   }
 }
 
@@ -96,11 +82,13 @@ void FusedAllreduce::flush() {
   const DataType type = flight.tensors.front().type;
   if (flight.tensors.size() == 1) {
     flight.handle = comm_.allreduce_sum_async(flight.tensors.front());
+  } else if (comm_.sums_buckets()) {  // packed, summed and unpacked by the backend
+    flight.handle = comm_.allreduce_sum_bucket_async(flight.tensors);
   } else {
     flight.fused = true;
     flight.buffer = in_flight_.size();
     auto& fusion = buffer(flight.buffer, bytes);
-    pack(flight.tensors, fusion.data());
+    detail::pack(flight.tensors, fusion.data());
     flight.handle = comm_.allreduce_sum_async(Tensor{fusion.data(), bytes / size_of(type), type});
   }
   in_flight_.push_back(std::move(flight));
@@ -112,7 +100,7 @@ void FusedAllreduce::synchronize() {
   for (auto& flight : in_flight_) {
     try {
       flight.handle.wait();
-      if (flight.fused) unpack(buffers_[flight.buffer].data(), flight.tensors);
+      if (flight.fused) detail::unpack(buffers_[flight.buffer].data(), flight.tensors);
     } catch (...) {
       if (!first_error) first_error = std::current_exception();
     }

@@ -14,6 +14,7 @@ std::atomic<bool> g_abandoned{false};
 }  // namespace
 
 void abandon_mpi() noexcept { g_abandoned.store(true); }
+bool mpi_abandoned() noexcept { return g_abandoned.load(); }
 
 MpiRuntime::MpiRuntime() {
   int initialized = 0;

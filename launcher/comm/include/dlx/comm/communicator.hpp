@@ -16,6 +16,7 @@
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "dlx/comm/allreduce_handle.hpp"
 #include "dlx/comm/tensor.hpp"
@@ -39,6 +40,14 @@ class Communicator {
   // wait() returned. The default runs it on the calling thread (a completed handle); the MPI
   // backend runs it on a background thread so that it overlaps with the caller's computation.
   virtual AllreduceHandle allreduce_sum_async(Tensor tensor);
+  // A fusion bucket (fused_allreduce.hpp): tensors of one element type summed in place, as if
+  // concatenated. True when the backend sums a bucket without the caller packing it into one
+  // buffer first (the MPI backend on one node, through shared memory); else FusedAllreduce packs
+  // and calls allreduce_sum. The defaults sum tensor by tensor (same result, no fusion).
+  virtual bool sums_buckets() const noexcept { return false; }
+  virtual void allreduce_sum_bucket(std::span<const Tensor> tensors);
+  // Non-blocking: the handle owns the list; the tensors' memory stays untouched until wait().
+  virtual AllreduceHandle allreduce_sum_bucket_async(std::vector<Tensor> tensors);
   // In place: every rank ends with `root`'s bytes.
   virtual void broadcast(std::span<std::byte> bytes, int root) = 0;
   virtual void barrier() = 0;

@@ -17,6 +17,8 @@
 // copy): copying a large tensor in and out of the buffer costs more host memory bandwidth than the
 // one call it saves (at 256 KiB two memcpy of the tensor take longer than an MPI call's latency on
 // one node; docs/benchmarks.md). Every rank must pass the same sequence of tensor sizes and types.
+// A backend that sums a bucket without the packing (Communicator::sums_buckets(): the MPI backend
+// through shared memory when all ranks share a node) gets the bucket's tensors instead.
 #include <cstddef>
 #include <span>
 #include <vector>

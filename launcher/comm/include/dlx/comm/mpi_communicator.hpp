@@ -3,6 +3,9 @@
 // traffic never matches the application's own messages), with MPI_ERRORS_RETURN set on it.
 // Sums use a fixed reduction order (ordered_allreduce.hpp). Non-blocking sums run on one
 // background thread in call order when MPI provides MPI_THREAD_MULTIPLE, else on the caller.
+// When every rank shares one node, fusion buckets are summed through an MPI-3 shared-memory
+// window (shared_memory_reducer.hpp; MpiOptions / DLX_FUSION_SHM turn it off), with the same
+// additions in the same order, so the results are the same bits either way.
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -10,16 +13,20 @@
 #include <mpi.h>
 
 #include "dlx/comm/communicator.hpp"
+#include "dlx/comm/mpi_options.hpp"
 
 namespace dlx::comm {
 
 namespace detail {
 class CommWorker;
+class SharedMemoryReducer;
 }
 
 class MpiCommunicator final : public Communicator {
  public:
-  explicit MpiCommunicator(MPI_Comm parent);  // collective over `parent`
+  // Collective over `parent`; every rank passes the same options.
+  explicit MpiCommunicator(MPI_Comm parent,
+                           const MpiOptions& options = mpi_options_from_environment());
   ~MpiCommunicator() override;
 
   std::string_view name() const noexcept override { return "mpi"; }
@@ -29,12 +36,17 @@ class MpiCommunicator final : public Communicator {
   AllreduceHandle allreduce_sum_async(Tensor tensor) override;
   using Communicator::allreduce_sum;
   using Communicator::allreduce_sum_async;
+  bool sums_buckets() const noexcept override { return shared_ != nullptr; }
+  void allreduce_sum_bucket(std::span<const Tensor> tensors) override;
+  AllreduceHandle allreduce_sum_bucket_async(std::vector<Tensor> tensors) override;
   void broadcast(std::span<std::byte> bytes, int root) override;
   using Communicator::broadcast;
   void barrier() override;
 
   MPI_Comm handle() const noexcept { return comm_; }
   bool overlaps() const noexcept { return threaded_; }  // async work runs on its own thread
+  // The piece size of the shared-memory path; 0 when buckets go through MPI_Allreduce.
+  std::size_t shared_memory_piece_bytes() const noexcept;
 
  private:
   void drain();  // waits for outstanding non-blocking work
@@ -45,7 +57,8 @@ class MpiCommunicator final : public Communicator {
   bool threaded_ = false;
   std::vector<std::byte> scratch_;        // used by blocking calls
   std::vector<std::byte> worker_scratch_;  // used by the worker thread
-  std::unique_ptr<detail::CommWorker> worker_;  // destroyed before comm_ is freed
+  std::unique_ptr<detail::SharedMemoryReducer> shared_;  // null: no shared-memory path
+  std::unique_ptr<detail::CommWorker> worker_;  // destroyed first (it may be using shared_)
 };
 
 }  // namespace dlx::comm

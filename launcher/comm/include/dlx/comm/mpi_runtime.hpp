@@ -30,6 +30,7 @@ class MpiRuntime {
 
 // Called when a peer may never join again: the runtime then skips MPI_Finalize at exit.
 void abandon_mpi() noexcept;
+bool mpi_abandoned() noexcept;  // whether abandon_mpi() was called (collective clean-ups skip)
 
 // Every rank's `text`, in rank order, on every rank (MPI_Allgather of lengths, then Allgatherv).
 std::vector<std::string> allgather_strings(const std::string& text, MPI_Comm comm);

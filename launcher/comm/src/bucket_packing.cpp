@@ -1,0 +1,58 @@
+#include "bucket_packing.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace dlx::comm::detail {
+
+std::size_t total_bytes(std::span<const Tensor> tensors) noexcept {
+  std::size_t bytes = 0;
+  for (const auto& tensor : tensors) bytes += tensor.bytes();
+  return bytes;
+}
+
+void pack(std::span<const Tensor> tensors, std::byte* buffer) {
+  for (const auto& tensor : tensors) {
+    if (tensor.count == 0) continue;  // an empty tensor may have no storage at all
+    std::memcpy(buffer, tensor.data, tensor.bytes());
+    buffer += tensor.bytes();
+  }
+}
+
+void unpack(const std::byte* buffer, std::span<const Tensor> tensors) {
+  for (const auto& tensor : tensors) {
+    if (tensor.count == 0) continue;
+    std::memcpy(tensor.data, buffer, tensor.bytes());
+    buffer += tensor.bytes();
+  }
+}
+
+template <class Copy>
+void BucketCursor::walk(std::size_t bytes, Copy&& copy) {
+  std::size_t done = 0;
+  while (done < bytes && tensor_ < tensors_.size()) {
+    const Tensor& tensor = tensors_[tensor_];
+    const std::size_t piece = std::min(bytes - done, tensor.bytes() - offset_);
+    if (piece > 0) copy(static_cast<std::byte*>(tensor.data) + offset_, done, piece);
+    done += piece;
+    offset_ += piece;
+    if (offset_ == tensor.bytes()) {
+      ++tensor_;
+      offset_ = 0;
+    }
+  }
+}
+
+void BucketCursor::pack_next(std::size_t bytes, std::byte* out) {
+  walk(bytes, [out](const std::byte* tensor, std::size_t at, std::size_t piece) {
+    std::memcpy(out + at, tensor, piece);
+  });
+}
+
+void BucketCursor::unpack_next(std::size_t bytes, const std::byte* in) {
+  walk(bytes, [in](std::byte* tensor, std::size_t at, std::size_t piece) {
+    std::memcpy(tensor, in + at, piece);
+  });
+}
+
+}  // namespace dlx::comm::detail
