@@ -2,6 +2,7 @@
 # A bounded libFuzzer run over the experiment parser (ASan + UBSan), starting from the committed
 # seed corpus. Exit status non-zero on any crash, leak, hang or sanitizer report.
 #   bash scripts/fuzz.sh [SECONDS]      (default 60)
+# DLX_FUZZ_JOBS=N limits the build's parallel jobs (scripts/test.sh runs it beside ctest with 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # ccache keyed on paths relative to the checkout, so a fresh clone elsewhere reuses earlier builds.
@@ -9,7 +10,7 @@ export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
 seconds=${1:-60}
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DDLX_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDLX_WITH_CUDA=OFF > build-fuzz.configure.log 2>&1 || { cat build-fuzz.configure.log; exit 1; }
-cmake --build build-fuzz --target config_fuzz
+cmake --build build-fuzz --target config_fuzz ${DLX_FUZZ_JOBS:+--parallel "$DLX_FUZZ_JOBS"}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp tests/fuzz/corpus/* "$work"/

@@ -30,16 +30,17 @@ as_user() {
 storage_root() { echo "$CLUSTER/storage"; }
 user_storage() { echo "$(storage_root)/$DLX_TEST_USER"; }
 
-# Wait until no task of job $1 is pending or running (bounded: $2 seconds, default 240).
+# Wait until no task of job $1 is pending or running (bounded: $2 seconds, default 240). Polls
+# every 0.25 s: a test goes on as soon as its job is gone.
 wait_for_job() {
-  local job=$1 limit=${2:-240} waited=0
+  local job=$1 limit=${2:-240}
+  local deadline=$((SECONDS + limit))
   while [ -n "$(squeue -h -j "$job" -o %i 2>/dev/null)" ]; do
-    if [ "$waited" -ge "$limit" ]; then
+    if [ "$SECONDS" -ge "$deadline" ]; then
       squeue -j "$job" >&2 || true
       fail "job $job still queued after ${limit}s"
     fi
-    sleep 1
-    waited=$((waited + 1))
+    sleep 0.25
   done
 }
 

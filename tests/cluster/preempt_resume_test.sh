@@ -6,15 +6,10 @@
 # the same trial run without interruption, the same metrics, and two "notice" restarts recorded.
 source "$(dirname "$0")/resume_lib.sh"
 
+# The reference run ends before the trial starts: a preemption would requeue it too.
 write_resume_experiment preempt-resume
-ref_job=$(submit_trial preempt-resume --wait) || fail "the reference run failed"
-ref=$(trial_dir "$ref_job")
-note "reference run $ref_job done: $ref"
-
-job=$(submit_trial preempt-resume)
-wait_until 60 "trial $job to start" job_running "$job"
-wait_until 30 "the job link" test -L "$(user_storage)/.jobs/$job"
-dir=$(trial_dir "$job")
+reference_trial preempt-resume
+start_resume_trial preempt-resume
 for round in 1 2; do
   wait_until 120 "a checkpoint of run $round" checkpoint_past "$dir" $((round * 1000))
   job_running "$job" || fail "trial finished before preemption $round (make the training longer)"
@@ -26,7 +21,7 @@ wait_for_job "$job" 300
 grep -q "exiting 85 for a requeue" "$WORK"/preempt-resume-"$job"_0.out ||
   fail "no checkpoint-and-exit in the job output: $(tail -20 "$WORK"/preempt-resume-"$job"_0.out)"
 grep -q "after SIGUSR2" "$WORK"/preempt-resume-"$job"_0.out || fail "the notice was not SIGUSR2"
-compare_trials "$ref" "$dir" 2 0
+compare_trials "$REFERENCE" "$dir" 2 0
 status=$(as_user dlx status "$job")
 expect_contains "dlx status" "$status" "1 completed"
 note "preempted twice, resumed, identical"

@@ -6,15 +6,7 @@
 # interruption, the same metrics, and one "notice" restart recorded in trial.h5.
 source "$(dirname "$0")/resume_lib.sh"
 
-write_resume_experiment requeue-resume
-ref_job=$(submit_trial requeue-resume --wait) || fail "the reference run failed"
-ref=$(trial_dir "$ref_job")
-note "reference run $ref_job done: $ref"
-
-job=$(submit_trial requeue-resume)
-wait_until 60 "trial $job to start" job_running "$job"
-wait_until 30 "the job link" test -L "$(user_storage)/.jobs/$job"
-dir=$(trial_dir "$job")
+start_resume_trial requeue-resume
 wait_until 120 "a checkpoint" checkpoint_past "$dir" 1000
 job_running "$job" || fail "trial finished before the requeue (make the training longer)"
 scontrol requeue "${job}_0"
@@ -25,7 +17,7 @@ out="$WORK/requeue-resume-${job}_0.out"
 grep -q "exiting 85 for a requeue" "$out" ||
   fail "no checkpoint-and-exit in the job output: $(tail -20 "$out")"
 grep -q "after SIGTERM" "$out" || fail "the notice was not SIGTERM: $(grep -i requeue "$out")"
-compare_trials "$ref" "$dir" 1 0
+compare_trials "$REFERENCE" "$dir" 1 0
 status=$(as_user dlx status "$job")
 expect_contains "dlx status" "$status" "1 completed"
 note "requeued by scontrol, resumed, identical"

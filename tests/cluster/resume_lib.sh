@@ -84,57 +84,54 @@ preempt_now() {
 # compare_trials REFERENCE_DIR DIR NOTICES CRASHES: final checkpoints byte-identical, the same
 # metrics, completed, and the restart history (causes) as expected.
 compare_trials() {
-  /usr/bin/python3 - "$@" <<'PY'
-import glob, re, sys, h5py, numpy as np
-ref, got, notices, crashes = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-def final(d):
-    files = glob.glob(d + "/checkpoints/step-*.h5")
-    return max(files, key=lambda f: int(re.search(r"step-(\d+)\.h5$", f).group(1)))
-def tensors(path):
-    out = {}
-    with h5py.File(path, "r") as f:
-        f["tensors"].visititems(lambda n, o: out.update({n: o[()].tobytes()}) if isinstance(o, h5py.Dataset) else None)
-        return int(f.attrs["step"]), out
-(rs, rt), (gs, gt) = tensors(final(ref)), tensors(final(got))
-assert rs == gs, f"final steps differ: {rs} vs {gs}"
-assert rt.keys() == gt.keys(), (sorted(rt), sorted(gt))
-bad = [n for n in rt if rt[n] != gt[n]]
-assert not bad, f"tensors differ from the uninterrupted run: {bad}"
-text = lambda v: v.decode() if isinstance(v, bytes) else v
-with h5py.File(ref + "/trial.h5", "r") as a, h5py.File(got + "/trial.h5", "r") as b:
-    assert text(b.attrs["state"]) == "completed", text(b.attrs["state"])
-    for table in ("training", "validation"):
-        for name in a["metrics/" + table]:
-            x, y = a[f"metrics/{table}/{name}"][:], b[f"metrics/{table}/{name}"][:]
-            assert x.shape == y.shape and np.array_equal(x, y), f"{table}/{name} differs: {x} vs {y}"
-    events = [dict(b["restart_events"][k].attrs) for k in sorted(b["restart_events"], key=int)] if "restart_events" in b else []
-    causes = [text(e["cause"]) for e in events]
-    for e in events:
-        print("#   restart:", {k: text(v) for k, v in e.items()})
-    assert causes.count("notice") == notices and causes.count("crash") == crashes, causes
-    assert int(b.attrs["failures"]) == crashes, b.attrs["failures"]
-print(f"# identical to the uninterrupted run: final step {gs}, {len(gt)} tensors; restarts {causes}")
-PY
+  finish_reference_trial
+  /usr/bin/python3 "$SOURCE_DIR/tests/tools/compare_checkpoints.py" "$1" "$2" \
+    --notices "$3" --crashes "$4" || fail "$2 is not identical to the uninterrupted run $1"
 }
 
 # reference_trial NAME: sets REFERENCE to the trial directory of an uninterrupted run of
-# $WORK/NAME.yaml. The bytes depend on the hyperparameters and the world size only (not on the
-# experiment's name or max_restarts), so tests with the same RESUME_HPARAMS share one reference
-# run per cluster (its directory cached in $WORK/reference-<hash>); the first test runs it.
+# $WORK/NAME.yaml, finished. The bytes depend on the hyperparameters and the world size only (not
+# on the experiment's name or max_restarts), so tests with the same RESUME_HPARAMS share one
+# reference run per cluster (its directory cached in $WORK/reference-<hash>); the first test runs it.
 reference_trial() {
-  local name=$1 key cache job
-  key=$(printf '%s\n' "$RESUME_HPARAMS" "$(grep '^resources:' "$WORK/$name.yaml")" | sha1sum | cut -c1-12)
-  cache=$WORK/reference-$key
+  start_reference_trial "$1"
+  finish_reference_trial
+}
+
+# start_reference_trial NAME: reference_trial without waiting for the run to end: sets REFERENCE
+# (and REFERENCE_JOB while the run is still going), so that the reference trains on the spare
+# nodes while the test interrupts its own trial (2 of the cluster's 3 nodes, 1 CPU each).
+# compare_trials waits for it (finish_reference_trial). Not for a test that preempts: a
+# preemption would requeue the reference too.
+REFERENCE_JOB=""
+reference_key() {
+  printf '%s\n' "$RESUME_HPARAMS" "$(grep '^resources:' "$WORK/$1.yaml")" | sha1sum | cut -c1-12
+}
+start_reference_trial() {
+  local name=$1 cache
+  cache=$WORK/reference-$(reference_key "$name")
   if [ -s "$cache" ] && [ -e "$(cat "$cache")/trial.h5" ]; then
     REFERENCE=$(cat "$cache")
-    note "reference run (shared with an earlier test): $REFERENCE"
+    note "reference run already done (shared by the tests with these hyperparameters): $REFERENCE"
     return
   fi
-  job=$(submit_trial "$name" --wait) || fail "the reference run of $name failed: $(tail -n 5 "$WORK/$name"-*.out)"
-  REFERENCE=$(trial_dir "$job")
-  /usr/bin/python3 -c "import h5py,sys; f=h5py.File(sys.argv[1]+'/trial.h5','r'); sys.exit(f.attrs['state'] not in (b'completed','completed'))" "$REFERENCE" ||
-    fail "the reference run $job did not complete: $(tail -n 5 "$WORK/$name-${job}_0.out")"
-  echo "$REFERENCE" > "$cache"
+  REFERENCE_JOB=$(submit_trial "$name")
+  REFERENCE_CACHE=$cache
+  wait_until 60 "the job link of the reference run $REFERENCE_JOB" test -L "$(user_storage)/.jobs/$REFERENCE_JOB"
+  REFERENCE=$(trial_dir "$REFERENCE_JOB")
+  note "reference run $REFERENCE_JOB submitted: $REFERENCE"
+}
+
+# finish_reference_trial: waits for the reference run started by start_reference_trial (if any),
+# checks that it completed uninterrupted (no restart) and caches it for the next tests.
+finish_reference_trial() {
+  [ -n "$REFERENCE_JOB" ] || return 0
+  local job=$REFERENCE_JOB
+  wait_for_job "$job" 300
+  /usr/bin/python3 -c "import h5py,sys; f=h5py.File(sys.argv[1]+'/trial.h5','r'); sys.exit(f.attrs['state'] not in (b'completed','completed') or int(f.attrs['restarts']) != 0)" "$REFERENCE" ||
+    fail "the reference run $job did not complete in one go: $(tail -n 5 "$WORK"/*-"${job}"_0.out)"
+  echo "$REFERENCE" > "$REFERENCE_CACHE"
+  REFERENCE_JOB=""
   note "reference run $job done: $REFERENCE"
 }
 
@@ -187,18 +184,25 @@ with h5py.File(sys.argv[1] + "/trial.h5", "r") as f:
 PY
 }
 
-# start_fault_trial NAME: the fault tests' common start: the fault-test trial (max_restarts 1)
-# with its reference run, submitted and running, a checkpoint or more to come. Sets `job` and
-# `dir` (the trial directory) and cancels the job when the test exits, so a failed test leaves no
-# trial behind.
-start_fault_trial() {
-  local name=$1
-  RESUME_HPARAMS=$FAULT_HPARAMS
-  write_resume_experiment "$name" "max_restarts: 1"
-  reference_trial "$name"
-  job=$(submit_trial "$name")
-  trap 'scancel "$job" 2> /dev/null || true' EXIT
+# start_resume_trial NAME [EXTRA_YAML [SBATCH_ARGS...]]: the resume tests' common start: the
+# experiment (RESUME_HPARAMS, EXTRA_YAML), its reference run started (start_reference_trial) and
+# the trial submitted and running. Sets `job` and `dir` (the trial directory) and cancels the
+# job (and an unfinished reference run) when the test exits, so a failed test leaves no trial
+# behind.
+start_resume_trial() {
+  local name=$1 extra=${2:-}
+  write_resume_experiment "$name" "$extra"
+  start_reference_trial "$name"
+  job=$(submit_trial "$name" "${@:3}")
+  trap 'scancel "$job" $REFERENCE_JOB 2> /dev/null || true' EXIT
   wait_until 60 "trial $job to start" job_running "$job"
   wait_until 30 "the job link" test -L "$(user_storage)/.jobs/$job"
   dir=$(trial_dir "$job")
+}
+
+# start_fault_trial NAME [SBATCH_ARGS...]: start_resume_trial for the fault tests' shared trial
+# (FAULT_HPARAMS, max_restarts 1), a checkpoint or more to come.
+start_fault_trial() {
+  RESUME_HPARAMS=$FAULT_HPARAMS
+  start_resume_trial "$1" "max_restarts: 1" "${@:2}"
 }

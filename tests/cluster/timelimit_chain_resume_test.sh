@@ -12,16 +12,9 @@ source "$(dirname "$0")/resume_lib.sh"
 
 name=timelimit-chain-resume
 RESUME_HPARAMS=$FAULT_HPARAMS
-write_resume_experiment "$name"
-reference_trial "$name"
-
-job=$(submit_trial "$name" --time=1 --signal=USR2@20)
-trap 'scancel "$job" 2> /dev/null || true' EXIT  # a failed test leaves no trial behind
-wait_until 60 "trial $job to start" job_running "$job"
+start_resume_trial "$name" "" --time=1 --signal=USR2@20
 limit=$(scontrol show job "${job}_0" | grep -o 'TimeLimit=[^ ]*')
 [ "$limit" = "TimeLimit=00:01:00" ] || fail "the trial's time limit is $limit, not 1 minute"
-wait_until 30 "the job link" test -L "$(user_storage)/.jobs/$job"
-dir=$(trial_dir "$job")
 wait_for_job "$job" 400
 
 log=$(cat "$WORK/$name-${job}_0.out")

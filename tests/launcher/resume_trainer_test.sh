@@ -10,6 +10,7 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/dlx-resume-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 export OMPI_MCA_rmaps_base_oversubscribe=1 DLX_TRIAL_ID=1
 fail() { echo "FAIL: $*" >&2; exit 1; }
+tools=$(cd "$(dirname "$0")/../tools" && pwd)
 
 experiment() {  # experiment DIR EPOCHS PERIOD
   mkdir -p "$1"
@@ -28,39 +29,11 @@ run() {  # run DIR EPOCHS [mpirun args...]: the trainer in trial DIR
     DLX_HPARAMS="{\"learning_rate\":0.1,\"batch_size\":16,\"epochs\":$epochs}" \
     mpirun --oversubscribe -n "$np" "$@" "$trainer"
 }
-# compare REFERENCE_DIR DIR RESTARTS: final checkpoint tensors and metrics equal, restarts recorded.
+# compare REFERENCE_DIR DIR RESTARTS: final checkpoint tensors (the model's weights and bias among
+# them) and metrics equal, completed, RESTARTS restart events recorded.
 compare() {
-  /usr/bin/python3 - "$1/trials/1" "$2/trials/1" "$3" <<'PY'
-import glob, re, sys, h5py, numpy as np
-ref, got, restarts = sys.argv[1], sys.argv[2], int(sys.argv[3])
-def final(d):
-    files = glob.glob(d + "/checkpoints/step-*.h5")
-    return max(files, key=lambda f: int(re.search(r"step-(\d+)\.h5$", f).group(1)))
-def tensors(path):
-    out = {}
-    with h5py.File(path, "r") as f:
-        f["tensors"].visititems(lambda n, o: out.update({n: o[()].tobytes()}) if isinstance(o, h5py.Dataset) else None)
-        return int(f.attrs["step"]), out
-(rs, rt), (gs, gt) = tensors(final(ref)), tensors(final(got))
-assert rs == gs, f"final steps differ: {rs} vs {gs}"
-for name in ("model/weights", "model/bias"):
-    assert rt[name] == gt[name], f"{name} differs after resume"
-assert rt == gt, "per-rank state differs: " + str([n for n in rt if rt[n] != gt.get(n)])
-with h5py.File(ref + "/trial.h5", "r") as a, h5py.File(got + "/trial.h5", "r") as b:
-    for table in ("training", "validation"):
-        for name in a["metrics/" + table]:
-            x, y = a[f"metrics/{table}/{name}"][:], b[f"metrics/{table}/{name}"][:]
-            assert x.shape == y.shape and np.array_equal(x, y), f"{table}/{name}: {x} vs {y}"
-    state = b.attrs["state"]
-    assert state == "completed", state
-    events = b["restart_events"] if "restart_events" in b else {}
-    assert len(events) == restarts, f"{len(events)} restart events, expected {restarts}"
-    for key in events:
-        e = events[key].attrs
-        print(f"  restart {key}: cause={e['cause']} resumed_step={e['resumed_step']} "
-              f"steps_lost={e['steps_lost']} reason={e['reason']}")
-print(f"identical: final step {gs}, {len(gt)} tensors, metrics equal")
-PY
+  /usr/bin/python3 "$tools/compare_checkpoints.py" "$1/trials/1" "$2/trials/1" --restarts "$3" \
+    --tensor model/weights --tensor model/bias
 }
 
 # 1. Uninterrupted reference: a checkpoint every 40 batches and at the end.
