@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "device_copy.hpp"
+#include "host_copy.hpp"
 #include "dlx/checkpoint/error.hpp"
 
 namespace dlx::checkpoint::detail {
@@ -49,6 +50,7 @@ std::vector<Tensor> snapshot_tensors(std::span<const TensorView> views, std::vec
   std::vector<Tensor> out;
   out.reserve(views.size());
   std::vector<DeviceCopy> device_copies;
+  std::vector<HostCopy> host_copies;
   for (std::size_t i = 0; i < views.size(); ++i) {
     const auto& view = views[i];
     auto bytes = view.byte_size();
@@ -62,10 +64,11 @@ std::vector<Tensor> snapshot_tensors(std::span<const TensorView> views, std::vec
       if (view.location == MemoryLocation::cuda_device)
         device_copies.push_back({tensor.bytes.data(), view.data, bytes});
       else
-        std::memcpy(tensor.bytes.data(), view.data, bytes);
+        host_copies.push_back({tensor.bytes.data(), view.data, bytes});
     }
     out.push_back(std::move(tensor));
   }
+  copy_on_host(host_copies);
   copy_from_device(device_copies);
   return out;
 }

@@ -1,0 +1,55 @@
+#include "host_copy.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace dlx::checkpoint::detail {
+namespace {
+
+constexpr std::size_t kSingleThreadBelow = std::size_t{32} << 20;
+constexpr std::size_t kMinSliceBytes = std::size_t{8} << 20;
+constexpr unsigned kMaxThreads = 4;
+
+// Copies bytes [begin, end) of the concatenation of `copies`.
+void copy_range(std::span<const HostCopy> copies, std::size_t begin, std::size_t end) {
+  std::size_t position = 0;
+  for (const auto& copy : copies) {
+    const auto first = std::max(begin, position);
+    const auto last = std::min(end, position + copy.bytes);
+    if (first < last) {
+      std::memcpy(copy.destination + (first - position),
+                  static_cast<const std::byte*>(copy.source) + (first - position), last - first);
+    }
+    position += copy.bytes;
+    if (position >= end) break;
+  }
+}
+
+}  // namespace
+
+unsigned host_copy_threads(std::size_t total_bytes) {
+  if (total_bytes < kSingleThreadBelow) return 1;
+  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  const auto by_size = static_cast<unsigned>(std::min<std::size_t>(total_bytes / kMinSliceBytes, kMaxThreads));
+  return std::max(1u, std::min({hardware, kMaxThreads, by_size}));
+}
+
+void copy_on_host(std::span<const HostCopy> copies) {
+  std::size_t total = 0;
+  for (const auto& copy : copies) total += copy.bytes;
+  const unsigned threads = host_copy_threads(total);
+  // Slices are whole multiples of 4 KiB of the concatenation.
+  const std::size_t slice = (total / threads + 4095) / 4096 * 4096;
+  std::vector<std::jthread> helpers;
+  helpers.reserve(threads - 1);
+  for (unsigned t = 1; t < threads; ++t) {
+    const auto begin = std::min(total, t * slice);
+    const auto end = std::min(total, begin + slice);
+    if (begin < end) helpers.emplace_back([copies, begin, end] { copy_range(copies, begin, end); });
+  }
+  copy_range(copies, 0, std::min(total, slice));
+}  // the jthreads join here
+
+}  // namespace dlx::checkpoint::detail
