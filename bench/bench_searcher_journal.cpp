@@ -20,6 +20,7 @@
 #include "dlx/searcher/experiment_summary.hpp"
 #include "dlx/searcher/journal_snapshot.hpp"
 #include "dlx/searcher/search_state.hpp"
+#include "recording_method.hpp"
 #include "simulated_runner.hpp"
 
 namespace dlx::bench {
@@ -82,35 +83,7 @@ std::filesystem::path fresh_dir(const std::filesystem::path& parent, const std::
   return dir;
 }
 
-// Records every journaled event a method answers during a simulated run, as the coordinator
-// would append them (waits are not journaled).
-class RecordingMethod final : public searcher::Method {
- public:
-  explicit RecordingMethod(std::unique_ptr<searcher::Method> inner) : inner_(std::move(inner)) {}
-  searcher::Work on_work_requested(int ticket) override {
-    auto work = inner_->on_work_requested(ticket);
-    if (work.kind != searcher::Work::Kind::wait) events.push_back(searcher::SearchState::work_event(ticket, work, 0));
-    return work;
-  }
-  searcher::Decision on_validation(int trial, std::int64_t length, double metric) override {
-    auto decision = inner_->on_validation(trial, length, metric);
-    last_length_[trial] = length;
-    events.push_back(searcher::SearchState::validation_event(trial, length, metric, decision, 0));
-    return decision;
-  }
-  void on_trial_exited(int trial, searcher::ExitKind how) override {
-    inner_->on_trial_exited(trial, how);
-    events.push_back(searcher::SearchState::exit_event(trial, how, "", last_length_[trial], 0));
-  }
-  nlohmann::json snapshot() const override { return inner_->snapshot(); }
-  void restore(const nlohmann::json& state) override { inner_->restore(state); }
-
-  std::vector<nlohmann::json> events;
-
- private:
-  std::unique_ptr<searcher::Method> inner_;
-  std::map<int, std::int64_t> last_length_;
-};
+using dlx::testing::RecordingMethod;
 
 // The milliseconds a new process (a fork) takes to catch up with the journal in `dir`, as the
 // coordinator's first question does (journal_snapshot.hpp), the median of `repeats`.

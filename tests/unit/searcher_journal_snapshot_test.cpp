@@ -25,6 +25,7 @@
 #include "dlx/searcher/journal_snapshot.hpp"
 #include "dlx/searcher/search_state.hpp"
 #include "searcher_temp_dir.hpp"
+#include "recording_method.hpp"
 #include "simulated_runner.hpp"
 
 using namespace dlx;
@@ -35,6 +36,8 @@ namespace fs = std::filesystem;
 namespace {
 
 using dlx::testing::TempDir;
+using dlx::testing::slurp;
+using dlx::testing::spit;
 
 config::Experiment experiment_of(const std::string& searcher, std::uint64_t seed = 7) {
   // x and y in [0, 1], as the simulated learning curve wants them, in the form each searcher takes.
@@ -65,34 +68,7 @@ const std::map<std::string, std::string> kMethods = {
                         "max_length: {batches: 32}, sampler: tpe, tpe: {startup_trials: 6}"},
 };
 
-// The journal events a method answers on the simulated cluster, as the coordinator appends them.
-class RecordingMethod final : public searcher::Method {
- public:
-  explicit RecordingMethod(std::unique_ptr<searcher::Method> inner) : inner_(std::move(inner)) {}
-  searcher::Work on_work_requested(int ticket) override {
-    auto work = inner_->on_work_requested(ticket);
-    if (work.kind != searcher::Work::Kind::wait) events.push_back(SearchState::work_event(ticket, work, 1000 + ticket));
-    return work;
-  }
-  searcher::Decision on_validation(int trial, std::int64_t length, double metric) override {
-    auto decision = inner_->on_validation(trial, length, metric);
-    last_length_[trial] = length;
-    events.push_back(SearchState::validation_event(trial, length, metric, decision, 2000 + trial));
-    return decision;
-  }
-  void on_trial_exited(int trial, searcher::ExitKind how) override {
-    inner_->on_trial_exited(trial, how);
-    events.push_back(SearchState::exit_event(trial, how, "simulated failure", last_length_[trial], 3000 + trial));
-  }
-  nlohmann::json snapshot() const override { return inner_->snapshot(); }
-  void restore(const nlohmann::json& state) override { inner_->restore(state); }
-
-  std::vector<nlohmann::json> events;
-
- private:
-  std::unique_ptr<searcher::Method> inner_;
-  std::map<int, std::int64_t> last_length_;
-};
+using dlx::testing::RecordingMethod;
 
 // A run of `experiment` as journal events, with a failure, a duplicate of an early event and an
 // event of a type the searcher skips, so that the tail after a snapshot has those too.
@@ -150,17 +126,6 @@ void check_same_state(SearchState& got, SearchState& want) {
   const int next = searcher::ticket_count(want.experiment());
   CHECK(searcher::to_json(got.method().on_work_requested(next)) ==
         searcher::to_json(want.method().on_work_requested(next)));
-}
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-void spit(const fs::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
 }
 
 // A coordinator's catch-up, with its warnings.

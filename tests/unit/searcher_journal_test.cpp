@@ -13,30 +13,16 @@
 #include <sstream>
 
 #include "dlx/searcher/journal.hpp"
+#include "searcher_temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using dlx::searcher::Journal;
 using dlx::searcher::JournalError;
+using dlx::testing::slurp;
+using dlx::testing::spit;
+using dlx::testing::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("dlx-journal-" + std::to_string(::getpid()) + "-" +
-                                               std::to_string(std::random_device{}()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
-void spit(const fs::path& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
-}
 
 nlohmann::json event(const std::string& id) { return {{"id", id}, {"type", "validation"}, {"metric", 0.5}}; }
 
