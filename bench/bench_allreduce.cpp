@@ -14,6 +14,11 @@
 //   fused_shm_vs_mpi_16KiB    the 16 KiB case's fused call with buckets through MPI_Allreduce
 //                             (DLX_FUSION_SHM=0) over through shared memory (information; only
 //                             when the shared-memory path is on, i.e. all ranks on one node)
+// `bench_allreduce --sweep` instead measures, per tensor size from 256 KiB to 64 MiB, the fusion
+// buckets' shared-memory path against MPI_Allreduce in place (the data behind the choice of which
+// tensors go through shared memory; fused_allreduce.hpp): one tensor alone, and a list of tensors
+// of that size adding up to 32 MiB (`--sweep <MiB>`: with a window of that many MiB per rank
+// instead of the default). Information only, nothing to meet.
 // Each figure is the median over repetitions of the slowest rank's time; every repetition starts
 // after a barrier. Output follows nccl-tests: '#' metadata, fixed columns, '# result:' lines, a
 // verdict; exit 1 when a target is missed. --json prints the results as one JSON object instead.
@@ -22,6 +27,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <functional>
@@ -198,6 +204,47 @@ Result overlap_vs_serial(MpiCommunicator& comm, MPI_Comm raw, bool on_host) {
   return result;
 }
 
+// One size of the sweep: MPI_Allreduce in place per tensor over the same tensors as one bucket
+// through the shared-memory window (whatever FusedAllreduce would choose for them).
+void sweep_one(MpiCommunicator& comm, MPI_Comm raw, std::size_t bytes, std::size_t tensors) {
+  auto data = tensors_of(tensors, bytes, comm.rank());
+  std::vector<Tensor> list;
+  for (auto& d : data) list.push_back(Tensor::of(std::span<float>(d)));
+  const int reps = bytes * tensors >= (std::size_t{16} << 20) ? 15 : 41;
+  const auto [mpi_s, shm_s] = paired_median_seconds(
+      raw, reps,
+      [&] {
+        for (auto& d : data) {
+          MPI_Allreduce(MPI_IN_PLACE, d.data(), static_cast<int>(d.size()), MPI_FLOAT, MPI_SUM, raw);
+        }
+      },
+      [&] { comm.allreduce_sum_bucket(list); });
+  if (comm.rank() == 0) {
+    fmt::print("  {:>8} KiB x {:>3} {:>14.1f} {:>14.1f} {:>8.3f}\n", bytes >> 10, tensors,
+               mpi_s * 1e6, shm_s * 1e6, mpi_s / shm_s);
+  }
+}
+
+int sweep(MPI_Comm raw, std::size_t segment_bytes) {
+  MpiCommunicator comm(MPI_COMM_WORLD, dlx::comm::MpiOptions{.shared_memory_bytes = segment_bytes});
+  if (!comm.sums_buckets()) {
+    if (comm.rank() == 0) fmt::print("# no shared-memory path here (ranks on several nodes?)\n");
+    return 1;
+  }
+  if (comm.rank() == 0) {
+    fmt::print("# sweep: {} ranks, shared-memory pieces of {} KiB\n", comm.size(),
+               comm.shared_memory_piece_bytes() >> 10);
+    fmt::print("# {:>18} {:>14} {:>14} {:>8}\n", "tensors", "mpi(us)", "shm(us)", "mpi/shm");
+  }
+  for (std::size_t bytes : {std::size_t{256} << 10, std::size_t{1} << 20, std::size_t{4} << 20,
+                            std::size_t{8} << 20, std::size_t{16} << 20, std::size_t{64} << 20}) {
+    sweep_one(comm, raw, bytes, 1);
+    constexpr std::size_t kListBytes = std::size_t{32} << 20;
+    if (bytes < kListBytes) sweep_one(comm, raw, bytes, kListBytes / bytes);
+  }
+  return 0;
+}
+
 std::string host_name() {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
@@ -208,9 +255,17 @@ std::string host_name() {
 
 int main(int argc, char** argv) {
   const bool json = argc > 1 && std::strcmp(argv[1], "--json") == 0;
+  const bool sweeping = argc > 1 && std::strcmp(argv[1], "--sweep") == 0;
   dlx::comm::MpiRuntime mpi;
   MPI_Comm raw = MPI_COMM_NULL;
   MPI_Comm_dup(MPI_COMM_WORLD, &raw);
+  if (sweeping) {
+    const std::size_t segment_mib = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 0;
+    const int status = sweep(raw, segment_mib > 0 ? segment_mib << 20
+                                                  : dlx::comm::kDefaultFusionShmBytes);
+    MPI_Comm_free(&raw);
+    return status;
+  }
   std::vector<Result> results;
   bool overlaps = false;
   std::size_t shm_piece = 0;

@@ -4,6 +4,9 @@
 // computed here) for every element type, odd sizes, bucket boundaries, windows far smaller than
 // the bucket (many pieces, slices of zero elements) and buckets larger than the default window,
 // blocking and overlapped; DLX_FUSION_SHM=0 and disagreeing ranks turn it off everywhere.
+// Which tensors take the path (shared_memory_pieces() counts the pieces): every bucket, also one
+// of a single tensor, however far above the packed path's alone size (kDefaultAloneBytes), up to
+// kSharedMemoryAloneBytes; tensors from that size on, or larger than the bucket, are reduced alone.
 // With DLX_TEST_EXPECT_SHM=0 in the environment (ctest's run with Open MPI's shared-memory
 // windows excluded) the window cannot be made: the path must be off and the sums still right.
 #define CATCH_CONFIG_RUNNER
@@ -126,8 +129,9 @@ void check_shm_equals_per_tensor(MpiCommunicator& shm, MpiCommunicator& plain,
   for (std::size_t bucket : bucket_sizes<T>(sizes, boundaries)) {
     INFO("bucket " << bucket << " bytes, window piece " << shm.shared_memory_piece_bytes()
                    << " bytes");
-    // Nothing alone: every tensor, however large, goes through the buckets.
-    FusedAllreduce fused(shm, bucket, std::size_t{1} << 40);
+    // The packed path's alone size does not apply here: every tensor (all under
+    // kSharedMemoryAloneBytes) goes through the buckets, one larger than the bucket alone.
+    FusedAllreduce fused(shm, bucket, 1);
     List<T> blocking(shm.rank(), sizes);
     fused.allreduce_sum(blocking.tensors());
     CHECK(blocking == reference);
@@ -211,7 +215,7 @@ TEMPLATE_TEST_CASE("buckets larger than the default window go through it in piec
   MpiCommunicator plain(MPI_COMM_WORLD, kWithoutShm);
   MpiCommunicator shm(MPI_COMM_WORLD, MpiOptions{});
   REQUIRE(shm.sums_buckets() == shm_expected());
-  // 80 tensors of 64 KiB + 3 elements (under the default alone size): about 5 MiB in one bucket,
+  // 80 tensors of 64 KiB + 3 elements: about 5 MiB in one bucket,
   // three 2 MiB pieces, the piece boundaries inside tensors.
   const std::vector<std::size_t> sizes(80, (std::size_t{64} << 10) / sizeof(TestType) + 3);
   const List<TestType> reference = per_tensor_reference<TestType>(plain, sizes);
@@ -251,6 +255,114 @@ TEST_CASE("overlapped shared-memory buckets keep call order with blocking sums",
   CHECK(after == std::vector<std::int32_t>(3, n));
   CHECK(x == std::vector<float>(300, static_cast<float>(n)));
   CHECK(y == std::vector<float>(300, 2.0F * static_cast<float>(n)));
+}
+
+namespace {
+
+// ceil(bytes / piece): the pieces one bucket of `bytes` takes through the window.
+std::uint64_t pieces_for(std::size_t bytes, std::size_t piece) {
+  return (bytes + piece - 1) / piece;
+}
+
+template <class T>
+std::size_t bytes_of(const std::vector<std::size_t>& sizes) {
+  std::size_t bytes = 0;
+  for (std::size_t count : sizes) bytes += count * sizeof(T);
+  return bytes;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("tensors above the packed path's alone size go through shared memory", "[mpi]",
+                   float, std::int64_t) {
+  MpiCommunicator plain(MPI_COMM_WORLD, kWithoutShm);
+  MpiCommunicator shm(MPI_COMM_WORLD, MpiOptions{});
+  REQUIRE(shm.sums_buckets() == shm_expected());
+  const std::size_t piece = shm.shared_memory_piece_bytes();
+  const std::size_t per_256k = (std::size_t{256} << 10) / sizeof(TestType);
+  const std::size_t half_segment = dlx::comm::kDefaultFusionShmBytes / 2 / sizeof(TestType);
+  // 256 KiB (twice kDefaultAloneBytes), odd sizes around it, one tensor larger than a half
+  // segment (a piece ends inside it, and a slice spans tensors) and small ones between.
+  const std::vector<std::size_t> sizes{per_256k, 7, per_256k + 3, 1, half_segment + 4099, 0, 2};
+  const List<TestType> reference = per_tensor_reference<TestType>(plain, sizes);
+  if constexpr (std::is_floating_point_v<TestType>) {
+    CHECK(reference == rank_order_sum<TestType>(shm.size(), sizes));
+  }
+  FusedAllreduce fused(shm);  // the defaults: kDefaultAloneBytes would send each alone
+  REQUIRE(fused.alone_bytes() < per_256k * sizeof(TestType));
+  const std::uint64_t expected = shm_expected() ? pieces_for(bytes_of<TestType>(sizes), piece) : 0;
+  {
+    const std::uint64_t before = shm.shared_memory_pieces();
+    List<TestType> blocking(shm.rank(), sizes);
+    fused.allreduce_sum(blocking.tensors());
+    CHECK(blocking == reference);
+    CHECK(shm.shared_memory_pieces() - before == expected);  // one bucket, all of it
+
+    // Overlapped, each tensor of alone_bytes or more starts at once as a bucket of its own, still
+    // through the window: {256 KiB}, {7}, {256 KiB + 3}, {1}, {2 MiB + 4099} (two pieces), {2}.
+    List<TestType> overlapped(shm.rank(), sizes);
+    for (const auto& tensor : overlapped.tensors()) fused.add(tensor);
+    fused.synchronize();
+    CHECK(overlapped == reference);
+    CHECK(shm.shared_memory_pieces() - before == expected + (shm_expected() ? 7U : 0U));
+  }
+
+  // One 256 KiB tensor on its own is a bucket of one: through the window too, in one piece.
+  const std::vector<std::size_t> one{per_256k + 1};
+  const List<TestType> one_reference = per_tensor_reference<TestType>(plain, one);
+  const std::uint64_t before = shm.shared_memory_pieces();
+  List<TestType> single(shm.rank(), one);
+  fused.allreduce_sum(single.tensors());
+  CHECK(single == one_reference);
+  CHECK(shm.shared_memory_pieces() - before == (shm_expected() ? 1U : 0U));
+}
+
+TEST_CASE("a window of 4 KiB moves 256 KiB tensors in many pieces, bit for bit", "[mpi]") {
+  MpiCommunicator plain(MPI_COMM_WORLD, kWithoutShm);
+  MpiCommunicator shm(MPI_COMM_WORLD, shm_with(4096));  // 2 KiB pieces
+  REQUIRE(shm.sums_buckets() == shm_expected());
+  const std::vector<std::size_t> sizes{65536, 65539, 13, 65533};
+  const List<float> reference = per_tensor_reference<float>(plain, sizes);
+  FusedAllreduce fused(shm);
+  const std::uint64_t before = shm.shared_memory_pieces();
+  List<float> blocking(shm.rank(), sizes);
+  fused.allreduce_sum(blocking.tensors());
+  CHECK(blocking == reference);
+  CHECK(shm.shared_memory_pieces() - before ==
+        (shm_expected() ? pieces_for(bytes_of<float>(sizes), 2048) : 0));
+}
+
+TEST_CASE("tensors of kSharedMemoryAloneBytes or more, or larger than the bucket, go alone",
+          "[mpi]") {
+  MpiCommunicator plain(MPI_COMM_WORLD, kWithoutShm);
+  MpiCommunicator shm(MPI_COMM_WORLD, MpiOptions{});
+  const std::size_t large = dlx::comm::kSharedMemoryAloneBytes / sizeof(float);
+  const std::vector<std::size_t> sizes{5, large, 1000};
+  const List<float> reference = per_tensor_reference<float>(plain, sizes);
+  FusedAllreduce fused(shm);
+  std::uint64_t before = shm.shared_memory_pieces();
+  List<float> blocking(shm.rank(), sizes);
+  fused.allreduce_sum(blocking.tensors());
+  CHECK(blocking == reference);
+  // Two small buckets ({5}, {1000}) of one piece each; the large tensor in place by MPI.
+  CHECK(shm.shared_memory_pieces() - before == (shm_expected() ? 2U : 0U));
+
+  before = shm.shared_memory_pieces();
+  List<float> overlapped(shm.rank(), sizes);
+  for (const auto& tensor : overlapped.tensors()) fused.add(tensor);
+  fused.synchronize();
+  CHECK(overlapped == reference);
+  CHECK(shm.shared_memory_pieces() - before == (shm_expected() ? 2U : 0U));
+
+  // A 64 KiB bucket: a 256 KiB tensor does not fit and is reduced alone, in place.
+  const std::vector<std::size_t> mid{65536, 10};
+  const List<float> mid_reference = per_tensor_reference<float>(plain, mid);
+  FusedAllreduce small_buckets(shm, std::size_t{64} << 10);
+  before = shm.shared_memory_pieces();
+  List<float> mid_values(shm.rank(), mid);
+  small_buckets.allreduce_sum(mid_values.tensors());
+  CHECK(mid_values == mid_reference);
+  CHECK(shm.shared_memory_pieces() - before == (shm_expected() ? 1U : 0U));
 }
 
 int main(int argc, char** argv) {

@@ -27,22 +27,6 @@ void unpack(const std::byte* buffer, std::span<const Tensor> tensors) {
   }
 }
 
-template <class Copy>
-void BucketCursor::walk(std::size_t bytes, Copy&& copy) {
-  std::size_t done = 0;
-  while (done < bytes && tensor_ < tensors_.size()) {
-    const Tensor& tensor = tensors_[tensor_];
-    const std::size_t piece = std::min(bytes - done, tensor.bytes() - offset_);
-    if (piece > 0) copy(static_cast<std::byte*>(tensor.data) + offset_, done, piece);
-    done += piece;
-    offset_ += piece;
-    if (offset_ == tensor.bytes()) {
-      ++tensor_;
-      offset_ = 0;
-    }
-  }
-}
-
 void BucketCursor::pack_next(std::size_t bytes, std::byte* out) {
   walk(bytes, [out](const std::byte* tensor, std::size_t at, std::size_t piece) {
     std::memcpy(out + at, tensor, piece);
@@ -53,6 +37,10 @@ void BucketCursor::unpack_next(std::size_t bytes, const std::byte* in) {
   walk(bytes, [in](std::byte* tensor, std::size_t at, std::size_t piece) {
     std::memcpy(tensor, in + at, piece);
   });
+}
+
+void BucketCursor::skip(std::size_t bytes) {
+  walk(bytes, [](std::byte*, std::size_t, std::size_t) {});
 }
 
 }  // namespace dlx::comm::detail

@@ -1,5 +1,7 @@
 #include "dlx/comm/fused_allreduce.hpp"
 
+#include <algorithm>
+
 #include "bucket_packing.hpp"
 
 namespace dlx::comm {
@@ -31,6 +33,15 @@ std::vector<Bucket> plan_buckets(std::span<const Tensor> tensors, std::size_t bu
 FusedAllreduce::FusedAllreduce(Communicator& comm, std::size_t bucket_bytes, std::size_t alone_bytes)
     : comm_(comm), bucket_bytes_(bucket_bytes), alone_bytes_(alone_bytes) {}
 
+std::size_t FusedAllreduce::alone_limit() const noexcept {
+  return comm_.sums_buckets() ? kSharedMemoryAloneBytes : alone_bytes_;
+}
+
+bool FusedAllreduce::summed_by_backend(std::size_t tensors, std::size_t bytes) const noexcept {
+  // A bucket of one tensor goes there too (it beats the in-place call below alone_limit()).
+  return comm_.sums_buckets() && bytes <= bucket_bytes_ && (tensors > 1 || bytes < alone_limit());
+}
+
 std::vector<std::byte>& FusedAllreduce::buffer(std::size_t index, std::size_t bytes) {
   if (buffers_.size() <= index) buffers_.resize(index + 1);
   if (buffers_[index].size() < bytes) buffers_[index].resize(bytes);
@@ -38,14 +49,14 @@ std::vector<std::byte>& FusedAllreduce::buffer(std::size_t index, std::size_t by
 }
 
 void FusedAllreduce::allreduce_sum(std::span<const Tensor> tensors) {
-  for (const Bucket& bucket : plan_buckets(tensors, bucket_bytes_, alone_bytes_)) {
+  for (const Bucket& bucket : plan_buckets(tensors, bucket_bytes_, alone_limit())) {
     const auto members = tensors.subspan(bucket.first, bucket.last - bucket.first);
-    if (members.size() == 1) {
-      comm_.allreduce_sum(members.front());
+    if (summed_by_backend(members.size(), bucket.bytes)) {
+      comm_.allreduce_sum_bucket(members);
       continue;
     }
-    if (comm_.sums_buckets()) {
-      comm_.allreduce_sum_bucket(members);
+    if (members.size() == 1) {
+      comm_.allreduce_sum(members.front());
       continue;
     }
     auto& fusion = buffer(0, bucket.bytes);
@@ -58,7 +69,10 @@ void FusedAllreduce::allreduce_sum(std::span<const Tensor> tensors) {
 
 void FusedAllreduce::add(Tensor tensor) {
   if (tensor.count == 0) return;
-  if (tensor.bytes() >= alone_bytes_) {  // its own bucket, started at once (as plan_buckets)
+  // Its own bucket, started at once: from alone_limit() on as plan_buckets does; and from
+  // alone_bytes_ on also through the backend's buckets, so that a large gradient does not wait
+  // for the next layer's backward compute to fill the bucket (overlap: a shorter tail).
+  if (tensor.bytes() >= std::min(alone_bytes_, alone_limit())) {
     flush();
     open_.push_back(tensor);
     open_bytes_ = tensor.bytes();
@@ -80,10 +94,11 @@ void FusedAllreduce::flush() {
   const std::size_t bytes = open_bytes_;
   open_bytes_ = 0;
   const DataType type = flight.tensors.front().type;
-  if (flight.tensors.size() == 1) {
+  if (summed_by_backend(flight.tensors.size(), bytes)) {  // the backend moves the tensors itself
+    flight.handle = comm_.allreduce_sum_bucket_async(std::move(flight.tensors));
+    flight.tensors.clear();
+  } else if (flight.tensors.size() == 1) {
     flight.handle = comm_.allreduce_sum_async(flight.tensors.front());
-  } else if (comm_.sums_buckets()) {  // packed, summed and unpacked by the backend
-    flight.handle = comm_.allreduce_sum_bucket_async(flight.tensors);
   } else {
     flight.fused = true;
     flight.buffer = in_flight_.size();

@@ -71,6 +71,10 @@ std::size_t MpiCommunicator::shared_memory_piece_bytes() const noexcept {
   return shared_ ? shared_->piece_bytes() : 0;
 }
 
+std::uint64_t MpiCommunicator::shared_memory_pieces() const noexcept {
+  return shared_ ? shared_->pieces() : 0;
+}
+
 void MpiCommunicator::broadcast(std::span<std::byte> bytes, int root) {
   drain();
   constexpr std::size_t kMaxChunk = INT_MAX;  // MPI counts are int

@@ -2,8 +2,11 @@
 // Fusion buckets summed through MPI-3 shared memory, for a communicator whose ranks all run on
 // one node (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) returns all of them). MPI_Allreduce of a
 // packed bucket copies it into and out of Open MPI's shared-memory transport and has every rank
-// add up the whole buffer; here each rank's fusion buffer already is shared memory, and each rank
-// adds up only its own slice.
+// add up the whole buffer; here each rank publishes in its segment only the slices the others
+// sum, and adds up only its own slice, reading its own values straight from its tensors. Per
+// byte of the bucket on 2 ranks: 1/2 copied in, 1/2 summed (written to the tensor and the
+// segment), 1/2 copied out, with no extra copy for packing, so it is also worth taking for
+// tensors too large to be worth packing (fused_allreduce.hpp, kSharedMemoryAloneBytes).
 //
 // The window: MPI_Win_allocate_shared over a private node communicator (the barriers below never
 // match other traffic, whichever thread runs them), `segment_bytes` per rank, split into two
@@ -12,22 +15,27 @@
 // MpiCommunicator's constructor and destructor, the only deterministic points on every rank.
 //
 // One bucket (tensors of one type, summed as if concatenated) goes through in pieces of at most
-// half a segment, each piece in the other half from the previous one (whatever bucket that was):
+// half a segment, each piece in the other half from the previous one (whatever bucket that was).
+// A piece's elements are cut as the rank-order sum cuts them (ordered_allreduce.hpp): slice
+// s = [count*s/size, count*(s+1)/size); every segment's half h mirrors the piece's layout.
 //
-//   1. pack:   rank r copies the piece's bytes of its tensors into its own segment, half h.
+//   1. pack:   rank r copies every slice s != r of the piece from its tensors into its own
+//              segment, half h, at slice s's offset (slice r's place stays free).
 //   2. sync:   MPI_Win_sync; MPI_Barrier(node); MPI_Win_sync (every rank's piece is visible).
-//   3. sum:    the piece's elements are cut as the rank-order sum cuts them (ordered_allreduce.hpp),
-//              slice r = [count*r/size, count*(r+1)/size); rank r writes slice r of segment 0,
-//              half h, as ((x0 + x1) + x2) + ... from the segments in rank order, the same
-//              additions in the same order as the MPI path, so every result is bit-identical to
-//              it for every world size. Integers are added as unsigned (wrap-around, as MPI).
+//   3. sum:    rank r computes slice r as ((x0 + x1) + x2) + ... in rank order, x_s from segment
+//              s (s != r) and x_r from its own tensors, the same additions in the same order as
+//              the MPI path, so every result is bit-identical to it for every world size; it
+//              writes the sum into slice r's place of its own segment and into its tensors.
+//              Integers are added as unsigned (wrap-around, as MPI).
 //   4. sync:   as 2 (every slice is summed and visible).
-//   5. unpack: every rank copies the piece from segment 0, half h, into its tensors.
+//   5. unpack: rank r copies every slice s != r from segment s, half h, into its tensors.
 //
 // No barrier after 5: the next piece uses the other half, and the one after it comes back to h
-// only after its own step 2, which no rank passes before every rank has finished this step 5.
+// only after its own step 2, which no rank passes before every rank has finished this step 5
+// (so no rank's step 1 or 3 overwrites what another still reads, whatever the pieces' sizes).
 // A failed MPI call throws CommError; the ranks are then out of step and the communicator must
 // not be used for another bucket (as after any failed collective).
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -53,11 +61,13 @@ class SharedMemoryReducer {
   void allreduce_sum(std::span<const Tensor> tensors);
 
   std::size_t piece_bytes() const noexcept { return half_bytes_; }
+  std::uint64_t pieces() const noexcept { return pieces_.load(std::memory_order_relaxed); }
 
  private:
   SharedMemoryReducer() = default;
   void synchronize();
-  void sum_slice(DataType type, std::size_t half_offset, std::size_t count);
+  // This rank's sum of `bytes` at `offset` in the segments, whose own values are at `mine`.
+  void sum_run(DataType type, std::size_t offset, std::byte* mine, std::size_t bytes);
 
   MPI_Comm node_ = MPI_COMM_NULL;
   MPI_Win window_ = MPI_WIN_NULL;
@@ -65,7 +75,7 @@ class SharedMemoryReducer {
   int size_ = 1;
   std::vector<std::byte*> segments_;  // every rank's segment, mapped here, in rank order
   std::size_t half_bytes_ = 0;        // a multiple of every element size
-  std::uint64_t pieces_ = 0;          // how many went through: selects the half
+  std::atomic<std::uint64_t> pieces_{0};  // how many went through: selects the half
 };
 
 }  // namespace dlx::comm::detail

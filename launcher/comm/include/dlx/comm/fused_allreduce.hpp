@@ -13,12 +13,22 @@
 //               same order on every rank); a bucket starts reducing, without blocking, as soon
 //               as the next tensor does not fit. fused.synchronize() before the optimizer step
 //               starts the last bucket, waits for all and unpacks them.
-// A tensor larger than the bucket, or of at least `alone_bytes`, is reduced alone, in place (no
-// copy): copying a large tensor in and out of the buffer costs more host memory bandwidth than the
-// one call it saves (at 256 KiB two memcpy of the tensor take longer than an MPI call's latency on
-// one node; docs/benchmarks.md). Every rank must pass the same sequence of tensor sizes and types.
-// A backend that sums a bucket without the packing (Communicator::sums_buckets(): the MPI backend
-// through shared memory when all ranks share a node) gets the bucket's tensors instead.
+// Which tensors are reduced alone, in place, depends on the backend's bucket path. Every rank
+// must pass the same sequence of tensor sizes and types.
+//   packed (NCCL, MPI across nodes, DLX_FUSION_SHM=0): the bucket is packed into one buffer,
+//     summed with one call, unpacked. A tensor larger than the bucket, or of at least
+//     `alone_bytes`, is reduced alone (no copy): copying a large tensor in and out of the buffer
+//     costs more host memory bandwidth than the one call it saves (at 256 KiB two memcpy of the
+//     tensor take longer than an MPI call's latency on one node; docs/benchmarks.md).
+//   backend (Communicator::sums_buckets(): the MPI backend through shared memory when all ranks
+//     share a node) gets the bucket's tensors, with no packing copy, and beats MPI_Allreduce in
+//     place even for one tensor: `alone_bytes` does not apply; every bucket goes there, a bucket
+//     of one tensor too, except a tensor larger than the bucket or of kSharedMemoryAloneBytes or
+//     more, which is reduced alone, in place (docs/benchmarks.md has the sweep behind the limit).
+// bucket_bytes 0 turns fusion off on both: every tensor is reduced alone, in place. Overlapped,
+// add() starts a tensor of `alone_bytes` or more at once as a bucket of its own on both paths
+// (through the backend's buckets below kSharedMemoryAloneBytes): waiting for the next gradient to
+// fill its bucket would lengthen the step's tail by a layer's compute.
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -31,8 +41,12 @@ namespace dlx::comm {
 
 // Horovod's default fusion threshold (HOROVOD_FUSION_THRESHOLD): 64 MiB.
 inline constexpr std::size_t kDefaultBucketBytes = std::size_t{64} << 20;
-// Tensors from this size on skip the fusion buffer (DLX_FUSION_ALONE_BYTES overrides it in libdlx).
+// Tensors from this size on skip the packed fusion buffer (DLX_FUSION_ALONE_BYTES overrides it in
+// libdlx); not used when the backend sums buckets itself.
 inline constexpr std::size_t kDefaultAloneBytes = std::size_t{128} << 10;
+// The limit instead of alone_bytes when the backend sums buckets itself (shared memory on one
+// node): from this size on MPI_Allreduce in place was faster than the window (docs/benchmarks.md).
+inline constexpr std::size_t kSharedMemoryAloneBytes = std::size_t{8} << 20;
 
 struct Bucket {
   std::size_t first = 0;  // tensors [first, last) of the list
@@ -73,6 +87,8 @@ class FusedAllreduce {
   };
 
   std::vector<std::byte>& buffer(std::size_t index, std::size_t bytes);
+  std::size_t alone_limit() const noexcept;  // alone_bytes_, or none when the backend sums buckets
+  bool summed_by_backend(std::size_t tensors, std::size_t bytes) const noexcept;
 
   Communicator& comm_;
   std::size_t bucket_bytes_;

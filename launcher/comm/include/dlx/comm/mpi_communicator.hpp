@@ -7,6 +7,7 @@
 // window (shared_memory_reducer.hpp; MpiOptions / DLX_FUSION_SHM turn it off), with the same
 // additions in the same order, so the results are the same bits either way.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -47,6 +48,9 @@ class MpiCommunicator final : public Communicator {
   bool overlaps() const noexcept { return threaded_; }  // async work runs on its own thread
   // The piece size of the shared-memory path; 0 when buckets go through MPI_Allreduce.
   std::size_t shared_memory_piece_bytes() const noexcept;
+  // How many pieces have gone through the shared-memory window so far (0 without it): which
+  // tensors took that path, for tests and diagnostics.
+  std::uint64_t shared_memory_pieces() const noexcept;
 
  private:
   void drain();  // waits for outstanding non-blocking work
