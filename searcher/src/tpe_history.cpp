@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
-#include <utility>
 
 namespace dlx::searcher::detail {
 
@@ -15,38 +15,54 @@ double oriented(double metric, bool smaller_is_better) {
   return smaller_is_better ? metric : -metric;
 }
 
+void rank(TpeLevel& level) {
+  std::sort(level.ranked.begin(), level.ranked.end(), [](const TpeResult& a, const TpeResult& b) {
+    return a.oriented != b.oriented ? a.oriented < b.oriented : a.trial < b.trial;
+  });
+}
+
 }  // namespace
 
-void TpeHistory::record(int trial, std::int64_t length, double metric) { results_[trial][length] = metric; }
-
-TpeSplit TpeHistory::split(int startup_trials, double gamma, bool smaller_is_better) const {
+TpeSplit split_level(const TpeLevel& level, double gamma) {
   TpeSplit out;
-  std::map<std::int64_t, int> trials_at;  // length -> trials with a result there
-  for (const auto& [trial, by_length] : results_) {
-    for (const auto& entry : by_length) ++trials_at[entry.first];
-  }
-  std::vector<std::pair<double, int>> ranked;  // (oriented metric, trial)
-  auto enough = std::find_if(trials_at.rbegin(), trials_at.rend(),
-                             [&](const auto& entry) { return entry.second >= startup_trials; });
-  if (enough != trials_at.rend()) {
-    out.length = enough->first;
-    for (const auto& [trial, by_length] : results_) {
-      if (auto it = by_length.find(out.length); it != by_length.end()) {
-        ranked.emplace_back(oriented(it->second, smaller_is_better), trial);
-      }
-    }
-  } else if (static_cast<int>(results_.size()) >= startup_trials) {
-    for (const auto& [trial, by_length] : results_) {
-      ranked.emplace_back(oriented(by_length.rbegin()->second, smaller_is_better), trial);
-    }
-  } else {
-    return out;
-  }
-  std::sort(ranked.begin(), ranked.end());  // ties: the lower trial id first
-  const auto n = static_cast<std::ptrdiff_t>(ranked.size());
+  out.length = level.length;
+  const auto n = static_cast<std::ptrdiff_t>(level.ranked.size());
   const auto good = std::clamp<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(std::ceil(gamma * static_cast<double>(n))),
                                                1, n - 1);
-  for (std::ptrdiff_t i = 0; i < n; ++i) (i < good ? out.good : out.bad).push_back(ranked[static_cast<std::size_t>(i)].second);
+  for (std::ptrdiff_t i = 0; i < n; ++i) {
+    (i < good ? out.good : out.bad).push_back(level.ranked[static_cast<std::size_t>(i)].trial);
+  }
+  return out;
+}
+
+void TpeHistory::record(int trial, std::int64_t length, double metric) {
+  results_[trial][length] = metric;
+  by_length_[length][trial] = metric;
+}
+
+std::vector<TpeLevel> TpeHistory::levels(int startup_trials, bool smaller_is_better, std::size_t cap) const {
+  std::vector<TpeLevel> out;
+  const auto enough = static_cast<std::size_t>(std::max(startup_trials, 2));  // a split needs two
+  for (const auto& [length, by_trial] : by_length_) {
+    if (by_trial.size() < enough) continue;
+    TpeLevel level;
+    level.length = length;
+    auto first = by_trial.begin();
+    if (by_trial.size() > cap) first = std::prev(by_trial.end(), static_cast<std::ptrdiff_t>(cap));
+    for (auto it = first; it != by_trial.end(); ++it) level.ranked.push_back({oriented(it->second, smaller_is_better), it->first});
+    rank(level);
+    out.push_back(std::move(level));
+  }
+  if (out.empty() && results_.size() >= enough) {
+    TpeLevel level;  // rule 2: every trial at its largest length
+    auto first = results_.begin();
+    if (results_.size() > cap) first = std::prev(results_.end(), static_cast<std::ptrdiff_t>(cap));
+    for (auto it = first; it != results_.end(); ++it) {
+      level.ranked.push_back({oriented(it->second.rbegin()->second, smaller_is_better), it->first});
+    }
+    rank(level);
+    out.push_back(std::move(level));
+  }
   return out;
 }
 

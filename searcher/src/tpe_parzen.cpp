@@ -14,15 +14,6 @@ constexpr int kMaxRejections = 64;    // draws outside [low, high] retried, then
 
 double normal_cdf(double z) { return 0.5 * std::erfc(-z / std::numbers::sqrt2); }
 
-// log(sum(exp(terms))) without overflow.
-double log_sum_exp(const std::vector<double>& terms) {
-  double peak = *std::max_element(terms.begin(), terms.end());
-  if (!std::isfinite(peak)) return peak;
-  double sum = 0;
-  for (double term : terms) sum += std::exp(term - peak);
-  return peak + std::log(sum);
-}
-
 // Box-Muller: one standard normal from two uniforms of the stream.
 double standard_normal(SampleStream& stream) {
   double radius = std::sqrt(-2.0 * std::log(1.0 - stream.next_unit()));  // 1 - u is in (0, 1]
@@ -61,17 +52,29 @@ ParzenEstimator::ParzenEstimator(std::vector<double> observations, double low, d
     total_weight_ += component.weight;
     components_.push_back(component);
   }
+  for (auto& c : components_) {
+    c.log_scale = std::log(c.weight / total_weight_) - std::log(c.sigma) - 0.5 * std::log(2.0 * std::numbers::pi) -
+                  std::log(c.inside);
+  }
 }
 
 double ParzenEstimator::log_density(double x) const {
-  std::vector<double> terms;
-  terms.reserve(components_.size());
+  // log(sum(exp(term))): first the largest term, then exp only of the terms that can matter. A
+  // term more than kNegligible below the largest adds less than 1e-16 of it: far components
+  // (most of them, when the results cluster) cost no exp.
+  constexpr double kNegligible = 37;
+  double peak = -std::numeric_limits<double>::infinity();
   for (const auto& c : components_) {
-    double z = (x - c.mean) / c.sigma;
-    terms.push_back(std::log(c.weight / total_weight_) - 0.5 * z * z - std::log(c.sigma) -
-                    0.5 * std::log(2.0 * std::numbers::pi) - std::log(c.inside));
+    const double z = (x - c.mean) / c.sigma;
+    peak = std::max(peak, c.log_scale - 0.5 * z * z);
   }
-  return log_sum_exp(terms);
+  double sum = 0;
+  for (const auto& c : components_) {
+    const double z = (x - c.mean) / c.sigma;
+    const double term = c.log_scale - 0.5 * z * z - peak;
+    if (term > -kNegligible) sum += std::exp(term);
+  }
+  return peak + std::log(sum);
 }
 
 double ParzenEstimator::log_mass(double from, double to) const {

@@ -28,6 +28,7 @@ class ParzenEstimator {
     double sigma = 1;
     double weight = 1;
     double inside = 1;  // the share of the untruncated Gaussian inside [low, high]
+    double log_scale = 0;  // log(weight / total / (sigma sqrt(2 pi) inside)): the density's constant
   };
   std::vector<Component> components_;
   double low_, high_;

@@ -25,9 +25,11 @@ const char* kSpace =
     "  epochs: 5\n";
 
 config::Experiment experiment(std::uint64_t seed, const std::string& hyperparameters,
-                              const std::string& tpe = "{startup_trials: 10}", bool smaller_is_better = true) {
+                              const std::string& tpe = "{startup_trials: 10}", bool smaller_is_better = true,
+                              int max_trials = 100) {
   std::string text = "name: t\nentrypoint: x\nseed: " + std::to_string(seed) +
-                     "\nsearcher: {name: random, metric: loss, max_trials: 100, sampler: tpe, tpe: " + tpe +
+                     "\nsearcher: {name: random, metric: loss, max_trials: " + std::to_string(max_trials) +
+                     ", sampler: tpe, tpe: " + tpe +
                      ", smaller_is_better: " + (smaller_is_better ? "true" : "false") +
                      "}\nhyperparameters:\n" + hyperparameters;
   return config::parse_experiment(text, "tpe.yaml");
@@ -242,4 +244,65 @@ TEST_CASE("tpe inside ASHA (BOHB-style): a clean, repeatable run whose later tri
   // are BOHB's random third, and the first trials start before any result is in.
   CHECK(modelled > 15);
   CHECK(modelled < 36);
+}
+
+namespace {
+
+// 200 random trials reported at length 1, where x is good near 0.3 and y near 0.2, and 16 of them
+// at length 64, where x is still good near 0.3 but y near 0.8 (a short length that is right about
+// one hyperparameter and wrong about the other). Returns the sampler after those results.
+std::unique_ptr<searcher::Sampler> crossing_lengths(const config::Experiment& e) {
+  auto sampler = searcher::make_sampler(e);
+  std::vector<nlohmann::ordered_json> points;
+  for (int trial = 0; trial < 200; ++trial) points.push_back(sampler->sample(trial));  // no results yet: random
+  for (int trial = 0; trial < 200; ++trial) {
+    const double x = points[static_cast<std::size_t>(trial)]["x"], y = points[static_cast<std::size_t>(trial)]["y"];
+    sampler->observe(trial, 1, (x - 0.3) * (x - 0.3) + (y - 0.2) * (y - 0.2));
+    if (trial < 16) sampler->observe(trial, 64, (x - 0.3) * (x - 0.3) + (y - 0.8) * (y - 0.8));
+  }
+  return sampler;
+}
+
+const char* kXY = "  x: {type: double, minval: 0, maxval: 1}\n  y: {type: double, minval: 0, maxval: 1}\n";
+
+}  // namespace
+
+TEST_CASE("tpe: each hyperparameter learns from the lengths that order the longest results rightly",
+          "[searcher][tpe]") {
+  // x from length 1's 200 results (and length 64's), y from length 64's 16 alone: length 1 orders
+  // the length-64 results backwards in y, so its y model gets no weight.
+  int near_x = 0, high_y = 0, modelled = 0;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    auto e = experiment(seed, kXY, "{startup_trials: 10}", true, 300);
+    auto sampler = crossing_lengths(e);
+    for (int trial = 200; trial < 260; ++trial) {
+      auto point = sampler->sample(trial);
+      if (point == searcher::plan_trial(e, trial).hparams) continue;  // the random third
+      ++modelled;
+      near_x += std::abs(point["x"].get<double>() - 0.3) < 0.1;
+      high_y += point["y"].get<double>() > 0.5;
+    }
+  }
+  INFO(modelled << " modelled points: " << near_x << " with |x - 0.3| < 0.1, " << high_y << " with y > 0.5");
+  REQUIRE(modelled > 150);
+  CHECK(near_x > modelled * 4 / 10);  // random points: 20%
+  CHECK(high_y > modelled * 7 / 10);  // random points: 50%; length 1 alone would put y near 0.2
+}
+
+TEST_CASE("tpe: a restored sampler answers like the original with results at several lengths", "[searcher][tpe]") {
+  auto e = experiment(8, kXY, "{startup_trials: 10}", true, 300);
+  auto original = crossing_lengths(e);
+  auto restored = searcher::make_sampler(e);
+  restored->restore(nlohmann::json::parse(original->snapshot().dump()));
+  CHECK(restored->snapshot() == original->snapshot());
+  for (int trial = 200; trial < 230; ++trial) {
+    auto point = original->sample(trial);
+    CHECK(restored->sample(trial).dump() == point.dump());
+    const double metric = point["x"].get<double>() + point["y"].get<double>();
+    for (std::int64_t length : {1, 4, 64}) {  // a new length: a new level for the later trials
+      original->observe(trial, length, metric / static_cast<double>(length));
+      restored->observe(trial, length, metric / static_cast<double>(length));
+    }
+  }
+  CHECK(restored->snapshot() == original->snapshot());
 }
