@@ -1,6 +1,7 @@
 #include "bench_searcher_journal.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,8 +9,10 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -119,6 +122,101 @@ double new_process_catch_up_ms(const config::Experiment& experiment, const std::
     ms.push_back(took);
   }
   return summarize(ms).p50_ms;
+}
+
+
+// Runs `event` in this process while a forked prober polls the journal at `journal` with F_GETLK
+// (which reports a lock held by another process, without taking one) and measures, with
+// steady_clock at each change it sees, the stretches during which a lock is held on it. Returns
+// the longest stretch in ms: how long any other writer would have waited at worst. The prober
+// spins (one core) for the event's length only; its resolution is one F_GETLK call (microseconds).
+double longest_journal_lock_hold_ms(const std::filesystem::path& journal, const std::function<void()>& event) {
+  int stop[2], result[2];
+  if (::pipe(stop) != 0 || ::pipe(result) != 0) throw std::runtime_error("pipe failed");
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    ::close(stop[1]);
+    ::close(result[0]);
+    double longest = -1;
+    const int fd = ::open(journal.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      longest = 0;
+      char ready = 1;
+      if (::write(result[1], &ready, 1) != 1) ::_exit(1);
+      std::optional<Clock::time_point> held_since;
+      for (;;) {
+        struct flock lock {};
+        lock.l_type = F_WRLCK;
+        lock.l_whence = SEEK_SET;
+        if (::fcntl(fd, F_GETLK, &lock) != 0) {
+          longest = -1;
+          break;
+        }
+        const auto now = Clock::now();
+        if (lock.l_type != F_UNLCK && !held_since) held_since = now;
+        if (lock.l_type == F_UNLCK && held_since) {
+          longest = std::max(longest, std::chrono::duration<double, std::milli>(now - *held_since).count());
+          held_since.reset();
+        }
+        struct pollfd ask {stop[0], POLLIN, 0};
+        if (::poll(&ask, 1, 0) > 0 && !held_since) break;
+      }
+    }
+    const bool sent = ::write(result[1], &longest, sizeof longest) == static_cast<ssize_t>(sizeof longest);
+    ::_exit(sent && longest >= 0 ? 0 : 1);
+  }
+  ::close(stop[0]);
+  ::close(result[1]);
+  char ready = 0;
+  const bool started = ::read(result[0], &ready, 1) == 1;
+  if (started) event();
+  ::close(stop[1]);  // the prober stops once it has seen the lock free
+  double longest = -1;
+  const bool got = ::read(result[0], &longest, sizeof longest) == static_cast<ssize_t>(sizeof longest);
+  ::close(result[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!started || !got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw std::runtime_error("the lock prober failed");
+  }
+  return longest;
+}
+
+// One event appended by a fresh coordinator caught up with the journal in `dir`: with no
+// journal.snapshot there, the append makes one due (SnapshotPolicy, over 1000 records), so this
+// event writes it; the next event writes none. The events: a paused trial's task reports it
+// failed (always recorded, whatever the method would answer a new ticket). Returns {longest
+// journal lock hold of the first event, its latency as its asker waits, longest hold of the
+// second}, in ms.
+struct SnapshotEventTimes {
+  double snapshot_hold_ms = 0, snapshot_event_ms = 0, ordinary_hold_ms = 0;
+};
+SnapshotEventTimes time_snapshot_event(const config::Experiment& experiment, const std::filesystem::path& dir) {
+  const auto journal = dir / searcher::kJournalFileName;
+  const auto snapshot = dir / searcher::kJournalSnapshotFileName;
+  std::filesystem::remove(snapshot);
+  searcher::Coordinator coordinator(experiment, journal);
+  coordinator.refresh();  // the whole journal replayed; nothing appended, so no snapshot yet
+  std::vector<int> paused;
+  for (const auto& [id, trial] : coordinator.state().trials()) {
+    if (trial.status == "paused") paused.push_back(id);
+  }
+  if (paused.size() < 2) throw std::runtime_error("fewer than 2 paused trials to report failed");
+  const auto appended_by = [&](int trial) {
+    const auto before = std::filesystem::file_size(journal);
+    coordinator.report_exit(trial, searcher::ExitKind::failed, "bench_searcher: a timed event");
+    if (std::filesystem::file_size(journal) == before) throw std::runtime_error("the timed event appended nothing");
+  };
+  SnapshotEventTimes out;
+  out.snapshot_hold_ms = longest_journal_lock_hold_ms(journal, [&] {
+    const auto start = Clock::now();
+    appended_by(paused[0]);
+    out.snapshot_event_ms = ms_since(start);
+  });
+  if (!std::filesystem::exists(snapshot)) throw std::runtime_error("the timed event wrote no journal.snapshot");
+  out.ordinary_hold_ms = longest_journal_lock_hold_ms(journal, [&] { appended_by(paused[1]); });
+  return out;
 }
 
 }  // namespace
@@ -235,6 +333,14 @@ SummaryRewrite measure_summary_rewrite(const config::Experiment& experiment, con
     }
   }
   const double replay_ms = new_process_catch_up_ms(experiment, dir, repeats);
+  // Last (it appends to the journal): the journal lock held by an event that writes the snapshot.
+  std::vector<double> hold, event_ms, ordinary;
+  for (int i = 0; i < repeats && covered > 0; ++i) {  // below 1000 records no snapshot is ever due
+    const auto times = time_snapshot_event(experiment, dir);
+    hold.push_back(times.snapshot_hold_ms);
+    event_ms.push_back(times.snapshot_event_ms);
+    ordinary.push_back(times.ordinary_hold_ms);
+  }
   std::vector<double> ms;
   for (int i = 0; i < repeats; ++i) {
     const auto start = Clock::now();
@@ -252,6 +358,9 @@ SummaryRewrite measure_summary_rewrite(const config::Experiment& experiment, con
   out.journal_records = scan.records.size();
   out.snapshot_records = covered;
   out.snapshot_write_ms = summarize(snapshot_writes).p50_ms;
+  out.snapshot_event_lock_ms = summarize(hold).p50_ms;
+  out.snapshot_event_ms = summarize(event_ms).p50_ms;
+  out.ordinary_event_lock_ms = summarize(ordinary).p50_ms;
   std::error_code error;
   out.snapshot_bytes = covered > 0 ? std::filesystem::file_size(dir / searcher::kJournalSnapshotFileName, error) : 0;
   std::filesystem::remove_all(dir);

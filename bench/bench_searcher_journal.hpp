@@ -50,6 +50,13 @@ struct SummaryRewrite {
   std::size_t snapshot_records = 0;  // records the snapshot covers (the rest is the tail)
   std::uintmax_t snapshot_bytes = 0;
   double snapshot_write_ms = 0;      // encode + CRC + temp + fsync + rename + directory fsync
+  // A question that appends an event and makes a snapshot due, asked of a process caught up with
+  // that journal (no snapshot on disk): the longest stretch a forked prober saw the journal
+  // locked during it (what every other writer may wait), and the question's latency as its asker
+  // waits; and the same hold for the next question, which writes no snapshot.
+  double snapshot_event_lock_ms = 0;
+  double snapshot_event_ms = 0;
+  double ordinary_event_lock_ms = 0;
 };
 SummaryRewrite measure_summary_rewrite(const config::Experiment& experiment, const std::filesystem::path& dir,
                                        int repeats);

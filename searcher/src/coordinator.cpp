@@ -80,15 +80,17 @@ void Coordinator::transact(const std::function<std::vector<nlohmann::json>()>& a
     }
     return events;
   };
-  // After the append is durable and before the lock is released: experiment.h5, the snapshot.
+  // After the append is durable and before the lock is released: experiment.h5.
   const auto committed = [&](std::uint64_t valid_end) {
     applied_end_ = valid_end;
     records_ = records;
     last_ = last;
     if (on_commit_ && (appended || force_commit)) on_commit_(Commit{state_, first_new, valid_end, !appended});
-    if (appended) write_snapshot_if_due(valid_end);
   };
   applied_end_ = journal_.transact(applied_end_, decide, committed);
+  // The lock is released: state_ still reflects exactly the journal's [0, applied_end_), a prefix
+  // no writer changes, and only this process touches it (journal_snapshot.hpp, Writing).
+  if (appended) write_snapshot_if_due(applied_end_);
 }
 
 void Coordinator::write_snapshot_if_due(std::uint64_t valid_end) {
@@ -103,8 +105,11 @@ void Coordinator::write_snapshot_if_due(std::uint64_t valid_end) {
         if (!policy_.due(records_, snapshot_records_)) return;
       }
     }
-    write_journal_snapshot(snapshot_path_, state_, SnapshotCoverage{valid_end, records_, *last_});
-    snapshot_ignored_ = false;
+    // Busy (another writer is writing one) or superseded (one covering as much or more is there)
+    // are not failures: either way a snapshot at least this recent is, or is about to be, on disk.
+    const SnapshotCoverage coverage{valid_end, records_, *last_};
+    const auto outcome = publish_journal_snapshot(journal_, snapshot_path_, state_, coverage, while_writing_snapshot_);
+    if (outcome != SnapshotPublish::busy) snapshot_ignored_ = false;
   } catch (const std::exception& error) {
     warn_(fmt::format("cannot write the journal snapshot {}: {} (the event is committed; new processes replay "
                       "more of the journal until a later snapshot is written)", snapshot_path_.string(), error.what()));

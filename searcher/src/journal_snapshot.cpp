@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <mutex>
 #include <system_error>
 #include <variant>
 
@@ -59,7 +60,7 @@ std::variant<Header, std::string> parse_header(std::string_view bytes) {
 
 void remove_stale_temporaries(const std::filesystem::path& path) {
   // temporary_path_for(path) names them ".tmp.<file name>.<pid>...": ours are the ones with that
-  // prefix. Only the exclusive lock's holder writes snapshots, and we hold it: nobody else is
+  // prefix. Only the snapshot lock's holder writes snapshots, and we hold it: nobody else is
   // writing one now, so every such file is a dead writer's.
   const std::string prefix = fmt::format(".tmp.{}.", path.filename().string());
   std::error_code error;
@@ -67,6 +68,38 @@ void remove_stale_temporaries(const std::filesystem::path& path) {
     if (entry.path().filename().string().starts_with(prefix)) std::filesystem::remove(entry.path(), error);
   }
 }
+
+// The snapshot writers' lock (step 1 of the protocol in journal_snapshot.hpp), taken without
+// waiting. fcntl locks belong to the process, so a mutex orders this process's threads first.
+class SnapshotLock {
+ public:
+  explicit SnapshotLock(const std::filesystem::path& lock_path) : thread_(process_writers(), std::try_to_lock) {
+    if (!thread_.owns_lock()) return;
+    fd_ = UniqueFd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640));
+    if (!fd_) throw SystemError(fmt::format("cannot open the snapshot lock {}", lock_path.string()), errno);
+    struct flock lock {};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    while (::fcntl(fd_.get(), F_SETLK, &lock) != 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EACCES) return;  // another process holds it
+      throw SystemError(fmt::format("cannot lock {}", lock_path.string()), errno);
+    }
+    held_ = true;
+  }
+  // Closing the descriptor releases the fcntl lock (the only descriptor of that file this process
+  // has open while it holds the mutex).
+  bool held() const { return held_; }
+
+ private:
+  static std::mutex& process_writers() {
+    static std::mutex mutex;
+    return mutex;
+  }
+  std::unique_lock<std::mutex> thread_;
+  UniqueFd fd_;
+  bool held_ = false;
+};
 
 std::string ignored(const std::filesystem::path& path, const std::string& why) {
   return fmt::format("ignoring the journal snapshot {}: {}; replaying the whole journal instead", path.string(),
@@ -77,6 +110,10 @@ std::string ignored(const std::filesystem::path& path, const std::string& why) {
 
 std::filesystem::path journal_snapshot_path(const std::filesystem::path& journal_path) {
   return journal_path.parent_path() / kJournalSnapshotFileName;
+}
+
+std::filesystem::path journal_snapshot_lock_path(const std::filesystem::path& snapshot_path) {
+  return snapshot_path.parent_path() / kJournalSnapshotLockFileName;
 }
 
 std::uint32_t experiment_checksum(const config::Experiment& experiment) {
@@ -111,6 +148,27 @@ void write_journal_snapshot(const std::filesystem::path& path, const SearchState
   const auto bytes = encode_journal_snapshot(state, coverage);
   remove_stale_temporaries(path);
   write_file_durably(path, bytes, 0640);
+}
+
+bool journal_holds(const Journal& journal, const SnapshotCoverage& coverage) {
+  const auto tail = journal.read_bytes(coverage.last.offset);
+  return tail.file_size >= coverage.journal_end &&
+         stamp_journal_record(tail.bytes, 0, coverage.last.offset) == coverage.last;
+}
+
+SnapshotPublish publish_journal_snapshot(const Journal& journal, const std::filesystem::path& path,
+                                         const SearchState& state, const SnapshotCoverage& coverage,
+                                         const std::function<void()>& while_locked) {
+  const SnapshotLock lock(journal_snapshot_lock_path(path));
+  if (!lock.held()) return SnapshotPublish::busy;
+  if (while_locked) while_locked();
+  // Never backwards: a snapshot of this journal that covers as much or more stays.
+  if (const auto on_disk = peek_journal_snapshot(path);
+      on_disk && on_disk->journal_end >= coverage.journal_end && journal_holds(journal, *on_disk)) {
+    return SnapshotPublish::superseded;
+  }
+  write_journal_snapshot(path, state, coverage);
+  return SnapshotPublish::written;
 }
 
 std::optional<SnapshotCoverage> peek_journal_snapshot(const std::filesystem::path& path) {
@@ -191,6 +249,7 @@ CatchUp catch_up(SearchState& state, const Journal& journal, const std::filesyst
     scan = scan_journal(journal.read_bytes(0).bytes);
   }
   for (const auto& record : scan.records) state.apply(record);
+  out.corruption = scan.corruption;
   out.journal_end = scan.valid_end;
   out.records += scan.scanned();
   if (scan.last) out.last = scan.last;

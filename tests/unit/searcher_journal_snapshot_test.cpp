@@ -3,9 +3,13 @@
 // the method's next answers), at several snapshot points; snapshots that are corrupt, stale, of
 // another journal or of another experiment are ignored with a warning and the state is still
 // right; a writer killed while writing one never breaks a reader; the coordinator writes one when
-// its policy says so and a failure to write it never fails the event. Real files in a temp dir.
+// its policy says so and a failure to write it never fails the event; it writes it with the
+// journal unlocked (another process appends meanwhile) under the snapshot lock; a snapshot never
+// replaces one that covers more, and concurrent writers leave a valid snapshot that only moves
+// forward. Real files in a temp dir, real processes (fork).
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +17,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <sstream>
@@ -413,4 +418,261 @@ TEST_CASE("coordinator: a snapshot that cannot be written is a warning, and the 
   CHECK_THAT(warnings[1], Catch::Contains("cannot write the journal snapshot " + snapshot.string()) &&
                               Catch::Contains("the event is committed"));
   CHECK_THAT(warnings[2], Catch::Contains("cannot write the journal snapshot"));
+}
+
+namespace {
+
+// Whether this process could take the fcntl lock `type` on `path` right now, without waiting (a
+// lock held by another process makes it fail). Takes it and releases it at once.
+bool could_lock(const fs::path& path, short type) {
+  const int fd = ::open(path.c_str(), type == F_WRLCK ? O_RDWR : O_RDONLY);
+  if (fd < 0) return false;
+  struct flock lock {};
+  lock.l_type = type;
+  lock.l_whence = SEEK_SET;
+  const bool got = ::fcntl(fd, F_SETLK, &lock) == 0;
+  ::close(fd);  // releases it
+  return got;
+}
+
+// Runs `body` in a forked child and returns its exit status (0: body returned true).
+int in_child(const std::function<bool()>& body) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    bool ok = false;
+    try {
+      ok = body();
+    } catch (...) {
+    }
+    ::_exit(ok ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+TEST_CASE("coordinator: journal.snapshot is written with the journal unlocked, under the snapshot lock, and "
+          "other processes append meanwhile", "[journal][snapshot]") {
+  TempDir dir;
+  const auto experiment = experiment_of("name: random, metric: loss, max_trials: 40, max_length: {batches: 4}");
+  const auto snapshot = searcher::journal_snapshot_path(dir.journal());
+  const auto lock_file = searcher::journal_snapshot_lock_path(snapshot);
+  CHECK(lock_file == dir.path / "journal.snapshot.lock");
+  std::vector<std::string> warnings;
+  searcher::Coordinator writer(experiment, dir.journal());
+  writer.on_warning([&](const std::string& m) { warnings.push_back(m); });
+  writer.snapshot_policy({.min_records = 10, .fraction = 2});
+  int writes = 0;
+  writer.while_writing_snapshot([&] {
+    ++writes;
+    // Another process, meanwhile: the journal is not locked (it takes the exclusive lock and
+    // appends an event), the snapshot lock is (held by this process).
+    const int status = in_child([&] {
+      if (!could_lock(dir.journal(), F_WRLCK) || could_lock(lock_file, F_WRLCK)) return false;
+      searcher::Journal(dir.journal()).append({{"id", fmt::format("note/during-write-{}", writes)}, {"type", "note"}});
+      return true;
+    });
+    CHECK(status == 0);
+  });
+  for (int ticket = 0; ticket < 10; ++ticket) writer.request_work(ticket);
+  REQUIRE(writes == 1);
+  // The snapshot is of the writer's state: its 10 records, not the note appended meanwhile.
+  const auto on_disk = searcher::peek_journal_snapshot(snapshot);
+  REQUIRE(on_disk);
+  CHECK(on_disk->records == 10);
+  const auto scan = searcher::Journal(dir.journal()).read();
+  REQUIRE(scan.records.size() == 11);
+  CHECK(on_disk->journal_end == scan.records.back().offset);
+  // The next question applies the note; the snapshot plus the tail equals a full replay.
+  writer.request_work(10);
+  CHECK(warnings.empty());
+  SearchState loaded(experiment);
+  const auto result = searcher::catch_up(loaded, searcher::Journal(dir.journal()), snapshot);
+  CHECK(result.ignored.empty());
+  REQUIRE(result.snapshot == on_disk);
+  CHECK(loaded.encode() == full_replay(experiment, dir.journal()).encode());
+  CHECK(loaded.encode() == writer.state().encode());
+}
+
+TEST_CASE("journal snapshot: a writer never replaces a snapshot that covers more, replaces a stale or foreign one, "
+          "and skips while another writer holds the snapshot lock", "[journal][snapshot]") {
+  TempDir dir;
+  const auto experiment = experiment_of(kMethods.at("asha promotion"));
+  const auto events = journal_events(experiment);
+  const auto stamps = write_journal(dir.journal(), events);
+  const auto snapshot = searcher::journal_snapshot_path(dir.journal());
+  const searcher::Journal journal(dir.journal());
+  const auto publish = [&](std::size_t count) {
+    auto [state, coverage] = state_after(experiment, dir.journal(), stamps, count);
+    return searcher::publish_journal_snapshot(journal, snapshot, state, coverage);
+  };
+  using searcher::SnapshotPublish;
+  REQUIRE(publish(events.size() - 2) == SnapshotPublish::written);
+  const auto newer = slurp(snapshot);
+  CHECK(publish(events.size() / 2) == SnapshotPublish::superseded);  // fewer records: not written
+  CHECK(publish(events.size() - 2) == SnapshotPublish::superseded);  // the same: not rewritten
+  CHECK(slurp(snapshot) == newer);
+  CHECK(publish(events.size()) == SnapshotPublish::written);          // more: replaces it
+  CHECK(searcher::peek_journal_snapshot(snapshot)->records == events.size());
+
+  SECTION("one that claims more but is of another journal is replaced") {
+    TempDir other;
+    auto other_events = journal_events(experiment, 99);
+    for (int i = 0; i < 40; ++i) other_events.push_back({{"id", fmt::format("note/pad{}", i)}, {"type", "note"}});
+    const auto other_stamps = write_journal(other.journal(), other_events);
+    auto [state, coverage] = state_after(experiment, other.journal(), other_stamps, other_events.size());
+    REQUIRE(coverage.journal_end > fs::file_size(dir.journal()));
+    searcher::write_journal_snapshot(snapshot, state, coverage);
+    CHECK(publish(events.size() / 2) == SnapshotPublish::written);
+    CHECK(searcher::peek_journal_snapshot(snapshot)->records == events.size() / 2);
+  }
+  SECTION("one that claims more but whose journal was cut below it is replaced") {
+    auto bytes = slurp(dir.journal());
+    bytes.resize(stamps[events.size() - 3].end());
+    spit(dir.journal(), bytes);
+    CHECK(publish(events.size() / 2) == SnapshotPublish::written);
+  }
+  SECTION("busy: another process holds the snapshot lock") {
+    int ready[2], done[2];
+    REQUIRE(::pipe(ready) == 0);
+    REQUIRE(::pipe(done) == 0);
+    const pid_t holder = ::fork();
+    if (holder == 0) {
+      const int fd = ::open(searcher::journal_snapshot_lock_path(snapshot).c_str(), O_RDWR | O_CREAT, 0640);
+      struct flock lock {};
+      lock.l_type = F_WRLCK;
+      lock.l_whence = SEEK_SET;
+      const char ok = fd >= 0 && ::fcntl(fd, F_SETLK, &lock) == 0 ? 1 : 0;
+      char byte = 0;
+      if (::write(ready[1], &ok, 1) != 1 || ::read(done[0], &byte, 1) < 0) ::_exit(1);
+      ::_exit(0);
+    }
+    char ok = 0;
+    REQUIRE(::read(ready[0], &ok, 1) == 1);
+    REQUIRE(ok == 1);
+    ::unlink(snapshot.c_str());
+    CHECK(publish(events.size()) == SnapshotPublish::busy);
+    CHECK_FALSE(fs::exists(snapshot));
+    const char go = 1;
+    REQUIRE(::write(done[1], &go, 1) == 1);
+    int status = 0;
+    ::waitpid(holder, &status, 0);
+    for (int fd : {ready[0], ready[1], done[0], done[1]}) ::close(fd);
+    CHECK(publish(events.size()) == SnapshotPublish::written);  // released: written now
+  }
+}
+
+TEST_CASE("journal snapshot: concurrent writers leave a valid snapshot that only moves forward",
+          "[journal][snapshot][crash]") {
+  TempDir dir;
+  const auto experiment = experiment_of(kMethods.at("asha stopping"));
+  const auto events = journal_events(experiment);
+  const auto stamps = write_journal(dir.journal(), events);
+  const auto snapshot = searcher::journal_snapshot_path(dir.journal());
+  const auto full = full_replay(experiment, dir.journal()).encode();
+  // Four processes publish snapshots at interleaved points, each in increasing order; the reader
+  // watches the file the whole time.
+  constexpr std::size_t kWriters = 4;
+  std::vector<pid_t> children;
+  for (std::size_t w = 0; w < kWriters; ++w) {
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      bool ok = true;
+      try {
+        for (std::size_t count = 1 + w; count <= events.size(); count += kWriters) {
+          auto [state, coverage] = state_after(experiment, dir.journal(), stamps, count);
+          searcher::publish_journal_snapshot(searcher::Journal(dir.journal()), snapshot, state, coverage);
+        }
+      } catch (...) {
+        ok = false;
+      }
+      ::_exit(ok ? 0 : 1);
+    }
+    children.push_back(child);
+  }
+  std::uint64_t seen = 0;
+  int checks = 0, backwards = 0, invalid = 0;
+  const auto check = [&] {
+    SearchState loaded(experiment);
+    const auto result = searcher::catch_up(loaded, searcher::Journal(dir.journal()), snapshot);
+    if (result.snapshot) {
+      backwards += result.snapshot->records < seen;
+      seen = std::max(seen, result.snapshot->records);
+    }
+    invalid += !result.ignored.empty() || loaded.encode() != full;
+    ++checks;
+  };
+  for (std::size_t running = kWriters; running > 0;) {
+    check();
+    running = 0;
+    for (const pid_t child : children) running += ::waitpid(child, nullptr, WNOHANG) == 0;
+  }
+  for (const pid_t child : children) ::waitpid(child, nullptr, 0);
+  check();
+  INFO(checks << " checks while " << kWriters << " writers ran");
+  CHECK(backwards == 0);
+  CHECK(invalid == 0);
+  CHECK(seen > events.size() / 2);
+  for (const auto& entry : fs::directory_iterator(dir.path)) {
+    CHECK_FALSE(entry.path().filename().string().starts_with(".tmp."));
+  }
+}
+
+TEST_CASE("coordinator: processes asking at once each write snapshots when due, and a new process loads a valid "
+          "one", "[journal][snapshot][crash]") {
+  TempDir dir;
+  const auto experiment = experiment_of("name: async_halving, metric: loss, max_trials: 200, divisor: 2, "
+                                        "max_rungs: 3, max_length: {batches: 8}, stop_once: true");
+  const auto snapshot = searcher::journal_snapshot_path(dir.journal());
+  constexpr int kProcesses = 4;
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      bool ok = true;
+      try {
+        searcher::Coordinator coordinator(experiment, dir.journal());
+        bool warned = false;
+        coordinator.on_warning([&](const std::string&) { warned = true; });
+        coordinator.snapshot_policy({.min_records = 5, .fraction = 1000});  // due every 5 records
+        for (int ticket = p; ticket < 200; ticket += kProcesses) {
+          const auto work = coordinator.request_work(ticket);
+          if (work.kind != searcher::Work::Kind::train) continue;
+          for (auto target = work.target_length;;) {
+            const double loss = static_cast<double>((work.trial * 37) % 32) / 32.0 - 0.01 * static_cast<double>(target);
+            const auto decision = coordinator.report_validation(work.trial, target, loss);
+            if (decision.kind != searcher::Decision::Kind::continue_training) break;
+            target = decision.target_length;
+          }
+        }
+        ok = !warned;
+      } catch (...) {
+        ok = false;
+      }
+      ::_exit(ok ? 0 : 1);
+    }
+    children.push_back(child);
+  }
+  for (const pid_t child : children) {
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  }
+  const auto scan = searcher::Journal(dir.journal()).read();
+  CHECK(scan.duplicates == 0);
+  SearchState loaded(experiment);
+  const auto result = searcher::catch_up(loaded, searcher::Journal(dir.journal()), snapshot);
+  CHECK(result.ignored.empty());
+  REQUIRE(result.snapshot);
+  // Due every 5 records in each process: however the writers skipped each other, the last
+  // snapshot is recent.
+  CHECK(result.snapshot->records >= scan.scanned() / 2);
+  CHECK(loaded.encode() == full_replay(experiment, dir.journal()).encode());
+  for (const auto& entry : fs::directory_iterator(dir.path)) {
+    CHECK_FALSE(entry.path().filename().string().starts_with(".tmp."));
+  }
 }

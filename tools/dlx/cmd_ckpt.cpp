@@ -8,6 +8,7 @@
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/searcher/journal.hpp"
+#include "dlx/searcher/journal_snapshot.hpp"
 #include "dlx/searcher/references.hpp"
 #include "dlx/searcher/search_state.hpp"
 #include "experiment_locator.hpp"
@@ -58,12 +59,16 @@ std::map<std::int64_t, checkpoint::ReferencedSteps> searcher_references(
   if (!fs::exists(experiment_dir / "experiment.yaml", error) || !fs::exists(journal, error))
     return out;
   const auto experiment = config::load_snapshot(experiment_dir);
-  const auto scan = searcher::Journal(journal).read();
-  if (!scan.corruption.empty())
+  // journal.snapshot and the tail after it, read-only (as dlx status does): the same state as a
+  // full replay, without replaying 10,000 trials' journal for every listing.
+  searcher::SearchState state(experiment);
+  const auto caught_up =
+      searcher::catch_up(state, searcher::Journal(journal), searcher::journal_snapshot_path(journal));
+  if (!caught_up.ignored.empty()) fmt::print(stderr, "dlx ckpt: warning: {}\n", caught_up.ignored);
+  if (!caught_up.corruption.empty())
     throw UsageError(fmt::format("{}: {}; the searcher's checkpoint references cannot be read, so "
                                  "retention is not applied (see dlx replay)",
-                                 journal.string(), scan.corruption));
-  const auto state = searcher::replay_journal(experiment, scan);
+                                 journal.string(), caught_up.corruption));
   for (const auto& reference : searcher::referenced_checkpoints(state))
     out[reference.trial].emplace(reference.length, reference.why);
   return out;

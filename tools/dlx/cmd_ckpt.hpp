@@ -27,8 +27,9 @@ Target locate_target(const std::string& trial_or_experiment);
 checkpoint::RetentionPolicy policy_of(const std::filesystem::path& experiment_dir);
 
 // trial -> (step -> why) for the checkpoints the experiment's searcher still needs, from a
-// read-only replay of its journal (none without a journal). Throws when the journal is damaged
-// or was written by another method: retention must not run on a guess.
+// read-only catch-up with its journal (journal.snapshot when it matches, then the records after
+// it: searcher::catch_up; none without a journal). Throws when the records it reads are damaged
+// or were written by another method: retention must not run on a guess.
 std::map<std::int64_t, checkpoint::ReferencedSteps> searcher_references(
     const std::filesystem::path& experiment_dir);
 

@@ -3,6 +3,8 @@
 // and checks each recorded answer against the method's, so a clean replay shows that the
 // decisions are a deterministic function of the journal. Exit status: 0 clean, 1 when the journal
 // is corrupt or an answer differs, or experiment.h5 could not be written.
+// It reads the whole journal and never journal.snapshot (unlike dlx status and dlx ckpt):
+// checking every recorded answer and printing every decision needs every record.
 // --write-h5 (re)writes experiment.h5 from the whole journal, under the journal's lock, so it is
 // safe while trials run; the experiment's owner runs it (the directory is theirs).
 #include <iostream>

@@ -1,5 +1,6 @@
 // dlx status: one row per trial of an experiment, read from the frozen snapshot (which trials
-// exist and their hyperparameters) and each trials/<id>/trial.h5 (state and metrics).
+// exist and their hyperparameters), each trials/<id>/trial.h5 (state and metrics) and the
+// searcher's state (journal.snapshot and the journal's tail: search_state below).
 // Run by the experiment's owner, it also refreshes experiment.h5 when the file is older than the
 // journal (trials write it on their commits, but may leave the last few seconds out; see
 // searcher/summary/include/dlx/searcher/experiment_summary.hpp); --write-h5 rewrites it anyway.
@@ -19,6 +20,7 @@
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/searcher/experiment_summary.hpp"
+#include "dlx/searcher/journal_snapshot.hpp"
 #include "dlx/searcher/search_state.hpp"
 #include "dlx/searcher/trial_plan.hpp"
 #include "dlx/store/experiment_layout.hpp"
@@ -39,13 +41,20 @@ struct TrialRow {
 };
 
 // The searcher's state from the journal, when the experiment has one (a TPE or PBT trial's
-// hyperparameters exist only there). A journal that cannot be read is reported, not fatal.
+// hyperparameters exist only there): journal.snapshot and the journal's tail after it, as a new
+// trial process catches up (searcher::catch_up), read-only: no exclusive lock, nothing written,
+// so any user who can read the directory gets it. A snapshot that does not match is ignored with
+// a warning (the whole journal is replayed); the state, and so the table, is the same either
+// way. A journal that cannot be read is reported, not fatal.
 std::optional<searcher::SearchState> search_state(const std::filesystem::path& directory,
                                                   const config::Experiment& experiment) {
   const auto path = directory / searcher::kJournalFileName;
   if (!std::filesystem::exists(path)) return std::nullopt;
   try {
-    return searcher::replay_journal(experiment, searcher::Journal(path).read());
+    searcher::SearchState state(experiment);
+    const auto caught_up = searcher::catch_up(state, searcher::Journal(path), searcher::journal_snapshot_path(path));
+    if (!caught_up.ignored.empty()) fmt::print(stderr, "dlx status: warning: {}\n", caught_up.ignored);
+    return state;
   } catch (const std::exception& e) {
     fmt::print(stderr, "dlx status: warning: cannot replay {}: {}\n", path.string(), e.what());
     return std::nullopt;

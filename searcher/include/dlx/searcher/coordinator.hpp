@@ -15,9 +15,13 @@
 //      the recorded answer; otherwise ask the method, append the event with the answer, fdatasync;
 //   4. run the on_commit hook, if any (experiment.h5: searcher/summary), still under the lock, so
 //      derived files are written by one process at a time and never show an event that is not
-//      durable in the journal; then, after an append, write journal.snapshot when SnapshotPolicy
-//      says one is due (a failure is a warning: the event is committed);
-//   5. unlock. The answer is returned only once it is durable.
+//      durable in the journal;
+//   5. unlock. The answer is returned only once it is durable;
+//   6. after an append, when SnapshotPolicy says one is due, write journal.snapshot of this
+//      process's state, with the journal unlocked (other trials append meanwhile) and under the
+//      snapshot writers' own lock, skipped when another writer holds it, never replacing a
+//      snapshot that covers more (journal_snapshot.hpp, Writing: why that state is still exactly
+//      a prefix of the journal). A failure is a warning: the event is committed.
 // So decisions are serialised across the whole experiment, each is taken on the state all earlier
 // ones produced, a crash at any point loses nothing acknowledged, and `dlx replay` (the same
 // SearchState over the whole file) rebuilds exactly the live state.
@@ -81,13 +85,16 @@ class Coordinator {
   void on_warning(std::function<void(const std::string&)> warn) { warn_ = std::move(warn); }
   // When this process writes journal.snapshot after an append (tests use small values).
   void snapshot_policy(SnapshotPolicy policy) { policy_ = policy; }
+  // Runs while this process holds the snapshot lock, before it writes journal.snapshot (step 6;
+  // tests: what other processes can do meanwhile).
+  void while_writing_snapshot(std::function<void()> hook) { while_writing_snapshot_ = std::move(hook); }
 
  private:
   // One locked step: apply the unseen records, then `answer` decides what to append.
   void transact(const std::function<std::vector<nlohmann::json>()>& answer, bool force_commit = false);
   // Step 0: the lock-free catch-up (snapshot and tail at the first question, a long tail later).
   void catch_up();
-  // Under the lock, after an append: journal.snapshot for the state at `valid_end`, when due.
+  // Step 6, with the journal unlocked: journal.snapshot for the state at `valid_end`, when due.
   void write_snapshot_if_due(std::uint64_t valid_end);
 
   SearchState state_;
@@ -102,6 +109,7 @@ class Coordinator {
   bool snapshot_ignored_ = false;        // the one on disk did not match: do not trust its header
   std::function<void(const Commit&)> on_commit_;
   std::function<void(const std::string&)> warn_;
+  std::function<void()> while_writing_snapshot_;
 };
 
 }  // namespace dlx::searcher
