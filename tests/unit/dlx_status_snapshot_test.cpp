@@ -47,13 +47,29 @@ struct Output {
   std::string out, err;
 };
 
+// The dlx binary as nobody may run it: a copy in a directory of its own, since the build tree may
+// sit where nobody cannot reach it (a checkout under /root, mode 0700). dlx's RUNPATH names only
+// system directories, so the copy runs as the original does.
+const std::string& dlx_for_nobody() {
+  static TempDir bin;
+  static const std::string path = [] {
+    const auto copy = bin.path / "dlx";
+    fs::copy_file(DLX_CLI_PATH, copy, fs::copy_options::overwrite_existing);
+    fs::permissions(copy, fs::perms(0755));
+    fs::permissions(bin.path, fs::perms(0755));
+    return copy.string();
+  }();
+  return path;
+}
+
 // Runs the dlx binary with `args`; as the user nobody when `as_nobody` (setpriv, root only).
 Output run_dlx(const std::vector<std::string>& args, bool as_nobody) {
   TempDir capture;
   const auto out_path = capture.path / "stdout", err_path = capture.path / "stderr";
   std::vector<std::string> argv;
-  if (as_nobody) argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
-  argv.push_back(DLX_CLI_PATH);
+  if (as_nobody) argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+                         dlx_for_nobody()};
+  else argv = {DLX_CLI_PATH};
   argv.insert(argv.end(), args.begin(), args.end());
   const pid_t child = ::fork();
   if (child == 0) {
