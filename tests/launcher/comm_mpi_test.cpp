@@ -1,6 +1,5 @@
 // The MPI backend under mpirun -n 2 / -n 3: every rank runs these cases; the process exits
 // non-zero when any rank failed any check.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -92,12 +91,4 @@ TEST_CASE("strings gathered in rank order", "[mpi]") {
                                           MPI_COMM_WORLD);
   REQUIRE(all.size() == static_cast<std::size_t>(size));
   for (int r = 0; r < size; ++r) CHECK(all[static_cast<std::size_t>(r)].size() == static_cast<std::size_t>(r));
-}
-
-int main(int argc, char** argv) {
-  dlx::comm::MpiRuntime mpi;
-  const int failed = Catch::Session().run(argc, argv) == 0 ? 0 : 1;
-  int any_failed = 0;
-  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return any_failed;
 }

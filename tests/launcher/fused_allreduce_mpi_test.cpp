@@ -3,7 +3,6 @@
 // after tensor boundaries; the overlapped path (add/synchronize) too; floating-point sums are
 // the rank-order sum x0 + x1 + ... exactly; non-blocking sums are correct while the caller
 // computes and keep call order with blocking ones.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -14,7 +13,6 @@
 
 #include "dlx/comm/fused_allreduce.hpp"
 #include "dlx/comm/mpi_communicator.hpp"
-#include "dlx/comm/mpi_runtime.hpp"
 
 using dlx::comm::DataType;
 using dlx::comm::FusedAllreduce;
@@ -187,12 +185,4 @@ TEST_CASE("non-blocking sums overlap with computation and keep call order", "[mp
     auto handle = comm.allreduce_sum_async(std::span<float>(dropped));
   }
   comm.barrier();
-}
-
-int main(int argc, char** argv) {
-  dlx::comm::MpiRuntime mpi;
-  const int failed = Catch::Session().run(argc, argv) == 0 ? 0 : 1;
-  int any_failed = 0;
-  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return any_failed;
 }

@@ -9,7 +9,6 @@
 // kSharedMemoryAloneBytes; tensors from that size on, or larger than the bucket, are reduced alone.
 // With DLX_TEST_EXPECT_SHM=0 in the environment (ctest's run with Open MPI's shared-memory
 // windows excluded) the window cannot be made: the path must be off and the sums still right.
-#define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -23,7 +22,6 @@
 #include "dlx/comm/comm_error.hpp"
 #include "dlx/comm/fused_allreduce.hpp"
 #include "dlx/comm/mpi_communicator.hpp"
-#include "dlx/comm/mpi_runtime.hpp"
 
 using dlx::comm::FusedAllreduce;
 using dlx::comm::MpiCommunicator;
@@ -363,12 +361,4 @@ TEST_CASE("tensors of kSharedMemoryAloneBytes or more, or larger than the bucket
   small_buckets.allreduce_sum(mid_values.tensors());
   CHECK(mid_values == mid_reference);
   CHECK(shm.shared_memory_pieces() - before == (shm_expected() ? 1U : 0U));
-}
-
-int main(int argc, char** argv) {
-  dlx::comm::MpiRuntime mpi;
-  const int failed = Catch::Session().run(argc, argv) == 0 ? 0 : 1;
-  int any_failed = 0;
-  MPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return any_failed;
 }
