@@ -5,6 +5,7 @@
 # that cannot start is reported with its log line, and that `down` leaves none of its pids alive.
 #
 #   cluster_tooling_test.sh [PATH/TO/dlx-cluster] [--port-base N] [--keep]
+#   (ports N .. N+3; default DLX_TEST_PORT_BASE + 10, else 17100)
 #
 # Needs root (slurmd). Exits 77 (ctest SKIP) when not root or when Slurm/munge are not installed.
 # srun runs with --quiet (a "queued and waiting for resources" note while nodes still complete
@@ -14,7 +15,10 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 tool="$here/../../tools/cluster/dlx-cluster"
+# Ports: --port-base, else DLX_TEST_PORT_BASE + 10 (beside the ctest cluster's base .. base+3, so
+# two checkouts' test runs with their own DLX_TEST_PORT_BASE do not collide), else 17100.
 port_base=17100 keep=no
+if [ -n "${DLX_TEST_PORT_BASE:-}" ]; then port_base=$((DLX_TEST_PORT_BASE + 10)); fi
 while [ $# -gt 0 ]; do
   case "$1" in
     --port-base) port_base="$2"; shift 2 ;;
@@ -42,6 +46,10 @@ cleanup() {
   if [ "$keep" == no ] && [ "$failures" -eq 0 ] && [ "$rc" -eq 0 ]; then rm -rf "$work"; else echo "# kept $work"; fi
 }
 trap cleanup EXIT
+# Every job command is bounded here, well inside ctest's 300 s: ctest ends a test that runs over
+# with SIGKILL, which no trap sees, and that would leave this cluster's daemons running. A step
+# that hangs (it happened once, an srun --mpi=pmix on a loaded VM) fails its check instead.
+bounded() { timeout --kill-after=10 90 "$@"; }
 
 ok() { echo "ok   $*"; }
 fail() { echo "FAIL $1"; echo "     expected: $2"; echo "     seen:     $3"; failures=$((failures + 1)); }
@@ -95,17 +103,17 @@ if [ "$(echo "$idle" | grep -c ' idle$')" -eq 3 ]; then ok "3 nodes idle"
 else fail "3 nodes idle" "n1 n2 n3 idle" "$idle"; fi
 
 # --- jobs across nodes
-out="$(srun --quiet -N3 --ntasks-per-node=1 bash -c 'echo $SLURMD_NODENAME' 2>&1 | sort | paste -sd ' ')"
+out="$(bounded srun --quiet -N3 --ntasks-per-node=1 bash -c 'echo $SLURMD_NODENAME' 2>&1 | sort | paste -sd ' ')"
 check_eq "srun -N3 runs one task on each node" "n1 n2 n3" "$out"
 for conf in slurm.conf slurm-jobsubmit.conf; do
-  out="$(SLURM_CONF="$state/etc/$conf" srun --quiet -N2 bash -c 'echo $SLURMD_NODENAME' 2>&1 | sort | paste -sd ' ')"
+  out="$(SLURM_CONF="$state/etc/$conf" bounded srun --quiet -N2 bash -c 'echo $SLURMD_NODENAME' 2>&1 | sort | paste -sd ' ')"
   if [[ "$out" =~ ^(n[1-3])\ (n[1-3])$ ]] && [ "${BASH_REMATCH[1]}" != "${BASH_REMATCH[2]}" ]; then
     ok "srun -N2 works with SLURM_CONF=$conf"
   else fail "srun -N2 works with SLURM_CONF=$conf" "two distinct nodes, e.g. 'n1 n2'" "$out"; fi
 done
-out="$(runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" srun --quiet -N1 -D /tmp id -un 2>&1 || true)"
+out="$(bounded runuser -u nobody -- env SLURM_CONF="$SLURM_CONF" srun --quiet -N1 -D /tmp id -un 2>&1 || true)"
 check_eq "an unprivileged user can run jobs" "nobody" "$out"
-out="$(sbatch --wait -p low -N2 -o "$work/batch.out" --wrap 'srun hostname >/dev/null; echo done-$SLURM_JOB_NUM_NODES' 2>&1)" && rc=0 || rc=$?
+out="$(bounded sbatch --wait -p low -N2 -o "$work/batch.out" --wrap 'srun hostname >/dev/null; echo done-$SLURM_JOB_NUM_NODES' 2>&1)" && rc=0 || rc=$?
 if [ "$rc" -eq 0 ] && grep -qx done-2 "$work/batch.out"; then ok "sbatch --wait in partition low"
 else fail "sbatch --wait in partition low" "exit 0 and 'done-2' in the output" \
   "exit $rc: $out; output: $(cat "$work/batch.out" 2>&1)"; fi
@@ -128,7 +136,7 @@ int main(int argc, char **argv) {
 }
 EOF
 mpicc -o "$work/mpi_ranks" "$work/mpi_ranks.c"
-out="$(srun --quiet --mpi=pmix -N2 -n2 -D "$work" "$work/mpi_ranks" 2>&1 | sort | paste -sd ';' || true)"
+out="$(bounded srun --quiet --mpi=pmix -N2 -n2 -D "$work" "$work/mpi_ranks" 2>&1 | sort | paste -sd ';' || true)"
 if [[ "$out" =~ ^rank\ 0/2\ on\ (n[1-3])\ sum\ 3\;rank\ 1/2\ on\ (n[1-3])\ sum\ 3$ ]] \
    && [ "${BASH_REMATCH[1]}" != "${BASH_REMATCH[2]}" ]; then
   ok "srun --mpi=pmix -N2 -n2 runs ranks on two nodes ($out)"
