@@ -58,6 +58,7 @@ bool SearchState::apply(const JournalRecord& record, bool answered) {
   const auto type = event.value("type", std::string());
   if (type != "work" && type != "validation" && type != "exit") return false;
   if (!ids_.insert(id).second) return false;
+  answered = answered || !divergence_.empty();  // past a divergence the journal's answers stand
   try {
     if (type == "work") record_work(event, record.offset, answered);
     if (type == "validation") record_validation(event, record.offset, answered);
@@ -69,12 +70,17 @@ bool SearchState::apply(const JournalRecord& record, bool answered) {
   return true;
 }
 
+void SearchState::diverged(std::string message) {
+  if (!keep_recorded_) throw JournalMismatch(message);
+  divergence_ = std::move(message);
+}
+
 void SearchState::record_work(const nlohmann::json& event, std::uint64_t offset, bool answered) {
   const int ticket = event.at("ticket").get<int>();
   const Work recorded = work_from_json(event.at("work"));
   const Work answer = answered ? recorded : method_->on_work_requested(ticket);
   if (!same_answer(answer, recorded)) {
-    throw JournalMismatch(fmt::format(
+    diverged(fmt::format(
         "journal record at offset {}: the journal gave ticket {} {} but the searcher now answers "
         "{}: the journal was written by a different searcher (another dlx version or a changed "
         "experiment.yaml)", offset, ticket, searcher::to_json(recorded).dump(),
@@ -105,7 +111,7 @@ void SearchState::record_validation(const nlohmann::json& event, std::uint64_t o
   const Decision recorded = decision_from_json(event.at("decision"));
   const Decision answer = answered ? recorded : method_->on_validation(id, length, metric);
   if (!same_answer(answer, recorded)) {
-    throw JournalMismatch(fmt::format(
+    diverged(fmt::format(
         "journal record at offset {}: the journal told trial {} at length {} {} but the searcher "
         "now answers {}: the journal was written by a different searcher (another dlx version or "
         "a changed experiment.yaml)", offset, id, length, searcher::to_json(recorded).dump(),

@@ -5,7 +5,9 @@
 // not change their output); their output is byte for byte the same with the snapshot, without it,
 // and with a corrupt one (then a warning on stderr says it was ignored); and, when the test runs
 // as root, they run as `nobody` on a directory nobody can write (so no exclusive lock, no snapshot
-// written) and leave every file as it was.
+// written) and leave every file as it was. A journal this dlx's searcher no longer reproduces (an
+// older dlx's) is still shown whole by dlx status and dlx replay, with the record that differs
+// named, and dlx ckpt gc refuses it.
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -212,4 +214,56 @@ TEST_CASE("dlx status and dlx ckpt ls: from journal.snapshot and the tail, read-
     writable();
     CHECK(full.out != with_snapshot[0].out);
   }
+}
+
+TEST_CASE("a journal this searcher no longer reproduces (an older dlx's): dlx status and dlx replay show it whole "
+          "with a warning naming the record, and dlx ckpt gc refuses", "[journal][cli]") {
+  TempDir dir;
+  make_experiment(dir.path);
+  auto records = searcher::Journal(dir.journal()).read().records;
+  // The last validation decision, past the snapshot's 60%, reworded as no version of this
+  // searcher words it: every answer before it replays, this one does not.
+  std::size_t forged = records.size();
+  for (std::size_t i = records.size(); i-- > 0 && forged == records.size();) {
+    if (records[i].event.value("type", std::string()) == "validation") forged = i;
+  }
+  REQUIRE(forged < records.size());
+  REQUIRE(forged >= records.size() * 6 / 10);
+  records[forged].event["decision"]["reason"] = "an older dlx's reason";
+  std::string bytes;
+  std::uint64_t forged_offset = 0;
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    if (i == forged) forged_offset = bytes.size();
+    bytes += searcher::encode_journal_record(records[i].event);
+  }
+  spit(dir.journal(), bytes);
+  const auto at_record = fmt::format("journal record at offset {}", forged_offset);
+
+  const auto status = run_dlx({"status", dir.path.string()}, false);
+  CHECK(status.status == 0);
+  CHECK_THAT(status.out, Catch::Contains("# 40 trials:"));
+  CHECK_THAT(status.err, Catch::Contains("dlx status: warning: " + at_record) &&
+                             Catch::Contains("written by a different searcher") &&
+                             Catch::Contains("the table shows the journal's recorded decisions from there on"));
+  CHECK(status.err.find(kIgnored) == std::string::npos);  // the snapshot before it still serves
+
+  // Every searcher event is listed, the reworded one as recorded; the exit status says it diverged.
+  const auto replay = run_dlx({"replay", "--json", dir.path.string()}, false);
+  CHECK(replay.status == 1);
+  const auto json = nlohmann::json::parse(replay.out);
+  CHECK(json["decisions"].size() == records.size());
+  CHECK(json["decisions"][forged]["reason"] == "an older dlx's reason");
+  CHECK_THAT(json["mismatch"].get<std::string>(), Catch::Contains(at_record));
+  CHECK_THAT(replay.err, Catch::Contains("dlx replay: " + at_record) &&
+                             Catch::Contains("The decisions from that record on are the journal's as recorded"));
+
+  // Retention must not act on references from a searcher state it could not rebuild: gc refuses,
+  // ls lists with nothing marked as referenced and says why.
+  const auto gc = run_dlx({"ckpt", "gc", "--dry-run", dir.path.string()}, false);
+  CHECK(gc.status != 0);
+  CHECK_THAT(gc.err, Catch::Contains(at_record) && Catch::Contains("written by a different searcher"));
+  const auto ls = run_dlx({"ckpt", "ls", dir.path.string()}, false);
+  CHECK(ls.status == 0);
+  CHECK_THAT(ls.err, Catch::Contains("dlx ckpt ls: warning: " + at_record) &&
+                         Catch::Contains("checkpoints the searcher references are not marked"));
 }

@@ -60,7 +60,9 @@ std::map<std::int64_t, checkpoint::ReferencedSteps> searcher_references(
     return out;
   const auto experiment = config::load_snapshot(experiment_dir);
   // journal.snapshot and the tail after it, read-only (as dlx status does): the same state as a
-  // full replay, without replaying 10,000 trials' journal for every listing.
+  // full replay, without replaying 10,000 trials' journal for every listing. Strict, unlike dlx
+  // status: a journal this searcher no longer reproduces throws, as retention must not delete
+  // by references from a method state that could not be rebuilt.
   searcher::SearchState state(experiment);
   const auto caught_up =
       searcher::catch_up(state, searcher::Journal(journal), searcher::journal_snapshot_path(journal));

@@ -64,16 +64,13 @@ int run_replay(const Arguments& arguments) {
                "to inspect it)\n", path.string(), scan.corruption);
     return 1;
   }
+  // A journal this dlx's searcher no longer reproduces (an older dlx wrote it, or
+  // experiment.yaml changed) is still shown whole: from the first differing answer on, the
+  // journal's recorded decisions are printed as they are, and the exit status says so.
   searcher::SearchState state(experiment);
-  std::string mismatch;
-  for (const auto& record : scan.records) {
-    try {
-      state.apply(record);
-    } catch (const searcher::JournalMismatch& e) {
-      mismatch = e.what();
-      break;
-    }
-  }
+  state.keep_recorded_after_mismatch();
+  for (const auto& record : scan.records) state.apply(record);
+  const std::string mismatch = state.divergence();
   if (values.count("state")) {
     std::cout << state.to_json().dump(2) << "\n";
   } else if (values.count("json")) {
@@ -105,7 +102,8 @@ int run_replay(const Arguments& arguments) {
     }
   }
   if (!mismatch.empty()) {
-    fmt::print(stderr, "dlx replay: {}\n", mismatch);
+    fmt::print(stderr, "dlx replay: {}. The decisions from that record on are the journal's as recorded, not "
+               "re-derived{}\n", mismatch, values.count("state") ? "; the method's snapshot in the state above is where it diverged" : "");
     if (values.count("write-h5")) fmt::print(stderr, "dlx replay: experiment.h5 not written: the journal does not replay\n");
     return 1;
   }

@@ -45,15 +45,21 @@ struct TrialRow {
 // trial process catches up (searcher::catch_up), read-only: no exclusive lock, nothing written,
 // so any user who can read the directory gets it. A snapshot that does not match is ignored with
 // a warning (the whole journal is replayed); the state, and so the table, is the same either
-// way. A journal that cannot be read is reported, not fatal.
+// way. A journal that cannot be read is reported, not fatal; one this dlx's searcher no longer
+// reproduces (an older dlx's) is shown with its recorded decisions and a warning.
 std::optional<searcher::SearchState> search_state(const std::filesystem::path& directory,
                                                   const config::Experiment& experiment) {
   const auto path = directory / searcher::kJournalFileName;
   if (!std::filesystem::exists(path)) return std::nullopt;
   try {
     searcher::SearchState state(experiment);
+    state.keep_recorded_after_mismatch();  // an older dlx's journal: its recorded decisions stand
     const auto caught_up = searcher::catch_up(state, searcher::Journal(path), searcher::journal_snapshot_path(path));
     if (!caught_up.ignored.empty()) fmt::print(stderr, "dlx status: warning: {}\n", caught_up.ignored);
+    if (!state.divergence().empty()) {
+      fmt::print(stderr, "dlx status: warning: {}; the table shows the journal's recorded decisions from there on\n",
+                 state.divergence());
+    }
     return state;
   } catch (const std::exception& e) {
     fmt::print(stderr, "dlx status: warning: cannot replay {}: {}\n", path.string(), e.what());

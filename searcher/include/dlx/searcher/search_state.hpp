@@ -81,6 +81,16 @@ class SearchState {
   // The same for an event whose answer this state's method has just given (the coordinator asked
   // it directly): the bookkeeping without asking the method a second time.
   bool apply_answered(const JournalRecord& record);
+  // For inspecting a journal this dlx's searcher no longer reproduces (written by another dlx
+  // version, or experiment.yaml changed since): instead of throwing JournalMismatch, the first
+  // differing answer is noted in divergence(), and from there on the journal's recorded answers
+  // are taken as they are, without the method (whose state stays where it diverged). The trials
+  // and decisions are then the journal's, complete: what dlx status and dlx replay show of an
+  // experiment run by an older dlx. Never for a live coordinator, which must not answer from a
+  // state it cannot rebuild.
+  void keep_recorded_after_mismatch() { keep_recorded_ = true; }
+  // The JournalMismatch message of the first differing answer; empty while the method agrees.
+  const std::string& divergence() const { return divergence_; }
   bool seen(const std::string& id) const { return ids_.contains(id); }
 
   Method& method() { return *method_; }
@@ -123,6 +133,9 @@ class SearchState {
   void record_work(const nlohmann::json& event, std::uint64_t offset, bool answered);
   void record_validation(const nlohmann::json& event, std::uint64_t offset, bool answered);
   void record_exit(const nlohmann::json& event, std::uint64_t offset, bool answered);
+  // A recorded answer differs from the method's: throws JournalMismatch, or notes the divergence
+  // (keep_recorded_after_mismatch).
+  void diverged(std::string message);
 
   config::Experiment experiment_;
   std::unique_ptr<Method> method_;
@@ -132,6 +145,8 @@ class SearchState {
   std::map<std::pair<int, std::int64_t>, Decision> decision_by_report_;
   std::vector<DecisionEntry> decisions_;
   int unsettled_ = 0;
+  bool keep_recorded_ = false;
+  std::string divergence_;
 };
 
 // A fresh SearchState fed every record of `scan` (what `dlx replay` and `dlx status` show).
