@@ -30,7 +30,8 @@
 // Each ratio is printed with its paired standard error over the seeds (delta method: the same
 // seed gives both runs the same configurations and noise, so the pairs are what is compared).
 // usage: bench_searcher [--trials N] [--workers W] [--seeds S] [--first-seed F (1000)] [--latency-trials T]
-//                       [--asha "divisor: 4, max_rungs: 4"] [--noise SD (0.1)] [--target-percent P]
+//                       [--asha "divisor: 4, max_rungs: 4"] [--asha-method async_halving|adaptive_asha]
+//                       [--noise SD (0.1)] [--target-percent P]
 //                       [--journal-dir DIR] [--journal-events E (0: skip)] [--explain] [--latency-tpe] [--smoke]
 // --noise and --target-percent change the curve family's noise scale and the target (sensitivity
 // runs, docs/benchmarks.md); the results the issue asks for are with the defaults.
@@ -117,6 +118,11 @@ Options parse_options(int argc, char** argv) {
     }
     else throw std::runtime_error("unknown flag " + flag);
   }
+  if (o.seeds < 1 || o.workers < 1 || o.trials < 1) throw std::runtime_error("--seeds, --workers and --trials must be at least 1");
+  if (o.asha_method != "async_halving" && o.asha_method != "adaptive_asha") {
+    throw std::runtime_error("--asha-method must be async_halving or adaptive_asha, not '" + o.asha_method + "'");
+  }
+  if (!(o.noise >= 0)) throw std::runtime_error("--noise must be a standard deviation, 0 or more");
   if (o.target_percent <= 0) o.target_percent = 1000.0 / o.trials;
   return o;
 }
