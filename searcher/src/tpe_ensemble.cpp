@@ -47,6 +47,10 @@ TpeEnsemble fit_ensemble(const std::vector<config::Hyperparameter>& hyperparamet
     out.models.emplace_back(hyperparameters, points, split_level(level, gamma));
   }
   const std::size_t h_count = hyperparameters.size();
+  if (levels.size() == 1) {
+    out.weights.assign(h_count, {1.0});
+    return out;
+  }
   const TpeLevel& top = levels.back();
   const std::size_t n = top.ranked.size();
   std::vector<double> observed;
@@ -61,8 +65,7 @@ TpeEnsemble fit_ensemble(const std::vector<config::Hyperparameter>& hyperparamet
     judge(scores);
   }
   judge(cross_validated_scores(hyperparameters, points, top, gamma));
-  const double margin = tau_null_error(n);
-  for (const auto& per_level : agreements) out.weights.push_back(level_weights(per_level, margin));
+  for (const auto& per_level : agreements) out.weights.push_back(level_weights(per_level));
   return out;
 }
 

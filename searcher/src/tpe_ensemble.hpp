@@ -1,8 +1,6 @@
 #pragma once
 // The models a modelled trial's point comes from: one TpeModel per level (tpe_history.hpp), each
-// weighted by how well it orders the top level's results (tpe_weights.hpp). A single level is
-// judged the same way (by cross-validation), so a model that cannot yet order its own results
-// better than chance gets no weight either.
+// weighted by how well it orders the top level's results (tpe_weights.hpp).
 #include <cstdint>
 #include <vector>
 
@@ -14,8 +12,7 @@ namespace dlx::searcher::detail {
 struct TpeEnsemble {
   std::vector<std::int64_t> lengths;  // per level, shortest first
   std::vector<TpeModel> models;       // per level
-  // weights[h][k]: level k's weight for hyperparameter h (summing to 1 over k, or all 0 when no
-  // level orders the top results better than chance by the margin: h is then not modelled).
+  // weights[h][k]: level k's weight for hyperparameter h (summing to 1 over k).
   std::vector<std::vector<double>> weights;
 };
 

@@ -16,17 +16,13 @@
 //   - weights (tpe_ensemble.hpp, tpe_weights.hpp), per hyperparameter: level k's weight for
 //     hyperparameter h comes from how well h's log l_k(x) - log g_k(x) alone orders the top
 //     level's results (the longest length with enough results; the top level's own model is
-//     judged on held-out results, 5-fold; a single level too): the share of ordered pairs it gets
-//     right, as Kendall's tau less one standard error of an unrelated ranking's tau (so that few
-//     results agreeing by chance are no evidence), clipped at 0, normalised over the levels. A
-//     short length that is right about one hyperparameter (a learning rate) and wrong about
-//     another (one that trades early progress for final quality) informs the first and not the
-//     second;
+//     judged on held-out results, 5-fold): the share of ordered pairs it gets right, as Kendall's
+//     tau clipped at 0, normalised over the levels. A short length that is right about one
+//     hyperparameter (a learning rate) and wrong about another (one that trades early progress for
+//     final quality) informs the first and not the second;
 //   - candidates: `candidates` values of h, each drawn from level k's l(x) with probability w_hk;
 //     the one with the largest sum over k of w_hk (log l_k(x) - log g_k(x)) is kept (the first on
-//     ties). With one level this is BOHB's single model at the largest length. When no level
-//     has a weight for h (none orders the top results beyond chance), h gets the random
-//     sampler's value for the trial: the prior, not a model that has shown nothing.
+//     ties). With one level this is BOHB's single model at the largest length.
 //   Real values are modelled on [minval, maxval]; log values on their exponents; integers on
 //   [minval - 0.5, maxval + 0.5], rounded and scored by their rounding interval; categorical
 //   values by smoothed frequencies; constants are never modelled.
@@ -116,7 +112,6 @@ class TpeSampler final : public Sampler {
  private:
   nlohmann::ordered_json model_point(int trial, const TpeEnsemble& ensemble) const {
     nlohmann::ordered_json point = nlohmann::ordered_json::object();
-    std::optional<nlohmann::ordered_json> prior;  // the random sampler's point, drawn when needed
     std::uint64_t slot = kTpeSlotBase;
     for (std::size_t h = 0; h < experiment_.hyperparameters.size(); ++h) {
       const auto& hp = experiment_.hyperparameters[h];
@@ -130,15 +125,11 @@ class TpeSampler final : public Sampler {
         continue;
       }
       const auto& weights = ensemble.weights[h];
-      std::vector<std::size_t> used;  // the levels with a weight
+      std::vector<std::size_t> used;  // the levels with a weight (level_weights gives one at least)
       for (std::size_t k = 0; k < weights.size(); ++k) {
         if (weights[k] > 0) used.push_back(k);
       }
-      if (used.empty()) {  // no model orders the top results better than chance: the prior's value
-        if (!prior) prior = random_point(experiment_, trial);
-        point[hp.name] = (*prior)[hp.name];
-        continue;
-      }
+      if (used.empty()) used.push_back(weights.size() - 1);
       std::optional<double> best;
       double best_score = 0;
       for (int i = 0; i < experiment_.searcher.tpe.candidates; ++i) {

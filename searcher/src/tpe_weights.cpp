@@ -1,7 +1,6 @@
 #include "tpe_weights.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 
 namespace dlx::searcher::detail {
@@ -20,21 +19,17 @@ std::optional<double> pair_agreement(const std::vector<double>& predicted, const
   return agree / static_cast<double>(pairs);
 }
 
-double tau_null_error(std::size_t n) {
-  if (n < 2) return 1;
-  const auto results = static_cast<double>(n);
-  return std::sqrt(2 * (2 * results + 5) / (9 * results * (results - 1)));
-}
-
-std::vector<double> level_weights(const std::vector<std::optional<double>>& agreements, double margin) {
+std::vector<double> level_weights(const std::vector<std::optional<double>>& agreements) {
   std::vector<double> weights;
   double total = 0;
   for (const auto& share : agreements) {
-    weights.push_back(share ? std::max(0.0, 2 * *share - 1 - margin) : 0.0);
+    weights.push_back(share ? std::max(0.0, 2 * *share - 1) : 0.0);
     total += weights.back();
   }
+  if (weights.empty()) return weights;
   if (total <= 0) {
-    std::fill(weights.begin(), weights.end(), 0.0);  // nothing clears the margin: the prior
+    std::fill(weights.begin(), weights.end(), 0.0);
+    weights.back() = 1;
     return weights;
   }
   for (double& w : weights) w /= total;

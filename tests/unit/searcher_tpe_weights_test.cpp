@@ -3,11 +3,9 @@
 // and the weights fit_ensemble gives models that order the top results rightly or backwards.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -50,54 +48,27 @@ TEST_CASE("tpe weights: the share of strictly ordered pairs a model's scores ord
   }
 }
 
-TEST_CASE("tpe weights: agreeing levels share the weight, reversed, unknown or chance-level ones get none",
-          "[searcher][tpe]") {
+TEST_CASE("tpe weights: agreeing levels share the weight, reversed or unknown ones get none", "[searcher][tpe]") {
   struct Row {
     const char* what;
     std::vector<std::optional<double>> agreements;  // shortest level first, the top level last
-    double margin;
     std::vector<double> weights;
   };
   const std::vector<Row> rows{
-      {"perfect agreement everywhere: equal weights", {1.0, 1.0, 1.0}, 0.0, {1.0 / 3, 1.0 / 3, 1.0 / 3}},
-      {"a reversed level gets nothing", {0.0, 1.0}, 0.0, {0.0, 1.0}},
-      {"chance agreement gets nothing", {0.5, 0.9}, 0.0, {0.0, 1.0}},
-      {"a perfect short level outweighs a noisy top", {1.0, 0.75}, 0.0, {2.0 / 3, 1.0 / 3}},
-      {"Kendall's tau, clipped and normalised", {0.9, 0.2, 0.7}, 0.0, {0.8 / 1.2, 0.0, 0.4 / 1.2}},
-      {"the margin comes off every tau", {0.9, 0.7}, 0.2, {0.6 / 0.8, 0.2 / 0.8}},
-      {"a tau within the margin gets nothing", {0.6, 0.9}, 0.25, {0.0, 1.0}},
-      {"no level beyond the margin: no weight at all (the prior)", {0.6, 0.55}, 0.25, {0.0, 0.0}},
-      {"no level better than chance: no weight at all", {0.3, 0.5, 0.4}, 0.0, {0.0, 0.0, 0.0}},
-      {"no comparable pair: no weight at all", {std::nullopt, std::nullopt}, 0.0, {0.0, 0.0}},
-      {"a level with no comparable pair gets nothing", {std::nullopt, 0.8}, 0.0, {0.0, 1.0}},
+      {"perfect agreement everywhere: equal weights", {1.0, 1.0, 1.0}, {1.0 / 3, 1.0 / 3, 1.0 / 3}},
+      {"a reversed level gets nothing", {0.0, 1.0}, {0.0, 1.0}},
+      {"chance agreement gets nothing", {0.5, 0.9}, {0.0, 1.0}},
+      {"a perfect short level outweighs a noisy top", {1.0, 0.75}, {2.0 / 3, 1.0 / 3}},
+      {"Kendall's tau, clipped and normalised", {0.9, 0.2, 0.7}, {0.8 / 1.2, 0.0, 0.4 / 1.2}},
+      {"no level better than chance: the top level alone", {0.3, 0.5, 0.4}, {0.0, 0.0, 1.0}},
+      {"no comparable pair: the top level alone", {std::nullopt, std::nullopt}, {0.0, 1.0}},
+      {"a level with no comparable pair gets nothing", {std::nullopt, 0.8}, {0.0, 1.0}},
   };
   for (const auto& row : rows) {
     INFO(row.what);
-    const auto weights = level_weights(row.agreements, row.margin);
+    const auto weights = level_weights(row.agreements);
     REQUIRE(weights.size() == row.weights.size());
     for (std::size_t k = 0; k < weights.size(); ++k) CHECK(weights[k] == Approx(row.weights[k]));
-  }
-}
-
-TEST_CASE("tpe weights: tau_null_error is the spread of an unrelated ranking's tau", "[searcher][tpe]") {
-  CHECK(tau_null_error(10) == Approx(std::sqrt(50.0 / 810.0)));
-  CHECK(tau_null_error(1) == 1.0);
-  // Shuffled scores against ordered results: tau = 2 share - 1 scatters around 0 by the formula.
-  std::mt19937_64 random(7);
-  for (std::size_t n : {6, 12, 40}) {
-    std::vector<double> observed, predicted;
-    for (std::size_t i = 0; i < n; ++i) observed.push_back(static_cast<double>(i)), predicted.push_back(static_cast<double>(i));
-    double sum = 0, squares = 0;
-    constexpr int kShuffles = 4000;
-    for (int s = 0; s < kShuffles; ++s) {
-      std::shuffle(predicted.begin(), predicted.end(), random);
-      const double tau = 2 * *pair_agreement(predicted, observed) - 1;
-      sum += tau, squares += tau * tau;
-    }
-    const double mean = sum / kShuffles, spread = std::sqrt(squares / kShuffles - mean * mean);
-    INFO(n << " results: mean tau " << mean << ", spread " << spread);
-    CHECK(std::abs(mean) < 0.02);
-    CHECK(spread == Approx(tau_null_error(n)).epsilon(0.05));
   }
 }
 
@@ -197,36 +168,4 @@ TEST_CASE("tpe ensemble: each hyperparameter weighs the levels by its own agreem
   CHECK(ensemble.weights[0][0] > 0.3);  // length 1 orders the top results by x rightly
   CHECK(ensemble.weights[1][0] == 0.0); // and by y backwards
   CHECK(ensemble.weights[1][1] == 1.0);
-}
-
-TEST_CASE("tpe ensemble: a single level gets weight only where it orders its held-out results beyond chance",
-          "[searcher][tpe]") {
-  // x decides the metric, z does not: the one level's cross-validated x scores order the results,
-  // its z scores are noise and fall within the margin, so z gets no weight (the prior).
-  const auto experiment = dlx::config::parse_experiment(
-      "name: t\nentrypoint: x\nsearcher: {name: random, metric: loss, max_trials: 100, sampler: tpe}\n"
-      "hyperparameters:\n  x: {type: double, minval: 0, maxval: 1}\n  z: {type: double, minval: 0, maxval: 1}\n",
-      "t.yaml");
-  TpePoints points;
-  TpeHistory history;
-  std::mt19937_64 random(11);
-  std::uniform_real_distribution<double> unit(0, 1);
-  for (int trial = 0; trial < 40; ++trial) {
-    const double x = unit(random), z = unit(random);
-    points[trial] = tpe_point_in_space(experiment.hyperparameters, {{"x", x}, {"z", z}});
-    history.record(trial, 1, (x - 0.3) * (x - 0.3));
-  }
-  const auto levels = history.levels(10, true, 1000);
-  REQUIRE(levels.size() == 1);
-  const auto ensemble = fit_ensemble(experiment.hyperparameters, points, levels, 0.25);
-  REQUIRE(ensemble.weights.size() == 2);
-  CHECK(ensemble.weights[0] == std::vector<double>{1.0});
-  // z's held-out agreement, and the margin it must clear.
-  const auto scores = cross_validated_scores(experiment.hyperparameters, points, levels[0], 0.25);
-  std::vector<double> observed;
-  for (const auto& result : levels[0].ranked) observed.push_back(result.oriented);
-  const double z_tau = 2 * *pair_agreement(scores[1], observed) - 1;
-  INFO("z's held-out tau " << z_tau << ", margin " << tau_null_error(40));
-  CHECK(z_tau < tau_null_error(40));
-  CHECK(ensemble.weights[1] == std::vector<double>{0.0});
 }
