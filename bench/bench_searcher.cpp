@@ -500,9 +500,8 @@ int main(int argc, char** argv) try {
   // all the time spent over all seeds / the seeds that reached the target, the expected cost of
   // restarting a failed search with a new seed until one succeeds.
   const auto ert = [](const std::vector<double>& times, int reached) {
-    double sum = 0;
-    for (double t : times) sum += t;
-    return reached > 0 ? sum / reached : std::numeric_limits<double>::infinity();
+    return reached > 0 ? mean(times) * static_cast<double>(times.size()) / reached
+                       : std::numeric_limits<double>::infinity();
   };
   fmt::print("# reached the target: random {}, asha {}, asha 4x workers {}, asha+tpe {} of {} seeds; expected running "
              "time (BBOB's ERT, misses charged in full): random {:.0f} s, asha {:.0f} s, asha 4x {:.0f} s, asha+tpe "
