@@ -1,6 +1,7 @@
 #include "text_checks.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -78,13 +79,24 @@ std::string read_config_file(const std::filesystem::path& path, const char* what
 
 YAML::Node load_document(std::string_view text, const std::string& file_label) {
   check_bytes(text, file_label);
-  YAML::Node document;
+  std::vector<YAML::Node> documents;
   try {
-    document = YAML::Load(std::string(text));
+    documents = YAML::LoadAll(std::string(text));
   } catch (const YAML::ParserException& e) {
     throw ConfigError({file_label, e.mark.line + 1, e.mark.column + 1}, "",
                       fmt::format("YAML syntax error: {}", e.msg), "fix the YAML syntax at this position");
   }
+  // YAML::Load would keep the first document and drop the rest without a word: a second one after
+  // `---` (two experiments pasted together, a stray separator) is an error. Empty documents (a
+  // trailing `---`) say nothing and are let through.
+  for (std::size_t i = 1; i < documents.size(); ++i) {
+    if (documents[i].IsNull()) continue;
+    throw ConfigError(position_of(documents[i], file_label), "",
+                      "a second YAML document starts here (after ---): dlx reads one document per file and "
+                      "would ignore it",
+                      "remove the --- line to merge the two, or put each experiment in a file of its own");
+  }
+  const YAML::Node document = documents.empty() ? YAML::Node() : documents.front();
   if (!document.IsMap()) {
     throw ConfigError(position_of(document, file_label), "", "the file must be a mapping of keys to values",
                       "start with name: <experiment name>");

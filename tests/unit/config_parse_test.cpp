@@ -231,6 +231,18 @@ TEST_CASE("alias bombs and deep nesting are rejected quickly", "[config]") {
   CHECK_THAT(error_of(deep), Catch::Contains("nested more than 32 levels"));
 }
 
+TEST_CASE("a second YAML document is an error, not silently dropped", "[config]") {
+  const std::string one = "name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\n";
+  CHECK(error_of(one + "---\nname: b\n") ==
+        "exp.yaml:5:1: a second YAML document starts here (after ---): dlx reads one document per file and "
+        "would ignore it (remove the --- line to merge the two, or put each experiment in a file of its own)");
+  // A leading ---, an end marker and a trailing empty document are plain YAML, not a second experiment.
+  CHECK(error_of("---\n" + one) == "");
+  CHECK(error_of(one + "...\n") == "");
+  CHECK(error_of(one + "---\n") == "");
+  CHECK(parse_experiment("---\n" + one + "---\n", "exp.yaml").name == "a");
+}
+
 TEST_CASE("an oversized file is rejected before YAML parsing", "[config]") {
   std::string big = "name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\n";
   big += "# " + std::string(std::size_t{1} << 20, 'x') + "\n";
