@@ -199,6 +199,54 @@ TEST_CASE("launcher: outside a Slurm job a crash is never turned into a requeue"
   CHECK(result.status == 3);
 }
 
+TEST_CASE("launcher: a trial outside a launched step is refused before anything runs", "[launch-cli]") {
+  TempDir dir("unlaunched");
+  freeze_example(dir.path());  // nodes_per_trial: 2
+  const auto marker = dir.path() / "trainer-ran";
+  const std::vector<std::string> command{kLaunch, "--", "touch", marker.string()};
+  SECTION("in the batch script, without srun: the trial is marked failed with the fix") {
+    const Env batch_script{{"SLURM_JOB_ID", "1234"}, {"SLURM_JOB_NUM_NODES", "2"},
+                           {"SLURM_ARRAY_TASK_ID", "1"}};
+    auto result = run_with_env(merged(batch_script, trial_env(dir.path())), command);
+    INFO(result.output);
+    CHECK(result.status == 1);
+    CHECK_THAT(result.output, Catch::Contains("dlx-launch: not started by srun: this is job 1234's batch "
+                                              "script") &&
+                                  Catch::Contains("srun --mpi=pmix dlx-launch"));
+    CHECK_FALSE(std::filesystem::exists(marker));
+    const auto record = dlx::checkpoint::load_trial_record(record_path(dir.path()));
+    CHECK(record.state == "failed");
+    CHECK_THAT(record.stop_reason, Catch::Contains("not started by srun"));
+    // --dry-run says the same and records nothing.
+    TempDir other("unlaunched-dry");
+    freeze_example(other.path());
+    auto dry = run_with_env(merged(batch_script, trial_env(other.path())), {kLaunch, "--dry-run"});
+    CHECK(dry.status == 1);
+    CHECK_THAT(dry.output, Catch::Contains("not started by srun"));
+    CHECK_FALSE(std::filesystem::exists(record_path(other.path())));
+  }
+  SECTION("outside Slurm with DLX_EXPERIMENT_DIR but no ticket: trial 0 is left as it was") {
+    TrialRecord completed;
+    completed.experiment = "logreg-grid";
+    completed.trial_id = 0;
+    completed.state = "completed";
+    std::filesystem::create_directories(record_path(dir.path(), 0).parent_path());
+    dlx::checkpoint::save_trial_record(completed, record_path(dir.path(), 0));
+    auto result = run_with_env({{"DLX_EXPERIMENT_DIR", dir.path().string()}}, {kLaunch});
+    INFO(result.output);
+    CHECK(result.status == 1);
+    CHECK_THAT(result.output, Catch::Contains("DLX_EXPERIMENT_DIR is set (" + dir.path().string() +
+                                              ") but neither DLX_TICKET nor DLX_TRIAL_ID") &&
+                                  Catch::Contains("unset DLX_EXPERIMENT_DIR"));
+    CHECK(dlx::checkpoint::load_trial_record(record_path(dir.path(), 0)).state == "completed");
+    CHECK_FALSE(std::filesystem::exists(dir.path() / "journal"));
+    // With a trial id (a trial run by hand, as the tests do) it runs.
+    auto by_hand = run_with_env(trial_env(dir.path()), command);
+    CHECK(by_hand.status == 0);
+    CHECK(std::filesystem::exists(marker));
+  }
+}
+
 TEST_CASE("launcher: DLX_LATEST_CHECKPOINT comes from latest-valid discovery", "[launch-cli]") {
   TempDir dir("latest");
   freeze_example(dir.path());

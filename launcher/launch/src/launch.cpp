@@ -79,6 +79,41 @@ std::optional<checkpoint::TrialRecord> record_at_start(const env::TrialEnvironme
   }
 }
 
+bool is_set(const env::EnvMap& env, std::string_view name) {
+  const auto value = env::lookup(env, name);
+  return value && !value->empty();
+}
+
+// A trial runs only as the tasks of a launched step (srun in the job script; mpirun in tests and
+// by hand). Two mistakes look like a trial but are not, and both are refused before anything is
+// touched: dlx-launch in the batch script itself, without srun (the trial would run as one process
+// on one node whatever its resources, and the preemption notice, sent to job steps, would never
+// reach it), and a shell that kept DLX_EXPERIMENT_DIR but has no ticket (ticket 0 would be taken
+// and trial 0's record rewritten, completed or not).
+void refuse_unlaunched_trial(const slurm::TaskPlacement& placement, const env::TrialEnvironment& trial,
+                             const env::EnvMap& env, bool dry_run) {
+  if (!trial.in_trial() || placement.launcher != slurm::Launcher::none) return;
+  if (is_set(env, "SLURM_JOB_ID")) {
+    const std::string why = fmt::format(
+        "dlx-launch: not started by srun: this is job {}'s batch script (or another process outside "
+        "a job step), where the trial would run as one process on this node whatever its resources "
+        "and would never get the preemption notice (start it with srun, as examples/job.sh does: "
+        "srun --mpi=pmix dlx-launch)",
+        env::lookup(env, "SLURM_JOB_ID").value_or(""));
+    // The trainer never runs: mark the trial failed so that `dlx status` says so.
+    if (!dry_run) record_failure(trial, placement, 1, why);
+    throw LaunchError(why);
+  }
+  if (!is_set(env, "DLX_TRIAL_ID") && !is_set(env, "DLX_TICKET")) {
+    throw LaunchError(fmt::format(
+        "dlx-launch: DLX_EXPERIMENT_DIR is set ({}) but neither DLX_TICKET nor DLX_TRIAL_ID, and "
+        "this is no Slurm job: running would take ticket 0 of that experiment and rewrite trial 0's "
+        "record (submit with sbatch --dl-experiment=FILE; to run a command outside a trial, unset "
+        "DLX_EXPERIMENT_DIR; to run one trial by hand, set DLX_TRIAL_ID)",
+        trial.experiment_dir->string()));
+  }
+}
+
 }  // namespace
 
 int run_launch(const Options& options, const env::EnvMap& env, const Resolver& resolve,
@@ -86,6 +121,7 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
   install_notice_handlers();  // a preemption notice during start-up must not kill dlx-launch
   const auto placement = slurm::read_task_placement(env, host_name());
   auto trial = env::read_trial_environment(env);
+  refuse_unlaunched_trial(placement, trial, env, options.dry_run);
   EnvVars vars = compute_launch_env(placement, env, resolve);
 
   std::optional<config::Experiment> experiment;

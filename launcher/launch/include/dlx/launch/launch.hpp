@@ -1,6 +1,8 @@
 #pragma once
 // dlx-launch's whole flow, callable from main and from tests:
 //   1. read this task's placement (slurm/) and the trial contract (DLX_*)
+//      a trial outside a launched step (the batch script without srun; DLX_EXPERIMENT_DIR with
+//      no ticket outside Slurm) is refused before anything runs
 //   2. compute the torchrun variables (launch_env)
 //   3. under srun inside a trial: check the step against the experiment's resources
 //      (a mismatch: rank 0 marks the trial failed, dlx-launch exits 1 with the difference)
