@@ -22,6 +22,9 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
+#include "dlx/checkpoint/trial_record.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/searcher/journal_snapshot.hpp"
@@ -266,4 +269,75 @@ TEST_CASE("a journal this searcher no longer reproduces (an older dlx's): dlx st
   CHECK(ls.status == 0);
   CHECK_THAT(ls.err, Catch::Contains("dlx ckpt ls: warning: " + at_record) &&
                          Catch::Contains("checkpoints the searcher references are not marked"));
+}
+
+TEST_CASE("dlx status says why a trial failed, and leaves the searcher column empty without a searcher length",
+          "[cli]") {
+  TempDir dir;
+  spit(dir.path / "experiment.yaml",
+       "name: status-failed\nentrypoint: [unused]\nseed: 7\n"
+       "hyperparameters:\n  x: {type: int, minval: 1, maxval: 2, count: 2}\n"
+       "searcher: {name: grid, metric: loss}\n");
+  const auto experiment = config::load_snapshot(dir.path);
+  {
+    // Both tickets took their work (no max_length: train to the trainer's own length).
+    searcher::Coordinator coordinator(experiment, dir.path / searcher::kJournalFileName);
+    REQUIRE(coordinator.request_work(0).kind == searcher::Work::Kind::train);
+    REQUIRE(coordinator.request_work(1).kind == searcher::Work::Kind::train);
+  }
+  const auto record = [&](int id, const std::string& state, const std::string& reason) {
+    checkpoint::TrialRecord trial;
+    trial.experiment = "status-failed";
+    trial.trial_id = id;
+    trial.state = state;
+    trial.stop_reason = reason;
+    trial.validation.append(10, {{"loss", 0.5}});
+    fs::create_directories(dir.path / "trials" / std::to_string(id));
+    checkpoint::save_trial_record(trial, dir.path / "trials" / std::to_string(id) / "trial.h5");
+  };
+  record(0, "completed", "");
+  record(1, "failed", "failed: crash 3 is past max_restarts 2; last error: exit 127");
+
+  const auto table = run_dlx({"status", dir.path.string()}, false);
+  INFO(table.out << table.err);
+  REQUIRE(table.status == 0);
+  CHECK_THAT(table.out, Catch::Contains("# trial 1 failed: crash 3 is past max_restarts 2; last error: exit 127\n"));
+  CHECK_THAT(table.out, !Catch::Contains("to 0"));
+  CHECK_THAT(table.out, Catch::Contains("0        completed  1  0.5        0.5        -\n"));
+  const auto json = nlohmann::json::parse(run_dlx({"status", dir.path.string(), "--json"}, false).out);
+  CHECK(json["trials"][1]["stop_reason"] == "failed: crash 3 is past max_restarts 2; last error: exit 127");
+  CHECK_FALSE(json["trials"][0].contains("searcher"));
+}
+
+TEST_CASE("dlx status: no argument, a path that is not there and another user's experiment each say what to do",
+          "[cli]") {
+  const auto missing = run_dlx({"status"}, false);
+  CHECK(missing.status == 2);
+  CHECK_THAT(missing.err, Catch::StartsWith("dlx: missing argument: job id or experiment directory\n"));
+  // Not Boost's "the option '--experiment' is required": an option the user never typed.
+  CHECK_THAT(missing.err.substr(0, missing.err.find('\n')), !Catch::Contains("--experiment"));
+
+  TempDir dir;
+  const auto absent = (dir.path / "no-such-experiment").string();
+  const auto gone = run_dlx({"status", absent}, false);
+  CHECK(gone.status == 1);
+  CHECK(gone.err == "dlx status: " + absent +
+                        ": no such directory (give an experiment directory, <storage_root>/<user>/<name>, "
+                        "or a Slurm job id)\n");
+
+  // Another user's experiment: <storage_root>/<user> is 0750, so nobody cannot even stat inside it.
+  if (::geteuid() != 0) {
+    WARN("not root: the unreadable-directory case needs dlx run as another user");
+    return;
+  }
+  const auto owner = dir.path / "alice";
+  const auto experiment = owner / "exp";
+  fs::create_directories(experiment);
+  fs::permissions(dir.path, fs::perms(0755));
+  fs::permissions(owner, fs::perms(0750));
+  const auto denied = run_dlx({"status", experiment.string()}, true);
+  CHECK(denied.status == 1);
+  CHECK_THAT(denied.err, Catch::StartsWith("dlx status: cannot read " + experiment.string() + ": ") &&
+                             Catch::Contains("readable by its owner's group only: give one of your own, or ask "
+                                             "its owner"));
 }

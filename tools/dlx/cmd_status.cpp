@@ -36,6 +36,7 @@ struct TrialRow {
   searcher::TrialSpec spec;
   std::string state = "pending";
   std::string problem;  // why trial.h5 could not be read
+  std::string stop_reason;  // trial.h5's: why a failed trial failed, ...
   std::optional<double> last, best;
   std::string searcher;  // the searcher's word on it: "stopped at 9", "running to 27"
 };
@@ -68,7 +69,10 @@ std::optional<searcher::SearchState> search_state(const std::filesystem::path& d
 }
 
 std::string searcher_summary(const searcher::TrialState& trial) {
-  if (trial.status == "running") return fmt::format("to {}", trial.target_length);
+  // Without a searcher length (single, grid, random without max_length) a trial trains to its own
+  // length and the searcher never hears of it again: it has nothing to say ("to 0" would read as
+  // a target, and would stay on completed trials).
+  if (trial.status == "running") return trial.target_length > 0 ? fmt::format("to {}", trial.target_length) : "";
   return fmt::format("{} at {}", trial.status, trial.last_length);
 }
 
@@ -128,6 +132,7 @@ int run_status(const Arguments& arguments) {
         row.state = record->state;
         row.last = record->validation.last(metric);
         row.best = record->validation.best(metric, smaller);
+        row.stop_reason = record->stop_reason;
       }
     } catch (const std::exception& e) {
       row.state = "unreadable";
@@ -162,6 +167,7 @@ int run_status(const Arguments& arguments) {
       item["last"] = row.last ? nlohmann::ordered_json(*row.last) : nlohmann::ordered_json();
       item["best"] = row.best ? nlohmann::ordered_json(*row.best) : nlohmann::ordered_json();
       if (!row.searcher.empty()) item["searcher"] = row.searcher;
+      if (!row.stop_reason.empty()) item["stop_reason"] = row.stop_reason;
       if (!row.problem.empty()) item["problem"] = row.problem;
       out["trials"].push_back(item);
     }
@@ -190,6 +196,11 @@ int run_status(const Arguments& arguments) {
   std::cout << table.render();
   for (const auto& row : rows) {
     if (!row.problem.empty()) fmt::print("# trial {}: {}\n", row.spec.id, row.problem);
+    // Why a trial failed, where a user looks first (the job's output may be gone or overwritten).
+    if (row.state == "failed" && !row.stop_reason.empty()) {
+      const bool says_failed = row.stop_reason.starts_with("failed");
+      fmt::print("# trial {} {}{}\n", row.spec.id, says_failed ? "" : "failed: ", row.stop_reason);
+    }
   }
   std::string summary;
   for (const auto& [state, count] : states) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", count, state);

@@ -59,8 +59,22 @@ std::string plugstack_argument(const std::string& key) {
 }
 
 fs::path locate_experiment(const std::string& job_or_directory) {
-  if (fs::is_directory(job_or_directory)) {
-    if (!fs::exists(fs::path(job_or_directory) / config::kSnapshotFileName)) {
+  // status() sets the error for a path that is not there too; only other errors (EACCES) say
+  // that the path may exist but cannot be looked at.
+  const auto cannot_read = [&](const std::error_code& error) {
+    return Error(fmt::format("cannot read {}: {} (an experiment directory is readable by its owner's group "
+                             "only: give one of your own, or ask its owner)",
+                             job_or_directory, error.message()));
+  };
+  std::error_code unreadable;
+  const auto status = fs::status(job_or_directory, unreadable);
+  const bool absent = status.type() == fs::file_type::not_found;
+  // e.g. another user's experiment: <storage_root>/<user> is mode 0750
+  if (unreadable && !absent) throw cannot_read(unreadable);
+  if (fs::is_directory(status)) {
+    const auto snapshot = fs::status(fs::path(job_or_directory) / config::kSnapshotFileName, unreadable);
+    if (unreadable && snapshot.type() != fs::file_type::not_found) throw cannot_read(unreadable);
+    if (!fs::exists(snapshot)) {
       throw Error(fmt::format("{} is not an experiment directory (no {})", job_or_directory,
                               config::kSnapshotFileName));
     }
@@ -69,6 +83,10 @@ fs::path locate_experiment(const std::string& job_or_directory) {
   static const std::regex job_id(R"((\d+)(?:_\d+)?)");
   std::smatch match;
   if (!std::regex_match(job_or_directory, match, job_id)) {
+    if (absent) {
+      throw Error(fmt::format("{}: no such directory (give an experiment directory, "
+                              "<storage_root>/<user>/<name>, or a Slurm job id)", job_or_directory));
+    }
     throw Error(fmt::format("'{}' is neither an experiment directory nor a Slurm job id", job_or_directory));
   }
   std::string root;
