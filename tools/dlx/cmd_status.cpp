@@ -183,14 +183,18 @@ int run_status(const Arguments& arguments) {
   for (const auto& hp : experiment.hyperparameters) headers.push_back(hp.name);
   headers.push_back("last " + metric);
   headers.push_back("best " + metric);
-  if (search) headers.push_back("searcher");
+  // The searcher column only when the searcher has something to say of some trial (not for
+  // single, grid or random without a searcher length: a column of dashes).
+  const bool searcher_column =
+      search && std::ranges::any_of(rows, [](const TrialRow& row) { return !row.searcher.empty(); });
+  if (searcher_column) headers.push_back("searcher");
   Table table(headers);
   for (const auto& row : rows) {
     std::vector<std::string> cells{std::to_string(row.spec.id), row.state};
     for (const auto& hp : experiment.hyperparameters) cells.push_back(format_value(row.spec.hparams[hp.name]));
     cells.push_back(format_metric(row.last));
     cells.push_back(format_metric(row.best));
-    if (search) cells.push_back(row.searcher.empty() ? "-" : row.searcher);
+    if (searcher_column) cells.push_back(row.searcher.empty() ? "-" : row.searcher);
     table.add_row(cells);
   }
   std::cout << table.render();
