@@ -1,9 +1,11 @@
 #include "text_checks.hpp"
 
 #include <algorithm>
-#include <vector>
+#include <optional>
+#include <sstream>
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include "dlx/common/durable_file.hpp"
 #include "dlx/common/error.hpp"
@@ -63,6 +65,66 @@ void check_bytes(std::string_view text, const std::string& file) {
   }
 }
 
+
+// Whether a line starts with a YAML document marker: `---` (a document starts) or `...` (one
+// ends, and another may follow without `---`). A stream with none holds one document.
+std::size_t count_document_markers(std::string_view text) {
+  std::size_t markers = 0;
+  for (std::size_t line = 0; line < text.size();) {
+    const auto rest = text.substr(line);
+    if (rest.starts_with("---") || rest.starts_with("...")) ++markers;
+    const auto end = text.find('\n', line);
+    if (end == std::string_view::npos) break;
+    line = end + 1;
+  }
+  return markers;
+}
+
+// Where the first node of a document is; nothing for an empty one (a null).
+class FirstNodeOfDocument final : public YAML::EventHandler {
+ public:
+  std::optional<YAML::Mark> mark;
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark& at, YAML::anchor_t) override { note(at); }
+  void OnScalar(const YAML::Mark& at, const std::string&, YAML::anchor_t, const std::string&) override { note(at); }
+  void OnSequenceStart(const YAML::Mark& at, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    note(at);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& at, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    note(at);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void note(const YAML::Mark& at) {
+    if (!mark) mark = at;
+  }
+};
+
+// YAML::Load keeps the first document and drops the rest without a word: a second one after `---`
+// (two experiments pasted together, a stray separator) is an error. Empty documents (a trailing
+// `---`) say nothing and are let through. Not YAML::LoadAll: on some malformed streams (a stray `}`
+// at the top level, found by the fuzzer) yaml-cpp 0.7 returns empty documents forever. Here the
+// parser is asked for no more documents than the markers allow (one per marker line, plus one).
+void check_single_document(std::string_view text, const std::string& file_label) {
+  const auto most = count_document_markers(text) + 1;
+  if (most == 1) return;
+  std::istringstream stream{std::string(text)};
+  YAML::Parser parser(stream);
+  for (std::size_t i = 0; i < most; ++i) {
+    FirstNodeOfDocument first;
+    if (!parser.HandleNextDocument(first)) return;
+    if (i == 0 || !first.mark) continue;
+    throw ConfigError({file_label, first.mark->line + 1, first.mark->column + 1}, "",
+                      "a second YAML document starts here (after ---): dlx reads one document per file and "
+                      "would ignore it",
+                      "remove the --- line to merge the two, or put each experiment in a file of its own");
+  }
+}
+
 }  // namespace
 
 std::string read_config_file(const std::filesystem::path& path, const char* what) {
@@ -79,24 +141,14 @@ std::string read_config_file(const std::filesystem::path& path, const char* what
 
 YAML::Node load_document(std::string_view text, const std::string& file_label) {
   check_bytes(text, file_label);
-  std::vector<YAML::Node> documents;
+  YAML::Node document;
   try {
-    documents = YAML::LoadAll(std::string(text));
+    document = YAML::Load(std::string(text));
+    check_single_document(text, file_label);
   } catch (const YAML::ParserException& e) {
     throw ConfigError({file_label, e.mark.line + 1, e.mark.column + 1}, "",
                       fmt::format("YAML syntax error: {}", e.msg), "fix the YAML syntax at this position");
   }
-  // YAML::Load would keep the first document and drop the rest without a word: a second one after
-  // `---` (two experiments pasted together, a stray separator) is an error. Empty documents (a
-  // trailing `---`) say nothing and are let through.
-  for (std::size_t i = 1; i < documents.size(); ++i) {
-    if (documents[i].IsNull()) continue;
-    throw ConfigError(position_of(documents[i], file_label), "",
-                      "a second YAML document starts here (after ---): dlx reads one document per file and "
-                      "would ignore it",
-                      "remove the --- line to merge the two, or put each experiment in a file of its own");
-  }
-  const YAML::Node document = documents.empty() ? YAML::Node() : documents.front();
   if (!document.IsMap()) {
     throw ConfigError(position_of(document, file_label), "", "the file must be a mapping of keys to values",
                       "start with name: <experiment name>");

@@ -241,6 +241,14 @@ TEST_CASE("a second YAML document is an error, not silently dropped", "[config]"
   CHECK(error_of(one + "...\n") == "");
   CHECK(error_of(one + "---\n") == "");
   CHECK(parse_experiment("---\n" + one + "---\n", "exp.yaml").name == "a");
+  // A document after `...` needs no `---`; empty documents between do not hide a later one.
+  CHECK_THAT(error_of(one + "...\nname: b\n"), Catch::StartsWith("exp.yaml:5:1: a second YAML document"));
+  CHECK_THAT(error_of(one + "---\n---\n---\nname: b\n"), Catch::StartsWith("exp.yaml:7:1: a second YAML document"));
+  // A stray flow end at the top (found by the fuzzer: yaml-cpp's LoadAll returns empty documents
+  // for it forever) ends with an error, not a hang.
+  CHECK(error_of(", x: 4}\nname: a\n---\n}\n") == "exp.yaml:1:1: the file must be a mapping of keys to values "
+                                                       "(start with name: <experiment name>)");
+  CHECK_THAT(error_of(one + "---\n}\n---\n}\n"), Catch::Contains("YAML syntax error"));
 }
 
 TEST_CASE("an oversized file is rejected before YAML parsing", "[config]") {
