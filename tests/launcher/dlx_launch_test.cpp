@@ -101,10 +101,13 @@ TEST_CASE("launcher: a step that does not match the experiment's resources is re
   CHECK_THAT(result.output,
              Catch::Contains("dlx-launch: this step has 1 node but the experiment asks for "
                              "nodes_per_trial: 2"));
-  // The trainer never ran; rank 0 marked the trial failed so that `dlx status` says so.
+  // The trainer never ran; rank 0 marked the trial failed, with the difference, so that `dlx
+  // status` says why.
   const auto record = dlx::checkpoint::load_trial_record(record_path(dir.path()));
   CHECK(record.state == "failed");
   CHECK(record.exit_code == 1);
+  CHECK_THAT(record.stop_reason, Catch::StartsWith("failed: dlx-launch: this step has 1 node but the experiment "
+                                                   "asks for nodes_per_trial: 2 (submit with sbatch -N 2"));
 }
 
 TEST_CASE("launcher: no trial and no command is a clear error", "[launch-cli]") {

@@ -133,9 +133,10 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
     if (under_srun) {
       try {
         check_allocation(placement, experiment->resources);
-      } catch (const LaunchError&) {
-        // The trainer never runs: rank 0 marks the trial failed so `dlx status` says so.
-        if (placement.rank == 0) record_failure(trial, placement, 1, describe_exit(1));
+      } catch (const LaunchError& mismatch) {
+        // The trainer never runs: rank 0 marks the trial failed, with the difference and its fix,
+        // so that `dlx status` says why.
+        if (placement.rank == 0) record_failure(trial, placement, 1, mismatch.what());
         throw;
       }
     }
