@@ -65,9 +65,8 @@ void check_bytes(std::string_view text, const std::string& file) {
   }
 }
 
-
-// Whether a line starts with a YAML document marker: `---` (a document starts) or `...` (one
-// ends, and another may follow without `---`). A stream with none holds one document.
+// How many lines start with a YAML document marker: `---` (a document starts) or `...` (one ends,
+// and another may follow without `---`). A stream with none holds one document.
 std::size_t count_document_markers(std::string_view text) {
   std::size_t markers = 0;
   for (std::size_t line = 0; line < text.size();) {
