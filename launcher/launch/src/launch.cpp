@@ -79,11 +79,6 @@ std::optional<checkpoint::TrialRecord> record_at_start(const env::TrialEnvironme
   }
 }
 
-bool is_set(const env::EnvMap& env, std::string_view name) {
-  const auto value = env::lookup(env, name);
-  return value && !value->empty();
-}
-
 // A trial runs only as the tasks of a launched step (srun in the job script; mpirun in tests and
 // by hand). Two mistakes look like a trial but are not, and both are refused before anything is
 // touched: dlx-launch in the batch script itself, without srun (the trial would run as one process
@@ -93,18 +88,19 @@ bool is_set(const env::EnvMap& env, std::string_view name) {
 void refuse_unlaunched_trial(const slurm::TaskPlacement& placement, const env::TrialEnvironment& trial,
                              const env::EnvMap& env, bool dry_run) {
   if (!trial.in_trial() || placement.launcher != slurm::Launcher::none) return;
-  if (is_set(env, "SLURM_JOB_ID")) {
+  if (!trial.slurm_job_id.empty()) {
     const std::string why = fmt::format(
         "dlx-launch: not started by srun: this is job {}'s batch script (or another process outside "
         "a job step), where the trial would run as one process on this node whatever its resources "
         "and would never get the preemption notice (start it with srun, as examples/job.sh does: "
         "srun --mpi=pmix dlx-launch)",
-        env::lookup(env, "SLURM_JOB_ID").value_or(""));
+        trial.slurm_job_id);
     // The trainer never runs: mark the trial failed so that `dlx status` says so.
     if (!dry_run) record_failure(trial, placement, 1, why);
     throw LaunchError(why);
   }
-  if (!is_set(env, "DLX_TRIAL_ID") && !is_set(env, "DLX_TICKET")) {
+  // trial_id reads 0 when DLX_TRIAL_ID is unset, so that one is looked up again.
+  if (const auto trial_id = env::lookup(env, "DLX_TRIAL_ID"); !trial.ticket && (!trial_id || trial_id->empty())) {
     throw LaunchError(fmt::format(
         "dlx-launch: DLX_EXPERIMENT_DIR is set ({}) but neither DLX_TICKET nor DLX_TRIAL_ID, and "
         "this is no Slurm job: running would take ticket 0 of that experiment and rewrite trial 0's "
