@@ -23,6 +23,7 @@
 
 #include "array_request.hpp"
 #include "cluster_limits.hpp"
+#include "dlx/common/trusted_path.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/config/snapshot.hpp"
 #include "dlx/searcher/method.hpp"
@@ -128,9 +129,12 @@ int prepare_submission(spank_t sp) {
 
   std::filesystem::path directory;
   try {
-    directory = store::create_experiment_dir(std::filesystem::path(plugin.options.storage_root) / user_name(),
-                                             experiment.name);
+    directory = store::create_experiment_dir(plugin.options.storage_root, user_name(), ::getuid(), experiment.name);
     config::write_snapshot(experiment, directory);
+  } catch (const UntrustedPathError& e) {
+    // Another user could swap what the trials will run: nothing is submitted (docs/security.md).
+    report_error(fmt::format("dlx: --dl-experiment: refusing to create the experiment there: {}", e.what()));
+    return -1;
   } catch (const Error& e) {
     report_error(fmt::format("dlx: --dl-experiment: cannot create the experiment directory: {} "
                              "(check storage_root in plugstack.conf and its permissions)", e.what()));

@@ -2,8 +2,16 @@
 // every path opened here (all of them under the user's experiment directory) is opened as the
 // user, never as root. The trial's hyperparameters are recomputed from the frozen snapshot and the
 // array index: a pure function, so every step of every node agrees without coordination.
+//
+// slurmstepd must never trust or block on what another user controls: the experiment directory
+// is checked to be the job user's own (every directory from / down, trusted_path.hpp) before the
+// snapshot is read, the snapshot is opened without following a link or waiting on a FIFO, and
+// at most 1 MiB of it is read. A directory that fails the check fails the step with the reason.
 #include "remote.hpp"
 
+#include <unistd.h>
+
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -15,6 +23,7 @@
 #include "dlx/searcher/trial_plan.hpp"
 #include "dlx/store/create_experiment_dir.hpp"
 #include "dlx/store/experiment_layout.hpp"
+#include "dlx/store/trusted_experiment.hpp"
 #include "plugin_state.hpp"
 
 namespace dlx::spank {
@@ -23,6 +32,7 @@ namespace {
 
 constexpr std::uint32_t kNoValue = 0xfffffffe;          // NO_VAL
 constexpr std::uint32_t kBatchScriptStep = 0xfffffffb;  // SLURM_BATCH_SCRIPT
+constexpr std::size_t kMaxSnapshotBytes = 1 << 20;     // the experiment file's own limit
 
 std::string getenv_or_empty(spank_t sp, const char* name) {
   char buffer[4096];
@@ -66,9 +76,19 @@ int export_trial_environment(spank_t sp) {
     return -1;
   }
   const int trial_id = static_cast<int>(array_task);
+  uid_t job_user = 0;
+  if (spank_get_item(sp, S_JOB_UID, &job_user) != ESPANK_SUCCESS || job_user != ::geteuid()) {
+    report_error(fmt::format("dlx: trial {} of {}: user_init is not running as the job's user (uid {}, "
+                             "effective uid {}): refusing to read the experiment (report this to your "
+                             "administrator)", trial_id, experiment_dir, job_user, ::geteuid()));
+    return -1;
+  }
 
   try {
-    const auto experiment = config::load_snapshot(experiment_dir);
+    const std::string snapshot_path = (std::filesystem::path(experiment_dir) / config::kSnapshotFileName).string();
+    const auto experiment = config::parse_experiment(
+        store::read_trusted_experiment_file(experiment_dir, config::kSnapshotFileName, job_user, kMaxSnapshotBytes),
+        snapshot_path);
     // Array task = ticket. The first trial_count tickets start trial <ticket> (the searcher may
     // still hand them other work: dlx-launch asks it and rewrites these variables); later tickets
     // exist for ASHA promotions and get their trial from the searcher alone.
@@ -77,9 +97,8 @@ int export_trial_environment(spank_t sp) {
                                  : nlohmann::ordered_json::object();
     const auto checkpoints = store::checkpoint_dir(experiment_dir, trial_id);
     if (step == kBatchScriptStep) {
-      if (planned) std::filesystem::create_directories(checkpoints);
-      store::link_job(std::filesystem::path(experiment_dir).parent_path(), std::to_string(array_job),
-                      experiment_dir);
+      if (planned) store::make_checkpoint_dir(experiment_dir, trial_id, job_user);
+      store::link_job(experiment_dir, std::to_string(array_job), job_user);
     }
     // DLX_LATEST_CHECKPOINT is exported empty: this code runs inside slurmstepd and must not
     // open files in the user's checkpoint directory. dlx-launch (as the user) sets it from

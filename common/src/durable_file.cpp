@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "dlx/common/error.hpp"
+#include "dlx/common/file_kind.hpp"
 #include "dlx/common/unique_fd.hpp"
 
 namespace dlx {
@@ -46,7 +47,7 @@ std::filesystem::path temporary_path_for(const std::filesystem::path& final_path
 bool is_temporary_name(std::string_view file_name) { return file_name.starts_with(".tmp."); }
 
 void fsync_file(const std::filesystem::path& path) {
-  auto fd = open_or_throw(path, O_RDONLY);
+  auto fd = open_or_throw(path, O_RDONLY | O_NONBLOCK);
   fsync_or_throw(fd.get(), path);
 }
 
@@ -71,7 +72,12 @@ void write_file_durably(const std::filesystem::path& final_path, std::string_vie
                         mode_t mode) {
   auto temporary = temporary_path_for(final_path);
   try {
-    auto fd = open_or_throw(temporary, O_WRONLY | O_CREAT | O_EXCL, mode);
+    auto fd = open_or_throw(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
+    // open's mode is masked by the umask; the file's is exact (0664 under umask 002 would let a
+    // group member rewrite it).
+    if (::fchmod(fd.get(), mode) != 0) {
+      throw SystemError(fmt::format("cannot set the mode of {}", temporary.string()), errno);
+    }
     std::size_t written = 0;
     while (written < contents.size()) {
       ssize_t n = ::write(fd.get(), contents.data() + written, contents.size() - written);
@@ -90,7 +96,16 @@ void write_file_durably(const std::filesystem::path& final_path, std::string_vie
 }
 
 std::string read_small_file(const std::filesystem::path& path, std::size_t max_bytes) {
-  auto fd = open_or_throw(path, O_RDONLY);
+  // O_NONBLOCK: a FIFO in the file's place must not block the reader (slurmstepd, dlx-launch)
+  // waiting for a writer; it is refused below. On a regular file the flag changes nothing.
+  auto fd = open_or_throw(path, O_RDONLY | O_NONBLOCK);
+  struct stat status {};
+  if (::fstat(fd.get(), &status) != 0) throw SystemError(fmt::format("cannot stat {}", path.string()), errno);
+  if (!S_ISREG(status.st_mode)) {
+    throw SystemError::with_message(
+        fmt::format("cannot read {}: it is {}, not a regular file", path.string(), describe_file_kind(status.st_mode)),
+        EINVAL);
+  }
   std::string contents;
   char buffer[65536];
   for (;;) {

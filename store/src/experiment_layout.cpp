@@ -1,12 +1,18 @@
 #include "dlx/store/experiment_layout.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <system_error>
 
 #include <fmt/format.h>
 
 #include "dlx/common/durable_file.hpp"
+#include "dlx/common/error.hpp"
+#include "dlx/common/unique_fd.hpp"
 
 namespace dlx::store {
 
@@ -50,6 +56,10 @@ std::vector<CheckpointEntry> list_checkpoints(const fs::path& checkpoint_dir) {
   for (const auto& entry : fs::directory_iterator(checkpoint_dir, error)) {
     auto name = entry.path().filename().string();
     if (is_temporary_name(name)) continue;
+    // dlx writes checkpoints as regular files: a link (which could lead out of the experiment)
+    // or a FIFO (whose open would block) under a checkpoint's name is not one.
+    std::error_code type_error;
+    if (entry.symlink_status(type_error).type() != fs::file_type::regular) continue;
     if (auto step = step_of(name)) entries.push_back({*step, entry.path()});
   }
   std::sort(entries.begin(), entries.end(),
@@ -70,12 +80,49 @@ std::vector<int> trial_ids_on_disk(const fs::path& experiment_dir) {
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(experiment_dir / "trials", error)) {
     auto name = entry.path().filename().string();
+    // A trial directory is a real directory: a link named like one may lead out of the
+    // experiment (e.g. to another user's trial, for `dlx ckpt gc` run as root to delete).
+    std::error_code type_error;
+    if (entry.symlink_status(type_error).type() != fs::file_type::directory) continue;
     int id = 0;
     auto [stop, parse_error] = std::from_chars(name.data(), name.data() + name.size(), id);
     if (parse_error == std::errc{} && stop == name.data() + name.size()) ids.push_back(id);
   }
   std::sort(ids.begin(), ids.end());
   return ids;
+}
+
+bool remove_file_below(const fs::path& experiment_dir, const fs::path& path) {
+  const fs::path relative = path.lexically_normal().lexically_relative(experiment_dir.lexically_normal());
+  if (relative.empty() || relative.begin()->string() == ".." || relative.is_absolute()) {
+    throw Error(fmt::format("{} is not inside the experiment directory {}: not removed", path.string(),
+                            experiment_dir.string()));
+  }
+  UniqueFd directory(::open(experiment_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!directory) throw SystemError(fmt::format("cannot open {}", experiment_dir.string()), errno);
+  fs::path walked = experiment_dir;
+  const std::string file = relative.filename().string();
+  for (const auto& part : relative.parent_path()) {
+    walked /= part;
+    UniqueFd next(::openat(directory.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!next) {
+      const int error = errno;
+      if (error == ELOOP || error == ENOTDIR) {
+        throw Error(fmt::format("{} is not a directory of the experiment (a symbolic link?): {} not removed",
+                                walked.string(), path.string()));
+      }
+      if (error == ENOENT) return false;
+      throw SystemError(fmt::format("cannot open {}", walked.string()), error);
+    }
+    directory = std::move(next);
+  }
+  // unlinkat never follows a link in the last component: a link is removed, not its target.
+  if (::unlinkat(directory.get(), file.c_str(), 0) != 0) {
+    if (errno == ENOENT) return false;
+    throw SystemError(fmt::format("cannot delete {}", path.string()), errno);
+  }
+  if (::fsync(directory.get()) != 0) throw SystemError(fmt::format("cannot fsync {}", walked.string()), errno);
+  return true;
 }
 
 }  // namespace dlx::store

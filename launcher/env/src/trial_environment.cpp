@@ -5,6 +5,7 @@
 #include "dlx/common/durable_file.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/env/environment.hpp"
+#include "dlx/env/trusted_snapshot.hpp"
 
 namespace dlx::env {
 
@@ -36,7 +37,7 @@ std::filesystem::path TrialEnvironment::record_path() const {
 
 std::string experiment_name(const std::filesystem::path& experiment_dir) {
   if (std::filesystem::exists(experiment_dir / config::kSnapshotFileName)) {
-    return config::load_snapshot(experiment_dir).name;
+    return load_trusted_snapshot(experiment_dir).name;
   }
   return experiment_dir.filename().string();
 }

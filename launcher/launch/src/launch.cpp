@@ -12,6 +12,7 @@
 
 #include "dlx/config/parse.hpp"
 #include "dlx/env/trial_environment.hpp"
+#include "dlx/env/trusted_snapshot.hpp"
 #include "dlx/launch/allocation_check.hpp"
 #include "dlx/launch/child_process.hpp"
 #include "dlx/launch/launch_error.hpp"
@@ -125,7 +126,8 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
   const bool has_snapshot = trial.in_trial() &&
       std::filesystem::exists(*trial.experiment_dir / config::kSnapshotFileName);
   if (trial.in_trial() && (options.command.empty() || under_srun || has_snapshot)) {
-    experiment = config::load_snapshot(*trial.experiment_dir);
+    // Only the user's own experiment directory is acted on: its entrypoint runs as them.
+    experiment = env::load_trusted_snapshot(*trial.experiment_dir);
     if (under_srun) {
       try {
         check_allocation(placement, experiment->resources);

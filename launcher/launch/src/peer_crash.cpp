@@ -1,5 +1,6 @@
 #include "dlx/launch/peer_crash.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/common/directories.hpp"
 #include "dlx/common/durable_file.hpp"
 
 namespace dlx::launch {
@@ -47,7 +49,7 @@ std::optional<std::string> PeerCrashSignal::peer_crash() const noexcept {
 
 std::optional<std::string> PeerCrashSignal::announce(std::string_view line) const noexcept {
   try {
-    std::filesystem::create_directories(path_.parent_path());  // a trainer that died early
+    dlx::create_directories_with_mode(path_.parent_path());  // a trainer that died early
     const auto temporary = temporary_path_for(path_);
     {
       std::ofstream out(temporary);
@@ -55,6 +57,7 @@ std::optional<std::string> PeerCrashSignal::announce(std::string_view line) cons
       out.close();
       if (!out) throw std::system_error(errno, std::generic_category(), temporary.string());
     }
+    ::chmod(temporary.c_str(), 0640);  // the layout's mode, not the umask's
     // link() fails with EEXIST when another rank announced first: its line stands.
     const int linked = ::link(temporary.c_str(), path_.c_str());
     const int error = errno;

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/common/directories.hpp"
 #include "dlx/config/names.hpp"
 #include "dlx/launch/child_process.hpp"
 #include "dlx/launch/launch_error.hpp"
@@ -129,7 +130,7 @@ void apply_searcher_work(const searcher::Work& work, const config::Experiment& e
   trial.start_length = work.start_length;
   trial.target_length = work.target_length;
   trial.checkpoint_dir = store::checkpoint_dir(dir, work.trial);
-  std::filesystem::create_directories(*trial.checkpoint_dir);  // as the user: dlx-launch is theirs
+  dlx::create_directories_with_mode(*trial.checkpoint_dir);  // as the user: dlx-launch is theirs
 
   // A requeued trial resumes its own newest checkpoint; a fresh piece of work starts from the one
   // the searcher named (which must exist: the trainer wrote it before it reported that length).

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "dlx/common/clock.hpp"
+#include "dlx/common/directories.hpp"
 
 namespace dlx::launch {
 
@@ -65,7 +66,7 @@ bool record_trainer_exit(const env::TrialEnvironment& trial, const slurm::TaskPl
   auto record = checkpoint::load_trial_record_if_exists(path);
   if (!should_mark_failed(exit_status, record)) return false;
   if (!record) {
-    std::filesystem::create_directories(path.parent_path());
+    dlx::create_directories_with_mode(path.parent_path());
     record = new_record(trial, placement);
   }
   record->failures += 1;

@@ -43,10 +43,12 @@
 #include <fmt/format.h>
 
 #include "checkpointer.hpp"
+#include "dlx/common/directories.hpp"
 #include "dlx/comm/mpi_check.hpp"
 #include "dlx/comm/mpi_runtime.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/env/environment.hpp"
+#include "dlx/env/trusted_snapshot.hpp"
 #include "dlx/trial.hpp"
 #include "preemption.hpp"
 #include "rank_state.hpp"
@@ -186,7 +188,7 @@ CheckpointSettings read_checkpoint_settings(const env::TrialEnvironment& environ
     settings.expect.experiment = env::experiment_name(*environment.experiment_dir);
     const auto snapshot = *environment.experiment_dir / config::kSnapshotFileName;
     if (std::filesystem::exists(snapshot)) {
-      const auto experiment = config::load_snapshot(*environment.experiment_dir);
+      const auto experiment = env::load_trusted_snapshot(*environment.experiment_dir);
       settings.policy = experiment.checkpoint;
       settings.retention = checkpoint::RetentionPolicy{
           .keep_latest = experiment.checkpoint.keep_latest,
@@ -202,7 +204,7 @@ CheckpointSettings read_checkpoint_settings(const env::TrialEnvironment& environ
 Checkpointer::Checkpointer(CheckpointSettings settings, bool writes)
     : settings_(std::move(settings)) {
   if (!writes) return;
-  std::filesystem::create_directories(settings_.directory);
+  dlx::create_directories_with_mode(settings_.directory);
   writer_ = std::make_unique<checkpoint::CheckpointWriter>(writer_options());
 }
 

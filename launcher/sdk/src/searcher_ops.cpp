@@ -10,6 +10,7 @@
 
 #include "dlx/comm/mpi_check.hpp"
 #include "dlx/config/parse.hpp"
+#include "dlx/env/trusted_snapshot.hpp"
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/searcher/experiment_summary.hpp"
 #include "dlx/searcher/references.hpp"
@@ -44,7 +45,7 @@ const char* to_string(Next next) {
 searcher::Coordinator& Trial::coordinator() {
   if (!coordinator_) {
     const auto& dir = *environment_.experiment_dir;
-    coordinator_ = std::make_unique<searcher::Coordinator>(config::load_snapshot(dir),
+    coordinator_ = std::make_unique<searcher::Coordinator>(env::load_trusted_snapshot(dir),
                                                            dir / searcher::kJournalFileName);
     searcher::write_summary_on_commit(*coordinator_, dir, fmt::format("libdlx, trial {} rank 0", id()));
   }

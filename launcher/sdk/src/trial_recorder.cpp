@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/common/directories.hpp"
 #include "dlx/common/clock.hpp"
 
 namespace dlx::detail {
@@ -36,7 +37,7 @@ std::int64_t last_reported_step(const checkpoint::TrialRecord& record) {
 TrialRecorder::TrialRecorder(const env::TrialEnvironment& environment,
                              std::string experiment_name, int world_size, std::string nodes)
     : path_(environment.record_path()) {
-  std::filesystem::create_directories(path_.parent_path());
+  dlx::create_directories_with_mode(path_.parent_path());
   if (auto existing = checkpoint::load_trial_record_if_exists(path_)) {
     record_ = std::move(*existing);
   } else {

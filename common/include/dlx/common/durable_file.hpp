@@ -26,11 +26,13 @@ void fsync_directory(const std::filesystem::path& directory);
 // fsync `temporary`, rename it to `final_path`, fsync the directory. Throws SystemError.
 void publish_file(const std::filesystem::path& temporary, const std::filesystem::path& final_path);
 
-// Write `contents` durably to `final_path` with permission bits `mode` (temp + fsync + rename).
+// Write `contents` durably to `final_path` with exactly the permission bits `mode`, whatever the
+// umask (temp + fsync + rename).
 void write_file_durably(const std::filesystem::path& final_path, std::string_view contents,
-                        mode_t mode = 0644);
+                        mode_t mode = 0640);
 
-// Read a whole (small) file; throws SystemError naming the path.
+// Read a whole (small) regular file; throws SystemError naming the path (also for a FIFO, a
+// device or a directory, refused without blocking), Error when it is over `max_bytes`.
 std::string read_small_file(const std::filesystem::path& path, std::size_t max_bytes);
 
 }  // namespace dlx

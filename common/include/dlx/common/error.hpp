@@ -15,9 +15,17 @@ class Error : public std::runtime_error {
 class SystemError : public Error {
  public:
   SystemError(const std::string& what_failed, int error_number);
+  // A failure that strerror() would explain badly ("not a regular file (a FIFO)"): `message` is
+  // the whole text; error_number() still carries the errno for callers that branch on it.
+  static SystemError with_message(const std::string& message, int error_number) {
+    return SystemError(Verbatim{}, message, error_number);
+  }
   int error_number() const noexcept { return error_number_; }
 
  private:
+  struct Verbatim {};
+  SystemError(Verbatim, const std::string& message, int error_number)
+      : Error(message), error_number_(error_number) {}
   int error_number_;
 };
 

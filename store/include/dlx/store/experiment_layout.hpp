@@ -27,7 +27,8 @@ struct CheckpointEntry {
 };
 
 // The step-<N>.h5 files of `checkpoint_dir`, ascending by step; temporary files (unfinished
-// saves) and other names are not listed. Empty when the directory does not exist.
+// saves), other names, and anything but a regular file (a symbolic link, a FIFO) are not listed.
+// Empty when the directory does not exist.
 std::vector<CheckpointEntry> list_checkpoints(const fs::path& checkpoint_dir);
 
 // Accepts a checkpoint file (e.g. dlx::checkpoint::is_valid_checkpoint, which verifies it).
@@ -39,7 +40,13 @@ using CheckpointValidator = std::function<bool(const fs::path&)>;
 std::optional<fs::path> latest_checkpoint(const fs::path& checkpoint_dir,
                                           const CheckpointValidator& valid = {});
 
-// Trial ids that have a directory under trials/, ascending.
+// Trial ids that have a directory under trials/ (a real one: not a symbolic link), ascending.
 std::vector<int> trial_ids_on_disk(const fs::path& experiment_dir);
+
+// Deletes the file `path`, which lies below `experiment_dir`, without following a symbolic link
+// on the way (every directory below the experiment directory is opened with O_NOFOLLOW), and
+// fsyncs its directory. False when it was already gone; throws when the path leads out of the
+// experiment or a directory on the way is a link.
+bool remove_file_below(const fs::path& experiment_dir, const fs::path& path);
 
 }  // namespace dlx::store
