@@ -21,6 +21,7 @@
 #include "dlx/store/create_experiment_dir.hpp"
 #include "dlx/store/experiment_layout.hpp"
 #include "dlx/store/trusted_experiment.hpp"
+#include "dlx/store/user_directories.hpp"
 
 namespace fs = std::filesystem;
 
@@ -328,4 +329,34 @@ TEST_CASE("listing and deleting never follow a link out of the experiment", "[tr
   CHECK(fs::exists(victim / "checkpoints" / "step-5.h5"));
   CHECK(dlx::store::remove_file_below(experiment, own_checkpoints / "step-4.h5"));
   CHECK_FALSE(dlx::store::remove_file_below(experiment, own_checkpoints / "step-4.h5"));  // already gone
+}
+
+TEST_CASE("dlx storage: an administrator makes users' directories; squatted ones are reported, never changed",
+          "[trusted_path][storage]") {
+  if (!root()) {
+    WARN("skipped: needs root to hand directories to users");
+    return;
+  }
+  Scratch scratch;
+  const fs::path storage = make_dir(scratch.path() / "storage", 0, 0755);
+  // `nobody` exists on every Debian system; `daemon` plays the squatter.
+  CHECK(dlx::store::add_user_directory(storage, "nobody"));
+  struct stat status {};
+  REQUIRE(::lstat((storage / "nobody").c_str(), &status) == 0);
+  CHECK(status.st_uid == 65534);
+  CHECK((status.st_mode & 07777) == 0750);
+  CHECK_FALSE(dlx::store::add_user_directory(storage, "nobody"));  // already theirs: left alone
+  CHECK(dlx::store::check_user_directories(storage).empty());
+
+  const fs::path squatted = make_dir(storage / "bin", 1, 0777);  // made by `daemon` (uid 1) in bin's name
+  CHECK_THROWS_WITH(dlx::store::add_user_directory(storage, "bin"),
+                    Catch::Contains(squatted.string() + " already exists and is not bin's own directory: it is "
+                                                        "owned by daemon"));
+  REQUIRE(::lstat(squatted.c_str(), &status) == 0);
+  CHECK(status.st_uid == 1);  // reported, not taken over
+  const auto problems = dlx::store::check_user_directories(storage);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems.front().user == "bin");
+  CHECK(problems.front().problem == "owned by daemon");
+  CHECK_THROWS_WITH(dlx::store::add_user_directory(storage, "no-such-user-dlx"), Catch::Contains("no such user"));
 }

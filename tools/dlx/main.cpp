@@ -19,6 +19,7 @@ Commands:
   ckpt ls|verify|show|gc ...    checkpoints: list with validity and retention, verify, inspect, clean up
   replay JOBID|DIR [--json]     the searcher's decisions rebuilt from the journal, each with its reason
   doctor [--json]               check this cluster's Slurm settings for dlx (requeue, preemption, plugin)
+  storage add-user USER...|check  users' directories in the storage root (add-user: root)
 
 Submit an experiment with:  sbatch --dl-experiment=exp.yaml job.sh
 )";
@@ -40,6 +41,7 @@ int main(int argc, char** argv) {
     if (command == "ckpt") return dlx::cli::run_ckpt(arguments);
     if (command == "replay") return dlx::cli::run_replay(arguments);
     if (command == "doctor") return dlx::cli::run_doctor(arguments);
+    if (command == "storage") return dlx::cli::run_storage(arguments);
     throw dlx::cli::UsageError(fmt::format("unknown command '{}'", command));
   } catch (const dlx::cli::UsageError& e) {
     fmt::print(stderr, "dlx: {}\n\n{}", e.what(), kUsage);

@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include "dlx/common/error.hpp"
+#include "dlx/common/trusted_path.hpp"
+#include "dlx/store/user_directories.hpp"
 #include "plugin_options.hpp"
 
 namespace dlx::doctor {
@@ -55,6 +57,51 @@ std::string upper(std::string text) {
 }
 
 Finding ok(std::string check, std::string found) { return {Verdict::ok, std::move(check), std::move(found), ""}; }
+
+// The storage root (docs/security.md): reachable by every user, changeable only by root (or
+// shared with the sticky bit), and no entry named after a user that is not that user's own
+// directory (one made in their place is refused at submission: say so before users meet it).
+void check_storage_root(const std::string& root, std::vector<Finding>& findings) {
+  std::error_code error;
+  const auto status = fs::status(root, error);
+  if (error || !fs::is_directory(status)) {
+    findings.push_back({Verdict::fail, "storage_root", fmt::format("{} is not a directory on this host", root),
+                        "create it on shared storage mounted at the same path on every node: owned by root, mode "
+                        "0755, with a directory per user made by `dlx storage add-user USER` (or mode 1777 so "
+                        "that users make their own; see docs/security.md)"});
+    return;
+  }
+  try {
+    open_trusted_ancestor(root, 0);
+  } catch (const Error& e) {
+    findings.push_back({Verdict::fail, "storage_root", e.what(),
+                        "dlx refuses to submit below it: fix the owner or mode it names (docs/security.md)"});
+    return;
+  }
+  const auto perms = status.permissions();
+  if ((perms & fs::perms::others_exec) == fs::perms::none) {
+    findings.push_back({Verdict::warn, "storage_root", fmt::format("{} cannot be entered by all users", root),
+                        "users' experiment directories are <storage_root>/<user>: give it mode 0755 (directories "
+                        "made by `dlx storage add-user USER`) or 1777"});
+    return;
+  }
+  for (const auto& problem : store::check_user_directories(root)) {
+    findings.push_back({Verdict::fail, "storage_root",
+                        fmt::format("{} is not {}'s own directory: {}", problem.path.string(), problem.user,
+                                    problem.problem),
+                        fmt::format("dlx refuses to submit {}'s experiments into it (someone may have made it in "
+                                    "their place): look inside, remove it, then dlx storage add-user {}",
+                                    problem.user, problem.user)});
+  }
+  const bool shared = (perms & fs::perms::others_write) != fs::perms::none;
+  findings.push_back(ok("storage_root",
+                        shared ? fmt::format("{} (mode 1777: users make their own directories; dlx refuses one "
+                                             "another user made; mode 0755 with `dlx storage add-user` is safer)",
+                                             root)
+                               : fmt::format("{} (users' directories made by the administrator: dlx storage "
+                                             "add-user USER)",
+                                             root)));
+}
 
 void check_plugin(const SiteFacts& facts, std::vector<Finding>& findings) {
   if (is_unset(facts.plugstack_path)) {
@@ -103,19 +150,7 @@ void check_plugin(const SiteFacts& facts, std::vector<Finding>& findings) {
   }
   findings.push_back(ok("plugin", fmt::format("{} ({}, {})", plugin.string(), line->control, where)));
 
-  std::error_code error;
-  const auto status = fs::status(options.storage_root, error);
-  if (error || !fs::is_directory(status)) {
-    findings.push_back({Verdict::fail, "storage_root", fmt::format("{} is not a directory on this host", options.storage_root),
-                        "create it on shared storage mounted at the same path on every node (e.g. mode 1777 so "
-                        "that users can create their own directories)"});
-  } else if ((status.permissions() & fs::perms::others_write) == fs::perms::none) {
-    findings.push_back({Verdict::warn, "storage_root", fmt::format("{} is not writable by all users", options.storage_root),
-                        "users' experiment directories are created at <storage_root>/<user>: make the root mode "
-                        "1777 or create a writable directory per user"});
-  } else {
-    findings.push_back(ok("storage_root", options.storage_root));
-  }
+  check_storage_root(options.storage_root, findings);
   findings.push_back(ok("notice signal", options.signal.empty()
                                              ? std::string("none added (signal=none): users must give --signal")
                                              : fmt::format("--signal={} added unless the user gives one", options.signal)));
