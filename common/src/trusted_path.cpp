@@ -77,10 +77,11 @@ void check_entry_of_shared(const struct stat& parent, const struct stat& entry, 
                            uid_t owner) {
   if (writable_by_others(parent) && !root_or(entry.st_uid, owner)) {
     throw UntrustedPathError(fmt::format(
-        "{} is owned by {}, not by {} or root, in a directory every user can write to: it is not "
-        "yours to trust (if another user made it in your place, have it removed: an "
-        "administrator can create it for you with mkdir -m 0750 and chown; see docs/security.md)",
-        shown.string(), user_name_of(entry.st_uid), user_name_of(owner)));
+        "{} is owned by {}, not by {} or root, in a directory every user can write to, so dlx will "
+        "not act on what it holds for {} (if it was made in {}'s place, have it removed: an "
+        "administrator can create it with mkdir -m 0750 and chown; see docs/security.md)",
+        shown.string(), user_name_of(entry.st_uid), user_name_of(owner), user_name_of(owner),
+        user_name_of(owner)));
   }
 }
 

@@ -42,6 +42,11 @@ std::string act_as_experiment_owner(const std::filesystem::path& experiment_dir)
     throw SystemError(fmt::format("cannot look at {}", absolute.string()), errno);
   }
   const bool root = ::geteuid() == 0;
+  if (!root && status.st_uid != ::geteuid()) {
+    throw Error(fmt::format("{} belongs to {}: only its owner (or root, who then acts as the owner) may "
+                            "delete in it",
+                            absolute.string(), user_name_of(status.st_uid)));
+  }
   const uid_t owner = root ? status.st_uid : ::geteuid();
   open_trusted_directory(absolute, owner);  // refuses links, others' directories, shared modes
   if (root && owner != 0) become(owner, status.st_gid);
