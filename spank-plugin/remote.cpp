@@ -6,7 +6,8 @@
 // slurmstepd must never trust or block on what another user controls: the experiment directory
 // is checked to be the job user's own (every directory from / down, trusted_path.hpp) before the
 // snapshot is read, the snapshot is opened without following a link or waiting on a FIFO, and
-// at most 1 MiB of it is read. A directory that fails the check fails the step with the reason.
+// at most 1 MiB of it is read. A directory that fails the check gets no trial environment: the
+// reason goes to the job's output and, as DLX_REFUSED, to dlx-launch, which refuses to start.
 #include "remote.hpp"
 
 #include <unistd.h>
@@ -50,38 +51,37 @@ std::string scalar_text(const nlohmann::ordered_json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
-}  // namespace
-
-int export_trial_environment(spank_t sp) {
+// Exports the trial's environment; returns why it cannot (the step must then not run the trial),
+// or "" when it did.
+std::string export_or_explain(spank_t sp) {
   // Exported from sbatch's environment; under --export=NONE only the job-control copy survives,
   // which Slurm puts into the job as SLURM_SPANK_<name>.
   std::string experiment_dir = getenv_or_empty(sp, "DLX_EXPERIMENT_DIR");
   if (experiment_dir.empty()) {
     experiment_dir = getenv_or_empty(sp, "SLURM_SPANK_DLX_EXPERIMENT_DIR");
-    if (!experiment_dir.empty() && !set(sp, "DLX_EXPERIMENT_DIR", experiment_dir)) return -1;
+    if (!experiment_dir.empty() && !set(sp, "DLX_EXPERIMENT_DIR", experiment_dir)) {
+      return "dlx: cannot set DLX_EXPERIMENT_DIR in the job environment";
+    }
   }
   if (experiment_dir.empty()) {
-    report_error("dlx: DLX_EXPERIMENT_DIR is missing from the job environment (was it unset in the "
-                 "job script? submit again with --dl-experiment)");
-    return -1;
+    return "dlx: DLX_EXPERIMENT_DIR is missing from the job environment (was it unset in the job script? "
+           "submit again with --dl-experiment)";
   }
   std::uint32_t array_job = 0, array_task = kNoValue, step = 0;
   spank_get_item(sp, S_JOB_ARRAY_ID, &array_job);
   spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task);
   spank_get_item(sp, S_JOB_STEPID, &step);
   if (array_job == 0 || array_task == kNoValue) {
-    report_error(fmt::format("dlx: the job for experiment {} is not an array job: the plugin or "
-                             "job_submit.lua did not set --array (check plugstack.conf array_via)",
-                             experiment_dir));
-    return -1;
+    return fmt::format("dlx: the job for experiment {} is not an array job: the plugin or job_submit.lua did "
+                       "not set --array (check plugstack.conf array_via)",
+                       experiment_dir);
   }
   const int trial_id = static_cast<int>(array_task);
   uid_t job_user = 0;
   if (spank_get_item(sp, S_JOB_UID, &job_user) != ESPANK_SUCCESS || job_user != ::geteuid()) {
-    report_error(fmt::format("dlx: trial {} of {}: user_init is not running as the job's user (uid {}, "
-                             "effective uid {}): refusing to read the experiment (report this to your "
-                             "administrator)", trial_id, experiment_dir, job_user, ::geteuid()));
-    return -1;
+    return fmt::format("dlx: trial {} of {}: user_init is not running as the job's user (uid {}, effective uid "
+                       "{}): refusing to read the experiment (report this to your administrator)",
+                       trial_id, experiment_dir, job_user, ::geteuid());
   }
 
   try {
@@ -112,11 +112,28 @@ int export_trial_environment(spank_t sp) {
     for (const auto& [name, value] : hparams.items()) {
       ok = ok && set(sp, config::hyperparameter_variable(name), scalar_text(value));
     }
-    return ok ? 0 : -1;
+    return ok ? "" : fmt::format("dlx: trial {} of {}: cannot set the trial's environment", trial_id, experiment_dir);
   } catch (const std::exception& e) {
-    report_error(fmt::format("dlx: trial {} of {}: {}", trial_id, experiment_dir, e.what()));
-    return -1;
+    return fmt::format("dlx: trial {} of {}: {}", trial_id, experiment_dir, e.what());
   }
 }
+
+}  // namespace
+
+int export_trial_environment(spank_t sp) {
+  const std::string refusal = export_or_explain(sp);
+  if (refusal.empty()) {
+    spank_unsetenv(sp, kRefusalVariable);  // a refusal in the batch step does not outlive its cause
+    return 0;
+  }
+  // Said in the job's output (slurmstepd copies errors there) and handed to dlx-launch, which
+  // exits with it before reading anything. The step itself is not failed: a user_init error in
+  // the batch step makes slurmd drain the node ("batch job complete failure") and slurmctld
+  // requeue the job elsewhere, so one user's bad experiment directory would take nodes from all.
+  report_error(refusal);
+  spank_setenv(sp, kRefusalVariable, refusal.c_str(), 1);
+  return 0;
+}
+
 
 }  // namespace dlx::spank

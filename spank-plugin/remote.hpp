@@ -5,8 +5,13 @@ extern "C" {
 
 namespace dlx::spank {
 
-// In slurmstepd's user_init (euid = the job's user): give the step the trial's environment.
-// Returns 0, or -1 after reporting why.
+// Set instead of the trial's environment when the plugin refuses the trial (e.g. an experiment
+// directory another user could have changed): the reason, for dlx-launch to exit with.
+inline constexpr const char* kRefusalVariable = "DLX_REFUSED";
+
+// In slurmstepd's user_init (euid = the job's user): give the step the trial's environment, or,
+// when that cannot be done safely, report why and set DLX_REFUSED. Always returns 0: a failed
+// user_init in a batch step drains the node.
 int export_trial_environment(spank_t sp);
 
 }  // namespace dlx::spank

@@ -4,7 +4,7 @@
 # rights (as root it becomes the owner first), lists no trial or checkpoint that is a link, and
 # refuses an experiment reached through a directory another user owns.
 #   ckpt_gc_attack_test.sh DLX SAMPLE_CHECKPOINT_WRITER
-source "$(dirname "$0")/users.sh"
+source "$(dirname "$0")/lib.sh"
 install_binaries "$1" "$2"
 dlx=$SCRATCH/bin/dlx
 writer=$SCRATCH/bin/$(basename "$2")

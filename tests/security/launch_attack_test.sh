@@ -4,7 +4,7 @@
 # from / down trusted; the snapshot a regular file of the user's). Also finding 3's blocking open:
 # a FIFO in the snapshot's place is refused at once.
 #   launch_attack_test.sh DLX_LAUNCH DLX
-source "$(dirname "$0")/users.sh"
+source "$(dirname "$0")/lib.sh"
 install_binaries "$1" "$2"
 launch=$SCRATCH/bin/dlx-launch
 storage=$SCRATCH/storage

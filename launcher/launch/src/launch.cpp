@@ -116,6 +116,11 @@ void refuse_unlaunched_trial(const slurm::TaskPlacement& placement, const env::T
 int run_launch(const Options& options, const env::EnvMap& env, const Resolver& resolve,
                std::FILE* out) {
   install_notice_handlers();  // a preemption notice during start-up must not kill dlx-launch
+  // The plugin refused this trial in slurmstepd (e.g. an experiment directory another user could
+  // have changed): nothing in the directory is read or written, the trainer never runs.
+  if (const auto refusal = env::lookup(env, "DLX_REFUSED"); refusal && !refusal->empty()) {
+    throw LaunchError(fmt::format("dlx-launch: not running the trial: the dlx plugin refused it: {}", *refusal));
+  }
   const auto placement = slurm::read_task_placement(env, host_name());
   auto trial = env::read_trial_environment(env);
   refuse_unlaunched_trial(placement, trial, env, options.dry_run);

@@ -9,6 +9,9 @@
 //   DLX_LATEST_CHECKPOINT  the checkpoint to resume from; empty on a fresh start. The plugin
 //                          exports it empty (it runs as root and never looks into the user's
 //                          directory); dlx-launch sets it from latest-valid discovery, as the user
+//   DLX_REFUSED            set instead of the above when the plugin refused the trial (e.g. its
+//                          experiment directory is not the user's own): the reason; dlx-launch
+//                          exits with it before touching the directory
 // dlx-launch, having asked the searcher for this array task's work (launcher/launch), rewrites
 // the trial variables above for the trial it was given and adds:
 //   DLX_TICKET             the array task (ticket) the trial runs in; unset: ticket = trial id

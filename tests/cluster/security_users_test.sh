@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Issue 17's attacks between two users of one cluster, run for real: alice submits with sbatch
+# --dl-experiment, mallory (a member of alice's group) attacks. Each attack must end in a refusal
+# with a dlx: message, and nothing of mallory's may run as alice.
+#   1  storage-root squatting: <root>/alice made by mallory before alice's first submission, or
+#      a link in its place: sbatch refuses, nothing is queued or created;
+#   1  a directory swapped after submission (a storage root that lost its sticky bit): the step's
+#      slurmstepd refuses the experiment, mallory's entrypoint never runs, the node stays usable;
+#   3  a FIFO in the snapshot's place (made by the job script): the step fails at once, slurmstepd
+#      does not hang, and the next user's job runs on the same node.
+source "$(dirname "$0")/lib.sh"
+source "$SOURCE_DIR/tests/security/users.sh"
+
+storage=$(storage_root)
+# Each user's submit directory, with the examples (job.sh) in it.
+for u in "$ALICE" "$MALLORY"; do
+  rm -rf "${DLX_TEST_STATE:?}/work-$u"
+  mkdir -p "$DLX_TEST_STATE/work-$u"
+  cp -r "$SOURCE_DIR/examples" "$DLX_TEST_STATE/work-$u/"
+  chown -R "$u:" "$DLX_TEST_STATE/work-$u"
+done
+rm -rf "${storage:?}/$ALICE" "${storage:?}/$MALLORY" "$storage/$ALICE.moved"
+marker_dir=$DLX_TEST_STATE/markers
+rm -rf "$marker_dir" && install -d -m 1777 "$marker_dir"
+restore_storage_mode() { chmod 1777 "$storage"; }
+trap 'restore_storage_mode; echo "FAIL: $(basename "$0"):$LINENO: command failed: $BASH_COMMAND" >&2' ERR
+trap restore_storage_mode EXIT
+
+as_named() {  # as_named USER CMD...: like lib.sh's as_user, for USER in their own submit directory
+  local user=$1 work=$DLX_TEST_STATE/work-$1
+  shift
+  runuser -u "$user" -- env -i HOME="$work" USER="$user" LOGNAME="$user" PATH="$PREFIX/bin:/usr/bin:/bin" \
+    SLURM_CONF="$SLURM_CONF" OMPI_MCA_btl_tcp_if_include=lo bash -c 'cd "$0" && "$@"' "$work" "$@"
+}
+write_experiment() {  # write_experiment USER FILE NAME ENTRYPOINT
+  printf 'name: %s\nentrypoint: %s\nsearcher: {name: single, metric: accuracy}\nresources: {nodes_per_trial: 1, tasks_per_node: 1}\n' \
+    "$3" "$4" | as_named "$1" tee "$DLX_TEST_STATE/work-$1/$2" > /dev/null
+}
+node_states() { sinfo -h -N -o '%N %t' | sort -u | paste -sd ' '; }
+wait_nodes_idle() {  # every node idle again within $1 seconds (COMPLETING would block other users)
+  local deadline=$((SECONDS + $1))
+  until [ "$(sinfo -h -N -o '%t' | sort -u)" = idle ]; do
+    [ "$SECONDS" -lt "$deadline" ] || fail "nodes not idle $1 s after the job ended: $(node_states)"
+    sleep 0.5
+  done
+}
+
+# ---- 1: squatting, before alice's first submission.
+write_experiment "$ALICE" exp.yaml squat "'touch $marker_dir/alice-ran'"
+as_named "$MALLORY" mkdir -m 0777 "$storage/$ALICE"
+if out=$(as_named "$ALICE" sbatch --parsable --dl-experiment=exp.yaml examples/job.sh 2>&1); then
+  fail "alice's submission into mallory's $storage/$ALICE was accepted: $out"
+fi
+expect_contains "squatted user directory" "$out" \
+  "dlx: --dl-experiment: refusing to create the experiment there: $storage/$ALICE is owned by $MALLORY, not by $ALICE"
+[ -z "$(ls -A "$storage/$ALICE")" ] || fail "a refused submission created $(ls -A "$storage/$ALICE")"
+[ -z "$(squeue -h -u "$ALICE")" ] || fail "a refused submission queued a job"
+note "squatted directory refused: $(echo "$out" | grep 'dlx:' | head -1)"
+rmdir "$storage/$ALICE"
+as_named "$MALLORY" mkdir -p -m 0755 "$storage/$MALLORY/bait"
+as_named "$MALLORY" ln -s "$storage/$MALLORY/bait" "$storage/$ALICE"
+if out=$(as_named "$ALICE" sbatch --parsable --dl-experiment=exp.yaml examples/job.sh 2>&1); then
+  fail "alice's submission through mallory's link was accepted: $out"
+fi
+expect_contains "linked user directory" "$out" "dlx: --dl-experiment: refusing to create the experiment there: $storage/$ALICE is a symbolic link"
+[ -z "$(ls -A "$storage/$MALLORY/bait")" ] || fail "a refused submission created something in mallory's directory"
+rm "$storage/$ALICE"
+note "linked user directory refused"
+
+# ---- 1: swapped after submission. The storage root loses its sticky bit (an administrator's
+# mistake) while two of alice's jobs wait; mallory moves alice's directory aside and puts her own,
+# with experiments of the same names whose entrypoint leaves a marker. slurmstepd refuses both:
+# the first while the root is still writable by all, the second after the administrator has
+# restored the sticky bit (mallory's directory is still in alice's place).
+write_experiment "$ALICE" swap1.yaml swap1 "'id -un > $marker_dir/swap-ran'"
+write_experiment "$ALICE" swap2.yaml swap2 "'id -un > $marker_dir/swap-ran'"
+jobs=()
+for n in 1 2; do
+  submitted=$(as_named "$ALICE" sbatch --parsable --hold --output=swap-%A_%a.out --dl-experiment=swap$n.yaml examples/job.sh)
+  jobs+=("$(job_id_of "$submitted")")
+  [ -d "$storage/$ALICE/swap$n" ] || fail "alice's experiment directory swap$n was not created"
+done
+chmod 0777 "$storage"
+as_named "$MALLORY" mv "$storage/$ALICE" "$storage/$ALICE.moved"
+as_named "$MALLORY" mkdir -m 0777 "$storage/$ALICE"
+for n in 1 2; do
+  as_named "$MALLORY" mkdir -m 0777 "$storage/$ALICE/swap$n" "$storage/$ALICE/swap$n/trials"
+  write_experiment "$MALLORY" swap$n.yaml swap$n "'id -un > $marker_dir/swap-ran'"
+  as_named "$MALLORY" cp "$DLX_TEST_STATE/work-$MALLORY/swap$n.yaml" "$storage/$ALICE/swap$n/experiment.yaml"
+  as_named "$MALLORY" chmod 0666 "$storage/$ALICE/swap$n/experiment.yaml"
+done
+# What the step said: the job's output file, or slurmd's log when the step never started.
+step_messages() {  # step_messages JOB EXPERIMENT
+  cat "$DLX_TEST_STATE/work-$ALICE/swap-${1}_0.out" 2>/dev/null || true
+  grep -h "dlx:" "$CLUSTER"/log/slurmd-n*.log | grep -F "$2" | tail -2 || true
+}
+expected=("$storage (mode 0777) is writable by its group and all users without the sticky bit"
+          "$storage/$ALICE is owned by $MALLORY, not by $ALICE or root")
+for n in 1 2; do
+  [ "$n" = 1 ] || restore_storage_mode
+  job=${jobs[$((n - 1))]}
+  scontrol release "$job"
+  wait_for_job "$job" 120
+  [ ! -e "$marker_dir/swap-ran" ] || fail "mallory's entrypoint ran as $(cat "$marker_dir/swap-ran")"
+  messages=$(step_messages "$job" "$storage/$ALICE/swap$n")
+  expect_contains "the swapped experiment swap$n" "$messages" "${expected[$((n - 1))]}"
+  note "swapped directory refused by slurmstepd (job $job): $(echo "$messages" | grep -o 'dlx: .*' | head -1)"
+  wait_nodes_idle 60
+  [ -z "$(sinfo -h -R)" ] || fail "a node was drained by the refusal: $(sinfo -R)"
+done
+rm -rf "${storage:?}/$ALICE"
+mv "$storage/$ALICE.moved" "$storage/$ALICE"
+
+# ---- 3: a FIFO in the snapshot's place, made by the job script before srun: the step's
+# user_init must refuse at once (a blocking open left the node COMPLETING for minutes).
+write_experiment "$ALICE" fifo.yaml fifo "'true'"
+cat > "$DLX_TEST_STATE/work-$ALICE/fifo-job.sh" <<'SH'
+#!/bin/bash
+rm "$DLX_EXPERIMENT_DIR/experiment.yaml"
+mkfifo "$DLX_EXPERIMENT_DIR/experiment.yaml"
+srun --mpi=pmix dlx-launch
+SH
+chown "$ALICE" "$DLX_TEST_STATE/work-$ALICE/fifo-job.sh"
+submitted=$(as_named "$ALICE" sbatch --parsable --output=fifo-%A_%a.out --dl-experiment=fifo.yaml fifo-job.sh)
+job=$(job_id_of "$submitted")
+wait_for_job "$job" 90
+output=$(cat "$DLX_TEST_STATE/work-$ALICE/fifo-${job}_0.out" 2>/dev/null || true)
+log=$(grep -h "dlx:" "$CLUSTER"/log/slurmd-n*.log | grep "fifo/experiment.yaml" | tail -3 || true)
+expect_contains "FIFO snapshot (job output and slurmd logs)" "$output$log" \
+  "experiment.yaml is a FIFO (named pipe), not a regular file"
+wait_nodes_idle 30
+# The next user's job runs.
+write_experiment "$MALLORY" after.yaml after "'id -un > $marker_dir/after-ran'"
+submitted=$(as_named "$MALLORY" sbatch --parsable --output=after-%A_%a.out --dl-experiment=after.yaml examples/job.sh)
+wait_for_job "$(job_id_of "$submitted")" 90
+[ "$(cat "$marker_dir/after-ran" 2>/dev/null)" = "$MALLORY" ] || fail "the next user's job did not run after the FIFO"
+note "FIFO refused at once; nodes idle; the next user's job ran"
