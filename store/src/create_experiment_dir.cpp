@@ -26,6 +26,17 @@ void fsync_or_throw(int fd, const fs::path& shown) {
 
 fs::path create_experiment_dir(const fs::path& storage_root, const std::string& user, uid_t owner,
                                const std::string& name) {
+  // config/ refuses such names with the file position; this is the last line of defence before
+  // mkdirat: one entry of the user's directory, never a path, a hidden name or a parent.
+  for (const auto& entry : {user, name}) {
+    if (entry.empty() || entry.front() == '.' || entry.find('/') != std::string::npos ||
+        entry.find('\0') != std::string::npos) {
+      std::string shown;  // without the NUL or control bytes that made it unusable
+      for (const char c : entry) shown += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+      throw Error(fmt::format("'{}' cannot name a directory in {} (empty, hidden, a path or with a NUL byte)",
+                              shown, storage_root.string()));
+    }
+  }
   const UniqueFd root = open_trusted_ancestor(storage_root, owner);
   const fs::path user_root = storage_root / user;
   const UniqueFd user_dir = open_owned_directory_at(root.get(), user, owner, /*create=*/true, kDirectoryMode,

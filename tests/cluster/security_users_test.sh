@@ -7,7 +7,8 @@
 #   1  a directory swapped after submission (a storage root that lost its sticky bit): the step's
 #      slurmstepd refuses the experiment, mallory's entrypoint never runs, the node stays usable;
 #   3  a FIFO in the snapshot's place (made by the job script): the step fails at once, slurmstepd
-#      does not hang, and the next user's job runs on the same node.
+#      does not hang, and the next user's job runs on the same node;
+#   held up: slurmstepd reads the experiment as the job's user, never as root.
 source "$(dirname "$0")/lib.sh"
 source "$SOURCE_DIR/tests/security/users.sh"
 
@@ -110,6 +111,20 @@ for n in 1 2; do
 done
 rm -rf "${storage:?}/$ALICE"
 mv "$storage/$ALICE.moved" "$storage/$ALICE"
+
+# ---- held up: slurmstepd reads the experiment as the job's user, never as root. A snapshot its
+# owner cannot read (mode 0000; root could) must be refused with EACCES.
+write_experiment "$ALICE" unreadable.yaml unreadable "'id -un > $marker_dir/unreadable-ran'"
+submitted=$(as_named "$ALICE" sbatch --parsable --hold --output=unreadable-%A_%a.out --dl-experiment=unreadable.yaml examples/job.sh)
+job=$(job_id_of "$submitted")
+as_named "$ALICE" chmod 0000 "$storage/$ALICE/unreadable/experiment.yaml"
+scontrol release "$job"
+wait_for_job "$job" 90
+[ ! -e "$marker_dir/unreadable-ran" ] || fail "a snapshot its owner cannot read was run: slurmstepd read it as root"
+expect_contains "unreadable snapshot" "$(cat "$DLX_TEST_STATE/work-$ALICE/unreadable-${job}_0.out")" \
+  "cannot open $storage/$ALICE/unreadable/experiment.yaml: Permission denied"
+note "the snapshot is read as the user: an unreadable one is refused with EACCES"
+wait_nodes_idle 30
 
 # ---- 3: a FIFO in the snapshot's place, made by the job script before srun: the step's
 # user_init must refuse at once (a blocking open left the node COMPLETING for minutes).

@@ -12,12 +12,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "dlx/common/directories.hpp"
 #include "dlx/common/durable_file.hpp"
 #include "dlx/common/trusted_path.hpp"
+#include "dlx/config/parse.hpp"
 #include "dlx/store/create_experiment_dir.hpp"
 #include "dlx/store/experiment_layout.hpp"
 #include "dlx/store/trusted_experiment.hpp"
@@ -93,6 +95,15 @@ void with_umask(mode_t mask, Body body) {
     throw;
   }
   ::umask(saved);
+}
+
+// One character of a YAML double-quoted scalar.
+std::string fmt_escape(char c) {
+  static const char* hex = "0123456789abcdef";
+  const auto byte = static_cast<unsigned char>(c);
+  if (c == '"' || c == '\\') return std::string("\\") + c;
+  if (byte < 0x20 || byte == 0x7f) return std::string("\\x") + hex[byte >> 4] + hex[byte & 15];
+  return std::string(1, c);
 }
 
 mode_t mode_of(const fs::path& path) {
@@ -359,4 +370,32 @@ TEST_CASE("dlx storage: an administrator makes users' directories; squatted ones
   CHECK(problems.front().user == "bin");
   CHECK(problems.front().problem == "owned by daemon");
   CHECK_THROWS_WITH(dlx::store::add_user_directory(storage, "no-such-user-dlx"), Catch::Contains("no such user"));
+}
+
+TEST_CASE("hostile experiment names never leave the user's directory", "[trusted_path][names]") {
+  Scratch scratch;
+  const fs::path storage = make_dir(scratch.path() / "storage", ::geteuid(), 01777);
+  // The names the audit tried, and relatives: each is refused by the parser with its position,
+  // and (had one got through) by the store before mkdirat.
+  const std::vector<std::string> hostile = {
+      "..", ".", "", "../victim", "a/b", "/etc", ".jobs", ".hidden", "x/..", std::string("a\0b", 3),
+      "a\nb", "$(touch pwned)", "`touch pwned`", "a b", "a;b", "\x1b]0;owned\x07", std::string(300, 'a')};
+  REQUIRE(hostile.size() == 17);
+  for (const auto& name : hostile) {
+    CAPTURE(name);
+    std::string yaml = "name: \"";
+    for (const char c : name) yaml += fmt_escape(c);
+    yaml += "\"\nentrypoint: x\nsearcher: {name: single, metric: loss}\n";
+    CHECK_THROWS_WITH(dlx::config::parse_experiment(yaml, "hostile.yaml"), Catch::Contains("hostile.yaml:1:7: name: "));
+    if (name.empty() || name.front() == '.' || name.find('/') != std::string::npos ||
+        name.find('\0') != std::string::npos) {
+      CHECK_THROWS_WITH(dlx::store::create_experiment_dir(storage, "me", ::geteuid(), name),
+                        Catch::Contains("cannot name a directory in " + storage.string()));
+    }
+  }
+  // Nothing was created beside the user's own directory.
+  CHECK(dlx::store::check_user_directories(storage).empty());
+  std::vector<std::string> entries;
+  for (const auto& entry : fs::directory_iterator(storage)) entries.push_back(entry.path().filename().string());
+  CHECK(entries.empty());
 }
