@@ -2,6 +2,8 @@
 #include "journal_lock.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -224,6 +226,15 @@ bool wait_for_write_lock(UniqueFd& lock_fd, ProcessTurn*& turn, Clock::time_poin
     pending->finished.notify_one();
   };
   try {
+    // With every signal blocked, so that the process's signals (dlx-launch's requeue signal, a
+    // trainer's own) go to the threads that handle them, never to this one.
+    sigset_t all, previous;
+    ::sigfillset(&all);
+    ::pthread_sigmask(SIG_SETMASK, &all, &previous);
+    struct RestoreMask {
+      sigset_t mask;
+      ~RestoreMask() { ::pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+    } restore{previous};
     std::thread(wait).detach();
   } catch (const std::system_error&) {
     lock_fd = std::move(pending->fd);
