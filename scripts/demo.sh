@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
 
-state=${DLX_CLUSTER_DIR:-/var/tmp/dlx-cluster}
+state=${DLX_CLUSTER_DIR:-/var/lib/dlx-cluster}
 build/bin/dlx cluster up --state-dir "$state"
 eval "$(build/bin/dlx cluster env --state-dir "$state")"
 

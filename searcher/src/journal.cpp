@@ -1,43 +1,24 @@
-// Locked, durable appends and reads of the journal file (protocol in journal.hpp).
+// Durable appends to the journal under the writers' lock, and reads that take no lock (protocol
+// in journal.hpp).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "dlx/common/error.hpp"
 #include "dlx/common/unique_fd.hpp"
 #include "dlx/searcher/journal.hpp"
+#include "journal_files.hpp"
+#include "journal_lock.hpp"
 
 namespace dlx::searcher {
 
 namespace {
-
-// A whole-file POSIX record lock, released on destruction (or when the fd closes).
-class FileLock {
- public:
-  FileLock(int fd, short type, const std::filesystem::path& path) : fd_(fd) {
-    struct flock lock {};
-    lock.l_type = type;
-    lock.l_whence = SEEK_SET;
-    while (::fcntl(fd_, F_SETLKW, &lock) != 0) {
-      if (errno != EINTR) throw SystemError(fmt::format("cannot lock {}", path.string()), errno);
-    }
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-  ~FileLock() {
-    struct flock lock {};
-    lock.l_type = F_UNLCK;
-    lock.l_whence = SEEK_SET;
-    ::fcntl(fd_, F_SETLK, &lock);
-  }
-
- private:
-  int fd_;
-};
 
 std::uint64_t size_of(int fd, const std::filesystem::path& path) {
   struct stat info {};
@@ -45,14 +26,9 @@ std::uint64_t size_of(int fd, const std::filesystem::path& path) {
   return static_cast<std::uint64_t>(info.st_size);
 }
 
-// The bytes from `from` to the end of the file.
-std::string read_from(int fd, std::uint64_t from, const std::filesystem::path& path) {
-  const auto size = size_of(fd, path);
-  if (from > size) {
-    throw JournalError(fmt::format("{} is {} bytes, shorter than the {} already read from it: "
-                                   "it was truncated or replaced behind dlx's back",
-                                   path.string(), size, from));
-  }
+// The bytes [from, size) of the file, or fewer if it is cut meanwhile (a writer removing a torn
+// tail while a reader, which takes no lock, reads).
+std::string read_journal_range(int fd, std::uint64_t from, std::uint64_t size, const std::filesystem::path& path) {
   std::string bytes(static_cast<std::size_t>(size - from), '\0');
   std::size_t done = 0;
   while (done < bytes.size()) {
@@ -66,6 +42,38 @@ std::string read_from(int fd, std::uint64_t from, const std::filesystem::path& p
   return bytes;
 }
 
+// The bytes from `from` to the end of the file, as long as it was when this looked.
+std::string read_from(int fd, std::uint64_t from, const std::filesystem::path& path) {
+  const auto size = size_of(fd, path);
+  if (from > size) {
+    throw JournalError(fmt::format("{} is {} bytes, shorter than the {} already read from it: "
+                                   "it was truncated or replaced behind dlx's back",
+                                   path.string(), size, from));
+  }
+  return read_journal_range(fd, from, size, path);
+}
+
+// Before a writer cuts a torn tail at `from` (> 0, the end of what its process read earlier, with
+// no lock: journal.hpp, Reading): `from` must still be where a valid record of the journal ends.
+// Otherwise the journal changed below it (a record that process saw was lost before it was
+// durable, and another took its place, or the file was restored or rewritten), and cutting there
+// could cut a committed record in two.
+void check_record_boundary(int fd, std::uint64_t from, const std::filesystem::path& path) {
+  const std::string bytes = read_from(fd, 0, path);
+  std::uint64_t at = 0;
+  while (at < from) {
+    const auto record = stamp_journal_record(bytes, static_cast<std::size_t>(at));
+    if (!record) break;
+    at = record->end();
+  }
+  if (at != from) {
+    throw JournalError(fmt::format("{}: this process read the journal up to offset {}, which is no longer the end "
+                                   "of a valid record there (the journal was cut, restored or rewritten below it); "
+                                   "not appending: start the process again so that it reads the journal afresh",
+                                   path.string(), from));
+  }
+}
+
 }  // namespace
 
 void Journal::append(const nlohmann::json& event) {
@@ -73,10 +81,8 @@ void Journal::append(const nlohmann::json& event) {
 }
 
 std::uint64_t Journal::transact(std::uint64_t from, const Decide& decide, const Committed& committed) {
-  std::lock_guard<std::mutex> guard(mutex_);
-  UniqueFd fd(::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640));
-  if (!fd) throw SystemError(fmt::format("cannot open journal {}", path_.string()), errno);
-  FileLock lock(fd.get(), F_WRLCK, path_);
+  const UniqueFd fd = detail::open_journal_to_write(path_);
+  const detail::JournalWriterLock lock(path_, fd.get());
 
   const JournalScan scan = scan_journal(read_from(fd.get(), from, path_), from);
   if (!scan.corruption.empty()) {
@@ -89,8 +95,11 @@ std::uint64_t Journal::transact(std::uint64_t from, const Decide& decide, const 
     }
     records += encode_journal_record(event);
   }
-  if (scan.torn_tail && ::ftruncate(fd.get(), static_cast<off_t>(scan.valid_end)) != 0) {
-    throw SystemError(fmt::format("cannot truncate the torn tail of {}", path_.string()), errno);
+  if (scan.torn_tail) {
+    if (from > 0 && scan.valid_end == from) check_record_boundary(fd.get(), from, path_);
+    if (::ftruncate(fd.get(), static_cast<off_t>(scan.valid_end)) != 0) {
+      throw SystemError(fmt::format("cannot truncate the torn tail of {}", path_.string()), errno);
+    }
   }
   if (records.empty()) {
     if (committed) committed(scan.valid_end);
@@ -116,28 +125,26 @@ std::uint64_t Journal::transact(std::uint64_t from, const Decide& decide, const 
 }
 
 JournalScan Journal::read() const {
-  std::lock_guard<std::mutex> guard(mutex_);
-  UniqueFd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) {
-    if (errno == ENOENT) return {};
-    throw SystemError(fmt::format("cannot open journal {}", path_.string()), errno);
+  // An invalid record with valid ones after it is corruption, or, on NFS, an append in progress
+  // whose pages reached the server out of order (journal.hpp, Reading): look again, a little
+  // later, before saying so.
+  constexpr int kLooks = 3;
+  for (int look = 1;; ++look) {
+    const UniqueFd fd = detail::open_journal_to_read(path_);
+    if (!fd) return {};
+    JournalScan scan = scan_journal(read_from(fd.get(), 0, path_));
+    if (scan.corruption.empty() || look == kLooks) return scan;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 * look));
   }
-  FileLock lock(fd.get(), F_RDLCK, path_);
-  return scan_journal(read_from(fd.get(), 0, path_));
 }
 
 JournalBytes Journal::read_bytes(std::uint64_t from) const {
-  std::lock_guard<std::mutex> guard(mutex_);
   JournalBytes out;
   out.from = from;
-  UniqueFd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) {
-    if (errno == ENOENT) return out;
-    throw SystemError(fmt::format("cannot open journal {}", path_.string()), errno);
-  }
-  FileLock lock(fd.get(), F_RDLCK, path_);
+  const UniqueFd fd = detail::open_journal_to_read(path_);
+  if (!fd) return out;
   out.file_size = size_of(fd.get(), path_);
-  if (from <= out.file_size) out.bytes = read_from(fd.get(), from, path_);
+  if (from <= out.file_size) out.bytes = read_journal_range(fd.get(), from, out.file_size, path_);
   return out;
 }
 

@@ -2,6 +2,7 @@
 #include "dlx/searcher/journal_snapshot.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +16,7 @@
 #include "dlx/common/error.hpp"
 #include "dlx/common/unique_fd.hpp"
 #include "dlx/config/snapshot.hpp"
+#include "journal_files.hpp"
 #include "journal_snapshot_bytes.hpp"
 
 namespace dlx::searcher {
@@ -75,8 +77,9 @@ class SnapshotLock {
  public:
   explicit SnapshotLock(const std::filesystem::path& lock_path) : thread_(process_writers(), std::try_to_lock) {
     if (!thread_.owns_lock()) return;
-    fd_ = UniqueFd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0640));
-    if (!fd_) throw SystemError(fmt::format("cannot open the snapshot lock {}", lock_path.string()), errno);
+    // 0600, the owner's: a group member who could open it could hold it and keep every writer
+    // from writing a snapshot (journal_files.hpp).
+    fd_ = detail::open_lock_file(lock_path);
     struct flock lock {};
     lock.l_type = F_WRLCK;
     lock.l_whence = SEEK_SET;
@@ -172,8 +175,10 @@ SnapshotPublish publish_journal_snapshot(const Journal& journal, const std::file
 }
 
 std::optional<SnapshotCoverage> peek_journal_snapshot(const std::filesystem::path& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return std::nullopt;
+  // No link followed, and a FIFO under the name neither blocks the open nor counts as a snapshot.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  struct stat info {};
+  if (!fd || ::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
   std::string bytes(kHeaderBytes, '\0');
   std::size_t done = 0;
   while (done < bytes.size()) {

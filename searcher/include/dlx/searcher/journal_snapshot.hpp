@@ -25,15 +25,18 @@
 // it applied and the events it appended, and nothing else (no other process touches that memory,
 // and the Coordinator is used by one thread at a time). The journal's bytes below valid_end never
 // change afterwards (appends only; torn-tail recovery only cuts invalid bytes after the last valid
-// record, and these records were durable before the lock was released), so that state stays
-// exactly a prefix of the journal however much other writers append meanwhile. Hence the write
-// needs no journal lock, and it takes none: the writer first releases the journal's exclusive
-// lock (the encode, mostly the method's JSON snapshot, and the fsyncs take 0.4-1.3 s at 10,000
+// record, and the writers of these records made them durable before they released the lock), so
+// that state stays exactly a prefix of the journal however much other writers append meanwhile.
+// Hence the write needs no journal lock, and it takes none: the writer first releases the
+// journal's writers' lock (the encode, mostly the method's JSON snapshot, and the fsyncs take 0.4-1.3 s at 10,000
 // trials; every other trial's question used to wait that long), then:
 //   1. takes an exclusive fcntl lock on <experiment>/journal.snapshot.lock without waiting
 //      (POSIX locks work across nodes, as the journal's do; a process-wide mutex stands in for it
 //      between the threads of one process, since fcntl locks belong to the process). If another
-//      writer holds it, it skips: that one is writing a snapshot of about the same stretch;
+//      writer holds it, it skips: that one is writing a snapshot of about the same stretch. The
+//      file is created 0600 (cut to at most 0600, refused if it is a link, not a regular file or
+//      another user's; journal.hpp, Files): a group member who could open it could hold it and
+//      keep every writer from writing a snapshot;
 //   2. under that lock, reads the header of the snapshot on disk; if it covers at least as much
 //      of the journal (journal_end >= its own) and the journal still holds the record it names
 //      (the reader's check), it skips: a snapshot never replaces one that covers more. A stale
@@ -59,18 +62,18 @@
 // the whole prefix the snapshot was taken from (another writer would have to reproduce that
 // record's bytes at that offset, CRC included).
 //
-// Lock-free catch-up: the journal's bytes are copied under its shared lock (Journal::read_bytes:
-// no append is in progress then, and every writer makes its records durable before it unlocks, so
-// every complete record in the copy is durable and final) and parsed and replayed after the lock
-// is released; so start-ups no longer queue behind each other on the exclusive lock for the whole
-// replay, and a writer waits at most for the copy (milliseconds). The copy stops at its valid end:
-// a torn tail or a corrupt record in it is left alone (only the exclusive lock's holder recovers a
-// torn tail, and reports corruption, as before). The coordinator then takes the exclusive lock and
-// reads on from the end of what it applied: the records appended in between, usually a few.
+// Lock-free catch-up: the journal's bytes are copied with no lock (Journal::read_bytes; journal.hpp,
+// Reading: every complete record with a matching checksum in the copy is final, and an append in
+// progress shows as a torn tail after them) and parsed and replayed; so start-ups never queue
+// behind each other on the writers' lock for the whole replay, nor does a writer wait for them.
+// The copy stops at its valid end: a torn tail or a corrupt record in it is left alone (only the
+// writers' lock's holder recovers a torn tail, and reports corruption, as before). The
+// coordinator then takes the writers' lock and reads on from the end of what it applied: the
+// records appended in between, usually a few.
 //
 // Read-only users: `dlx status` and `dlx ckpt` (tools/dlx) catch up the same way, with catch_up
-// alone: they read the snapshot and take the journal's shared lock for the copy, never the
-// exclusive one, never write a snapshot or the snapshot lock file, so they work for a user who
+// alone: they read the snapshot and copy the journal with no lock, never take the writers' lock,
+// never write a snapshot or the snapshot lock file, so they work for a user who
 // can read the experiment directory but not write it, and print what a full replay would give.
 // `dlx replay` does not use the snapshot: it checks every recorded answer against the method
 // and prints every decision, so it needs the whole journal.
