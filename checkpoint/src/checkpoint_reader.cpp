@@ -106,6 +106,11 @@ TensorInfo read_tensor_info(hid_t dataset, const std::string& name, h5::ReadGuar
   if (!h5::type_matches(type.get(), *dtype))
     h5::throw_format_error(path, fmt::format("{} is stored with an HDF5 type that is not {}", what,
                                              dtype_text));
+  // The type matched, so only an empty (H5S_NULL) dataspace can hold other than its shape's bytes.
+  if (TensorView{name, *dtype, extent.shape, nullptr}.byte_size() != extent.bytes)
+    h5::throw_format_error(path, fmt::format("{} has an empty (null) dataspace; dlx stores a "
+                                             "scalar as a one-element one",
+                                             what));
   guard.take(extent.bytes, what);
   TensorInfo info{name, *dtype, std::move(extent.shape), extent.bytes, {}};
   if (h5::read_int64_attribute(dataset, names::kCrcBlockBytes, path) !=

@@ -173,6 +173,16 @@ TEST_CASE("a tensor that declares bytes the file does not hold is refused before
   }
 }
 
+TEST_CASE("a tensor with an empty (null) dataspace is refused, not read as a scalar",
+          "[unit][checkpoint][hostile]") {
+  ScratchDir dir;
+  const auto path = checkpoint_path(dir.path(), 5);
+  write_checkpoint_then(path, 5, [](hid_t f) {
+    add_declared_dataset(f, "/tensors/model/big", 1, H5T_IEEE_F32LE, Storage::null_space, true);
+  });
+  check_refused_everywhere(path, "tensor 'model/big' has an empty (null) dataspace");
+}
+
 TEST_CASE("a string attribute over kMaxAttributeBytes is refused", "[unit][checkpoint][hostile]") {
   ScratchDir dir;
   const auto path = checkpoint_path(dir.path(), 5);

@@ -122,7 +122,10 @@ void add_declared_dataset(hid_t file, const std::string& path, std::uint64_t ele
                           Storage storage, bool tensor_attributes) {
   remove_if_there(file, path);
   hsize_t dims[1] = {elements};
-  Handle space(checked(H5Screate_simple(1, dims, nullptr), "create a dataspace"), H5Sclose);
+  Handle space(checked(storage == Storage::null_space ? H5Screate(H5S_NULL)
+                                                      : H5Screate_simple(1, dims, nullptr),
+                       "create a dataspace"),
+               H5Sclose);
   Handle properties(checked(H5Pcreate(H5P_DATASET_CREATE), "create dataset properties"), H5Pclose);
   if (storage == Storage::chunked) {
     hsize_t chunk[1] = {1u << 20};

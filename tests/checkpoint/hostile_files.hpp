@@ -34,6 +34,7 @@ void add_nested_groups(hid_t file, const std::string& top, int depth);
 enum class Storage {
   chunked,             // chunked, no chunk written: any extent in a few hundred bytes
   contiguous_missing,  // contiguous, never allocated: the extent is declared, no byte is stored
+  null_space,          // contiguous with an empty (H5S_NULL) dataspace: no extent at all
 };
 // A dataset at `path` (replacing one already there) of `elements` elements of `type`, stored as
 // `storage` says; with `tensor_attributes` it also carries a checkpoint tensor's attributes
