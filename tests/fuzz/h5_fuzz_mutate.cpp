@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <span>
@@ -68,11 +69,20 @@ void forget(Tree& tree, std::map<std::string, ModelTensor>& tensors, const std::
   std::erase_if(tensors, [&](const auto& entry) { return gone(entry.first); });
 }
 
-// Removes whatever `path` names, so that the edit that follows takes its place.
-void clear(hid_t file, Tree& tree, std::map<std::string, ModelTensor>& tensors, const std::string& path) {
+// Whether `path` holds a hard link to the root group (Tree::root_links), which is never removed.
+bool holds_root_link(const Tree& tree, const std::string& path) {
+  return std::any_of(tree.root_links.begin(), tree.root_links.end(),
+                     [&](const std::string& link) { return under(link, path); });
+}
+
+// Removes whatever `path` names, so that the edit that follows takes its place; false (nothing
+// done) when that would remove a hard link to the root group.
+bool clear(hid_t file, Tree& tree, std::map<std::string, ModelTensor>& tensors, const std::string& path) {
+  if (holds_root_link(tree, path)) return false;
   if (H5Lexists(file, path.c_str(), H5P_DEFAULT) > 0) H5Ldelete(file, path.c_str(), H5P_DEFAULT);
   H5Eclear2(H5E_DEFAULT);
   forget(tree, tensors, path);
+  return true;
 }
 
 Handle string_type(std::size_t size) {
@@ -211,7 +221,7 @@ void add_dataset(hid_t file, const fs::path& self, ByteReader& in, Tree& tree,
   for (const auto& g : tree.groups)
     if (!as_tensor || under(g, "/tensors")) parents.push_back(g);
   const auto path = join(pick_path(in, parents), pick_name(in, kNames));
-  clear(file, tree, tensors, path);
+  const bool cleared = clear(file, tree, tensors, path);
   const auto dtype = checkpoint::kAllDTypes[in.pick(std::size(checkpoint::kAllDTypes))];
   const hid_t plain[] = {H5T_IEEE_F64LE, H5T_STD_I64LE, H5T_IEEE_F32LE, H5T_STD_U8LE};
   auto own = checkpoint::h5::file_type_of(dtype, self);
@@ -222,8 +232,12 @@ void add_dataset(hid_t file, const fs::path& self, ByteReader& in, Tree& tree,
     type = which < 4 ? plain[which] : which == 4 ? variable.get() : fixed.get();
   }
   auto spec = read_spec(in, type);
+  if (!cleared) return;
   std::string written;
   auto dataset = create_dataset(file, path, spec, in, self, &written);
+  if (std::getenv("DLX_FUZZ_SHOW") != nullptr)
+    std::fprintf(stderr, "  at %s: layout %zu, rank %zu, %s\n", path.c_str(), spec.layout,
+                 spec.dims.size(), dataset ? "created" : "not created");
   if (!dataset) return;
   tree.datasets.push_back(path);
   if (!as_tensor) return;
@@ -279,15 +293,21 @@ void quiet_hdf5() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
 void mutate(hid_t file, const fs::path& path, ByteReader& in, Tree& tree,
             std::map<std::string, ModelTensor>& tensors) {
   const auto& scratch = Scratch::get();
+  static const bool show = std::getenv("DLX_FUZZ_SHOW") != nullptr;  // each edit, to stderr
+  auto say = [&](const char* what, const std::string& a, const std::string& b) {
+    if (show) std::fprintf(stderr, "edit: %s %s %s\n", what, a.c_str(), b.c_str());
+  };
   const auto edits = in.pick(16);
   for (std::size_t i = 0; i < edits && !in.done(); ++i) {
     switch (in.pick(10)) {
       case 0: {  // hard link to anything known, a group's ancestors included (cycles)
         auto target = pick_path(in, all_paths(tree));
         auto link = join(pick_path(in, tree.groups), pick_name(in, kNames));
-        if (under(target, link)) break;  // would delete its own target
-        clear(file, tree, tensors, link);
-        H5Lcreate_hard(file, target.c_str(), file, link.c_str(), H5P_DEFAULT, H5P_DEFAULT);
+        if (under(target, link) || !clear(file, tree, tensors, link)) break;  // its own target
+        say("hard link", link, target);
+        if (H5Lcreate_hard(file, target.c_str(), file, link.c_str(), H5P_DEFAULT, H5P_DEFAULT) >= 0 &&
+            target == "/")
+          tree.root_links.push_back(link);
         break;
       }
       case 1: {
@@ -295,7 +315,8 @@ void mutate(hid_t file, const fs::path& path, ByteReader& in, Tree& tree,
         const std::string texts[] = {pick_path(in, all_paths(tree)), ".", "..", "/", "a/b",
                                      "/nowhere", link};
         auto target = texts[in.pick(std::size(texts))];
-        clear(file, tree, tensors, link);
+        if (!clear(file, tree, tensors, link)) break;
+        say("soft link", link, target);
         H5Lcreate_soft(target.c_str(), file, link.c_str(), H5P_DEFAULT, H5P_DEFAULT);
         break;
       }
@@ -304,14 +325,16 @@ void mutate(hid_t file, const fs::path& path, ByteReader& in, Tree& tree,
         const fs::path* targets[] = {&scratch.fifo, &scratch.missing, &scratch.other_file, &path};
         auto target = targets[in.pick(std::size(targets))];
         auto object = in.pick(2) == 0 ? std::string("/") : pick_path(in, all_paths(tree));
-        clear(file, tree, tensors, link);
+        if (!clear(file, tree, tensors, link)) break;
+        say("external link", link, target->string() + ":" + object);
         H5Lcreate_external(target->c_str(), object.c_str(), file, link.c_str(), H5P_DEFAULT, H5P_DEFAULT);
         break;
       }
       case 3: {  // deep nesting: past the readers' limit of 64, up to 300
         auto top = join(pick_path(in, tree.groups), pick_name(in, kNames));
         const int depth = 1 + in.u16() % 300;
-        clear(file, tree, tensors, top);
+        if (!clear(file, tree, tensors, top)) break;
+        say("nested groups", top, std::to_string(depth));
         Handle group(H5Gcreate2(file, top.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
         if (!group) break;
         tree.groups.push_back(top);
@@ -325,28 +348,34 @@ void mutate(hid_t file, const fs::path& path, ByteReader& in, Tree& tree,
       }
       case 4: {
         auto group_path = join(pick_path(in, tree.groups), pick_name(in, kNames));
-        clear(file, tree, tensors, group_path);
+        if (!clear(file, tree, tensors, group_path)) break;
+        say("group", group_path, "");
         Handle group(H5Gcreate2(file, group_path.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
         if (group) tree.groups.push_back(group_path);
         break;
       }
-      case 5: add_dataset(file, path, in, tree, tensors, false); break;
+      case 5: say("dataset", "", ""); add_dataset(file, path, in, tree, tensors, false); break;
       case 6: {
         auto object_path = pick_path(in, all_paths(tree));
         Handle object(H5Oopen(file, object_path.c_str(), H5P_DEFAULT), H5Oclose);
-        if (object) write_attribute(object.get(), pick_name(in, kAttributeNames), in);
+        auto name = pick_name(in, kAttributeNames);
+        say("attribute", object_path, name);
+        if (object) write_attribute(object.get(), name, in);
         break;
       }
       case 7: {
         auto victim = pick_path(in, all_paths(tree));
+        say("delete", victim, "");
         if (victim != "/") clear(file, tree, tensors, victim);
         break;
       }
       case 8: {
         auto from = pick_path(in, all_paths(tree));
         auto to = join(pick_path(in, tree.groups), pick_name(in, kNames));
-        if (from == "/" || under(to, from) || under(from, to)) break;
-        clear(file, tree, tensors, to);
+        if (from == "/" || under(to, from) || under(from, to) || holds_root_link(tree, from) ||
+            !clear(file, tree, tensors, to))
+          break;
+        say("move", from, to);
         if (H5Lmove(file, from.c_str(), file, to.c_str(), H5P_DEFAULT, H5P_DEFAULT) < 0) break;
         auto rename = [&](std::string& p) { if (under(p, from)) p = to + p.substr(from.size()); };
         for (auto& g : tree.groups) rename(g);
@@ -360,7 +389,7 @@ void mutate(hid_t file, const fs::path& path, ByteReader& in, Tree& tree,
         tensors = std::move(moved);
         break;
       }
-      default: add_dataset(file, path, in, tree, tensors, true); break;
+      default: say("tensor", "", ""); add_dataset(file, path, in, tree, tensors, true); break;
     }
     H5Eclear2(H5E_DEFAULT);
   }

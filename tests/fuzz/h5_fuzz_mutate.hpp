@@ -38,6 +38,10 @@ struct Scratch {
 struct Tree {
   std::vector<std::string> groups{"/"};
   std::vector<std::string> datasets;
+  // Hard links to the root group: never deleted again. Unlinking them lowers the root group's
+  // reference count, and libhdf5 1.10.8 then frees the root group itself and crashes on the
+  // next edit (an HDF5 bug met by the editor, not by the readers).
+  std::vector<std::string> root_links;
 };
 
 // What an edit made a tensor look like, for the checkpoint target's metadata digest: the dtype

@@ -70,7 +70,7 @@ Handle open_scalar(hid_t object, const std::string& name, H5T_class_t expected,
                    const std::filesystem::path& file) {
   auto what = describe("attribute", object, name);
   if (!has_attribute(object, name, file))
-    throw_format_error(file, fmt::format("missing {} (not a dlx trial record?)", what));
+    throw_format_error(file, fmt::format("missing {} (not a file dlx wrote?)", what));
   Handle attribute(check_id(H5Aopen(object, name.c_str(), H5P_DEFAULT), file, "open " + what),
                    H5Aclose);
   if (declared_elements(attribute.get(), what, file) != 1)

@@ -49,7 +49,7 @@ std::vector<T> read_1d(hid_t group, const std::string& name, hid_t memory_type,
                        const std::filesystem::path& file) {
   auto what = describe("dataset", group, name);
   if (!has_link(group, name, file))
-    throw_format_error(file, fmt::format("missing {} (not a dlx trial record?)", what));
+    throw_format_error(file, fmt::format("missing {} (not a file dlx wrote?)", what));
   require_hard_link(group, name, file);
   Handle dataset(check_id(H5Dopen2(group, name.c_str(), H5P_DEFAULT), file, "open " + what),
                  H5Dclose);

@@ -33,7 +33,7 @@ Handle create_group(hid_t parent, const std::string& name, const std::filesystem
 Handle open_group(hid_t parent, const std::string& name, const std::filesystem::path& file) {
   if (!has_link(parent, name, file))
     throw_format_error(
-        file, fmt::format("missing {} (not a dlx trial record?)", describe("group", parent, name)));
+        file, fmt::format("missing {} (not a file dlx wrote?)", describe("group", parent, name)));
   require_hard_link(parent, name, file);
   return Handle(check_id(H5Gopen2(parent, name.c_str(), H5P_DEFAULT), file,
                          "open " + describe("group", parent, name)),
