@@ -10,6 +10,7 @@
 #include "dlx/checkpoint/h5/objects.hpp"
 #include "dlx/checkpoint/h5/read_guard.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
+#include "hparams_io.hpp"
 #include "layout.hpp"
 #include "metric_table_io.hpp"
 #include "restart_events_io.hpp"
@@ -38,10 +39,7 @@ nlohmann::ordered_json read_hparams(hid_t root, h5::ReadGuard& guard) {
   // hparams_json is authoritative (order, exact types); /hparams is its view for HDF5 tools.
   auto text = read_text(root, layout::kHparamsJson, guard);
   h5::open_group_member(root, "/", layout::kHparamsGroup, guard);
-  auto hparams = nlohmann::ordered_json::parse(text, nullptr, false);
-  if (hparams.is_discarded() || !hparams.is_object())
-    h5::throw_format_error(guard.file(), "attribute 'hparams_json' of / is not a JSON object");
-  return hparams;
+  return detail::parse_hparams_json(text, guard.file());
 }
 
 TrialRecord read_record(hid_t file_id, h5::ReadGuard& guard) {

@@ -183,6 +183,17 @@ TEST_CASE("a tensor with an empty (null) dataspace is refused, not read as a sca
   check_refused_everywhere(path, "tensor 'model/big' has an empty (null) dataspace");
 }
 
+TEST_CASE("a checkpoint's hyperparameters nested 1,000,000 deep are refused, not recursed into",
+          "[unit][checkpoint][hostile]") {
+  ScratchDir dir;
+  const auto path = checkpoint_path(dir.path(), 5);
+  const std::size_t depth = 1000000;
+  const auto json = "{\"a\":" + std::string(depth, '[') + std::string(depth, ']') + "}";
+  write_checkpoint_then(path, 5, [&](hid_t f) { set_string_attribute(f, "/", "hparams_json", json, true); });
+  check_refused_everywhere(path, "attribute 'hparams_json' of / is not a flat JSON object (each "
+                                 "hyperparameter a number, string or boolean)");
+}
+
 TEST_CASE("a string attribute over kMaxAttributeBytes is refused", "[unit][checkpoint][hostile]") {
   ScratchDir dir;
   const auto path = checkpoint_path(dir.path(), 5);

@@ -172,6 +172,25 @@ void add_virtual_dataset(hid_t file, const std::string& path, std::uint64_t elem
   write_tensor_attributes(dataset.get(), elements * 4);
 }
 
+void set_string_attribute(hid_t file, const std::string& object, const std::string& name,
+                          const std::string& value, bool fixed_length) {
+  Handle target(checked(H5Oopen(file, object.c_str(), H5P_DEFAULT), "open " + object), H5Oclose);
+  if (H5Aexists(target.get(), name.c_str()) > 0)
+    checked_status(H5Adelete(target.get(), name.c_str()), "delete attribute " + name);
+  Handle type(checked(H5Tcopy(H5T_C_S1), "copy a string type"), H5Tclose);
+  checked_status(H5Tset_size(type.get(), fixed_length ? value.size() + 1 : H5T_VARIABLE),
+                 "size a string type");
+  Handle scalar(checked(H5Screate(H5S_SCALAR), "create a scalar space"), H5Sclose);
+  Handle attribute(checked(H5Acreate2(target.get(), name.c_str(), type.get(), scalar.get(),
+                                      H5P_DEFAULT, H5P_DEFAULT),
+                           "create attribute " + name),
+                   H5Aclose);
+  const char* text = value.c_str();
+  checked_status(H5Awrite(attribute.get(), type.get(), fixed_length ? static_cast<const void*>(text)
+                                                                    : static_cast<const void*>(&text)),
+                 "write attribute " + name);
+}
+
 void make_fifo(const std::filesystem::path& path) {
   if (::mkfifo(path.c_str(), 0600) != 0)
     throw std::system_error(errno, std::generic_category(), "mkfifo " + path.string());

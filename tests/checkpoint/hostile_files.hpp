@@ -50,6 +50,11 @@ void add_external_storage_dataset(hid_t file, const std::string& path, std::uint
 void add_virtual_dataset(hid_t file, const std::string& path, std::uint64_t elements,
                          const std::filesystem::path& source);
 
+// Replaces attribute `name` of the object at `object` with the string `value`: fixed-length (as
+// in checkpoints) or variable-length (as in trial.h5).
+void set_string_attribute(hid_t file, const std::string& object, const std::string& name,
+                          const std::string& value, bool fixed_length);
+
 // A FIFO at `path` (nothing ever writes to it: opening it for reading without O_NONBLOCK blocks).
 void make_fifo(const std::filesystem::path& path);
 
