@@ -285,6 +285,14 @@ const Scratch& Scratch::get() {
     Handle d(H5Dcreate2(other.get(), "d", H5T_IEEE_F32LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
     return s;
   }();
+  // Removed when the fuzzer exits normally (-max_total_time); a crash leaves it for a look.
+  static const bool cleanup = [] {
+    return std::atexit([] {
+      std::error_code ignored;
+      fs::remove_all(Scratch::get().dir, ignored);
+    }) == 0;
+  }();
+  static_cast<void>(cleanup);
   return scratch;
 }
 
