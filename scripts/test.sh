@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Everything CI checks, from a fresh clone: install what is needed, build with warnings as errors,
-# fuzz the experiment parser for a bounded time, run every test (unit, MPI, cluster) with ctest.
+# fuzz the experiment parser and the HDF5 readers for a bounded time (scripts/fuzz.sh), run every
+# test (unit, MPI, cluster) with ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
-# The bounded fuzz run of the experiment parser (ASan + UBSan, its own clang build) goes beside
+# The bounded fuzz run (ASan + UBSan, its own clang build; DLX_FUZZ_SECONDS per target) goes beside
 # ctest rather than before it: most of ctest's time is cluster tests waiting on Slurm, so the fuzz
 # build (one job, at lower priority than the tests) and its run no longer add to the total. Its
 # output is printed after ctest's; the run fails if either fails.

@@ -1,11 +1,9 @@
 #include "checkpoint_reader.hpp"
 
-#include <sys/stat.h>
+#include <fcntl.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include <fmt/format.h>
@@ -15,7 +13,9 @@
 #include "dlx/checkpoint/h5/attributes.hpp"
 #include "dlx/checkpoint/h5/datasets.hpp"
 #include "dlx/checkpoint/h5/error.hpp"
+#include "dlx/checkpoint/h5/limits.hpp"
 #include "dlx/checkpoint/h5/objects.hpp"
+#include "dlx/checkpoint/h5/read_guard.hpp"
 #include "dlx/checkpoint/h5/types.hpp"
 #include "hparams_io.hpp"
 #include "metadata_digest.hpp"
@@ -25,19 +25,6 @@ namespace {
 
 namespace names = checkpoint_layout;
 namespace fs = std::filesystem;
-
-void require_hdf5_file(const fs::path& path) {
-  struct stat status {};
-  if (::stat(path.c_str(), &status) != 0) {
-    int error = errno;
-    throw CheckpointError(fmt::format("{}: cannot read checkpoint: {}", path.string(),
-                                      std::strerror(error)),
-                          error);
-  }
-  if (S_ISDIR(status.st_mode)) h5::throw_format_error(path, "is a directory, not a checkpoint");
-  if (h5::check_tri(H5Fis_hdf5(path.c_str()), path, "check the HDF5 signature") == 0)
-    h5::throw_format_error(path, "not an HDF5 file (no HDF5 signature), so not a dlx checkpoint");
-}
 
 void check_identity(hid_t root, const fs::path& path) {
   if (!h5::has_attribute(root, names::kKind, path) ||
@@ -81,14 +68,23 @@ void check_expectation(const CheckpointMetadata& m, const Expectation& expect, c
                           expect.experiment.value_or("*")));
 }
 
-StateMap read_state(hid_t root, const fs::path& path) {
+StateMap read_state(hid_t root, h5::ReadGuard& guard) {
+  const auto& path = guard.file();
   StateMap state;
-  auto group = h5::open_group(root, names::kStateGroup, path);
-  for (const auto& name : h5::attribute_names(group.get(), path)) {
-    switch (h5::attribute_class(group.get(), name, path)) {
-      case H5T_INTEGER: state[name] = h5::read_int64_attribute(group.get(), name, path); break;
-      case H5T_FLOAT: state[name] = h5::read_double_attribute(group.get(), name, path); break;
-      case H5T_STRING: state[name] = h5::read_string_attribute(group.get(), name, path); break;
+  const auto group_path = h5::child_path("/", names::kStateGroup);
+  auto group = h5::open_group_member(root, "/", names::kStateGroup, guard);
+  auto id = group.get();
+  for (const auto& name : h5::attribute_names(id, path)) {
+    guard.count(fmt::format("attribute '{}' of {}", name, group_path));
+    switch (h5::attribute_class(id, name, path)) {
+      case H5T_INTEGER: state[name] = h5::read_int64_attribute(id, name, path); break;
+      case H5T_FLOAT: state[name] = h5::read_double_attribute(id, name, path); break;
+      case H5T_STRING: {
+        auto text = h5::read_string_attribute(id, name, path);
+        guard.take(text.size(), fmt::format("state value '{}'", name));
+        state[name] = std::move(text);
+        break;
+      }
       default:
         h5::throw_format_error(path, fmt::format("state value '{}' is not a number or string", name));
     }
@@ -96,9 +92,13 @@ StateMap read_state(hid_t root, const fs::path& path) {
   return state;
 }
 
-TensorInfo read_tensor_info(hid_t dataset, const std::string& name, const fs::path& path,
+TensorInfo read_tensor_info(hid_t dataset, const std::string& name, h5::ReadGuard& guard,
                             std::optional<std::uint64_t>& offset) {
+  const auto& path = guard.file();
   auto what = "tensor '" + name + "'";
+  // Layout, extent and place in the file first: a tensor must be stored as dlx stores it before
+  // anything is sized by what it declares.
+  auto extent = h5::stored_extent(dataset, what, path);
   auto dtype_text = h5::read_string_attribute(dataset, names::kDType, path);
   auto dtype = dtype_from_name(dtype_text);
   if (!dtype) h5::throw_format_error(path, fmt::format("{} has unknown dtype '{}'", what, dtype_text));
@@ -106,34 +106,43 @@ TensorInfo read_tensor_info(hid_t dataset, const std::string& name, const fs::pa
   if (!h5::type_matches(type.get(), *dtype))
     h5::throw_format_error(path, fmt::format("{} is stored with an HDF5 type that is not {}", what,
                                              dtype_text));
-  TensorInfo info{name, *dtype, h5::dataset_shape(dataset, path), 0, {}};
-  info.bytes = TensorView{name, *dtype, info.shape, nullptr}.byte_size();
-  info.crc32c = h5::read_uint32_array_attribute(dataset, names::kCrc, path);
+  // The type matched, so only an empty (H5S_NULL) dataspace can hold other than its shape's bytes.
+  if (TensorView{name, *dtype, extent.shape, nullptr}.byte_size() != extent.bytes)
+    h5::throw_format_error(path, fmt::format("{} has an empty (null) dataspace; dlx stores a "
+                                             "scalar as a one-element one",
+                                             what));
+  guard.take(extent.bytes, what);
+  TensorInfo info{name, *dtype, std::move(extent.shape), extent.bytes, {}};
   if (h5::read_int64_attribute(dataset, names::kCrcBlockBytes, path) !=
       static_cast<std::int64_t>(kCrcBlockBytes))
     h5::throw_format_error(path, fmt::format("{} has an unsupported checksum block size", what));
-  if (info.crc32c.size() != crc_block_count(info.bytes))
-    h5::throw_format_error(path, fmt::format("{} has {} checksums for {} bytes", what,
-                                             info.crc32c.size(), info.bytes));
-  offset = h5::contiguous_offset(dataset);
+  // The count the bytes call for, checked before the checksums are read.
+  auto checksums = h5::attribute_elements(dataset, names::kCrc, path);
+  if (checksums != crc_block_count(info.bytes))
+    h5::throw_format_error(path, fmt::format("{} has {} checksums for {} bytes", what, checksums,
+                                             info.bytes));
+  info.crc32c = h5::read_uint32_array_attribute(dataset, names::kCrc, path);
+  offset = extent.offset;
   return info;
 }
 
-void walk_tensors(hid_t group, const std::string& prefix, OpenCheckpoint& out, const fs::path& path) {
-  for (const auto& link : h5::link_names(group, path)) {
-    H5O_info_t info{};
-    h5::check(H5Oget_info_by_name2(group, link.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT), path,
-              "inspect " + h5::describe("object", group, link));
+// Depth-first, in name order per group, through hard links only, each object once (the guard
+// refuses a cycle), at most kMaxGroupDepth groups deep: the recursion is bounded, whatever the
+// file declares.
+void walk_tensors(hid_t group, const std::string& group_path, const std::string& prefix, int depth,
+                  OpenCheckpoint& out, h5::ReadGuard& guard) {
+  for (const auto& link : h5::member_names(group, group_path, guard)) {
+    auto member = h5::open_member(group, group_path, link, guard);
     auto name = prefix.empty() ? link : prefix + "/" + link;
-    if (info.type == H5O_TYPE_GROUP) {
-      auto child = h5::open_group(group, link, path);
-      walk_tensors(child.get(), name, out, path);
-    } else if (info.type == H5O_TYPE_DATASET) {
-      h5::Handle dataset(h5::check_id(H5Dopen2(group, link.c_str(), H5P_DEFAULT), path,
-                                      "open " + h5::describe("dataset", group, link)),
-                         H5Dclose);
+    if (member.type == H5O_TYPE_GROUP) {
+      if (depth >= h5::kMaxGroupDepth)
+        guard.refuse(fmt::format("{} is nested more than {} groups deep below /{} (dlx's limit)",
+                                 member.path, h5::kMaxGroupDepth, names::kTensorsGroup));
+      walk_tensors(member.object.get(), member.path, name, depth + 1, out, guard);
+    } else if (member.type == H5O_TYPE_DATASET) {
       out.offsets.emplace_back();
-      out.summary.tensors.push_back(read_tensor_info(dataset.get(), name, path, out.offsets.back()));
+      out.summary.tensors.push_back(
+          read_tensor_info(member.object.get(), name, guard, out.offsets.back()));
     }
   }
 }
@@ -141,23 +150,29 @@ void walk_tensors(hid_t group, const std::string& prefix, OpenCheckpoint& out, c
 }  // namespace
 
 OpenCheckpoint open_checkpoint(const fs::path& path, const Expectation& expect) {
-  require_hdf5_file(path);
+  auto opened = h5::open_regular_file(
+      path, expect.follow_symlink ? h5::Symlinks::follow : h5::Symlinks::refuse, "checkpoint");
   OpenCheckpoint out;
-  out.file = h5::open_file_read_only(path);
-  auto root = h5::open_root_group(out.file.get(), path);
+  out.fd = std::move(opened.fd);
+  out.file_bytes = opened.bytes;
+  out.file = std::move(opened.file);
+  ::posix_fadvise(out.fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  h5::ReadGuard guard(path, out.file_bytes, "checkpoint");
+  auto root = h5::open_root(out.file.get(), guard);
   check_identity(root.get(), path);
   out.summary.metadata = read_metadata(root.get(), path);
   check_expectation(out.summary.metadata, expect, path);
-  out.summary.state = read_state(root.get(), path);
-  auto tensors = h5::open_group(root.get(), names::kTensorsGroup, path);
-  walk_tensors(tensors.get(), "", out, path);
+  out.summary.state = read_state(root.get(), guard);
+  auto tensors = h5::open_group_member(root.get(), "/", names::kTensorsGroup, guard);
+  walk_tensors(tensors.get(), h5::child_path("/", names::kTensorsGroup), "", 0, out, guard);
   // Name order of the whole path (the walk is name order per group): the digest's order.
   std::vector<std::size_t> order(out.summary.tensors.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return out.summary.tensors[a].name < out.summary.tensors[b].name;
   });
-  OpenCheckpoint sorted{std::move(out.file), {out.summary.metadata, out.summary.state, {}}, {}};
+  OpenCheckpoint sorted{std::move(out.fd), out.file_bytes, std::move(out.file),
+                        {out.summary.metadata, out.summary.state, {}}, {}};
   for (auto i : order) {
     sorted.summary.tensors.push_back(std::move(out.summary.tensors[i]));
     sorted.offsets.push_back(out.offsets[i]);

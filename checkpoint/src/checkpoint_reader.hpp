@@ -9,20 +9,23 @@
 
 #include "dlx/checkpoint/checkpoint.hpp"
 #include "dlx/checkpoint/h5/handle.hpp"
+#include "dlx/common/unique_fd.hpp"
 
 namespace dlx::checkpoint::detail {
 
 struct OpenCheckpoint {
-  h5::Handle file;
+  UniqueFd fd;             // the descriptor checked at open (a regular file); tensors are read from it
+  std::uint64_t file_bytes = 0;
+  h5::Handle file;         // HDF5's handle on the same file
   CheckpointSummary summary;
   std::vector<std::optional<std::uint64_t>> offsets;  // per tensor: file offset of its bytes
 };
 
 OpenCheckpoint open_checkpoint(const std::filesystem::path& path, const Expectation& expect);
 
-// Reads tensor `index` block by block while other threads checksum the blocks read so far, and
-// compares with its CRCs. `destination` (tensor bytes long) may be null to verify only.
-void read_tensor(const OpenCheckpoint& checkpoint, std::size_t index, int fd,
-                 std::byte* destination, const std::filesystem::path& path);
+// Reads tensor `index` block by block, checksumming each piece as it is read, and compares with
+// its CRCs. `destination` (tensor bytes long) may be null to verify only.
+void read_tensor(const OpenCheckpoint& checkpoint, std::size_t index, std::byte* destination,
+                 const std::filesystem::path& path);
 
 }  // namespace dlx::checkpoint::detail

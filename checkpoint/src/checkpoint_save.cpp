@@ -37,6 +37,27 @@ void write_string(hid_t object, const char* name, const std::string& value,
   h5::write_fixed_string_attribute(object, name, value, file);
 }
 
+// HDF5 names and the fixed-length strings of a checkpoint end at the first NUL: a string holding
+// one would be read back shorter than it was saved, and the checkpoint would fail its own
+// metadata checksum forever. Refused before the file is created.
+void require_no_nul(std::string_view text, const std::string& what) {
+  if (text.find('\0') != std::string_view::npos)
+    throw CheckpointError(fmt::format("{} contains a NUL byte, which a checkpoint string cannot "
+                                      "hold (store raw bytes as a uint8 tensor)",
+                                      what));
+}
+
+void validate_strings(const CheckpointContent& content) {
+  require_no_nul(content.metadata.experiment, "the experiment name");
+  require_no_nul(content.metadata.metric_name, "the metric name");
+  for (const auto& [name, value] : content.state) {
+    const auto shown = detail::name_for_message(name);
+    require_no_nul(name, fmt::format("the name of state value '{}'", shown));
+    if (const auto* text = std::get_if<std::string>(&value))
+      require_no_nul(*text, fmt::format("state value '{}'", shown));
+  }
+}
+
 void write_root_attributes(hid_t root, const CheckpointMetadata& m, const std::string& hparams_json,
                            const std::filesystem::path& file) {
   write_string(root, names::kKind, std::string(names::kKindValue), file);
@@ -61,7 +82,9 @@ void write_state(hid_t root, const StateMap& state, const std::filesystem::path&
     if (const auto* text = std::get_if<std::string>(&value))
       h5::write_fixed_string_attribute(group.get(), name, *text, file);
     else
-      std::visit([&](const auto& v) { h5::write_attribute(group.get(), name, v, file); }, value);
+      // A copy of the name: clang before 16 cannot capture a structured binding (the fuzz build).
+      std::visit([&, key = name](const auto& v) { h5::write_attribute(group.get(), key, v, file); },
+                 value);
   }
 }
 
@@ -141,6 +164,7 @@ CheckpointContent completed(const CheckpointContent& content) {
 void save_host_tensors(const CheckpointContent& content, std::span<const TensorView> host_tensors,
                        const std::filesystem::path& path) {
   detail::validate_tensors(host_tensors);
+  validate_strings(content);
   std::vector<const TensorView*> sorted;
   for (const auto& t : host_tensors) sorted.push_back(&t);
   std::sort(sorted.begin(), sorted.end(),

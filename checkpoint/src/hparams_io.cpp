@@ -62,9 +62,23 @@ void write_hparams_group(hid_t parent, const std::string& group_name,
 
 nlohmann::ordered_json parse_hparams_json(const std::string& text,
                                           const std::filesystem::path& file) {
-  auto hparams = nlohmann::ordered_json::parse(text, nullptr, false);
-  if (hparams.is_discarded() || !hparams.is_object())
-    h5::throw_format_error(file, "attribute 'hparams_json' of / is not a JSON object");
+  // dlx writes a flat object (write_hparams_group refuses anything nested), so anything nested is
+  // refused, and dropped while parsing: a crafted text nested a million deep then costs neither
+  // memory nor, in the copies and dumps that would follow, stack (they recurse).
+  using Json = nlohmann::ordered_json;
+  bool nested = false;
+  auto flat_only = [&nested](int depth, Json::parse_event_t event, Json&) {
+    if (depth > 0 && (event == Json::parse_event_t::object_start ||
+                      event == Json::parse_event_t::array_start)) {
+      nested = true;
+      return false;
+    }
+    return true;
+  };
+  auto hparams = Json::parse(text, flat_only, false);
+  if (hparams.is_discarded() || !hparams.is_object() || nested)
+    h5::throw_format_error(file, "attribute 'hparams_json' of / is not a flat JSON object (each "
+                                 "hyperparameter a number, string or boolean)");
   return hparams;
 }
 

@@ -21,7 +21,8 @@ void write_hparams_group(hid_t parent, const std::string& group_name,
                          const nlohmann::ordered_json& hparams, const std::filesystem::path& file,
                          Strings strings = Strings::variable_length);
 
-// Parses hparams_json text; throws CheckpointError naming `file` unless it is a JSON object.
+// Parses hparams_json text; throws CheckpointError naming `file` unless it is a flat JSON object
+// (no value an object or array: what dlx writes).
 nlohmann::ordered_json parse_hparams_json(const std::string& text,
                                           const std::filesystem::path& file);
 

@@ -5,6 +5,7 @@
 #include "dlx/checkpoint/h5/datasets.hpp"
 #include "dlx/checkpoint/h5/error.hpp"
 #include "dlx/checkpoint/h5/objects.hpp"
+#include "dlx/checkpoint/h5/read_guard.hpp"
 #include "layout.hpp"
 
 namespace dlx::checkpoint {
@@ -36,18 +37,24 @@ void write_metric_table(hid_t parent, const std::string& group_name, const Metri
     h5::write_vector(group.get(), name, column, file);
 }
 
-MetricTable read_metric_table(hid_t parent, const std::string& group_name,
-                              const std::filesystem::path& file) {
-  auto group = h5::open_group(parent, group_name, file);
+MetricTable read_metric_table(hid_t parent, const std::string& parent_path,
+                              const std::string& group_name, h5::ReadGuard& guard) {
+  const auto group_path = h5::child_path(parent_path, group_name);
+  auto group = h5::open_group_member(parent, parent_path, group_name, guard);
   MetricTable table;
-  table.steps = h5::read_int64_vector(group.get(), layout::kStepsDataset, file);
-  for (const auto& name : h5::link_names(group.get(), file)) {
+  {
+    auto steps = h5::open_dataset_member(group.get(), group_path, layout::kStepsDataset, guard);
+    table.steps = h5::read_int64_dataset(
+        steps.get(), "dataset " + h5::child_path(group_path, layout::kStepsDataset), guard);
+  }
+  for (const auto& name : h5::member_names(group.get(), group_path, guard)) {
     if (name == layout::kStepsDataset) continue;
-    auto column = h5::read_double_vector(group.get(), name, file);
+    const auto what = "dataset " + h5::child_path(group_path, name);
+    auto dataset = h5::open_dataset_member(group.get(), group_path, name, guard);
+    auto column = h5::read_double_dataset(dataset.get(), what, guard);
     if (column.size() != table.steps.size())
-      h5::throw_format_error(file, fmt::format("{} has {} values for {} steps",
-                                               h5::describe("dataset", group.get(), name),
-                                               column.size(), table.steps.size()));
+      h5::throw_format_error(guard.file(), fmt::format("{} has {} values for {} steps", what,
+                                                       column.size(), table.steps.size()));
     table.columns.emplace(name, std::move(column));
   }
   return table;

@@ -6,6 +6,7 @@
 
 #include <hdf5.h>
 
+#include "dlx/checkpoint/h5/read_guard.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
 
 namespace dlx::checkpoint {
@@ -13,7 +14,9 @@ namespace dlx::checkpoint {
 // Throws CheckpointError for a ragged table or a metric name that cannot be a dataset name.
 void write_metric_table(hid_t parent, const std::string& group_name, const MetricTable& table,
                         const std::filesystem::path& file);
-MetricTable read_metric_table(hid_t parent, const std::string& group_name,
-                              const std::filesystem::path& file);
+// Reads group `group_name` below `parent` (whose path is `parent_path`): hard links to
+// contiguous datasets only, each checked against the file before it is read (h5::stored_extent).
+MetricTable read_metric_table(hid_t parent, const std::string& parent_path,
+                              const std::string& group_name, h5::ReadGuard& guard);
 
 }  // namespace dlx::checkpoint

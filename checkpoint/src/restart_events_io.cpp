@@ -10,6 +10,7 @@
 #include "dlx/checkpoint/h5/attributes.hpp"
 #include "dlx/checkpoint/h5/error.hpp"
 #include "dlx/checkpoint/h5/objects.hpp"
+#include "dlx/checkpoint/h5/read_guard.hpp"
 #include "layout.hpp"
 
 namespace dlx::checkpoint {
@@ -49,12 +50,14 @@ void write_restart_events(hid_t root, const std::vector<RestartEvent>& events,
   }
 }
 
-std::vector<RestartEvent> read_restart_events(hid_t root, const std::filesystem::path& file) {
+std::vector<RestartEvent> read_restart_events(hid_t root, h5::ReadGuard& guard) {
+  const auto& file = guard.file();
   std::vector<RestartEvent> events;
   if (!h5::has_link(root, layout::kRestartEventsGroup, file)) return events;
-  auto group = h5::open_group(root, layout::kRestartEventsGroup, file);
+  const auto group_path = h5::child_path("/", layout::kRestartEventsGroup);
+  auto group = h5::open_group_member(root, "/", layout::kRestartEventsGroup, guard);
   std::vector<std::pair<int, std::string>> names;
-  for (const auto& name : h5::link_names(group.get(), file)) {
+  for (const auto& name : h5::member_names(group.get(), group_path, guard)) {
     auto number = event_number(name);
     if (!number) {
       h5::throw_format_error(file, fmt::format("/{}/{} is not a restart number (1, 2, ...)",
@@ -63,16 +66,22 @@ std::vector<RestartEvent> read_restart_events(hid_t root, const std::filesystem:
     names.emplace_back(*number, name);
   }
   std::sort(names.begin(), names.end());
+  auto text = [&](hid_t item, const char* attribute) {
+    auto value = h5::read_string_attribute(item, attribute, file);
+    guard.take(value.size(), fmt::format("attribute '{}' of a restart event", attribute));
+    return value;
+  };
   for (const auto& [number, name] : names) {
-    auto item = h5::open_group(group.get(), name, file);
+    auto item = h5::open_group_member(group.get(), group_path, name, guard);
+    auto id = item.get();
     RestartEvent event;
-    event.cause = h5::read_string_attribute(item.get(), kCause, file);
-    event.reason = h5::read_string_attribute(item.get(), kReason, file);
-    event.unix_time = h5::read_int64_attribute(item.get(), kUnixTime, file);
-    event.resumed_step = h5::read_int64_attribute(item.get(), kResumedStep, file);
-    event.steps_lost = h5::read_int64_attribute(item.get(), kStepsLost, file);
-    event.seconds_lost = h5::read_double_attribute(item.get(), kSecondsLost, file);
-    event.downtime_seconds = h5::read_double_attribute(item.get(), kDowntime, file);
+    event.cause = text(id, kCause);
+    event.reason = text(id, kReason);
+    event.unix_time = h5::read_int64_attribute(id, kUnixTime, file);
+    event.resumed_step = h5::read_int64_attribute(id, kResumedStep, file);
+    event.steps_lost = h5::read_int64_attribute(id, kStepsLost, file);
+    event.seconds_lost = h5::read_double_attribute(id, kSecondsLost, file);
+    event.downtime_seconds = h5::read_double_attribute(id, kDowntime, file);
     events.push_back(std::move(event));
   }
   return events;

@@ -8,12 +8,13 @@
 
 #include <hdf5.h>
 
+#include "dlx/checkpoint/h5/read_guard.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
 
 namespace dlx::checkpoint {
 
 void write_restart_events(hid_t root, const std::vector<RestartEvent>& events,
                           const std::filesystem::path& file);
-std::vector<RestartEvent> read_restart_events(hid_t root, const std::filesystem::path& file);
+std::vector<RestartEvent> read_restart_events(hid_t root, h5::ReadGuard& guard);
 
 }  // namespace dlx::checkpoint

@@ -14,7 +14,10 @@ namespace dlx::checkpoint::detail {
 namespace {
 
 bool valid_name(const std::string& name) {
-  if (name.empty() || name.front() == '/' || name.back() == '/') return false;
+  // A NUL would end the HDF5 link name early: the tensor would be read back under another name.
+  if (name.empty() || name.front() == '/' || name.back() == '/' ||
+      name.find('\0') != std::string::npos)
+    return false;
   std::size_t begin = 0;
   while (begin <= name.size()) {
     auto end = std::min(name.find('/', begin), name.size());
@@ -27,13 +30,23 @@ bool valid_name(const std::string& name) {
 
 }  // namespace
 
+std::string name_for_message(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (c == '\0') out += "\\0";
+    else out += c;
+  }
+  return out;
+}
+
 void validate_tensors(std::span<const TensorView> views) {
   std::set<std::string_view> names;
   for (const auto& view : views) {
     if (!valid_name(view.name))
       throw CheckpointError(fmt::format(
-          "tensor name '{}' is not valid (non-empty parts separated by '/', no '.' or '..')",
-          view.name));
+          "tensor name '{}' is not valid (non-empty parts separated by '/', no '.' or '..', no NUL "
+          "byte)",
+          name_for_message(view.name)));
     if (!names.insert(view.name).second)
       throw CheckpointError(fmt::format("two tensors are named '{}'", view.name));
     if (view.data == nullptr && view.element_count() > 0)

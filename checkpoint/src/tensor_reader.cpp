@@ -1,6 +1,7 @@
 // read_tensor: the bytes of one tensor, straight from the file offset HDF5 reports for its
-// contiguous dataset (pread, piece by piece), each piece checksummed while it is still in the
-// CPU cache. Datasets without a single offset (written by another tool) go through H5Dread.
+// contiguous dataset (pread, piece by piece, from the descriptor checked at open), each piece
+// checksummed while it is still in the CPU cache. The reader admitted only tensors whose bytes
+// lie inside the file (h5::stored_extent), so the reads are bounded by the file's size.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -12,7 +13,6 @@
 #include "checkpoint_reader.hpp"
 #include "crc32c.hpp"
 #include "dlx/checkpoint/h5/error.hpp"
-#include "dlx/checkpoint/h5/types.hpp"
 
 namespace dlx::checkpoint::detail {
 namespace {
@@ -45,24 +45,6 @@ void compare(const TensorInfo& info, const std::vector<std::uint32_t>& actual,
                             info.name, i, actual.size(), actual[i], info.crc32c[i]));
 }
 
-// H5Dread of the whole dataset, for layouts without a single file offset.
-void read_through_hdf5(const OpenCheckpoint& checkpoint, const TensorInfo& info,
-                       std::byte* destination, const std::filesystem::path& path) {
-  std::vector<std::byte> scratch;
-  if (destination == nullptr) {
-    scratch.resize(info.bytes);
-    destination = scratch.data();
-  }
-  auto name = "/tensors/" + info.name;
-  h5::Handle dataset(h5::check_id(H5Dopen2(checkpoint.file.get(), name.c_str(), H5P_DEFAULT),
-                                  path, "open dataset " + name),
-                     H5Dclose);
-  auto type = h5::file_type_of(info.dtype, path);
-  h5::check(H5Dread(dataset.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, destination), path,
-            "read dataset " + name);
-  compare(info, block_crc32c({destination, info.bytes}, checksum_threads()), path);
-}
-
 // Bytes per pread: small enough to be checksummed from the cache, large enough that system calls
 // cost nothing (measured: 256 KiB to 4 MiB read equally fast here).
 constexpr std::uint64_t kReadPieceBytes = std::uint64_t{1} << 20;
@@ -71,12 +53,14 @@ constexpr std::uint64_t kPrefetchBytes = std::uint64_t{32} << 20;
 
 }  // namespace
 
-void read_tensor(const OpenCheckpoint& checkpoint, std::size_t index, int fd,
-                 std::byte* destination, const std::filesystem::path& path) {
+void read_tensor(const OpenCheckpoint& checkpoint, std::size_t index, std::byte* destination,
+                 const std::filesystem::path& path) {
   const auto& info = checkpoint.summary.tensors[index];
   if (info.bytes == 0) return compare(info, {crc32c({})}, path);
   const auto& offset = checkpoint.offsets[index];
-  if (!offset) return read_through_hdf5(checkpoint, info, destination, path);
+  if (!offset)  // stored_extent gives every tensor with bytes an offset: not reached
+    h5::throw_format_error(path, fmt::format("tensor '{}' has no place in the file", info.name));
+  const int fd = checkpoint.fd.get();
 
   // One pass, one thread: each piece is checksummed right after pread put it in the CPU cache,
   // extending its block's CRC, while the kernel's readahead fetches the next pieces. A separate

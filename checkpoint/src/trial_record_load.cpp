@@ -1,32 +1,22 @@
-// load_trial_record: open read-only, check that this is a trial record of a format this build
-// understands, then read every piece, naming whatever is missing or malformed.
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstring>
-
+// load_trial_record: open read-only (a regular file only, never a link in its place), check that
+// this is a trial record of a format this build understands, then read every piece, naming
+// whatever is missing or malformed. The file is input like any other: groups and datasets are
+// reached through hard links only, each once, and every dataset is checked against the file
+// before it is read (h5/read_guard.hpp, h5::stored_extent).
 #include <fmt/format.h>
 
 #include "dlx/checkpoint/h5/attributes.hpp"
 #include "dlx/checkpoint/h5/error.hpp"
 #include "dlx/checkpoint/h5/objects.hpp"
+#include "dlx/checkpoint/h5/read_guard.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
+#include "hparams_io.hpp"
 #include "layout.hpp"
 #include "metric_table_io.hpp"
 #include "restart_events_io.hpp"
 
 namespace dlx::checkpoint {
 namespace {
-
-void require_readable_hdf5(const std::filesystem::path& path) {
-  struct stat status {};
-  if (::stat(path.c_str(), &status) != 0)
-    throw CheckpointError(fmt::format("{}: cannot read trial record: {} (errno {})", path.string(),
-                                      std::strerror(errno), errno));
-  if (S_ISDIR(status.st_mode)) h5::throw_format_error(path, "is a directory, not a trial record");
-  if (h5::check_tri(H5Fis_hdf5(path.c_str()), path, "check the HDF5 signature") == 0)
-    h5::throw_format_error(path, "not an HDF5 file (no HDF5 signature), so not a dlx trial record");
-}
 
 void check_format_version(hid_t root, const std::filesystem::path& path) {
   auto version = h5::read_int64_attribute(root, layout::kFormatVersion, path);
@@ -38,44 +28,51 @@ void check_format_version(hid_t root, const std::filesystem::path& path) {
     h5::throw_format_error(path, fmt::format("invalid trial record format_version {}", version));
 }
 
-nlohmann::ordered_json read_hparams(hid_t root, const std::filesystem::path& path) {
-  // hparams_json is authoritative (order, exact types); /hparams is its view for HDF5 tools.
-  auto text = h5::read_string_attribute(root, layout::kHparamsJson, path);
-  h5::open_group(root, layout::kHparamsGroup, path);
-  auto hparams = nlohmann::ordered_json::parse(text, nullptr, false);
-  if (hparams.is_discarded() || !hparams.is_object())
-    h5::throw_format_error(path, "attribute 'hparams_json' of / is not a JSON object");
-  return hparams;
+// A string attribute of /, its bytes counted against the file's size.
+std::string read_text(hid_t root, const char* name, h5::ReadGuard& guard) {
+  auto value = h5::read_string_attribute(root, name, guard.file());
+  guard.take(value.size(), fmt::format("attribute '{}' of /", name));
+  return value;
 }
 
-TrialRecord read_record(hid_t file_id, const std::filesystem::path& path) {
-  auto root = h5::open_root_group(file_id, path);
+nlohmann::ordered_json read_hparams(hid_t root, h5::ReadGuard& guard) {
+  // hparams_json is authoritative (order, exact types); /hparams is its view for HDF5 tools.
+  auto text = read_text(root, layout::kHparamsJson, guard);
+  h5::open_group_member(root, "/", layout::kHparamsGroup, guard);
+  return detail::parse_hparams_json(text, guard.file());
+}
+
+TrialRecord read_record(hid_t file_id, h5::ReadGuard& guard) {
+  const auto& path = guard.file();
+  auto root = h5::open_root(file_id, guard);
   check_format_version(root.get(), path);
   TrialRecord record;
-  record.experiment = h5::read_string_attribute(root.get(), layout::kExperiment, path);
+  record.experiment = read_text(root.get(), layout::kExperiment, guard);
   record.trial_id = h5::read_int64_attribute(root.get(), layout::kTrialId, path);
-  record.state = h5::read_string_attribute(root.get(), layout::kState, path);
+  record.state = read_text(root.get(), layout::kState, guard);
   record.exit_code = h5::read_int_attribute(root.get(), layout::kExitCode, path);
-  record.stop_reason = h5::read_string_attribute(root.get(), layout::kStopReason, path);
+  record.stop_reason = read_text(root.get(), layout::kStopReason, guard);
   record.restarts = h5::read_int_attribute(root.get(), layout::kRestarts, path);
   // Absent in records written before crashes were counted: none then.
   if (h5::has_attribute(root.get(), layout::kFailures, path))
     record.failures = h5::read_int_attribute(root.get(), layout::kFailures, path);
   record.world_size = h5::read_int_attribute(root.get(), layout::kWorldSize, path);
-  record.nodes = h5::read_string_attribute(root.get(), layout::kNodes, path);
-  record.slurm_job_id = h5::read_string_attribute(root.get(), layout::kSlurmJobId, path);
-  record.hparams = read_hparams(root.get(), path);
+  record.nodes = read_text(root.get(), layout::kNodes, guard);
+  record.slurm_job_id = read_text(root.get(), layout::kSlurmJobId, guard);
+  record.hparams = read_hparams(root.get(), guard);
   record.created_unix = h5::read_int64_attribute(root.get(), layout::kCreatedUnix, path);
   record.updated_unix = h5::read_int64_attribute(root.get(), layout::kUpdatedUnix, path);
-  auto metrics = h5::open_group(root.get(), layout::kMetricsGroup, path);
-  record.training = read_metric_table(metrics.get(), layout::kTrainingGroup, path);
-  record.validation = read_metric_table(metrics.get(), layout::kValidationGroup, path);
-  record.restart_events = read_restart_events(root.get(), path);
+  const auto metrics_path = h5::child_path("/", layout::kMetricsGroup);
+  auto metrics = h5::open_group_member(root.get(), "/", layout::kMetricsGroup, guard);
+  record.training = read_metric_table(metrics.get(), metrics_path, layout::kTrainingGroup, guard);
+  record.validation =
+      read_metric_table(metrics.get(), metrics_path, layout::kValidationGroup, guard);
+  record.restart_events = read_restart_events(root.get(), guard);
   if (h5::has_attribute(root.get(), layout::kStartedFromTrial, path)) {
     record.started_from = StartCheckpoint{
         h5::read_int64_attribute(root.get(), layout::kStartedFromTrial, path),
         h5::read_int64_attribute(root.get(), layout::kStartedFromStep, path),
-        h5::read_string_attribute(root.get(), layout::kStartedFromPath, path)};
+        read_text(root.get(), layout::kStartedFromPath, guard)};
   }
   return record;
 }
@@ -84,14 +81,18 @@ TrialRecord read_record(hid_t file_id, const std::filesystem::path& path) {
 
 TrialRecord load_trial_record(const std::filesystem::path& path) {
   h5::QuietErrors quiet;
-  require_readable_hdf5(path);
-  auto file = h5::open_file_read_only(path);  // fails here for a truncated or damaged file
-  return read_record(file.get(), path);
+  // dlx writes trial.h5 as a regular file (temporary + rename): a symbolic link in its place was
+  // put there by someone else, and is not followed.
+  auto opened = h5::open_regular_file(path, h5::Symlinks::refuse, "trial record");
+  h5::ReadGuard guard(path, opened.bytes, "trial record");
+  return read_record(opened.file.get(), guard);
 }
 
 std::optional<TrialRecord> load_trial_record_if_exists(const std::filesystem::path& path) {
   std::error_code error;
-  if (!std::filesystem::exists(path, error) && !error) return std::nullopt;
+  // symlink_status: a link (even a dangling one) is there, and load_trial_record refuses it.
+  if (std::filesystem::symlink_status(path, error).type() == std::filesystem::file_type::not_found)
+    return std::nullopt;
   return load_trial_record(path);
 }
 

@@ -69,6 +69,38 @@ TEST_CASE("invalid content is refused before anything is written", "[unit][check
     sample.content().tensors.front().name = GENERATE("", "/abs", "a//b", "a/../b", "end/");
     CHECK_THROWS_WITH(save_checkpoint(sample.content(), path), Catch::Contains("not valid"));
   }
+  // Found by the checkpoint fuzzer: a NUL ends an HDF5 name or fixed-length string early, so the
+  // file was read back different from what was saved and failed its metadata checksum forever.
+  SECTION("a NUL byte in a tensor name, a state name or value, the experiment or metric name") {
+    using namespace std::string_literals;
+    const auto nul = "a\0b"s;
+    SECTION("tensor") {
+      sample.content().tensors.front().name = nul;
+      CHECK_THROWS_WITH(save_checkpoint(sample.content(), path),
+                        Catch::Contains("tensor name 'a\\0b' is not valid") &&
+                            Catch::Contains("no NUL byte"));
+    }
+    SECTION("state value") {
+      sample.content().state["note"] = nul;
+      CHECK_THROWS_WITH(save_checkpoint(sample.content(), path),
+                        Catch::Contains("state value 'note' contains a NUL byte"));
+    }
+    SECTION("state name") {
+      sample.content().state[nul] = std::int64_t{1};
+      CHECK_THROWS_WITH(save_checkpoint(sample.content(), path),
+                        Catch::Contains("the name of state value 'a\\0b' contains a NUL byte"));
+    }
+    SECTION("experiment") {
+      sample.content().metadata.experiment = nul;
+      CHECK_THROWS_WITH(save_checkpoint(sample.content(), path),
+                        Catch::Contains("the experiment name contains a NUL byte"));
+    }
+    SECTION("metric") {
+      sample.content().metadata.metric_name = nul;
+      CHECK_THROWS_WITH(save_checkpoint(sample.content(), path),
+                        Catch::Contains("the metric name contains a NUL byte"));
+    }
+  }
   SECTION("missing data") {
     sample.content().tensors.front().data = nullptr;
     CHECK_THROWS_WITH(save_checkpoint(sample.content(), path), Catch::Contains("no data"));

@@ -6,6 +6,7 @@
 
 #include "dlx/checkpoint/h5/error.hpp"
 #include "dlx/checkpoint/h5/handle.hpp"
+#include "dlx/checkpoint/h5/limits.hpp"
 #include "dlx/checkpoint/h5/objects.hpp"
 
 namespace dlx::checkpoint::h5 {
@@ -29,17 +30,50 @@ void write_scalar(hid_t object, const std::string& name, hid_t file_type, hid_t 
   check(H5Awrite(attribute.get(), memory_type, value), file, "write " + what);
 }
 
+// The number of elements an attribute's dataspace declares, without HDF5's own (unchecked)
+// product; throws when it cannot be real.
+std::uint64_t declared_elements(hid_t attribute, const std::string& what,
+                                const std::filesystem::path& file) {
+  Handle space(check_id(H5Aget_space(attribute), file, "read the dataspace of " + what), H5Sclose);
+  if (H5Sget_simple_extent_type(space.get()) == H5S_NULL) return 0;
+  auto rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank < 0) throw_error(file, "read the rank of " + what);
+  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+  if (rank > 0)
+    check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), file,
+          "read the extent of " + what);
+  std::uint64_t elements = 1;
+  for (auto extent : dims)
+    if (__builtin_mul_overflow(elements, extent, &elements))
+      throw_format_error(file, fmt::format("{} declares more elements than any file holds", what));
+  return elements;
+}
+
+// An attribute's value is stored in the file: refuses one that declares more bytes than the file
+// has, or than kMaxAttributeBytes, before anything is allocated for it.
+void require_storable(hid_t object, std::uint64_t elements, std::uint64_t element_bytes,
+                      const std::string& what, const std::filesystem::path& file) {
+  std::uint64_t bytes = 0;
+  bool overflow = __builtin_mul_overflow(elements, element_bytes, &bytes);
+  if (overflow || bytes > kMaxAttributeBytes)
+    throw_format_error(file, fmt::format("{} declares {} x {} bytes, more than dlx's limit of {} "
+                                         "bytes for one attribute",
+                                         what, elements, element_bytes, kMaxAttributeBytes));
+  if (auto file_bytes = file_bytes_of(object, file); bytes > file_bytes)
+    throw_format_error(file, fmt::format("{} declares {} bytes, more than the whole file ({} "
+                                         "bytes): damaged or not written by dlx",
+                                         what, bytes, file_bytes));
+}
+
 // Opens a one-element attribute of the expected class; names what is wrong otherwise.
 Handle open_scalar(hid_t object, const std::string& name, H5T_class_t expected,
                    const std::filesystem::path& file) {
   auto what = describe("attribute", object, name);
   if (!has_attribute(object, name, file))
-    throw_format_error(file, fmt::format("missing {} (not a dlx trial record?)", what));
+    throw_format_error(file, fmt::format("missing {} (not a file dlx wrote?)", what));
   Handle attribute(check_id(H5Aopen(object, name.c_str(), H5P_DEFAULT), file, "open " + what),
                    H5Aclose);
-  Handle space(check_id(H5Aget_space(attribute.get()), file, "read the dataspace of " + what),
-               H5Sclose);
-  if (H5Sget_simple_extent_npoints(space.get()) != 1)
+  if (declared_elements(attribute.get(), what, file) != 1)
     throw_format_error(file, fmt::format("{} is not a single value", what));
   Handle type(check_id(H5Aget_type(attribute.get()), file, "read the type of " + what), H5Tclose);
   auto actual = H5Tget_class(type.get());
@@ -154,13 +188,19 @@ std::string read_string_attribute(hid_t object, const std::string& name,
     auto type = utf8_string_type(file);
     char* text = nullptr;
     check(H5Aread(attribute.get(), type.get(), &text), file, "read " + what);
+    // HDF5 allocated it from the string's own bytes in the file: bounded by the file already.
     std::string value = text != nullptr ? text : "";
     H5free_memory(text);
+    if (value.size() > kMaxAttributeBytes)
+      throw_format_error(file, fmt::format("{} is a string of {} bytes, more than dlx's limit of "
+                                           "{} bytes for one attribute",
+                                           what, value.size(), kMaxAttributeBytes));
     return value;
   }
-  // Fixed-length (written by another tool): read the bytes, drop the padding.
+  // Fixed-length (checkpoints; other tools): read the bytes, drop the padding.
   auto size = H5Tget_size(stored.get());
   if (size == 0) throw_error(file, "read the size of " + what);
+  require_storable(object, 1, size, what, file);
   std::string value(size, '\0');
   check(H5Aread(attribute.get(), stored.get(), value.data()), file, "read " + what);
   if (auto end = value.find('\0'); end != std::string::npos) value.resize(end);
@@ -176,19 +216,43 @@ std::vector<std::uint32_t> read_uint32_array_attribute(hid_t object, const std::
   Handle type(check_id(H5Aget_type(attribute.get()), file, "read the type of " + what), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_INTEGER)
     throw_format_error(file, fmt::format("{} is not an integer array", what));
-  Handle space(check_id(H5Aget_space(attribute.get()), file, "read the dataspace of " + what),
-               H5Sclose);
-  auto count = H5Sget_simple_extent_npoints(space.get());
-  if (count < 0) throw_error(file, "read the size of " + what);
+  auto count = declared_elements(attribute.get(), what, file);
+  require_storable(object, count, H5Tget_size(type.get()), what, file);
   std::vector<std::uint32_t> values(static_cast<std::size_t>(count));
   if (!values.empty())
     check(H5Aread(attribute.get(), H5T_NATIVE_UINT32, values.data()), file, "read " + what);
   return values;
 }
 
+namespace {
+
+struct AttributeCollector {
+  std::vector<std::string> names;
+  bool too_many = false;
+};
+
+herr_t collect_attribute(hid_t, const char* name, const H5A_info_t*, void* data) {
+  auto* collector = static_cast<AttributeCollector*>(data);
+  if (collector->names.size() >= kMaxObjects) {
+    collector->too_many = true;
+    return 1;  // stop: the caller refuses the object
+  }
+  collector->names.emplace_back(name);
+  return 0;
+}
+
+}  // namespace
+
+std::uint64_t attribute_elements(hid_t object, const std::string& name,
+                                 const std::filesystem::path& file) {
+  auto what = describe("attribute", object, name);
+  if (!has_attribute(object, name, file)) throw_format_error(file, "missing " + what);
+  Handle attribute(check_id(H5Aopen(object, name.c_str(), H5P_DEFAULT), file, "open " + what),
+                   H5Aclose);
+  return declared_elements(attribute.get(), what, file);
+}
+
 std::vector<std::string> attribute_names(hid_t object, const std::filesystem::path& file) {
-  H5O_info_t info{};
-  check(H5Oget_info2(object, &info, H5O_INFO_NUM_ATTRS), file, "count attributes");
   bool ordered = false;
   {
     hid_t properties = H5I_INVALID_HID;
@@ -205,18 +269,17 @@ std::vector<std::string> attribute_names(hid_t object, const std::filesystem::pa
     }
     H5Eclear2(H5E_DEFAULT);
   }
-  auto index = ordered ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME;
-  std::vector<std::string> names;
-  for (hsize_t i = 0; i < info.num_attrs; ++i) {
-    auto length = H5Aget_name_by_idx(object, ".", index, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
-    if (length < 0) throw_error(file, "read an attribute name");
-    std::string name(static_cast<std::size_t>(length), '\0');
-    if (H5Aget_name_by_idx(object, ".", index, H5_ITER_INC, i, name.data(), name.size() + 1,
-                           H5P_DEFAULT) < 0)
-      throw_error(file, "read an attribute name");
-    names.push_back(std::move(name));
-  }
-  return names;
+  // One pass (H5Aiterate2): asking for the i-th name n times rebuilds the object's attribute
+  // table each time in compact storage, quadratic in a crafted header.
+  AttributeCollector collector;
+  hsize_t position = 0;
+  check(H5Aiterate2(object, ordered ? H5_INDEX_CRT_ORDER : H5_INDEX_NAME, H5_ITER_INC, &position,
+                    collect_attribute, &collector),
+        file, "list the attributes of " + object_path(object));
+  if (collector.too_many)
+    throw_format_error(file, fmt::format("{} has more than {} attributes (dlx's limit)",
+                                         object_path(object), kMaxObjects));
+  return std::move(collector.names);
 }
 
 H5T_class_t attribute_class(hid_t object, const std::string& name,

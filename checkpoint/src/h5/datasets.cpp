@@ -25,28 +25,35 @@ void write_1d(hid_t group, const std::string& name, hid_t file_type, hid_t memor
 }
 
 template <typename T>
+std::vector<T> read_1d_dataset(hid_t dataset, const std::string& what, hid_t memory_type,
+                               const std::filesystem::path& file, ReadGuard* guard) {
+  // The layout first: nothing below may make HDF5 allocate for, or open a file behind, a
+  // dataset that is not stored as dlx stores it.
+  auto extent = stored_extent(dataset, what, file);
+  Handle type(check_id(H5Dget_type(dataset), file, "read the type of " + what), H5Tclose);
+  auto type_class = H5Tget_class(type.get());
+  if (type_class != H5T_INTEGER && type_class != H5T_FLOAT)
+    throw_format_error(file, fmt::format("{} is not numeric", what));
+  if (extent.shape.size() != 1)
+    throw_format_error(file, fmt::format("{} is not one-dimensional", what));
+  if (guard != nullptr) guard->take(extent.bytes, what);
+  std::vector<T> values(static_cast<std::size_t>(extent.elements));
+  if (!values.empty())
+    check(H5Dread(dataset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), file,
+          "read " + what);
+  return values;
+}
+
+template <typename T>
 std::vector<T> read_1d(hid_t group, const std::string& name, hid_t memory_type,
                        const std::filesystem::path& file) {
   auto what = describe("dataset", group, name);
   if (!has_link(group, name, file))
-    throw_format_error(file, fmt::format("missing {} (not a dlx trial record?)", what));
+    throw_format_error(file, fmt::format("missing {} (not a file dlx wrote?)", what));
+  require_hard_link(group, name, file);
   Handle dataset(check_id(H5Dopen2(group, name.c_str(), H5P_DEFAULT), file, "open " + what),
                  H5Dclose);
-  Handle type(check_id(H5Dget_type(dataset.get()), file, "read the type of " + what), H5Tclose);
-  auto type_class = H5Tget_class(type.get());
-  if (type_class != H5T_INTEGER && type_class != H5T_FLOAT)
-    throw_format_error(file, fmt::format("{} is not numeric", what));
-  Handle space(check_id(H5Dget_space(dataset.get()), file, "read the dataspace of " + what),
-               H5Sclose);
-  if (H5Sget_simple_extent_ndims(space.get()) != 1)
-    throw_format_error(file, fmt::format("{} is not one-dimensional", what));
-  hsize_t dims[1] = {0};
-  check(H5Sget_simple_extent_dims(space.get(), dims, nullptr), file, "read the size of " + what);
-  std::vector<T> values(static_cast<std::size_t>(dims[0]));
-  if (!values.empty())
-    check(H5Dread(dataset.get(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()), file,
-          "read " + what);
-  return values;
+  return read_1d_dataset<T>(dataset.get(), what, memory_type, file, nullptr);
 }
 
 }  // namespace
@@ -69,6 +76,15 @@ std::vector<std::int64_t> read_int64_vector(hid_t group, const std::string& name
 std::vector<double> read_double_vector(hid_t group, const std::string& name,
                                        const std::filesystem::path& file) {
   return read_1d<double>(group, name, H5T_NATIVE_DOUBLE, file);
+}
+
+std::vector<std::int64_t> read_int64_dataset(hid_t dataset, const std::string& what,
+                                             ReadGuard& guard) {
+  return read_1d_dataset<std::int64_t>(dataset, what, H5T_NATIVE_INT64, guard.file(), &guard);
+}
+
+std::vector<double> read_double_dataset(hid_t dataset, const std::string& what, ReadGuard& guard) {
+  return read_1d_dataset<double>(dataset, what, H5T_NATIVE_DOUBLE, guard.file(), &guard);
 }
 
 Handle create_array(hid_t group, const std::string& name, hid_t type,

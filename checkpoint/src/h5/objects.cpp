@@ -3,32 +3,15 @@
 #include <fmt/format.h>
 
 #include "dlx/checkpoint/h5/error.hpp"
+#include "dlx/checkpoint/h5/limits.hpp"
 
 namespace dlx::checkpoint::h5 {
 
-Handle create_file(const std::filesystem::path& path, const FileOptions& options) {
-  Handle access(check_id(H5Pcreate(H5P_FILE_ACCESS), path, "create file access properties"),
-                H5Pclose);
-  // Semi: closing the file fails (is reported) if an object inside it were still open.
-  check(H5Pset_fclose_degree(access.get(), H5F_CLOSE_SEMI), path, "set file close degree");
-  if (options.checksummed_metadata)
-    check(H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST), path,
-          "choose the checksummed file format");
-  if (options.alignment > 0)
-    check(H5Pset_alignment(access.get(), 64 * 1024, options.alignment), path, "set alignment");
-  Handle creation(check_id(H5Pcreate(H5P_FILE_CREATE), path, "create file creation properties"),
-                  H5Pclose);
-  check(H5Pset_attr_creation_order(creation.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),
-        path, "track attribute creation order");
-  return Handle(check_id(H5Fcreate(path.c_str(), H5F_ACC_EXCL, creation.get(), access.get()), path,
-                         "create HDF5 file"),
-                H5Fclose);
-}
-
-Handle open_file_read_only(const std::filesystem::path& path) {
-  return Handle(check_id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path,
-                         "open HDF5 file (damaged or truncated?)"),
-                H5Fclose);
+std::uint64_t file_bytes_of(hid_t object, const std::filesystem::path& file) {
+  Handle owner(check_id(H5Iget_file_id(object), file, "find the file of an object"), H5Fclose);
+  hsize_t size = 0;
+  check(H5Fget_filesize(owner.get(), &size), file, "read the size of the file");
+  return size;
 }
 
 Handle open_root_group(hid_t file_id, const std::filesystem::path& file) {
@@ -50,15 +33,39 @@ Handle create_group(hid_t parent, const std::string& name, const std::filesystem
 Handle open_group(hid_t parent, const std::string& name, const std::filesystem::path& file) {
   if (!has_link(parent, name, file))
     throw_format_error(
-        file, fmt::format("missing {} (not a dlx trial record?)", describe("group", parent, name)));
+        file, fmt::format("missing {} (not a file dlx wrote?)", describe("group", parent, name)));
+  require_hard_link(parent, name, file);
   return Handle(check_id(H5Gopen2(parent, name.c_str(), H5P_DEFAULT), file,
                          "open " + describe("group", parent, name)),
                 H5Gclose);
 }
 
 bool has_link(hid_t parent, const std::string& name, const std::filesystem::path& file) {
+  // H5Lexists does not follow the last link of `name`, only the ones before it (none here).
   return check_tri(H5Lexists(parent, name.c_str(), H5P_DEFAULT), file,
                    "look up " + describe("link", parent, name)) > 0;
+}
+
+std::string_view link_kind(H5L_type_t type) {
+  switch (type) {
+    case H5L_TYPE_HARD: return "a hard link";
+    case H5L_TYPE_SOFT: return "a soft link";
+    case H5L_TYPE_EXTERNAL: return "an external link";
+    default: return "a user-defined link";
+  }
+}
+
+void require_hard_link(hid_t parent, const std::string& name, const std::filesystem::path& file) {
+  if (name.empty() || name == "." || name.find('/') != std::string::npos)
+    throw_format_error(file, fmt::format("link name '{}' below {} is not a plain name", name,
+                                         object_path(parent)));
+  H5L_info_t info{};
+  check(H5Lget_info(parent, name.c_str(), &info, H5P_DEFAULT), file,
+        "inspect " + describe("link", parent, name));
+  if (info.type != H5L_TYPE_HARD)
+    throw_format_error(file, fmt::format("{} is {} (dlx files hold only hard links; refusing "
+                                         "to follow it)",
+                                         describe("object", parent, name), link_kind(info.type)));
 }
 
 std::string object_path(hid_t object) {
@@ -81,21 +88,41 @@ std::string describe(std::string_view kind, hid_t parent, const std::string& nam
   return fmt::format("{} {}{}{}", kind, parent_path, parent_path.ends_with('/') ? "" : "/", name);
 }
 
-std::vector<std::string> link_names(hid_t group, const std::filesystem::path& file) {
-  H5G_info_t info{};
-  check(H5Gget_info(group, &info), file, "list group members");
-  std::vector<std::string> names;
-  names.reserve(info.nlinks);
-  for (hsize_t i = 0; i < info.nlinks; ++i) {
-    auto length =
-        H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
-    if (length < 0) throw_error(file, "read a group member name");
-    std::string name(static_cast<std::size_t>(length), '\0');
-    if (H5Lget_name_by_idx(group, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size() + 1,
-                           H5P_DEFAULT) < 0)
-      throw_error(file, "read a group member name");
-    names.push_back(std::move(name));
+namespace {
+
+struct LinkCollector {
+  std::vector<LinkEntry> entries;
+  bool too_many = false;
+};
+
+herr_t collect_link(hid_t, const char* name, const H5L_info_t* info, void* data) {
+  auto* collector = static_cast<LinkCollector*>(data);
+  if (collector->entries.size() >= kMaxObjects) {
+    collector->too_many = true;
+    return 1;  // stop: the caller refuses the group
   }
+  collector->entries.push_back({name, info->type});
+  return 0;
+}
+
+}  // namespace
+
+std::vector<LinkEntry> links(hid_t group, const std::filesystem::path& file) {
+  // One pass over the group's own index (H5Literate). Asking for the i-th name n times would
+  // rebuild and sort the whole table each time in compact and old-style groups: quadratic.
+  LinkCollector collector;
+  hsize_t position = 0;
+  check(H5Literate(group, H5_INDEX_NAME, H5_ITER_INC, &position, collect_link, &collector), file,
+        "list the members of " + object_path(group));
+  if (collector.too_many)
+    throw_format_error(file, fmt::format("group {} has more than {} links (dlx's limit)",
+                                         object_path(group), kMaxObjects));
+  return std::move(collector.entries);
+}
+
+std::vector<std::string> link_names(hid_t group, const std::filesystem::path& file) {
+  std::vector<std::string> names;
+  for (auto& entry : links(group, file)) names.push_back(std::move(entry.name));
   return names;
 }
 

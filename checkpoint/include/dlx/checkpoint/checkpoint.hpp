@@ -83,6 +83,9 @@ struct CheckpointSummary {
 struct Expectation {
   std::optional<std::string> experiment;
   std::optional<std::int64_t> trial_id;
+  // false: refuse a symbolic link at the path (O_NOFOLLOW). Discovery sets it: dlx writes its
+  // checkpoints as regular files, so a link in a checkpoint directory was put there by hand.
+  bool follow_symlink = true;
 };
 
 inline constexpr std::uint64_t kCrcBlockBytes = 16u << 20;
@@ -94,6 +97,11 @@ std::filesystem::path checkpoint_path(const std::filesystem::path& directory, st
 // tensors are copied to host first; the caller has finished writing them (synchronised streams).
 void save_checkpoint(const CheckpointContent& content, const std::filesystem::path& path);
 
+// Reading treats the file as hostile input: only a regular file is opened (a FIFO or device is
+// refused, never waited on), soft and external links inside it are refused, and what it declares
+// is checked against h5/limits.hpp and against the file's size before anything is allocated
+// (docs/checkpoint-format.md, "Limits").
+//
 // Reads and verifies everything; throws CheckpointError saying what is wrong.
 Checkpoint load_checkpoint(const std::filesystem::path& path, const Expectation& expect = {});
 // The same, reusing the host buffers of `reuse` (a checkpoint loaded before) for tensors of the

@@ -90,10 +90,15 @@ inline constexpr const char* kTrialFileName = "trial.h5";
 // Durable whole-file save (temp + fsync + rename + directory fsync). Throws CheckpointError.
 void save_trial_record(const TrialRecord& record, const std::filesystem::path& path);
 
-// Throws CheckpointError naming the file when it is unreadable or not a dlx trial record.
+// Throws CheckpointError naming the file when it is unreadable or not a dlx trial record. The
+// file is treated as hostile input: a symbolic link, a FIFO or a device at `path` is refused
+// without being opened for reading (never waited on), soft and external links inside it are
+// refused, and every dataset is checked against the file's size before it is read
+// (docs/file-format.md, "Limits").
 TrialRecord load_trial_record(const std::filesystem::path& path);
 
-// nullopt when the file does not exist; throws like load_trial_record otherwise.
+// nullopt when nothing is at `path` (not even a dangling link); throws like load_trial_record
+// otherwise.
 std::optional<TrialRecord> load_trial_record_if_exists(const std::filesystem::path& path);
 
 }  // namespace dlx::checkpoint

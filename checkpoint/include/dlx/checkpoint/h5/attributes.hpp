@@ -36,7 +36,9 @@ void write_flag_attribute(hid_t object, const std::string& name, bool value,
 
 bool has_attribute(hid_t object, const std::string& name, const std::filesystem::path& file);
 
-// Each throws "missing attribute <name>" when absent and names the attribute on any failure.
+// Each throws "missing attribute <name>" when absent and names the attribute on any failure. A
+// value that declares more bytes than the file has, or than kMaxAttributeBytes, is refused
+// before anything is allocated for it.
 std::int64_t read_int64_attribute(hid_t object, const std::string& name,
                                   const std::filesystem::path& file);
 int read_int_attribute(hid_t object, const std::string& name, const std::filesystem::path& file);
@@ -48,7 +50,12 @@ std::string read_string_attribute(hid_t object, const std::string& name,
 std::vector<std::uint32_t> read_uint32_array_attribute(hid_t object, const std::string& name,
                                                        const std::filesystem::path& file);
 
-// Names of the attributes of `object`, in creation order when tracked, else name order.
+// The number of elements attribute `name` declares (its dataspace), without reading it.
+std::uint64_t attribute_elements(hid_t object, const std::string& name,
+                                 const std::filesystem::path& file);
+
+// Names of the attributes of `object`, in creation order when tracked, else name order; refuses
+// an object of more than kMaxObjects attributes.
 std::vector<std::string> attribute_names(hid_t object, const std::filesystem::path& file);
 // The type class (H5T_INTEGER, H5T_FLOAT, H5T_STRING...) of an existing attribute.
 H5T_class_t attribute_class(hid_t object, const std::string& name,

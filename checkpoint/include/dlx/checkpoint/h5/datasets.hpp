@@ -10,6 +10,7 @@
 #include <hdf5.h>
 
 #include "dlx/checkpoint/h5/handle.hpp"
+#include "dlx/checkpoint/h5/read_guard.hpp"
 
 namespace dlx::checkpoint::h5 {
 
@@ -18,11 +19,32 @@ void write_vector(hid_t group, const std::string& name, const std::vector<std::i
 void write_vector(hid_t group, const std::string& name, const std::vector<double>& values,
                   const std::filesystem::path& file);
 
-// Each throws when `name` is missing, not a dataset, not 1-D or not numeric.
+// Each throws when `name` is missing, not a hard link to a dataset, not 1-D, not numeric, or not
+// stored as stored_extent requires.
 std::vector<std::int64_t> read_int64_vector(hid_t group, const std::string& name,
                                             const std::filesystem::path& file);
 std::vector<double> read_double_vector(hid_t group, const std::string& name,
                                        const std::filesystem::path& file);
+// The same for an open dataset whose path is `what`, its bytes taken from `guard`.
+std::vector<std::int64_t> read_int64_dataset(hid_t dataset, const std::string& what,
+                                             ReadGuard& guard);
+std::vector<double> read_double_dataset(hid_t dataset, const std::string& what, ReadGuard& guard);
+
+// What a dataset dlx reads declares, checked against the file before anything is read or
+// allocated. dlx writes every dataset contiguous, unfiltered and in the file itself, so anything
+// else (chunked, compact, virtual, external storage) is refused: a chunked dataset declares any
+// extent it likes without storing a byte, and a virtual or external one would make HDF5 open
+// other files. The extent times the stored type's size must be exactly the bytes the file holds
+// for the dataset, at an offset inside the file. Throws CheckpointError naming `what`, what it
+// declares and what the file holds.
+struct StoredExtent {
+  std::vector<std::uint64_t> shape;  // {} for a scalar
+  std::uint64_t elements = 0;
+  std::uint64_t bytes = 0;                // elements x the stored type's size
+  std::optional<std::uint64_t> offset;    // where the bytes start; nullopt when there are none
+};
+StoredExtent stored_extent(hid_t dataset, const std::string& what,
+                           const std::filesystem::path& file);
 
 // Creates an N-D contiguous dataset of `shape`, its space allocated at creation (so that its bytes
 // have a file offset: contiguous_offset) and never filled; the caller writes the bytes.
