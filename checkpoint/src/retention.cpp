@@ -69,10 +69,17 @@ std::vector<CheckpointStatus> scan_checkpoints(const fs::path& checkpoint_dir,
     status.step = entry.step;
     status.trial_id = expect.trial_id.value_or(0);
     std::error_code error;
-    status.file_bytes = fs::file_size(entry.path, error);
+    const auto type = fs::symlink_status(entry.path, error).type();
     if (error) continue;  // deleted meanwhile
+    // The size of the entry itself (a link's own, a FIFO's 0): never what a link points at.
+    status.file_bytes = type == fs::file_type::regular ? fs::file_size(entry.path, error) : 0;
+    if (error) continue;
     try {
-      auto summary = read_checkpoint_summary(entry.path, expect);
+      // dlx writes checkpoints as regular files: a link named like one is judged invalid, never
+      // followed (it may lead out of the experiment, e.g. into another user's).
+      Expectation own_files_only = expect;
+      own_files_only.follow_symlink = false;
+      auto summary = read_checkpoint_summary(entry.path, own_files_only);
       status.trial_id = summary.metadata.trial_id;
       if (summary.metadata.step != entry.step) {
         status.problem = fmt::format("holds step {}, not the step in its name",

@@ -16,6 +16,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "dlx/checkpoint/retention.hpp"
 #include "dlx/common/directories.hpp"
 #include "dlx/common/durable_file.hpp"
 #include "dlx/common/trusted_path.hpp"
@@ -328,9 +329,16 @@ TEST_CASE("listing and deleting never follow a link out of the experiment", "[tr
   dlx::write_file_durably(own_checkpoints / "step-4.h5", "mine");
 
   CHECK(dlx::store::trial_ids_on_disk(experiment) == std::vector<int>{1});
-  const auto listed = dlx::store::list_checkpoints(own_checkpoints);
-  REQUIRE(listed.size() == 1);
-  CHECK(listed.front().step == 4);
+  // Listed for the reader to judge, which refuses the link and the FIFO with the reason.
+  const auto scanned = dlx::checkpoint::scan_checkpoints(own_checkpoints, {}, "");
+  REQUIRE(scanned.size() == 3);
+  CHECK(scanned[0].step == 4);
+  CHECK(scanned[1].step == 9);
+  CHECK_FALSE(scanned[1].valid);
+  CHECK_THAT(scanned[1].problem, Catch::Contains("symbolic link"));
+  CHECK(scanned[2].step == 10);
+  CHECK_FALSE(scanned[2].valid);
+  CHECK_THAT(scanned[2].problem, Catch::Contains("FIFO"));
 
   CHECK_THROWS_WITH(dlx::store::remove_file_below(experiment, experiment / "trials" / "0" / "checkpoints" / "step-5.h5"),
                     Catch::Contains("is not a directory of the experiment (a symbolic link?)"));

@@ -26,9 +26,11 @@ struct CheckpointEntry {
   fs::path path;
 };
 
-// The step-<N>.h5 files of `checkpoint_dir`, ascending by step; temporary files (unfinished
-// saves), other names, and anything but a regular file (a symbolic link, a FIFO) are not listed.
-// Empty when the directory does not exist.
+// The step-<N>.h5 entries of `checkpoint_dir`, ascending by step; temporary files (unfinished
+// saves) and other names are not listed. Empty when the directory does not exist. An entry may
+// be something other than a regular file (a FIFO, a link): the checkpoint reader refuses those
+// with the reason (discovery and retention never follow a link), so they are listed here for it
+// to judge and name.
 std::vector<CheckpointEntry> list_checkpoints(const fs::path& checkpoint_dir);
 
 // Accepts a checkpoint file (e.g. dlx::checkpoint::is_valid_checkpoint, which verifies it).
