@@ -69,6 +69,19 @@ std::string printable(std::string_view text) {
   return out;
 }
 
+bool is_utf8(std::string_view text) {
+  for (std::size_t at = 0; at < text.size();) {
+    if (static_cast<unsigned char>(text[at]) < 0x80) {  // ASCII, most of any text: no decoding
+      ++at;
+      continue;
+    }
+    const std::size_t length = decode_utf8_at(text, at).length;
+    if (length == 0) return false;
+    at += length;
+  }
+  return true;
+}
+
 std::string abbreviated(std::string_view text, std::size_t limit) {
   std::string out;
   std::string next;

@@ -6,6 +6,7 @@
 
 #include "dlx/common/error.hpp"
 #include "hparams_json.hpp"
+#include "json_fields.hpp"
 
 namespace dlx::searcher::detail {
 
@@ -130,13 +131,14 @@ nlohmann::json AshaMethod::snapshot() const {
 }
 
 void AshaMethod::restore(const nlohmann::json& state) {
-  created_ = state.at("created").get<int>();
+  created_ = json_as_int(state.at("created"), "ASHA snapshot");
   trials_.clear();
   for (const auto& row : state.at("trials")) {
-    trials_[row.at(0).get<int>()] = TrialInfo{row.at(1).get<int>(), hparams_from_json(row.at(2))};
+    trials_[json_as_int(row.at(0), "ASHA snapshot")] =
+        TrialInfo{json_as_int(row.at(1), "ASHA snapshot"), hparams_from_json(row.at(2))};
   }
   tickets_.clear();
-  for (const auto& row : state.at("tickets")) tickets_[row.at(0).get<int>()] = work_from_json(row.at(1));
+  for (const auto& row : state.at("tickets")) tickets_[json_as_int(row.at(0), "ASHA snapshot")] = work_from_json(row.at(1));
   const auto& brackets = state.at("brackets");
   if (brackets.size() != brackets_.size()) {
     throw Error(fmt::format("searcher: ASHA snapshot has {} brackets, the experiment {}", brackets.size(), brackets_.size()));

@@ -15,6 +15,7 @@
 #include "hparams_json.hpp"
 #include "method_factories.hpp"
 #include "methods.hpp"
+#include "json_fields.hpp"
 
 namespace dlx::searcher::detail {
 
@@ -80,7 +81,7 @@ class FixedTrialsMethod final : public Method {
 
   void restore(const nlohmann::json& state) override {
     issued_.clear();
-    for (const auto& entry : state.at("issued")) issued_[entry.at(0).get<int>()] = hparams_from_json(entry.at(1));
+    for (const auto& entry : state.at("issued")) issued_[json_as_int(entry.at(0), "searcher snapshot")] = hparams_from_json(entry.at(1));
     if (sampler_) sampler_->restore(state.at("sampler"));
   }
 

@@ -24,6 +24,10 @@ namespace dlx::config {
 // its own output changes nothing.
 std::string printable(std::string_view text);
 
+// Whether `text` is well-formed UTF-8 (no stray continuation byte, overlong form, surrogate or
+// value past U+10FFFF): what a JSON encoder requires of a string.
+bool is_utf8(std::string_view text);
+
 // printable(text), cut when longer than `limit` bytes (at a character boundary, never inside an
 // escape) and then followed by "... (N bytes)", N the length of `text`: a value quoted in a
 // message, which must stay one readable line whatever the value's size.
