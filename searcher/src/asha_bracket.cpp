@@ -249,11 +249,13 @@ void AshaBracket::restore(const nlohmann::json& state) {
     trial.phase = phase_from_name(row.at(1).get<std::string>());
     trial.rung = json_as_int(row.at(2), "ASHA bracket snapshot");
     for (const auto& metric : row.at(3)) trial.results.push_back(decode_metric(metric));
-    // The rung tables are indexed by both: a snapshot is checked, not trusted.
+    // The rung tables are indexed by both, so a snapshot is checked, not trusted: a trial at rung r
+    // has a result for every rung below r, and for r too unless it is still training toward it.
     const auto rungs = settings_.rungs.size();
-    if (trial.rung < 0 || static_cast<std::size_t>(trial.rung) >= rungs || trial.results.size() > rungs) {
-      throw Error(fmt::format("searcher: ASHA snapshot: a trial at rung {} with {} results, in a bracket of {} rungs",
-                              trial.rung, trial.results.size(), rungs));
+    const auto expected = static_cast<std::size_t>(trial.rung) + (trial.phase == Phase::training ? 0 : 1);
+    if (trial.rung < 0 || static_cast<std::size_t>(trial.rung) >= rungs || trial.results.size() != expected) {
+      throw Error(fmt::format("searcher: ASHA snapshot: a {} trial at rung {} with {} results, in a bracket of {} rungs",
+                              phase_name(trial.phase), trial.rung, trial.results.size(), rungs));
     }
     trials_[json_as_int(row.at(0), "ASHA bracket snapshot")] = std::move(trial);
   }

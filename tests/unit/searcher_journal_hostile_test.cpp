@@ -3,12 +3,15 @@
 // record ends in a JournalError that names its offset and what is wrong, never nlohmann's text.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/journal.hpp"
 #include "dlx/searcher/method.hpp"
 #include "dlx/searcher/search_state.hpp"
+#include "recording_method.hpp"
+#include "simulated_runner.hpp"
 
 using namespace dlx;
 using searcher::JournalError;
@@ -58,6 +61,27 @@ std::string apply_error(const std::string& event) {
   searcher::SearchState state(grid_experiment());
   try {
     state.apply({0, nlohmann::json::parse(event)});
+  } catch (const JournalError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// `body` (SearchState::encode()) with the method's snapshot, the length-prefixed JSON text it
+// starts with, replaced by `json`.
+std::string with_method(const std::string& body, const std::string& json) {
+  std::string length;
+  for (int shift = 0; shift < 64; shift += 8) length.push_back(static_cast<char>((json.size() >> shift) & 0xFF));
+  std::uint64_t old = 0;
+  for (int k = 7; k >= 0; --k) old = (old << 8) | static_cast<unsigned char>(body[static_cast<std::size_t>(k)]);
+  return length + json + body.substr(8 + old);
+}
+
+// The message of decoding `bytes` into a fresh state of `experiment` ("" when it decodes).
+std::string decode_error(const config::Experiment& experiment, const std::string& bytes) {
+  searcher::SearchState fresh(experiment);
+  try {
+    fresh.decode(bytes);
   } catch (const JournalError& e) {
     return e.what();
   }
@@ -210,33 +234,55 @@ TEST_CASE("a crafted hparams list is read in linear time, a repeated name keeps 
 
 TEST_CASE("a crafted snapshot body is a JournalError naming what is wrong", "[journal][hostile][snapshot]") {
   const auto experiment = grid_experiment();
-  searcher::SearchState state(experiment);
-  const std::string body = state.encode();
-  // The body starts with the method's snapshot as a length-prefixed JSON text.
-  const auto with_method = [&](const std::string& json) {
-    std::string length;
-    for (int shift = 0; shift < 64; shift += 8) length.push_back(static_cast<char>((json.size() >> shift) & 0xFF));
-    std::uint64_t old = 0;
-    for (int k = 7; k >= 0; --k) old = (old << 8) | static_cast<unsigned char>(body[static_cast<std::size_t>(k)]);
-    return length + json + body.substr(8 + old);
-  };
-  const auto decode_error = [&](const std::string& bytes) {
-    searcher::SearchState fresh(experiment);
-    try {
-      fresh.decode(bytes);
-    } catch (const JournalError& e) {
-      return std::string(e.what());
-    }
-    return std::string();
-  };
-  CHECK(decode_error(with_method(R"({"issued":[],"sampler":null})")) == "");
-  CHECK_THAT(decode_error(with_method(R"({"issued":[[1e300,null]],"sampler":null})")),
+  const std::string body = searcher::SearchState(experiment).encode();
+  const auto with = [&](const std::string& json) { return decode_error(experiment, with_method(body, json)); };
+  CHECK(with(R"({"issued":[],"sampler":null})") == "");
+  CHECK_THAT(with(R"({"issued":[[1e300,null]],"sampler":null})"),
              Catch::Contains("the method's snapshot does not restore (searcher snapshot: a value: 1e+300 is not an "
                              "integer from -2147483648 to 2147483647)"));
-  const std::string missing = decode_error(with_method("{}"));
+  const std::string missing = with("{}");
   CHECK_THAT(missing, Catch::Contains("searcher state snapshot: the method's snapshot does not restore (a field is "
                                       "missing or has the wrong type) at byte"));
   CHECK(missing.find("json.exception") == std::string::npos);
-  CHECK_THAT(decode_error(with_method(std::string(100'000, '[') + std::string(100'000, ']'))),
+  CHECK_THAT(with(std::string(100'000, '[') + std::string(100'000, ']')),
              Catch::Contains("the method's snapshot is nested more than 64 levels"));
+}
+
+TEST_CASE("a crafted ASHA snapshot cannot index past its rungs, brackets or trials", "[journal][hostile][snapshot]") {
+  // Found by tests/fuzz/journal_fuzz.cpp: a rung, a result count, a bracket or a trial count taken
+  // from the snapshot as it was indexed the rung tables out of bounds.
+  const auto experiment = config::parse_experiment(
+      "name: a\nentrypoint: x\nseed: 3\nhyperparameters:\n  x: {type: double, minval: 0, maxval: 1}\n"
+      "  y: {type: double, minval: 0, maxval: 1}\nsearcher: {name: async_halving, metric: loss, max_trials: 12, "
+      "divisor: 2, max_rungs: 3, max_length: {batches: 32}}\n",
+      "a.yaml");
+  dlx::testing::RecordingMethod method(searcher::make_method(experiment));
+  simulation::SimulationOptions options;
+  options.workers = 3;
+  options.tickets = searcher::ticket_count(experiment);
+  options.curve = simulation::synthetic_curve(5, 0.1, 32);
+  REQUIRE(simulation::simulate(method, options).violations.empty());
+  searcher::SearchState state(experiment);
+  for (std::size_t i = 0; i < method.events.size(); ++i) state.apply({i, method.events[i]});
+  const std::string body = state.encode();
+  const nlohmann::json snapshot = state.method().snapshot();
+  CHECK(decode_error(experiment, with_method(body, snapshot.dump())) == "");
+  // A paused trial: [id, "paused", rung, results].
+  auto& trials = snapshot["brackets"][0]["trials"];
+  const auto paused = std::find_if(trials.begin(), trials.end(), [](const auto& row) { return row[1] == "paused"; });
+  REQUIRE(paused != trials.end());
+  const auto index = static_cast<std::size_t>(paused - trials.begin());
+  const auto mutated = [&](const auto& change) {
+    nlohmann::json copy = snapshot;
+    change(copy);
+    return decode_error(experiment, with_method(body, copy.dump()));
+  };
+  CHECK_THAT(mutated([&](nlohmann::json& s) { s["brackets"][0]["trials"][index][2] = 99; }),
+             Catch::Contains("searcher: ASHA snapshot: a paused trial at rung 99 with"));
+  CHECK_THAT(mutated([&](nlohmann::json& s) { s["brackets"][0]["trials"][index][3] = nlohmann::json::array(); }),
+             Catch::Contains("a paused trial at rung") && Catch::Contains("with 0 results, in a bracket of 3 rungs"));
+  CHECK_THAT(mutated([&](nlohmann::json& s) { s["created"] = -1; }),
+             Catch::Contains("searcher: ASHA snapshot: -1 trials created, of 12"));
+  CHECK_THAT(mutated([&](nlohmann::json& s) { s["trials"][0][1] = 5; }),
+             Catch::Contains("searcher: ASHA snapshot: bracket 5 of 1"));
 }
