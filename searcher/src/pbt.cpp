@@ -64,8 +64,14 @@ class PbtMethod final : public Method {
     const int round = ticket / population_;
     if (ticket >= static_cast<int>(trials_.size())) {
       work.kind = Work::Kind::wait;
-      work.reason = fmt::format("round {} waits for round {}: {} of {} members have finished", round, round - 1,
-                                settled_in(round - 1), population_);
+      // A ticket two or more rounds ahead (many array tasks running at once, or a crafted
+      // journal) finds the previous round not planned yet: its members are not there to count
+      // (settled_in read past the plan, found by tests/fuzz/journal_fuzz.cpp).
+      const bool previous_planned = static_cast<int>(trials_.size()) >= round * population_;
+      work.reason = previous_planned
+                        ? fmt::format("round {} waits for round {}: {} of {} members have finished", round,
+                                      round - 1, settled_in(round - 1), population_)
+                        : fmt::format("round {} waits for round {}, which is not planned yet", round, round - 1);
       return work;
     }
     const PbtTrial& trial = trials_[static_cast<std::size_t>(ticket)];
