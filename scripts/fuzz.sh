@@ -13,7 +13,8 @@ CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DDLX_FUZZ=ON -DCMAKE_BUI
 cmake --build build-fuzz --target config_fuzz ${DLX_FUZZ_JOBS:+--parallel "$DLX_FUZZ_JOBS"}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cp tests/fuzz/corpus/* "$work"/
+# The parser's seeds are the files at the top; corpus/journal/ seeds journal_fuzz.
+find tests/fuzz/corpus -maxdepth 1 -type f -exec cp {} "$work"/ \;
 # -rss_limit_mb bounds memory (alias bombs must stay small); -timeout flags any input over 2 s.
 build-fuzz/bin/config_fuzz "$work" -max_total_time="$seconds" -rss_limit_mb=1024 -timeout=2 \
   -max_len=8192 -dict=tests/fuzz/experiment.dict -print_final_stats=1 2>&1 | tail -20
