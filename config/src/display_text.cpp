@@ -1,6 +1,7 @@
 #include "dlx/config/display_text.hpp"
 
 #include <cstdint>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -71,7 +72,17 @@ std::string printable(std::string_view text) {
 
 bool is_utf8(std::string_view text) {
   for (std::size_t at = 0; at < text.size();) {
-    if (static_cast<unsigned char>(text[at]) < 0x80) {  // ASCII, most of any text: no decoding
+    // ASCII, most of any text, eight bytes at a time: no decoding (a snapshot's load checks every
+    // string it holds).
+    std::uint64_t eight = 0;
+    if (text.size() - at >= sizeof eight) {
+      std::memcpy(&eight, text.data() + at, sizeof eight);
+      if ((eight & 0x8080808080808080ULL) == 0) {
+        at += sizeof eight;
+        continue;
+      }
+    }
+    if (static_cast<unsigned char>(text[at]) < 0x80) {
       ++at;
       continue;
     }

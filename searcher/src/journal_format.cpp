@@ -95,13 +95,11 @@ Resync find_valid_record_after(const std::string& bytes, std::size_t from, std::
 // A payload that is a journal event: a JSON object with a string "id", nested no deeper than JSON
 // the searcher writes (json_limits.hpp). Discarded otherwise.
 nlohmann::json parse_event(const std::string& bytes, std::size_t from, std::size_t to) {
-  const nlohmann::json discarded(nlohmann::json::value_t::discarded);
-  if (detail::json_text_nested_deeper_than(std::string_view(bytes).substr(from, to - from), detail::kMaxJsonDepth)) {
-    return discarded;
+  nlohmann::json event = detail::parse_json_within<nlohmann::json>(std::string_view(bytes).substr(from, to - from),
+                                                                   detail::kMaxJsonDepth);
+  if (event.is_discarded() || !event.is_object() || !event.contains("id") || !event["id"].is_string()) {
+    return nlohmann::json(nlohmann::json::value_t::discarded);
   }
-  nlohmann::json event = nlohmann::json::parse(bytes.begin() + static_cast<long>(from),
-                                               bytes.begin() + static_cast<long>(to), nullptr, false);
-  if (event.is_discarded() || !event.is_object() || !event.contains("id") || !event["id"].is_string()) return discarded;
   return event;
 }
 

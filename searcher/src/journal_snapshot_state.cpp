@@ -116,12 +116,10 @@ nlohmann::ordered_json get_value(ByteReader& in) {
     case 's': return std::string(in.str());
     case 'z': return nullptr;
     case 'j': {
-      const auto text = in.str();
-      if (detail::json_text_nested_deeper_than(text, detail::kMaxJsonDepth)) {
-        in.fail(fmt::format("a hyperparameter value nested more than {} levels", detail::kMaxJsonDepth));
+      auto json = detail::parse_json_within<nlohmann::ordered_json>(in.str(), detail::kMaxJsonDepth);
+      if (json.is_discarded()) {
+        in.fail(fmt::format("a hyperparameter value is not JSON nested at most {} levels", detail::kMaxJsonDepth));
       }
-      auto json = nlohmann::ordered_json::parse(text, nullptr, false);
-      if (json.is_discarded()) in.fail("a hyperparameter value is not JSON");
       return json;
     }
     default: in.fail(fmt::format("unknown value tag {}", tag));
@@ -304,12 +302,10 @@ void SearchState::decode(std::string_view bytes) {
   ByteReader in(bytes, "searcher state snapshot");
   std::unique_ptr<Method> method;
   {
-    const auto text = in.str();
-    if (detail::json_text_nested_deeper_than(text, detail::kMaxJsonDepth)) {
-      in.fail(fmt::format("the method's snapshot is nested more than {} levels", detail::kMaxJsonDepth));
+    const auto json = detail::parse_json_within<nlohmann::json>(in.str(), detail::kMaxJsonDepth);
+    if (json.is_discarded()) {
+      in.fail(fmt::format("the method's snapshot is not JSON nested at most {} levels", detail::kMaxJsonDepth));
     }
-    const auto json = nlohmann::json::parse(text, nullptr, false);
-    if (json.is_discarded()) in.fail("the method's snapshot is not JSON");
     method = make_method(experiment_);
     try {
       method->restore(json);

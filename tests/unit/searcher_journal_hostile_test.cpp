@@ -245,7 +245,7 @@ TEST_CASE("a crafted snapshot body is a JournalError naming what is wrong", "[jo
                                       "missing or has the wrong type) at byte"));
   CHECK(missing.find("json.exception") == std::string::npos);
   CHECK_THAT(with(std::string(100'000, '[') + std::string(100'000, ']')),
-             Catch::Contains("the method's snapshot is nested more than 64 levels"));
+             Catch::Contains("the method's snapshot is not JSON nested at most 64 levels"));
 }
 
 TEST_CASE("a crafted ASHA snapshot cannot index past its rungs, brackets or trials", "[journal][hostile][snapshot]") {
