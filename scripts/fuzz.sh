@@ -23,10 +23,12 @@ declare -A options=(
   [config]="-max_len=8192 -dict=tests/fuzz/experiment.dict -rss_limit_mb=1024 -timeout=2"
   [checkpoint]="-max_len=2048 -rss_limit_mb=2048 -malloc_limit_mb=256 -timeout=10"
   [trial_record]="-max_len=2048 -rss_limit_mb=2048 -malloc_limit_mb=256 -timeout=10"
+  # The journal scan, searcher-event replay and snapshot decoding (journal_fuzz.cpp).
+  [journal]="-max_len=65536 -dict=tests/fuzz/journal.dict -rss_limit_mb=2048 -timeout=5"
   # Raw bytes as an HDF5 file: by hand only (libhdf5 1.10.8's own crash bugs, h5_raw_fuzz.cpp).
   [h5_raw]="-max_len=65536 -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10"
 )
-ci_targets=(config checkpoint trial_record)
+ci_targets=(config checkpoint trial_record journal)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${ci_targets[@]}")
 for target in "${targets[@]}"; do

@@ -8,6 +8,7 @@ extern "C" {
 
 #include <chrono>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -55,8 +56,16 @@ template <typename Body>
 int guarded(const char* callback, Body body) noexcept {
   try {
     return body();
-  } catch (const std::exception& e) {
+  } catch (const dlx::Error& e) {
     report_error(fmt::format("dlx: {}: {}", callback, e.what()));
+  } catch (const std::bad_alloc&) {
+    report_error(fmt::format("dlx: {}: out of memory (is the experiment file or --array far larger than "
+                             "usual?)", callback));
+  } catch (const std::exception& e) {
+    // A library's own words ("stol") tell a user nothing: they go to the verbose log, for a report.
+    report_error(fmt::format("dlx: {}: internal error (a dlx bug: please report it with the command and the "
+                             "experiment file; sbatch -v shows the detail)", callback));
+    slurm_verbose("dlx: %s: %s", callback, e.what());
   } catch (...) {
     report_error(fmt::format("dlx: {}: unexpected error", callback));
   }

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "dlx/config/display_text.hpp"
 #include "dlx/config/parse.hpp"
 
 namespace dlx::config {
@@ -17,14 +18,29 @@ std::string format_message(const SourcePosition& where, const std::string& key,
   return message;
 }
 
+// Every part may hold text from the file (a key, a quoted value) or the command line (the path):
+// shown escaped, and a key of any length shortened. Values inside `problem` are shortened where
+// they are quoted (abbreviated()); the cap here only keeps a forgotten one from flooding the screen.
+constexpr std::size_t kShownKeyBytes = 160;
+constexpr std::size_t kShownProblemBytes = 1024;
+
+SourcePosition shown_position(SourcePosition where) {
+  where.file = printable(where.file);
+  return where;
+}
+
 }  // namespace
 
 ConfigError::ConfigError(SourcePosition where, std::string key, std::string problem,
                          std::string fix)
-    : Error(format_message(where, key, problem, fix)),
-      where_(std::move(where)),
-      key_(std::move(key)),
-      problem_(std::move(problem)),
-      fix_(std::move(fix)) {}
+    : ConfigError(Parts{shown_position(std::move(where)), abbreviated(key, kShownKeyBytes),
+                        abbreviated(problem, kShownProblemBytes), printable(fix)}) {}
+
+ConfigError::ConfigError(Parts parts)
+    : Error(format_message(parts.where, parts.key, parts.problem, parts.fix)),
+      where_(std::move(parts.where)),
+      key_(std::move(parts.key)),
+      problem_(std::move(parts.problem)),
+      fix_(std::move(parts.fix)) {}
 
 }  // namespace dlx::config

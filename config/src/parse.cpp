@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "dlx/common/durable_file.hpp"
+#include "dlx/config/display_text.hpp"
 #include "dlx/config/names.hpp"
 #include "parse_sections.hpp"
 #include "text_checks.hpp"
@@ -57,7 +58,7 @@ Experiment parse_experiment(std::string_view text, const std::string& file_label
   auto name = root.optional_string("name");
   if (!name) root.missing("name", "add name: <experiment name>");
   if (auto problem = experiment_name_problem(*name); !problem.empty()) {
-    root.fail(root.raw("name"), "name", fmt::format("'{}' {}", *name, problem),
+    root.fail(root.raw("name"), "name", fmt::format("'{}' {}", abbreviated(*name), problem),
               "use letters, digits, '.', '_' and '-' (it names the experiment's directory)");
   }
   experiment.name = *name;

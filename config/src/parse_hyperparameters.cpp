@@ -6,17 +6,17 @@
 //   optimizer: {type: categorical, vals: [sgd, adam]}
 //   optim: {momentum: 0.9, lr: {...}}         a mapping without `type` groups (optim.momentum)
 #include <cmath>
-#include <regex>
 
 #include <fmt/format.h>
 
+#include "dlx/config/display_text.hpp"
+#include "dlx/config/names.hpp"
+#include "dlx/config/syntax.hpp"
 #include "parse_sections.hpp"
 
 namespace dlx::config::detail {
 
 namespace {
-
-const std::regex kHyperparameterName("[A-Za-z_][A-Za-z0-9_-]*");
 
 HyperparameterType parse_type(const MappingReader& hp) {
   const std::string type = *hp.optional_string("type");
@@ -26,7 +26,7 @@ HyperparameterType parse_type(const MappingReader& hp) {
   if (type == "log") return HyperparameterType::log;
   if (type == "categorical") return HyperparameterType::categorical;
   std::string suggestion = closest_match(type, {"const", "int", "double", "log", "categorical"});
-  hp.fail(hp.raw("type"), hp.path("type"), fmt::format("unknown hyperparameter type '{}'", type),
+  hp.fail(hp.raw("type"), hp.path("type"), fmt::format("unknown hyperparameter type '{}'", abbreviated(type)),
           suggestion.empty() ? "use one of const, int, double, log, categorical"
                              : fmt::format("did you mean '{}'?", suggestion));
 }
@@ -116,8 +116,15 @@ void parse_group(const MappingReader& group, const std::string& prefix,
   for (const auto& entry : group.node()) {
     const std::string key = entry.first.Scalar();
     const std::string name = prefix.empty() ? key : prefix + "." + key;
-    if (!std::regex_match(key, kHyperparameterName)) {
-      group.fail(entry.first, name, "is not a valid hyperparameter name",
+    // The whole dotted name is bounded (it also names the trial's DLX_HP_ variable), and checked
+    // before its syntax.
+    if (name.size() > kMaxKeyLength) {
+      group.fail(entry.first, "hyperparameters." + name,
+                 fmt::format("the name is {} characters long, more than the limit of {}", name.size(), kMaxKeyLength),
+                 "use a shorter name");
+    }
+    if (!is_hyperparameter_key(key)) {
+      group.fail(entry.first, "hyperparameters." + name, "is not a valid hyperparameter name",
                  "use letters, digits, '_' and '-', starting with a letter or '_'");
     }
     const YAML::Node& value = entry.second;

@@ -1,20 +1,29 @@
 // The `resources`, `checkpoint` and `environment` sections: what a trial asks of Slurm and of
 // its surroundings. Values use Slurm's own syntax where they become sbatch options.
-#include <regex>
-
 #include <fmt/format.h>
 
+#include "dlx/config/display_text.hpp"
+#include "dlx/config/names.hpp"
+#include "dlx/config/syntax.hpp"
 #include "parse_sections.hpp"
 
 namespace dlx::config::detail {
 
 namespace {
 
-std::optional<std::string> matching(const MappingReader& section, const char* key, const std::regex& pattern,
-                                    const char* fix) {
+// A string value in Slurm's syntax for `key`: its length first (kMaxValueLength), then `valid`.
+std::optional<std::string> slurm_value(const MappingReader& section, const char* key, bool (*valid)(std::string_view),
+                                       const char* fix) {
   auto value = section.optional_string(key);
-  if (value && !std::regex_match(*value, pattern)) {
-    section.fail(section.raw(key), section.path(key), fmt::format("'{}' is not valid", *value), fix);
+  if (!value) return value;
+  if (value->size() > kMaxValueLength) {
+    section.fail(section.raw(key), section.path(key),
+                 fmt::format("is {} characters long, more than the limit of {}: '{}'", value->size(),
+                             kMaxValueLength, abbreviated(*value, 32)),
+                 fix);
+  }
+  if (!valid(*value)) {
+    section.fail(section.raw(key), section.path(key), fmt::format("'{}' is not valid", abbreviated(*value)), fix);
   }
   return value;
 }
@@ -24,9 +33,6 @@ std::optional<std::string> matching(const MappingReader& section, const char* ke
 void parse_resources(const MappingReader& section, Resources& into) {
   section.allow_only({"nodes_per_trial", "tasks_per_node", "gpus_per_node", "cpus_per_task", "mem_per_node",
                       "time_limit", "partition"});
-  static const std::regex memory(R"(\d+[KMGT]?)");
-  static const std::regex time(R"((\d+-)?\d+(:\d+){0,2})");
-  static const std::regex partition(R"([A-Za-z0-9_.-]+)");
   if (auto nodes = section.optional_integer_in("nodes_per_trial", 1, 100'000, "give the number of nodes each trial uses")) {
     into.nodes_per_trial = static_cast<int>(*nodes);
   }
@@ -40,14 +46,14 @@ void parse_resources(const MappingReader& section, Resources& into) {
   if (auto cpus = section.optional_integer_in("cpus_per_task", 1, 4096, "give the CPU cores per rank")) {
     into.cpus_per_task = static_cast<int>(*cpus);
   }
-  if (auto value = matching(section, "mem_per_node", memory, "use Slurm's --mem syntax, e.g. 64G or 4096 (MiB)")) {
+  if (auto value = slurm_value(section, "mem_per_node", is_slurm_memory, "use Slurm's --mem syntax, e.g. 64G or 4096 (MiB)")) {
     into.mem_per_node = value;
   }
-  if (auto value = matching(section, "time_limit", time,
+  if (auto value = slurm_value(section, "time_limit", is_slurm_time,
                             "use Slurm's --time syntax: MINUTES, HH:MM:SS or DAYS-HH[:MM[:SS]]")) {
     into.time_limit = value;
   }
-  if (auto value = matching(section, "partition", partition, "give a partition name as sinfo shows it")) {
+  if (auto value = slurm_value(section, "partition", is_partition_name, "give a partition name as sinfo shows it")) {
     into.partition = value;
   }
 }
@@ -86,12 +92,17 @@ void parse_checkpoint(const MappingReader& section, CheckpointPolicy& into) {
 }
 
 void parse_environment(const MappingReader& section, std::vector<std::pair<std::string, std::string>>& into) {
-  static const std::regex name(R"([A-Za-z_][A-Za-z0-9_]*)");
   for (const auto& entry : section.node()) {
     const std::string key = entry.first.Scalar();
     const std::string path = "environment." + key;
-    if (!std::regex_match(key, name)) {
-      section.fail(entry.first, path, "is not a valid variable name", "use letters, digits and '_'");
+    if (key.size() > kMaxKeyLength) {
+      section.fail(entry.first, path, fmt::format("is {} characters long, more than the limit of {}", key.size(),
+                                                  kMaxKeyLength),
+                   "use a shorter variable name");
+    }
+    if (!is_variable_name(key)) {
+      section.fail(entry.first, path, "is not a valid variable name",
+                   "use letters, digits and '_', not starting with a digit");
     }
     if (key.rfind("DLX_", 0) == 0 || key.rfind("SLURM_", 0) == 0) {
       section.fail(entry.first, path, "is reserved (DLX_ and SLURM_ variables are set by dlx and Slurm)",

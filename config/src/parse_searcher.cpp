@@ -133,6 +133,11 @@ SearcherConfig parse_searcher(const MappingReader& section) {
   if (!metric || metric->empty()) {
     section.missing("metric", "name the validation metric to optimise, e.g. metric: accuracy");
   }
+  if (metric->size() > kMaxKeyLength) {
+    section.fail(section.raw("metric"), "searcher.metric",
+                 fmt::format("is {} characters long, more than the limit of {}", metric->size(), kMaxKeyLength),
+                 "use the metric's name as the trainer reports it");
+  }
   out.metric = *metric;
   out.smaller_is_better = section.optional_boolean("smaller_is_better").value_or(true);
   out.max_trials = static_cast<int>(

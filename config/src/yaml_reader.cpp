@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "dlx/config/display_text.hpp"
+
 namespace dlx::config::detail {
 
 SourcePosition position_of(const YAML::Node& node, const std::string& file) {
@@ -70,6 +72,9 @@ std::optional<bool> parse_boolean(const std::string& text) {
 }  // namespace
 
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  // Far longer than any candidate is no typo, and the distance costs |word| x |candidate|.
+  constexpr std::size_t kLongestTypo = 64;
+  if (word.size() > kLongestTypo) return "";
   std::string best;
   std::size_t best_distance = std::max<std::size_t>(2, (word.size() + 1) / 2) + 1;
   for (const auto& candidate : candidates) {
@@ -186,7 +191,7 @@ std::optional<std::int64_t> MappingReader::optional_integer(const char* key) con
   require_scalar(value, key, "an integer");
   auto parsed = parse_number<std::int64_t>(value.Scalar());
   if (!parsed || !is_plain(value)) {
-    fail(value, path(key), fmt::format("expected an integer, got '{}'", value.Scalar()),
+    fail(value, path(key), fmt::format("expected an integer, got '{}'", abbreviated(value.Scalar())),
          "write a whole number such as 4");
   }
   return parsed;
@@ -198,7 +203,7 @@ std::optional<double> MappingReader::optional_number(const char* key) const {
   require_scalar(value, key, "a number");
   auto parsed = parse_number<double>(value.Scalar());
   if (!parsed || !is_plain(value)) {
-    fail(value, path(key), fmt::format("expected a number, got '{}'", value.Scalar()),
+    fail(value, path(key), fmt::format("expected a number, got '{}'", abbreviated(value.Scalar())),
          "write a number such as 0.01 or 1e-3");
   }
   return parsed;
@@ -210,7 +215,7 @@ std::optional<bool> MappingReader::optional_boolean(const char* key) const {
   require_scalar(value, key, "true or false");
   auto parsed = parse_boolean(value.Scalar());
   if (!parsed || !is_plain(value)) {
-    fail(value, path(key), fmt::format("expected true or false, got '{}'", value.Scalar()),
+    fail(value, path(key), fmt::format("expected true or false, got '{}'", abbreviated(value.Scalar())),
          "write true or false");
   }
   return parsed;
@@ -230,7 +235,7 @@ std::optional<std::string> MappingReader::optional_choice(const char* key,
   auto value = optional_string(key);
   if (!value || std::find(choices.begin(), choices.end(), *value) != choices.end()) return value;
   std::string suggestion = closest_match(*value, choices);
-  fail(raw(key), path(key), fmt::format("unknown value '{}'", *value),
+  fail(raw(key), path(key), fmt::format("unknown value '{}'", abbreviated(*value)),
        suggestion.empty() ? fmt::format("use one of {}", fmt::join(choices, ", "))
                           : fmt::format("did you mean '{}'?", suggestion));
 }

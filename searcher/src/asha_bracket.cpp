@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "dlx/common/error.hpp"
+#include "json_fields.hpp"
 
 namespace dlx::searcher::detail {
 
@@ -242,13 +243,21 @@ nlohmann::json AshaBracket::snapshot() const {
 
 void AshaBracket::restore(const nlohmann::json& state) {
   trials_.clear();
-  started_ = state.at("started").get<int>();
+  started_ = json_as_int(state.at("started"), "ASHA bracket snapshot");
   for (const auto& row : state.at("trials")) {
     TrialState trial;
     trial.phase = phase_from_name(row.at(1).get<std::string>());
-    trial.rung = row.at(2).get<int>();
+    trial.rung = json_as_int(row.at(2), "ASHA bracket snapshot");
     for (const auto& metric : row.at(3)) trial.results.push_back(decode_metric(metric));
-    trials_[row.at(0).get<int>()] = std::move(trial);
+    // The rung tables are indexed by both, so a snapshot is checked, not trusted: a trial at rung r
+    // has a result for every rung below r, and for r too unless it is still training toward it.
+    const auto rungs = settings_.rungs.size();
+    const auto expected = static_cast<std::size_t>(trial.rung) + (trial.phase == Phase::training ? 0 : 1);
+    if (trial.rung < 0 || static_cast<std::size_t>(trial.rung) >= rungs || trial.results.size() != expected) {
+      throw Error(fmt::format("searcher: ASHA snapshot: a {} trial at rung {} with {} results, in a bracket of {} rungs",
+                              phase_name(trial.phase), trial.rung, trial.results.size(), rungs));
+    }
+    trials_[json_as_int(row.at(0), "ASHA bracket snapshot")] = std::move(trial);
   }
   rebuild_indexes();
 }

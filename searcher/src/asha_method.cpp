@@ -6,6 +6,7 @@
 
 #include "dlx/common/error.hpp"
 #include "hparams_json.hpp"
+#include "json_fields.hpp"
 
 namespace dlx::searcher::detail {
 
@@ -130,13 +131,21 @@ nlohmann::json AshaMethod::snapshot() const {
 }
 
 void AshaMethod::restore(const nlohmann::json& state) {
-  created_ = state.at("created").get<int>();
+  // Indexes into bracket_of_ and brackets_: checked, not trusted.
+  created_ = json_as_int(state.at("created"), "ASHA snapshot");
+  if (created_ < 0 || created_ > max_trials_) {
+    throw Error(fmt::format("searcher: ASHA snapshot: {} trials created, of {}", created_, max_trials_));
+  }
   trials_.clear();
   for (const auto& row : state.at("trials")) {
-    trials_[row.at(0).get<int>()] = TrialInfo{row.at(1).get<int>(), hparams_from_json(row.at(2))};
+    const int bracket = json_as_int(row.at(1), "ASHA snapshot");
+    if (bracket < 0 || static_cast<std::size_t>(bracket) >= brackets_.size()) {
+      throw Error(fmt::format("searcher: ASHA snapshot: bracket {} of {}", bracket, brackets_.size()));
+    }
+    trials_[json_as_int(row.at(0), "ASHA snapshot")] = TrialInfo{bracket, hparams_from_json(row.at(2))};
   }
   tickets_.clear();
-  for (const auto& row : state.at("tickets")) tickets_[row.at(0).get<int>()] = work_from_json(row.at(1));
+  for (const auto& row : state.at("tickets")) tickets_[json_as_int(row.at(0), "ASHA snapshot")] = work_from_json(row.at(1));
   const auto& brackets = state.at("brackets");
   if (brackets.size() != brackets_.size()) {
     throw Error(fmt::format("searcher: ASHA snapshot has {} brackets, the experiment {}", brackets.size(), brackets_.size()));

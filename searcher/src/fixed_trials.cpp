@@ -4,14 +4,18 @@
 // with a model-based sampler every validation is fed to it, so later trials learn from earlier
 // ones). A ticket that asks again gets the same trial and hyperparameters, with no state change.
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "dlx/common/error.hpp"
+#include "dlx/config/names.hpp"
 #include "dlx/searcher/trial_plan.hpp"
+#include "grid.hpp"
 #include "hparams_json.hpp"
 #include "method_factories.hpp"
 #include "methods.hpp"
+#include "json_fields.hpp"
 
 namespace dlx::searcher::detail {
 
@@ -23,7 +27,11 @@ class FixedTrialsMethod final : public Method {
       : experiment_(experiment),
         trial_count_(trial_count(experiment)),
         target_length_(experiment.searcher.max_length ? experiment.searcher.max_length->value : 0) {
-    if (experiment.searcher.name == config::SearcherName::random) sampler_ = make_sampler(experiment);
+    if (experiment.searcher.name == config::SearcherName::random) {
+      sampler_ = make_sampler(experiment);
+    } else {
+      grid_.emplace(experiment, config::kMaxTrials);  // built once: a point is then O(#hyperparameters)
+    }
   }
 
   Work on_work_requested(int ticket) override {
@@ -73,20 +81,21 @@ class FixedTrialsMethod final : public Method {
 
   void restore(const nlohmann::json& state) override {
     issued_.clear();
-    for (const auto& entry : state.at("issued")) issued_[entry.at(0).get<int>()] = hparams_from_json(entry.at(1));
+    for (const auto& entry : state.at("issued")) issued_[json_as_int(entry.at(0), "searcher snapshot")] = hparams_from_json(entry.at(1));
     if (sampler_) sampler_->restore(state.at("sampler"));
   }
 
  private:
   nlohmann::ordered_json hparams_of(int trial) {
     if (sampler_) return sampler_->sample(trial);
-    return grid_point(experiment_, trial);
+    return grid_->point(trial);
   }
 
   config::Experiment experiment_;
   int trial_count_;
   std::int64_t target_length_;
   std::unique_ptr<Sampler> sampler_;                 // random only
+  std::optional<Grid> grid_;                         // single and grid
   std::map<int, nlohmann::ordered_json> issued_;     // trial -> the hyperparameters its ticket got
 };
 

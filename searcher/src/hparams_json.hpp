@@ -8,7 +8,7 @@
 namespace dlx::searcher::detail {
 
 nlohmann::json hparams_to_json(const nlohmann::ordered_json& hparams);
-// Throws dlx::Error when `json` is not such a list.
+// Throws JournalError when `json` is not such a list.
 nlohmann::ordered_json hparams_from_json(const nlohmann::json& json);
 
 }  // namespace dlx::searcher::detail

@@ -1,7 +1,8 @@
 #pragma once
 // Little-endian fixed-width integers, doubles (their IEEE-754 bits, so exact) and length-prefixed
 // strings: the journal snapshot's binary encoding (layout in journal_snapshot.hpp). The reader
-// checks every length against what is left and throws JournalError naming `what` and the byte.
+// checks every length against what is left, and every string for UTF-8, and throws JournalError
+// naming `what` and the byte.
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/config/display_text.hpp"
 #include "dlx/searcher/journal.hpp"
 
 namespace dlx::searcher::detail {
@@ -73,10 +75,13 @@ class ByteReader {
     if (value > 1) fail(fmt::format("{} is not a boolean", value));
     return value == 1;
   }
+  // Every string of the snapshot is text that ends up in JSON (ids, reasons, hyperparameters), whose
+  // encoder throws on bytes that are not UTF-8: checked here, where the byte offset is known.
   std::string_view str() {
     const auto size = u64();
     need(size);
     const auto value = in_.substr(at_, static_cast<std::size_t>(size));
+    if (!config::is_utf8(value)) fail("a string that is not UTF-8");
     at_ += static_cast<std::size_t>(size);
     return value;
   }

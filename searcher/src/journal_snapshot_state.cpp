@@ -26,10 +26,14 @@
 // ranking:  i64 rung, i64 rank, i64 peers, i64 keep
 // hparams:  u8 0 (none) | u8 1, u64 n, n x (str name, value)
 // value:    u8 tag then 'i' i64 | 'u' u64 | 'd' f64 | 'b' u8 | 's' str | 'z' (null) | 'j' str (JSON)
+#include <new>
+#include <unordered_set>
+
 #include <fmt/format.h>
 
 #include "dlx/searcher/search_state.hpp"
 #include "journal_snapshot_bytes.hpp"
+#include "json_limits.hpp"
 
 namespace dlx::searcher {
 
@@ -112,8 +116,10 @@ nlohmann::ordered_json get_value(ByteReader& in) {
     case 's': return std::string(in.str());
     case 'z': return nullptr;
     case 'j': {
-      auto json = nlohmann::ordered_json::parse(in.str(), nullptr, false);
-      if (json.is_discarded()) in.fail("a hyperparameter value is not JSON");
+      auto json = detail::parse_json_within<nlohmann::ordered_json>(in.str(), detail::kMaxJsonDepth);
+      if (json.is_discarded()) {
+        in.fail(fmt::format("a hyperparameter value is not JSON nested at most {} levels", detail::kMaxJsonDepth));
+      }
       return json;
     }
     default: in.fail(fmt::format("unknown value tag {}", tag));
@@ -138,9 +144,14 @@ nlohmann::ordered_json get_hparams(ByteReader& in) {
   if (in.u8() == 0) return nullptr;
   nlohmann::ordered_json hparams = nlohmann::ordered_json::object();
   const auto n = in.count(10);
+  // Appended, not hparams[name] = ... (a linear search per name: quadratic for a crafted count);
+  // put_hparams writes each name once, so a repeated one is malformed.
+  auto& members = hparams.get_ref<nlohmann::ordered_json::object_t&>();
+  std::unordered_set<std::string_view> names;
   for (std::size_t i = 0; i < n; ++i) {
-    std::string name(in.str());
-    hparams[name] = get_value(in);
+    const std::string_view name = in.str();
+    if (!names.insert(name).second) in.fail("a hyperparameter name repeated");
+    members.emplace_back(std::string(name), get_value(in));
   }
   return hparams;
 }
@@ -291,14 +302,19 @@ void SearchState::decode(std::string_view bytes) {
   ByteReader in(bytes, "searcher state snapshot");
   std::unique_ptr<Method> method;
   {
-    const auto text = in.str();
-    const auto json = nlohmann::json::parse(text, nullptr, false);
-    if (json.is_discarded()) in.fail("the method's snapshot is not JSON");
+    const auto json = detail::parse_json_within<nlohmann::json>(in.str(), detail::kMaxJsonDepth);
+    if (json.is_discarded()) {
+      in.fail(fmt::format("the method's snapshot is not JSON nested at most {} levels", detail::kMaxJsonDepth));
+    }
     method = make_method(experiment_);
     try {
       method->restore(json);
-    } catch (const std::exception& error) {
+    } catch (const Error& error) {
       in.fail(fmt::format("the method's snapshot does not restore ({})", error.what()));
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception&) {  // nlohmann's words: a field missing or of another type
+      in.fail("the method's snapshot does not restore (a field is missing or has the wrong type)");
     }
   }
   const int unsettled = in.i32();

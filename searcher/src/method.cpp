@@ -12,12 +12,16 @@
 
 #include <algorithm>
 #include <iterator>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "dlx/common/error.hpp"
+#include "dlx/config/display_text.hpp"
+#include "dlx/searcher/journal.hpp"
 #include "dlx/searcher/trial_plan.hpp"
 #include "hparams_json.hpp"
+#include "json_fields.hpp"
 #include "method_factories.hpp"
 
 namespace dlx::searcher {
@@ -86,17 +90,10 @@ template <typename Kind, std::size_t N>
 Kind kind_from_string(const std::string& name, const Kind (&values)[N], const char* what) {
   auto found = std::find_if(std::begin(values), std::end(values),
                             [&](Kind kind) { return name == to_string(kind); });
-  if (found == std::end(values)) throw Error(fmt::format("searcher: unknown {} kind \"{}\"", what, name));
-  return *found;
-}
-
-template <typename T>
-T field(const nlohmann::json& json, const char* key, const char* what) {
-  try {
-    return json.at(key).get<T>();
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(fmt::format("searcher: {} JSON: field \"{}\": {}", what, key, e.what()));
+  if (found == std::end(values)) {
+    throw JournalError(fmt::format("unknown {} kind \"{}\"", what, config::abbreviated(name, 32)));
   }
+  return *found;
 }
 
 // A ranking is written only when there is one, so events without one keep their earlier form.
@@ -109,8 +106,8 @@ void put_ranking(nlohmann::json& json, const std::optional<Ranking>& ranking) {
 std::optional<Ranking> ranking_from(const nlohmann::json& json, const char* what) {
   if (!json.contains("ranking") || json.at("ranking").is_null()) return std::nullopt;
   const auto& r = json.at("ranking");
-  return Ranking{field<int>(r, "rung", what), field<int>(r, "rank", what), field<int>(r, "peers", what),
-                 field<int>(r, "keep", what)};
+  return Ranking{detail::json_int(r, "rung", what), detail::json_int(r, "rank", what),
+                 detail::json_int(r, "peers", what), detail::json_int(r, "keep", what)};
 }
 
 }  // namespace
@@ -130,16 +127,15 @@ nlohmann::json to_json(const Work& work) {
 Work work_from_json(const nlohmann::json& json) {
   static constexpr Work::Kind kKinds[] = {Work::Kind::train, Work::Kind::wait, Work::Kind::none};
   Work work;
-  work.kind = kind_from_string(field<std::string>(json, "kind", "work"), kKinds, "work");
-  work.trial = field<int>(json, "trial", "work");
-  if (!json.contains("hparams")) throw Error("searcher: work JSON: field \"hparams\" is missing");
-  work.hparams = detail::hparams_from_json(json.at("hparams"));
-  work.start_length = field<std::int64_t>(json, "start_length", "work");
+  work.kind = kind_from_string(detail::json_string(json, "kind", "work"), kKinds, "work");
+  work.trial = detail::json_int(json, "trial", "work");
+  work.hparams = detail::hparams_from_json(detail::json_member(json, "hparams", "work"));
+  work.start_length = detail::json_int64(json, "start_length", "work");
   if (json.contains("checkpoint_trial") && !json.at("checkpoint_trial").is_null()) {
-    work.checkpoint_trial = field<int>(json, "checkpoint_trial", "work");
+    work.checkpoint_trial = detail::json_int(json, "checkpoint_trial", "work");
   }
-  work.target_length = field<std::int64_t>(json, "target_length", "work");
-  work.reason = field<std::string>(json, "reason", "work");
+  work.target_length = detail::json_int64(json, "target_length", "work");
+  work.reason = detail::json_string(json, "reason", "work");
   work.ranking = ranking_from(json, "work");
   return work;
 }
@@ -156,9 +152,9 @@ Decision decision_from_json(const nlohmann::json& json) {
   static constexpr Decision::Kind kKinds[] = {Decision::Kind::continue_training, Decision::Kind::stop,
                                               Decision::Kind::pause, Decision::Kind::complete};
   Decision decision;
-  decision.kind = kind_from_string(field<std::string>(json, "kind", "decision"), kKinds, "decision");
-  decision.target_length = field<std::int64_t>(json, "target_length", "decision");
-  decision.reason = field<std::string>(json, "reason", "decision");
+  decision.kind = kind_from_string(detail::json_string(json, "kind", "decision"), kKinds, "decision");
+  decision.target_length = detail::json_int64(json, "target_length", "decision");
+  decision.reason = detail::json_string(json, "reason", "decision");
   decision.ranking = ranking_from(json, "decision");
   return decision;
 }
@@ -175,12 +171,25 @@ nlohmann::json hparams_to_json(const nlohmann::ordered_json& hparams) {
 nlohmann::ordered_json hparams_from_json(const nlohmann::json& json) {
   if (json.is_null()) return nullptr;
   nlohmann::ordered_json hparams = nlohmann::ordered_json::object();
-  if (!json.is_array()) throw Error("searcher: hparams JSON: expected a list of [name, value] pairs");
+  if (!json.is_array()) {
+    throw JournalError(fmt::format("hparams: expected a list of [name, value] pairs, found {}", json_kind(json)));
+  }
+  // What hparams[name] = value does (a repeated name keeps its first place, with the last value),
+  // with a hash instead of ordered_json's linear search: a crafted list of 100,000 pairs was
+  // quadratic.
+  auto& members = hparams.get_ref<nlohmann::ordered_json::object_t&>();
+  std::unordered_map<std::string, std::size_t> place;
   for (const auto& pair : json) {
     if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string()) {
-      throw Error(fmt::format("searcher: hparams JSON: expected [name, value], got {}", pair.dump()));
+      throw JournalError(fmt::format("hparams: expected [name, value], found {}",
+                                     config::abbreviated(pair.dump(), 64)));
     }
-    hparams[pair[0].get<std::string>()] = nlohmann::ordered_json(pair[1]);
+    const auto& name = pair[0].get_ref<const std::string&>();
+    if (const auto [at, added] = place.emplace(name, members.size()); !added) {
+      std::next(members.begin(), static_cast<long>(at->second))->second = nlohmann::ordered_json(pair[1]);
+    } else {
+      members.emplace_back(name, nlohmann::ordered_json(pair[1]));
+    }
   }
   return hparams;
 }

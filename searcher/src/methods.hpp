@@ -9,13 +9,9 @@
 
 namespace dlx::searcher::detail {
 
-// The grid's values for one hyperparameter (const: one; categorical: its vals; int, double and
-// log: `count` evenly spaced points, deduplicated for int).
-std::vector<nlohmann::json> grid_axis(const config::Hyperparameter& hp);
-
-// The size of the grid, or -1 when it exceeds `limit`.
+// The size of the grid, or -1 when it exceeds `limit`; and one of its points (grid.hpp: a Grid
+// computes both, for planning many points of one experiment).
 std::int64_t grid_size(const config::Experiment& experiment, std::int64_t limit);
-
 nlohmann::ordered_json grid_point(const config::Experiment& experiment, std::int64_t index);
 
 nlohmann::ordered_json random_point(const config::Experiment& experiment, std::int64_t trial);

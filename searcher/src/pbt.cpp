@@ -24,6 +24,7 @@
 #include "hparams_json.hpp"
 #include "method_factories.hpp"
 #include "pbt_round.hpp"
+#include "json_fields.hpp"
 
 namespace dlx::searcher::detail {
 
@@ -63,8 +64,14 @@ class PbtMethod final : public Method {
     const int round = ticket / population_;
     if (ticket >= static_cast<int>(trials_.size())) {
       work.kind = Work::Kind::wait;
-      work.reason = fmt::format("round {} waits for round {}: {} of {} members have finished", round, round - 1,
-                                settled_in(round - 1), population_);
+      // A ticket two or more rounds ahead (many array tasks running at once, or a crafted
+      // journal) finds the previous round not planned yet: its members are not there to count
+      // (settled_in read past the plan, found by tests/fuzz/journal_fuzz.cpp).
+      const bool previous_planned = static_cast<int>(trials_.size()) >= round * population_;
+      work.reason = previous_planned
+                        ? fmt::format("round {} waits for round {}: {} of {} members have finished", round,
+                                      round - 1, settled_in(round - 1), population_)
+                        : fmt::format("round {} waits for round {}, which is not planned yet", round, round - 1);
       return work;
     }
     const PbtTrial& trial = trials_[static_cast<std::size_t>(ticket)];
@@ -139,16 +146,16 @@ class PbtMethod final : public Method {
     for (const auto& row : state.at("trials")) {
       PbtTrial trial;
       trial.plan.hparams = hparams_from_json(row.at("hparams"));
-      trial.plan.start_length = row.at("start_length").get<std::int64_t>();
-      if (!row.at("checkpoint_trial").is_null()) trial.plan.checkpoint_trial = row.at("checkpoint_trial").get<int>();
-      trial.plan.target_length = row.at("target_length").get<std::int64_t>();
+      trial.plan.start_length = json_as_int64(row.at("start_length"), "PBT snapshot");
+      if (!row.at("checkpoint_trial").is_null()) trial.plan.checkpoint_trial = json_as_int(row.at("checkpoint_trial"), "PBT snapshot");
+      trial.plan.target_length = json_as_int64(row.at("target_length"), "PBT snapshot");
       trial.plan.reason = row.at("reason").get<std::string>();
       const auto status = row.at("status").get<std::string>();
       trial.status = status == "reported" ? PbtTrial::Status::reported
                      : status == "ended"  ? PbtTrial::Status::ended
                                           : PbtTrial::Status::planned;
       trial.metric = row.at("metric").is_null() ? std::numeric_limits<double>::quiet_NaN() : row.at("metric").get<double>();
-      trial.length = row.at("length").get<std::int64_t>();
+      trial.length = json_as_int64(row.at("length"), "PBT snapshot");
       trials_.push_back(std::move(trial));
     }
   }

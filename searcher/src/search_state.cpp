@@ -1,6 +1,11 @@
 #include "dlx/searcher/search_state.hpp"
 
+#include <new>
+
 #include <fmt/format.h>
+
+#include "dlx/config/display_text.hpp"
+#include "json_fields.hpp"
 
 namespace dlx::searcher {
 
@@ -21,7 +26,15 @@ ExitKind exit_kind_from(const std::string& how) {
   if (how == "stopped") return ExitKind::stopped;
   if (how == "paused") return ExitKind::paused;
   if (how == "failed") return ExitKind::failed;
-  throw JournalError(fmt::format("unknown exit kind '{}' in the journal", how));
+  throw JournalError(fmt::format("unknown exit kind \"{}\"", config::abbreviated(how, 32)));
+}
+
+// A recorded or computed answer in a message: its JSON, shortened (a reason may be long).
+std::string shown(const nlohmann::json& answer) { return config::abbreviated(answer.dump(), 512); }
+
+// An optional string field: `fallback` when absent, a JournalError when not a string.
+std::string optional_string(const nlohmann::json& event, const char* key, const std::string& fallback) {
+  return event.contains(key) ? detail::json_string(event, key, "event") : fallback;
 }
 
 std::int64_t unix_of(const nlohmann::json& event) {
@@ -54,8 +67,20 @@ bool SearchState::apply_answered(const JournalRecord& record) { return apply(rec
 
 bool SearchState::apply(const JournalRecord& record, bool answered) {
   const auto& event = record.event;
-  const auto id = event.value("id", std::string());
-  const auto type = event.value("type", std::string());
+  // Whatever a record holds, what escapes is a JournalError naming its offset and what is wrong
+  // (or the JournalMismatch of a differing answer), never a library's own text.
+  std::string id;
+  const auto malformed = [&](const std::string& problem) {
+    return JournalError(fmt::format("journal record at offset {}{}: {}", record.offset,
+                                    id.empty() ? "" : fmt::format(" ({})", config::abbreviated(id)), problem));
+  };
+  std::string type;
+  try {
+    id = optional_string(event, "id", "");
+    type = optional_string(event, "type", "");
+  } catch (const JournalError& error) {
+    throw malformed(error.what());
+  }
   if (type != "work" && type != "validation" && type != "exit") return false;
   if (!ids_.insert(id).second) return false;
   answered = answered || !divergence_.empty();  // past a divergence the journal's answers stand
@@ -63,9 +88,14 @@ bool SearchState::apply(const JournalRecord& record, bool answered) {
     if (type == "work") record_work(event, record.offset, answered);
     if (type == "validation") record_validation(event, record.offset, answered);
     if (type == "exit") record_exit(event, record.offset, answered);
-  } catch (const nlohmann::json::exception& error) {
-    throw JournalError(fmt::format("journal record at offset {} ({}) is malformed: {}",
-                                   record.offset, id, error.what()));
+  } catch (const JournalMismatch&) {
+    throw;
+  } catch (const Error& error) {  // a field's type or range, or the method refusing the event
+    throw malformed(error.what());
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception&) {  // a library's, whose words would mean nothing to a user
+    throw malformed("its values do not fit this experiment's searcher");
   }
   return true;
 }
@@ -76,15 +106,15 @@ void SearchState::diverged(std::string message) {
 }
 
 void SearchState::record_work(const nlohmann::json& event, std::uint64_t offset, bool answered) {
-  const int ticket = event.at("ticket").get<int>();
-  const Work recorded = work_from_json(event.at("work"));
+  const int ticket = detail::json_int(event, "ticket", "event");
+  const Work recorded = work_from_json(detail::json_member(event, "work", "event"));
   const Work answer = answered ? recorded : method_->on_work_requested(ticket);
   if (!same_answer(answer, recorded)) {
     diverged(fmt::format(
         "journal record at offset {}: the journal gave ticket {} {} but the searcher now answers "
         "{}: the journal was written by a different searcher (another dlx version or a changed "
-        "experiment.yaml)", offset, ticket, searcher::to_json(recorded).dump(),
-        searcher::to_json(answer).dump()));
+        "experiment.yaml)", offset, ticket, shown(searcher::to_json(recorded)),
+        shown(searcher::to_json(answer))));
   }
   work_by_ticket_[ticket] = recorded;
   DecisionEntry entry{.offset = offset, .type = "work", .ticket = ticket, .trial = recorded.trial,
@@ -105,17 +135,17 @@ void SearchState::record_work(const nlohmann::json& event, std::uint64_t offset,
 }
 
 void SearchState::record_validation(const nlohmann::json& event, std::uint64_t offset, bool answered) {
-  const int id = event.at("trial").get<int>();
-  const auto length = event.at("length").get<std::int64_t>();
-  const double metric = event.at("metric").get<double>();
-  const Decision recorded = decision_from_json(event.at("decision"));
+  const int id = detail::json_int(event, "trial", "event");
+  const auto length = detail::json_int64(event, "length", "event");
+  const double metric = detail::json_number(event, "metric", "event");
+  const Decision recorded = decision_from_json(detail::json_member(event, "decision", "event"));
   const Decision answer = answered ? recorded : method_->on_validation(id, length, metric);
   if (!same_answer(answer, recorded)) {
     diverged(fmt::format(
         "journal record at offset {}: the journal told trial {} at length {} {} but the searcher "
         "now answers {}: the journal was written by a different searcher (another dlx version or "
-        "a changed experiment.yaml)", offset, id, length, searcher::to_json(recorded).dump(),
-        searcher::to_json(answer).dump()));
+        "a changed experiment.yaml)", offset, id, length, shown(searcher::to_json(recorded)),
+        shown(searcher::to_json(answer))));
   }
   decision_by_report_[{id, length}] = recorded;
   auto& trial = trials_[id];
@@ -141,15 +171,16 @@ void SearchState::record_validation(const nlohmann::json& event, std::uint64_t o
 }
 
 void SearchState::record_exit(const nlohmann::json& event, std::uint64_t offset, bool answered) {
-  const int id = event.at("trial").get<int>();
-  const auto how = event.at("how").get<std::string>();
-  if (!answered) method_->on_trial_exited(id, exit_kind_from(how));
+  const int id = detail::json_int(event, "trial", "event");
+  const auto how = detail::json_string(event, "how", "event");
+  const ExitKind kind = exit_kind_from(how);  // checked even when the method is not asked
+  if (!answered) method_->on_trial_exited(id, kind);
   auto& trial = trials_[id];
   trial.id = id;
   trial.status = how;
   if (!trial.settled) --unsettled_;
   trial.settled = true;
-  trial.reason = event.value("detail", std::string());
+  trial.reason = optional_string(event, "detail", "");
   if (how == "failed") trial.failure = trial.reason;
   decisions_.push_back({.offset = offset, .type = "exit", .ticket = trial.ticket, .trial = id,
                         .length = trial.last_length, .metric = std::nullopt, .action = how,

@@ -1,4 +1,5 @@
 #include "tpe_history.hpp"
+#include "json_fields.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -81,7 +82,7 @@ TpeHistory TpeHistory::from_json(const nlohmann::json& json) {
   TpeHistory history;
   for (const auto& row : json) {
     double metric = row.at(2).is_null() ? std::numeric_limits<double>::quiet_NaN() : row.at(2).get<double>();
-    history.record(row.at(0).get<int>(), row.at(1).get<std::int64_t>(), metric);
+    history.record(json_as_int(row.at(0), "TPE history"), json_as_int64(row.at(1), "TPE history"), metric);
   }
   return history;
 }

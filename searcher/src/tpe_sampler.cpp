@@ -43,6 +43,7 @@
 #include "tpe_ensemble.hpp"
 #include "tpe_history.hpp"
 #include "tpe_model.hpp"
+#include "json_fields.hpp"
 
 namespace dlx::searcher::detail {
 
@@ -102,7 +103,7 @@ class TpeSampler final : public Sampler {
     points_.clear();
     space_points_.clear();
     for (const auto& row : state.at("points")) {
-      const int trial = row.at(0).get<int>();
+      const int trial = json_as_int(row.at(0), "TPE snapshot");
       points_[trial] = hparams_from_json(row.at(1));
       space_points_[trial] = tpe_point_in_space(experiment_.hyperparameters, points_[trial]);
     }

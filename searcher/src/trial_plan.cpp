@@ -7,6 +7,7 @@
 #include "dlx/config/names.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/method.hpp"
+#include "grid.hpp"
 #include "methods.hpp"
 
 namespace dlx::searcher {
@@ -75,9 +76,16 @@ TrialSpec plan_trial(const config::Experiment& experiment, int id) {
 
 std::vector<TrialSpec> plan_all_trials(const config::Experiment& experiment) {
   std::vector<TrialSpec> trials;
-  int count = trial_count(experiment);
+  const int count = trial_count(experiment);
   trials.reserve(static_cast<std::size_t>(count));
-  for (int id = 0; id < count; ++id) trials.push_back(plan_trial(experiment, id));
+  const auto name = experiment.searcher.name;
+  if (name == SearcherName::single || name == SearcherName::grid) {
+    // One Grid for every point: linear in the number of trials.
+    const detail::Grid grid(experiment, config::kMaxTrials);
+    for (int id = 0; id < count; ++id) trials.push_back({id, grid.point(id)});
+    return trials;
+  }
+  for (int id = 0; id < count; ++id) trials.push_back({id, detail::random_point(experiment, id)});
   return trials;
 }
 

@@ -22,6 +22,13 @@ entrypoint: dlx-example-logreg
 hyperparameters: {learning_rate: {type: log, minval: -3, maxval: -1}}
 searcher: {name: random, metric: accuracy, max_trials: $((max_array + 1))}
 YAML
+# 100,000 characters: std::regex's recursion overflowed sbatch's stack on it (SIGSEGV).
+cat > "$WORK/bad/long-partition.yaml" <<YAML
+name: long-partition
+entrypoint: dlx-example-logreg
+searcher: {name: single, metric: accuracy}
+resources: {partition: $(head -c 100000 /dev/zero | tr '\0' p)}
+YAML
 chmod -R a+r "$WORK/bad"
 
 dirs_before=$(count_entries "$(user_storage)")
@@ -46,6 +53,11 @@ check_rejected "dlx: --dl-experiment: bad/too-many.yaml: the experiment needs $(
   --dl-experiment=bad/too-many.yaml
 check_rejected "dlx: --dl-experiment: --array=0-9 names trial 9 but examples/grid.yaml has 4 trials (0-3)" \
   --array=0-9 --dl-experiment=examples/grid.yaml
+check_rejected "dlx: --dl-experiment: bad/long-partition.yaml:4:24: resources.partition: is 100000 characters long, more than the limit of 255" \
+  --dl-experiment=bad/long-partition.yaml
+# An index past 64 bits: a dlx message naming it (it was "dlx: init_post_opt: stol").
+check_rejected "dlx: --dl-experiment: --array=99999999999999999999 names trial 99999999999999999999 but examples/grid.yaml has 4 trials (0-3)" \
+  --array=99999999999999999999 --dl-experiment=examples/grid.yaml
 
 [ "$(count_entries "$(user_storage)")" = "$dirs_before" ] ||
   fail "a rejected submission created something in $(user_storage): $(ls -A "$(user_storage)")"

@@ -137,6 +137,16 @@ TEST_CASE("each missing requeue or preemption setting is a problem with the fix"
     CHECK(f.verdict == Verdict::warn);
     CHECK_THAT(f.found, Catch::Contains("restart after 601 s"));
   }
+  SECTION("a cred_expire past 64 bits is a warning, not an exception (it was std::stol)") {
+    auto f = finding(check_site(installation.facts(replaced(kConfig, "cred_expire=10", "cred_expire=99999999999999999999"))),
+                     "cred_expire");
+    CHECK(f.verdict == Verdict::warn);
+  }
+  SECTION("cred_expire without digits is Slurm's default") {
+    auto f = finding(check_site(installation.facts(replaced(kConfig, "cred_expire=10", "cred_expire=-5"))), "cred_expire");
+    CHECK(f.verdict == Verdict::ok);
+    CHECK_THAT(f.found, Catch::Contains("120 s (default)"));
+  }
 }
 
 TEST_CASE("the plugin line, its file and its storage root are checked", "[doctor]") {

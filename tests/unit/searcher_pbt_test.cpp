@@ -391,3 +391,16 @@ TEST_CASE("pbt: the checkpoints later rounds may load are reported as referenced
   auto random = config::parse_experiment("name: r\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 2}\n", "r.yaml");
   CHECK(searcher::referenced_checkpoints(random, nlohmann::json::object()).empty());
 }
+
+TEST_CASE("pbt: a ticket two rounds ahead waits for a round not planned yet", "[pbt]") {
+  // With more array tasks running than a population, a ticket of round 2 can ask while only
+  // round 0 is planned; counting round 1's members read past the plan (found by journal_fuzz).
+  const auto e = pbt(3, 4);
+  auto method = searcher::make_method(e);
+  const Work ahead = method->on_work_requested(2 * 3);
+  CHECK(ahead.kind == Work::Kind::wait);
+  CHECK(ahead.reason == "round 2 waits for round 1, which is not planned yet");
+  const Work next = method->on_work_requested(3);
+  CHECK(next.kind == Work::Kind::wait);
+  CHECK(next.reason == "round 1 waits for round 0: 0 of 3 members have finished");
+}

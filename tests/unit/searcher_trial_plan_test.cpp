@@ -3,6 +3,8 @@
 #include <cmath>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/trial_plan.hpp"
 
@@ -97,4 +99,124 @@ TEST_CASE("single: one trial of constants, and ids outside the plan are rejected
   CHECK(searcher::array_spec(experiment) == "0");
   CHECK(searcher::plan_trial(experiment, 0).hparams.dump() == R"({"lr":0.1})");
   CHECK_THROWS_AS(searcher::plan_trial(experiment, 1), std::out_of_range);
+}
+
+namespace {
+
+// The grid axis as first defined (every point materialised, consecutive equal rounded integers
+// kept once): the reference the direct computation must match value for value.
+std::vector<nlohmann::json> reference_axis(const config::Hyperparameter& hp) {
+  const int count = hp.count.value_or(1);
+  auto point = [&](int k) { return count == 1 ? hp.minval : hp.minval + (hp.maxval - hp.minval) * k / (count - 1); };
+  std::vector<nlohmann::json> axis;
+  for (int k = 0; k < count; ++k) {
+    switch (hp.type) {
+      case config::HyperparameterType::integer: {
+        auto value = static_cast<std::int64_t>(std::llround(point(k)));
+        if (axis.empty() || axis.back().get<std::int64_t>() != value) axis.push_back(value);
+        break;
+      }
+      case config::HyperparameterType::real: axis.push_back(point(k)); break;
+      case config::HyperparameterType::log: axis.push_back(std::pow(hp.base, point(k))); break;
+      default: break;
+    }
+  }
+  return axis;
+}
+
+config::Experiment one_axis_grid(const std::string& hp) {
+  return parse("{name: grid, metric: m, max_trials: 1000000}", "  x: " + hp + "\n");
+}
+
+}  // namespace
+
+TEST_CASE("grid: integer axes with duplicates keep their pinned points", "[searcher][grid]") {
+  struct Row {
+    std::string hp;
+    std::vector<std::int64_t> values;
+  };
+  auto row = GENERATE(values<Row>({
+      // 1, 1.5, 2, 2.5, 3, 3.5, 4 round (half away from zero) to 1, 2, 2, 3, 3, 4, 4
+      {"{type: int, minval: 1, maxval: 4, count: 7}", {1, 2, 3, 4}},
+      // -2 .. 2 in halves: -0.5 rounds to -1 and 0.5 to 1, 0 is the middle point
+      {"{type: int, minval: -2, maxval: 2, count: 9}", {-2, -1, 0, 1, 2}},
+      {"{type: int, minval: 0, maxval: 10, count: 4}", {0, 3, 7, 10}},
+      {"{type: int, minval: 5, maxval: 5, count: 1000}", {5}},
+      {"{type: int, minval: 0, maxval: 2, count: 1000000}", {0, 1, 2}},
+      {"{type: int, minval: -3, maxval: 7, count: 1}", {-3}},
+  }));
+  INFO(row.hp);
+  const auto experiment = one_axis_grid(row.hp);
+  REQUIRE(searcher::trial_count(experiment) == static_cast<int>(row.values.size()));
+  const auto trials = searcher::plan_all_trials(experiment);
+  for (std::size_t i = 0; i < row.values.size(); ++i) {
+    CHECK(trials[i].hparams["x"].get<std::int64_t>() == row.values[i]);
+    CHECK(searcher::plan_trial(experiment, static_cast<int>(i)).hparams == trials[i].hparams);
+  }
+}
+
+TEST_CASE("grid: every axis equals the materialised definition, exact or not", "[searcher][grid]") {
+  // Bounds small enough for the arithmetic form and large enough for the searched one (doubles
+  // far from exact: 2^40 x 5000 points, INT64_MAX, whose double 2^63 llround cannot represent).
+  const std::vector<std::string> spaces{
+      "{type: int, minval: 0, maxval: 999, count: 1000}",
+      "{type: int, minval: 0, maxval: 1000, count: 999}",
+      "{type: int, minval: -1000, maxval: 1000, count: 4000}",
+      "{type: int, minval: -7, maxval: 3, count: 29}",
+      "{type: int, minval: 3, maxval: 1000003, count: 77777}",
+      "{type: int, minval: -536870912, maxval: 536870912, count: 1000}",
+      "{type: int, minval: 0, maxval: 1099511627776, count: 5000}",
+      "{type: int, minval: 1099511627776, maxval: 1099511627800, count: 5000}",
+      "{type: int, minval: -9223372036854775807, maxval: 9223372036854775807, count: 3}",
+      "{type: int, minval: 0, maxval: 9223372036854775807, count: 50}",
+      "{type: int, minval: 9223372036854774000, maxval: 9223372036854775807, count: 20}",
+      "{type: double, minval: -1, maxval: 1, count: 1001}",
+      "{type: log, minval: -6, maxval: 2, base: 2, count: 333}",
+  };
+  for (const auto& space : spaces) {
+    INFO(space);
+    const auto experiment = one_axis_grid(space);
+    const auto reference = reference_axis(experiment.hyperparameters[0]);
+    REQUIRE(searcher::trial_count(experiment) == static_cast<int>(reference.size()));
+    const auto trials = searcher::plan_all_trials(experiment);
+    for (std::size_t i = 0; i < reference.size(); ++i) {
+      if (trials[i].hparams["x"] != reference[i]) FAIL("point " << i << ": " << trials[i].hparams["x"] << " != " << reference[i]);
+    }
+  }
+}
+
+TEST_CASE("grid: a trial of a million-point grid of 1,000 hyperparameters is planned alone", "[searcher][grid]") {
+  // Every axis used to be rebuilt for every point: this took hours. The plan of one trial now
+  // touches each hyperparameter once (a hang here is the regression).
+  std::string space = "  x: {type: double, minval: 0, maxval: 1, count: 1000000}\n";
+  for (int i = 0; i < 1000; ++i) space += fmt::format("  c{}: {{type: int, minval: 4, maxval: 4, count: 1000000}}\n", i);
+  const auto experiment = parse("{name: grid, metric: m, max_trials: 1000000}", space);
+  REQUIRE(searcher::trial_count(experiment) == 1'000'000);
+  const auto last = searcher::plan_trial(experiment, 999'999).hparams;
+  CHECK(last["x"] == 1.0);
+  CHECK(last["c999"] == 4);
+  CHECK(last.size() == 1001);
+  CHECK(last.begin().key() == "x");  // file order
+}
+
+TEST_CASE("hostile hyperparameter values reach the plan verbatim: DLX_HPARAMS carries them as data",
+          "[searcher][grid]") {
+  // What the plugin exports (DLX_HPARAMS is the plan's JSON, DLX_HP_<NAME> the value's text): no
+  // shell ever sees them, so $(), backticks and newlines are characters, not commands or lines.
+  const auto experiment = parse("{name: grid, metric: m}",
+                                "  cmd: {type: categorical, vals: [\"$(touch /tmp/dlx-owned)\", \"`id`\", "
+                                "\"a\\nb\", \"\\e]0;title\\a\", \"x; rm -rf ~\"]}\n"
+                                "  quoted: \"'\\\"$HOME\\\"'\"\n");
+  const std::vector<std::string> expected{"$(touch /tmp/dlx-owned)", "`id`", "a\nb", "\x1b]0;title\x07",
+                                          "x; rm -rf ~"};
+  const auto trials = searcher::plan_all_trials(experiment);
+  REQUIRE(trials.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CHECK(trials[i].hparams["cmd"].get<std::string>() == expected[i]);
+    CHECK(trials[i].hparams["quoted"].get<std::string>() == "'\"$HOME\"'");
+    // The JSON text round-trips to the same strings (newlines and controls escaped inside it).
+    const std::string text = trials[i].hparams.dump();
+    CHECK(text.find('\n') == std::string::npos);
+    CHECK(nlohmann::ordered_json::parse(text) == trials[i].hparams);
+  }
 }

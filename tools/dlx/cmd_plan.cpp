@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "dlx/config/display_text.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/config/snapshot.hpp"
 #include "dlx/searcher/asha_rungs.hpp"
@@ -74,14 +75,16 @@ int run_plan(const Arguments& arguments) {
     out["trials"] = nlohmann::ordered_json::array();
     for (const auto& trial : trials) out["trials"].push_back({{"id", trial.id}, {"hparams", trial.hparams}});
     out["resolved_config"] = config::to_yaml(experiment);
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
 
-  fmt::print("# experiment {}: {} trials, searcher {}, metric {} ({} is better)\n", experiment.name, trials.size(),
-             config::to_string(experiment.searcher.name), experiment.searcher.metric,
+  // '#' lines and cells are shown through config::printable (table.hpp): values from the file
+  // cannot act on the terminal or add lines.
+  fmt::print("# experiment {}: {} trials, searcher {}, metric {} ({} is better)\n", config::printable(experiment.name),
+             trials.size(), config::to_string(experiment.searcher.name), config::printable(experiment.searcher.metric),
              experiment.searcher.smaller_is_better ? "smaller" : "larger");
-  fmt::print("# sbatch {}\n", fmt::join(sbatch_words(experiment), " "));
+  fmt::print("# sbatch {}\n", config::printable(fmt::format("{}", fmt::join(sbatch_words(experiment), " "))));
   if (!experiment.seed_given) {
     fmt::print("# no seed in the file: random values below use seed 0; sbatch picks a seed and freezes it\n");
   }
@@ -101,7 +104,7 @@ int run_plan(const Arguments& arguments) {
   fmt::print("# resolved configuration (frozen into experiment.yaml at submission):\n");
   std::istringstream yaml(config::to_yaml(experiment));
   for (std::string line; std::getline(yaml, line);) {
-    if (line.rfind("#", 0) != 0) fmt::print("#   {}\n", line);
+    if (line.rfind("#", 0) != 0) fmt::print("#   {}\n", config::printable(line));
   }
   return 0;
 }

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "dlx/config/display_text.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/searcher/experiment_summary.hpp"
@@ -61,7 +62,7 @@ int run_replay(const Arguments& arguments) {
   const auto scan = searcher::Journal(path).read();
   if (!scan.corruption.empty()) {
     fmt::print(stderr, "dlx replay: {}: {} (the records before it are intact; move the file aside "
-               "to inspect it)\n", path.string(), scan.corruption);
+               "to inspect it)\n", config::printable(path.string()), scan.corruption);
     return 1;
   }
   // A journal this dlx's searcher no longer reproduces (an older dlx wrote it, or
@@ -69,10 +70,16 @@ int run_replay(const Arguments& arguments) {
   // journal's recorded decisions are printed as they are, and the exit status says so.
   searcher::SearchState state(experiment);
   state.keep_recorded_after_mismatch();
-  for (const auto& record : scan.records) state.apply(record);
+  try {
+    for (const auto& record : scan.records) state.apply(record);
+  } catch (const searcher::JournalError& e) {  // a malformed record: its offset and what is wrong
+    fmt::print(stderr, "dlx replay: {}: {} (the records before it are intact; move the file aside to inspect it)\n",
+               config::printable(path.string()), config::printable(e.what()));
+    return 1;
+  }
   const std::string mismatch = state.divergence();
   if (values.count("state")) {
-    std::cout << state.to_json().dump(2) << "\n";
+    std::cout << state.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else if (values.count("json")) {
     nlohmann::ordered_json out{{"experiment", experiment.name}, {"journal", path.string()},
                                {"records", scan.records.size()}, {"torn_tail", scan.torn_tail}};
@@ -81,12 +88,15 @@ int run_replay(const Arguments& arguments) {
     const auto best = state.best_trial();
     out["best_trial"] = best ? nlohmann::ordered_json(*best) : nlohmann::ordered_json();
     out["mismatch"] = mismatch.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(mismatch);
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
-    fmt::print("# experiment {}  journal {}: {} records{}\n", experiment.name, path.string(),
+    // '#' lines and cells are shown through config::printable (table.hpp): reasons and paths
+    // cannot act on the terminal or add lines.
+    fmt::print("# experiment {}  journal {}: {} records{}\n", config::printable(experiment.name),
+               config::printable(path.string()),
                scan.records.size(), scan.torn_tail ? " (a torn tail from a killed writer: ignored)" : "");
     fmt::print("# searcher {}, metric {} ({} is better)\n", config::to_string(experiment.searcher.name),
-               experiment.searcher.metric, experiment.searcher.smaller_is_better ? "smaller" : "larger");
+               config::printable(experiment.searcher.metric), experiment.searcher.smaller_is_better ? "smaller" : "larger");
     Table table({"event", "ticket", "trial", "length", experiment.searcher.metric, "action", "target", "reason"});
     for (const auto& entry : state.decisions()) {
       table.add_row({entry.type, entry.ticket ? std::to_string(*entry.ticket) : "-",
@@ -97,13 +107,13 @@ int run_replay(const Arguments& arguments) {
     std::cout << table.render();
     if (auto best = state.best_trial()) {
       const auto& trial = state.trials().at(*best);
-      fmt::print("# best: trial {} {}={} at length {}\n", *best, experiment.searcher.metric,
+      fmt::print("# best: trial {} {}={} at length {}\n", *best, config::printable(experiment.searcher.metric),
                  metric_text(trial.last_metric), trial.last_length);
     }
   }
   if (!mismatch.empty()) {
     fmt::print(stderr, "dlx replay: {}. The decisions from that record on are the journal's as recorded, not "
-               "re-derived{}\n", mismatch, values.count("state") ? "; the method's snapshot in the state above is where it diverged" : "");
+               "re-derived{}\n", config::printable(mismatch), values.count("state") ? "; the method's snapshot in the state above is where it diverged" : "");
     if (values.count("write-h5")) fmt::print(stderr, "dlx replay: experiment.h5 not written: the journal does not replay\n");
     return 1;
   }
@@ -113,7 +123,7 @@ int run_replay(const Arguments& arguments) {
       // On stderr: stdout stays the decisions (or JSON) alone.
       fmt::print(stderr, "dlx replay: wrote {}\n", (directory / searcher::kExperimentSummaryFileName).string());
     } catch (const std::exception& e) {
-      fmt::print(stderr, "dlx replay: {}\n", e.what());
+      fmt::print(stderr, "dlx replay: {}\n", config::printable(e.what()));
       return 1;
     }
   }

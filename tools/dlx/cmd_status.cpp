@@ -11,11 +11,13 @@
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <new>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "dlx/config/display_text.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
@@ -56,14 +58,26 @@ std::optional<searcher::SearchState> search_state(const std::filesystem::path& d
     searcher::SearchState state(experiment);
     state.keep_recorded_after_mismatch();  // an older dlx's journal: its recorded decisions stand
     const auto caught_up = searcher::catch_up(state, searcher::Journal(path), searcher::journal_snapshot_path(path));
-    if (!caught_up.ignored.empty()) fmt::print(stderr, "dlx status: warning: {}\n", caught_up.ignored);
+    if (!caught_up.ignored.empty()) fmt::print(stderr, "dlx status: warning: {}\n", config::printable(caught_up.ignored));
+    if (!caught_up.corruption.empty()) {
+      fmt::print(stderr, "dlx status: warning: {}: {}; the table shows the searcher's state before it\n",
+                 config::printable(path.string()), caught_up.corruption);
+    }
     if (!state.divergence().empty()) {
       fmt::print(stderr, "dlx status: warning: {}; the table shows the journal's recorded decisions from there on\n",
-                 state.divergence());
+                 config::printable(state.divergence()));
     }
     return state;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "dlx status: warning: cannot replay {}: {}\n", path.string(), e.what());
+  } catch (const Error& e) {
+    fmt::print(stderr, "dlx status: warning: cannot replay {}: {}\n", config::printable(path.string()),
+               config::printable(e.what()));
+    return std::nullopt;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "dlx status: warning: cannot replay {}: out of memory (is it far larger than usual?)\n",
+               config::printable(path.string()));
+    return std::nullopt;  } catch (const std::exception&) {  // a library's own words would mean nothing here
+    fmt::print(stderr, "dlx status: warning: cannot replay {}: internal error (a dlx bug: please report it)\n",
+               config::printable(path.string()));
     return std::nullopt;
   }
 }
@@ -92,7 +106,7 @@ void refresh_summary(const std::filesystem::path& directory, const config::Exper
   try {
     searcher::rewrite_experiment_summary(directory, experiment, "dlx status");
   } catch (const std::exception& e) {
-    fmt::print(stderr, "dlx status: warning: {}\n", e.what());
+    fmt::print(stderr, "dlx status: warning: {}\n", config::printable(e.what()));
   }
 }
 
@@ -172,12 +186,17 @@ int run_status(const Arguments& arguments) {
       out["trials"].push_back(item);
     }
     out["best_trial"] = best_row ? nlohmann::ordered_json(rows[*best_row].spec.id) : nlohmann::ordered_json();
-    std::cout << out.dump(2) << "\n";
+    // Bytes that are not UTF-8 (a stop_reason from a trainer, a crafted trial.h5) become U+FFFD:
+    // the output stays JSON (nlohmann's dump would throw on them).
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
 
-  fmt::print("# experiment {}  {}\n", experiment.name, directory.string());
-  fmt::print("# searcher {}, metric {} ({} is better)\n", config::to_string(experiment.searcher.name), metric,
+  // '#' lines and cells are shown through config::printable (table.hpp): hyperparameter values,
+  // reasons and paths cannot act on the terminal or add lines.
+  fmt::print("# experiment {}  {}\n", config::printable(experiment.name), config::printable(directory.string()));
+  fmt::print("# searcher {}, metric {} ({} is better)\n", config::to_string(experiment.searcher.name),
+             config::printable(metric),
              smaller ? "smaller" : "larger");
   std::vector<std::string> headers{"trial", "state"};
   for (const auto& hp : experiment.hyperparameters) headers.push_back(hp.name);
@@ -199,18 +218,19 @@ int run_status(const Arguments& arguments) {
   }
   std::cout << table.render();
   for (const auto& row : rows) {
-    if (!row.problem.empty()) fmt::print("# trial {}: {}\n", row.spec.id, row.problem);
+    if (!row.problem.empty()) fmt::print("# trial {}: {}\n", row.spec.id, config::printable(row.problem));
     // Why a trial failed, where a user looks first (the job's output may be gone or overwritten).
     if (row.state == "failed" && !row.stop_reason.empty()) {
       const bool says_failed = row.stop_reason.starts_with("failed");
-      fmt::print("# trial {} {}{}\n", row.spec.id, says_failed ? "" : "failed: ", row.stop_reason);
+      fmt::print("# trial {} {}{}\n", row.spec.id, says_failed ? "" : "failed: ", config::printable(row.stop_reason));
     }
   }
   std::string summary;
   for (const auto& [state, count] : states) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", count, state);
   fmt::print("# {} trials: {}\n", rows.size(), summary);
   if (best_row) {
-    fmt::print("# best: trial {} {}={}\n", rows[*best_row].spec.id, metric, format_metric(rows[*best_row].best));
+    fmt::print("# best: trial {} {}={}\n", rows[*best_row].spec.id, config::printable(metric),
+               format_metric(rows[*best_row].best));
   }
   return 0;
 }

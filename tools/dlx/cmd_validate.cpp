@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "dlx/config/display_text.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/trial_plan.hpp"
 #include "options.hpp"
@@ -40,7 +41,9 @@ int run_validate(const Arguments& arguments) {
       result["valid"] = true;
       result["trials"] = trials;
       result["array"] = searcher::array_spec(experiment);
-      if (!json) fmt::print("{}: valid: {} trials, array {}\n", file, trials, searcher::array_spec(experiment));
+      if (!json) {
+        fmt::print("{}: valid: {} trials, array {}\n", config::printable(file), trials, searcher::array_spec(experiment));
+      }
     } catch (const config::ConfigError& e) {
       ++invalid;
       result["valid"] = false;
@@ -50,7 +53,7 @@ int run_validate(const Arguments& arguments) {
     }
     results.push_back(result);
   }
-  if (json) std::cout << results.dump(2) << "\n";
+  if (json) std::cout << results.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   return invalid == 0 ? 0 : 1;
 }
 

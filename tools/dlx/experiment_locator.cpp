@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
-#include <regex>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -37,15 +37,50 @@ std::string user_name() {
   return std::to_string(::getuid());
 }
 
+bool is_digit_char(char c) { return c >= '0' && c <= '9'; }
+bool is_blank_char(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+// The path in scontrol's "PlugStackConfig = /etc/slurm/plugstack.conf" line (the pattern
+// PlugStackConfig\s*=\s*(\S+), read by hand: no std::regex).
+std::string plugstack_path(std::string_view config) {
+  constexpr std::string_view key = "PlugStackConfig";
+  for (auto at = config.find(key); at != std::string_view::npos; at = config.find(key, at + 1)) {
+    std::size_t i = at + key.size();
+    while (i < config.size() && is_blank_char(config[i])) ++i;
+    if (i == config.size() || config[i] != '=') continue;
+    ++i;
+    while (i < config.size() && is_blank_char(config[i])) ++i;
+    const std::size_t start = i;
+    while (i < config.size() && !is_blank_char(config[i])) ++i;
+    if (i > start) return std::string(config.substr(start, i - start));
+  }
+  return "";
+}
+
+// The job id of "JOBID" or "JOBID_TASK" (digits; a Slurm job id fits in 32 bits, so at most 10).
+std::optional<std::string> job_id_of(std::string_view text) {
+  constexpr std::size_t kMaxDigits = 10;
+  std::size_t i = 0;
+  while (i < text.size() && is_digit_char(text[i])) ++i;
+  const std::size_t digits = i;
+  if (digits == 0 || digits > kMaxDigits) return std::nullopt;
+  if (i < text.size() && text[i] == '_') {
+    ++i;
+    const std::size_t task = i;
+    while (i < text.size() && is_digit_char(text[i])) ++i;
+    if (i == task) return std::nullopt;
+  }
+  if (i != text.size()) return std::nullopt;
+  return std::string(text.substr(0, digits));
+}
+
 }  // namespace
 
 std::string plugstack_argument(const std::string& key) {
   // Slurm's own parser reads slurm.conf; we only pick PlugStackConfig out of its report.
-  static const std::regex plugstack_line(R"(PlugStackConfig\s*=\s*(\S+))");
-  std::smatch match;
-  std::string config = command_output("scontrol show config 2>/dev/null");
-  if (!std::regex_search(config, match, plugstack_line)) return "";
-  std::ifstream plugstack(match[1].str());
+  const std::string path = plugstack_path(command_output("scontrol show config 2>/dev/null"));
+  if (path.empty()) return "";
+  std::ifstream plugstack(path);
   std::string line;
   while (std::getline(plugstack, line)) {
     if (line.find("dlx_spank.so") == std::string::npos || line.find_first_not_of(" \t") == line.find('#')) continue;
@@ -80,9 +115,8 @@ fs::path locate_experiment(const std::string& job_or_directory) {
     }
     return fs::absolute(job_or_directory);
   }
-  static const std::regex job_id(R"((\d+)(?:_\d+)?)");
-  std::smatch match;
-  if (!std::regex_match(job_or_directory, match, job_id)) {
+  const auto job_id = job_id_of(job_or_directory);
+  if (!job_id) {
     if (absent) {
       throw Error(fmt::format("{}: no such directory (give an experiment directory, "
                               "<storage_root>/<user>/<name>, or a Slurm job id)", job_or_directory));
@@ -95,13 +129,13 @@ fs::path locate_experiment(const std::string& job_or_directory) {
   if (root.empty()) {
     throw Error("cannot find the storage root: set DLX_STORAGE_ROOT or give the experiment directory");
   }
-  fs::path link = store::job_link_path(fs::path(root) / user_name(), match[1].str());
+  fs::path link = store::job_link_path(fs::path(root) / user_name(), *job_id);
   std::error_code error;
   fs::path directory = fs::read_symlink(link, error);
   if (error) {
     throw Error(fmt::format("no experiment is known for job {} ({} does not exist: the job has not started "
                             "yet, or it is another user's; give the experiment directory instead)",
-                            match[1].str(), link.string()));
+                            *job_id, link.string()));
   }
   return directory;
 }

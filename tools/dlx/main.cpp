@@ -1,11 +1,14 @@
 // dlx: the researcher's and the administrator's command line.
 #include <cstdio>
 #include <exception>
+#include <filesystem>
+#include <new>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "dlx/config/display_text.hpp"
 
 namespace {
 
@@ -24,9 +27,25 @@ Commands:
 Submit an experiment with:  sbatch --dl-experiment=exp.yaml job.sh
 )";
 
+// Memory for the way out of an out-of-memory failure: nlohmann's destructors allocate (an explicit
+// stack instead of recursion), so a std::bad_alloc thrown with the heap exhausted ended in
+// std::terminate while unwinding ("terminate called after throwing an instance of
+// 'std::bad_alloc'"). The first allocation that fails releases this reserve, then throws as
+// operator new would have; unwinding and the message below then have room.
+char* out_of_memory_reserve = nullptr;
+
+void release_reserve_and_throw() {
+  if (out_of_memory_reserve == nullptr) throw std::bad_alloc();
+  delete[] out_of_memory_reserve;
+  out_of_memory_reserve = nullptr;
+  throw std::bad_alloc();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  out_of_memory_reserve = new char[64 << 20];  // address space only: its pages are never touched
+  std::set_new_handler(release_reserve_and_throw);
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
@@ -42,12 +61,28 @@ int main(int argc, char** argv) {
     if (command == "replay") return dlx::cli::run_replay(arguments);
     if (command == "doctor") return dlx::cli::run_doctor(arguments);
     if (command == "storage") return dlx::cli::run_storage(arguments);
-    throw dlx::cli::UsageError(fmt::format("unknown command '{}'", command));
+    throw dlx::cli::UsageError(fmt::format("unknown command '{}'", dlx::config::abbreviated(command)));
   } catch (const dlx::cli::UsageError& e) {
     fmt::print(stderr, "dlx: {}\n\n{}", e.what(), kUsage);
     return 2;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "dlx {}: {}\n", command, e.what());
+  } catch (const dlx::Error& e) {
+    // dlx's own messages (what, where, how to fix), escaped: they quote paths, job ids and file
+    // contents, which may hold control characters.
+    fmt::print(stderr, "dlx {}: {}\n", dlx::config::printable(command), dlx::config::printable(e.what()));
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    fmt::print(stderr, "dlx {}: cannot access {}: {} (check the path and its permissions)\n",
+               dlx::config::printable(command), dlx::config::printable(e.path1().string()), e.code().message());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "dlx {}: out of memory (a file it read may be far larger than it should be, or "
+               "crafted: check the files named in the command; `ulimit -v` shows this shell's limit)\n",
+               dlx::config::printable(command));
+    return 1;
+  } catch (const std::exception&) {
+    // A library's own words ("stol", "[json.exception...]") would mean nothing to the user.
+    fmt::print(stderr, "dlx {}: internal error (a dlx bug: please report it with the command you ran and "
+               "the files it read)\n", dlx::config::printable(command));
     return 1;
   }
 }

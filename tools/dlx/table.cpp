@@ -4,7 +4,22 @@
 
 #include <fmt/format.h>
 
+#include "dlx/config/display_text.hpp"
+
 namespace dlx::cli {
+
+namespace {
+
+std::vector<std::string> printable_cells(std::vector<std::string> cells) {
+  for (auto& cell : cells) cell = config::printable(cell);
+  return cells;
+}
+
+}  // namespace
+
+Table::Table(std::vector<std::string> headers) : headers_(printable_cells(std::move(headers))) {}
+
+void Table::add_row(std::vector<std::string> row) { rows_.push_back(printable_cells(std::move(row))); }
 
 std::string Table::render() const {
   std::vector<std::size_t> widths(headers_.size());

@@ -1,5 +1,7 @@
 #pragma once
 // Fixed-column output in the nccl-tests manner: '#' lines for metadata, aligned data rows.
+// Every header and cell is shown through config::printable(): a hyperparameter value or a reason
+// holding a newline or an escape sequence cannot add a row or act on the terminal.
 #include <string>
 #include <vector>
 
@@ -9,8 +11,8 @@ namespace dlx::cli {
 
 class Table {
  public:
-  explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
-  void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  explicit Table(std::vector<std::string> headers);
+  void add_row(std::vector<std::string> row);
   // The header line starts with '#'; columns are padded to their widest cell.
   std::string render() const;
 

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <regex>
+#include <charconv>
+#include <cstdint>
+#include <optional>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -26,6 +28,22 @@ std::string value_of(const SiteFacts& facts, const std::string& key) {
 }
 
 bool is_unset(const std::string& value) { return value.empty() || value == "(null)"; }
+
+// The seconds of "cred_expire=N" in AuthInfo ("socket=...,cred_expire=10"), read by hand: no
+// std::regex on text from outside. A value too large for 64 bits reads as a huge one.
+std::optional<std::int64_t> cred_expire_seconds(std::string_view auth_info) {
+  constexpr std::string_view key = "cred_expire=";
+  for (auto at = auth_info.find(key); at != std::string_view::npos; at = auth_info.find(key, at + 1)) {
+    const auto digits = auth_info.substr(at + key.size());
+    if (digits.empty() || digits.front() < '0' || digits.front() > '9') continue;
+    std::int64_t seconds = 0;
+    if (std::from_chars(digits.data(), digits.data() + digits.size(), seconds).ec != std::errc{}) {
+      return INT64_MAX / 2;  // only too large is left: far beyond any sensible value, and +1 still fits
+    }
+    return seconds;
+  }
+  return std::nullopt;
+}
 
 // RequeueExit is a list of codes and ranges: "85", "85,90-95".
 bool list_contains_code(const std::string& list, int code) {
@@ -174,11 +192,9 @@ void check_requeue(const SiteFacts& facts, std::vector<Finding>& findings) {
                         "resumes: add 85 to RequeueExit in slurm.conf"});
   }
   // A requeued job waits cred_expire + 1 s before it may start again (PLATFORM-NOTES).
-  static const std::regex cred_expire(R"(cred_expire=(\d+))");
-  std::smatch match;
-  const std::string auth_info = value_of(facts, "AuthInfo");
-  const bool configured = std::regex_search(auth_info, match, cred_expire);
-  const long seconds = configured ? std::stol(match[1].str()) : 120;
+  const auto configured_seconds = cred_expire_seconds(value_of(facts, "AuthInfo"));
+  const bool configured = configured_seconds.has_value();
+  const std::int64_t seconds = configured_seconds.value_or(120);
   const std::string found = fmt::format("{} s{}: a requeued trial may restart after {} s", seconds,
                                         configured ? "" : " (default)", seconds + 1);
   if (seconds > 300) {

@@ -11,6 +11,8 @@ namespace dlx::config {
 
 // A mistake in an experiment file. what() is the whole human message:
 //   "exp.yaml:12:5: searcher.max_trials: must be at least 1, got 0 (set max_trials: 1 or more)"
+// Safe to print: control characters in any part are escaped and a long key is shortened
+// (display_text.hpp), so the accessors return the parts as shown, not as given.
 class ConfigError : public Error {
  public:
   ConfigError(SourcePosition where, std::string key, std::string problem, std::string fix);
@@ -20,6 +22,12 @@ class ConfigError : public Error {
   const std::string& fix() const noexcept { return fix_; }
 
  private:
+  struct Parts {
+    SourcePosition where;
+    std::string key, problem, fix;
+  };
+  explicit ConfigError(Parts parts);
+
   SourcePosition where_;
   std::string key_, problem_, fix_;
 };

@@ -123,6 +123,8 @@ struct JournalScan {
   bool torn_tail = false;              // bytes after valid_end, from a writer killed mid-append
   std::string corruption;              // non-empty: an invalid record with valid ones after it
   std::optional<RecordStamp> last;     // the last valid record scanned (a duplicate or not)
+  std::uint64_t checksummed_bytes = 0;  // bytes whose CRC the scan computed: at most about twice
+                                       // what it read, whatever the bytes (journal_format.cpp)
   std::uint64_t scanned() const { return records.size() + duplicates; }  // valid records
 };
 
