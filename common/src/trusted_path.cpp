@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 #include <deque>
+#include <fstream>
 #include <vector>
 
 #include <fmt/format.h>
@@ -24,7 +25,25 @@ constexpr int kMaxSymbolicLinks = 40;  // the kernel's own limit (ELOOP)
 
 bool writable_by_others(const struct stat& status) { return (status.st_mode & (S_IWGRP | S_IWOTH)) != 0; }
 bool sticky(const struct stat& status) { return (status.st_mode & S_ISVTX) != 0; }
-bool root_or(uid_t uid, uid_t owner) { return uid == 0 || uid == owner; }
+// Inside a user namespace that does not map root (a rootless container, e.g. pyxis/enroot, or
+// unshare --user), files of every unmapped uid, root's included, show as the overflow uid
+// (/proc/sys/kernel/overflowuid). There they stand for root: the rule cannot tell them apart,
+// so inside such a namespace it checks less (security.md, "Known limits"); slurmstepd and sbatch,
+// which check the same directories outside any namespace, are not weakened.
+uid_t unmapped_root_uid() {
+  static const uid_t value = [] {
+    std::ifstream map("/proc/self/uid_map");
+    std::string inside, outside, count;
+    if (!(map >> inside >> outside >> count) || (inside == "0" && outside == "0")) return uid_t{0};
+    std::ifstream overflow("/proc/sys/kernel/overflowuid");
+    long uid = 65534;
+    overflow >> uid;
+    return static_cast<uid_t>(uid);
+  }();
+  return value;
+}
+
+bool root_or(uid_t uid, uid_t owner) { return uid == 0 || uid == owner || uid == unmapped_root_uid(); }
 
 struct stat stat_of(int fd, const fs::path& shown) {
   struct stat status {};

@@ -66,3 +66,23 @@ if out=$(as "$ALICE" timeout 60 "$SCRATCH/bin/dlx" validate "$storage/$ALICE/exp
 fi
 expect_contains "dlx validate on a FIFO" "$out" "it is a FIFO (named pipe), not a regular file"
 note "dlx validate: $out"
+
+# Inside a user namespace that maps only alice (a rootless container): root's directories show
+# as the overflow uid and are taken for root's, so alice's own experiment still runs; one that is
+# not hers (mallory's, shown as the overflow uid too) is still refused.
+if as "$ALICE" unshare --user --map-user="$(id -u "$ALICE")" --map-group="$(id -g "$ALICE")" true 2> /dev/null; then
+  in_namespace() { AS_ENV="DLX_EXPERIMENT_DIR=$1 DLX_TRIAL_ID=0" as "$ALICE" unshare --user \
+    --map-user="$(id -u "$ALICE")" --map-group="$(id -g "$ALICE")" timeout 60 "$launch" 2>&1; }
+  rm -f "$marker"
+  as "$ALICE" mkdir -p -m 0750 "$storage/$ALICE/own/trials"
+  payload own | as "$ALICE" tee "$storage/$ALICE/own/experiment.yaml" > /dev/null
+  out=$(in_namespace "$storage/$ALICE/own") || fail "alice's own experiment did not run in a user namespace: $out"
+  [ "$(cat "$marker" 2>/dev/null)" = "$ALICE" ] || fail "alice's entrypoint did not run in a user namespace: $out"
+  rm -f "$marker"
+  if out=$(in_namespace "$storage/$MALLORY/trap"); then fail "alice ran mallory's experiment in a user namespace: $out"; fi
+  expect_contains "mallory's directory in a user namespace" "$out" "$storage/$MALLORY/trap is owned by"
+  [ ! -e "$marker" ] || fail "mallory's entrypoint ran in a user namespace"
+  note "in a user namespace: alice's own experiment runs, mallory's is refused: $out"
+else
+  note "user namespaces unavailable here: the rootless-container case is not checked"
+fi
