@@ -13,21 +13,12 @@
 #include <fmt/format.h>
 
 #include "dlx/common/error.hpp"
+#include "dlx/common/file_kind.hpp"
 #include "dlx/searcher/journal.hpp"
 
 namespace dlx::searcher::detail {
 
 namespace {
-
-const char* journal_file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISLNK(mode)) return "a symbolic link";
-  return "not a regular file";
-}
 
 // The error for a failed open of `path` (errno `error`). O_NOFOLLOW fails with ELOOP on a
 // symbolic link; a loop in the directories above fails the same way, hence the lstat.
@@ -53,7 +44,7 @@ struct stat checked_regular_journal_file(int fd, const std::filesystem::path& pa
   if (!S_ISREG(info.st_mode)) {
     throw JournalError(fmt::format("{} is {}, not a regular file: dlx uses its {} only as a regular file; move it "
                                    "aside",
-                                   path.string(), journal_file_kind(info.st_mode), what));
+                                   path.string(), describe_file_kind(info.st_mode), what));
   }
   return info;
 }

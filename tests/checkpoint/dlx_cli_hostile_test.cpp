@@ -21,6 +21,7 @@
 #include "dlx/checkpoint/checkpoint.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
 #include "hostile_files.hpp"
+#include "run_program.hpp"
 #include "test_support.hpp"
 
 using namespace dlx::checkpoint;
@@ -34,38 +35,13 @@ namespace {
 constexpr const char* kAddressSpace = "--as=536870912";
 constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 
-struct Run {
-  int status = -1;  // exit status; -1 when killed by a signal
-  std::string out, err;
-};
-
-std::string slurp_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
+using Run = dlx::testing::ProgramOutput;
 
 // `dlx args...` under timeout 60 and prlimit, stdout and stderr captured.
 Run run_dlx(const std::vector<std::string>& args, const fs::path& scratch) {
-  const auto out_path = scratch / "stdout", err_path = scratch / "stderr";
-  std::vector<std::string> argv{"/usr/bin/timeout", "-k", "5", "60", "/usr/bin/prlimit",
-                                kAddressSpace, DLX_CLI_PATH};
+  std::vector<std::string> argv{"/usr/bin/timeout", "-k", "5", "60", "/usr/bin/prlimit", kAddressSpace, DLX_CLI_PATH};
   argv.insert(argv.end(), args.begin(), args.end());
-  const pid_t child = ::fork();
-  if (child == 0) {
-    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (out < 0 || err < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(126);
-    std::vector<char*> raw;
-    for (auto& arg : argv) raw.push_back(arg.data());
-    raw.push_back(nullptr);
-    ::execv(raw[0], raw.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp_file(out_path), slurp_file(err_path)};
+  return dlx::testing::run_program(argv, scratch);
 }
 
 struct Hostile {

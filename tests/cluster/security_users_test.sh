@@ -142,7 +142,7 @@ wait_for_job "$job" 90
 output=$(cat "$DLX_TEST_STATE/work-$ALICE/fifo-${job}_0.out" 2>/dev/null || true)
 log=$(grep -h "dlx:" "$CLUSTER"/log/slurmd-n*.log | grep "fifo/experiment.yaml" | tail -3 || true)
 expect_contains "FIFO snapshot (job output and slurmd logs)" "$output$log" \
-  "experiment.yaml is a FIFO (named pipe), not a regular file"
+  "experiment.yaml is a FIFO, not a regular file"
 wait_nodes_idle 30
 # The next user's job runs.
 write_experiment "$MALLORY" after.yaml after "'id -un > $marker_dir/after-ran'"

@@ -56,7 +56,7 @@ expect_contains "linked snapshot" "$out" "$storage/$ALICE/exp/experiment.yaml is
 as "$ALICE" rm "$storage/$ALICE/exp/experiment.yaml"
 as "$ALICE" mkfifo -m 0640 "$storage/$ALICE/exp/experiment.yaml"
 if out=$(run_trial "$ALICE" "$storage/$ALICE/exp"); then fail "a FIFO snapshot was accepted: $out"; fi
-expect_contains "FIFO snapshot" "$out" "experiment.yaml is a FIFO (named pipe), not a regular file"
+expect_contains "FIFO snapshot" "$out" "experiment.yaml is a FIFO, not a regular file"
 [ ! -e "$marker" ] || fail "an entrypoint ran"
 note "refused at once: $out"
 
@@ -64,7 +64,7 @@ note "refused at once: $out"
 if out=$(as "$ALICE" timeout 60 "$SCRATCH/bin/dlx" validate "$storage/$ALICE/exp/experiment.yaml" 2>&1); then
   fail "dlx validate accepted a FIFO: $out"
 fi
-expect_contains "dlx validate on a FIFO" "$out" "it is a FIFO (named pipe), not a regular file"
+expect_contains "dlx validate on a FIFO" "$out" "it is a FIFO, not a regular file"
 note "dlx validate: $out"
 
 # Inside a user namespace that maps only alice (a rootless container): root's directories show

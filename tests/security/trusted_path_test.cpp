@@ -242,7 +242,7 @@ TEST_CASE("the snapshot is read only as a regular file of the user's, never bloc
     REQUIRE(::chown(snapshot.c_str(), kAlice, kAlice) == 0);
     const auto start = std::chrono::steady_clock::now();
     CHECK_THROWS_WITH(dlx::store::read_trusted_experiment_file(storage.experiment, "experiment.yaml", kAlice, 1024),
-                      Catch::Contains(snapshot.string() + " is a FIFO (named pipe), not a regular file"));
+                      Catch::Contains(snapshot.string() + " is a FIFO, not a regular file"));
     // A blocking open would never return: reaching this line is the check.
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
   }
@@ -275,7 +275,7 @@ TEST_CASE("read_small_file refuses a FIFO, a directory and a device without bloc
   const fs::path fifo = scratch.path() / "exp.yaml";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   CHECK_THROWS_WITH(dlx::read_small_file(fifo, 1024),
-                    Catch::Equals("cannot read " + fifo.string() + ": it is a FIFO (named pipe), not a regular file"));
+                    Catch::Equals("cannot read " + fifo.string() + ": it is a FIFO, not a regular file"));
   CHECK_THROWS_WITH(dlx::read_small_file(scratch.path(), 1024), Catch::Contains("it is a directory"));
   CHECK_THROWS_WITH(dlx::read_small_file("/dev/null", 1024), Catch::Contains("it is a character device"));
 }

@@ -23,6 +23,7 @@
 
 #include "dlx/checkpoint/trial_record.hpp"
 #include "dlx/searcher/journal.hpp"
+#include "run_program.hpp"
 #include "searcher_temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -32,16 +33,12 @@ using dlx::testing::TempDir;
 
 namespace {
 
-struct Output {
-  int status = -1;
-  std::string out, err;
-};
+using Output = dlx::testing::ProgramOutput;
 
 // `dlx ARGS...` under `timeout 300` (124 when it ran that long), through `bash -c` with `prefix`
 // (e.g. a ulimit) when given.
 Output run_dlx(const std::vector<std::string>& args, const std::string& prefix = "") {
   TempDir capture;
-  const auto out_path = capture.path / "stdout", err_path = capture.path / "stderr";
   std::vector<std::string> argv{"/usr/bin/timeout", "300", DLX_CLI_PATH};
   argv.insert(argv.end(), args.begin(), args.end());
   if (!prefix.empty()) {
@@ -49,20 +46,7 @@ Output run_dlx(const std::vector<std::string>& args, const std::string& prefix =
     for (const auto& arg : argv) command += " '" + arg + "'";
     argv = {"/bin/bash", "-c", command};
   }
-  const pid_t child = ::fork();
-  if (child == 0) {
-    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (out < 0 || err < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(126);
-    std::vector<char*> raw;
-    for (auto& arg : argv) raw.push_back(arg.data());
-    raw.push_back(nullptr);
-    ::execv(raw[0], raw.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(out_path), slurp(err_path)};
+  return dlx::testing::run_program(argv, capture.path);
 }
 
 // The line of the table row for trial `id`: "" when there is none.

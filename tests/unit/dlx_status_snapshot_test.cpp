@@ -30,6 +30,7 @@
 #include "dlx/searcher/journal_snapshot.hpp"
 #include "dlx/searcher/search_state.hpp"
 #include "recording_method.hpp"
+#include "run_program.hpp"
 #include "searcher_temp_dir.hpp"
 #include "simulated_runner.hpp"
 
@@ -47,10 +48,7 @@ const std::string kExperiment =
     "searcher: {name: async_halving, metric: loss, max_trials: 40, divisor: 2, max_rungs: 3,\n"
     "           max_length: {batches: 32}, stop_once: false}\n";
 
-struct Output {
-  int status = -1;
-  std::string out, err;
-};
+using Output = dlx::testing::ProgramOutput;
 
 // The dlx binary as nobody may run it: a copy in a directory of its own, since the build tree may
 // sit where nobody cannot reach it (a checkout under /root, mode 0700). dlx's RUNPATH names only
@@ -70,26 +68,12 @@ const std::string& dlx_for_nobody() {
 // Runs the dlx binary with `args`; as the user nobody when `as_nobody` (setpriv, root only).
 Output run_dlx(const std::vector<std::string>& args, bool as_nobody) {
   TempDir capture;
-  const auto out_path = capture.path / "stdout", err_path = capture.path / "stderr";
   std::vector<std::string> argv;
   if (as_nobody) argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--",
                          dlx_for_nobody()};
   else argv = {DLX_CLI_PATH};
   argv.insert(argv.end(), args.begin(), args.end());
-  const pid_t child = ::fork();
-  if (child == 0) {
-    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (out < 0 || err < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) ::_exit(126);
-    std::vector<char*> raw;
-    for (auto& arg : argv) raw.push_back(arg.data());
-    raw.push_back(nullptr);
-    ::execv(raw[0], raw.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out_path), slurp(err_path)};
+  return dlx::testing::run_program(argv, capture.path);
 }
 
 // Every file in `dir` with its bytes; experiment.h5 left out unless `all` (dlx status run by the

@@ -13,21 +13,13 @@
 
 #include "dlx/checkpoint/error.hpp"
 #include "dlx/checkpoint/h5/error.hpp"
+#include "dlx/common/file_kind.hpp"
 #include "dlx/checkpoint/h5/objects.hpp"
 
 namespace dlx::checkpoint::h5 {
 namespace {
 
 std::string descriptor_path(int fd) { return fmt::format("/proc/self/fd/{}", fd); }
-
-std::string_view file_type_name(mode_t mode) {
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISLNK(mode)) return "a symbolic link";
-  return "not a plain file";
-}
 
 [[noreturn]] void throw_errno(const std::filesystem::path& path, std::string_view what, int error) {
   throw CheckpointError(fmt::format("{}: cannot {}: {}", path.string(), what, std::strerror(error)),
@@ -67,7 +59,7 @@ ReadOnlyFile open_regular_file(const std::filesystem::path& path, Symlinks symli
     throw_format_error(path, fmt::format("is a directory, not a {}", kind));
   if (!S_ISREG(status.st_mode))
     throw_format_error(path, fmt::format("not a regular file ({}), so not a dlx {}",
-                                         file_type_name(status.st_mode), kind));
+                                         describe_file_kind(status.st_mode), kind));
   out.bytes = static_cast<std::uint64_t>(status.st_size);
   const auto proc_path = descriptor_path(out.fd.get());
   require_descriptor_path(proc_path, path);
