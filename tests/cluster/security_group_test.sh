@@ -101,3 +101,30 @@ for command in "dlx status $dir" "dlx plan $dir/experiment.yaml"; do
   expect_contains "$command" "$out" 'owned by mallory'
   note "$command: escaped"
 done
+
+# Held up: hyperparameter values with $(), backticks and a newline reach the trainer verbatim
+# (DLX_HP_<NAME> and DLX_HPARAMS) and run nothing, in slurmstepd, dlx-launch or the shell.
+marker=$DLX_TEST_STATE/verbatim-ran
+rm -f "$marker"
+cat > "$work/verbatim.yaml" <<YAML
+name: verbatim
+entrypoint: [sh, -c, 'printf %s "\$DLX_HP_V" > "\$DLX_EXPERIMENT_DIR/v-\$DLX_TRIAL_ID"; printf %s "\$DLX_HPARAMS" > "\$DLX_EXPERIMENT_DIR/j-\$DLX_TRIAL_ID"']
+hyperparameters:
+  v: {type: categorical, vals: ["\$(touch $marker)", "\`touch $marker\`", "line one\nline two; touch $marker"]}
+searcher: {name: grid, metric: loss}
+resources: {nodes_per_trial: 1, tasks_per_node: 1}
+YAML
+chown "$ALICE:" "$work/verbatim.yaml"
+submitted=$(as_named "$ALICE" sbatch --parsable --output=verbatim-%A_%a.out --dl-experiment=verbatim.yaml examples/job.sh)
+job=$(job_id_of "$submitted")
+wait_for_job "$job" 120
+vdir=$storage/$ALICE/verbatim
+[ "$(cat "$vdir/v-0")" = "\$(touch $marker)" ] || fail "trial 0 got [$(cat "$vdir/v-0")]"
+[ "$(cat "$vdir/v-1")" = "\`touch $marker\`" ] || fail "trial 1 got [$(cat "$vdir/v-1")]"
+[ "$(cat "$vdir/v-2")" = "line one
+line two; touch $marker" ] || fail "trial 2 got [$(cat "$vdir/v-2")]"
+/usr/bin/python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["v"]; assert v == sys.argv[2], v' \
+  "$vdir/j-2" "line one
+line two; touch $marker"
+[ ! -e "$marker" ] || fail "a hyperparameter value ran as a command"
+note "hyperparameter values with \$(), backticks and newlines reached the trainer verbatim and ran nothing"
