@@ -110,8 +110,12 @@ extern "C" __attribute__((visibility("default"))) int slurm_spank_init_post_opt(
 }
 
 extern "C" __attribute__((visibility("default"))) int slurm_spank_user_init(spank_t sp, int, char**) {
-  return guarded("user_init", [&] {
+  const int result = guarded("user_init", [&] {
     if (!spank_remote(sp) || !state().experiment_file) return 0;
     return export_trial_environment(sp);
   });
+  // Never fail the step from here: a failed user_init in a batch step drains the node (remote.hpp).
+  // What went wrong was reported; dlx-launch refuses the trial.
+  if (result != 0) spank_setenv(sp, kRefusalVariable, "dlx: user_init failed (see the error before this)", 1);
+  return 0;
 }
