@@ -1,5 +1,7 @@
 // dlx doctor's checks on saved Slurm reports: the local cluster's settings pass; each setting dlx
 // relies on, when missing, is reported with what was found and what to change.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -146,6 +148,53 @@ TEST_CASE("each missing requeue or preemption setting is a problem with the fix"
     auto f = finding(check_site(installation.facts(replaced(kConfig, "cred_expire=10", "cred_expire=-5"))), "cred_expire");
     CHECK(f.verdict == Verdict::ok);
     CHECK_THAT(f.found, Catch::Contains("120 s (default)"));
+  }
+}
+
+TEST_CASE("the storage root: who can change it, and users' directories made by someone else", "[doctor]") {
+  Installation installation;
+  const auto storage = installation.root / "storage";
+  const auto storage_findings = [&] {
+    std::vector<Finding> out;
+    for (const auto& f : check_site(installation.facts())) {
+      if (f.check == "storage_root") out.push_back(f);
+    }
+    return out;
+  };
+  SECTION("1777: users make their own directories") {
+    const auto found = storage_findings();
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].verdict == Verdict::ok);
+    CHECK_THAT(found[0].found, Catch::Contains("mode 1777: users make their own directories"));
+  }
+  SECTION("0755: the administrator makes them") {
+    fs::permissions(storage, fs::perms(0755));
+    const auto found = storage_findings();
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].verdict == Verdict::ok);
+    CHECK_THAT(found[0].found, Catch::Contains("dlx storage add-user USER"));
+  }
+  SECTION("writable by all without the sticky bit") {
+    fs::permissions(storage, fs::perms(0777));
+    const auto found = storage_findings();
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].verdict == Verdict::fail);
+    CHECK_THAT(found[0].found, Catch::Contains("(mode 0777) is writable by its group and all users without the sticky bit"));
+  }
+  SECTION("a directory named after a user, made by another") {
+    if (::geteuid() != 0) {
+      WARN("skipped: needs root to make a directory of another user");
+      return;
+    }
+    // `bin`'s directory, made by `daemon` (uid 1) in a 1777 root: what squatting leaves behind.
+    fs::create_directory(storage / "bin");
+    REQUIRE(::chown((storage / "bin").c_str(), 1, 1) == 0);
+    const auto found = storage_findings();
+    REQUIRE(found.size() == 2);
+    CHECK(found[0].verdict == Verdict::fail);
+    CHECK(found[0].found == (storage / "bin").string() + " is not bin's own directory: owned by daemon");
+    CHECK_THAT(found[0].advice, Catch::Contains("dlx storage add-user bin"));
+    CHECK(found[1].verdict == Verdict::ok);
   }
 }
 
