@@ -1,23 +1,32 @@
 #!/usr/bin/python3
-"""PyTorch DistributedDataParallel under dlx: a small MLP classifier on synthetic data.
+"""PyTorch DistributedDataParallel under dlx, preemption-safe: a small classifier (Linear,
+BatchNorm, Dropout, Adam, StepLR) on synthetic data.
 
 Run as one rank of a dlx trial:   srun dlx-launch -- /usr/bin/python3 examples/pytorch/ddp.py
 dlx-launch sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT, so the process group
-needs no configuration: gloo on CPUs, NCCL when this rank has a GPU. The dlx module (python/dlx.py)
-gives the trial's hyperparameters, records metrics in trials/<id>/trial.h5 (rank 0) and reports
-checkpoint signals; the ranks agree on stopping with an all_reduce, then exit 85 (requeue).
-Hyperparameters (all optional): learning_rate (0.1), batch_size (32, per rank), epochs (5),
-hidden (32), seed (7). Same seed and world size -> the same losses, bit for bit.
+needs no configuration (gloo on CPUs, NCCL when this rank has a GPU), and puts the dlx package on
+the path. What dlx adds to a DDP script is marked "dlx:":
+  - load_state restores the model, optimizer and scheduler (and each rank's RNG) on every rank
+    from the checkpoint the trial resumes from, after a preemption, a requeue or a time limit;
+  - save_state at the experiment's checkpoint period, and when a checkpoint signal came
+    (then exit 85: Slurm requeues the trial and it resumes here);
+  - report metrics; at the searcher's target length (ASHA, PBT), save and ask what next.
+Hyperparameters (all optional): learning_rate (0.01), batch_size (32, per rank), epochs (5),
+hidden (32), dropout (0.1), seed (7), step_delay_ms (0: a pause per step, to make a short run
+long enough to interrupt in tests). Same seed and world size -> the same weights, bit for bit,
+however often the run is interrupted.
 """
 import datetime
 import os
 import sys
+import time
 
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
 import dlx
+import dlx.torch
 
 SAMPLES, FEATURES, VALIDATION = 4096, 16, 1024
 
@@ -33,11 +42,13 @@ def synthetic(seed):
 
 def main():
     trial = dlx.Trial()
-    lr = float(trial.hparam("learning_rate", 0.1))
+    lr = float(trial.hparam("learning_rate", 0.01))
     batch = int(trial.hparam("batch_size", 32))
     epochs = int(trial.hparam("epochs", 5))
     hidden = int(trial.hparam("hidden", 32))
+    dropout = float(trial.hparam("dropout", 0.1))
     seed = int(trial.hparam("seed", 7))
+    delay = float(trial.hparam("step_delay_ms", 0)) / 1000
 
     use_cuda = torch.cuda.is_available()
     timeout = datetime.timedelta(seconds=int(os.environ.get("DLX_COMM_TIMEOUT_S", "300")))
@@ -45,39 +56,35 @@ def main():
     rank, world = dist.get_rank(), dist.get_world_size()
     device = torch.device("cuda", trial.local_rank % torch.cuda.device_count()) if use_cuda \
         else torch.device("cpu")
-    if rank == 0:
-        print(f"ddp: {world} ranks, backend {dist.get_backend()}, device {device}", flush=True)
+    if use_cuda:
+        torch.cuda.set_device(device)
 
     x, y = synthetic(seed)
     train_rows = (SAMPLES - VALIDATION) // world * world  # every rank the same number of steps
     x_train, y_train = x[rank:train_rows:world].to(device), y[rank:train_rows:world].to(device)
     x_valid, y_valid = x[SAMPLES - VALIDATION + rank::world].to(device), \
         y[SAMPLES - VALIDATION + rank::world].to(device)
+    steps_per_epoch = len(x_train) // batch
+    total = epochs * steps_per_epoch
 
-    torch.manual_seed(seed + rank)  # different initial weights per rank: DDP broadcasts rank 0's
-    model = torch.nn.Sequential(torch.nn.Linear(FEATURES, hidden), torch.nn.ReLU(),
+    torch.manual_seed(seed + rank)  # per-rank streams (dropout); DDP broadcasts rank 0's weights
+    model = torch.nn.Sequential(torch.nn.Linear(FEATURES, hidden), torch.nn.BatchNorm1d(hidden),
+                                torch.nn.ReLU(), torch.nn.Dropout(dropout),
                                 torch.nn.Linear(hidden, 1)).to(device)
     ddp = DistributedDataParallel(model, device_ids=[device.index] if use_cuda else None)
-    optimizer = torch.optim.SGD(ddp.parameters(), lr=lr)
+    optimizer = torch.optim.Adam(ddp.parameters(), lr=lr)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)  # per epoch
     loss_fn = torch.nn.BCEWithLogitsLoss(reduction="sum")
 
-    step = 0
-    for epoch in range(epochs):
-        order = torch.randperm(len(x_train), generator=torch.Generator().manual_seed(
-            seed * 1000 + epoch * world + rank)).to(device)
-        totals = torch.zeros(2, device=device)  # loss sum, rows
-        ddp.train()
-        for first in range(0, len(order) - batch + 1, batch):
-            rows = order[first:first + batch]
-            optimizer.zero_grad()
-            loss = loss_fn(ddp(x_train[rows]), y_train[rows])
-            (loss / batch).backward()  # DDP averages the gradients over the ranks
-            optimizer.step()
-            totals += torch.stack([loss.detach(), torch.tensor(float(batch), device=device)])
-            step += 1
-        dist.all_reduce(totals)
-        trial.report_training(step, loss=(totals[0] / totals[1]).item())
+    totals = torch.zeros(2, device=device)  # this epoch's loss sum and rows, over all ranks
+    objects = {"model": model, "optimizer": optimizer, "scheduler": scheduler,  # dlx:
+               "epoch_totals": totals}
+    step = dlx.torch.load_state(trial, objects) or 0                            # dlx:
+    if rank == 0:
+        print(f"ddp: {world} ranks, backend {dist.get_backend()}, device {device}, "
+              f"{'resuming at step ' + str(step) if step else 'starting'}", flush=True)
 
+    def evaluate():
         ddp.eval()
         with torch.no_grad():
             logits = model(x_valid)
@@ -85,22 +92,60 @@ def main():
                                  ((logits > 0).float() == y_valid).float().sum(),
                                  torch.tensor(float(len(y_valid)), device=device)])
         dist.all_reduce(valid)
-        trial.report_validation(step, loss=(valid[0] / valid[2]).item(),
-                                accuracy=(valid[1] / valid[2]).item())
+        ddp.train()
+        return {"loss": (valid[0] / valid[2]).item(), "accuracy": (valid[1] / valid[2]).item()}
 
-        # A checkpoint signal reaches one or all ranks: every rank stops at the same epoch.
-        stop = torch.tensor([1.0 if trial.checkpoint_requested() else 0.0], device=device)
-        dist.all_reduce(stop, op=dist.ReduceOp.MAX)
-        if stop.item() > 0:
-            if rank == 0:
-                print(f"ddp: checkpoint requested: stopping after epoch {epoch + 1}", flush=True)
-            dist.destroy_process_group()
-            return dlx.REQUEUE_EXIT_CODE
-
-    trial.finish()
-    dist.destroy_process_group()
+    ddp.train()
+    while True:
+        target = trial.target_length or total  # dlx: the searcher's length, if it has one
+        while step < target:
+            epoch, position = divmod(step, steps_per_epoch)
+            order = torch.randperm(len(x_train), generator=torch.Generator().manual_seed(
+                seed * 1000 + epoch * world + rank)).to(device)
+            rows = order[position * batch:(position + 1) * batch]
+            optimizer.zero_grad()
+            loss = loss_fn(ddp(x_train[rows]), y_train[rows])
+            (loss / batch).backward()  # DDP averages the gradients over the ranks
+            optimizer.step()
+            summed = torch.stack([loss.detach(), torch.tensor(float(batch), device=device)])
+            dist.all_reduce(summed)  # replicated, so the checkpoint holds every rank's share
+            totals += summed
+            step += 1
+            if delay:
+                time.sleep(delay)
+            if step % steps_per_epoch == 0:
+                scheduler.step()
+                trial.report_training(step, loss=(totals[0] / totals[1]).item())
+                totals.zero_()
+                if step < target:
+                    trial.report_validation(step, **evaluate())
+            if dlx.torch.checkpoint_due(trial, step):                          # dlx:
+                dlx.torch.save_state(trial, step, objects)
+            if dlx.torch.checkpoint_requested(trial):                          # dlx:
+                if rank == 0:
+                    print(f"ddp: checkpoint requested: saving step {step}", flush=True)
+                dlx.torch.save_state(trial, step, objects)
+                code = trial.checkpoint_and_exit(step)  # waits for the save; 85: requeue me
+                trial.close()
+                return code
+        # At the target: save first (a pause resumes here, a PBT exploit starts from it), then
+        # ask the searcher; every rank gets the same answer.
+        metrics = evaluate()
+        dlx.torch.save_state(trial, step, objects, metric=metrics["accuracy"])  # dlx:
+        decision = trial.report_validation(step, **metrics)                      # dlx:
+        if decision != "train" or not trial.target_length:
+            break
+    trial.finish()  # waits for the last save
+    trial.close()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # Debian's torch 1.13 can deadlock destroying a gloo process group at interpreter exit (its
+    # worker thread waits for the GIL that the exiting thread holds while joining it; torch 2.0
+    # releases the GIL there). main() has closed the trial and waited for every save, so nothing
+    # is lost by leaving without running destructors.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -12,18 +12,24 @@ RESUME_HPARAMS=${RESUME_HPARAMS:-"{learning_rate: 0.05, batch_size: 8, epochs: 1
 # 500 steps of 16 MiB (extra_state_mb) so that a save lasts long enough to be caught.
 FAULT_HPARAMS="{learning_rate: 0.05, batch_size: 8, epochs: 2, samples: 20000, step_delay_us: 22000, extra_state_mb: 16}"
 
+# The trainer: the C++ logreg example by default; the PyTorch tests set these to the DDP example
+# (RESUME_ENTRYPOINT a YAML flow sequence, TRAINER_COMM the trainer's /proc comm, 15 characters).
+RESUME_ENTRYPOINT=${RESUME_ENTRYPOINT:-"[dlx-example-logreg]"}
+RESUME_CHECKPOINT=${RESUME_CHECKPOINT:-"{period: {batches: 500}, keep_latest: 3, keep_best: 1}"}
+TRAINER_COMM=${TRAINER_COMM:-dlx-example-log}
+
 # write_resume_experiment NAME [EXTRA_YAML]: $WORK/NAME.yaml and $WORK/NAME.sh (TCP between the
 # single-host "nodes", as in launcher_two_by_two_test.sh).
 write_resume_experiment() {
   local name=$1 extra=${2:-}
   cat > "$WORK/$name.yaml" <<YAML
 name: $name
-entrypoint: [dlx-example-logreg]
+entrypoint: $RESUME_ENTRYPOINT
 seed: 5
 hyperparameters: $RESUME_HPARAMS
 searcher: {name: single, metric: accuracy, smaller_is_better: false}
 resources: {nodes_per_trial: 2, tasks_per_node: 1, partition: low}
-checkpoint: {period: {batches: 500}, keep_latest: 3, keep_best: 1}
+checkpoint: $RESUME_CHECKPOINT
 $extra
 YAML
   cat > "$WORK/$name.sh" <<'SH'
@@ -105,7 +111,7 @@ reference_trial() {
 # preemption would requeue the reference too.
 REFERENCE_JOB=""
 reference_key() {
-  printf '%s\n' "$RESUME_HPARAMS" "$(grep '^resources:' "$WORK/$1.yaml")" | sha1sum | cut -c1-12
+  printf '%s\n' "$RESUME_ENTRYPOINT" "$RESUME_HPARAMS" "$(grep '^resources:' "$WORK/$1.yaml")" | sha1sum | cut -c1-12
 }
 start_reference_trial() {
   local name=$1 cache
@@ -141,7 +147,7 @@ finish_reference_trial() {
 trainer_pid() {
   local job=$1 rank=$2 p found=()
   for p in /proc/[0-9]*; do
-    [ "$(cat "$p/comm" 2>/dev/null)" = dlx-example-log ] || continue  # comm: 15 characters
+    [ "$(cat "$p/comm" 2>/dev/null)" = "$TRAINER_COMM" ] || continue
     if tr '\0' '\n' < "$p/environ" 2>/dev/null | grep -qx "SLURM_ARRAY_JOB_ID=$job" &&
        tr '\0' '\n' < "$p/environ" 2>/dev/null | grep -qx "SLURM_PROCID=$rank"; then
       found+=("${p#/proc/}")

@@ -1,6 +1,8 @@
 // dlx-launch's pure parts: the torchrun variables and the allocation check.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 
@@ -123,4 +125,32 @@ TEST_CASE("launcher: the allocation check wants the GPUs the experiment asks for
   CHECK_NOTHROW(dlx::launch::check_allocation(p, resources(2, 2, 4)));
   p.gpus = {};
   CHECK_NOTHROW(dlx::launch::check_allocation(p, resources(2, 2, 0)));
+}
+
+TEST_CASE("launcher: the Python package goes first on PYTHONPATH, once", "[launch]") {
+  using dlx::launch::python_path_with;
+  const std::filesystem::path ours = "/opt/dlx/lib/dlx/python";
+  CHECK(python_path_with(ours, EnvMap{}) == "/opt/dlx/lib/dlx/python");
+  CHECK(python_path_with(ours, EnvMap{{"PYTHONPATH", ""}}) == "/opt/dlx/lib/dlx/python");
+  CHECK(python_path_with(ours, EnvMap{{"PYTHONPATH", "/home/a/src"}}) ==
+        "/opt/dlx/lib/dlx/python:/home/a/src");
+  // Already there (a requeued step inherits it): unchanged; a longer path that starts the same
+  // is another directory.
+  CHECK(python_path_with(ours, EnvMap{{"PYTHONPATH", "/x:/opt/dlx/lib/dlx/python"}}) ==
+        "/x:/opt/dlx/lib/dlx/python");
+  CHECK(python_path_with(ours, EnvMap{{"PYTHONPATH", "/opt/dlx/lib/dlx/python2"}}) ==
+        "/opt/dlx/lib/dlx/python:/opt/dlx/lib/dlx/python2");
+}
+
+TEST_CASE("launcher: the Python package is found beside the installed dlx-launch", "[launch]") {
+  const auto root = std::filesystem::temp_directory_path() / "dlx-python-package-test";
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root / "bin");
+  CHECK_FALSE(dlx::launch::python_package_dir(root / "bin" / "dlx-launch"));
+  std::filesystem::create_directories(root / "lib" / "dlx" / "python" / "dlx");
+  CHECK_FALSE(dlx::launch::python_package_dir(root / "bin" / "dlx-launch"));  // no __init__.py
+  std::ofstream(root / "lib" / "dlx" / "python" / "dlx" / "__init__.py") << "\n";
+  CHECK(dlx::launch::python_package_dir(root / "bin" / "dlx-launch") ==
+        root / "lib" / "dlx" / "python");
+  std::filesystem::remove_all(root);
 }

@@ -125,6 +125,11 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
   auto trial = env::read_trial_environment(env);
   refuse_unlaunched_trial(placement, trial, env, options.dry_run);
   EnvVars vars = compute_launch_env(placement, env, resolve);
+  std::error_code no_exe;
+  const auto launcher = std::filesystem::read_symlink("/proc/self/exe", no_exe);
+  if (const auto package = no_exe ? std::nullopt : python_package_dir(launcher)) {
+    vars.emplace_back("PYTHONPATH", python_path_with(*package, env));
+  }
 
   std::optional<config::Experiment> experiment;
   const bool under_srun = placement.launcher == slurm::Launcher::srun;

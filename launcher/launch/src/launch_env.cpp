@@ -71,4 +71,27 @@ EnvVars compute_launch_env(const slurm::TaskPlacement& placement, const env::Env
   };
 }
 
+std::optional<std::filesystem::path> python_package_dir(const std::filesystem::path& launcher) {
+  const auto directory = launcher.parent_path().parent_path() / "lib" / "dlx" / "python";
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(directory / "dlx" / "__init__.py", error)) {
+    return std::nullopt;
+  }
+  return directory;
+}
+
+std::string python_path_with(const std::filesystem::path& package_dir, const env::EnvMap& env) {
+  const auto inherited = env::lookup(env, "PYTHONPATH").value_or("");
+  const auto ours = package_dir.string();
+  std::size_t start = 0;
+  while (start <= inherited.size()) {
+    const auto end = std::min(inherited.find(':', start), inherited.size());
+    if (inherited.compare(start, end - start, ours) == 0 && end - start == ours.size()) {
+      return inherited;
+    }
+    start = end + 1;
+  }
+  return inherited.empty() ? ours : ours + ":" + inherited;
+}
+
 }  // namespace dlx::launch

@@ -164,6 +164,20 @@ dlx_status dlx_trial_finish(dlx_trial* t) {
   return guarded([&] { need(t, "trial").trial->finish(); });
 }
 
+dlx_status dlx_trial_checkpoint_and_exit(dlx_trial* t, int64_t saved_step, double deadline_seconds,
+                                        int* exit_code) {
+  return guarded([&] {
+    auto& out = need(exit_code, "exit_code");
+    std::optional<std::chrono::seconds> deadline;
+    if (deadline_seconds >= 0) deadline = std::chrono::seconds(static_cast<long>(deadline_seconds));
+    out = need(t, "trial").trial->exit_for_requeue(saved_step, deadline);
+  });
+}
+
+dlx_status dlx_trial_checkpoint_due(dlx_trial* t, int64_t step, int* out) {
+  return guarded([&] { need(out, "out") = need(t, "trial").trial->checkpoint_due(step) ? 1 : 0; });
+}
+
 dlx_status dlx_trial_should_checkpoint_and_exit(dlx_trial* t, int* out) {
   return guarded([&] {
     need(out, "out") = need(t, "trial").trial->should_checkpoint_and_exit() ? 1 : 0;

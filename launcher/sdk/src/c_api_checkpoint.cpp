@@ -125,10 +125,12 @@ dlx_status dlx_trial_wait_for_checkpoint(dlx_trial* t, double timeout_seconds, i
   });
 }
 
-dlx_status dlx_trial_resume(dlx_trial* t, dlx_checkpoint** out) {
+namespace {
+
+dlx_status resume_into(dlx_trial* t, dlx_checkpoint** out, dlx::Trial::RankStateRule ranks) {
   return guarded([&] {
     need(out, "out") = nullptr;
-    auto resumed = need(t, "trial").trial->resume();
+    auto resumed = need(t, "trial").trial->resume(ranks);
     if (!resumed) return;
     auto path = resumed->path().string();
     auto state = state_json_of(resumed->checkpoint().state);  // data_cursor included
@@ -141,12 +143,25 @@ dlx_status dlx_trial_resume(dlx_trial* t, dlx_checkpoint** out) {
   });
 }
 
+}  // namespace
+
+dlx_status dlx_trial_resume(dlx_trial* t, dlx_checkpoint** out) {
+  return resume_into(t, out, dlx::Trial::RankStateRule::refuse_other_world_size);
+}
+
+dlx_status dlx_trial_resume_any_world_size(dlx_trial* t, dlx_checkpoint** out) {
+  return resume_into(t, out, dlx::Trial::RankStateRule::caller_checks);
+}
+
 void dlx_checkpoint_destroy(dlx_checkpoint* checkpoint) {
   static_cast<void>(guarded([&] { delete checkpoint; }));
 }
 
 dlx_status dlx_checkpoint_step(const dlx_checkpoint* c, int64_t* out) {
   return guarded([&] { need(out, "out") = checked(c).resumed.step(); });
+}
+dlx_status dlx_checkpoint_world_size(const dlx_checkpoint* c, int64_t* out) {
+  return guarded([&] { need(out, "out") = checked(c).resumed.checkpoint().metadata.world_size; });
 }
 dlx_status dlx_checkpoint_epoch(const dlx_checkpoint* c, int64_t* out) {
   return guarded([&] { need(out, "out") = checked(c).resumed.epoch(); });

@@ -53,6 +53,7 @@
 #include "preemption.hpp"
 #include "rank_state.hpp"
 #include "resume_choice.hpp"
+#include "resume_rendezvous.hpp"
 #include "trial_recorder.hpp"
 
 namespace dlx {
@@ -252,10 +253,22 @@ detail::Checkpointer& Trial::checkpointer() {
   return *checkpointer_;
 }
 
-std::optional<ResumedState> Trial::resume() {
+std::optional<ResumedState> Trial::resume(RankStateRule ranks) {
   if (!checkpointing_enabled()) return std::nullopt;
   auto& checkpoints = checkpointer();
   const bool with_mpi = mpi_ != nullptr;
+  // Without a communicator the ranks meet in the trial's directory (resume_rendezvous.hpp).
+  std::optional<detail::ResumeRendezvous> rendezvous;
+  if (!with_mpi && size_ > 1) {
+    if (!in_trial()) {
+      throw CheckpointingError(
+          "dlx: resume() on several ranks without a communicator needs a dlx trial (the ranks "
+          "agree on the checkpoint through the trial's directory): run under srun dlx-launch");
+    }
+    rendezvous = detail::ResumeRendezvous::for_run(environment_.record_path().parent_path(),
+                                                   env::current_environment(), resume_calls_);
+  }
+  ++resume_calls_;
   detail::Chosen chosen;
   std::string failure;
   if (rank_ == 0) {
@@ -266,22 +279,42 @@ std::optional<ResumedState> Trial::resume() {
       failure = fmt::format("dlx: cannot look for a checkpoint to resume from in {}: {}",
                             checkpoints.settings().directory.string(), error.what());
     }
+    if (rendezvous) {
+      try {
+        rendezvous->publish({chosen.path, failure});
+      } catch (const std::exception& error) {
+        // The other ranks wait for nothing: they end at their limit, or with this rank's exit.
+        throw CheckpointingError(fmt::format(
+            "dlx: cannot tell the other ranks which checkpoint to resume from ({}): {}",
+            rendezvous->path().string(), error.what()));
+      }
+    }
+  } else if (rendezvous) {
+    const auto told = rendezvous->wait(
+        detail::ResumeRendezvous::wait_limit(env::current_environment()));
+    if (!told.error.empty()) {
+      throw CheckpointingError(fmt::format("dlx: rank 0 could not choose a checkpoint: {}",
+                                           told.error));
+    }
+    chosen.path = told.checkpoint;
   }
   agree(with_mpi, failure, "look for a checkpoint to resume from");
   const std::filesystem::path path = broadcast_text(with_mpi, chosen.path.string());
   if (path.empty()) return std::nullopt;  // a fresh start
-  if (rank_ != 0 && with_mpi) {
+  if (rank_ != 0 && (with_mpi || rendezvous)) {
     try {
       chosen.checkpoint =
           checkpoint::load_checkpoint(path, detail::expectation_for(path, checkpoints.settings()));
     } catch (const std::exception& error) {
       failure = fmt::format("dlx: rank {} cannot load checkpoint {}: {}", rank_, path.string(),
                             error.what());
+      if (!with_mpi) throw CheckpointingError(failure);
     }
   }
   agree(with_mpi, failure, "load checkpoint " + path.string());
   const auto& metadata = chosen.checkpoint->metadata;
-  if (metadata.world_size != size_ && has_rank_state(*chosen.checkpoint)) {
+  if (ranks == RankStateRule::refuse_other_world_size && metadata.world_size != size_ &&
+      has_rank_state(*chosen.checkpoint)) {
     throw CheckpointingError(fmt::format(
         "dlx: checkpoint {} holds per-rank state of {} ranks but this run has {}: resume it on "
         "{} ranks (the experiment's resources), or start the trial afresh",
@@ -429,6 +462,18 @@ int Trial::checkpoint_and_exit(const TrainingState& state,
                     took.count()));
   }
   return kRequeueExitCode;
+}
+
+int Trial::exit_for_requeue(std::int64_t saved_step, std::optional<std::chrono::seconds> deadline) {
+  if (checkpointing_enabled() && checkpointer().last_saved_step != saved_step) {
+    throw CheckpointingError(fmt::format(
+        "dlx: checkpoint_and_exit({}): the last checkpoint saved is not of step {}: save the "
+        "state of step {} first (it is what the requeued run resumes from)", saved_step,
+        saved_step, saved_step));
+  }
+  TrainingState saved;
+  saved.step = saved_step;
+  return checkpoint_and_exit(saved, deadline);
 }
 
 }  // namespace dlx

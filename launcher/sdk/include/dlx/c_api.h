@@ -92,7 +92,18 @@ dlx_status dlx_trial_target_length(const dlx_trial* trial, int64_t* out);
 dlx_status dlx_trial_report_validation_next(dlx_trial* trial, int64_t step, const char* const* names,
                                             const double* values, size_t count, int* next);
 
+/* Whether the experiment's checkpoint period (checkpoint.period: batches, else minutes) says to
+ * save after `step`. By batches every rank gives the same answer; by minutes rank 0's clock
+ * decides: with MPI it is broadcast, without a communicator only rank 0 says 1 (combine the
+ * answers with the framework, e.g. an all_reduce of MAX; dlx.torch.checkpoint_due does). */
+dlx_status dlx_trial_checkpoint_due(dlx_trial* trial, int64_t step, int* out);
 /* Collective: *out = 1 on every rank when any rank got a checkpoint signal. */
+/* After a checkpoint signal and the save of step `saved_step` (dlx_trial_save_checkpoint):
+ * waits for that save up to `deadline_seconds` (< 0: DLX_EXIT_DEADLINE_S, else 30 s), records in
+ * trial.h5 why the trial stops, and sets *exit_code = 85: exit with it and Slurm requeues the
+ * trial. DLX_ERROR_TRIAL when the last save was not of `saved_step`. */
+dlx_status dlx_trial_checkpoint_and_exit(dlx_trial* trial, int64_t saved_step,
+                                         double deadline_seconds, int* exit_code);
 dlx_status dlx_trial_should_checkpoint_and_exit(dlx_trial* trial, int* out);
 
 /* Collective, in place: fused (bucketed) sum of every tensor over all ranks. */
@@ -132,11 +143,19 @@ dlx_status dlx_trial_save_checkpoint(dlx_trial* trial, int64_t step, int64_t epo
  * = 0 when the time ran out first. */
 dlx_status dlx_trial_wait_for_checkpoint(dlx_trial* trial, double timeout_seconds, int* finished);
 /* Collective: the checkpoint to resume from (DLX_LATEST_CHECKPOINT, the searcher's named start
- * checkpoint, or the newest valid one), verified; *out = NULL on a fresh start. */
+ * checkpoint, or the newest valid one), verified; *out = NULL on a fresh start. Every rank gets
+ * the checkpoint rank 0 chose (without a communicator they agree through the trial's directory).
+ * DLX_ERROR_TRIAL when the file holds per-rank state saved on another number of ranks. */
 dlx_status dlx_trial_resume(dlx_trial* trial, dlx_checkpoint** out);
+/* dlx_trial_resume, but a checkpoint with per-rank state of another world size is returned: the
+ * caller restores the replicated state and decides about the per-rank state (compare
+ * dlx_checkpoint_world_size with dlx_trial_size). */
+dlx_status dlx_trial_resume_any_world_size(dlx_trial* trial, dlx_checkpoint** out);
 void dlx_checkpoint_destroy(dlx_checkpoint* checkpoint); /* accepts NULL */
 dlx_status dlx_checkpoint_step(const dlx_checkpoint* checkpoint, int64_t* out);
 dlx_status dlx_checkpoint_epoch(const dlx_checkpoint* checkpoint, int64_t* out);
+/* The number of ranks of the run that saved it. */
+dlx_status dlx_checkpoint_world_size(const dlx_checkpoint* checkpoint, int64_t* out);
 dlx_status dlx_checkpoint_path(const dlx_checkpoint* checkpoint, const char** out);
 /* The small state as a JSON object (data_cursor included). */
 dlx_status dlx_checkpoint_state_json(const dlx_checkpoint* checkpoint, const char** out);

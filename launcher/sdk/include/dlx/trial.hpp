@@ -174,8 +174,12 @@ class Trial {
   // (or a searcher decision) named one, else the newest valid step-<N>.h5 in checkpoint_dir();
   // nullopt on a fresh start or without DLX_CHECKPOINT_DIR. Drops metrics recorded after its
   // step and records the restart in trial.h5. Throws CheckpointingError on every rank when the
-  // checkpoint does not fit this run (per-rank state from another world size).
-  std::optional<ResumedState> resume();
+  // checkpoint does not fit this run (per-rank state from another world size), unless `ranks`
+  // says the caller checks that itself (dlx.torch restores replicated state on any world size).
+  // Without a communicator the ranks agree through the trial's directory
+  // (src/resume_rendezvous.hpp): every rank resumes from the checkpoint rank 0 chose.
+  enum class RankStateRule { refuse_other_world_size, caller_checks };
+  std::optional<ResumedState> resume(RankStateRule ranks = RankStateRule::refuse_other_world_size);
   // Does the experiment's checkpoint period (checkpoint.period_batches, else period_minutes) say
   // to save after `step`? Collective only with period_minutes (rank 0's clock decides). False
   // without DLX_CHECKPOINT_DIR.
@@ -190,6 +194,11 @@ class Trial {
   // and the previous checkpoint is the one the requeued run resumes from.
   int checkpoint_and_exit(const TrainingState& state,
                           std::optional<std::chrono::seconds> deadline = std::nullopt);
+  // checkpoint_and_exit for a trainer that saved the checkpoint of `saved_step` itself (the C
+  // API, dlx.torch): waits for that save, records why the trial stops, returns kRequeueExitCode.
+  // Throws CheckpointingError when the last save was not of `saved_step`.
+  int exit_for_requeue(std::int64_t saved_step,
+                       std::optional<std::chrono::seconds> deadline = std::nullopt);
   // Collective: waits for an async save in flight; false when `deadline` passed first.
   bool wait_for_checkpoint(std::chrono::steady_clock::duration deadline);
   bool checkpointing_enabled() const noexcept { return checkpoint_dir().has_value(); }
@@ -231,6 +240,7 @@ class Trial {
   // Checkpoints (src/checkpointing.cpp). Destroyed first: waits for a save in flight.
   detail::Checkpointer& checkpointer();
   std::unique_ptr<detail::Checkpointer> checkpointer_;
+  int resume_calls_ = 0;  // names this process's resume rendezvous without a communicator
 };
 
 }  // namespace dlx

@@ -10,6 +10,7 @@
 // MASTER_PORT: a value already set wins; else 29500 + SLURM_JOB_ID % 10000 (unprivileged,
 // deterministic, different for the concurrent array tasks of one experiment); 29500 outside
 // Slurm.
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -33,5 +34,14 @@ int master_port_for_job(const std::string& job_id);
 // Pure apart from `resolve`.
 EnvVars compute_launch_env(const slurm::TaskPlacement& placement, const env::EnvMap& env,
                            const Resolver& resolve);
+
+// The Python package (import dlx, dlx.torch) installed with dlx-launch: <prefix>/lib/dlx/python
+// beside <prefix>/bin/dlx-launch (the build tree has the same layout); nullopt when it is not
+// there (a system install puts it on Python's own path).
+std::optional<std::filesystem::path> python_package_dir(const std::filesystem::path& launcher);
+
+// PYTHONPATH for the trainer: `package_dir` first, then the inherited value (unchanged when it
+// already lists `package_dir`), so that `import dlx` needs no setting in the job script.
+std::string python_path_with(const std::filesystem::path& package_dir, const env::EnvMap& env);
 
 }  // namespace dlx::launch

@@ -1,0 +1,109 @@
+"""libdlx_c.so through ctypes: where it is found, the C API's signatures, and its errors.
+
+The library is $DLX_LIBRARY when set, else the one installed beside this package
+(<prefix>/lib/dlx/python/dlx/ -> <prefix>/lib/libdlx_c.so; the build tree has the same layout),
+else whatever the system's library path finds.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+
+NO_COMMUNICATOR = 1
+
+
+class Error(RuntimeError):
+    """A failed libdlx call, or input dlx refuses; the message says what and how to fix it."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+class NamedTensor(ctypes.Structure):
+    """dlx_named_tensor: a tensor to save, by address (the library snapshots it)."""
+    _fields_ = [("name", ctypes.c_char_p), ("dtype", ctypes.c_char_p), ("data", ctypes.c_void_p),
+                ("shape", ctypes.POINTER(ctypes.c_uint64)), ("rank", ctypes.c_size_t)]
+
+
+def _library_path() -> str:
+    explicit = os.environ.get("DLX_LIBRARY")
+    if explicit:
+        return explicit
+    here = os.path.dirname(os.path.abspath(__file__))
+    installed = os.path.normpath(os.path.join(here, "..", "..", "..", "libdlx_c.so"))
+    if os.path.exists(installed):
+        return installed
+    return "libdlx_c.so"
+
+
+def _load() -> ctypes.CDLL:
+    lib = ctypes.CDLL(_library_path())
+    c_trial, c_checkpoint = ctypes.c_void_p, ctypes.c_void_p
+    p = ctypes.POINTER
+    signatures = {
+        "dlx_trial_create": [ctypes.c_uint, p(c_trial)],
+        "dlx_trial_rank": [c_trial, p(ctypes.c_int)],
+        "dlx_trial_size": [c_trial, p(ctypes.c_int)],
+        "dlx_trial_local_rank": [c_trial, p(ctypes.c_int)],
+        "dlx_trial_in_trial": [c_trial, p(ctypes.c_int)],
+        "dlx_trial_id": [c_trial, p(ctypes.c_int64)],
+        "dlx_trial_experiment_dir": [c_trial, p(ctypes.c_char_p)],
+        "dlx_trial_checkpoint_dir": [c_trial, p(ctypes.c_char_p)],
+        "dlx_trial_latest_checkpoint": [c_trial, p(ctypes.c_char_p)],
+        "dlx_trial_hparams_json": [c_trial, p(ctypes.c_char_p)],
+        "dlx_trial_report_training": [c_trial, ctypes.c_int64, p(ctypes.c_char_p),
+                                      p(ctypes.c_double), ctypes.c_size_t],
+        "dlx_trial_report_validation": [c_trial, ctypes.c_int64, p(ctypes.c_char_p),
+                                        p(ctypes.c_double), ctypes.c_size_t],
+        "dlx_trial_report_validation_next": [c_trial, ctypes.c_int64, p(ctypes.c_char_p),
+                                             p(ctypes.c_double), ctypes.c_size_t, p(ctypes.c_int)],
+        "dlx_trial_start_length": [c_trial, p(ctypes.c_int64)],
+        "dlx_trial_target_length": [c_trial, p(ctypes.c_int64)],
+        "dlx_trial_finish": [c_trial],
+        "dlx_trial_should_checkpoint_and_exit": [c_trial, p(ctypes.c_int)],
+        "dlx_trial_checkpoint_due": [c_trial, ctypes.c_int64, p(ctypes.c_int)],
+        "dlx_trial_checkpoint_and_exit": [c_trial, ctypes.c_int64, ctypes.c_double, p(ctypes.c_int)],
+        "dlx_trial_save_checkpoint": [c_trial, ctypes.c_int64, ctypes.c_int64, p(NamedTensor),
+                                      ctypes.c_size_t, ctypes.c_char_p, ctypes.c_double],
+        "dlx_trial_wait_for_checkpoint": [c_trial, ctypes.c_double, p(ctypes.c_int)],
+        "dlx_trial_resume": [c_trial, p(c_checkpoint)],
+        "dlx_trial_resume_any_world_size": [c_trial, p(c_checkpoint)],
+        "dlx_checkpoint_step": [c_checkpoint, p(ctypes.c_int64)],
+        "dlx_checkpoint_epoch": [c_checkpoint, p(ctypes.c_int64)],
+        "dlx_checkpoint_world_size": [c_checkpoint, p(ctypes.c_int64)],
+        "dlx_checkpoint_path": [c_checkpoint, p(ctypes.c_char_p)],
+        "dlx_checkpoint_state_json": [c_checkpoint, p(ctypes.c_char_p)],
+        "dlx_checkpoint_tensor_count": [c_checkpoint, p(ctypes.c_size_t)],
+        "dlx_checkpoint_tensor": [c_checkpoint, ctypes.c_size_t, p(ctypes.c_char_p),
+                                  p(ctypes.c_char_p), p(p(ctypes.c_uint64)), p(ctypes.c_size_t),
+                                  p(ctypes.c_void_p), p(ctypes.c_size_t)],
+    }
+    for name, argtypes in signatures.items():
+        function = getattr(lib, name)
+        function.argtypes = argtypes
+        function.restype = ctypes.c_int
+    lib.dlx_trial_destroy.argtypes = [c_trial]
+    lib.dlx_trial_destroy.restype = None
+    lib.dlx_checkpoint_destroy.argtypes = [c_checkpoint]
+    lib.dlx_checkpoint_destroy.restype = None
+    lib.dlx_last_error.argtypes = []
+    lib.dlx_last_error.restype = ctypes.c_char_p
+    return lib
+
+
+_lib: ctypes.CDLL | None = None
+
+
+def library() -> ctypes.CDLL:
+    """The loaded library (loaded on first use)."""
+    global _lib
+    if _lib is None:
+        _lib = _load()
+    return _lib
+
+
+def check(status: int) -> None:
+    """Raises Error with dlx_last_error()'s text when a call failed."""
+    if status != 0:
+        raise Error(status, library().dlx_last_error().decode("utf-8", "replace"))

@@ -1,0 +1,333 @@
+"""PyTorch state in dlx checkpoints: save_state and load_state, called by every rank.
+
+    objects = {"model": model, "optimizer": optimizer, "scheduler": scheduler, "scaler": scaler}
+    step = dlx.torch.load_state(trial, objects)      # None on a fresh start
+    ...
+    dlx.torch.save_state(trial, step, objects, metric=accuracy)
+
+`objects` maps names to anything with state_dict()/load_state_dict() (modules, optimizers, LR
+schedulers, GradScaler) or to plain nested dicts/lists/tuples of tensors and Python values. One
+checkpoint (trials/<id>/checkpoints/step-<N>.h5, docs/checkpoint-format.md) holds every tensor
+as an HDF5 dataset named by its state-dict path (/tensors/model/layer1.0.weight,
+/tensors/optimizer/state/3/exp_avg), the structure and the Python values as typed metadata
+(no pickle), and every rank's RNG states (Python, numpy, torch, CUDA) at rng/rank-<r>/<stream>.
+
+Replicated state (the model, the optimizer: the same on every rank under DDP) is taken from
+rank 0. save_state returns once the state is copied to host memory; the file is written in the
+background (trial.wait_for_checkpoint() waits), with the experiment's retention after it.
+load_state restores every object in place, on every rank, from the checkpoint rank 0 chose, and
+each rank's own RNG states; a checkpoint saved on another number of ranks restores the
+replicated state only when asked to (restore_rng=False).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+import torch
+
+from .._library import Error
+from ..trial import TensorView, Trial
+from . import _ranks, _rng, _tensors, _tree
+from ._tree import TreeError
+
+FORMAT = 1
+STRUCTURE_KEY = "dlx.torch"  # the checkpoint's state value holding the structure (JSON)
+
+__all__ = ["checkpoint_due", "checkpoint_requested", "load_state", "save_state", "TreeError"]
+
+
+def _any_rank(flag: bool, trial: Trial) -> bool:
+    """True on every rank when `flag` is true on any (an all_reduce of MAX; local on one rank)."""
+    if trial.size == 1:
+        return flag
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        raise Error(2, f"dlx.torch: this trial has {trial.size} ranks, which agree through "
+                       f"torch.distributed: call torch.distributed.init_process_group() first")
+    device = torch.device("cuda", torch.cuda.current_device()) \
+        if dist.get_backend() == "nccl" else torch.device("cpu")
+    value = torch.tensor([1 if flag else 0], dtype=torch.int32, device=device)
+    dist.all_reduce(value, op=dist.ReduceOp.MAX)
+    _ranks.keep_alive(value)
+    return bool(value.item())
+
+
+def checkpoint_requested(trial: Trial) -> bool:
+    """True on every rank when any rank got a checkpoint signal (preemption, requeue, the time
+    limit's notice): then save_state and exit with dlx.REQUEUE_EXIT_CODE. Collective: call it at
+    the same point of every step on every rank."""
+    return _any_rank(trial.checkpoint_requested(), trial)
+
+
+def checkpoint_due(trial: Trial, step: int) -> bool:
+    """Whether the experiment's checkpoint.period says to save after `step`, the same answer on
+    every rank. Collective."""
+    return _any_rank(trial.checkpoint_due(step), trial)
+
+
+def _state_of(name: str, value: Any) -> tuple[Any, bool]:
+    """(the state to save, whether `value` restores through load_state_dict)."""
+    if not isinstance(name, str) or not name or "/" in name or "\0" in name or name == ".":
+        raise TreeError(f"dlx.torch: objects has the name {name!r}; names are non-empty strings "
+                        f"without '/' (they are the first level of every tensor's path)")
+    if callable(getattr(value, "state_dict", None)) and \
+            callable(getattr(value, "load_state_dict", None)):
+        return value.state_dict(), True
+    if isinstance(value, (dict, list, tuple, torch.Tensor)):
+        return value, False
+    raise TreeError(f"dlx.torch: objects[{name!r}] is a {type(value).__name__}; dlx.torch saves "
+                    f"objects with state_dict()/load_state_dict() (modules, optimizers, "
+                    f"schedulers, GradScaler) and plain dicts, lists and tensors")
+
+
+class _Snapshot:
+    """Rank 0's tensors ready for the library: host memory, contiguous, in the stored dtype."""
+
+    def __init__(self, to_host: bool):
+        self.to_host = to_host
+        self.views: list[TensorView] = []
+        self.keep: list[torch.Tensor] = []
+        self._device: list[tuple[int, torch.Tensor, str, str]] = []
+        self._stream = None
+
+    def add(self, path: str, tensor: torch.Tensor, here: str) -> None:
+        _tensors.check_savable(tensor, here)
+        if not self.to_host:
+            return
+        stored, plain = _tensors.stored_form(tensor)
+        if plain.device.type != "cpu":
+            # Copied on a side stream once the training stream's work on it is done; the copies
+            # overlap each other and the library snapshots them after one synchronisation.
+            if self._stream is None and plain.device.type == "cuda":
+                self._stream = torch.cuda.Stream(plain.device)
+                self._stream.wait_stream(torch.cuda.current_stream(plain.device))
+            host = torch.empty(plain.shape, dtype=plain.dtype,
+                               pin_memory=plain.device.type == "cuda")
+            if self._stream is not None and plain.device.type == "cuda":
+                with torch.cuda.stream(self._stream):
+                    host.copy_(plain, non_blocking=True)
+                plain.record_stream(self._stream)
+            else:
+                host.copy_(plain)
+            plain = host
+        self.keep.append(plain)
+        self.views.append(TensorView(path, stored, plain.data_ptr() if plain.numel() else 0,
+                                     tuple(plain.shape)))
+
+    def ready(self) -> list[TensorView]:
+        if self._stream is not None:
+            self._stream.synchronize()
+        return self.views
+
+
+def save_state(trial: Trial, step: int, objects: Mapping[str, Any], metric: float | None = None,
+               *, epoch: int = 0) -> None:
+    """Saves the state of every object in `objects` as the checkpoint of `step` (collective:
+    every rank calls it at the same step). Raises TreeError, naming the object and key, for
+    state dlx.torch cannot store; then nothing is written."""
+    mine = _ranks.pack(_rng.capture())
+    gathered = _ranks.gather(mine, trial.rank, trial.size)
+    snapshot = _Snapshot(to_host=trial.rank == 0)
+    encoder = _tree.Encoder(snapshot.add)
+    structure = {}
+    for name, value in objects.items():
+        state, stateful = _state_of(name, value)
+        structure[name] = {"stateful": stateful, "state": encoder.encode(name, state, [], [name])}
+    if trial.rank != 0:
+        # The library's save is collective; rank 0's state is the one saved.
+        trial.save_views(step, [], epoch=epoch, metric=metric)
+        return
+    views = snapshot.ready()
+    for rank, packed in enumerate(gathered):
+        for stream, data in _ranks.unpack(packed, rank).items():
+            array = torch.frombuffer(bytearray(data), dtype=torch.uint8) if data else \
+                torch.empty(0, dtype=torch.uint8)
+            snapshot.keep.append(array)
+            views.append(TensorView(f"rng/rank-{rank}/{stream}", "uint8",
+                                    array.data_ptr() if len(data) else 0, (len(data),)))
+    state = {STRUCTURE_KEY: json.dumps({"format": FORMAT, "objects": structure},
+                                       separators=(",", ":"))}
+    trial.save_views(step, views, state=state, epoch=epoch, metric=metric)
+
+
+def load_state(trial: Trial, objects: Mapping[str, Any], *, restore_rng: bool = True) -> int | None:
+    """Restores every object of `objects` in place from the checkpoint the trial resumes from
+    (the one rank 0 chose: DLX_LATEST_CHECKPOINT, the searcher's start checkpoint, or the
+    newest valid one) and this rank's RNG states; returns its step, or None on a fresh start.
+    Called by every rank. Raises dlx.Error, before changing anything, when the checkpoint and
+    `objects` do not hold the same names, or when the checkpoint was saved on another number of
+    ranks and restore_rng is true (restore_rng=False restores the replicated state only)."""
+    for name, value in objects.items():
+        _state_of(name, value)
+    loaded = trial.load(any_world_size=True)
+    if loaded is None:
+        return None
+    with loaded:
+        text = loaded.state.get(STRUCTURE_KEY)
+        if not isinstance(text, str):
+            raise Error(2, f"dlx.torch: {loaded.path} was not written by dlx.torch.save_state "
+                           f"(it has no '{STRUCTURE_KEY}' state value): read it with "
+                           f"trial.resume(), which returns its tensors as numpy arrays")
+        saved = json.loads(text)
+        if saved.get("format", 0) > FORMAT:
+            raise Error(2, f"dlx.torch: {loaded.path} has dlx.torch format {saved.get('format')}, "
+                           f"newer than this dlx reads ({FORMAT}): use the dlx that wrote it")
+        structure = saved["objects"]
+        _check_names(loaded.path, structure, objects)
+        if restore_rng and loaded.world_size != trial.size:
+            raise Error(2, f"dlx.torch: {loaded.path} was saved by {loaded.world_size} ranks, this "
+                           f"run has {trial.size}: each rank's RNG state belongs to a rank of "
+                           f"that run. Run the trial on {loaded.world_size} ranks (the "
+                           f"experiment's resources) to resume it exactly, or call "
+                           f"load_state(trial, objects, restore_rng=False) to restore the model "
+                           f"and optimizer and keep this run's own RNG states")
+        stored = {tensor.name: tensor for tensor in loaded.tensors()}
+
+        def view(path: str, dtype: str) -> torch.Tensor:
+            found = stored.get(path)
+            if found is None:
+                raise Error(2, f"dlx.torch: {loaded.path} has no tensor '{path}', which its "
+                               f"structure names; was the file edited?")
+            return _tensors.from_stored(found.address, found.nbytes, found.dtype, found.shape,
+                                        dtype, path)
+
+        states = {}
+        for name, entry in structure.items():
+            target = objects[name]
+            # A module copies each tensor into its parameters; anything else may keep the
+            # tensors it is given, so it gets copies the loaded file does not own.
+            share = isinstance(target, torch.nn.Module)
+            tensor_of = view if share else (lambda path, dtype: view(path, dtype).clone())
+            states[name] = _tree.decode(entry["state"], tensor_of)
+            if entry["stateful"] != (callable(getattr(target, "load_state_dict", None)) and
+                                     callable(getattr(target, "state_dict", None))):
+                raise Error(2, f"dlx.torch: objects[{name!r}] is a {type(target).__name__}, but "
+                               f"{loaded.path} holds {name!r} as "
+                               f"{'a state dict' if entry['stateful'] else 'a plain value'}")
+            if share:
+                _check_module(loaded.path, name, target, states[name])
+            elif isinstance(target, torch.optim.Optimizer):
+                _check_optimizer(loaded.path, name, target, states[name])
+            elif not entry["stateful"]:
+                _check_plain(target, states[name], name)
+        for name, state in states.items():
+            _restore(objects[name], state, name, loaded.path)
+        if restore_rng:
+            prefix = f"rng/rank-{trial.rank}/"
+            streams = {path[len(prefix):]: _bytes(tensor) for path, tensor in stored.items()
+                       if path.startswith(prefix)}
+            _rng.restore(streams, loaded.path)
+        return loaded.step
+
+
+def _bytes(stored) -> bytes:
+    import ctypes
+    return ctypes.string_at(stored.address, stored.nbytes) if stored.nbytes else b""
+
+
+def _check_names(path: str, structure: dict, objects: Mapping[str, Any]) -> None:
+    missing = [name for name in objects if name not in structure]
+    extra = [name for name in structure if name not in objects]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"it has no {', '.join(map(repr, missing))} (saved without "
+                         f"{'it' if len(missing) == 1 else 'them'}?)")
+        if extra:
+            parts.append(f"it also holds {', '.join(map(repr, extra))}, which objects does not "
+                         f"name (pass {'it' if len(extra) == 1 else 'them'} too)")
+        raise Error(2, f"dlx.torch: {path} does not hold the objects load_state was given: "
+                       f"{'; '.join(parts)}. Nothing was restored. Save and load the same names")
+
+
+def _check_module(path: str, name: str, module: torch.nn.Module, state: dict) -> None:
+    expected = module.state_dict()
+    missing = [key for key in expected if key not in state]
+    unexpected = [key for key in state if key not in expected]
+    shapes = [f"{key} {tuple(state[key].shape)} vs {tuple(value.shape)}"
+              for key, value in expected.items()
+              if key in state and isinstance(value, torch.Tensor) and
+              isinstance(state[key], torch.Tensor) and state[key].shape != value.shape]
+    if missing or unexpected or shapes:
+        details = [f"missing {missing[:5]}" if missing else "",
+                   f"unexpected {unexpected[:5]}" if unexpected else "",
+                   f"shapes differ: {'; '.join(shapes[:5])}" if shapes else ""]
+        raise Error(2, f"dlx.torch: objects[{name!r}] does not match its state in {path} "
+                       f"({', '.join(d for d in details if d)}); nothing was restored: build the "
+                       f"model as it was when it was saved")
+
+
+def _check_optimizer(path: str, name: str, optimizer: torch.optim.Optimizer, state: Any) -> None:
+    groups = state.get("param_groups") if isinstance(state, dict) else None
+    if not isinstance(groups, list):
+        raise Error(2, f"dlx.torch: {path} holds no optimizer state for objects[{name!r}]")
+    saved = [len(group.get("params", [])) for group in groups]
+    current = [len(group["params"]) for group in optimizer.param_groups]
+    if saved != current:
+        raise Error(2, f"dlx.torch: objects[{name!r}] has parameter groups of {current} "
+                       f"parameters; {path} saved groups of {saved}. Nothing was restored: "
+                       f"build the optimizer over the same parameters as when it was saved")
+
+
+def _check_plain(target: Any, state: Any, name: str) -> None:
+    fits = (isinstance(target, torch.Tensor) and isinstance(state, torch.Tensor) and
+            state.shape == target.shape and state.dtype == target.dtype) or \
+        (isinstance(target, dict) and isinstance(state, dict)) or \
+        (isinstance(target, list) and isinstance(state, (list, tuple)))
+    if not fits:
+        raise Error(2, f"dlx.torch: objects[{name!r}] is {_describe(target)}, which load_state "
+                       f"cannot restore in place to the saved {_describe(state)} (a tensor is "
+                       f"restored into its own shape and dtype, a dict into a dict, a list into "
+                       f"a list); nothing was restored")
+
+
+def _restore(target: Any, state: Any, name: str, path: str) -> None:
+    if callable(getattr(target, "load_state_dict", None)) and \
+            callable(getattr(target, "state_dict", None)):
+        try:
+            target.load_state_dict(state)
+        except (RuntimeError, KeyError, ValueError, TypeError) as error:
+            raise Error(2, f"dlx.torch: objects[{name!r}].load_state_dict() refused its state "
+                           f"from {path}: {error}") from error
+        return
+    _restore_plain(target, state, name)
+
+
+def _restore_plain(target: Any, state: Any, name: str) -> None:
+    """A plain container restored in place: dicts and lists get the saved entries, tensors the
+    saved values (copied into them when shape and dtype allow, else replaced)."""
+    if isinstance(target, torch.Tensor):
+        if not isinstance(state, torch.Tensor) or state.shape != target.shape or \
+                state.dtype != target.dtype:
+            raise Error(2, f"dlx.torch: objects[{name!r}] is a tensor of {tuple(target.shape)} "
+                           f"{target.dtype}; the checkpoint holds "
+                           f"{_describe(state)}: a tensor is restored only into its own shape")
+        with torch.no_grad():
+            target.copy_(state)
+        return
+    if isinstance(target, dict) and isinstance(state, dict):
+        # The saved entries in the saved order; a tensor that fits keeps its identity.
+        previous = dict(target)
+        target.clear()
+        for key, value in state.items():
+            current = previous.get(key)
+            if isinstance(current, torch.Tensor) and isinstance(value, torch.Tensor) and \
+                    current.shape == value.shape and current.dtype == value.dtype:
+                with torch.no_grad():
+                    current.copy_(value)
+                value = current
+            target[key] = value
+        return
+    if isinstance(target, list) and isinstance(state, (list, tuple)):
+        target[:] = list(state)
+        return
+    raise Error(2, f"dlx.torch: objects[{name!r}] is a {type(target).__name__}, which load_state "
+                   f"cannot change in place to the saved {_describe(state)}; pass a dict or list")
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of {tuple(value.shape)} {value.dtype}"
+    return f"a {type(value).__name__}"

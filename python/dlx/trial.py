@@ -1,0 +1,312 @@
+"""dlx.Trial: this process's view of its trial, over libdlx's C API (dlx/c_api.h)."""
+from __future__ import annotations
+
+import ctypes
+import json
+from typing import Any, Iterator, Mapping, NamedTuple, Sequence
+
+from ._library import NO_COMMUNICATOR, Error, NamedTensor, check, library
+
+# numpy dtype names a checkpoint holds as they are (bfloat16 has no numpy type: it loads as
+# float32 through h5py, and through resume() as its raw uint16 words).
+_CHECKPOINT_DTYPES = {"float32", "float64", "float16", "int8", "int16", "int32", "int64",
+                      "uint8", "uint16", "uint32", "uint64"}
+
+_DECISIONS = ("train", "stop", "pause", "complete")
+
+
+class Checkpoint:
+    """A verified checkpoint from Trial.resume(): step, epoch, path, state (a dict of the small
+    values) and tensors (a dict of numpy arrays, copies owned by Python)."""
+
+    def __init__(self, step: int, epoch: int, path: str, state: dict, tensors: dict):
+        self.step, self.epoch, self.path, self.state, self.tensors = step, epoch, path, state, tensors
+
+    def __repr__(self) -> str:
+        return f"dlx.Checkpoint(step={self.step}, path={self.path!r}, tensors={sorted(self.tensors)})"
+
+
+class TensorView(NamedTuple):
+    """A tensor to save, by address: it must stay unchanged until the save call returns (the
+    library copies it before returning)."""
+    name: str
+    dtype: str               # a checkpoint dtype name: "float32", "bfloat16", "uint8", ...
+    address: int             # 0 only when the shape holds no element
+    shape: Sequence[int]
+
+
+class StoredTensor(NamedTuple):
+    """A tensor of a loaded checkpoint: its bytes live at `address` until the LoadedCheckpoint
+    is closed."""
+    name: str
+    dtype: str
+    shape: tuple
+    address: int
+    nbytes: int
+
+
+class LoadedCheckpoint:
+    """A verified checkpoint held by the library (no copy into Python): its tensors' bytes stay
+    valid until close(). Use as a context manager."""
+
+    def __init__(self, handle: ctypes.c_void_p):
+        lib = library()
+        self._handle = handle
+        step, epoch, world = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
+        path, state = ctypes.c_char_p(), ctypes.c_char_p()
+        check(lib.dlx_checkpoint_step(handle, ctypes.byref(step)))
+        check(lib.dlx_checkpoint_epoch(handle, ctypes.byref(epoch)))
+        check(lib.dlx_checkpoint_world_size(handle, ctypes.byref(world)))
+        check(lib.dlx_checkpoint_path(handle, ctypes.byref(path)))
+        check(lib.dlx_checkpoint_state_json(handle, ctypes.byref(state)))
+        self.step, self.epoch, self.world_size = step.value, epoch.value, world.value
+        self.path = path.value.decode("utf-8")
+        self.state = json.loads(state.value.decode("utf-8"))
+
+    def tensors(self) -> Iterator[StoredTensor]:
+        lib = library()
+        count = ctypes.c_size_t()
+        check(lib.dlx_checkpoint_tensor_count(self._handle, ctypes.byref(count)))
+        for index in range(count.value):
+            name, dtype = ctypes.c_char_p(), ctypes.c_char_p()
+            shape, rank = ctypes.POINTER(ctypes.c_uint64)(), ctypes.c_size_t()
+            data, size = ctypes.c_void_p(), ctypes.c_size_t()
+            check(lib.dlx_checkpoint_tensor(self._handle, index, ctypes.byref(name),
+                                            ctypes.byref(dtype), ctypes.byref(shape),
+                                            ctypes.byref(rank), ctypes.byref(data),
+                                            ctypes.byref(size)))
+            yield StoredTensor(name.value.decode("utf-8"), dtype.value.decode("ascii"),
+                               tuple(shape[i] for i in range(rank.value)), data.value or 0,
+                               size.value)
+
+    def close(self) -> None:
+        if self._handle:
+            library().dlx_checkpoint_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self) -> "LoadedCheckpoint":
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
+
+
+class Trial:
+    """This process's view of its dlx trial (one per process). Without MPI: a framework program
+    does its own collectives; only rank 0 writes the trial record and the checkpoints."""
+
+    def __init__(self):
+        lib = library()
+        handle = ctypes.c_void_p()
+        check(lib.dlx_trial_create(NO_COMMUNICATOR, ctypes.byref(handle)))
+        self._handle = handle
+        self.rank = self._int(lib.dlx_trial_rank)
+        self.size = self._int(lib.dlx_trial_size)
+        self.local_rank = self._int(lib.dlx_trial_local_rank)
+        self.in_trial = bool(self._int(lib.dlx_trial_in_trial))
+        trial_id = ctypes.c_int64()
+        check(lib.dlx_trial_id(self._handle, ctypes.byref(trial_id)))
+        self.id = trial_id.value
+        self.hparams = json.loads(self._text(lib.dlx_trial_hparams_json))
+        self.experiment_dir = self._text(lib.dlx_trial_experiment_dir) or None
+        self.checkpoint_dir = self._text(lib.dlx_trial_checkpoint_dir) or None
+        self.latest_checkpoint = self._text(lib.dlx_trial_latest_checkpoint) or None
+
+    def _int(self, function) -> int:
+        value = ctypes.c_int()
+        check(function(self._handle, ctypes.byref(value)))
+        return value.value
+
+    def _int64(self, function) -> int:
+        value = ctypes.c_int64(0)
+        check(function(self._handle, ctypes.byref(value)))
+        return value.value
+
+    def _text(self, function) -> str:
+        value = ctypes.c_char_p()
+        check(function(self._handle, ctypes.byref(value)))
+        return (value.value or b"").decode("utf-8")
+
+    # ---- hyperparameters and metrics
+
+    def hparam(self, name: str, default: Any = None) -> Any:
+        """The hyperparameter `name`; `default` when the trial has none (then None is an error)."""
+        if name in self.hparams:
+            return self.hparams[name]
+        if default is None:
+            known = ", ".join(self.hparams) or "none"
+            raise Error(2, f"dlx: hyperparameter '{name}' is not set for this trial (set: {known})")
+        return default
+
+    @staticmethod
+    def _metric_arrays(metrics: Mapping[str, float]):
+        names = [str(name).encode("utf-8") for name in metrics]
+        values = [float(value) for value in metrics.values()]
+        return (ctypes.c_char_p * len(names))(*names), (ctypes.c_double * len(values))(*values)
+
+    def report_training(self, step: int, metrics: Mapping[str, float] | None = None,
+                        **named: float) -> None:
+        """Record training metrics at `step` (rank 0 writes; every rank may call)."""
+        metrics = {**(metrics or {}), **named}
+        names, values = self._metric_arrays(metrics)
+        check(library().dlx_trial_report_training(self._handle, int(step), names, values,
+                                                   len(metrics)))
+
+    def report_validation(self, step: int, metrics: Mapping[str, float] | None = None,
+                          **named: float) -> str:
+        """Record validation metrics at `step`. At the searcher's target length this asks the
+        searcher and returns what it said: "train" (go on to the new target_length), "stop",
+        "pause" (the checkpoint of this step is where a later task resumes) or "complete".
+        Elsewhere it returns "train". Every rank that calls it at the target gets the same
+        answer: the question has one id in the experiment's journal, the first rank's asking
+        records the decision and every other rank reads that one back."""
+        metrics = {**(metrics or {}), **named}
+        names, values = self._metric_arrays(metrics)
+        said = ctypes.c_int(0)
+        check(library().dlx_trial_report_validation_next(
+            self._handle, int(step), names, values, len(metrics), ctypes.byref(said)))
+        return _DECISIONS[said.value]
+
+    @property
+    def start_length(self) -> int:
+        """Where the searcher's work starts (0: from scratch)."""
+        return self._int64(library().dlx_trial_start_length)
+
+    @property
+    def target_length(self) -> int:
+        """The length to report validation at (0: no searcher length: train your own)."""
+        return self._int64(library().dlx_trial_target_length)
+
+    def checkpoint_requested(self) -> bool:
+        """True once this process got a checkpoint signal (SIGTERM, SIGUSR1, SIGUSR2). Local:
+        combine it across ranks with the framework (e.g. an all_reduce of MAX)."""
+        return bool(self._int(library().dlx_trial_should_checkpoint_and_exit))
+
+    # ---- checkpoints
+
+    def checkpoint_due(self, step: int) -> bool:
+        """Whether the experiment's checkpoint.period says to save after `step` (False without
+        one). A period in minutes is rank 0's clock: only rank 0 answers True; PyTorch programs
+        use dlx.torch.checkpoint_due, which gives every rank the same answer."""
+        due = ctypes.c_int(0)
+        check(library().dlx_trial_checkpoint_due(self._handle, int(step), ctypes.byref(due)))
+        return bool(due.value)
+
+    def save_checkpoint(self, step: int, tensors: Mapping[str, Any], state: Mapping | None = None,
+                        epoch: int = 0, metric: float | None = None) -> None:
+        """Save step-<step>.h5 in the trial's checkpoint directory: `tensors` maps names
+        ("model/fc1/weight") to numpy arrays (any shape; float16/32/64, int8..64, uint8..64),
+        `state` small values (numbers, booleans, strings; an int "data_cursor" is the data
+        cursor), `metric` the searcher metric at this step (for keep_best). The arrays are copied
+        before this returns; the file is written in the background (wait_for_checkpoint()), and
+        the experiment's retention runs after it. Rank 0's arrays are saved.
+        PyTorch programs use dlx.torch.save_state, which takes state dicts as they are."""
+        import numpy
+
+        keep = []  # the contiguous arrays live until the call returns
+        views = []
+        for name, value in tensors.items():
+            array = numpy.asarray(value, order="C")  # keeps 0-d arrays (ascontiguousarray does not)
+            if array.dtype.name not in _CHECKPOINT_DTYPES:
+                raise Error(1, f"dlx: tensor '{name}' has dtype {array.dtype.name}, which a "
+                               f"checkpoint cannot hold (use one of {sorted(_CHECKPOINT_DTYPES)})")
+            if array.dtype.byteorder == ">":
+                array = array.astype(array.dtype.newbyteorder("<"))
+            keep.append(array)
+            views.append(TensorView(str(name), array.dtype.name, array.ctypes.data, array.shape))
+        self.save_views(step, views, state=state, epoch=epoch, metric=metric)
+
+    def save_views(self, step: int, views: Sequence[TensorView], state: Mapping | None = None,
+                   epoch: int = 0, metric: float | None = None) -> None:
+        """save_checkpoint over tensors given by address (TensorView): no copy in Python. The
+        memory must stay unchanged until this returns (the library snapshots it)."""
+        keep = []  # encoded names and shape arrays live until the call returns
+        entries = []
+        for view in views:
+            shape = (ctypes.c_uint64 * max(1, len(view.shape)))(*view.shape)
+            encoded = (view.name.encode("utf-8"), view.dtype.encode("ascii"))
+            keep.append((shape, encoded))
+            entries.append(NamedTensor(encoded[0], encoded[1], view.address or None, shape,
+                                       len(view.shape)))
+        table = (NamedTensor * max(1, len(entries)))(*entries)
+        state_text = json.dumps(dict(state or {})).encode("utf-8")
+        value = float("nan") if metric is None else float(metric)
+        check(library().dlx_trial_save_checkpoint(self._handle, int(step), int(epoch), table,
+                                                  len(entries), state_text, value))
+
+    def checkpoint_and_exit(self, step: int, deadline: float | None = None) -> int:
+        """After a checkpoint signal and the save of `step` (save_checkpoint, or
+        dlx.torch.save_state): waits for the save (at most `deadline` seconds; default
+        DLX_EXIT_DEADLINE_S, else 30), records in trial.h5 why the trial stops and returns
+        dlx.REQUEUE_EXIT_CODE (85), for the program to exit with: Slurm requeues the trial and it
+        resumes from that checkpoint. Every rank calls it."""
+        code = ctypes.c_int(0)
+        check(library().dlx_trial_checkpoint_and_exit(
+            self._handle, int(step), -1.0 if deadline is None else float(deadline),
+            ctypes.byref(code)))
+        return code.value
+
+    def wait_for_checkpoint(self, timeout: float | None = None) -> bool:
+        """Wait for a save in flight (at most `timeout` seconds); False when time ran out."""
+        finished = ctypes.c_int(0)
+        check(library().dlx_trial_wait_for_checkpoint(
+            self._handle, -1.0 if timeout is None else float(timeout), ctypes.byref(finished)))
+        return bool(finished.value)
+
+    def load(self, any_world_size: bool = False) -> LoadedCheckpoint | None:
+        """The checkpoint to resume from, verified and held by the library (LoadedCheckpoint);
+        None on a fresh start. Called by every rank: each gets the file rank 0 chose. A file
+        whose per-rank state was saved on another number of ranks is refused unless
+        `any_world_size` (then the caller checks LoadedCheckpoint.world_size)."""
+        lib = library()
+        handle = ctypes.c_void_p()
+        call = lib.dlx_trial_resume_any_world_size if any_world_size else lib.dlx_trial_resume
+        check(call(self._handle, ctypes.byref(handle)))
+        return LoadedCheckpoint(handle) if handle.value else None
+
+    def resume(self) -> Checkpoint | None:
+        """The checkpoint to resume from, verified (DLX_LATEST_CHECKPOINT, the searcher's start
+        checkpoint, or the trial's newest valid one) as a dlx.Checkpoint of numpy arrays; None
+        on a fresh start. Called by every rank: each gets the file rank 0 chose."""
+        import numpy
+
+        loaded = self.load()
+        if loaded is None:
+            return None
+        with loaded:
+            tensors = {}
+            for stored in loaded.tensors():
+                kind = "uint16" if stored.dtype == "bfloat16" else stored.dtype
+                raw = ctypes.string_at(stored.address, stored.nbytes) if stored.nbytes else b""
+                tensors[stored.name] = numpy.frombuffer(
+                    raw, dtype=numpy.dtype(kind).newbyteorder("<")).reshape(stored.shape).copy()
+            return Checkpoint(loaded.step, loaded.epoch, loaded.path, loaded.state, tensors)
+
+    def finish(self) -> None:
+        """Mark the trial completed (rank 0), or stopped/paused as the searcher said."""
+        check(library().dlx_trial_finish(self._handle))
+
+    def close(self) -> None:
+        if self._handle:
+            library().dlx_trial_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self) -> "Trial":
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
