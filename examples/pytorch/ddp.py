@@ -18,9 +18,11 @@ however often the run is interrupted.
 """
 import datetime
 import os
+import random
 import sys
 import time
 
+import numpy
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
@@ -67,7 +69,11 @@ def main():
     steps_per_epoch = len(x_train) // batch
     total = epochs * steps_per_epoch
 
-    torch.manual_seed(seed + rank)  # per-rank streams (dropout); DDP broadcasts rank 0's weights
+    # Every generator seeded (per-rank streams: dropout differs between ranks; DDP broadcasts rank
+    # 0's initial weights), so that a run is a function of its seed and resumes bit-exactly.
+    random.seed(seed + rank)
+    numpy.random.seed(seed + rank)
+    torch.manual_seed(seed + rank)
     model = torch.nn.Sequential(torch.nn.Linear(FEATURES, hidden), torch.nn.BatchNorm1d(hidden),
                                 torch.nn.ReLU(), torch.nn.Dropout(dropout),
                                 torch.nn.Linear(hidden, 1)).to(device)

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The PyTorch ResNet example (examples/pytorch/resnet.py: AdamW, cosine schedule, checkpoints by
+# dlx.torch) searched on the local cluster, as an unprivileged user:
+#   - ASHA (resnet_asha.yaml, promotions): every trial ends completed, stopped or paused, none
+#     failed; some trial paused at a rung and a later array task resumed it from that rung's
+#     checkpoint (a promotion), training on to the next rung;
+#   - PBT (resnet_pbt.yaml): every trial after round 0 starts from the checkpoint the searcher
+#     named (recorded in its trial.h5: started_from), at least one of them a parent's (an
+#     exploit) rather than its own member's, and every trial completes.
+source "$(dirname "$0")/lib.sh"
+
+/usr/bin/python3 -c 'import torch' 2>/dev/null || fail "python3-torch is not installed (scripts/install-deps.sh)"
+submit() {  # submit NAME YAML: the array job id
+  local out
+  out=$(as_user sbatch --parsable --output="$1-%A_%a.out" --dl-experiment="$2" \
+    examples/pytorch/job.sh 2> "$WORK/$1.sbatch.err") || fail "sbatch $2 failed: $(cat "$WORK/$1.sbatch.err")"
+  job_id_of "$out"
+}
+asha=$(submit resnet-asha examples/pytorch/resnet_asha.yaml)
+expect_contains "sbatch's report" "$(cat "$WORK/resnet-asha.sbatch.err")" "6 trials as array"
+pbt=$(submit resnet-pbt examples/pytorch/resnet_pbt.yaml)
+trap 'scancel "$asha" "$pbt" 2> /dev/null || true' EXIT
+wait_for_job "$asha" 600
+wait_for_job "$pbt" 600
+
+asha_dir=$(readlink "$(user_storage)/.jobs/$asha")
+status=$(as_user dlx status "$asha") || fail "dlx status failed"
+echo "$status"
+expect_contains "dlx status" "$status" "# best: trial"
+expect_contains "dlx status" "$status" "completed at 96"
+echo "$status" | grep -q "paused at 24" || fail "no trial stayed paused at rung 0 (24 batches)"
+cat "$WORK"/resnet-asha-"$asha"_*.out > "$WORK/resnet-asha.all.out"
+grep -q "error\|Traceback" "$WORK/resnet-asha.all.out" && fail "an ASHA task failed: $(grep -B2 -A8 "error\|Traceback" "$WORK/resnet-asha.all.out" | head -40)"
+grep -Eq "dlx: resuming from .*/checkpoints/step-(24|48)\.h5" "$WORK/resnet-asha.all.out" ||
+  fail "no paused trial was resumed from its rung checkpoint: $(grep -h "resnet:" "$WORK/resnet-asha.all.out")"
+/usr/bin/python3 - "$asha_dir" <<'PY'
+import glob, sys, h5py
+text = lambda v: v.decode() if isinstance(v, bytes) else v
+states, promoted = {}, []
+for record in sorted(glob.glob(sys.argv[1] + "/trials/*/trial.h5")):
+    with h5py.File(record, "r") as f:
+        trial = int(record.split("/")[-2])
+        states[trial] = text(f.attrs["state"])
+        steps = list(f["metrics/validation/steps"][:]) if "metrics/validation/steps" in f else []
+        if 24 in steps and 48 in steps:
+            promoted.append(trial)
+assert len(states) == 6, states
+assert all(s in ("completed", "stopped", "paused") for s in states.values()), states
+assert promoted, f"no trial reported at two rungs: {states}"
+print(f"ASHA: trial states {states}; promoted past rung 0: {promoted}")
+PY
+note "ASHA over the PyTorch ResNet: paused, promoted, resumed from rung checkpoints, none failed"
+
+pbt_dir=$(readlink "$(user_storage)/.jobs/$pbt")
+cat "$WORK"/resnet-pbt-"$pbt"_*.out > "$WORK/resnet-pbt.all.out"
+grep -q "Traceback" "$WORK/resnet-pbt.all.out" && fail "a PBT task failed: $(grep -A8 Traceback "$WORK/resnet-pbt.all.out" | head -40)"
+/usr/bin/python3 - "$pbt_dir" <<'PY'
+import sys, h5py
+text = lambda v: v.decode() if isinstance(v, bytes) else v
+population, rounds, length = 4, 3, 32
+exploits = []
+for trial in range(population * rounds):
+    with h5py.File(f"{sys.argv[1]}/trials/{trial}/trial.h5", "r") as f:
+        assert text(f.attrs["state"]) == "completed", (trial, text(f.attrs["state"]))
+        round_, member = divmod(trial, population)
+        if round_ == 0:
+            assert "started_from" not in f.attrs, (trial, text(f.attrs["started_from"]))
+            continue
+        source, step = int(f.attrs["started_from_trial"]), int(f.attrs["started_from_step"])
+        assert step == round_ * length, (trial, step)
+        assert source // population == round_ - 1, (trial, source)
+        assert text(f.attrs["started_from_path"]).endswith(f"trials/{source}/checkpoints/step-{step}.h5")
+        validation = list(f["metrics/validation/steps"][:])
+        assert validation[-1] == (round_ + 1) * length, (trial, validation)
+        if source != trial - population:
+            exploits.append(f"trial {trial} (member {member}) from trial {source}")
+assert exploits, "no member exploited another's checkpoint"
+print("PBT: every later trial started from its named checkpoint; exploits:", "; ".join(exploits))
+PY
+grep -q "dlx: starting from .*trials/[0-9]*/checkpoints/step-32.h5 (step 32, .*the searcher's start checkpoint" "$WORK/resnet-pbt.all.out" ||
+  fail "no PBT trial logged its start from another trial's checkpoint"
+note "PBT over the PyTorch ResNet: exploits start from the parent's checkpoint"
