@@ -49,6 +49,12 @@ assert all(s in ("completed", "stopped", "paused") for s in states.values()), st
 assert promoted, f"no trial reported at two rungs: {states}"
 print(f"ASHA: trial states {states}; promoted past rung 0: {promoted}")
 PY
+# dlx ckpt treats dlx.torch's files as any other checkpoint: they verify, and a paused trial's
+# rung checkpoint is kept because the searcher references it.
+as_user dlx ckpt verify "$asha_dir"/trials/*/checkpoints/step-*.h5 > "$WORK/resnet-asha.verify" ||
+  fail "dlx ckpt verify failed: $(cat "$WORK/resnet-asha.verify")"
+listing=$(as_user dlx ckpt ls "$asha") || fail "dlx ckpt ls failed: $listing"
+expect_contains "dlx ckpt ls" "$listing" "referenced by searcher"
 note "ASHA over the PyTorch ResNet: paused, promoted, resumed from rung checkpoints, none failed"
 
 pbt_dir=$(readlink "$(user_storage)/.jobs/$pbt")
