@@ -45,7 +45,34 @@ class StoredTensor(NamedTuple):
     nbytes: int
 
 
-class LoadedCheckpoint:
+class _Owned:
+    """Owns a library handle: released by close(), at the end of a `with` block, or when the
+    object is collected."""
+    _handle = None
+
+    def _destroy(self, handle) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        if self._handle:
+            self._destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self.close()
+        return False
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
+
+
+class LoadedCheckpoint(_Owned):
     """A verified checkpoint held by the library (no copy into Python): its tensors' bytes stay
     valid until close(). Use as a context manager."""
 
@@ -79,26 +106,11 @@ class LoadedCheckpoint:
                                tuple(shape[i] for i in range(rank.value)), data.value or 0,
                                size.value)
 
-    def close(self) -> None:
-        if self._handle:
-            library().dlx_checkpoint_destroy(self._handle)
-            self._handle = None
-
-    def __enter__(self) -> "LoadedCheckpoint":
-        return self
-
-    def __exit__(self, *exc) -> bool:
-        self.close()
-        return False
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown
-            pass
+    def _destroy(self, handle) -> None:
+        library().dlx_checkpoint_destroy(handle)
 
 
-class Trial:
+class Trial(_Owned):
     """This process's view of its dlx trial (one per process). Without MPI: a framework program
     does its own collectives; only rank 0 writes the trial record and the checkpoints."""
 
@@ -293,20 +305,5 @@ class Trial:
         """Mark the trial completed (rank 0), or stopped/paused as the searcher said."""
         check(library().dlx_trial_finish(self._handle))
 
-    def close(self) -> None:
-        if self._handle:
-            library().dlx_trial_destroy(self._handle)
-            self._handle = None
-
-    def __enter__(self) -> "Trial":
-        return self
-
-    def __exit__(self, *exc) -> bool:
-        self.close()
-        return False
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown
-            pass
+    def _destroy(self, handle) -> None:
+        library().dlx_trial_destroy(handle)

@@ -16,12 +16,42 @@ submit() {  # submit NAME YAML: the array job id
     examples/pytorch/job.sh 2> "$WORK/$1.sbatch.err") || fail "sbatch $2 failed: $(cat "$WORK/$1.sbatch.err")"
   job_id_of "$out"
 }
+# The stopping variant and adaptive ASHA over the same trainer: variants of resnet_asha.yaml.
+sed -e 's/^name: resnet-asha/name: resnet-stop/' -e 's/^  divisor: 2/  divisor: 2\n  stop_once: true/' \
+  "$WORK/examples/pytorch/resnet_asha.yaml" > "$WORK/resnet-stop.yaml"
+sed -e 's/^name: resnet-asha/name: resnet-adaptive/' -e 's/^  name: async_halving/  name: adaptive_asha/' \
+  -e 's/^  max_rungs: 3/  max_rungs: 3\n  mode: aggressive/' \
+  "$WORK/examples/pytorch/resnet_asha.yaml" > "$WORK/resnet-adaptive.yaml"
+chmod a+r "$WORK"/resnet-*.yaml
 asha=$(submit resnet-asha examples/pytorch/resnet_asha.yaml)
 expect_contains "sbatch's report" "$(cat "$WORK/resnet-asha.sbatch.err")" "6 trials as array"
 pbt=$(submit resnet-pbt examples/pytorch/resnet_pbt.yaml)
-trap 'scancel "$asha" "$pbt" 2> /dev/null || true' EXIT
-wait_for_job "$asha" 600
-wait_for_job "$pbt" 600
+stop=$(submit resnet-stop resnet-stop.yaml)
+adaptive=$(submit resnet-adaptive resnet-adaptive.yaml)
+trap 'scancel "$asha" "$pbt" "$stop" "$adaptive" 2> /dev/null || true' EXIT
+for job in "$asha" "$pbt" "$stop" "$adaptive"; do wait_for_job "$job" 600; done
+
+# Stopping ASHA and adaptive ASHA: every trial completed or stopped by the searcher, none failed.
+for variant in stop:"$stop" adaptive:"$adaptive"; do
+  name=resnet-${variant%%:*} job=${variant#*:}
+  cat "$WORK/$name-$job"_*.out > "$WORK/$name.all.out"
+  grep -q "Traceback" "$WORK/$name.all.out" && fail "a $name task failed: $(grep -A8 Traceback "$WORK/$name.all.out" | head -30)"
+  variant_status=$(as_user dlx status "$job") || fail "dlx status $name failed"
+  echo "$variant_status"
+  expect_contains "dlx status of $name" "$variant_status" "completed at 96"
+  /usr/bin/python3 - "$(readlink "$(user_storage)/.jobs/$job")" "$name" <<'PY'
+import glob, sys, h5py
+text = lambda v: v.decode() if isinstance(v, bytes) else v
+states = {}
+for record in glob.glob(sys.argv[1] + "/trials/*/trial.h5"):
+    with h5py.File(record, "r") as f:
+        states[int(record.split("/")[-2])] = text(f.attrs["state"])
+assert states and all(s in ("completed", "stopped") for s in states.values()), states
+assert "stopped" in states.values(), f"{sys.argv[2]}: the searcher stopped no trial: {states}"
+print(f"{sys.argv[2]}: trial states {dict(sorted(states.items()))}")
+PY
+done
+note "stopping ASHA and adaptive ASHA over the PyTorch ResNet: trials stopped early, none failed"
 
 asha_dir=$(readlink "$(user_storage)/.jobs/$asha")
 status=$(as_user dlx status "$asha") || fail "dlx status failed"
