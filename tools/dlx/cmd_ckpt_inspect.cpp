@@ -9,6 +9,7 @@
 
 #include "cmd_ckpt.hpp"
 #include "dlx/checkpoint/checkpoint.hpp"
+#include "dlx/config/display_text.hpp"
 #include "options.hpp"
 #include "table.hpp"
 
@@ -93,8 +94,9 @@ int run_show(const Arguments& arguments) {
   auto json = summary_json(summary);
   for (const auto& [key, value] : json.items())
     if (key != "tensors" && key != "state") fmt::print("# {:<16} {}\n", key, value.dump());
+  // A long value (dlx.torch's structure of every state dict) is cut to one line; --json has it.
   for (const auto& [name, value] : json["state"].items())
-    fmt::print("# state.{:<10} {}\n", name, value.dump());
+    fmt::print("# state.{:<10} {}\n", name, config::abbreviated(value.dump(), 160));
   Table table({"tensor", "dtype", "shape", "bytes", "crc32c"});
   for (const auto& t : summary.tensors)
     table.add_row({t.name, std::string(checkpoint::dtype_name(t.dtype)), shape_text(t.shape),
