@@ -186,8 +186,35 @@ extra = {"stale": 1, "floats": [0.0]}
 objects = {"model": model, "optimizer": optimizer, "scheduler": scheduler, "scaler": scaler, "extra": extra}
 parameter_before = model[0].weight
 with dlx.Trial() as trial:
+    # Record where the loaded file's tensors lie: nothing restored may point into that memory,
+    # which is freed when load_state returns.
+    loaded_ranges = []
+    load = trial.load
+
+    def recording_load(*args, **kwargs):
+        loaded = load(*args, **kwargs)
+        loaded_ranges.extend((t.address, t.address + t.nbytes) for t in loaded.tensors() if t.nbytes)
+        return loaded
+    trial.load = recording_load
     step = dlx.torch.load_state(trial, objects)
+    del trial.load
     assert step == 10, step
+    assert loaded_ranges, "load_state did not go through trial.load"
+
+    def tensors_in(value):
+        if isinstance(value, torch.Tensor):
+            yield value
+        elif isinstance(value, dict):
+            for item in value.values():
+                yield from tensors_in(item)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                yield from tensors_in(item)
+    restored = [optimizer.state_dict(), scheduler.state_dict(), scaler.state_dict(), extra,
+                model.state_dict()]
+    aliased = [tuple(t.shape) for t in tensors_in(restored) if t.numel() and
+               any(low <= t.data_ptr() < high for low, high in loaded_ranges)]
+    assert not aliased, f"restored tensors still point into the loaded file's memory: {aliased}"
     assert model[0].weight is parameter_before  # in place
     same(dict(model.state_dict()), dict(saved_model), "model")
     state = optimizer.state_dict()
@@ -199,9 +226,6 @@ with dlx.Trial() as trial:
     restored_numpy = numpy.random.get_state()
     assert numpy.array_equal(restored_numpy[1], numpy_state[1]) and restored_numpy[2:] == numpy_state[2:]
     assert torch.equal(torch.get_rng_state(), torch_state)
-    # The optimizer's tensors are its own (the loaded file's memory is gone).
-    exp_avg = optimizer.state[optimizer.param_groups[0]["params"][0]]["exp_avg"]
-    exp_avg.add_(0)  # would crash on freed memory
     print("round trip: every dtype, 0-d, empty, views, nested containers, keys, floats: equal")
 
     # load_state with objects the checkpoint does not hold, and the reverse: say which.

@@ -196,9 +196,11 @@ def load_state(trial: Trial, objects: Mapping[str, Any], *, restore_rng: bool = 
         states = {}
         for name, entry in structure.items():
             target = objects[name]
-            # A module copies each tensor into its parameters; anything else may keep the
-            # tensors it is given, so it gets copies the loaded file does not own.
-            share = isinstance(target, torch.nn.Module)
+            # A module copies each tensor into its parameters and an optimizer deep-copies the
+            # state dict it loads (both documented by PyTorch): they read the loaded bytes in
+            # place. Anything else may keep the tensors it is given, so it gets copies the
+            # loaded file does not own.
+            share = isinstance(target, (torch.nn.Module, torch.optim.Optimizer))
             tensor_of = view if share else (lambda path, dtype: view(path, dtype).clone())
             states[name] = _tree.decode(entry["state"], tensor_of)
             if entry["stateful"] != (callable(getattr(target, "load_state_dict", None)) and
@@ -206,7 +208,7 @@ def load_state(trial: Trial, objects: Mapping[str, Any], *, restore_rng: bool = 
                 raise Error(2, f"dlx.torch: objects[{name!r}] is a {type(target).__name__}, but "
                                f"{loaded.path} holds {name!r} as "
                                f"{'a state dict' if entry['stateful'] else 'a plain value'}")
-            if share:
+            if isinstance(target, torch.nn.Module):
                 _check_module(loaded.path, name, target, states[name])
             elif isinstance(target, torch.optim.Optimizer):
                 _check_optimizer(loaded.path, name, target, states[name])
