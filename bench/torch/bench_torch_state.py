@@ -48,7 +48,7 @@ from pathlib import Path
 import torch
 
 from workload import (LAYERS, MIB, build_state, drop_cache, moments, nbytes, open_trial,
-                      state_tensors, timed, torch_save)
+                      state_tensors, time_calls, timed, torch_save)
 
 HERE = Path(__file__).resolve().parent
 ROWS = [  # (key, what the operations table calls it)
@@ -135,21 +135,10 @@ class Bench:
         # Where the loads spend their time: load_state's calls of trial.load and of the
         # optimizer's load_state_dict, timed through instance attributes that shadow them.
         self.parts: dict[str, float] = {}
-        self._time_calls(self.trial, "load", "library")
-        self._time_calls(self.optimizer, "load_state_dict", "optimizer")
+        time_calls(self.trial, "load", self.parts, "library")
+        time_calls(self.optimizer, "load_state_dict", self.parts, "optimizer")
         self.read_buffer = bytearray(self.nbytes)
         self.copy_buffers = [torch.empty_like(t) for t in self.tensors]
-
-    def _time_calls(self, owner: object, name: str, part: str) -> None:
-        method = getattr(owner, name)
-
-        def call(*args, **kwargs):
-            start = time.perf_counter()
-            try:
-                return method(*args, **kwargs)
-            finally:
-                self.parts[part] = self.parts.get(part, 0.0) + time.perf_counter() - start
-        setattr(owner, name, call)
 
     def clear(self) -> None:
         """Remove the previous round's files (untimed), so that no write replaces a file."""

@@ -15,32 +15,19 @@ from pathlib import Path
 
 import torch
 
-from workload import build_state, drop_cache, open_trial
-
-
-def timing(owner: object, name: str, parts: dict[str, float], part: str) -> None:
-    """Shadows owner.name with a call that adds its duration to parts[part]."""
-    method = getattr(owner, name)
-
-    def call(*args, **kwargs):
-        start = time.perf_counter()
-        try:
-            return method(*args, **kwargs)
-        finally:
-            parts[part] = parts.get(part, 0.0) + time.perf_counter() - start
-    setattr(owner, name, call)
+from workload import build_state, drop_cache, open_trial, time_calls
 
 
 def resume(kind: str, directory: Path, mib: int) -> dict:
     model, optimizer = build_state(mib, stepped=False)
     parts: dict[str, float] = {}
-    timing(optimizer, "load_state_dict", parts, "optimizer")
+    time_calls(optimizer, "load_state_dict", parts, "optimizer")
     if kind == "dlx":
         import dlx.torch
         trial = open_trial(directory / "experiment")
         [checkpoint] = Path(trial.checkpoint_dir).glob("step-*.h5")
         drop_cache(checkpoint)
-        timing(trial, "load", parts, "read")
+        time_calls(trial, "load", parts, "read")
         start = time.perf_counter()
         step = dlx.torch.load_state(trial, {"model": model, "optimizer": optimizer})
         seconds = time.perf_counter() - start

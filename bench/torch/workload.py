@@ -77,3 +77,17 @@ def timed(action: Callable[[], object]) -> float:
     start = time.perf_counter()
     action()
     return time.perf_counter() - start
+
+
+def time_calls(owner: object, name: str, parts: dict[str, float], part: str) -> None:
+    """Shadows owner.name with an instance attribute that adds each call's duration to
+    parts[part]: where a load spends its time, timed around the calls it makes."""
+    method = getattr(owner, name)
+
+    def call(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            parts[part] = parts.get(part, 0.0) + time.perf_counter() - start
+    setattr(owner, name, call)
