@@ -7,6 +7,7 @@ inline constexpr const char* kMetricsGroup = "metrics";
 inline constexpr const char* kTrainingGroup = "training";
 inline constexpr const char* kValidationGroup = "validation";
 inline constexpr const char* kStepsDataset = "steps";
+inline constexpr const char* kWallTimeDataset = "wall_time";  // format 2
 inline constexpr const char* kRestartEventsGroup = "restart_events";
 
 inline constexpr const char* kFormatVersion = "format_version";
@@ -23,6 +24,7 @@ inline constexpr const char* kSlurmJobId = "slurm_job_id";
 inline constexpr const char* kHparamsJson = "hparams_json";
 inline constexpr const char* kCreatedUnix = "created_unix";
 inline constexpr const char* kUpdatedUnix = "updated_unix";
+inline constexpr const char* kMetricsLog = "metrics_log";  // format 2: "metrics.<G>.log"
 inline constexpr const char* kStartedFrom = "started_from";
 inline constexpr const char* kStartedFromTrial = "started_from_trial";
 inline constexpr const char* kStartedFromStep = "started_from_step";

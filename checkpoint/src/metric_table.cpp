@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -5,10 +6,13 @@
 
 namespace dlx::checkpoint {
 
-void MetricTable::append(std::int64_t step, const std::map<std::string, double>& values) {
+void MetricTable::append(std::int64_t step, const std::map<std::string, double>& values,
+                         double wall_time) {
   constexpr double absent = std::numeric_limits<double>::quiet_NaN();
   std::size_t rows_before = steps.size();
   steps.push_back(step);
+  wall_times.resize(rows_before, absent);
+  wall_times.push_back(wall_time);
   for (auto& [name, column] : columns) {
     column.resize(rows_before, absent);  // repair a column that fell behind
     auto value = values.find(name);
@@ -18,6 +22,17 @@ void MetricTable::append(std::int64_t step, const std::map<std::string, double>&
     auto [column, inserted] = columns.try_emplace(name, rows_before, absent);
     if (inserted) column->second.push_back(value);
   }
+}
+
+void MetricTable::drop_from(std::int64_t step) {
+  // Steps grow within a table (a smaller one drops the rows it replays first): the rows kept
+  // are those before the first at or after `step`.
+  const auto keep = static_cast<std::size_t>(
+      std::find_if(steps.begin(), steps.end(), [step](std::int64_t s) { return s >= step; }) -
+      steps.begin());
+  steps.resize(keep);
+  wall_times.resize(keep);
+  for (auto& [name, column] : columns) column.resize(keep);
 }
 
 std::optional<double> MetricTable::last(const std::string& metric) const {

@@ -1,6 +1,8 @@
 #pragma once
-// A MetricTable as an HDF5 group: dataset `steps` (int64) and one float64 dataset per metric,
-// all of the same length (zero allowed); NaN marks a report without that metric.
+// A MetricTable as an HDF5 group: dataset `steps` (int64), `wall_time` (float64 unix seconds;
+// format 2) and one float64 dataset per metric, all of the same length (zero allowed); NaN marks
+// a report without that metric.
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -16,7 +18,9 @@ void write_metric_table(hid_t parent, const std::string& group_name, const Metri
                         const std::filesystem::path& file);
 // Reads group `group_name` below `parent` (whose path is `parent_path`): hard links to
 // contiguous datasets only, each checked against the file before it is read (h5::stored_extent).
+// In a format 1 record `wall_time` is a metric like any other and the wall times are NaN.
 MetricTable read_metric_table(hid_t parent, const std::string& parent_path,
-                              const std::string& group_name, h5::ReadGuard& guard);
+                              const std::string& group_name, h5::ReadGuard& guard,
+                              std::int64_t format_version);
 
 }  // namespace dlx::checkpoint

@@ -3,12 +3,15 @@
 // whatever is missing or malformed. The file is input like any other: groups and datasets are
 // reached through hard links only, each once, and every dataset is checked against the file
 // before it is read (h5/read_guard.hpp, h5::stored_extent).
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 
 #include "dlx/checkpoint/h5/attributes.hpp"
 #include "dlx/checkpoint/h5/error.hpp"
 #include "dlx/checkpoint/h5/objects.hpp"
 #include "dlx/checkpoint/h5/read_guard.hpp"
+#include "dlx/checkpoint/metrics_log.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
 #include "hparams_io.hpp"
 #include "layout.hpp"
@@ -18,7 +21,7 @@
 namespace dlx::checkpoint {
 namespace {
 
-void check_format_version(hid_t root, const std::filesystem::path& path) {
+std::int64_t check_format_version(hid_t root, const std::filesystem::path& path) {
   auto version = h5::read_int64_attribute(root, layout::kFormatVersion, path);
   if (version > TrialRecord::kFormatVersion)
     h5::throw_format_error(path, fmt::format("trial record format_version {} is newer than the "
@@ -26,6 +29,7 @@ void check_format_version(hid_t root, const std::filesystem::path& path) {
                                              version, TrialRecord::kFormatVersion));
   if (version < 1)
     h5::throw_format_error(path, fmt::format("invalid trial record format_version {}", version));
+  return version;
 }
 
 // A string attribute of /, its bytes counted against the file's size.
@@ -45,7 +49,7 @@ nlohmann::ordered_json read_hparams(hid_t root, h5::ReadGuard& guard) {
 TrialRecord read_record(hid_t file_id, h5::ReadGuard& guard) {
   const auto& path = guard.file();
   auto root = h5::open_root(file_id, guard);
-  check_format_version(root.get(), path);
+  const auto version = check_format_version(root.get(), path);
   TrialRecord record;
   record.experiment = read_text(root.get(), layout::kExperiment, guard);
   record.trial_id = h5::read_int64_attribute(root.get(), layout::kTrialId, path);
@@ -64,9 +68,19 @@ TrialRecord read_record(hid_t file_id, h5::ReadGuard& guard) {
   record.updated_unix = h5::read_int64_attribute(root.get(), layout::kUpdatedUnix, path);
   const auto metrics_path = h5::child_path("/", layout::kMetricsGroup);
   auto metrics = h5::open_group_member(root.get(), "/", layout::kMetricsGroup, guard);
-  record.training = read_metric_table(metrics.get(), metrics_path, layout::kTrainingGroup, guard);
+  record.training =
+      read_metric_table(metrics.get(), metrics_path, layout::kTrainingGroup, guard, version);
   record.validation =
-      read_metric_table(metrics.get(), metrics_path, layout::kValidationGroup, guard);
+      read_metric_table(metrics.get(), metrics_path, layout::kValidationGroup, guard, version);
+  if (version >= 2) {
+    const auto name = read_text(root.get(), layout::kMetricsLog, guard);
+    const auto generation = metrics_log_generation(name);
+    if (!generation)
+      h5::throw_format_error(path, fmt::format("attribute '{}' of / is '{}', not a metrics log "
+                                               "name (metrics.<generation>.log)",
+                                               layout::kMetricsLog, name));
+    record.metrics_log = *generation;
+  }
   record.restart_events = read_restart_events(root.get(), guard);
   if (h5::has_attribute(root.get(), layout::kStartedFromTrial, path)) {
     record.started_from = StartCheckpoint{
@@ -79,13 +93,31 @@ TrialRecord read_record(hid_t file_id, h5::ReadGuard& guard) {
 
 }  // namespace
 
-TrialRecord load_trial_record(const std::filesystem::path& path) {
+TrialRecord load_trial_record_file(const std::filesystem::path& path) {
   h5::QuietErrors quiet;
   // dlx writes trial.h5 as a regular file (temporary + rename): a symbolic link in its place was
   // put there by someone else, and is not followed.
   auto opened = h5::open_regular_file(path, h5::Symlinks::refuse, "trial record");
   h5::ReadGuard guard(path, opened.bytes, "trial record");
   return read_record(opened.file.get(), guard);
+}
+
+TrialRecord load_trial_record(const std::filesystem::path& path) {
+  // The protocol of dlx/checkpoint/metrics_log.hpp: trial.h5, then the logs that continue it. A
+  // compaction that renames a new trial.h5 over this one and unlinks a log this read needed
+  // shows as a trial.h5 with another inode afterwards: read again (a writer compacts at most
+  // every few seconds, so a few tries always find a quiet moment).
+  constexpr int kTries = 20;
+  for (int attempt = 1;; ++attempt) {
+    struct stat before {};
+    const bool identified = ::stat(path.c_str(), &before) == 0;
+    auto record = load_trial_record_file(path);
+    record.metrics_log = apply_metrics_logs(path.parent_path(), record.metrics_log, record);
+    struct stat after {};
+    const bool unchanged = identified && ::stat(path.c_str(), &after) == 0 &&
+                           after.st_ino == before.st_ino && after.st_dev == before.st_dev;
+    if (unchanged || attempt == kTries) return record;
+  }
 }
 
 std::optional<TrialRecord> load_trial_record_if_exists(const std::filesystem::path& path) {

@@ -8,6 +8,7 @@
 #include "dlx/checkpoint/h5/attributes.hpp"
 #include "dlx/checkpoint/h5/error.hpp"
 #include "dlx/checkpoint/h5/objects.hpp"
+#include "dlx/checkpoint/metrics_log.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
 #include "dlx/common/durable_file.hpp"
 #include "hparams_io.hpp"
@@ -35,6 +36,7 @@ void write_root_attributes(hid_t root, const TrialRecord& record, const std::str
   h5::write_attribute(root, layout::kHparamsJson, hparams_json, file);
   h5::write_attribute(root, layout::kCreatedUnix, record.created_unix, file);
   h5::write_attribute(root, layout::kUpdatedUnix, record.updated_unix, file);
+  h5::write_attribute(root, layout::kMetricsLog, metrics_log_name(record.metrics_log), file);
   if (const auto& start = record.started_from) {  // only when there is one: older readers see none
     h5::write_attribute(root, layout::kStartedFrom,
                         fmt::format("trial {} step {}", start->trial_id, start->step), file);

@@ -130,6 +130,10 @@ class Trial(_Owned):
         self.experiment_dir = self._text(lib.dlx_trial_experiment_dir) or None
         self.checkpoint_dir = self._text(lib.dlx_trial_checkpoint_dir) or None
         self.latest_checkpoint = self._text(lib.dlx_trial_latest_checkpoint) or None
+        # The previous report's names, as the C array it passed: most programs report the same
+        # names every step, and encoding them is most of a report's cost from Python.
+        self._metric_names: tuple = ()
+        self._metric_names_array = (ctypes.c_char_p * 0)()
 
     def _int(self, function) -> int:
         value = ctypes.c_int()
@@ -157,19 +161,23 @@ class Trial(_Owned):
             raise Error(2, f"dlx: hyperparameter '{name}' is not set for this trial (set: {known})")
         return default
 
-    @staticmethod
-    def _metric_arrays(metrics: Mapping[str, float]):
-        names = [str(name).encode("utf-8") for name in metrics]
-        values = [float(value) for value in metrics.values()]
-        return (ctypes.c_char_p * len(names))(*names), (ctypes.c_double * len(values))(*values)
+    def _metric_arrays(self, metrics: Mapping[str, float] | None, named: dict):
+        if named or metrics is None:
+            metrics = {**(metrics or {}), **named}
+        names = tuple(metrics)
+        if names != self._metric_names:
+            encoded = [str(name).encode("utf-8") for name in names]
+            self._metric_names_array = (ctypes.c_char_p * len(encoded))(*encoded)
+            self._metric_names = names
+        values = (ctypes.c_double * len(names))(*map(float, metrics.values()))
+        return self._metric_names_array, values, len(names)
 
     def report_training(self, step: int, metrics: Mapping[str, float] | None = None,
                         **named: float) -> None:
-        """Record training metrics at `step` (rank 0 writes; every rank may call)."""
-        metrics = {**(metrics or {}), **named}
-        names, values = self._metric_arrays(metrics)
-        check(library().dlx_trial_report_training(self._handle, int(step), names, values,
-                                                   len(metrics)))
+        """Record training metrics at `step`: a few microseconds, buffered; durable in the trial's
+        metrics log within a second (rank 0 writes; every rank may call)."""
+        names, values, count = self._metric_arrays(metrics, named)
+        check(library().dlx_trial_report_training(self._handle, int(step), names, values, count))
 
     def report_validation(self, step: int, metrics: Mapping[str, float] | None = None,
                           **named: float) -> str:
@@ -179,11 +187,10 @@ class Trial(_Owned):
         Elsewhere it returns "train". Every rank that calls it at the target gets the same
         answer: the question has one id in the experiment's journal, the first rank's asking
         records the decision and every other rank reads that one back."""
-        metrics = {**(metrics or {}), **named}
-        names, values = self._metric_arrays(metrics)
+        names, values, count = self._metric_arrays(metrics, named)
         said = ctypes.c_int(0)
         check(library().dlx_trial_report_validation_next(
-            self._handle, int(step), names, values, len(metrics), ctypes.byref(said)))
+            self._handle, int(step), names, values, count, ctypes.byref(said)))
         return _DECISIONS[said.value]
 
     @property

@@ -13,7 +13,8 @@ import h5py
 with h5py.File(sys.argv[1], "r") as f:
     root = f.attrs
     assert list(root.keys())[:3] == ["format_version", "experiment", "trial_id"], list(root.keys())
-    assert root["format_version"] == 1, root["format_version"]
+    assert root["format_version"] == 2, root["format_version"]
+    assert root["metrics_log"] == "metrics.1.log", root["metrics_log"]
     assert root["experiment"] == "mnist-asha", root["experiment"]
     assert isinstance(root["state"], str) and root["state"] == "completed"
     assert root["trial_id"] == 17 and root["world_size"] == 4
@@ -28,6 +29,7 @@ with h5py.File(sys.argv[1], "r") as f:
     assert hp["shuffle"] == 0
     train = f["metrics/training"]
     assert list(train["steps"][:]) == [100, 200, 300]
+    assert train["wall_time"].dtype == "float64" and len(train["wall_time"]) == 3
     assert list(train["loss"][:]) == [2.5, 1.25, 0.75]
     acc = train["accuracy"][:]
     assert acc[0] == 0.1 and math.isnan(acc[1]) and acc[2] == 0.6, acc

@@ -2,41 +2,22 @@
 #include <hdf5.h>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "dlx/checkpoint/h5/handle.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
+#include "h5_edit.hpp"
 #include "test_support.hpp"
 
 using namespace dlx::checkpoint;
 using Catch::Matchers::Contains;
 using dlx::checkpoint::h5::Handle;
 using dlx::checkpoint::testing::ScratchDir;
+using dlx::checkpoint::testing::remove_attribute;
+using dlx::checkpoint::testing::remove_link;
+using dlx::checkpoint::testing::set_format_version;
 
 namespace {
-
-Handle open_for_update(const std::filesystem::path& path) {
-  hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-  REQUIRE(id >= 0);
-  return Handle(id, H5Fclose);
-}
-
-void set_format_version(const std::filesystem::path& path, std::int64_t version) {
-  auto file = open_for_update(path);
-  Handle attribute(H5Aopen_by_name(file.get(), "/", "format_version", H5P_DEFAULT, H5P_DEFAULT),
-                   H5Aclose);
-  REQUIRE(attribute.get() >= 0);
-  REQUIRE(H5Awrite(attribute.get(), H5T_NATIVE_INT64, &version) >= 0);
-}
-
-void remove_link(const std::filesystem::path& path, const char* name) {
-  auto file = open_for_update(path);
-  REQUIRE(H5Ldelete(file.get(), name, H5P_DEFAULT) >= 0);
-}
-
-void remove_attribute(const std::filesystem::path& path, const char* name) {
-  auto file = open_for_update(path);
-  REQUIRE(H5Adelete_by_name(file.get(), "/", name, H5P_DEFAULT) >= 0);
-}
 
 std::string load_error(const std::filesystem::path& path) {
   try {
@@ -127,7 +108,8 @@ TEST_CASE("loading a record from a newer dlx names both format versions", "[unit
   set_format_version(path, TrialRecord::kFormatVersion + 1);
   auto message = load_error(path);
   CHECK_THAT(message, Contains(path.string()));
-  CHECK_THAT(message, Contains("format_version 2 is newer than the newest this dlx reads (1)"));
+  CHECK_THAT(message, Contains(fmt::format("format_version {} is newer than the newest this dlx reads ({})",
+                                           TrialRecord::kFormatVersion + 1, TrialRecord::kFormatVersion)));
 }
 
 TEST_CASE("records that cannot be stored are refused by name", "[unit][trial_record]") {

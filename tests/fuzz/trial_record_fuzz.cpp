@@ -4,15 +4,19 @@
 //   record  a trial record written by dlx's own save_trial_record: up to 3 hyperparameters, two
 //           metric tables of up to 15 rows and 3 metrics, up to 3 restart events
 //   edits   a program of edits (h5_fuzz_mutate.hpp)
+//   log     (half the inputs) the metrics log that continues the record: a valid header, a name
+//           and up to 3 rows, then up to 255 bytes of the input as they come
 // load_trial_record must return a consistent record or throw dlx::Error: never crash, hang,
 // leak, allocate by what the file declares (-malloc_limit_mb in scripts/fuzz.sh), or throw
 // anything else.
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "dlx/checkpoint/h5/handle.hpp"
+#include "dlx/checkpoint/metrics_log.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
 #include "h5_fuzz_input.hpp"
 #include "h5_fuzz_mutate.hpp"
@@ -73,6 +77,7 @@ dlx::fuzz::Tree tree_of(const TrialRecord& record) {
   for (const char* table : {"training", "validation"}) {
     const std::string group = std::string("/metrics/") + table;
     tree.datasets.push_back(group + "/steps");
+    tree.datasets.push_back(group + "/wall_time");
     const auto& t = std::string(table) == "training" ? record.training : record.validation;
     for (const auto& [name, column] : t.columns) tree.datasets.push_back(group + "/" + name);
   }
@@ -101,12 +106,32 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     dlx::fuzz::mutate(file.get(), path, in, tree, unused);
     H5Eclear2(H5E_DEFAULT);
   }
+  // The metrics log that continues the record: a valid header and a few well-formed records,
+  // then the rest of the input as it comes (records, torn tails, garbage).
+  const auto log = dlx::fuzz::Scratch::get().dir / metrics_log_name(record.metrics_log);
+  fs::remove(log);
+  if (in.pick(2) == 0) {
+    std::vector<std::byte> bytes;
+    append_metrics_log_header(bytes);
+    append_metric_name_record(bytes, 0, kMetrics[in.pick(3)]);
+    const auto rows = in.pick(4);
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::pair<std::uint32_t, double> value{static_cast<std::uint32_t>(in.pick(2)), in.u16() / 3.0};
+      append_metric_row_record(bytes, static_cast<MetricTableId>(in.pick(2)), in.u8(), in.u16(),
+                               std::span(&value, 1));
+    }
+    for (char c : in.bytes(in.pick(256))) bytes.push_back(static_cast<std::byte>(c));
+    std::ofstream(log, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
+                                               static_cast<std::streamsize>(bytes.size()));
+  }
   static const bool show = std::getenv("DLX_FUZZ_SHOW") != nullptr;  // what the reader said
   try {
     auto loaded = load_trial_record(path);
-    for (const auto* table : {&loaded.training, &loaded.validation})
+    for (const auto* table : {&loaded.training, &loaded.validation}) {
+      if (table->wall_times.size() != table->steps.size()) std::abort();
       for (const auto& [name, column] : table->columns)
         if (column.size() != table->steps.size()) std::abort();  // the reader checks this
+    }
     if (show) std::fprintf(stderr, "load_trial_record: ok\n");
   } catch (const dlx::Error& e) {
     // the expected outcome for a file that is not an intact trial record

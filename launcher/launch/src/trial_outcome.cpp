@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/checkpoint/metrics_log.hpp"
 #include "dlx/common/clock.hpp"
 #include "dlx/common/directories.hpp"
 
@@ -83,7 +84,10 @@ bool record_trainer_exit(const env::TrialEnvironment& trial, const slurm::TaskPl
                      : fmt::format("failed: {}", what);
   }
   record->updated_unix = unix_seconds_now();
+  // The loaded record holds the metrics logs too (the trainer has exited: nothing appends to
+  // them now): it names the first generation after them, and they can go.
   checkpoint::save_trial_record(*record, path);
+  checkpoint::retire_metrics_logs(path.parent_path(), record->metrics_log);
   return true;
 }
 

@@ -395,6 +395,7 @@ void Trial::save_checkpoint(const TrainingState& state) {
       // Retention after this save keeps what the searcher references (read now, on this thread).
       if (settings.retention) checkpoints.set_searcher_references(searcher_references());
       checkpoints.writer()->save(content);  // snapshots the tensors before returning
+      if (recorder_) recorder_->note_checkpoint();  // the metrics so far, durable with it
     } catch (const std::exception& error) {
       failure = fmt::format("dlx: cannot save the checkpoint of step {}: {}", state.step,
                             error.what());

@@ -18,6 +18,7 @@
 #include "checkpointer.hpp"
 #include "metric_log.hpp"
 #include "preemption.hpp"
+#include "dlx/checkpoint/metrics_log.hpp"
 #include "trial_recorder.hpp"
 
 namespace dlx {
@@ -107,8 +108,10 @@ Trial::Trial(TrialOptions options) {
   }
   if (environment_.in_trial()) {
     on_rank0("create the trial record", [&] {
+      auto metrics = detail::MetricsPipelineOptions::from_environment();
+      metrics.print_as_trial = environment_.trial_id;
       recorder_ = std::make_unique<detail::TrialRecorder>(
-          environment_, env::experiment_name(*environment_.experiment_dir), size_, nodes);
+          environment_, env::experiment_name(*environment_.experiment_dir), size_, nodes, metrics);
     });
   }
 }
@@ -168,17 +171,25 @@ void Trial::on_rank0(const char* what, const std::function<void()>& action) {
 }
 
 void Trial::report(bool validation, std::int64_t step, const Metrics& metrics) {
-  const char* kind = validation ? "validation" : "training";
-  if (rank() == 0) {
-    const auto trial_id = in_trial() ? std::optional(id()) : std::nullopt;
-    std::printf("%s\n", detail::format_metric_line(trial_id, step, kind, metrics).c_str());
-    std::fflush(stdout);
+  // Every rank checks a name the first time it sees it, so that a bad one throws everywhere
+  // (every rank reports the same names) without any communication per report.
+  for (const auto& [name, value] : metrics) {
+    if (reported_names_.contains(name)) continue;
+    if (auto problem = checkpoint::metric_name_problem(name))
+      throw TrialError(fmt::format("dlx: cannot report {} metrics at step {}: {}",
+                                   validation ? "validation" : "training", step, *problem));
+    reported_names_.insert(name);
   }
-  if (!in_trial()) return;
-  on_rank0(validation ? "record validation metrics" : "record training metrics", [&] {
-    recorder_->report(validation ? detail::MetricKind::validation : detail::MetricKind::training,
-                      step, metrics);
-  });
+  if (rank() != 0) return;
+  if (!recorder_) {  // outside a trial: the line is all there is
+    std::printf("%s\n", detail::format_metric_line(std::nullopt, step,
+                                                   validation ? "validation" : "training", metrics)
+                            .c_str());
+    std::fflush(stdout);
+    return;
+  }
+  recorder_->report(validation ? detail::MetricKind::validation : detail::MetricKind::training,
+                    step, metrics);
 }
 
 void Trial::finish() {

@@ -1,6 +1,7 @@
 #include "trial_recorder.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -11,13 +12,6 @@ namespace dlx::detail {
 
 const char* to_string(MetricKind kind) {
   return kind == MetricKind::training ? "training" : "validation";
-}
-
-void drop_rows_from(checkpoint::MetricTable& table, std::int64_t step) {
-  std::size_t keep = 0;
-  while (keep < table.steps.size() && table.steps[keep] < step) ++keep;
-  table.steps.resize(keep);
-  for (auto& [name, column] : table.columns) column.resize(keep);
 }
 
 std::string restart_cause(const std::string& stop_reason) {
@@ -34,83 +28,111 @@ std::int64_t last_reported_step(const checkpoint::TrialRecord& record) {
   return last;
 }
 
-TrialRecorder::TrialRecorder(const env::TrialEnvironment& environment,
-                             std::string experiment_name, int world_size, std::string nodes)
-    : path_(environment.record_path()) {
-  dlx::create_directories_with_mode(path_.parent_path());
-  if (auto existing = checkpoint::load_trial_record_if_exists(path_)) {
-    record_ = std::move(*existing);
-  } else {
-    record_.experiment = std::move(experiment_name);
-    record_.trial_id = environment.trial_id;
-    record_.hparams = environment.hparams;
-    record_.created_unix = unix_seconds_now();
-  }
-  previous_update_unix_ = record_.updated_unix;
-  const auto now = unix_seconds_now();
-  if (environment.restarts > record_.restarts) {  // a requeued run of an existing trial
-    checkpoint::RestartEvent event;
-    event.cause = restart_cause(record_.stop_reason);
-    event.reason = record_.stop_reason.empty() ? "no exit recorded (node failure, or killed)"
-                                               : record_.stop_reason;
-    event.unix_time = now;
-    event.steps_lost = last_reported_step(record_);  // until note_resume says from where
-    event.downtime_seconds = static_cast<double>(std::max<std::int64_t>(0, now - previous_update_unix_));
-    record_.restart_events.push_back(std::move(event));
-    restarted_ = true;
-  }
-  record_.state = "running";
-  record_.exit_code = 0;
-  record_.stop_reason.clear();
-  record_.restarts = environment.restarts;
-  record_.world_size = world_size;
-  record_.nodes = std::move(nodes);
-  record_.slurm_job_id = environment.slurm_job_id;
-  save();
+struct TrialRecorder::Start {
+  checkpoint::TrialRecord record;
+  std::int64_t previous_update_unix = 0;
+  std::int64_t previous_last_step = 0;
+  bool restarted = false;
+};
+
+namespace {
+
+// The last moment the previous run is known to have been alive: trial.h5's last rewrite, or a
+// report after it (trial.h5 is rewritten only every few seconds).
+std::int64_t last_sign_of_life(const checkpoint::TrialRecord& record) {
+  double last = static_cast<double>(record.updated_unix);
+  for (const auto* table : {&record.training, &record.validation})
+    if (!table->wall_times.empty() && std::isfinite(table->wall_times.back()))
+      last = std::max(last, table->wall_times.back());
+  return static_cast<std::int64_t>(last);
 }
 
+}  // namespace
+
+TrialRecorder::TrialRecorder(const env::TrialEnvironment& environment,
+                             std::string experiment_name, int world_size, std::string nodes,
+                             MetricsPipelineOptions options)
+    : TrialRecorder(
+          [&] {
+            dlx::create_directories_with_mode(environment.record_path().parent_path());
+            Start start;
+            auto& record = start.record;
+            if (auto existing = checkpoint::load_trial_record_if_exists(environment.record_path())) {
+              record = std::move(*existing);
+            } else {
+              record.experiment = std::move(experiment_name);
+              record.trial_id = environment.trial_id;
+              record.hparams = environment.hparams;
+              record.created_unix = unix_seconds_now();
+            }
+            start.previous_update_unix = last_sign_of_life(record);
+            start.previous_last_step = last_reported_step(record);
+            const auto now = unix_seconds_now();
+            if (environment.restarts > record.restarts) {  // a requeued run of an existing trial
+              checkpoint::RestartEvent event;
+              event.cause = restart_cause(record.stop_reason);
+              event.reason = record.stop_reason.empty() ? "no exit recorded (node failure, or killed)"
+                                                        : record.stop_reason;
+              event.unix_time = now;
+              event.steps_lost = start.previous_last_step;  // until note_resume says from where
+              event.downtime_seconds =
+                  static_cast<double>(std::max<std::int64_t>(0, now - start.previous_update_unix));
+              record.restart_events.push_back(std::move(event));
+              start.restarted = true;
+            }
+            record.state = "running";
+            record.exit_code = 0;
+            record.stop_reason.clear();
+            record.restarts = environment.restarts;
+            record.world_size = world_size;
+            record.nodes = std::move(nodes);
+            record.slurm_job_id = environment.slurm_job_id;
+            return start;
+          }(),
+          environment.record_path(), options) {}
+
+TrialRecorder::TrialRecorder(Start start, const std::filesystem::path& path,
+                             MetricsPipelineOptions options)
+    : previous_update_unix_(start.previous_update_unix),
+      previous_last_step_(start.previous_last_step),
+      restarted_(start.restarted),
+      metrics_(path, std::move(start.record), options) {}
+
 void TrialRecorder::report(MetricKind kind, std::int64_t step, const Metrics& metrics) {
-  auto& table = kind == MetricKind::training ? record_.training : record_.validation;
-  if (!table.steps.empty() && step <= table.steps.back()) drop_rows_from(table, step);
-  table.append(step, metrics);
-  save();
+  metrics_.report(kind == MetricKind::training ? checkpoint::MetricTableId::training
+                                               : checkpoint::MetricTableId::validation,
+                  step, metrics);
 }
 
 void TrialRecorder::note_resume(std::int64_t step, std::int64_t checkpoint_unix) {
-  const std::int64_t reported = last_reported_step(record_);
-  if (restarted_) {
-    auto& event = record_.restart_events.back();
+  metrics_.drop_from(step + 1);
+  metrics_.commit([&](checkpoint::TrialRecord& record) {
+    if (!restarted_) return;
+    auto& event = record.restart_events.back();
+    event.steps_lost = std::max<std::int64_t>(0, previous_last_step_ - step);
     event.resumed_step = step;
-    event.steps_lost = std::max<std::int64_t>(0, reported - step);
     event.seconds_lost =
         static_cast<double>(std::max<std::int64_t>(0, previous_update_unix_ - checkpoint_unix));
-  }
-  drop_rows_from(record_.training, step + 1);
-  drop_rows_from(record_.validation, step + 1);
-  save();
+  });
 }
 
 void TrialRecorder::note_start(const checkpoint::StartCheckpoint& start) {
-  if (record_.started_from) return;  // a requeue before its first own checkpoint: the same start
-  record_.started_from = start;
-  save();
+  metrics_.commit([&](checkpoint::TrialRecord& record) {
+    // A requeue before its first own checkpoint: the same start.
+    if (!record.started_from) record.started_from = start;
+  });
 }
 
 void TrialRecorder::note_requeue_exit(const std::string& reason) {
-  record_.stop_reason = reason;
-  save();
+  metrics_.commit([&](checkpoint::TrialRecord& record) { record.stop_reason = reason; });
 }
 
 void TrialRecorder::finish(const std::string& state, const std::string& reason) {
-  record_.state = state;
-  record_.exit_code = 0;
-  record_.stop_reason = reason;
-  save();
-}
-
-void TrialRecorder::save() {
-  record_.updated_unix = unix_seconds_now();
-  checkpoint::save_trial_record(record_, path_);
+  metrics_.commit([&](checkpoint::TrialRecord& record) {
+    record.state = state;
+    record.exit_code = 0;
+    record.stop_reason = reason;
+  });
 }
 
 }  // namespace dlx::detail

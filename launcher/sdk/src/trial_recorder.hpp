@@ -1,7 +1,8 @@
 #pragma once
-// Rank 0's keeper of trials/<id>/trial.h5 (checkpoint::TrialRecord). Every change is saved at
-// once through save_trial_record (temp + fsync + rename), so the file on disk is always a
-// complete record of what was reported so far.
+// Rank 0's keeper of trials/<id>/trial.h5 (checkpoint::TrialRecord). Reports go through the
+// MetricsPipeline (buffered, durable in the metrics log within a second, compacted into trial.h5
+// now and then); every other change (start, resume, finish, requeue exit) is written to trial.h5
+// at once, with every report before it.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -10,6 +11,7 @@
 #include "dlx/checkpoint/trial_record.hpp"
 #include "dlx/env/trial_environment.hpp"
 #include "dlx/trial.hpp"
+#include "metrics_pipeline.hpp"
 
 namespace dlx::detail {
 
@@ -24,12 +26,14 @@ class TrialRecorder {
   // the previous run's stop_reason (see restart_cause).
   // `nodes`: the ranks' nodes, comma-separated (or the step's node list).
   TrialRecorder(const env::TrialEnvironment& environment, std::string experiment_name,
-                int world_size, std::string nodes);
+                int world_size, std::string nodes, MetricsPipelineOptions options);
 
-  // Appends a row. A step at or before the last recorded one means the trainer resumed from an
-  // earlier checkpoint: the rows it is replaying are dropped first, so the table stays the
-  // history of one deterministic run.
+  // Appends a row (O(1); see MetricsPipeline). A step at or before the last recorded one means
+  // the trainer resumed from an earlier checkpoint: the rows it is replaying are dropped first,
+  // so the table stays the history of one deterministic run.
   void report(MetricKind kind, std::int64_t step, const Metrics& metrics);
+  // A checkpoint was saved: the metrics so far become durable and trial.h5 is rewritten soon.
+  void note_checkpoint() { metrics_.flush_soon(); }
   // Marks the trial ended: "completed", or the searcher's "stopped" / "paused" with its reason.
   void finish(const std::string& state = "completed", const std::string& reason = "");
 
@@ -44,15 +48,14 @@ class TrialRecorder {
   // says why it stopped.
   void note_requeue_exit(const std::string& reason);
 
-  const checkpoint::TrialRecord& record() const noexcept { return record_; }
-
  private:
-  void save();
+  struct Start;  // the record as this run begins it, and the restart bookkeeping
+  TrialRecorder(Start start, const std::filesystem::path& path, MetricsPipelineOptions options);
 
-  std::filesystem::path path_;
-  checkpoint::TrialRecord record_;
-  std::int64_t previous_update_unix_ = 0;  // of the run before this one (restart bookkeeping)
+  std::int64_t previous_update_unix_ = 0;  // the run before this one's last sign of life
+  std::int64_t previous_last_step_ = 0;    // and the last step it reported
   bool restarted_ = false;                 // this run appended a RestartEvent
+  MetricsPipeline metrics_;
 };
 
 // "notice" for a stop_reason starting with "requeue" (exit 85 after a checkpoint), "crash" for
@@ -60,8 +63,5 @@ class TrialRecorder {
 std::string restart_cause(const std::string& stop_reason);
 // The highest step in either metric table, 0 when both are empty.
 std::int64_t last_reported_step(const checkpoint::TrialRecord& record);
-
-// Drops the rows of `table` whose step is >= `step`.
-void drop_rows_from(checkpoint::MetricTable& table, std::int64_t step);
 
 }  // namespace dlx::detail

@@ -17,6 +17,7 @@
 //                                 resumed_step, steps_lost, seconds_lost, downtime_seconds
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -28,12 +29,17 @@
 
 namespace dlx::checkpoint {
 
-// Rows of (step, metric values). Columns are padded with NaN where a report lacked that metric.
+// Rows of (step, wall time, metric values). Columns are padded with NaN where a report lacked
+// that metric; wall_times is NaN for rows of records written before format 2.
 struct MetricTable {
   std::vector<std::int64_t> steps;
+  std::vector<double> wall_times;  // unix seconds when the row was reported
   std::map<std::string, std::vector<double>> columns;
 
-  void append(std::int64_t step, const std::map<std::string, double>& values);
+  void append(std::int64_t step, const std::map<std::string, double>& values,
+              double wall_time = std::numeric_limits<double>::quiet_NaN());
+  // Drops the rows whose step is >= `step`.
+  void drop_from(std::int64_t step);
   std::optional<double> last(const std::string& metric) const;
   std::optional<double> best(const std::string& metric, bool smaller_is_better) const;
 };
@@ -64,7 +70,9 @@ struct StartCheckpoint {
 };
 
 struct TrialRecord {
-  static constexpr int kFormatVersion = 1;
+  // 2: metric tables have wall_time; metrics reported since the file was written are in the
+  // metrics log it names (dlx/checkpoint/metrics_log.hpp). Format 1 is still read.
+  static constexpr int kFormatVersion = 2;
 
   std::string experiment;
   std::int64_t trial_id = 0;
@@ -83,6 +91,11 @@ struct TrialRecord {
   MetricTable validation;
   std::vector<RestartEvent> restart_events;  // oldest first
   std::optional<StartCheckpoint> started_from;  // absent: started from scratch or its own
+  // The generation of the metrics log that continues this record (metrics.<G>.log beside
+  // trial.h5; it need not exist yet). load_trial_record applies that log and the ones after it,
+  // and returns the first generation it did not find: a writer that saves the loaded record
+  // names that one, then retires the older logs (retire_metrics_logs).
+  std::uint64_t metrics_log = 1;
 };
 
 inline constexpr const char* kTrialFileName = "trial.h5";
@@ -90,12 +103,15 @@ inline constexpr const char* kTrialFileName = "trial.h5";
 // Durable whole-file save (temp + fsync + rename + directory fsync). Throws CheckpointError.
 void save_trial_record(const TrialRecord& record, const std::filesystem::path& path);
 
-// Throws CheckpointError naming the file when it is unreadable or not a dlx trial record. The
-// file is treated as hostile input: a symbolic link, a FIFO or a device at `path` is refused
-// without being opened for reading (never waited on), soft and external links inside it are
-// refused, and every dataset is checked against the file's size before it is read
-// (docs/file-format.md, "Limits").
+// The record as readers see it: trial.h5 with the metrics logs that continue it applied (read
+// again when trial.h5 is replaced meanwhile). Throws CheckpointError naming the file when it is
+// unreadable or not a dlx trial record. The files are treated as hostile input: a symbolic link,
+// a FIFO or a device at `path` is refused without being opened for reading (never waited on),
+// soft and external links inside it are refused, and every dataset is checked against the
+// file's size before it is read (docs/file-format.md, "Limits").
 TrialRecord load_trial_record(const std::filesystem::path& path);
+// trial.h5 alone, without the metrics logs (tests, and what HDF5 tools see).
+TrialRecord load_trial_record_file(const std::filesystem::path& path);
 
 // nullopt when nothing is at `path` (not even a dangling link); throws like load_trial_record
 // otherwise.

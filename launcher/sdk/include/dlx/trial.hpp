@@ -16,14 +16,17 @@
 //   trial.finish();                                      // state "completed"
 //
 // Inside a dlx trial (DLX_EXPERIMENT_DIR set) rank 0 keeps trials/<id>/trial.h5: created (or, on
-// a requeue, loaded with its history) by the constructor, appended to by every report, marked
-// completed by finish(). Outside a trial nothing is written and hyperparameters come from
-// DLX_HPARAMS, DLX_HPARAMS_FILE or TrialOptions::hparams_file (else none: use defaults).
+// a requeue, loaded with its history) by the constructor, marked completed by finish(). A report
+// costs an append to a buffer: a background thread makes it durable in the trial's metrics log
+// within a second and folds the log into trial.h5 now and then (dlx/checkpoint/metrics_log.hpp).
+// Outside a trial nothing is written and hyperparameters come from DLX_HPARAMS,
+// DLX_HPARAMS_FILE or TrialOptions::hparams_file (else none: use defaults).
 //
 // The constructor, report_*(), finish(), allreduce(), broadcast_parameters() and
 // should_checkpoint_and_exit() are collective: every rank calls them, in the same order. Rank 0
 // alone writes, then tells the others whether it worked, so a failed write throws TrialError on
-// every rank instead of leaving the other ranks waiting.
+// every rank instead of leaving the other ranks waiting; a report is not a write (a metrics log
+// that cannot be written shows at the next finish(), resume or checkpoint exit).
 //
 // Without a communicator (TrialOptions::communicator = false: a PyTorch or JAX program through
 // the C API and python/dlx.py) there is no MPI: rank and world size come from the environment
@@ -42,6 +45,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -218,6 +222,7 @@ class Trial {
   std::unique_ptr<comm::FusedAllreduce> fused_;
   std::unique_ptr<detail::PreemptionSignals> signals_;
   std::unique_ptr<detail::TrialRecorder> recorder_;  // rank 0 inside a trial only
+  std::set<std::string, std::less<>> reported_names_;  // metric names checked (every rank)
 
   // Searcher (src/searcher_ops.cpp).
   Next ask_searcher(std::int64_t step, const Metrics& metrics);

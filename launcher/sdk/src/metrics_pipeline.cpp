@@ -1,0 +1,429 @@
+#include "metrics_pipeline.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "dlx/common/clock.hpp"
+#include "dlx/common/durable_file.hpp"
+#include "dlx/common/error.hpp"
+#include "metric_log.hpp"
+
+namespace dlx::detail {
+namespace {
+
+using checkpoint::MetricTableId;
+using Clock = std::chrono::steady_clock;
+
+double unix_time_now() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+std::int64_t environment_number(const char* name, std::int64_t low, std::int64_t high,
+                                std::int64_t fallback, const char* unit) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  const std::string_view value(text);
+  std::int64_t number = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
+  if (error != std::errc() || end != value.data() + value.size() || number < low || number > high)
+    throw TrialError(fmt::format("dlx: {}='{}' is not a whole number of {} from {} to {}; unset it "
+                                 "for the default ({})", name, value.substr(0, 40), unit, low, high, fallback));
+  return number;
+}
+
+}  // namespace
+
+MetricsPipelineOptions MetricsPipelineOptions::from_environment() {
+  MetricsPipelineOptions options;
+  options.flush_interval = std::chrono::milliseconds(
+      environment_number("DLX_METRICS_FLUSH_MS", 1, 60000, options.flush_interval.count(), "milliseconds"));
+  options.min_compaction_interval = std::chrono::seconds(environment_number(
+      "DLX_METRICS_COMPACT_S", 0, 86400,
+      std::chrono::duration_cast<std::chrono::seconds>(options.min_compaction_interval).count(), "seconds"));
+  options.print_stats = environment_number("DLX_METRICS_STATS", 0, 1, 0, "(0 or 1)") == 1;
+  return options;
+}
+
+MetricsPipeline::MetricsPipeline(std::filesystem::path record_path, checkpoint::TrialRecord record,
+                                 MetricsPipelineOptions options)
+    : record_path_(std::move(record_path)), options_(options), record_(std::move(record)) {
+  // The record has every log up to its metrics_log applied: continue in that generation.
+  generation_ = record_.metrics_log - 1;
+  auto copy = rotate_and_copy_record(nullptr);
+  write_record(copy);
+  last_compaction_ = Clock::now();
+  flusher_ = std::thread([this] { flusher_loop(); });
+  compactor_ = std::thread([this] { compactor_loop(); });
+}
+
+MetricsPipeline::~MetricsPipeline() {
+  try {
+    commit(nullptr);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "dlx: metrics reported last may be lost: %s\n", error.what());
+  }
+  {
+    std::lock_guard lock(control_mutex_);
+    stopping_ = true;
+  }
+  control_changed_.notify_all();
+  flusher_.join();
+  compactor_.join();
+  if (options_.print_stats) {
+    const auto& s = stats_;
+    std::fprintf(stderr,
+                 "dlx-metrics-stats: {\"reports\": %llu, \"flushes\": %llu, \"max_lag_s\": %.6f, "
+                 "\"mean_lag_s\": %.6f, \"compactions\": %llu, \"compaction_s\": %.6f, "
+                 "\"max_compaction_s\": %.6f}\n",
+                 static_cast<unsigned long long>(s.reports), static_cast<unsigned long long>(s.flushes),
+                 s.max_lag_seconds, s.flushes ? s.lag_seconds_sum / static_cast<double>(s.flushes) : 0.0,
+                 static_cast<unsigned long long>(s.compactions), s.compaction_seconds, s.max_compaction_seconds);
+  }
+}
+
+std::uint32_t MetricsPipeline::id_of(const std::string& name) {
+  const auto found = ids_.find(name);
+  if (found != ids_.end()) return found->second;
+  const auto id = static_cast<std::uint32_t>(ids_.size());
+  ids_.emplace(name, id);
+  if (pending_.new_names.empty()) pending_.first_new_id = id;
+  pending_.new_names.push_back(name);
+  return id;
+}
+
+void MetricsPipeline::report(MetricTableId table, std::int64_t step, const Metrics& metrics) {
+  const double wall_time = unix_time_now();
+  std::lock_guard lock(pending_mutex_);
+  // Most programs report the same names every step: compare with the previous report's names
+  // instead of looking each one up.
+  bool same_names = metrics.size() == last_names_.size();
+  if (same_names) {
+    std::size_t i = 0;
+    for (const auto& [name, value] : metrics) {
+      if (name != last_names_[i++]) {
+        same_names = false;
+        break;
+      }
+    }
+  }
+  if (!same_names) {
+    last_names_.clear();
+    last_ids_.clear();
+    for (const auto& [name, value] : metrics) {
+      last_names_.push_back(name);
+      last_ids_.push_back(id_of(name));
+    }
+  }
+  Entry entry;
+  entry.table = table;
+  entry.step = step;
+  entry.wall_time = wall_time;
+  entry.first_value = static_cast<std::uint32_t>(pending_.values.size());
+  entry.value_count = static_cast<std::uint32_t>(metrics.size());
+  std::size_t i = 0;
+  for (const auto& [name, value] : metrics) pending_.values.emplace_back(last_ids_[i++], value);
+  pending_.entries.push_back(entry);
+}
+
+void MetricsPipeline::drop_from(std::int64_t step) {
+  std::lock_guard lock(pending_mutex_);
+  Entry entry;
+  entry.drop = true;
+  entry.table = MetricTableId::both;
+  entry.step = step;
+  pending_.entries.push_back(entry);
+}
+
+void MetricsPipeline::flush_soon() {
+  {
+    std::lock_guard lock(control_mutex_);
+    ++flush_requests_;
+    compaction_requested_ = true;
+  }
+  control_changed_.notify_all();
+}
+
+void MetricsPipeline::flush() {
+  std::unique_lock lock(control_mutex_);
+  const auto ticket = ++flush_requests_;
+  control_changed_.notify_all();
+  control_changed_.wait(lock, [&] { return flushes_done_ >= ticket; });
+  if (!error_.empty()) throw TrialError(error_);
+}
+
+void MetricsPipeline::commit(const std::function<void(checkpoint::TrialRecord&)>& edit) {
+  flush();
+  {
+    std::unique_lock lock(control_mutex_);
+    control_changed_.wait(lock, [&] { return !compacting_; });
+    compacting_ = true;
+  }
+  std::string failure;
+  try {
+    write_record(rotate_and_copy_record(edit));
+  } catch (const std::exception& error) {
+    failure = error.what();
+  }
+  {
+    std::lock_guard lock(control_mutex_);
+    compacting_ = false;
+    rows_since_compaction_ = false;
+    last_compaction_ = Clock::now();
+  }
+  control_changed_.notify_all();
+  if (!failure.empty()) throw TrialError(failure);
+}
+
+void MetricsPipeline::flusher_loop() {
+  for (;;) {
+    std::uint64_t target = 0;
+    bool stop = false;
+    {
+      std::unique_lock lock(control_mutex_);
+      control_changed_.wait_for(lock, options_.flush_interval,
+                                [&] { return stopping_ || flush_requests_ > flushes_done_; });
+      target = flush_requests_;
+      stop = stopping_;
+    }
+    bool written = false;
+    std::string failure;
+    try {
+      written = flush_once();
+    } catch (const std::exception& error) {
+      failure = error.what();
+    }
+    bool compact = false;
+    {
+      std::lock_guard lock(control_mutex_);
+      if (!failure.empty()) {
+        if (error_ != failure) std::fprintf(stderr, "dlx: %s (retrying every flush)\n", failure.c_str());
+        error_ = failure;
+      } else if (written) {
+        error_.clear();
+      }
+      const auto since = Clock::now() - last_compaction_;
+      const auto spacing = std::max<Clock::duration>(options_.min_compaction_interval, 50 * last_compaction_took_);
+      compact = error_.empty() && !compacting_ && !stop &&
+                (compaction_requested_ || (rows_since_compaction_ && since >= spacing));
+      if (compact) {
+        compacting_ = true;
+        compaction_requested_ = false;
+      }
+    }
+    if (compact) {
+      std::optional<checkpoint::TrialRecord> copy;
+      try {
+        copy = rotate_and_copy_record(nullptr);
+      } catch (const std::exception& error) {
+        std::fprintf(stderr, "dlx: cannot start a new metrics log: %s\n", error.what());
+      }
+      std::lock_guard lock(control_mutex_);
+      if (copy) {
+        to_compact_ = std::move(copy);
+        rows_since_compaction_ = false;
+      } else {
+        compacting_ = false;
+      }
+    }
+    {
+      std::lock_guard lock(control_mutex_);
+      flushes_done_ = std::max(flushes_done_, target);
+    }
+    control_changed_.notify_all();
+    if (stop) return;
+  }
+}
+
+void MetricsPipeline::compactor_loop() {
+  for (;;) {
+    checkpoint::TrialRecord record;
+    {
+      std::unique_lock lock(control_mutex_);
+      control_changed_.wait(lock, [&] { return stopping_ || to_compact_.has_value(); });
+      if (!to_compact_) return;
+      record = std::move(*to_compact_);
+      to_compact_.reset();
+    }
+    const auto start = Clock::now();
+    try {
+      write_record(record);
+    } catch (const std::exception& error) {
+      // The log chain still holds everything (trial.h5 names the older generation, which is
+      // kept): the next compaction tries again.
+      std::fprintf(stderr, "dlx: cannot compact the metrics into %s: %s\n", record_path_.c_str(), error.what());
+    }
+    {
+      std::lock_guard lock(control_mutex_);
+      compacting_ = false;
+      last_compaction_ = Clock::now();
+      last_compaction_took_ = last_compaction_ - start;
+      const double seconds = std::chrono::duration<double>(last_compaction_took_).count();
+      stats_.compactions += 1;
+      stats_.compaction_seconds += seconds;
+      stats_.max_compaction_seconds = std::max(stats_.max_compaction_seconds, seconds);
+    }
+    control_changed_.notify_all();
+  }
+}
+
+bool MetricsPipeline::flush_once() {
+  // The flusher's batch goes back as the next buffer: its vectors keep their capacity, so that a
+  // report seldom allocates (and never faults in fresh pages) once the rate is steady.
+  Batch& batch = spare_;
+  batch.entries.clear();
+  batch.values.clear();
+  batch.new_names.clear();
+  {
+    std::lock_guard lock(pending_mutex_);
+    std::swap(batch, pending_);
+  }
+  std::lock_guard file(file_mutex_);
+  if (batch.empty() && unwritten_.empty()) return true;
+  {
+    std::lock_guard record(record_mutex_);
+    for (std::size_t i = 0; i < batch.new_names.size(); ++i) {
+      applier_.define(batch.first_new_id + static_cast<std::uint32_t>(i), batch.new_names[i]);
+      names_.push_back(batch.new_names[i]);
+    }
+    named_in_log_.resize(names_.size(), false);
+    for (const auto& entry : batch.entries) {
+      if (entry.drop) {
+        checkpoint::append_metric_drop_record(unwritten_, entry.table, entry.step);
+        applier_.drop(entry.table, entry.step);
+        continue;
+      }
+      const auto values = std::span(batch.values).subspan(entry.first_value, entry.value_count);
+      for (const auto& [id, value] : values) {
+        if (named_in_log_[id]) continue;
+        checkpoint::append_metric_name_record(unwritten_, id, names_[id]);
+        named_in_log_[id] = true;
+      }
+      checkpoint::append_metric_row_record(unwritten_, entry.table, entry.step, entry.wall_time, values);
+      applier_.row(entry.table, entry.step, entry.wall_time, values);
+    }
+  }
+  if (!batch.entries.empty()) {
+    std::lock_guard lock(control_mutex_);
+    rows_since_compaction_ = true;
+  }
+  if (!write_unwritten()) return false;
+  double oldest = 0;
+  std::uint64_t rows = 0;
+  for (const auto& entry : batch.entries) {
+    if (entry.drop) continue;
+    if (rows++ == 0 || entry.wall_time < oldest) oldest = entry.wall_time;
+  }
+  if (rows > 0) {
+    const double lag = unix_time_now() - oldest;
+    std::lock_guard lock(control_mutex_);
+    stats_.reports += rows;
+    stats_.flushes += 1;
+    stats_.max_lag_seconds = std::max(stats_.max_lag_seconds, lag);
+    stats_.lag_seconds_sum += lag;
+  }
+  print_lines(batch);
+  return true;
+}
+
+bool MetricsPipeline::write_unwritten() {
+  std::size_t done = 0;
+  while (done < unwritten_.size()) {
+    const auto n = ::write(log_.get(), unwritten_.data() + done, unwritten_.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int code = n < 0 ? errno : EIO;
+      // A partial record would end the log for readers: cut it off, keep the bytes for a retry.
+      if (::ftruncate(log_.get(), static_cast<off_t>(log_bytes_)) != 0 ||
+          ::lseek(log_.get(), static_cast<off_t>(log_bytes_), SEEK_SET) < 0) {
+        throw SystemError(fmt::format("cannot write the metrics log {} and cannot cut its torn end",
+                                      (record_path_.parent_path() / checkpoint::metrics_log_name(generation_)).string()),
+                          errno);
+      }
+      throw SystemError(fmt::format("cannot write the metrics log {}",
+                                    (record_path_.parent_path() / checkpoint::metrics_log_name(generation_)).string()),
+                        code);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fdatasync(log_.get()) != 0)
+    throw SystemError(fmt::format("cannot fdatasync the metrics log {}",
+                                  (record_path_.parent_path() / checkpoint::metrics_log_name(generation_)).string()),
+                      errno);
+  log_bytes_ += unwritten_.size();
+  unwritten_.clear();
+  return true;
+}
+
+checkpoint::TrialRecord MetricsPipeline::rotate_and_copy_record(
+    const std::function<void(checkpoint::TrialRecord&)>& edit) {
+  std::lock_guard file(file_mutex_);
+  if (!unwritten_.empty())
+    throw TrialError("dlx: the metrics log has reports it could not write yet; trial.h5 is not rewritten");
+  const auto directory = record_path_.parent_path();
+  const auto next = generation_ + 1;
+  const auto path = directory / checkpoint::metrics_log_name(next);
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640));
+  if (!fd) {
+    throw SystemError(fmt::format("cannot create the metrics log {}{}", path.string(),
+                                  errno == EEXIST ? " (it exists: another writer of this trial is running, "
+                                                    "or a file was put there; move it away)"
+                                                  : ""),
+                      errno);
+  }
+  std::vector<std::byte> header;
+  checkpoint::append_metrics_log_header(header);
+  if (::write(fd.get(), header.data(), header.size()) != static_cast<ssize_t>(header.size()) ||
+      ::fsync(fd.get()) != 0) {
+    const int code = errno;
+    ::unlink(path.c_str());
+    throw SystemError(fmt::format("cannot write the metrics log {}", path.string()), code);
+  }
+  fsync_directory(directory);  // the new name is durable before anything depends on it
+  log_ = std::move(fd);
+  generation_ = next;
+  log_bytes_ = header.size();
+  named_in_log_.assign(names_.size(), false);
+  std::lock_guard record(record_mutex_);
+  if (edit) edit(record_);
+  record_.metrics_log = generation_;
+  record_.updated_unix = unix_seconds_now();
+  return record_;
+}
+
+void MetricsPipeline::write_record(const checkpoint::TrialRecord& record) {
+  checkpoint::save_trial_record(record, record_path_);
+  checkpoint::retire_metrics_logs(record_path_.parent_path(), record.metrics_log);
+}
+
+void MetricsPipeline::print_lines(const Batch& batch) const {
+  if (!options_.print_as_trial) return;
+  // Every validation row, and of the training rows the newest: a program that reports its loss
+  // every step would otherwise fill its output file with them.
+  const Entry* newest_training = nullptr;
+  for (const auto& entry : batch.entries)
+    if (!entry.drop && entry.table == MetricTableId::training) newest_training = &entry;
+  for (const auto& entry : batch.entries) {
+    if (entry.drop || (entry.table == MetricTableId::training && &entry != newest_training)) continue;
+    Metrics metrics;
+    for (const auto& [id, value] : std::span(batch.values).subspan(entry.first_value, entry.value_count))
+      metrics.emplace(names_[id], value);
+    const char* kind = entry.table == MetricTableId::validation ? "validation" : "training";
+    std::printf("%s\n", format_metric_line(options_.print_as_trial, entry.step, kind, metrics).c_str());
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace dlx::detail

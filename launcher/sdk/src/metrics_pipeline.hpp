@@ -1,0 +1,152 @@
+#pragma once
+// Rank 0's metrics: a report is an append to a buffer in memory (O(1), no I/O, no lock held by
+// anything slow); a flusher thread writes the buffer to the trial's metrics log and fdatasyncs it
+// at least every flush interval (0.5 s); a compactor thread folds the log into trial.h5 now and
+// then, so that HDF5 tools see the metrics too. The files and the protocol readers rely on:
+// dlx/checkpoint/metrics_log.hpp.
+//
+// Threads and locks (never two at once except in the order listed):
+//   pending_mutex_  the training thread's buffer (report, drop_from) and the flusher's swap;
+//   file_mutex_     the log file: the flusher's write + fdatasync, a generation change;
+//   record_mutex_   record_, the record as the log makes it (the flusher applies each batch; a
+//                   compaction copies it; commit() edits it);
+//   control_mutex_  requests and progress between the threads (flush and compaction sequence
+//                   numbers, the flusher's error).
+// The training thread waits only in commit() and flush(): finish(), a notice, resume, exit.
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dlx/checkpoint/metrics_log.hpp"
+#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/common/unique_fd.hpp"
+#include "dlx/trial.hpp"
+
+namespace dlx::detail {
+
+struct MetricsPipelineOptions {
+  // Half a second: a report is durable within the interval plus one write and fdatasync, so a
+  // kill -9 loses at most the last second (bench/metrics measures the lag).
+  std::chrono::milliseconds flush_interval{500};
+  // A compaction rewrites trial.h5 (O(rows)); it runs at least this far apart, and at least 50
+  // times its own duration apart, so that it takes at most ~2% of the flusher's core.
+  std::chrono::milliseconds min_compaction_interval{10000};
+  // Prints the reports written to the log (every validation row, the newest training row of a
+  // flush) as "dlx: trial 3 step 200 validation accuracy=0.912" lines; nullopt: silent.
+  std::optional<std::int64_t> print_as_trial;
+
+  // At destruction, print what the threads did as one JSON line on stderr, prefixed
+  // "dlx-metrics-stats: " (reports, flushes, compactions, the longest report-to-durable lag).
+  bool print_stats = false;
+
+  // Defaults, overridden by DLX_METRICS_FLUSH_MS, DLX_METRICS_COMPACT_S and DLX_METRICS_STATS=1
+  // (docs/config-reference.md).
+  static MetricsPipelineOptions from_environment();
+};
+
+class MetricsPipeline {
+ public:
+  // `record` is the record as load_trial_record returns it (its logs applied; metrics_log is the
+  // first generation not found). The constructor writes it to trial.h5 naming that generation,
+  // retires the older logs, then starts the threads. Throws on a failed write.
+  MetricsPipeline(std::filesystem::path record_path, checkpoint::TrialRecord record,
+                  MetricsPipelineOptions options);
+  // Flushes and compacts what is left (errors printed: a destructor cannot throw), stops the threads.
+  ~MetricsPipeline();
+  MetricsPipeline(const MetricsPipeline&) = delete;
+  MetricsPipeline& operator=(const MetricsPipeline&) = delete;
+
+  // O(1): buffered for the flusher. The names are checked by Trial::report beforehand.
+  void report(checkpoint::MetricTableId table, std::int64_t step, const Metrics& metrics);
+  // Drops the rows of both tables at or after `step` (a resume), in order with the reports.
+  void drop_from(std::int64_t step);
+  // Asks the flusher to write now and to compact after it (a checkpoint); does not wait.
+  void flush_soon();
+  // Waits until every report so far is durable in the log; throws TrialError when the flusher
+  // cannot write (disk full, I/O error: it keeps retrying meanwhile).
+  void flush();
+  // flush(), then applies `edit` to the record and writes trial.h5 with everything, on this
+  // thread. Throws what flush() or the write throws (the record keeps the edit either way).
+  void commit(const std::function<void(checkpoint::TrialRecord&)>& edit);
+
+ private:
+  struct Entry {
+    bool drop = false;
+    checkpoint::MetricTableId table = checkpoint::MetricTableId::training;
+    std::int64_t step = 0;
+    double wall_time = 0;
+    std::uint32_t first_value = 0, value_count = 0;
+  };
+  struct Batch {
+    std::vector<Entry> entries;
+    std::vector<std::pair<std::uint32_t, double>> values;
+    std::vector<std::string> new_names;  // ids first_new_id, first_new_id + 1, ...
+    std::uint32_t first_new_id = 0;
+    bool empty() const noexcept { return entries.empty() && new_names.empty(); }
+  };
+
+  void flusher_loop();
+  void compactor_loop();
+  // One batch: encoded into unwritten_, applied to record_, written and fdatasynced. Returns
+  // false when the write failed (the bytes stay in unwritten_ for the next try).
+  bool flush_once();
+  bool write_unwritten();  // under file_mutex_
+  // Under file_mutex_: the next generation's file exists (header, fsync, directory fsync) and
+  // the writes go there; returns the record to write to trial.h5, naming it.
+  checkpoint::TrialRecord rotate_and_copy_record(const std::function<void(checkpoint::TrialRecord&)>& edit);
+  void write_record(const checkpoint::TrialRecord& record);
+  void print_lines(const Batch& batch) const;
+  std::uint32_t id_of(const std::string& name);  // under pending_mutex_
+
+  const std::filesystem::path record_path_;
+  const MetricsPipelineOptions options_;
+
+  std::mutex pending_mutex_;
+  Batch pending_;
+  std::map<std::string, std::uint32_t, std::less<>> ids_;  // every name reported, by id
+  std::vector<std::string> last_names_;                    // the previous report's names
+  std::vector<std::uint32_t> last_ids_;                    // and their ids
+
+  Batch spare_;  // the flusher's: the batch it works on, swapped with pending_
+
+  std::mutex file_mutex_;
+  UniqueFd log_;
+  std::uint64_t generation_ = 0;       // of log_
+  std::vector<bool> named_in_log_;     // by id: a name record is in log_
+  std::vector<std::byte> unwritten_;   // encoded, not yet durable in log_
+  std::uint64_t log_bytes_ = 0;        // durable in log_
+
+  std::mutex record_mutex_;
+  checkpoint::TrialRecord record_;
+  checkpoint::MetricRowApplier applier_{record_};
+  std::vector<std::string> names_;  // by id, the flusher's copy (for the printed lines)
+
+  std::mutex control_mutex_;
+  std::condition_variable control_changed_;
+  std::uint64_t flush_requests_ = 0, flushes_done_ = 0;
+  bool compaction_requested_ = false, compacting_ = false, stopping_ = false;
+  std::optional<checkpoint::TrialRecord> to_compact_;
+  std::string error_;  // the flusher's or compactor's last failure, "" when the last try worked
+  // For DLX_METRICS_STATS: what the flusher and the compactor did (under control_mutex_).
+  struct Stats {
+    std::uint64_t reports = 0, flushes = 0, compactions = 0;
+    double max_lag_seconds = 0;  // report to fdatasync done, the longest
+    double lag_seconds_sum = 0;  // over flushes, of each flush's longest
+    double compaction_seconds = 0, max_compaction_seconds = 0;
+  } stats_;
+  std::chrono::steady_clock::time_point last_compaction_;
+  std::chrono::steady_clock::duration last_compaction_took_{};
+  bool rows_since_compaction_ = false;
+
+  std::thread flusher_, compactor_;  // last: started once everything above exists
+};
+
+}  // namespace dlx::detail

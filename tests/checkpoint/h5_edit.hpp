@@ -1,0 +1,13 @@
+#pragma once
+// Edits of an HDF5 file in place, for tests that need a file dlx would not write: an older or
+// newer format version, a missing attribute or dataset. Each REQUIREs success.
+#include <cstdint>
+#include <filesystem>
+
+namespace dlx::checkpoint::testing {
+
+void set_format_version(const std::filesystem::path& path, std::int64_t version);
+void remove_link(const std::filesystem::path& path, const char* name);
+void remove_attribute(const std::filesystem::path& path, const char* name);
+
+}  // namespace dlx::checkpoint::testing

@@ -1,0 +1,216 @@
+#!/usr/bin/python3
+"""The metrics pipeline from Python, as a training program uses it (dlx.Trial outside Slurm, one
+rank), with the files checked by h5py and by dlx's own reader (dlx-test-trial-metrics):
+
+1. a million reports: every point is in trial.h5 exactly once after close(), and no log is left
+   but the (empty) one trial.h5 names;
+2. readers during a run: h5py on trial.h5 and dlx's reader (trial.h5 + logs) poll while a child
+   reports as fast as it can with a compaction after every flush (DLX_METRICS_COMPACT_S=0), so
+   that renames and log retirements race the readers: no read fails, no row count goes back;
+3. kill -9 at a random moment: what the child had reported more than a second before the kill is
+   there, every row once, and trial.h5 still opens in h5py;
+4. a requeued run that resumes from step S: the rows after S are replaced, the rest kept.
+
+usage: metrics_pipeline_test.py SUMMARY_TOOL (DLX_LIBRARY and PYTHONPATH set)
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import h5py
+import numpy
+
+SUMMARY = sys.argv[1] if len(sys.argv) > 1 else ""
+
+
+def child_environment(experiment: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"DLX_EXPERIMENT_DIR": str(experiment), "DLX_TRIAL_ID": "0", "DLX_HPARAMS": "{}",
+                "RANK": "0", "WORLD_SIZE": "1", "DLX_LATEST_CHECKPOINT": ""})
+    env.update(extra)
+    return env
+
+
+CHILD = r"""
+import os, sys, time
+import dlx
+mode, count = sys.argv[1], int(sys.argv[2])
+trial = dlx.Trial()
+start = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+for step in range(start, start + count):
+    trial.report_training(step, loss=float(step), lr=0.5)
+    if step % 1000 == 999:
+        trial.report_validation(step, accuracy=step / 1e6)
+    if mode == "stream" and step % 2000 == 0:
+        print("progress", step, time.monotonic(), flush=True)  # for the kill test
+trial.finish()
+trial.close()
+"""
+
+
+def summary(trial_h5: Path, file_only: bool = False) -> dict:
+    args = [SUMMARY, str(trial_h5)] + (["--file-only"] if file_only else [])
+    done = subprocess.run(args, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise AssertionError(f"dlx's reader failed on {trial_h5}: {done.stderr.strip()}")
+    return json.loads(done.stdout)
+
+
+def logs_in(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.glob("metrics.*.log"))
+
+
+def check_rows(table: dict, last: int, what: str) -> None:
+    """Rows 0..last, each once, loss == step."""
+    assert table["first"] == 0 and table["last"] == last, (what, table)
+    assert table["rows"] == last + 1 and table["consecutive"] and table["timed"], (what, table)
+    loss = table["columns"]["loss"]
+    assert loss["present"] == last + 1 and loss["sum"] == last * (last + 1) / 2, (what, loss)
+
+
+def million(work: Path) -> None:
+    experiment = work / "million"
+    count = 1_000_000
+    start = time.monotonic()
+    subprocess.run([sys.executable, "-c", CHILD, "million", str(count)], check=True,
+                   env=child_environment(experiment), stdout=subprocess.DEVNULL)
+    seconds = time.monotonic() - start
+    trial_dir = experiment / "trials" / "0"
+    with h5py.File(trial_dir / "trial.h5", "r") as f:
+        steps = f["metrics/training/steps"][()]
+        loss = f["metrics/training/loss"][()]
+        times = f["metrics/training/wall_time"][()]
+        assert f.attrs["format_version"] == 2 and f.attrs["state"] == "completed", dict(f.attrs)
+        assert numpy.array_equal(steps, numpy.arange(count)), (steps[:5], steps[-5:], len(steps))
+        assert numpy.array_equal(loss, numpy.arange(count, dtype=numpy.float64))
+        assert numpy.all(numpy.isfinite(times)) and numpy.all(numpy.diff(times) >= 0)
+        assert numpy.array_equal(f["metrics/validation/steps"][()], numpy.arange(999, count, 1000))
+        named = f.attrs["metrics_log"]
+    # The file alone holds everything; the log it names is empty or absent, and nothing older is left.
+    check_rows(summary(trial_dir / "trial.h5", file_only=True)["training"], count - 1, "trial.h5")
+    assert logs_in(trial_dir) in ([], [named]), (logs_in(trial_dir), named)
+    print(f"a million reports: each once in trial.h5 (h5py), {seconds:.1f} s for the child")
+
+
+class Progress:
+    """The child's "progress STEP MONOTONIC" lines so far, read without blocking (a read may end
+    inside a line: the rest comes with the next); dlx's own metric lines come between."""
+
+    def __init__(self, fd: int):
+        self.fd, self.pending, self.lines = fd, b"", []
+        os.set_blocking(fd, False)
+
+    def read(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return
+            if not chunk:
+                return
+            self.pending += chunk
+            *complete, self.pending = self.pending.split(b"\n")
+            for line in complete:
+                if line.startswith(b"progress "):
+                    _, step, at = line.split()
+                    self.lines.append((int(step), float(at)))
+
+
+def poll_and_kill(work: Path) -> None:
+    experiment = work / "stream"
+    trial_h5 = experiment / "trials" / "0" / "trial.h5"
+    child = subprocess.Popen([sys.executable, "-c", CHILD, "stream", str(50_000_000)],
+                             env=child_environment(experiment, DLX_METRICS_COMPACT_S="0"),
+                             stdout=subprocess.PIPE)
+    reader = Progress(child.stdout.fileno())
+    reads = h5py_reads = 0
+    last_rows = last_file_rows = 0
+    kill_after = random.uniform(2.5, 4.5)
+    start = time.monotonic()
+    try:
+        while time.monotonic() - start < kill_after:
+            reader.read()
+            if not trial_h5.exists():
+                time.sleep(0.01)
+                continue
+            rows = summary(trial_h5)["training"]["rows"]
+            assert rows >= last_rows, f"dlx's reader went back from {last_rows} rows to {rows}"
+            last_rows, reads = rows, reads + 1
+            with h5py.File(trial_h5, "r") as f:  # trial.h5 alone: compacted, never torn
+                table = f["metrics/training"]
+                file_rows = len(table["steps"])
+                # Before the first compaction the table has no metric datasets yet.
+                assert all(len(table[name]) == file_rows for name in table), list(table)
+            assert file_rows >= last_file_rows, (last_file_rows, file_rows)
+            last_file_rows, h5py_reads = file_rows, h5py_reads + 1
+        killed_at = time.monotonic()
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.kill()
+        child.wait()
+    reader.read()
+    progress = reader.lines
+    assert reads > 20 and h5py_reads > 20, (reads, h5py_reads)
+    assert last_file_rows > 0, "no compaction reached trial.h5 while the child ran"
+    after = summary(trial_h5)
+    training = after["training"]
+    check_rows(training, training["last"], "after kill -9")
+    # Reported more than a second before the kill (0.25 s of slack for scheduling): durable.
+    durable = [step for step, at in progress if at <= killed_at - 1.25]
+    assert durable, f"the child reported nothing in time: {progress[:3]}"
+    assert training["last"] >= durable[-1], (
+        f"step {durable[-1]} was reported {killed_at - dict(progress)[durable[-1]]:.2f} s before "
+        f"the kill but the record ends at {training['last']}")
+    with h5py.File(trial_h5, "r") as f:
+        assert f.attrs["state"] == "running"
+    lost = progress[-1][0] - training["last"] if progress else 0
+    print(f"readers: {reads} reads by dlx's reader and {h5py_reads} by h5py during the run, all "
+          f"whole; kill -9 after {kill_after:.1f} s: rows 0..{training['last']} kept, last "
+          f"progress line at step {progress[-1][0]} ({lost} steps after the record's end)")
+
+
+def resume(work: Path) -> None:
+    experiment = work / "resume"
+    trial_dir = experiment / "trials" / "0"
+    env = child_environment(experiment)
+    subprocess.run([sys.executable, "-c", CHILD, "million", "5000"], check=True, env=env,
+                   stdout=subprocess.DEVNULL)
+    # The second run replays from step 3000 (as after a requeue that resumed step 2999's
+    # checkpoint): rows from 3000 are replaced, so the table is still 0..5999 once each.
+    subprocess.run([sys.executable, "-c", CHILD, "million", "3000", "3000"], check=True, env=env,
+                   stdout=subprocess.DEVNULL)
+    after = summary(trial_dir / "trial.h5")
+    check_rows(after["training"], 5999, "after the replay")
+    assert after["validation"]["rows"] == 6, after["validation"]
+    print("a run that replays from step 3000 replaces rows 3000.. and keeps the rest")
+
+
+def main() -> int:
+    if not SUMMARY or "DLX_LIBRARY" not in os.environ:
+        print(__doc__)
+        return 2
+    seed = int(os.environ.get("DLX_TEST_SEED", time.time_ns() % 100000))
+    random.seed(seed)
+    print(f"seed {seed} (DLX_TEST_SEED to repeat)")
+    work = Path(tempfile.mkdtemp(prefix="dlx-metrics-"))
+    try:
+        resume(work)
+        poll_and_kill(work)
+        million(work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("metrics pipeline: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
