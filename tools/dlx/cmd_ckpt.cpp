@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/config/display_text.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/searcher/journal.hpp"
@@ -103,17 +104,40 @@ std::string human_bytes(std::uint64_t bytes) {
   return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
 }
 
+namespace {
+
+CommandLine ckpt_command_line() {
+  CommandLine command("ckpt", "ls|verify|show|gc ARGS...",
+                      "The checkpoints of an experiment's trials: list them with their validity and\n"
+                      "the retention rules that keep them, verify every byte, show what one holds, and\n"
+                      "delete what the experiment's retention policy no longer keeps (never what the\n"
+                      "searcher still references). docs/checkpoint-format.md describes the files.",
+                      "dlx ckpt ls 42\n"
+                      "dlx ckpt gc 42 --dry-run");
+  command.subcommands = {
+      {"ls", "each checkpoint with its size, validity and what keeps it", ls_command_line},
+      {"verify", "read every byte of checkpoint files against their checksums", verify_command_line},
+      {"show", "a checkpoint's metadata, state and tensors", show_command_line},
+      {"gc", "delete what retention no longer keeps and dead saves' temporary files", gc_command_line}};
+  return command;
+}
+
+}  // namespace
+
 }  // namespace ckpt
 
 int run_ckpt(const Arguments& arguments) {
-  if (arguments.empty()) throw UsageError("dlx ckpt needs a subcommand: ls, verify, show or gc");
+  const auto command = ckpt::ckpt_command_line();
+  answer_help(arguments, command);
+  if (arguments.empty()) throw UsageError("dlx ckpt needs a subcommand: ls, verify, show or gc", usage_text(command));
   const auto& sub = arguments.front();
   Arguments rest(arguments.begin() + 1, arguments.end());
   if (sub == "ls") return ckpt::run_ls(rest);
   if (sub == "verify") return ckpt::run_verify(rest);
   if (sub == "show") return ckpt::run_show(rest);
   if (sub == "gc") return ckpt::run_gc(rest);
-  throw UsageError(fmt::format("unknown dlx ckpt subcommand '{}' (ls, verify, show, gc)", sub));
+  throw UsageError(fmt::format("unknown dlx ckpt subcommand '{}' (ls, verify, show, gc)", config::abbreviated(sub)),
+                   usage_text(command));
 }
 
 }  // namespace dlx::cli

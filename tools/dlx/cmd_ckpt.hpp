@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "dlx/checkpoint/retention.hpp"
+#include "options.hpp"
 
 namespace dlx::cli::ckpt {
 
@@ -15,6 +16,12 @@ int run_ls(const Arguments& arguments);
 int run_verify(const Arguments& arguments);
 int run_show(const Arguments& arguments);
 int run_gc(const Arguments& arguments);
+
+// What each accepts and says of itself (dlx ckpt SUBCOMMAND --help).
+CommandLine ls_command_line();
+CommandLine verify_command_line();
+CommandLine show_command_line();
+CommandLine gc_command_line();
 
 // What `dlx ckpt ls/gc` was pointed at: an experiment directory, or one trial of it.
 struct Target {

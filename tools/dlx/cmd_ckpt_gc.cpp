@@ -42,17 +42,26 @@ std::vector<fs::path> stale_temporaries(const fs::path& experiment, std::chrono:
 
 }  // namespace
 
-int run_gc(const Arguments& arguments) {
+CommandLine gc_command_line() {
   namespace po = boost::program_options;
-  po::options_description options("dlx ckpt gc EXPERIMENT_DIR|JOBID [options]");
-  options.add_options()("dry-run", "print what would be deleted, delete nothing")(
+  CommandLine command("ckpt gc", "EXPERIMENT_DIR|JOBID [--dry-run] [--remove-invalid] [--tmp-age-minutes N]",
+                      "Applies the experiment's retention policy to every trial, keeping what the\n"
+                      "searcher's journal still references, and deletes the temporary files of saves\n"
+                      "that died. It acts with the experiment owner's rights only (as root it becomes\n"
+                      "the owner first), never through a symbolic link, and only on regular files.",
+                      "dlx ckpt gc 42 --dry-run\n"
+                      "dlx ckpt gc 42");
+  command.options.add_options()("dry-run", "print what would be deleted, delete nothing")(
       "remove-invalid", "also delete checkpoints that fail verification")(
-      "tmp-age-minutes", po::value<int>()->default_value(60),
-      "delete temporary files of unfinished saves older than this")(
-      "experiment", po::value<std::string>()->required(), "experiment");
-  po::positional_options_description positional;
-  positional.add("experiment", 1);
-  auto values = parse_options(arguments, options, positional);
+      "tmp-age-minutes", po::value<int>()->default_value(60)->value_name("N"),
+      "delete temporary files of unfinished saves older than this");
+  command.operands.add_options()("experiment", po::value<std::string>()->required(), "experiment");
+  command.positional.add("experiment", 1);
+  return command;
+}
+
+int run_gc(const Arguments& arguments) {
+  auto values = parse_options(arguments, gc_command_line());
   bool dry_run = values.count("dry-run") > 0;
 
   auto target = locate_target(values["experiment"].as<std::string>());

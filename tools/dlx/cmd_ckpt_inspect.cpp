@@ -47,14 +47,36 @@ nlohmann::ordered_json summary_json(const checkpoint::CheckpointSummary& s) {
 
 }  // namespace
 
-int run_verify(const Arguments& arguments) {
+CommandLine verify_command_line() {
   namespace po = boost::program_options;
-  po::options_description options("dlx ckpt verify PATH... [--json]");
-  options.add_options()("json", "print JSON")(
-      "paths", po::value<std::vector<std::string>>()->required(), "checkpoint files");
-  po::positional_options_description positional;
-  positional.add("paths", -1);
-  auto values = parse_options(arguments, options, positional);
+  CommandLine command("ckpt verify", "PATH... [--json]",
+                      "Reads every byte of each checkpoint file and checks it against the file's\n"
+                      "checksums, metadata and index: one line per file, ok or FAILED with why.\n"
+                      "Exit status 0 when every file is valid, 1 otherwise.",
+                      "dlx ckpt verify trials/0/checkpoints/step-*.h5");
+  command.options.add_options()("json", "print JSON");
+  command.operands.add_options()("paths", po::value<std::vector<std::string>>()->required(), "checkpoint files");
+  command.positional.add("paths", -1);
+  return command;
+}
+
+CommandLine show_command_line() {
+  namespace po = boost::program_options;
+  CommandLine command("ckpt show", "PATH [--json]",
+                      "What one checkpoint file holds: its metadata (experiment, trial, step,\n"
+                      "hyperparameters, metric), its state values and its tensors with dtype, shape,\n"
+                      "size and checksums. The metadata is verified; the tensors' bytes are not read\n"
+                      "(dlx ckpt verify reads them). A long state value is cut to one line; --json\n"
+                      "prints it whole.",
+                      "dlx ckpt show trials/0/checkpoints/step-200.h5");
+  command.options.add_options()("json", "print JSON");
+  command.operands.add_options()("path", po::value<std::string>()->required(), "checkpoint file");
+  command.positional.add("path", 1);
+  return command;
+}
+
+int run_verify(const Arguments& arguments) {
+  auto values = parse_options(arguments, verify_command_line());
   bool json = values.count("json") > 0;
   auto results = nlohmann::ordered_json::array();
   int failed = 0;
@@ -79,13 +101,7 @@ int run_verify(const Arguments& arguments) {
 }
 
 int run_show(const Arguments& arguments) {
-  namespace po = boost::program_options;
-  po::options_description options("dlx ckpt show PATH [--json]");
-  options.add_options()("json", "print JSON")("path", po::value<std::string>()->required(),
-                                              "checkpoint file");
-  po::positional_options_description positional;
-  positional.add("path", 1);
-  auto values = parse_options(arguments, options, positional);
+  auto values = parse_options(arguments, show_command_line());
   auto summary = checkpoint::read_checkpoint_summary(values["path"].as<std::string>());
   if (values.count("json")) {
     std::cout << summary_json(summary).dump(2) << "\n";

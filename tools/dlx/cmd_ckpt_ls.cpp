@@ -10,14 +10,24 @@
 #include "table.hpp"
 
 namespace dlx::cli::ckpt {
-int run_ls(const Arguments& arguments) {
+
+CommandLine ls_command_line() {
   namespace po = boost::program_options;
-  po::options_description options("dlx ckpt ls TRIAL_DIR|EXPERIMENT_DIR|JOBID [--json]");
-  options.add_options()("json", "print JSON")(
-      "target", po::value<std::string>()->required(), "trial or experiment");
-  po::positional_options_description positional;
-  positional.add("target", 1);
-  auto values = parse_options(arguments, options, positional);
+  CommandLine command("ckpt ls", "TRIAL_DIR|EXPERIMENT_DIR|JOBID [--json]",
+                      "Every checkpoint of one trial, or of all an experiment's trials, with its size,\n"
+                      "whether it is valid (its metadata and index; why not) and which retention rules\n"
+                      "keep it under the experiment's policy, the searcher's references included: what\n"
+                      "dlx ckpt gc would delete is marked. dlx ckpt verify reads every byte.",
+                      "dlx ckpt ls 42\n"
+                      "dlx ckpt ls /shared/dlx/alice/logreg-grid/trials/3 --json");
+  command.options.add_options()("json", "print JSON");
+  command.operands.add_options()("target", po::value<std::string>()->required(), "trial or experiment");
+  command.positional.add("target", 1);
+  return command;
+}
+
+int run_ls(const Arguments& arguments) {
+  auto values = parse_options(arguments, ls_command_line());
 
   auto target = locate_target(values["target"].as<std::string>());
   auto policy = policy_of(target.experiment_dir);

@@ -75,17 +75,31 @@ doctor::SiteFacts gather_facts(const po::variables_map& options) {
   return facts;
 }
 
+CommandLine doctor_command_line() {
+  CommandLine command("doctor", "[--json] [--config FILE [--partitions FILE]]",
+                      "Checks this cluster's Slurm settings for dlx: requeue, preemption, the SPANK\n"
+                      "plugin in plugstack.conf, MPI. It reads Slurm's own reports (`scontrol show\n"
+                      "config` and `scontrol show partition`), or saved copies of them, and prints one\n"
+                      "verdict per setting with what to change (docs/admin-guide.md). Any user can run\n"
+                      "it on a submit host. Exit status 1 when a setting fails.",
+                      "dlx doctor\n"
+                      "dlx doctor --config config.txt --partitions partitions.txt");
+  command.options.add_options()
+      ("json", "print the findings as JSON")
+      ("config", po::value<std::string>()->value_name("FILE"),
+       "a saved `scontrol show config` instead of asking slurmctld")
+      ("partitions", po::value<std::string>()->value_name("FILE"), "a saved `scontrol show partition -o`");
+  return command;
+}
+
 }  // namespace
 
 int run_doctor(const Arguments& arguments) {
-  po::options_description described("dlx doctor [--json] [--config FILE [--partitions FILE]]");
-  described.add_options()
-      ("json", "print the findings as JSON")
-      ("config", po::value<std::string>(), "a saved `scontrol show config` instead of asking slurmctld")
-      ("partitions", po::value<std::string>(), "a saved `scontrol show partition -o`");
-  const auto options = parse_options(arguments, described, po::positional_options_description());
+  const auto command = doctor_command_line();
+  const auto options = parse_options(arguments, command);
   if (options.count("partitions") && !options.count("config")) {
-    throw UsageError("doctor: --partitions goes with --config (both saved reports of the same cluster)");
+    throw UsageError("doctor: --partitions goes with --config (both saved reports of the same cluster)",
+                     usage_text(command));
   }
   const auto findings = doctor::check_site(gather_facts(options));
   int failures = 0, warnings = 0;

@@ -35,17 +35,26 @@ std::vector<std::string> sbatch_words(const config::Experiment& experiment) {
   return words;
 }
 
+CommandLine plan_command_line() {
+  namespace po = boost::program_options;
+  CommandLine command("plan", "FILE [--json] [--site-config FILE]",
+                      "What an experiment will run, before it spends GPU hours: the sbatch options it\n"
+                      "is submitted with, ASHA's rungs, every planned trial with its hyperparameters,\n"
+                      "and the resolved configuration that sbatch freezes into experiment.yaml. The\n"
+                      "site defaults apply as in dlx validate.",
+                      "dlx plan examples/asha.yaml");
+  command.options.add_options()("json", "print the plan as JSON")(
+      "site-config", po::value<std::string>()->default_value("")->value_name("FILE"),
+      "site defaults to apply (as sbatch would)");
+  command.operands.add_options()("file", po::value<std::string>()->required(), "experiment file");
+  command.positional.add("file", 1);
+  return command;
+}
+
 }  // namespace
 
 int run_plan(const Arguments& arguments) {
-  namespace po = boost::program_options;
-  po::options_description options("dlx plan FILE [--json] [--site-config FILE]");
-  options.add_options()("json", "print the plan as JSON")(
-      "site-config", po::value<std::string>()->default_value(""), "site defaults to apply (as sbatch would)")(
-      "file", po::value<std::string>()->required(), "experiment file");
-  po::positional_options_description positional;
-  positional.add("file", 1);
-  auto values = parse_options(arguments, options, positional);
+  auto values = parse_options(arguments, plan_command_line());
   const auto file = values["file"].as<std::string>();
 
   config::Experiment experiment;

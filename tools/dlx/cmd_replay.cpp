@@ -43,18 +43,28 @@ nlohmann::ordered_json entry_json(const searcher::DecisionEntry& entry) {
   return item;
 }
 
+CommandLine replay_command_line() {
+  namespace po = boost::program_options;
+  CommandLine command("replay", "JOBID|EXPERIMENT_DIR [--json] [--state] [--write-h5]",
+                      "The searcher's decisions rebuilt from the experiment journal, each with its\n"
+                      "reason, by the same code as the live searcher, which checks every recorded\n"
+                      "answer against its own. Exit status 0 when the journal replays cleanly, 1 when\n"
+                      "it is corrupt or an answer differs (the decisions from there on are shown as\n"
+                      "recorded), or experiment.h5 could not be written.",
+                      "dlx replay 42\n"
+                      "dlx replay 42 --state");
+  command.options.add_options()("json", "print JSON")(
+      "state", "print the rebuilt searcher state (JSON) instead of the decisions")(
+      "write-h5", "also (re)write experiment.h5 from the journal (under its lock; the owner's)");
+  command.operands.add_options()("experiment", po::value<std::string>()->required(), "job id or experiment directory");
+  command.positional.add("experiment", 1);
+  return command;
+}
+
 }  // namespace
 
 int run_replay(const Arguments& arguments) {
-  namespace po = boost::program_options;
-  po::options_description options("dlx replay JOBID|EXPERIMENT_DIR [--json] [--state] [--write-h5]");
-  options.add_options()("json", "print JSON")(
-      "state", "print the rebuilt searcher state (JSON) instead of the decisions")(
-      "write-h5", "also (re)write experiment.h5 from the journal (under its lock; the owner's)")(
-      "experiment", po::value<std::string>()->required(), "job id or experiment directory");
-  po::positional_options_description positional;
-  positional.add("experiment", 1);
-  auto values = parse_options(arguments, options, positional);
+  auto values = parse_options(arguments, replay_command_line());
 
   const auto directory = locate_experiment(values["experiment"].as<std::string>());
   const auto experiment = config::load_snapshot(directory);

@@ -110,17 +110,27 @@ void refresh_summary(const std::filesystem::path& directory, const config::Exper
   }
 }
 
+CommandLine status_command_line() {
+  namespace po = boost::program_options;
+  CommandLine command("status", "JOBID|EXPERIMENT_DIR [--json] [--write-h5]",
+                      "One row per trial of an experiment, given by its Slurm job id or its directory:\n"
+                      "state, hyperparameters, last and best metric and what the searcher decided,\n"
+                      "then why failed trials failed and the best trial. Any user who can read the\n"
+                      "experiment gets it; for the experiment's owner it also brings experiment.h5 up\n"
+                      "to date with the journal.",
+                      "dlx status 42\n"
+                      "dlx status /shared/dlx/alice/logreg-grid --json");
+  command.options.add_options()("json", "print JSON")(
+      "write-h5", "rewrite experiment.h5 from the journal even when it is up to date");
+  command.operands.add_options()("experiment", po::value<std::string>()->required(), "job id or experiment directory");
+  command.positional.add("experiment", 1);
+  return command;
+}
+
 }  // namespace
 
 int run_status(const Arguments& arguments) {
-  namespace po = boost::program_options;
-  po::options_description options("dlx status JOBID|EXPERIMENT_DIR [--json] [--write-h5]");
-  options.add_options()("json", "print JSON")(
-      "write-h5", "rewrite experiment.h5 from the journal even when it is up to date")("experiment", po::value<std::string>()->required(),
-                                              "job id or experiment directory");
-  po::positional_options_description positional;
-  positional.add("experiment", 1);
-  auto values = parse_options(arguments, options, positional);
+  auto values = parse_options(arguments, status_command_line());
 
   const auto directory = locate_experiment(values["experiment"].as<std::string>());
   const auto experiment = config::load_snapshot(directory);

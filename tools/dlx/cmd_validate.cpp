@@ -13,15 +13,29 @@
 
 namespace dlx::cli {
 
-int run_validate(const Arguments& arguments) {
+namespace {
+
+CommandLine validate_command_line() {
   namespace po = boost::program_options;
-  po::options_description options("dlx validate FILE... [--json]");
-  options.add_options()("json", "print one JSON object per file")(
-      "site-config", po::value<std::string>()->default_value(""), "site defaults to apply (as sbatch would)")(
-      "file", po::value<std::vector<std::string>>()->required(), "experiment files");
-  po::positional_options_description positional;
-  positional.add("file", -1);
-  auto values = parse_options(arguments, options, positional);
+  CommandLine command("validate", "FILE... [--json] [--site-config FILE]",
+                      "Checks experiment files as `sbatch --dl-experiment` would, with the site's\n"
+                      "defaults applied: one line per file, valid with its trial count and array, or\n"
+                      "file:line:column: key: problem (fix). The site defaults come from --site-config,\n"
+                      "else $DLX_SITE_CONFIG, else (with SLURM_CONF set) the site_config of dlx's line\n"
+                      "in plugstack.conf. Exit status 0 when every file is valid, 1 otherwise.",
+                      "dlx validate examples/grid.yaml examples/asha.yaml");
+  command.options.add_options()("json", "print one JSON object per file")(
+      "site-config", po::value<std::string>()->default_value("")->value_name("FILE"),
+      "site defaults to apply (as sbatch would)");
+  command.operands.add_options()("file", po::value<std::vector<std::string>>()->required(), "experiment files");
+  command.positional.add("file", -1);
+  return command;
+}
+
+}  // namespace
+
+int run_validate(const Arguments& arguments) {
+  auto values = parse_options(arguments, validate_command_line());
 
   const bool json = values.count("json") > 0;
   auto results = nlohmann::json::array();

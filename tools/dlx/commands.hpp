@@ -1,7 +1,9 @@
 #pragma once
 // One function per `dlx` subcommand: argv after the subcommand name; returns the exit status.
-// Usage errors throw UsageError; everything else reports itself.
+// Usage errors throw UsageError, a request for help HelpRequested (options.hpp); everything else
+// reports itself.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dlx/common/error.hpp"
@@ -10,7 +12,14 @@ namespace dlx::cli {
 
 class UsageError : public Error {
  public:
-  using Error::Error;
+  explicit UsageError(const std::string& problem, std::string usage = "")
+      : Error(problem), usage_(std::move(usage)) {}
+  // What to show under the problem: the command's usage line and options (options.hpp's
+  // usage_text); empty: the list of dlx's commands.
+  const std::string& usage() const noexcept { return usage_; }
+
+ private:
+  std::string usage_;
 };
 
 using Arguments = std::vector<std::string>;

@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "dlx/config/display_text.hpp"
+#include "options.hpp"
 
 namespace {
 
@@ -23,6 +24,7 @@ Commands:
   replay JOBID|DIR [--json]     the searcher's decisions rebuilt from the journal, each with its reason
   doctor [--json]               check this cluster's Slurm settings for dlx (requeue, preemption, plugin)
   storage add-user USER...|check  users' directories in the storage root (add-user: root)
+  help [COMMAND [SUBCOMMAND]]   a command's usage, options and an example (or: dlx COMMAND --help)
 
 Submit an experiment with:  sbatch --dl-experiment=exp.yaml job.sh
 )";
@@ -50,8 +52,20 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;
   }
-  const std::string command = argv[1];
-  const dlx::cli::Arguments arguments(argv + 2, argv + argc);
+  std::string command = argv[1];
+  dlx::cli::Arguments arguments(argv + 2, argv + argc);
+  // `dlx help COMMAND [SUBCOMMAND]` is `dlx COMMAND [SUBCOMMAND] --help`; `dlx help`, this list.
+  if (command == "help") {
+    const bool list = arguments.empty() || arguments.front() == "help" || arguments.front() == "--help" ||
+                      arguments.front() == "-h";
+    if (list) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    command = arguments.front();
+    arguments.erase(arguments.begin());
+    arguments.emplace_back("--help");
+  }
   try {
     if (command == "validate") return dlx::cli::run_validate(arguments);
     if (command == "plan") return dlx::cli::run_plan(arguments);
@@ -62,8 +76,11 @@ int main(int argc, char** argv) {
     if (command == "doctor") return dlx::cli::run_doctor(arguments);
     if (command == "storage") return dlx::cli::run_storage(arguments);
     throw dlx::cli::UsageError(fmt::format("unknown command '{}'", dlx::config::abbreviated(command)));
+  } catch (const dlx::cli::HelpRequested& help) {
+    std::fputs(help.what(), stdout);
+    return 0;
   } catch (const dlx::cli::UsageError& e) {
-    fmt::print(stderr, "dlx: {}\n\n{}", e.what(), kUsage);
+    fmt::print(stderr, "dlx: {}\n\n{}", e.what(), e.usage().empty() ? kUsage : e.usage());
     return 2;
   } catch (const dlx::Error& e) {
     // dlx's own messages (what, where, how to fix), escaped: they quote paths, job ids and file

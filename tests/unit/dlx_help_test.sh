@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# `dlx COMMAND --help`, `-h` and `dlx help COMMAND` for every command and subcommand: exit 0, the
+# help on stdout (usage line, options), no operand shown as an option (`--experiment arg`); and
+# the failures: unknown commands and subcommands, usage errors (stderr, exit 2).
+# usage: dlx_help_test.sh DLX DLX_CLUSTER_SCRIPT
+set -uo pipefail
+dlx=$1
+cluster_script=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failed=0
+checked=0
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+
+# run ARGS...: $rc, $out and $err of `dlx ARGS...` (no cluster or site settings from outside).
+run() {
+  env -u SLURM_CONF -u DLX_SITE_CONFIG -u DLX_STORAGE_ROOT "$dlx" "$@" >"$work/out" 2>"$work/err"
+  rc=$?
+  out=$(cat "$work/out")
+  err=$(cat "$work/err")
+}
+
+# COMMAND|OPTIONS IT SHOWS|OPERANDS IT MUST NOT SHOW AS OPTIONS
+commands=(
+  "validate|--json --site-config|--file"
+  "plan|--json --site-config|--file"
+  "status|--json --write-h5|--experiment"
+  "replay|--json --state --write-h5|--experiment"
+  "doctor|--json --config --partitions|"
+  "storage|--storage-root|--action --users"
+  "storage add-user|--storage-root|--action --users"
+  "storage check|--storage-root|--action --users"
+  "ckpt||--target"
+  "ckpt ls|--json|--target"
+  "ckpt verify|--json|--paths"
+  "ckpt show|--json|--path"
+  "ckpt gc|--dry-run --remove-invalid --tmp-age-minutes|--experiment"
+  "cluster|--state-dir --plugin --bin-dir --nodes --port-base --timeout|"
+  "cluster up|--state-dir --plugin --bin-dir --nodes --port-base --timeout|"
+  "cluster down|--state-dir --timeout|"
+  "cluster env|--state-dir --bin-dir|"
+  "cluster status|--state-dir|"
+)
+for entry in "${commands[@]}"; do
+  IFS='|' read -r command shown hidden <<<"$entry"
+  read -r -a words <<<"$command"
+  for form in --help -h help; do
+    if [ "$form" = help ]; then run help "${words[@]}"; label="dlx help $command"
+    else run "${words[@]}" "$form"; label="dlx $command $form"; fi
+    checked=$((checked + 1))
+    [ "$rc" = 0 ] || { fail "$label: exit $rc, not 0: $err"; continue; }
+    [ -z "$err" ] || fail "$label: printed on stderr: $err"
+    [[ "$out" == "usage: dlx $command "* ]] ||
+      fail "$label: the first line is not 'usage: dlx $command ...': $(head -1 <<<"$out")"
+    grep -q '^Options:$' <<<"$out" || fail "$label: no 'Options:' section"
+    grep -qE -- '-h \[ --help \]' <<<"$out" || fail "$label: --help is not among the options"
+    for option in $shown; do
+      grep -qE -- "^  $option( |$)" <<<"$out" || fail "$label: option $option not listed"
+    done
+    for operand in $hidden; do
+      ! grep -qE -- "^ +$operand( |$)" <<<"$out" || fail "$label: the operand $operand is shown as an option"
+    done
+    ! grep -qE -- '^ +--[a-z0-9-]+ arg( |$)' <<<"$out" || fail "$label: an option with an unnamed value ('arg'): $(grep -E -- ' arg( |$)' <<<"$out")"
+  done
+  # The same text whichever way it is asked for.
+  run "${words[@]}" --help; by_option=$out
+  run help "${words[@]}"
+  [ "$out" = "$by_option" ] || fail "dlx help $command differs from dlx $command --help"
+done
+
+# Commands made of subcommands list them.
+run ckpt --help
+for sub in ls verify show gc; do grep -qE "^  $sub " <<<"$out" || fail "dlx ckpt --help does not list $sub"; done
+run cluster --help
+for sub in up down env status; do grep -qE "^  $sub " <<<"$out" || fail "dlx cluster --help does not list $sub"; done
+run storage --help
+for sub in add-user check; do grep -qE "^  $sub " <<<"$out" || fail "dlx storage --help does not list $sub"; done
+
+# Help wins wherever it is, before any argument is checked; after `--` it is an operand.
+run status 42 --help
+[ "$rc" = 0 ] && [[ "$out" == "usage: dlx status "* ]] || fail "dlx status 42 --help: exit $rc: $out$err"
+run ckpt gc --dry-run -h
+[ "$rc" = 0 ] && [[ "$out" == "usage: dlx ckpt gc "* ]] || fail "dlx ckpt gc --dry-run -h: exit $rc: $out$err"
+run cluster --state-dir "$work/x" up --help
+[ "$rc" = 0 ] && [[ "$out" == "usage: dlx cluster up "* ]] || fail "dlx cluster --state-dir DIR up --help: exit $rc: $out$err"
+[ ! -e "$work/x" ] || fail "dlx cluster up --help made the state directory"
+run validate -- --help
+[ "$rc" = 1 ] && [[ "$err" == *"--help"* ]] || fail "dlx validate -- --help: exit $rc, not 1 for a file named --help: $out$err"
+
+# dlx help and dlx --help: the list of commands, on stdout.
+for form in "help" "--help" "-h"; do
+  run $form
+  [ "$rc" = 0 ] && [[ "$out" == "usage: dlx COMMAND"* ]] && grep -q 'help \[COMMAND \[SUBCOMMAND\]\]' <<<"$out" ||
+    fail "dlx $form: exit $rc: $out$err"
+done
+
+# Failures: stderr, exit 2, the problem first, no operand shown as an option.
+expect_usage_error() {  # expect_usage_error FIRST_LINE USAGE_LINE ARGS...
+  local first=$1 usage=$2
+  shift 2
+  run "$@"
+  checked=$((checked + 1))
+  [ "$rc" = 2 ] || { fail "dlx $*: exit $rc, not 2: $out$err"; return; }
+  [ -z "$out" ] || fail "dlx $*: printed on stdout: $out"
+  [ "$(head -1 <<<"$err")" = "$first" ] || fail "dlx $*: first line '$(head -1 <<<"$err")', not '$first'"
+  grep -qF -- "$usage" <<<"$err" || fail "dlx $*: no '$usage' in: $err"
+  ! grep -qE -- '^ +--(experiment|file|target|paths|path|action|users)( |$)' <<<"$err" ||
+    fail "dlx $*: an operand shown as an option: $err"
+}
+expect_usage_error "dlx: unknown command 'nosuch'" "usage: dlx COMMAND" help nosuch
+expect_usage_error "dlx: unknown command 'nosuch'" "usage: dlx COMMAND" nosuch --help
+expect_usage_error "dlx: unknown dlx ckpt subcommand 'nosuch' (ls, verify, show, gc)" "usage: dlx ckpt " help ckpt nosuch
+expect_usage_error "dlx: unknown dlx ckpt subcommand 'nosuch' (ls, verify, show, gc)" "usage: dlx ckpt " ckpt nosuch --help
+expect_usage_error "dlx: unknown dlx ckpt subcommand 'nosuch' (ls, verify, show, gc)" "usage: dlx ckpt " ckpt nosuch
+expect_usage_error "dlx: dlx ckpt needs a subcommand: ls, verify, show or gc" "usage: dlx ckpt " ckpt
+expect_usage_error "dlx: unknown dlx cluster subcommand 'nosuch' (up, down, env, status)" "usage: dlx cluster " cluster nosuch --help
+expect_usage_error "dlx: unknown dlx storage subcommand 'nosuch' (add-user, check)" "usage: dlx storage " storage nosuch --help
+expect_usage_error "dlx: missing argument: job id or experiment directory" "usage: dlx status " status
+expect_usage_error "dlx: missing argument: experiment files" "usage: dlx validate " validate --json
+expect_usage_error "dlx: missing argument: checkpoint file" "usage: dlx ckpt show " ckpt show
+expect_usage_error "dlx: unrecognised option '--nosuch'" "usage: dlx plan " plan --nosuch x.yaml
+expect_usage_error "dlx: doctor: --partitions goes with --config (both saved reports of the same cluster)" \
+  "usage: dlx doctor " doctor --partitions x
+
+# `dlx cluster --help` documents every option of the script it runs.
+script_options=$(bash "$cluster_script" --help | grep -oE -- '^  --[a-z-]+' | tr -d ' ')
+[ -n "$script_options" ] || fail "no options in $cluster_script --help"
+run cluster --help
+for option in $script_options; do
+  grep -qE -- "^  $option " <<<"$out" || fail "dlx cluster --help does not document $option (dlx-cluster has it)"
+done
+
+echo "# $checked help texts and errors checked, $failed failures"
+[ "$failed" = 0 ]
