@@ -261,7 +261,15 @@ MetricsLogReplay apply_metrics_log(std::span<const std::byte> bytes, TrialRecord
 
 std::uint64_t apply_metrics_logs(const std::filesystem::path& directory, std::uint64_t from,
                                  TrialRecord& record) {
+  // A writer leaves two generations after trial.h5 (one being compacted, one being written), a
+  // few more while trial.h5 cannot be written (it backs off: MetricsPipeline); a long chain was
+  // made by hand, and is refused rather than walked.
+  constexpr std::uint64_t kMaxChain = 1024;
   for (std::uint64_t generation = from;; ++generation) {
+    if (generation - from == kMaxChain)
+      throw CheckpointError(fmt::format("{} and the {} metrics logs after it: dlx writes at most a "
+                                        "few; remove the ones trial.h5 does not need",
+                                        (directory / metrics_log_name(from)).string(), kMaxChain - 1));
     const auto path = directory / metrics_log_name(generation);
     // O_NONBLOCK: a FIFO in the log's place is refused below instead of waited on.
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));

@@ -225,3 +225,15 @@ TEST_CASE("a format 1 trial.h5 loads: no wall times, and 'wall_time' is a metric
   CHECK_FALSE(loaded.validation.columns.contains("wall_time"));
   CHECK(loaded.metrics_log == 1);
 }
+
+TEST_CASE("a chain of logs longer than a writer leaves is refused, not walked", "[unit][metrics_log]") {
+  ScratchDir dir;
+  const auto path = dir.path() / kTrialFileName;
+  save_trial_record(testing::sample_record(), path);  // names generation 1
+  std::vector<std::byte> header;
+  append_metrics_log_header(header);
+  for (int generation = 1; generation <= 1100; ++generation)
+    write_file(dir.path() / metrics_log_name(static_cast<std::uint64_t>(generation)), header);
+  CHECK_THAT(error_of([&] { load_trial_record(path); }),
+             Contains("metrics.1.log and the 1023 metrics logs after it: dlx writes at most a few"));
+}

@@ -194,6 +194,35 @@ def resume(work: Path) -> None:
     print("a run that replays from step 3000 replaces rows 3000.. and keeps the rest")
 
 
+BAD_NAMES = r"""
+import sys
+import dlx
+trial = dlx.Trial()
+def refused(metrics, *expected):
+    try:
+        trial.report_training(1, metrics)
+    except dlx.Error as error:
+        assert all(part in str(error) for part in expected), (str(error), expected)
+        return
+    raise AssertionError(f"{list(metrics)[:3]} was accepted")
+refused({"steps": 1.0}, "cannot report training metrics at step 1", "'steps' is a name trial.h5 keeps")
+refused({"train/loss": 1.0}, "contains '/'")
+refused({"": 1.0}, "empty")
+trial.report_training(1, {f"m{i}": 1.0 for i in range(4096)})
+refused({"one_more": 1.0}, "over the limit of 4096 names")
+trial.finish()
+trial.close()
+"""
+
+
+def bad_names(work: Path) -> None:
+    experiment = work / "names"
+    subprocess.run([sys.executable, "-c", BAD_NAMES], check=True, env=child_environment(experiment),
+                   stdout=subprocess.DEVNULL)
+    assert summary(experiment / "trials" / "0" / "trial.h5")["training"]["rows"] == 1
+    print("metric names trial.h5 cannot hold are refused with the reason, the record unharmed")
+
+
 def main() -> int:
     if not SUMMARY or "DLX_LIBRARY" not in os.environ:
         print(__doc__)
@@ -204,6 +233,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="dlx-metrics-"))
     try:
         resume(work)
+        bad_names(work)
         poll_and_kill(work)
         million(work)
     finally:

@@ -258,18 +258,22 @@ void MetricsPipeline::compactor_loop() {
       to_compact_.reset();
     }
     const auto start = Clock::now();
+    bool failed = false;
     try {
       write_record(record);
     } catch (const std::exception& error) {
       // The log chain still holds everything (trial.h5 names the older generation, which is
-      // kept): the next compaction tries again.
+      // kept): a later compaction tries again, each one twice as far apart, so that a file system
+      // refusing trial.h5 for hours leaves a short chain of logs.
       std::fprintf(stderr, "dlx: cannot compact the metrics into %s: %s\n", record_path_.c_str(), error.what());
+      failed = true;
     }
     {
       std::lock_guard lock(control_mutex_);
       compacting_ = false;
       last_compaction_ = Clock::now();
-      last_compaction_took_ = last_compaction_ - start;
+      last_compaction_took_ = failed ? std::max<Clock::duration>(2 * last_compaction_took_, std::chrono::seconds(1))
+                                     : last_compaction_ - start;
       const double seconds = std::chrono::duration<double>(last_compaction_took_).count();
       stats_.compactions += 1;
       stats_.compaction_seconds += seconds;

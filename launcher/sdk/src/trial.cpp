@@ -8,17 +8,18 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "dlx/checkpoint/metrics_log.hpp"
 #include "dlx/comm/backends.hpp"
 #include "dlx/comm/mpi_check.hpp"
 #include "dlx/comm/mpi_runtime.hpp"
 #include "dlx/comm/preflight.hpp"
+#include "dlx/config/display_text.hpp"
 #include "dlx/env/environment.hpp"
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/slurm/task_placement.hpp"
 #include "checkpointer.hpp"
 #include "metric_log.hpp"
 #include "preemption.hpp"
-#include "dlx/checkpoint/metrics_log.hpp"
 #include "trial_recorder.hpp"
 
 namespace dlx {
@@ -175,7 +176,13 @@ void Trial::report(bool validation, std::int64_t step, const Metrics& metrics) {
   // (every rank reports the same names) without any communication per report.
   for (const auto& [name, value] : metrics) {
     if (reported_names_.contains(name)) continue;
-    if (auto problem = checkpoint::metric_name_problem(name))
+    auto problem = checkpoint::metric_name_problem(name);
+    if (!problem && reported_names_.size() >= checkpoint::kMaxMetricNames)
+      problem = fmt::format("'{}' would be metric name {}, over the limit of {} names a trial "
+                            "reports (a value in a name, such as a step or a sample id?)",
+                            config::abbreviated(name), reported_names_.size() + 1,
+                            checkpoint::kMaxMetricNames);
+    if (problem)
       throw TrialError(fmt::format("dlx: cannot report {} metrics at step {}: {}",
                                    validation ? "validation" : "training", step, *problem));
     reported_names_.insert(name);
