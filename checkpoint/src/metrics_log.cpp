@@ -130,13 +130,22 @@ void append_metric_name_record(std::vector<std::byte>& out, std::uint32_t id, st
 void append_metric_row_record(std::vector<std::byte>& out, MetricTableId table, std::int64_t step,
                               double wall_time,
                               std::span<const std::pair<std::uint32_t, double>> values) {
-  const auto start = begin_record(out, kRow);
-  put(out, static_cast<std::uint8_t>(table));
-  put(out, step);
-  put(out, wall_time);
+  // The hot one (a record per report, written by the flusher): sized once, filled in place.
+  const auto start = out.size();
+  const auto payload = kRowFixedBytes + values.size() * kValueBytes;
+  out.resize(start + kMetricsLogRecordHeaderBytes + payload);
+  std::byte* at = out.data() + start + kMetricsLogRecordHeaderBytes;
+  auto store = [&at](const auto& value) {
+    std::memcpy(at, &value, sizeof value);
+    at += sizeof value;
+  };
+  store(kRow);
+  store(static_cast<std::uint8_t>(table));
+  store(step);
+  store(wall_time);
   for (const auto& [id, value] : values) {
-    put(out, id);
-    put(out, value);
+    store(id);
+    store(value);
   }
   finish_record(out, start);
 }

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+from array import array
 from typing import Any, Iterator, Mapping, NamedTuple, Sequence
 
 from ._library import NO_COMMUNICATOR, Error, NamedTensor, check, library
@@ -169,7 +170,10 @@ class Trial(_Owned):
             encoded = [str(name).encode("utf-8") for name in names]
             self._metric_names_array = (ctypes.c_char_p * len(encoded))(*encoded)
             self._metric_names = names
-        values = (ctypes.c_double * len(names))(*map(float, metrics.values()))
+        try:
+            values = array("d", metrics.values())
+        except TypeError:  # values array("d") does not take (a 0-d tensor, a Decimal): float() them
+            values = array("d", map(float, metrics.values()))
         return self._metric_names_array, values, len(names)
 
     def report_training(self, step: int, metrics: Mapping[str, float] | None = None,
@@ -177,7 +181,8 @@ class Trial(_Owned):
         """Record training metrics at `step`: a few microseconds, buffered; durable in the trial's
         metrics log within a second (rank 0 writes; every rank may call)."""
         names, values, count = self._metric_arrays(metrics, named)
-        check(library().dlx_trial_report_training(self._handle, int(step), names, values, count))
+        check(library().dlx_trial_report_training(self._handle, int(step), names,
+                                                   values.buffer_info()[0], count))
 
     def report_validation(self, step: int, metrics: Mapping[str, float] | None = None,
                           **named: float) -> str:
@@ -190,7 +195,7 @@ class Trial(_Owned):
         names, values, count = self._metric_arrays(metrics, named)
         said = ctypes.c_int(0)
         check(library().dlx_trial_report_validation_next(
-            self._handle, int(step), names, values, count, ctypes.byref(said)))
+            self._handle, int(step), names, values.buffer_info()[0], count, ctypes.byref(said)))
         return _DECISIONS[said.value]
 
     @property

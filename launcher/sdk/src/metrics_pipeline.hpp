@@ -13,6 +13,7 @@
 //   control_mutex_  requests and progress between the threads (flush and compaction sequence
 //                   numbers, the flusher's error).
 // The training thread waits only in commit() and flush(): finish(), a notice, resume, exit.
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -109,8 +110,12 @@ class MetricsPipeline {
   const std::filesystem::path record_path_;
   const MetricsPipelineOptions options_;
 
+  // Metric values buffered before the training thread wakes the flusher early (1 MiB of them).
+  static constexpr std::size_t kEarlyFlushValues = 65536;
+
   std::mutex pending_mutex_;
   Batch pending_;
+  std::atomic<bool> early_flush_{false};  // set by report() once per batch past kEarlyFlushValues
   std::map<std::string, std::uint32_t, std::less<>> ids_;  // every name reported, by id
   std::vector<std::string> last_names_;                    // the previous report's names
   std::vector<std::uint32_t> last_ids_;                    // and their ids

@@ -173,7 +173,32 @@ void Trial::on_rank0(const char* what, const std::function<void()>& action) {
 
 void Trial::report(bool validation, std::int64_t step, const Metrics& metrics) {
   // Every rank checks a name the first time it sees it, so that a bad one throws everywhere
-  // (every rank reports the same names) without any communication per report.
+  // (every rank reports the same names) without any communication per report. Most reports
+  // repeat the previous one's names: compared in order, they need no lookup.
+  bool same_names = metrics.size() == last_reported_names_.size();
+  if (same_names) {
+    auto previous = last_reported_names_.begin();
+    for (const auto& [name, value] : metrics) {
+      if (name != *previous++) {
+        same_names = false;
+        break;
+      }
+    }
+  }
+  if (!same_names) check_metric_names(validation, step, metrics);
+  if (rank() != 0) return;
+  if (!recorder_) {  // outside a trial: the line is all there is
+    std::printf("%s\n", detail::format_metric_line(std::nullopt, step,
+                                                   validation ? "validation" : "training", metrics)
+                            .c_str());
+    std::fflush(stdout);
+    return;
+  }
+  recorder_->report(validation ? detail::MetricKind::validation : detail::MetricKind::training,
+                    step, metrics);
+}
+
+void Trial::check_metric_names(bool validation, std::int64_t step, const Metrics& metrics) {
   for (const auto& [name, value] : metrics) {
     if (reported_names_.contains(name)) continue;
     auto problem = checkpoint::metric_name_problem(name);
@@ -187,16 +212,8 @@ void Trial::report(bool validation, std::int64_t step, const Metrics& metrics) {
                                    validation ? "validation" : "training", step, *problem));
     reported_names_.insert(name);
   }
-  if (rank() != 0) return;
-  if (!recorder_) {  // outside a trial: the line is all there is
-    std::printf("%s\n", detail::format_metric_line(std::nullopt, step,
-                                                   validation ? "validation" : "training", metrics)
-                            .c_str());
-    std::fflush(stdout);
-    return;
-  }
-  recorder_->report(validation ? detail::MetricKind::validation : detail::MetricKind::training,
-                    step, metrics);
+  last_reported_names_.clear();
+  for (const auto& [name, value] : metrics) last_reported_names_.push_back(name);
 }
 
 void Trial::finish() {

@@ -209,6 +209,8 @@ class Trial {
 
  private:
   void report(bool validation, std::int64_t step, const Metrics& metrics);
+  // Throws TrialError for a name trial.h5 cannot hold or one past kMaxMetricNames.
+  void check_metric_names(bool validation, std::int64_t step, const Metrics& metrics);
   // Runs `action` on rank 0, then agrees on the outcome with every rank (see above).
   void on_rank0(const char* what, const std::function<void()>& action);
 
@@ -223,6 +225,7 @@ class Trial {
   std::unique_ptr<detail::PreemptionSignals> signals_;
   std::unique_ptr<detail::TrialRecorder> recorder_;  // rank 0 inside a trial only
   std::set<std::string, std::less<>> reported_names_;  // metric names checked (every rank)
+  std::vector<std::string> last_reported_names_;       // the previous report's, in order
 
   // Searcher (src/searcher_ops.cpp).
   Next ask_searcher(std::int64_t step, const Metrics& metrics);
