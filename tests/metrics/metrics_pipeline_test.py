@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -120,9 +121,11 @@ class Progress:
             self.pending += chunk
             *complete, self.pending = self.pending.split(b"\n")
             for line in complete:
-                if line.startswith(b"progress "):
-                    _, step, at = line.split()
-                    self.lines.append((int(step), float(at)))
+                # Two writers share the pipe (this print and libdlx's metric lines): a line that
+                # is not exactly a progress line is skipped.
+                match = re.fullmatch(rb"progress (\d+) (\d+\.\d+)", line)
+                if match:
+                    self.lines.append((int(match[1]), float(match[2])))
 
 
 def poll_and_kill(work: Path) -> None:

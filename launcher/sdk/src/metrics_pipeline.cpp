@@ -430,21 +430,29 @@ void MetricsPipeline::write_record(const checkpoint::TrialRecord& record) {
   checkpoint::retire_metrics_logs(record_path_.parent_path(), record.metrics_log);
 }
 
-void MetricsPipeline::print_lines(const Batch& batch) const {
+void MetricsPipeline::print_lines(const Batch& batch) {
   if (!options_.print_as_trial) return;
-  // Every validation row, and of the training rows the newest: a program that reports its loss
-  // every step would otherwise fill its output file with them.
+  // Every validation row, and of the training rows the newest, at most once a second: a program
+  // that reports its loss every step would otherwise fill its output file with them.
   const Entry* newest_training = nullptr;
-  for (const auto& entry : batch.entries)
-    if (!entry.drop && entry.table == MetricTableId::training) newest_training = &entry;
+  if (Clock::now() - last_training_line_ >= std::chrono::seconds(1)) {
+    for (const auto& entry : batch.entries)
+      if (!entry.drop && entry.table == MetricTableId::training) newest_training = &entry;
+    if (newest_training != nullptr) last_training_line_ = Clock::now();
+  }
+  std::string lines;  // written at once, so that the program's own output comes between lines
   for (const auto& entry : batch.entries) {
     if (entry.drop || (entry.table == MetricTableId::training && &entry != newest_training)) continue;
     Metrics metrics;
     for (const auto& [id, value] : std::span(batch.values).subspan(entry.first_value, entry.value_count))
       metrics.emplace(names_[id], value);
     const char* kind = entry.table == MetricTableId::validation ? "validation" : "training";
-    std::printf("%s\n", format_metric_line(options_.print_as_trial, entry.step, kind, metrics).c_str());
+    lines += format_metric_line(options_.print_as_trial, entry.step, kind, metrics);
+    lines += '\n';
   }
+  if (lines.empty()) return;
+  std::fflush(stdout);  // whatever the program printed through stdio before
+  std::fwrite(lines.data(), 1, lines.size(), stdout);
   std::fflush(stdout);
 }
 

@@ -40,8 +40,8 @@ struct MetricsPipelineOptions {
   // A compaction rewrites trial.h5 (O(rows)); it runs at least this far apart, and at least 50
   // times its own duration apart, so that it takes at most ~2% of the flusher's core.
   std::chrono::milliseconds min_compaction_interval{10000};
-  // Prints the reports written to the log (every validation row, the newest training row of a
-  // flush) as "dlx: trial 3 step 200 validation accuracy=0.912" lines; nullopt: silent.
+  // Prints the reports written to the log (every validation row, the newest training row at most
+  // once a second) as "dlx: trial 3 step 200 validation accuracy=0.912" lines; nullopt: silent.
   std::optional<std::int64_t> print_as_trial;
 
   // At destruction, print what the threads did as one JSON line on stderr, prefixed
@@ -104,14 +104,15 @@ class MetricsPipeline {
   // the writes go there; returns the record to write to trial.h5, naming it.
   checkpoint::TrialRecord rotate_and_copy_record(const std::function<void(checkpoint::TrialRecord&)>& edit);
   void write_record(const checkpoint::TrialRecord& record);
-  void print_lines(const Batch& batch) const;
+  void print_lines(const Batch& batch);
   std::uint32_t id_of(const std::string& name);  // under pending_mutex_
 
   const std::filesystem::path record_path_;
   const MetricsPipelineOptions options_;
 
-  // Metric values buffered before the training thread wakes the flusher early (1 MiB of them).
-  static constexpr std::size_t kEarlyFlushValues = 65536;
+  // Metric values buffered before the training thread wakes the flusher early (16 MiB of them,
+  // a write of tens of milliseconds): only a program reporting ~100,000 rows a second gets there.
+  static constexpr std::size_t kEarlyFlushValues = std::size_t{1} << 20;
 
   std::mutex pending_mutex_;
   Batch pending_;
@@ -133,6 +134,7 @@ class MetricsPipeline {
   checkpoint::TrialRecord record_;
   checkpoint::MetricRowApplier applier_{record_};
   std::vector<std::string> names_;  // by id, the flusher's copy (for the printed lines)
+  std::chrono::steady_clock::time_point last_training_line_{};  // the flusher's
 
   std::mutex control_mutex_;
   std::condition_variable control_changed_;
