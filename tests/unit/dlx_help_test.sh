@@ -26,6 +26,8 @@ commands=(
   "plan|--json --site-config|--file"
   "status|--json --write-h5|--experiment"
   "replay|--json --state --write-h5|--experiment"
+  "export||"
+  "export tensorboard|--force --json|--experiment --output"
   "doctor|--json --config --partitions|"
   "storage|--storage-root|--action --users"
   "storage add-user|--storage-root|--action --users"
@@ -73,6 +75,10 @@ run ckpt --help
 for sub in ls verify show gc; do grep -qE "^  $sub " <<<"$out" || fail "dlx ckpt --help does not list $sub"; done
 run cluster --help
 for sub in up down env status; do grep -qE "^  $sub " <<<"$out" || fail "dlx cluster --help does not list $sub"; done
+run export --help
+grep -qE "^  tensorboard " <<<"$out" || fail "dlx export --help does not list tensorboard"
+run help
+grep -qE "^  export tensorboard " <<<"$out" || fail "dlx help does not list export tensorboard"
 run storage --help
 for sub in add-user check; do grep -qE "^  $sub " <<<"$out" || fail "dlx storage --help does not list $sub"; done
 

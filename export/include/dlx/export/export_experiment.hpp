@@ -1,0 +1,35 @@
+#pragma once
+// Writes an experiment's TensorBoard log directory:
+//   OUTDIR/events.out.tfevents.<unix>.<host>.dlx            the HParams experiment
+//   OUTDIR/trial-<id>/events.out.tfevents.<unix>.<host>.dlx  one run per trial: scalars, session
+// All of it is written into a temporary directory beside OUTDIR, which is renamed to OUTDIR at the
+// end: an error leaves nothing behind (the temporary directory is removed), and a reader never
+// sees a half-written export.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "dlx/checkpoint/trial_record.hpp"
+
+namespace dlx::tensorboard {
+
+struct ExperimentToExport {
+  std::string name;
+  std::string searcher_metric;  // the HParams dashboard lists validation/<it> first
+  std::vector<checkpoint::TrialRecord> trials;
+};
+
+struct ExportSummary {
+  std::filesystem::path output;
+  std::size_t runs = 0;     // trial directories
+  std::size_t events = 0;   // in all files, file_version events included
+  std::uintmax_t bytes = 0; // of all files
+};
+
+// Throws dlx::Error (what, where, how to fix) when OUTDIR's parent is missing or not writable, or
+// OUTDIR exists and is not an empty directory (unless `replace`: then it is replaced whole).
+ExportSummary write_tensorboard_logs(const ExperimentToExport& experiment, const std::filesystem::path& output,
+                                     bool replace);
+
+}  // namespace dlx::tensorboard
