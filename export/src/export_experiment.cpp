@@ -30,13 +30,12 @@ std::string event_file_name() {
 
 // A directory beside `output` that nobody else uses: mkdtemp's name, in the same file system, so
 // that the final rename is atomic.
+fs::path parent_of(const fs::path& output) {
+  return output.parent_path().empty() ? fs::path(".") : output.parent_path();
+}
+
 fs::path make_staging_directory(const fs::path& output) {
-  const auto parent = output.parent_path().empty() ? fs::path(".") : output.parent_path();
-  std::error_code error;
-  if (!fs::is_directory(parent, error)) {
-    throw Error(fmt::format("cannot write {}: its parent directory {} does not exist (create it first, or "
-                            "choose another OUTDIR)", output.string(), parent.string()));
-  }
+  const auto parent = parent_of(output);
   std::string pattern = (parent / ("." + output.filename().string() + ".dlx-export-XXXXXX")).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
     const int error_number = errno;
@@ -89,20 +88,6 @@ void write_event_file(const fs::path& path, double wall_time, const std::vector<
   summary.bytes += stream.size();
 }
 
-void check_output(const fs::path& output, bool replace) {
-  std::error_code error;
-  const auto status = fs::symlink_status(output, error);
-  if (status.type() == fs::file_type::not_found) return;
-  if (status.type() != fs::file_type::directory) {
-    throw Error(fmt::format("{} exists and is not a directory (give a new or empty directory as OUTDIR)",
-                            output.string()));
-  }
-  if (!replace && !fs::is_empty(output)) {
-    throw Error(fmt::format("{} exists and is not empty (give a new or empty directory, or add --force to "
-                            "replace it and everything in it)", output.string()));
-  }
-}
-
 // The staging directory becomes `output`. rename(2) replaces an empty directory; a non-empty one
 // (with `replace`) is moved aside first and removed once the new one is in place.
 void move_into_place(const fs::path& staging, const fs::path& output) {
@@ -124,8 +109,26 @@ void move_into_place(const fs::path& staging, const fs::path& output) {
 
 }  // namespace
 
+void check_output_directory(const fs::path& output, bool replace) {
+  std::error_code error;
+  if (!fs::is_directory(parent_of(output), error)) {
+    throw Error(fmt::format("cannot write {}: its parent directory {} does not exist (create it first, or "
+                            "choose another OUTDIR)", output.string(), parent_of(output).string()));
+  }
+  const auto status = fs::symlink_status(output, error);
+  if (status.type() == fs::file_type::not_found) return;
+  if (status.type() != fs::file_type::directory) {
+    throw Error(fmt::format("{} exists and is not a directory (give a new or empty directory as OUTDIR)",
+                            output.string()));
+  }
+  if (!replace && !fs::is_empty(output)) {
+    throw Error(fmt::format("{} exists and is not empty (give a new or empty directory, or add --force to "
+                            "replace it and everything in it)", output.string()));
+  }
+}
+
 ExportSummary write_tensorboard_logs(const ExperimentToExport& experiment, const fs::path& output, bool replace) {
-  check_output(output, replace);
+  check_output_directory(output, replace);
   const auto staging = make_staging_directory(output);
   StagingGuard guard(staging);
 
@@ -140,7 +143,10 @@ ExportSummary write_tensorboard_logs(const ExperimentToExport& experiment, const
 
   for (const auto& trial : experiment.trials) {
     const auto run = staging / fmt::format("trial-{}", trial.trial_id);
-    fs::create_directory(run);
+    if (!fs::create_directory(run)) {
+      throw Error(fmt::format("two records of trial {} (each trial directory's trial.h5 must hold its own "
+                              "trial)", trial.trial_id));
+    }
     const auto fallback = static_cast<double>(trial.updated_unix);
     std::vector<std::string> events{session_start_event(trial)};
     for (auto& event : scalar_events(trial.training, "training", fallback)) events.push_back(std::move(event));

@@ -237,6 +237,19 @@ def test_refusals(work, exp):
                    ["cannot export trial 2", "trials/2/trial.h5", "format_version 99 is newer", "upgrade dlx"],
                    "a newer trial.h5", out=out)
 
+    # A trial.h5 copied into another trial's directory would show one trial twice.
+    copied = os.path.join(work, "copied")
+    shutil.copytree(exp, copied)
+    os.makedirs(os.path.join(copied, "trials", "5"))
+    shutil.copy(os.path.join(copied, "trials", "1", "trial.h5"), os.path.join(copied, "trials", "5"))
+    expect_refusal(["export", "tensorboard", copied, out], ["trials/5/trial.h5 holds trial 1", "move it back"],
+                   "a trial.h5 in another trial's directory", out=out)
+    a_file = os.path.join(work, "a-file")
+    open(a_file, "w").write("mine")
+    expect_refusal(["export", "tensorboard", exp, a_file], ["a-file exists and is not a directory"],
+                   "OUTDIR is a file")
+    check(open(a_file).read() == "mine", "OUTDIR that is a file was changed")
+
     if os.geteuid() != 0:
         print("not root: skipping the tests as another user (EACCES)")
         return

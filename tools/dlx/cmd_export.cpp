@@ -58,8 +58,14 @@ std::vector<checkpoint::TrialRecord> load_trials(const fs::path& directory) {
   std::vector<checkpoint::TrialRecord> trials;
   for (const int id : ids) {
     try {
-      if (auto record = checkpoint::load_trial_record_if_exists(store::trial_record_path(directory, id)))
-        trials.push_back(std::move(*record));
+      const auto path = store::trial_record_path(directory, id);
+      auto record = checkpoint::load_trial_record_if_exists(path);
+      if (!record) continue;  // not started yet
+      if (record->trial_id != id) {
+        throw Error(fmt::format("{} holds trial {} (copied from another trial's directory? move it back, "
+                                "or out of the experiment)", path.string(), record->trial_id));
+      }
+      trials.push_back(std::move(*record));
     } catch (const Error& e) {
       throw Error(fmt::format("cannot export trial {}: {}", id, e.what()));
     }
@@ -72,6 +78,7 @@ int run_tensorboard(const Arguments& arguments) {
   const auto directory = locate_experiment(values["experiment"].as<std::string>());
   const auto experiment = config::load_snapshot(directory);
   const fs::path output = values["output"].as<std::string>();
+  tensorboard::check_output_directory(output, values.count("force") > 0);
 
   tensorboard::ExperimentToExport request{experiment.name, experiment.searcher.metric, load_trials(directory)};
   const auto summary = tensorboard::write_tensorboard_logs(request, output, values.count("force") > 0);

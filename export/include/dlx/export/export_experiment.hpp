@@ -27,8 +27,13 @@ struct ExportSummary {
   std::uintmax_t bytes = 0; // of all files
 };
 
-// Throws dlx::Error (what, where, how to fix) when OUTDIR's parent is missing or not writable, or
-// OUTDIR exists and is not an empty directory (unless `replace`: then it is replaced whole).
+// Throws dlx::Error (what, where, how to fix) when OUTDIR's parent is missing, or OUTDIR exists
+// and is not an empty directory (unless `replace`). Callers check before reading the experiment,
+// so that a wrong OUTDIR is reported before minutes spent reading trials.
+void check_output_directory(const std::filesystem::path& output, bool replace);
+
+// Checks as above, then writes; throws dlx::Error also when OUTDIR's parent is not writable.
+// With `replace`, an existing OUTDIR is replaced whole once the new one is complete.
 ExportSummary write_tensorboard_logs(const ExperimentToExport& experiment, const std::filesystem::path& output,
                                      bool replace);
 
