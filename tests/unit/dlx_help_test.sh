@@ -122,6 +122,10 @@ expect_usage_error "dlx: dlx ckpt needs a subcommand: ls, verify, show or gc" "u
 expect_usage_error "dlx: unknown dlx cluster subcommand 'nosuch' (up, down, env, status)" "usage: dlx cluster " cluster nosuch --help
 expect_usage_error "dlx: unknown dlx storage subcommand 'nosuch' (add-user, check)" "usage: dlx storage " storage nosuch --help
 expect_usage_error "dlx: missing argument: job id or experiment directory" "usage: dlx status " status
+expect_usage_error "dlx: dlx export needs a format: tensorboard" "usage: dlx export " export
+expect_usage_error "dlx: unknown dlx export subcommand 'nosuch' (tensorboard)" "usage: dlx export " export nosuch
+expect_usage_error "dlx: unknown dlx export subcommand 'nosuch' (tensorboard)" "usage: dlx export " export nosuch --help
+expect_usage_error "dlx: missing argument: output directory" "usage: dlx export tensorboard " export tensorboard 42
 expect_usage_error "dlx: missing argument: experiment files" "usage: dlx validate " validate --json
 expect_usage_error "dlx: missing argument: checkpoint file" "usage: dlx ckpt show " ckpt show
 expect_usage_error "dlx: unrecognised option '--nosuch'" "usage: dlx plan " plan --nosuch x.yaml

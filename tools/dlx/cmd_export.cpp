@@ -104,7 +104,7 @@ int run_export(const Arguments& arguments) {
   if (arguments.empty()) throw UsageError("dlx export needs a format: tensorboard", usage_text(command));
   const Arguments rest(arguments.begin() + 1, arguments.end());
   if (arguments.front() == "tensorboard") return run_tensorboard(rest);
-  throw UsageError(fmt::format("unknown export format '{}' (known: tensorboard)", config::abbreviated(arguments.front())),
+  throw UsageError(fmt::format("unknown dlx export subcommand '{}' (tensorboard)", config::abbreviated(arguments.front())),
                    usage_text(command));
 }
 
