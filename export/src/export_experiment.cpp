@@ -28,12 +28,12 @@ std::string event_file_name() {
   return fmt::format("events.out.tfevents.{}.{}.dlx", std::time(nullptr), host[0] ? host : "localhost");
 }
 
-// A directory beside `output` that nobody else uses: mkdtemp's name, in the same file system, so
-// that the final rename is atomic.
 fs::path parent_of(const fs::path& output) {
   return output.parent_path().empty() ? fs::path(".") : output.parent_path();
 }
 
+// A directory beside `output` that nobody else uses: mkdtemp's name, in the same file system, so
+// that the final rename is atomic.
 fs::path make_staging_directory(const fs::path& output) {
   const auto parent = parent_of(output);
   std::string pattern = (parent / ("." + output.filename().string() + ".dlx-export-XXXXXX")).string();
@@ -108,6 +108,17 @@ void move_into_place(const fs::path& staging, const fs::path& output) {
 }
 
 }  // namespace
+
+fs::path output_directory(const std::string& typed) {
+  fs::path path(typed);
+  if (!path.has_filename()) path = path.parent_path();  // "runs/" -> "runs"
+  const auto name = path.filename();
+  if (name.empty() || name == "." || name == "..") {
+    throw Error(fmt::format("OUTDIR '{}' has no name of its own (give a directory to create, e.g. {}/tensorboard)",
+                            typed, typed.empty() ? "." : typed));
+  }
+  return path;
+}
 
 void check_output_directory(const fs::path& output, bool replace) {
   std::error_code error;

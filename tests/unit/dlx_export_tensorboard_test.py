@@ -193,9 +193,10 @@ def test_export(work, exp, event_pb2, hparams_pb2):
     # An existing empty OUTDIR is used; a non-empty one refused (and kept) unless --force.
     empty = os.path.join(work, "empty")
     os.mkdir(empty)
-    result = run_dlx(["export", "tensorboard", exp, empty])
+    result = run_dlx(["export", "tensorboard", exp, empty + "/"])  # a trailing slash is the same OUTDIR
     check(result.returncode == 0 and "wrote 3 runs" in result.stdout and "tensorboard --logdir" in result.stdout,
-          f"into an empty OUTDIR: {result.returncode} {result.stdout} {result.stderr}")
+          and os.path.isdir(os.path.join(empty, "trial-1")) and leftovers(empty) == [],
+          f"into an empty OUTDIR: {result.returncode} {result.stdout} {result.stderr} {os.listdir(empty)}")
     keep = os.path.join(out, "notes.txt")
     open(keep, "w").write("mine")
     result = run_dlx(["export", "tensorboard", exp, out])
@@ -244,6 +245,11 @@ def test_refusals(work, exp):
     shutil.copy(os.path.join(copied, "trials", "1", "trial.h5"), os.path.join(copied, "trials", "5"))
     expect_refusal(["export", "tensorboard", copied, out], ["trials/5/trial.h5 holds trial 1", "move it back"],
                    "a trial.h5 in another trial's directory", out=out)
+    for inside in (exp, os.path.join(exp, "trials"), work):
+        expect_refusal(["export", "tensorboard", exp, inside, "--force"],
+                       ["overlaps the experiment directory", "outside"], f"OUTDIR {inside} with --force")
+    check(os.path.isfile(os.path.join(exp, "trials", "1", "trial.h5")), "--force onto the experiment removed it")
+    expect_refusal(["export", "tensorboard", exp, "/"], ["has no name of its own"], "OUTDIR /")
     a_file = os.path.join(work, "a-file")
     open(a_file, "w").write("mine")
     expect_refusal(["export", "tensorboard", exp, a_file], ["a-file exists and is not a directory"],

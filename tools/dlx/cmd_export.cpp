@@ -73,11 +73,27 @@ std::vector<checkpoint::TrialRecord> load_trials(const fs::path& directory) {
   return trials;
 }
 
+// OUTDIR is replaced whole with --force, and written into: never the experiment itself, a
+// directory holding it, or one inside it.
+void refuse_overlap(const fs::path& experiment, const fs::path& output) {
+  const auto inside = [](const fs::path& path, const fs::path& ancestor) {
+    const auto relative = path.lexically_relative(ancestor);
+    return !relative.empty() && *relative.begin() != "..";
+  };
+  const auto real_experiment = fs::weakly_canonical(experiment);
+  const auto real_output = fs::weakly_canonical(output);
+  if (inside(real_experiment, real_output) || inside(real_output, real_experiment)) {
+    throw Error(fmt::format("OUTDIR {} overlaps the experiment directory {} (choose a directory outside "
+                            "the experiment)", output.string(), experiment.string()));
+  }
+}
+
 int run_tensorboard(const Arguments& arguments) {
   auto values = parse_options(arguments, tensorboard_command_line());
   const auto directory = locate_experiment(values["experiment"].as<std::string>());
   const auto experiment = config::load_snapshot(directory);
-  const fs::path output = values["output"].as<std::string>();
+  const auto output = tensorboard::output_directory(values["output"].as<std::string>());
+  refuse_overlap(directory, output);
   tensorboard::check_output_directory(output, values.count("force") > 0);
 
   tensorboard::ExperimentToExport request{experiment.name, experiment.searcher.metric, load_trials(directory)};

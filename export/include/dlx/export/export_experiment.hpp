@@ -27,6 +27,10 @@ struct ExportSummary {
   std::uintmax_t bytes = 0; // of all files
 };
 
+// OUTDIR as the user typed it, without a trailing "/" ("runs/" is "runs"); throws dlx::Error
+// for a path with no name of its own ("/", ".", ".."), which cannot be renamed into place.
+std::filesystem::path output_directory(const std::string& typed);
+
 // Throws dlx::Error (what, where, how to fix) when OUTDIR's parent is missing, or OUTDIR exists
 // and is not an empty directory (unless `replace`). Callers check before reading the experiment,
 // so that a wrong OUTDIR is reported before minutes spent reading trials.
