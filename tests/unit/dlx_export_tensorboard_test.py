@@ -194,7 +194,7 @@ def test_export(work, exp, event_pb2, hparams_pb2):
     empty = os.path.join(work, "empty")
     os.mkdir(empty)
     result = run_dlx(["export", "tensorboard", exp, empty + "/"])  # a trailing slash is the same OUTDIR
-    check(result.returncode == 0 and "wrote 3 runs" in result.stdout and "tensorboard --logdir" in result.stdout,
+    check(result.returncode == 0 and "wrote 3 runs" in result.stdout and "tensorboard --logdir" in result.stdout
           and os.path.isdir(os.path.join(empty, "trial-1")) and leftovers(empty) == [],
           f"into an empty OUTDIR: {result.returncode} {result.stdout} {result.stderr} {os.listdir(empty)}")
     keep = os.path.join(out, "notes.txt")
