@@ -147,10 +147,7 @@ ExportSummary write_tensorboard_logs(const ExperimentToExport& experiment, const
   summary.output = output;
   const auto file_name = event_file_name();
   const auto root_event = experiment_event(experiment.name, experiment.searcher_metric, experiment.trials);
-  double created = 0;
-  for (const auto& trial : experiment.trials)
-    if (created == 0 || static_cast<double>(trial.created_unix) < created) created = static_cast<double>(trial.created_unix);
-  write_event_file(staging / file_name, created, {root_event}, summary);
+  write_event_file(staging / file_name, experiment_start(experiment.trials), {root_event}, summary);
 
   for (const auto& trial : experiment.trials) {
     const auto run = staging / fmt::format("trial-{}", trial.trial_id);

@@ -59,6 +59,13 @@ std::string session_end_event(const checkpoint::TrialRecord& trial) {
   return hparams_event("_hparams_/session_end_info", data, static_cast<double>(trial.updated_unix));
 }
 
+double experiment_start(const std::vector<checkpoint::TrialRecord>& trials) {
+  std::int64_t first = 0;
+  for (const auto& trial : trials)
+    if (first == 0 || trial.created_unix < first) first = trial.created_unix;
+  return static_cast<double>(first);
+}
+
 std::string experiment_event(const std::string& experiment_name, const std::string& searcher_metric,
                              const std::vector<checkpoint::TrialRecord>& trials) {
   HParamsPluginData data;
@@ -70,9 +77,7 @@ std::string experiment_event(const std::string& experiment_name, const std::stri
   std::vector<std::string> names;
   std::map<std::string, DataType> types;
   std::set<std::string> training, validation;
-  double created = 0;
   for (const auto& trial : trials) {
-    if (created == 0 || static_cast<double>(trial.created_unix) < created) created = static_cast<double>(trial.created_unix);
     for (const auto& [name, value] : trial.hparams.items()) {
       auto [found, inserted] = types.emplace(name, type_of(value));
       if (inserted) names.push_back(name);
@@ -81,6 +86,7 @@ std::string experiment_event(const std::string& experiment_name, const std::stri
     for (const auto& column : trial.training.columns) training.insert(column.first);
     for (const auto& column : trial.validation.columns) validation.insert(column.first);
   }
+  const double created = experiment_start(trials);
   experiment->set_time_created_secs(created);
   for (const auto& name : names) {
     auto* info = experiment->add_hparam_infos();

@@ -102,12 +102,13 @@ int run_tensorboard(const Arguments& arguments) {
   if (values.count("json")) {
     nlohmann::ordered_json json{{"experiment", directory.string()}, {"output", summary.output.string()},
                                 {"runs", summary.runs}, {"events", summary.events}, {"bytes", summary.bytes}};
-    fmt::print("{}\n", json.dump(2));
+    // Paths are bytes, not always UTF-8: replaced, not a failure after the export succeeded.
+    fmt::print("{}\n", json.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
-    fmt::print("# experiment {}\n", directory.string());
-    fmt::print("wrote {} runs ({} events, {} bytes) to {}\n", summary.runs, summary.events, summary.bytes,
-               summary.output.string());
-    fmt::print("view them with: tensorboard --logdir {}\n", summary.output.string());
+    const auto shown = config::printable(summary.output.string());
+    fmt::print("# experiment {}\n", config::printable(directory.string()));
+    fmt::print("wrote {} runs ({} events, {} bytes) to {}\n", summary.runs, summary.events, summary.bytes, shown);
+    fmt::print("view them with: tensorboard --logdir {}\n", shown);
   }
   return 0;
 }
@@ -120,8 +121,9 @@ int run_export(const Arguments& arguments) {
   if (arguments.empty()) throw UsageError("dlx export needs a format: tensorboard", usage_text(command));
   const Arguments rest(arguments.begin() + 1, arguments.end());
   if (arguments.front() == "tensorboard") return run_tensorboard(rest);
-  throw UsageError(fmt::format("unknown dlx export subcommand '{}' (tensorboard)", config::abbreviated(arguments.front())),
-                   usage_text(command));
+  throw UsageError(
+      fmt::format("unknown dlx export subcommand '{}' (tensorboard)", config::abbreviated(arguments.front())),
+      usage_text(command));
 }
 
 }  // namespace dlx::cli

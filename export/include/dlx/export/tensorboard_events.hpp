@@ -27,6 +27,9 @@ std::string session_start_event(const checkpoint::TrialRecord& trial);
 // "_hparams_/session_end_info": SUCCESS, FAILURE or RUNNING from the trial's state.
 std::string session_end_event(const checkpoint::TrialRecord& trial);
 
+// When the experiment started: its first trial's creation (unix seconds; 0 without trials).
+double experiment_start(const std::vector<checkpoint::TrialRecord>& trials);
+
 // "_hparams_/experiment": every hyperparameter of the trials with its type, and the metrics:
 // validation/<searcher_metric> first, then every other training and validation metric.
 std::string experiment_event(const std::string& experiment_name, const std::string& searcher_metric,
