@@ -14,6 +14,9 @@ packages=(
   libyaml-cpp-dev libboost-program-options-dev libboost-dev libfmt-dev nlohmann-json3-dev catch2
   # Intel ISA-L: hardware CRC-32C for checkpoint checksums
   libisal-dev
+  # Protocol Buffers: `dlx export tensorboard` encodes TensorBoard's Events (export/proto), and its
+  # test decodes them with classes protoc generates for Python, checking CRCs with crcmod
+  libprotobuf-dev protobuf-compiler python3-protobuf python3-crcmod
   # Slurm's job_submit/lua and our tests of it; h5py for the user-facing read-back tests
   lua5.3 python3-h5py python3-numpy
   # the PyTorch DDP example (examples/pytorch) and its cluster test, with /usr/bin/python3

@@ -26,6 +26,8 @@ commands=(
   "plan|--json --site-config|--file"
   "status|--json --write-h5|--experiment"
   "replay|--json --state --write-h5|--experiment"
+  "export||"
+  "export tensorboard|--force --json|--experiment --output"
   "doctor|--json --config --partitions|"
   "storage|--storage-root|--action --users"
   "storage add-user|--storage-root|--action --users"
@@ -73,6 +75,10 @@ run ckpt --help
 for sub in ls verify show gc; do grep -qE "^  $sub " <<<"$out" || fail "dlx ckpt --help does not list $sub"; done
 run cluster --help
 for sub in up down env status; do grep -qE "^  $sub " <<<"$out" || fail "dlx cluster --help does not list $sub"; done
+run export --help
+grep -qE "^  tensorboard " <<<"$out" || fail "dlx export --help does not list tensorboard"
+run help
+grep -qE "^  export tensorboard " <<<"$out" || fail "dlx help does not list export tensorboard"
 run storage --help
 for sub in add-user check; do grep -qE "^  $sub " <<<"$out" || fail "dlx storage --help does not list $sub"; done
 
@@ -116,6 +122,10 @@ expect_usage_error "dlx: dlx ckpt needs a subcommand: ls, verify, show or gc" "u
 expect_usage_error "dlx: unknown dlx cluster subcommand 'nosuch' (up, down, env, status)" "usage: dlx cluster " cluster nosuch --help
 expect_usage_error "dlx: unknown dlx storage subcommand 'nosuch' (add-user, check)" "usage: dlx storage " storage nosuch --help
 expect_usage_error "dlx: missing argument: job id or experiment directory" "usage: dlx status " status
+expect_usage_error "dlx: dlx export needs a format: tensorboard" "usage: dlx export " export
+expect_usage_error "dlx: unknown dlx export subcommand 'nosuch' (tensorboard)" "usage: dlx export " export nosuch
+expect_usage_error "dlx: unknown dlx export subcommand 'nosuch' (tensorboard)" "usage: dlx export " export nosuch --help
+expect_usage_error "dlx: missing argument: output directory" "usage: dlx export tensorboard " export tensorboard 42
 expect_usage_error "dlx: missing argument: experiment files" "usage: dlx validate " validate --json
 expect_usage_error "dlx: missing argument: checkpoint file" "usage: dlx ckpt show " ckpt show
 expect_usage_error "dlx: unrecognised option '--nosuch'" "usage: dlx plan " plan --nosuch x.yaml

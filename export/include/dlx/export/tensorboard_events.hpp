@@ -1,0 +1,38 @@
+#pragma once
+// The TensorBoard Events (serialized, ready for append_tfrecord) that show a dlx experiment:
+// per trial, a run with its scalars and the HParams dashboard's session start and end; at the
+// root, the HParams experiment (which hyperparameters and metrics the dashboard lists).
+// The generated protobuf classes stay inside the library: callers see only bytes.
+#include <string>
+#include <vector>
+
+#include "dlx/checkpoint/trial_record.hpp"
+
+namespace dlx::tensorboard {
+
+// The event that opens every event file: file_version "brain.Event:2".
+std::string file_version_event(double wall_time);
+
+// One event per row of `table` with every metric the row reported (NaN: not reported, left out),
+// tagged "<group>/<metric>" ("training/loss"), at the row's step and wall time, or at
+// `fallback_wall_time` where the row has none (records of format 1). Rows with no value left
+// are skipped.
+std::vector<std::string> scalar_events(const checkpoint::MetricTable& table, const std::string& group,
+                                       double fallback_wall_time);
+
+// "_hparams_/session_start_info": the trial's hyperparameters (strings, numbers, booleans as
+// such), its group (one per trial) and start time.
+std::string session_start_event(const checkpoint::TrialRecord& trial);
+
+// "_hparams_/session_end_info": SUCCESS, FAILURE or RUNNING from the trial's state.
+std::string session_end_event(const checkpoint::TrialRecord& trial);
+
+// When the experiment started: its first trial's creation (unix seconds; 0 without trials).
+double experiment_start(const std::vector<checkpoint::TrialRecord>& trials);
+
+// "_hparams_/experiment": every hyperparameter of the trials with its type, and the metrics:
+// validation/<searcher_metric> first, then every other training and validation metric.
+std::string experiment_event(const std::string& experiment_name, const std::string& searcher_metric,
+                             const std::vector<checkpoint::TrialRecord>& trials);
+
+}  // namespace dlx::tensorboard
