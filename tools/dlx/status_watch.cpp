@@ -9,7 +9,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -77,14 +79,28 @@ void write_frame(const std::string& frame) {
 }
 
 // Cursor home, each line cleared to its end, then the rest of the screen cleared: the frame
-// overwrites the previous one in place (no blank screen between them, so no flicker).
-std::string redraw(const std::string& frame) {
-  std::string out = "\x1b[H";
+// overwrites the previous one in place (no blank screen between them, so no flicker). A frame
+// taller than the terminal would scroll, and the next one would be drawn below a stale top: its
+// last lines give way to one that says how many are hidden.
+std::string redraw(const std::string& frame, std::optional<std::size_t> rows) {
+  std::vector<std::string_view> lines;
   std::size_t start = 0;
   for (std::size_t end = frame.find('\n'); end != std::string::npos; start = end + 1, end = frame.find('\n', start)) {
-    out.append(frame, start, end - start);
+    lines.emplace_back(frame.data() + start, end - start);
+  }
+  std::string hidden;
+  if (rows && *rows >= 3 && lines.size() > *rows - 1) {
+    const std::size_t kept = *rows - 2;
+    hidden = fmt::format("# ... {} more lines (a taller terminal shows them; or --watch > FILE)",
+                         lines.size() - kept);
+    lines.resize(kept);
+  }
+  std::string out = "\x1b[H";
+  for (const auto line : lines) {
+    out += line;
     out += "\x1b[K\n";
   }
+  if (!hidden.empty()) out += hidden + "\x1b[K\n";
   return out + "\x1b[J";
 }
 
@@ -126,7 +142,7 @@ int watch_status(const std::filesystem::path& directory, const config::Experimen
       const auto header = fmt::format("# {}  {}\n", time, progress.line());
       frame = render_status_table(report, experiment, sparklines, header);
       // To a file: the frames one after another, each after a line with its time (`> log`).
-      frame = terminal ? redraw(frame) : fmt::format("{}# ---- {}\n{}", first ? "" : "\n", time, frame);
+      frame = terminal ? redraw(frame, terminal_rows()) : fmt::format("{}# ---- {}\n{}", first ? "" : "\n", time, frame);
     }
     write_frame(frame);
     first = false;

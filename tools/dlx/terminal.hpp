@@ -12,4 +12,7 @@ bool stdout_is_terminal();
 // nullopt when neither says (or stdout is not a terminal and COLUMNS is unset).
 std::optional<std::size_t> terminal_columns();
 
+// The terminal's height in lines (TIOCGWINSZ, else LINES); nullopt when neither says.
+std::optional<std::size_t> terminal_rows();
+
 }  // namespace dlx::cli
