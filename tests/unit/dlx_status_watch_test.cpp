@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -41,9 +42,10 @@ struct Run {
 };
 
 // dlx with `args`, stdout and stderr to files; `signal` sent after `signal_after` seconds when
-// given. A dlx still running 15 s after it started is killed: the test then fails, not hangs.
+// given; `meanwhile` called every 20 ms with the seconds since the start (a trainer's progress).
+// A dlx still running 15 s after it started is killed: the test then fails, not hangs.
 Run run_dlx(const std::vector<std::string>& args, std::optional<double> signal_after = std::nullopt,
-            int signal = SIGINT) {
+            int signal = SIGINT, const std::function<void(double)>& meanwhile = {}) {
   TempDir scratch;
   const auto out_path = scratch.path / "stdout", err_path = scratch.path / "stderr";
   std::vector<std::string> argv{DLX_CLI_PATH};
@@ -68,6 +70,7 @@ Run run_dlx(const std::vector<std::string>& args, std::optional<double> signal_a
       run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       break;
     }
+    if (meanwhile && !signalled) meanwhile(elapsed);
     if (signal_after && !signalled && elapsed >= *signal_after) {
       ::kill(child, signal);
       signalled = true;
@@ -91,6 +94,8 @@ std::size_t count(const std::string& text, const std::string& part) {
   return n;
 }
 
+// trial.h5 of trial `id`: a validation loss at steps 2, 4, 6, ... (saved whole: temp and rename,
+// so a reader sees the old file or the new one).
 void save(const fs::path& dir, int id, const std::string& state, const std::vector<double>& losses) {
   checkpoint::TrialRecord trial;
   trial.experiment = "watch";
@@ -150,6 +155,31 @@ TEST_CASE("dlx status --watch: a running trial: frames after time lines until SI
   CHECK_THAT(run.out, Catch::Contains("1 of 2 trials ended; running: trial 0 step 6 of "));
   // Not a terminal: no sparkline unless asked for.
   CHECK(run.out.find("▁") == std::string::npos);
+}
+
+TEST_CASE("dlx status --watch: live progress: later steps in later frames, and an ETA once the trial moves",
+          "[cli][watch]") {
+  TempDir dir;
+  make_experiment(dir.path, "running");
+  // The trainer: one more validation (2 steps) every 0.3 s, from step 6 to step 14 (target 16).
+  std::vector<double> losses{0.9, 0.5, 0.1};
+  const auto report = [&](double elapsed) {
+    if (losses.size() < 7 && elapsed >= 0.3 * static_cast<double>(losses.size() - 2)) {
+      losses.push_back(0.1 / static_cast<double>(losses.size()));
+      save(dir.path, 0, "running", losses);
+    }
+  };
+  const auto run = run_dlx({"status", dir.path.string(), "--watch", "0.5"}, 2.6, SIGINT, report);
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  const auto first_frame = run.out.find("running: trial 0 step 6 of 16");
+  const auto later_frame = run.out.find("running: trial 0 step 14 of 16");
+  CHECK(first_frame != std::string::npos);
+  CHECK(later_frame != std::string::npos);
+  CHECK(first_frame < later_frame);
+  // The first frame has no rate to go by; a frame after the trial moved has one.
+  CHECK(run.out.substr(0, run.out.find('\n', first_frame)).find("; eta ") == std::string::npos);
+  CHECK_THAT(run.out, Catch::Contains("; eta "));
 }
 
 TEST_CASE("dlx status --watch --json: one JSON document per line per frame", "[cli][watch]") {
