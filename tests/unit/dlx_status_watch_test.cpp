@@ -24,6 +24,7 @@
 #include "dlx/checkpoint/trial_record.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
+#include "dlx/searcher/journal_snapshot.hpp"
 #include "run_program.hpp"
 #include "searcher_temp_dir.hpp"
 
@@ -180,6 +181,17 @@ TEST_CASE("dlx status --watch: live progress: later steps in later frames, and a
   // The first frame has no rate to go by; a frame after the trial moved has one.
   CHECK(run.out.substr(0, run.out.find('\n', first_frame)).find("; eta ") == std::string::npos);
   CHECK_THAT(run.out, Catch::Contains("; eta "));
+}
+
+TEST_CASE("dlx status --watch: a warning on the journal is said once, not every frame", "[cli][watch]") {
+  TempDir dir;
+  make_experiment(dir.path, "running");
+  spit(dir.path / searcher::kJournalSnapshotFileName, "not a snapshot");
+  const auto run = run_dlx({"status", dir.path.string(), "--watch", "0.5"}, 1.5, SIGINT);
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  CHECK(count(run.out, "# ---- ") >= 2);
+  CHECK(count(run.err, "dlx status: warning: ") == 1);
 }
 
 TEST_CASE("dlx status --watch --json: one JSON document per line per frame", "[cli][watch]") {

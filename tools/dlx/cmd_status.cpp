@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -115,6 +116,7 @@ int run_status(const Arguments& arguments) {
   if (watch_seconds) return watch_status(directory, experiment, {*watch_seconds, json, sparklines});
 
   const auto report = read_status(directory, experiment);
+  for (const auto& warning : report.warnings) std::fputs(warning.c_str(), stderr);
   if (json) {
     // Bytes that are not UTF-8 (a stop_reason from a trainer, a crafted trial.h5) become U+FFFD:
     // the output stays JSON (nlohmann's dump would throw on them).

@@ -24,35 +24,42 @@ namespace {
 // a warning (the whole journal is replayed); the state, and so the table, is the same either
 // way. A journal that cannot be read is reported, not fatal; one this dlx's searcher no longer
 // reproduces (an older dlx's) is shown with its recorded decisions and a warning.
+// Its warnings go to `warnings`, whole lines for stderr.
 std::optional<searcher::SearchState> search_state(const std::filesystem::path& directory,
-                                                  const config::Experiment& experiment) {
+                                                  const config::Experiment& experiment,
+                                                  std::vector<std::string>& warnings) {
   const auto path = directory / searcher::kJournalFileName;
   if (!std::filesystem::exists(path)) return std::nullopt;
   try {
     searcher::SearchState state(experiment);
     state.keep_recorded_after_mismatch();  // an older dlx's journal: its recorded decisions stand
     const auto caught_up = searcher::catch_up(state, searcher::Journal(path), searcher::journal_snapshot_path(path));
-    if (!caught_up.ignored.empty()) fmt::print(stderr, "dlx status: warning: {}\n", config::printable(caught_up.ignored));
+    if (!caught_up.ignored.empty()) {
+      warnings.push_back(fmt::format("dlx status: warning: {}\n", config::printable(caught_up.ignored)));
+    }
     if (!caught_up.corruption.empty()) {
-      fmt::print(stderr, "dlx status: warning: {}: {}; the table shows the searcher's state before it\n",
-                 config::printable(path.string()), caught_up.corruption);
+      warnings.push_back(fmt::format("dlx status: warning: {}: {}; the table shows the searcher's state before it\n",
+                                     config::printable(path.string()), caught_up.corruption));
     }
     if (!state.divergence().empty()) {
-      fmt::print(stderr, "dlx status: warning: {}; the table shows the journal's recorded decisions from there on\n",
-                 config::printable(state.divergence()));
+      warnings.push_back(fmt::format(
+          "dlx status: warning: {}; the table shows the journal's recorded decisions from there on\n",
+          config::printable(state.divergence())));
     }
     return state;
   } catch (const Error& e) {
-    fmt::print(stderr, "dlx status: warning: cannot replay {}: {}\n", config::printable(path.string()),
-               config::printable(e.what()));
+    warnings.push_back(fmt::format("dlx status: warning: cannot replay {}: {}\n", config::printable(path.string()),
+                                   config::printable(e.what())));
     return std::nullopt;
   } catch (const std::bad_alloc&) {
-    fmt::print(stderr, "dlx status: warning: cannot replay {}: out of memory (is it far larger than usual?)\n",
-               config::printable(path.string()));
+    warnings.push_back(fmt::format(
+        "dlx status: warning: cannot replay {}: out of memory (is it far larger than usual?)\n",
+        config::printable(path.string())));
     return std::nullopt;
   } catch (const std::exception&) {  // a library's own words would mean nothing here
-    fmt::print(stderr, "dlx status: warning: cannot replay {}: internal error (a dlx bug: please report it)\n",
-               config::printable(path.string()));
+    warnings.push_back(fmt::format(
+        "dlx status: warning: cannot replay {}: internal error (a dlx bug: please report it)\n",
+        config::printable(path.string())));
     return std::nullopt;
   }
 }
@@ -81,7 +88,7 @@ StatusReport read_status(const std::filesystem::path& directory, const config::E
   StatusReport report;
   report.directory = directory;
   auto& rows = report.rows;
-  const auto search = search_state(directory, experiment);
+  const auto search = search_state(directory, experiment, report.warnings);
   for (auto& spec : searcher::plan_all_trials(experiment)) {
     TrialRow row;
     row.spec = std::move(spec);

@@ -36,6 +36,9 @@ struct StatusReport {
   std::map<std::string, int> states;  // how many trials in each state
   std::optional<std::size_t> best_row;
   bool searcher_column = false;  // the searcher has something to say of some trial
+  // "dlx status: warning: ...\n" lines for stderr (a journal snapshot ignored, a damaged journal),
+  // left to the caller: --watch shows each once, not every frame.
+  std::vector<std::string> warnings;
 };
 
 StatusReport read_status(const std::filesystem::path& directory, const config::Experiment& experiment);

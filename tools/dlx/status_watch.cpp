@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <set>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -125,9 +126,13 @@ int watch_status(const std::filesystem::path& directory, const config::Experimen
   const StopSignals signals;
   const bool terminal = stdout_is_terminal();
   ProgressTracker tracker;
+  std::set<std::string> warned;  // a damaged journal is said once, not every frame
   bool first = true;
   while (!stop_requested) {
     const auto report = read_status(directory, experiment);
+    for (const auto& warning : report.warnings) {
+      if (warned.insert(warning).second) std::fputs(warning.c_str(), stderr);
+    }
     const auto progress = tracker.update(report, ProgressTracker::Clock::now());
     const auto time = local_time_now();
     std::string frame;
