@@ -1,8 +1,9 @@
 #pragma once
 // --watch's progress from one frame to the next: trials ended out of all, how far each running
 // trial is to the length the searcher sends it to (`step N of M`), and when the running trials
-// should reach it. The estimate comes from their steps since the previous frame only: a trial
-// that has not moved yet, or has no target, leaves it out (no estimate rather than a made-up one).
+// should reach it. The estimate covers the running trials that have a target, from their steps
+// since the previous frame only: while one of them has not moved (or was not seen before) there is
+// none (no estimate rather than a made-up one).
 #include <chrono>
 #include <cstdint>
 #include <map>
