@@ -1,0 +1,239 @@
+// `dlx status --watch`: the real dlx binary on synthetic experiments, stdout a file (as in
+// `dlx status --watch 5 > log`). An experiment whose trials have all ended is shown once and the
+// command returns at once; one with a running trial is shown frame after frame, each after a line
+// with its time and without escape sequences, until SIGINT or SIGTERM, which end it with exit 0;
+// with --json each frame is one JSON document on its own line. Bad SECONDS and a directory that is
+// not an experiment are refused with their messages.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/config/parse.hpp"
+#include "dlx/searcher/coordinator.hpp"
+#include "dlx/searcher/journal_snapshot.hpp"
+#include "run_program.hpp"
+#include "searcher_temp_dir.hpp"
+
+using namespace dlx;
+namespace fs = std::filesystem;
+using dlx::testing::spit;
+using dlx::testing::TempDir;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Run {
+  int status = -1;  // -1: still running after the deadline (then killed)
+  std::string out, err;
+  double seconds = 0;
+};
+
+// dlx with `args`, stdout and stderr to files; `signal` sent after `signal_after` seconds when
+// given; `meanwhile` called every 20 ms with the seconds since the start (a trainer's progress).
+// A dlx still running 15 s after it started is killed: the test then fails, not hangs.
+Run run_dlx(const std::vector<std::string>& args, std::optional<double> signal_after = std::nullopt,
+            int signal = SIGINT, const std::function<void(double)>& meanwhile = {}) {
+  TempDir scratch;
+  const auto out_path = scratch.path / "stdout", err_path = scratch.path / "stderr";
+  std::vector<std::string> argv{DLX_CLI_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto started = Clock::now();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    if (!std::freopen(out_path.c_str(), "w", stdout) || !std::freopen(err_path.c_str(), "w", stderr)) ::_exit(126);
+    std::vector<char*> raw;
+    for (auto& arg : argv) raw.push_back(arg.data());
+    raw.push_back(nullptr);
+    ::execv(raw[0], raw.data());
+    ::_exit(127);
+  }
+  REQUIRE(child > 0);
+  Run run;
+  bool signalled = false;
+  int status = 0;
+  for (;;) {
+    const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
+    if (::waitpid(child, &status, WNOHANG) == child) {
+      run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      break;
+    }
+    if (meanwhile && !signalled) meanwhile(elapsed);
+    if (signal_after && !signalled && elapsed >= *signal_after) {
+      ::kill(child, signal);
+      signalled = true;
+    }
+    if (elapsed > 15) {
+      ::kill(child, SIGKILL);
+      ::waitpid(child, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  run.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  run.out = dlx::testing::read_whole_file(out_path);
+  run.err = dlx::testing::read_whole_file(err_path);
+  return run;
+}
+
+std::size_t count(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+// trial.h5 of trial `id`: a validation loss at steps 2, 4, 6, ... (saved whole: temp and rename,
+// so a reader sees the old file or the new one).
+void save(const fs::path& dir, int id, const std::string& state, const std::vector<double>& losses) {
+  checkpoint::TrialRecord trial;
+  trial.experiment = "watch";
+  trial.trial_id = id;
+  trial.state = state;
+  for (std::size_t i = 0; i < losses.size(); ++i) {
+    trial.validation.append(static_cast<std::int64_t>(i + 1) * 2, {{"loss", losses[i]}});
+  }
+  fs::create_directories(dir / "trials" / std::to_string(id));
+  checkpoint::save_trial_record(trial, dir / "trials" / std::to_string(id) / "trial.h5");
+}
+
+// Two trials of an ASHA search, both handed out by the searcher (so each has a target length):
+// trial 0 as `first_state`, trial 1 completed.
+void make_experiment(const fs::path& dir, const std::string& first_state) {
+  spit(dir / "experiment.yaml",
+       "name: watch\nentrypoint: [unused]\nseed: 7\n"
+       "hyperparameters:\n  x: {type: double, minval: 0, maxval: 1}\n"
+       "searcher: {name: async_halving, metric: loss, max_trials: 2, divisor: 2, max_rungs: 2,\n"
+       "           max_length: {batches: 32}, stop_once: false}\n");
+  const auto experiment = config::load_snapshot(dir);
+  searcher::Coordinator coordinator(experiment, dir / searcher::kJournalFileName);
+  REQUIRE(coordinator.request_work(0).kind == searcher::Work::Kind::train);
+  REQUIRE(coordinator.request_work(1).kind == searcher::Work::Kind::train);
+  save(dir, 0, first_state, {0.9, 0.5, 0.1});
+  save(dir, 1, "completed", {0.7, 0.6});
+}
+
+}  // namespace
+
+TEST_CASE("dlx status --watch: every trial ended: the table once, exit 0 at once", "[cli][watch]") {
+  TempDir dir;
+  make_experiment(dir.path, "failed");
+  const auto run = run_dlx({"status", "--watch", "0.5", dir.path.string()});
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  CHECK(run.seconds < 5);
+  CHECK(count(run.out, "# ---- ") == 1);
+  CHECK(count(run.out, "# trial  state") == 1);
+  CHECK_THAT(run.out, Catch::Contains("2 of 2 trials ended\n"));
+  CHECK_THAT(run.out, Catch::Contains("# 2 trials: 1 completed, 1 failed\n"));
+}
+
+TEST_CASE("dlx status --watch: a running trial: frames after time lines until SIGINT or SIGTERM, exit 0",
+          "[cli][watch]") {
+  TempDir dir;
+  make_experiment(dir.path, "running");
+  const int signal = GENERATE(SIGINT, SIGTERM);
+  INFO("signal " << signal);
+  const auto run = run_dlx({"status", dir.path.string(), "--watch", "0.5"}, 1.5, signal);
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  CHECK(count(run.out, "# ---- ") >= 2);
+  CHECK(count(run.out, "# trial  state") == count(run.out, "# ---- "));
+  CHECK(run.out.find('\x1b') == std::string::npos);  // stdout is a file: no cursor movement
+  // The running trial's progress to its target (from the journal), the completed one counted.
+  CHECK_THAT(run.out, Catch::Contains("1 of 2 trials ended; running: trial 0 step 6 of "));
+  // Not a terminal: no sparkline unless asked for.
+  CHECK(run.out.find("▁") == std::string::npos);
+}
+
+TEST_CASE("dlx status --watch: live progress: later steps in later frames, and an ETA once the trial moves",
+          "[cli][watch]") {
+  TempDir dir;
+  make_experiment(dir.path, "running");
+  // The trainer: one more validation (2 steps) every 0.3 s, from step 6 to step 14 (target 16).
+  std::vector<double> losses{0.9, 0.5, 0.1};
+  const auto report = [&](double elapsed) {
+    if (losses.size() < 7 && elapsed >= 0.3 * static_cast<double>(losses.size() - 2)) {
+      losses.push_back(0.1 / static_cast<double>(losses.size()));
+      save(dir.path, 0, "running", losses);
+    }
+  };
+  const auto run = run_dlx({"status", dir.path.string(), "--watch", "0.5"}, 2.6, SIGINT, report);
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  const auto first_frame = run.out.find("running: trial 0 step 6 of 16");
+  const auto later_frame = run.out.find("running: trial 0 step 14 of 16");
+  CHECK(first_frame != std::string::npos);
+  CHECK(later_frame != std::string::npos);
+  CHECK(first_frame < later_frame);
+  // The first frame has no rate to go by; a frame after the trial moved has one.
+  CHECK(run.out.substr(0, run.out.find('\n', first_frame)).find("; eta ") == std::string::npos);
+  CHECK_THAT(run.out, Catch::Contains("; eta "));
+}
+
+TEST_CASE("dlx status --watch: a warning on the journal is said once, not every frame", "[cli][watch]") {
+  TempDir dir;
+  make_experiment(dir.path, "running");
+  spit(dir.path / searcher::kJournalSnapshotFileName, "not a snapshot");
+  const auto run = run_dlx({"status", dir.path.string(), "--watch", "0.5"}, 1.5, SIGINT);
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  CHECK(count(run.out, "# ---- ") >= 2);
+  CHECK(count(run.err, "dlx status: warning: ") == 1);
+}
+
+TEST_CASE("dlx status --watch --json: one JSON document per line per frame", "[cli][watch]") {
+  TempDir dir;
+  make_experiment(dir.path, "running");
+  const auto run = run_dlx({"status", "--json", "--watch", "0.5", dir.path.string()}, 1.5, SIGINT);
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  std::istringstream lines(run.out);
+  std::size_t documents = 0;
+  for (std::string line; std::getline(lines, line); ++documents) {
+    const auto document = nlohmann::json::parse(line);  // throws (fails) on anything but one document
+    CHECK(document["trials"].size() == 2);
+    CHECK(document["progress"]["ended"] == 1);
+    CHECK(document["progress"]["running"][0]["step"] == 6);
+  }
+  CHECK(documents >= 2);
+}
+
+TEST_CASE("dlx status --sparklines: each trial's validation curve, also to a file", "[cli][watch]") {
+  TempDir dir;
+  make_experiment(dir.path, "failed");
+  const auto run = run_dlx({"status", dir.path.string(), "--sparklines"});
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  CHECK_THAT(run.out, Catch::Contains("loss curve\n"));
+  CHECK_THAT(run.out, Catch::Contains("█▅▁\n"));  // 0.9, 0.5, 0.1
+  CHECK_THAT(run.out, Catch::Contains("█▁\n"));   // 0.7, 0.6
+}
+
+TEST_CASE("dlx status --watch: bad SECONDS and a directory that is not an experiment are refused", "[cli][watch]") {
+  TempDir dir;
+  make_experiment(dir.path, "running");
+  const auto zero = run_dlx({"status", "--watch", "0", dir.path.string()});
+  CHECK(zero.status == 2);
+  CHECK_THAT(zero.err, Catch::StartsWith("dlx: --watch: 0 seconds is out of range (give SECONDS from 0.5 to 3600)\n"));
+  const auto word = run_dlx({"status", dir.path.string(), "--watch", "abc"});
+  CHECK(word.status == 2);
+  CHECK_THAT(word.err, Catch::StartsWith("dlx: --watch: 'abc' is not a number of seconds"));
+  TempDir empty;
+  const auto elsewhere = run_dlx({"status", "--watch", "0.5", empty.path.string()});
+  CHECK(elsewhere.status == 1);
+  CHECK_THAT(elsewhere.err, Catch::Contains("is not an experiment directory"));
+  CHECK(elsewhere.out.empty());
+}

@@ -1,0 +1,120 @@
+#include "status_render.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "dlx/config/display_text.hpp"
+#include "sparkline.hpp"
+#include "table.hpp"
+
+namespace dlx::cli {
+
+namespace {
+
+std::string format_metric(const std::optional<double>& value) {
+  return value ? fmt::format("{:.6g}", *value) : "-";
+}
+
+constexpr std::size_t kSparklineWidth = 16;
+
+Table trial_table(const StatusReport& report, const config::Experiment& experiment, bool with_sparklines) {
+  const auto& metric = experiment.searcher.metric;
+  std::vector<std::string> headers{"trial", "state"};
+  for (const auto& hp : experiment.hyperparameters) headers.push_back(hp.name);
+  headers.push_back("last " + metric);
+  headers.push_back("best " + metric);
+  if (report.searcher_column) headers.push_back("searcher");
+  // Last: its cells are UTF-8 blocks of 3 bytes each, which Table pads as bytes; as the last
+  // column it is never padded.
+  if (with_sparklines) headers.push_back(metric + " curve");
+  Table table(headers);
+  for (const auto& row : report.rows) {
+    std::vector<std::string> cells{std::to_string(row.spec.id), row.state};
+    for (const auto& hp : experiment.hyperparameters) cells.push_back(format_value(row.spec.hparams[hp.name]));
+    cells.push_back(format_metric(row.last));
+    cells.push_back(format_metric(row.best));
+    if (report.searcher_column) cells.push_back(row.searcher.empty() ? "-" : row.searcher);
+    if (with_sparklines) cells.push_back(sparkline(row.metric_values, kSparklineWidth));
+    table.add_row(cells);
+  }
+  return table;
+}
+
+std::size_t widest_line(const std::string& text) {
+  std::size_t widest = 0, start = 0;
+  for (std::size_t end = text.find('\n'); end != std::string::npos; start = end + 1, end = text.find('\n', start)) {
+    widest = std::max(widest, end - start);
+  }
+  return widest;
+}
+
+std::string rendered_rows(const StatusReport& report, const config::Experiment& experiment,
+                          const SparklineChoice& sparklines) {
+  if (sparklines.always) return trial_table(report, experiment, true).render();
+  auto plain = trial_table(report, experiment, false).render();
+  // The column's room: two spaces and 16 blocks (a block is one column wide, three bytes).
+  if (sparklines.columns && widest_line(plain) + 2 + kSparklineWidth <= *sparklines.columns) {
+    return trial_table(report, experiment, true).render();
+  }
+  return plain;
+}
+
+}  // namespace
+
+std::string render_status_table(const StatusReport& report, const config::Experiment& experiment,
+                                const SparklineChoice& sparklines, const std::string& progress_lines) {
+  const auto& metric = experiment.searcher.metric;
+  const auto& rows = report.rows;
+  // '#' lines and cells are shown through config::printable (table.hpp): hyperparameter values,
+  // reasons and paths cannot act on the terminal or add lines.
+  std::string out = fmt::format("# experiment {}  {}\n", config::printable(experiment.name),
+                                config::printable(report.directory.string()));
+  out += fmt::format("# searcher {}, metric {} ({} is better)\n", config::to_string(experiment.searcher.name),
+                     config::printable(metric), experiment.searcher.smaller_is_better ? "smaller" : "larger");
+  out += progress_lines;
+  out += rendered_rows(report, experiment, sparklines);
+  for (const auto& row : rows) {
+    if (!row.problem.empty()) out += fmt::format("# trial {}: {}\n", row.spec.id, config::printable(row.problem));
+    // Why a trial failed, where a user looks first (the job's output may be gone or overwritten).
+    if (row.state == "failed" && !row.stop_reason.empty()) {
+      const bool says_failed = row.stop_reason.starts_with("failed");
+      out += fmt::format("# trial {} {}{}\n", row.spec.id, says_failed ? "" : "failed: ",
+                         config::printable(row.stop_reason));
+    }
+  }
+  std::string summary;
+  for (const auto& [state, count] : report.states) {
+    summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", count, state);
+  }
+  out += fmt::format("# {} trials: {}\n", rows.size(), summary);
+  if (report.best_row) {
+    out += fmt::format("# best: trial {} {}={}\n", rows[*report.best_row].spec.id, config::printable(metric),
+                       format_metric(rows[*report.best_row].best));
+  }
+  return out;
+}
+
+nlohmann::ordered_json status_json(const StatusReport& report, const config::Experiment& experiment) {
+  const auto& rows = report.rows;
+  auto out = nlohmann::ordered_json::object();
+  out["experiment"] = experiment.name;
+  out["directory"] = report.directory.string();
+  out["metric"] = experiment.searcher.metric;
+  out["smaller_is_better"] = experiment.searcher.smaller_is_better;
+  out["trials"] = nlohmann::ordered_json::array();
+  for (const auto& row : rows) {
+    nlohmann::ordered_json item{{"id", row.spec.id}, {"state", row.state}, {"hparams", row.spec.hparams}};
+    item["last"] = row.last ? nlohmann::ordered_json(*row.last) : nlohmann::ordered_json();
+    item["best"] = row.best ? nlohmann::ordered_json(*row.best) : nlohmann::ordered_json();
+    if (!row.searcher.empty()) item["searcher"] = row.searcher;
+    if (!row.stop_reason.empty()) item["stop_reason"] = row.stop_reason;
+    if (!row.problem.empty()) item["problem"] = row.problem;
+    out["trials"].push_back(item);
+  }
+  out["best_trial"] = report.best_row ? nlohmann::ordered_json(rows[*report.best_row].spec.id)
+                                      : nlohmann::ordered_json();
+  return out;
+}
+
+}  // namespace dlx::cli

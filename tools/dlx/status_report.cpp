@@ -1,0 +1,140 @@
+#include "status_report.hpp"
+
+#include <algorithm>
+#include <new>
+
+#include <fmt/format.h>
+
+#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/common/error.hpp"
+#include "dlx/config/display_text.hpp"
+#include "dlx/searcher/coordinator.hpp"
+#include "dlx/searcher/journal_snapshot.hpp"
+#include "dlx/searcher/search_state.hpp"
+#include "dlx/store/experiment_layout.hpp"
+
+namespace dlx::cli {
+
+namespace {
+
+// The searcher's state from the journal, when the experiment has one (a TPE or PBT trial's
+// hyperparameters exist only there): journal.snapshot and the journal's tail after it, as a new
+// trial process catches up (searcher::catch_up), read-only: no exclusive lock, nothing written,
+// so any user who can read the directory gets it. A snapshot that does not match is ignored with
+// a warning (the whole journal is replayed); the state, and so the table, is the same either
+// way. A journal that cannot be read is reported, not fatal; one this dlx's searcher no longer
+// reproduces (an older dlx's) is shown with its recorded decisions and a warning.
+// Its warnings go to `warnings`, whole lines for stderr.
+std::optional<searcher::SearchState> search_state(const std::filesystem::path& directory,
+                                                  const config::Experiment& experiment,
+                                                  std::vector<std::string>& warnings) {
+  const auto path = directory / searcher::kJournalFileName;
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  try {
+    searcher::SearchState state(experiment);
+    state.keep_recorded_after_mismatch();  // an older dlx's journal: its recorded decisions stand
+    const auto caught_up = searcher::catch_up(state, searcher::Journal(path), searcher::journal_snapshot_path(path));
+    if (!caught_up.ignored.empty()) {
+      warnings.push_back(fmt::format("dlx status: warning: {}\n", config::printable(caught_up.ignored)));
+    }
+    if (!caught_up.corruption.empty()) {
+      warnings.push_back(fmt::format("dlx status: warning: {}: {}; the table shows the searcher's state before it\n",
+                                     config::printable(path.string()), caught_up.corruption));
+    }
+    if (!state.divergence().empty()) {
+      warnings.push_back(fmt::format(
+          "dlx status: warning: {}; the table shows the journal's recorded decisions from there on\n",
+          config::printable(state.divergence())));
+    }
+    return state;
+  } catch (const Error& e) {
+    warnings.push_back(fmt::format("dlx status: warning: cannot replay {}: {}\n", config::printable(path.string()),
+                                   config::printable(e.what())));
+    return std::nullopt;
+  } catch (const std::bad_alloc&) {
+    warnings.push_back(fmt::format(
+        "dlx status: warning: cannot replay {}: out of memory (is it far larger than usual?)\n",
+        config::printable(path.string())));
+    return std::nullopt;
+  } catch (const std::exception&) {  // a library's own words would mean nothing here
+    warnings.push_back(fmt::format(
+        "dlx status: warning: cannot replay {}: internal error (a dlx bug: please report it)\n",
+        config::printable(path.string())));
+    return std::nullopt;
+  }
+}
+
+std::string searcher_summary(const searcher::TrialState& trial) {
+  // Without a searcher length (single, grid, random without max_length) a trial trains to its own
+  // length and the searcher never hears of it again: it has nothing to say ("to 0" would read as
+  // a target, and would stay on completed trials).
+  if (trial.status == "running") return trial.target_length > 0 ? fmt::format("to {}", trial.target_length) : "";
+  return fmt::format("{} at {}", trial.status, trial.last_length);
+}
+
+std::optional<std::int64_t> last_step(const checkpoint::TrialRecord& record) {
+  std::optional<std::int64_t> step;
+  for (const auto* table : {&record.training, &record.validation}) {
+    if (!table->steps.empty()) step = std::max(step.value_or(table->steps.back()), table->steps.back());
+  }
+  return step;
+}
+
+}  // namespace
+
+StatusReport read_status(const std::filesystem::path& directory, const config::Experiment& experiment) {
+  const auto& metric = experiment.searcher.metric;
+  const bool smaller = experiment.searcher.smaller_is_better;
+  StatusReport report;
+  report.directory = directory;
+  auto& rows = report.rows;
+  const auto search = search_state(directory, experiment, report.warnings);
+  for (auto& spec : searcher::plan_all_trials(experiment)) {
+    TrialRow row;
+    row.spec = std::move(spec);
+    if (search) {
+      if (auto found = search->trials().find(row.spec.id); found != search->trials().end()) {
+        row.spec.hparams = found->second.hparams;
+        row.searcher = searcher_summary(found->second);
+        if (found->second.status == "running") row.target_length = found->second.target_length;
+      }
+    }
+    try {
+      if (auto record = checkpoint::load_trial_record_if_exists(store::trial_record_path(directory, row.spec.id))) {
+        row.state = record->state;
+        row.last = record->validation.last(metric);
+        row.best = record->validation.best(metric, smaller);
+        row.stop_reason = record->stop_reason;
+        row.last_step = last_step(*record);
+        if (auto column = record->validation.columns.find(metric); column != record->validation.columns.end()) {
+          row.metric_values = column->second;
+        }
+      }
+    } catch (const std::exception& e) {
+      row.state = "unreadable";
+      row.problem = e.what();
+    }
+    report.states[row.state]++;
+    const auto& best_row = report.best_row;
+    if (row.best && (!best_row || (smaller ? *row.best < *rows[*best_row].best : *row.best > *rows[*best_row].best))) {
+      report.best_row = rows.size();
+    }
+    rows.push_back(std::move(row));
+  }
+  // When the searcher judged results, the best trial is its: the best result at the longest
+  // length any trial reached (a short ASHA rung is not comparable with a full run).
+  if (search) {
+    if (auto best = search->best_trial()) {
+      const auto found = std::find_if(rows.begin(), rows.end(),
+                                      [&](const TrialRow& row) { return row.spec.id == *best; });
+      if (found != rows.end()) report.best_row = static_cast<std::size_t>(found - rows.begin());
+    }
+  }
+  // The searcher column only when the searcher has something to say of some trial (not for
+  // single, grid or random without a searcher length: a column of dashes).
+  report.searcher_column =
+      search && std::ranges::any_of(rows, [](const TrialRow& row) { return !row.searcher.empty(); });
+  return report;
+}
+
+}  // namespace dlx::cli

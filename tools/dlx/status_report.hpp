@@ -1,0 +1,46 @@
+#pragma once
+// What `dlx status` knows of an experiment at one moment: one row per planned trial, from the
+// frozen snapshot, each trials/<id>/trial.h5 (with its metrics log: values reported less than a
+// second ago) and the searcher's state. Read-only; read again for each frame of --watch.
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dlx/config/experiment.hpp"
+#include "dlx/searcher/trial_plan.hpp"
+
+namespace dlx::cli {
+
+struct TrialRow {
+  searcher::TrialSpec spec;
+  std::string state = "pending";
+  std::string problem;      // why trial.h5 could not be read
+  std::string stop_reason;  // trial.h5's: why a failed trial failed, ...
+  std::optional<double> last, best;
+  std::vector<double> metric_values;  // the searcher metric's validation column (NaN: not reported)
+  std::optional<std::int64_t> last_step;  // the last step it reported anything at
+  std::int64_t target_length = 0;         // where the searcher sends a running trial (0: no target)
+  std::string searcher;  // the searcher's word on it: "stopped at 9", "running to 27"
+
+  // Completed or failed in its trial.h5: it will not change again (a pending, running or paused
+  // trial may).
+  bool ended() const { return state == "completed" || state == "failed"; }
+};
+
+struct StatusReport {
+  std::filesystem::path directory;
+  std::vector<TrialRow> rows;
+  std::map<std::string, int> states;  // how many trials in each state
+  std::optional<std::size_t> best_row;
+  bool searcher_column = false;  // the searcher has something to say of some trial
+  // "dlx status: warning: ...\n" lines for stderr (a journal snapshot ignored, a damaged journal),
+  // left to the caller: --watch shows each once, not every frame.
+  std::vector<std::string> warnings;
+};
+
+StatusReport read_status(const std::filesystem::path& directory, const config::Experiment& experiment);
+
+}  // namespace dlx::cli

@@ -1,0 +1,160 @@
+#include "status_watch.hpp"
+
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "dlx/config/display_text.hpp"
+#include "status_report.hpp"
+#include "terminal.hpp"
+#include "watch_progress.hpp"
+
+namespace dlx::cli {
+
+namespace {
+
+constexpr double kMinInterval = 0.5, kMaxInterval = 3600;
+
+volatile sig_atomic_t stop_requested = 0;
+
+extern "C" void request_stop(int) { stop_requested = 1; }
+
+// SIGINT and SIGTERM end the watch between frames (exit 0) instead of killing the process in
+// the middle of a write; the previous handlers come back when it ends.
+class StopSignals {
+ public:
+  StopSignals() {
+    stop_requested = 0;
+    struct sigaction action {};
+    action.sa_handler = request_stop;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &old_int_);
+    ::sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~StopSignals() {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+// Sleeps `seconds` in short slices: a signal ends it within 50 ms.
+void sleep_unless_stopped(double seconds) {
+  using Clock = std::chrono::steady_clock;
+  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  while (!stop_requested && Clock::now() < until) {
+    const Clock::duration left = until - Clock::now();
+    std::this_thread::sleep_for(std::min<Clock::duration>(std::chrono::milliseconds(50), left));
+  }
+}
+
+std::string local_time_now() {
+  const std::time_t now = std::time(nullptr);
+  struct tm local {};
+  ::localtime_r(&now, &local);
+  char text[64];
+  return std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S %Z", &local) ? text : "";
+}
+
+// One write for the whole frame: a terminal never shows half of one.
+void write_frame(const std::string& frame) {
+  std::fwrite(frame.data(), 1, frame.size(), stdout);
+  std::fflush(stdout);
+}
+
+// Cursor home, each line cleared to its end, then the rest of the screen cleared: the frame
+// overwrites the previous one in place (no blank screen between them, so no flicker). A frame
+// taller than the terminal would scroll, and the next one would be drawn below a stale top: its
+// last lines give way to one that says how many are hidden.
+std::string redraw(const std::string& frame, std::optional<std::size_t> rows) {
+  std::vector<std::string_view> lines;
+  std::size_t start = 0;
+  for (std::size_t end = frame.find('\n'); end != std::string::npos; start = end + 1, end = frame.find('\n', start)) {
+    lines.emplace_back(frame.data() + start, end - start);
+  }
+  std::string hidden;
+  if (rows && *rows >= 3 && lines.size() > *rows - 1) {
+    const std::size_t kept = *rows - 2;
+    hidden = fmt::format("# ... {} more lines (a taller terminal shows them; or --watch > FILE)",
+                         lines.size() - kept);
+    lines.resize(kept);
+  }
+  std::string out = "\x1b[H";
+  for (const auto line : lines) {
+    out += line;
+    out += "\x1b[K\n";
+  }
+  if (!hidden.empty()) out += hidden + "\x1b[K\n";
+  return out + "\x1b[J";
+}
+
+}  // namespace
+
+double parse_watch_interval(const std::string& text) {
+  double seconds = 0;
+  const auto [rest, error] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (text.empty() || error != std::errc() || rest != text.data() + text.size() || !std::isfinite(seconds)) {
+    throw UsageError(fmt::format("--watch: '{}' is not a number of seconds (give SECONDS from {} to {}, e.g. "
+                                 "--watch 5)", config::abbreviated(text), kMinInterval, kMaxInterval));
+  }
+  if (seconds < kMinInterval || seconds > kMaxInterval) {
+    throw UsageError(fmt::format("--watch: {} seconds is out of range (give SECONDS from {} to {})",
+                                 config::abbreviated(text), kMinInterval, kMaxInterval));
+  }
+  return seconds;
+}
+
+int watch_status(const std::filesystem::path& directory, const config::Experiment& experiment,
+                 const WatchOptions& options) {
+  const StopSignals signals;
+  const bool terminal = stdout_is_terminal();
+  ProgressTracker tracker;
+  std::set<std::string> warned;  // a damaged journal is said once, not every frame
+  bool first = true;
+  while (!stop_requested) {
+    const auto report = read_status(directory, experiment);
+    for (const auto& warning : report.warnings) {
+      if (warned.insert(warning).second) std::fputs(warning.c_str(), stderr);
+    }
+    const auto progress = tracker.update(report, ProgressTracker::Clock::now());
+    const auto time = local_time_now();
+    std::string frame;
+    if (options.json) {
+      auto document = status_json(report, experiment);
+      document["time"] = time;
+      document["progress"] = progress.json();
+      frame = document.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    } else {
+      SparklineChoice sparklines{options.sparklines, terminal ? terminal_columns() : std::nullopt};
+      if (terminal && !sparklines.columns) sparklines.columns = 80;
+      const auto header = fmt::format("# {}  {}\n", time, progress.line());
+      frame = render_status_table(report, experiment, sparklines, header);
+      // To a file: the frames one after another, each after a line with its time (`> log`).
+      frame = terminal ? redraw(frame, terminal_rows()) : fmt::format("{}# ---- {}\n{}", first ? "" : "\n", time, frame);
+    }
+    write_frame(frame);
+    first = false;
+    if (progress.ended == progress.total) break;  // nothing will change any more
+    sleep_unless_stopped(options.interval_seconds);
+  }
+  return 0;
+}
+
+}  // namespace dlx::cli
