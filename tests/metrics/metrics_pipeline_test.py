@@ -185,8 +185,12 @@ def resume(work: Path) -> None:
     experiment = work / "resume"
     trial_dir = experiment / "trials" / "0"
     env = child_environment(experiment)
+    # Under umask 077 too, the files a reader of trial.h5 needs are readable by its group.
     subprocess.run([sys.executable, "-c", CHILD, "million", "5000"], check=True, env=env,
-                   stdout=subprocess.DEVNULL)
+                   stdout=subprocess.DEVNULL, preexec_fn=lambda: os.umask(0o077))
+    modes = {p.name: p.stat().st_mode & 0o777 for p in trial_dir.iterdir()
+             if p.name == "trial.h5" or p.name.startswith("metrics.")}
+    assert len(modes) >= 2 and set(modes.values()) == {0o640}, {k: oct(v) for k, v in modes.items()}
     # The second run replays from step 3000 (as after a requeue that resumed step 2999's
     # checkpoint): rows from 3000 are replaced, so the table is still 0..5999 once each.
     subprocess.run([sys.executable, "-c", CHILD, "million", "3000", "3000"], check=True, env=env,

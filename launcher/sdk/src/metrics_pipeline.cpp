@@ -1,6 +1,7 @@
 #include "metrics_pipeline.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -401,7 +402,8 @@ checkpoint::TrialRecord MetricsPipeline::rotate_and_copy_record(
   const auto directory = record_path_.parent_path();
   const auto next = generation_ + 1;
   const auto path = directory / checkpoint::metrics_log_name(next);
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640));
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                     checkpoint::kMetricsLogFileMode));
   if (!fd) {
     throw SystemError(fmt::format("cannot create the metrics log {}{}", path.string(),
                                   errno == EEXIST ? " (it exists: another writer of this trial is running, "
@@ -409,9 +411,12 @@ checkpoint::TrialRecord MetricsPipeline::rotate_and_copy_record(
                                                   : ""),
                       errno);
   }
+  // 0640 whatever the umask, as trial.h5: whoever may read trial.h5 (the experiment's group,
+  // `dlx status`) must be able to read the log that continues it.
   std::vector<std::byte> header;
   checkpoint::append_metrics_log_header(header);
-  if (::write(fd.get(), header.data(), header.size()) != static_cast<ssize_t>(header.size()) ||
+  if (::fchmod(fd.get(), checkpoint::kMetricsLogFileMode) != 0 ||
+      ::write(fd.get(), header.data(), header.size()) != static_cast<ssize_t>(header.size()) ||
       ::fsync(fd.get()) != 0) {
     const int code = errno;
     ::unlink(path.c_str());

@@ -52,6 +52,8 @@ static_assert(std::endian::native == std::endian::little, "the metrics log is li
 enum class MetricTableId : std::uint8_t { training = 0, validation = 1, both = 2 };
 
 inline constexpr std::size_t kMetricsLogHeaderBytes = 16;
+// A log's mode whatever the umask: trial.h5's (h5::kFileMode), since whoever reads one needs both.
+inline constexpr unsigned kMetricsLogFileMode = 0640;
 inline constexpr std::size_t kMetricsLogRecordHeaderBytes = 8;
 inline constexpr std::uint32_t kMaxMetricsLogPayloadBytes = 1u << 20;
 inline constexpr std::uint64_t kMaxMetricsLogBytes = std::uint64_t{1} << 30;
