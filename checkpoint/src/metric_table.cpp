@@ -6,21 +6,24 @@
 
 namespace dlx::checkpoint {
 
-void MetricTable::append(std::int64_t step, const std::map<std::string, double>& values,
-                         double wall_time) {
+void MetricTable::open_row(std::int64_t step, double wall_time) {
   constexpr double absent = std::numeric_limits<double>::quiet_NaN();
-  std::size_t rows_before = steps.size();
+  const std::size_t rows_before = steps.size();
   steps.push_back(step);
   wall_times.resize(rows_before, absent);
   wall_times.push_back(wall_time);
   for (auto& [name, column] : columns) {
     column.resize(rows_before, absent);  // repair a column that fell behind
-    auto value = values.find(name);
-    column.push_back(value != values.end() ? value->second : absent);
+    column.push_back(absent);
   }
+}
+
+void MetricTable::append(std::int64_t step, const std::map<std::string, double>& values,
+                         double wall_time) {
+  open_row(step, wall_time);
   for (const auto& [name, value] : values) {
-    auto [column, inserted] = columns.try_emplace(name, rows_before, absent);
-    if (inserted) column->second.push_back(value);
+    columns.try_emplace(name, steps.size(), std::numeric_limits<double>::quiet_NaN())
+        .first->second.back() = value;
   }
 }
 

@@ -209,15 +209,7 @@ void MetricRowApplier::row(MetricTableId id, std::int64_t step, double wall_time
                            std::span<const std::pair<std::uint32_t, double>> values) {
   auto& target = table(id);
   if (!target.steps.empty() && step <= target.steps.back()) target.drop_from(step);
-  constexpr double absent = std::numeric_limits<double>::quiet_NaN();
-  const auto rows = target.steps.size();
-  target.steps.push_back(step);
-  target.wall_times.resize(rows, absent);
-  target.wall_times.push_back(wall_time);
-  for (auto& [name, column] : target.columns) {
-    column.resize(rows, absent);
-    column.push_back(absent);
-  }
+  target.open_row(step, wall_time);
   const auto index = static_cast<std::size_t>(id);
   for (const auto& [metric, value] : values) column(target, index, metric).back() = value;
 }

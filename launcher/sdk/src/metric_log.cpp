@@ -4,6 +4,14 @@
 
 namespace dlx::detail {
 
+bool has_names(const Metrics& metrics, const std::vector<std::string>& names) {
+  if (metrics.size() != names.size()) return false;
+  auto name = names.begin();
+  for (const auto& [metric, value] : metrics)
+    if (metric != *name++) return false;
+  return true;
+}
+
 std::string format_metric_line(std::optional<std::int64_t> trial_id, std::int64_t step,
                                const char* kind, const Metrics& metrics) {
   std::string line = trial_id ? fmt::format("dlx: trial {} step {} {}", *trial_id, step, kind)

@@ -111,17 +111,7 @@ void MetricsPipeline::report(MetricTableId table, std::int64_t step, const Metri
   std::lock_guard lock(pending_mutex_);
   // Most programs report the same names every step: compare with the previous report's names
   // instead of looking each one up.
-  bool same_names = metrics.size() == last_names_.size();
-  if (same_names) {
-    std::size_t i = 0;
-    for (const auto& [name, value] : metrics) {
-      if (name != last_names_[i++]) {
-        same_names = false;
-        break;
-      }
-    }
-  }
-  if (!same_names) {
+  if (!has_names(metrics, last_names_)) {
     last_names_.clear();
     last_ids_.clear();
     for (const auto& [name, value] : metrics) {
@@ -204,10 +194,9 @@ void MetricsPipeline::flusher_loop() {
       target = flush_requests_;
       stop = stopping_;
     }
-    bool written = false;
     std::string failure;
     try {
-      written = flush_once();
+      flush_once();
     } catch (const std::exception& error) {
       failure = error.what();
     }
@@ -217,7 +206,7 @@ void MetricsPipeline::flusher_loop() {
       if (!failure.empty()) {
         if (error_ != failure) std::fprintf(stderr, "dlx: %s (retrying every flush)\n", failure.c_str());
         error_ = failure;
-      } else if (written) {
+      } else {
         error_.clear();
       }
       // A checkpoint asks for a compaction now, but even those keep 50 rewrites' durations apart:
@@ -293,7 +282,7 @@ void MetricsPipeline::compactor_loop() {
   }
 }
 
-bool MetricsPipeline::flush_once() {
+void MetricsPipeline::flush_once() {
   // The flusher's batch goes back as the next buffer: its vectors keep their capacity, so that a
   // report seldom allocates (and never faults in fresh pages) once the rate is steady.
   Batch& batch = spare_;
@@ -306,7 +295,7 @@ bool MetricsPipeline::flush_once() {
     early_flush_ = false;
   }
   std::lock_guard file(file_mutex_);
-  if (batch.empty() && unwritten_.empty()) return true;
+  if (batch.empty() && unwritten_.empty()) return;
   // Encode, write and fdatasync first (the report is durable then), apply to the record after:
   // the record only feeds compactions, which wait for every byte to be written.
   names_.insert(names_.end(), batch.new_names.begin(), batch.new_names.end());
@@ -362,10 +351,9 @@ bool MetricsPipeline::flush_once() {
   }
   if (write_failure) std::rethrow_exception(write_failure);
   print_lines(batch);
-  return true;
 }
 
-bool MetricsPipeline::write_unwritten() {
+void MetricsPipeline::write_unwritten() {
   std::size_t done = 0;
   while (done < unwritten_.size()) {
     const auto n = ::write(log_.get(), unwritten_.data() + done, unwritten_.size() - done);
@@ -391,7 +379,6 @@ bool MetricsPipeline::write_unwritten() {
                       errno);
   log_bytes_ += unwritten_.size();
   unwritten_.clear();
-  return true;
 }
 
 checkpoint::TrialRecord MetricsPipeline::rotate_and_copy_record(

@@ -96,10 +96,10 @@ class MetricsPipeline {
 
   void flusher_loop();
   void compactor_loop();
-  // One batch: encoded into unwritten_, applied to record_, written and fdatasynced. Returns
-  // false when the write failed (the bytes stay in unwritten_ for the next try).
-  bool flush_once();
-  bool write_unwritten();  // under file_mutex_
+  // One batch: encoded into unwritten_, written and fdatasynced, applied to record_. Throws when
+  // the write failed (the bytes stay in unwritten_ for the next try).
+  void flush_once();
+  void write_unwritten();  // under file_mutex_
   // Under file_mutex_: the next generation's file exists (header, fsync, directory fsync) and
   // the writes go there; returns the record to write to trial.h5, naming it.
   checkpoint::TrialRecord rotate_and_copy_record(const std::function<void(checkpoint::TrialRecord&)>& edit);

@@ -175,17 +175,7 @@ void Trial::report(bool validation, std::int64_t step, const Metrics& metrics) {
   // Every rank checks a name the first time it sees it, so that a bad one throws everywhere
   // (every rank reports the same names) without any communication per report. Most reports
   // repeat the previous one's names: compared in order, they need no lookup.
-  bool same_names = metrics.size() == last_reported_names_.size();
-  if (same_names) {
-    auto previous = last_reported_names_.begin();
-    for (const auto& [name, value] : metrics) {
-      if (name != *previous++) {
-        same_names = false;
-        break;
-      }
-    }
-  }
-  if (!same_names) check_metric_names(validation, step, metrics);
+  if (!detail::has_names(metrics, last_reported_names_)) check_metric_names(validation, step, metrics);
   if (rank() != 0) return;
   if (!recorder_) {  // outside a trial: the line is all there is
     std::printf("%s\n", detail::format_metric_line(std::nullopt, step,

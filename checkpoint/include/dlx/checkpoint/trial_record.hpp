@@ -40,6 +40,9 @@ struct MetricTable {
               double wall_time = std::numeric_limits<double>::quiet_NaN());
   // Drops the rows whose step is >= `step`.
   void drop_from(std::int64_t step);
+  // Appends a row of NaN in every column (repairing any that fell behind); the caller then sets
+  // the values reported. append() and the metrics log's MetricRowApplier both start with it.
+  void open_row(std::int64_t step, double wall_time);
   std::optional<double> last(const std::string& metric) const;
   std::optional<double> best(const std::string& metric, bool smaller_is_better) const;
 };
