@@ -228,6 +228,37 @@ with dlx.Trial() as trial:
     assert torch.equal(torch.get_rng_state(), torch_state)
     print("round trip: every dtype, 0-d, empty, views, nested containers, keys, floats: equal")
 
+    # PyTorch 2.x's Optimizer.load_state_dict copies the state dict shallowly and keeps 'step' and
+    # the CPU tensors of a parameter's dtype as it is given them (the GPU check found resumed
+    # Adam steps read from freed memory). Played here, with Debian's 1.13, by a stand-in that keeps
+    # every tensor: load_state must notice and give the optimizer tensors of its own.
+    deep_load_state_dict = torch.optim.Optimizer.load_state_dict
+
+    def shallow_load_state_dict(self, state_dict):
+        params = [p for group in self.param_groups for p in group["params"]]
+        self.state.clear()
+        for index, entry in state_dict["state"].items():
+            self.state[params[int(index)]] = dict(entry)
+        for group, saved_group in zip(self.param_groups, state_dict["param_groups"]):
+            group.update({k: v for k, v in saved_group.items() if k != "params"})
+    torch.optim.Optimizer.load_state_dict = shallow_load_state_dict
+    dlx.torch._optimizer_copies_its_state.cache_clear()
+    try:
+        assert not dlx.torch._optimizer_copies_its_state(), "the probe missed a shallow load_state_dict"
+        loaded_ranges.clear()
+        trial.load = recording_load
+        assert dlx.torch.load_state(trial, objects) == 10
+        del trial.load
+        kept = [tuple(t.shape) for t in tensors_in(optimizer.state_dict()) if t.numel() and
+                any(low <= t.data_ptr() < high for low, high in loaded_ranges)]
+        assert not kept, f"a shallow load_state_dict kept the loaded file's memory: {kept}"
+        state = optimizer.state_dict()
+        same({k: dict(v) for k, v in state["state"].items()}, saved_optimizer["state"], "optimizer.state")
+    finally:
+        torch.optim.Optimizer.load_state_dict = deep_load_state_dict
+        dlx.torch._optimizer_copies_its_state.cache_clear()
+    print("an optimizer that keeps the tensors it loads gets copies")
+
     # load_state with objects the checkpoint does not hold, and the reverse: say which.
     print("mismatches:")
     expect_error("an object missing from the checkpoint", lambda: dlx.torch.load_state(trial, {**objects, "ema": {"w": torch.zeros(1)}}),

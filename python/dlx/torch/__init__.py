@@ -21,6 +21,7 @@ replicated state only when asked to (restore_rng=False).
 """
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Mapping
 
@@ -196,11 +197,13 @@ def load_state(trial: Trial, objects: Mapping[str, Any], *, restore_rng: bool = 
         states = {}
         for name, entry in structure.items():
             target = objects[name]
-            # A module copies each tensor into its parameters and an optimizer deep-copies the
-            # state dict it loads (both documented by PyTorch): they read the loaded bytes in
-            # place. Anything else may keep the tensors it is given, so it gets copies the
-            # loaded file does not own.
-            share = isinstance(target, (torch.nn.Module, torch.optim.Optimizer))
+            # A module copies each tensor into its parameters: it reads the loaded bytes in
+            # place, as does an optimizer where its load_state_dict copies what it is given
+            # (PyTorch 1.x). Anything else may keep the tensors it is given (an optimizer of
+            # PyTorch 2.x keeps 'step' and every CPU tensor of its parameter's dtype), so it
+            # gets copies the loaded file does not own: the file's memory is freed below.
+            share = isinstance(target, torch.nn.Module) or (
+                isinstance(target, torch.optim.Optimizer) and _optimizer_copies_its_state())
             tensor_of = view if share else (lambda path, dtype: view(path, dtype).clone())
             states[name] = _tree.decode(entry["state"], tensor_of)
             if entry["stateful"] != (callable(getattr(target, "load_state_dict", None)) and
@@ -222,6 +225,20 @@ def load_state(trial: Trial, objects: Mapping[str, Any], *, restore_rng: bool = 
                        if path.startswith(prefix)}
             _rng.restore(streams, loaded.path)
         return loaded.step
+
+
+@functools.cache
+def _optimizer_copies_its_state() -> bool:
+    """Whether torch.optim.Optimizer.load_state_dict copies the tensors of the state dict it is
+    given. PyTorch 1.x deep-copies it; 2.x copies it shallowly and keeps a tensor as it is where
+    no cast or move is needed. Asked of this PyTorch once, with a one-element Adam."""
+    parameter = torch.nn.Parameter(torch.zeros(1))
+    optimizer = torch.optim.Adam([parameter])
+    given = {"step": torch.zeros(()), "exp_avg": torch.zeros(1), "exp_avg_sq": torch.zeros(1)}
+    optimizer.load_state_dict({"state": {0: given},
+                               "param_groups": optimizer.state_dict()["param_groups"]})
+    kept = optimizer.state[parameter]
+    return all(kept[key].data_ptr() != tensor.data_ptr() for key, tensor in given.items())
 
 
 def _bytes(stored) -> bytes:
