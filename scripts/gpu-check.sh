@@ -6,6 +6,7 @@
 #   bash scripts/gpu-check.sh           # on the GPU machine, as root; results under $OUT
 #   bash scripts/gpu-check.sh --local   # here, without a GPU: the build half, DLX_WITH_CUDA=OFF,
 #                                       # against the bundle alone; the GPU checks then skip
+#   DLX_GPU_CHECKS="torch ddp" bash scripts/gpu-check.sh   # only these checks (after the build)
 #
 # Steps (each with a time limit; a failed step is recorded and the next one still runs):
 #   facts       the machine: GPU, driver, CUDA, NCCL, compiler, PyTorch
@@ -50,6 +51,10 @@ step() {
   shift 2
   # The whole script ends within DLX_GPU_DEADLINE seconds (the device tool's 10 minutes, less a
   # margin), so that its results come back: a step gets what is left, or is skipped.
+  case " bundle build ${DLX_GPU_CHECKS:-$name} " in
+    *" $name "*) ;;
+    *) echo "SKIP $name (not in DLX_GPU_CHECKS)" | tee -a "$results"; return 77 ;;
+  esac
   local left=$((deadline - ($(date +%s) - started)))
   if [ "$left" -lt 20 ]; then
     echo "SKIP $name (no time left before the deadline)" | tee -a "$results"

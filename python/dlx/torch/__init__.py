@@ -21,7 +21,6 @@ replicated state only when asked to (restore_rng=False).
 """
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any, Mapping
 
@@ -197,13 +196,13 @@ def load_state(trial: Trial, objects: Mapping[str, Any], *, restore_rng: bool = 
         states = {}
         for name, entry in structure.items():
             target = objects[name]
-            # A module copies each tensor into its parameters: it reads the loaded bytes in
-            # place, as does an optimizer where its load_state_dict copies what it is given
-            # (PyTorch 1.x). Anything else may keep the tensors it is given (an optimizer of
-            # PyTorch 2.x keeps 'step' and every CPU tensor of its parameter's dtype), so it
-            # gets copies the loaded file does not own: the file's memory is freed below.
-            share = isinstance(target, torch.nn.Module) or (
-                isinstance(target, torch.optim.Optimizer) and _optimizer_copies_its_state())
+            # A module copies each tensor into its parameters, and an optimizer copies what it
+            # must cast or move (PyTorch 2.x; 1.x deep-copies it all): they read the loaded
+            # bytes in place, and what an optimizer kept as given ('step', a CPU tensor of its
+            # parameter's dtype) is copied after its load_state_dict (_own_kept_tensors). Anything
+            # else may keep the tensors it is given, so it gets copies: the file's memory is
+            # freed when this returns.
+            share = isinstance(target, (torch.nn.Module, torch.optim.Optimizer))
             tensor_of = view if share else (lambda path, dtype: view(path, dtype).clone())
             states[name] = _tree.decode(entry["state"], tensor_of)
             if entry["stateful"] != (callable(getattr(target, "load_state_dict", None)) and
@@ -217,8 +216,11 @@ def load_state(trial: Trial, objects: Mapping[str, Any], *, restore_rng: bool = 
                 _check_optimizer(loaded.path, name, target, states[name])
             elif not entry["stateful"]:
                 _check_plain(target, states[name], name)
+        loaded_memory = [(t.address, t.address + t.nbytes) for t in stored.values() if t.nbytes]
         for name, state in states.items():
             _restore(objects[name], state, name, loaded.path)
+            if isinstance(objects[name], torch.optim.Optimizer):
+                _own_kept_tensors(objects[name], loaded_memory)
         if restore_rng:
             prefix = f"rng/rank-{trial.rank}/"
             streams = {path[len(prefix):]: _bytes(tensor) for path, tensor in stored.items()
@@ -227,18 +229,33 @@ def load_state(trial: Trial, objects: Mapping[str, Any], *, restore_rng: bool = 
         return loaded.step
 
 
-@functools.cache
-def _optimizer_copies_its_state() -> bool:
-    """Whether torch.optim.Optimizer.load_state_dict copies the tensors of the state dict it is
-    given. PyTorch 1.x deep-copies it; 2.x copies it shallowly and keeps a tensor as it is where
-    no cast or move is needed. Asked of this PyTorch once, with a one-element Adam."""
-    parameter = torch.nn.Parameter(torch.zeros(1))
-    optimizer = torch.optim.Adam([parameter])
-    given = {"step": torch.zeros(()), "exp_avg": torch.zeros(1), "exp_avg_sq": torch.zeros(1)}
-    optimizer.load_state_dict({"state": {0: given},
-                               "param_groups": optimizer.state_dict()["param_groups"]})
-    kept = optimizer.state[parameter]
-    return all(kept[key].data_ptr() != tensor.data_ptr() for key, tensor in given.items())
+def _own_kept_tensors(optimizer: torch.optim.Optimizer, memory: list[tuple[int, int]]) -> None:
+    """Replaces every tensor of the optimizer's state and parameter groups that still lies in
+    `memory` (the loaded file's, about to be freed) by a copy. PyTorch 2.x's load_state_dict
+    keeps 'step' and each tensor it need not cast or move; a CUDA model's moments were moved
+    to the device already and are left alone."""
+    def owned(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            inside = value.numel() > 0 and any(low <= value.data_ptr() < high
+                                               for low, high in memory)
+            return value.clone() if inside else value
+        if isinstance(value, dict):
+            for key in value:
+                value[key] = owned(value[key])
+            return value
+        if isinstance(value, list):
+            value[:] = [owned(item) for item in value]
+            return value
+        if isinstance(value, tuple):
+            return type(value)(*map(owned, value)) if hasattr(value, "_fields") \
+                else tuple(map(owned, value))
+        return value
+    for state in optimizer.state.values():
+        owned(state)
+    for group in optimizer.param_groups:
+        for key in group:
+            if key != "params":
+                group[key] = owned(group[key])
 
 
 def _bytes(stored) -> bytes:
