@@ -43,9 +43,9 @@ CommandLine logs_command_line() {
       "dlx logs 42 3\n"
       "dlx logs 42 3 --attempt 1 --rank 0\n"
       "dlx logs /shared/dlx/alice/logreg-grid 3 --follow");
-  command.options.add_options()("attempt", po::value<int>(), "only attempt N (0: the first run)")(
-      "rank", po::value<int>(), "only rank R's output")(
-      "follow,f", "print the output as it is written, until the trial ends or Ctrl-C")(
+  command.options.add_options()("attempt", po::value<int>()->value_name("N"), "only attempt N (0: the first run)")(
+      "rank", po::value<int>()->value_name("R"), "only rank R's output")(
+      "follow", "print the output as it is written, until the trial ends or Ctrl-C")(
       "json", "list the attempts and their files (no output) as JSON")(
       "raw", "write the bytes as the trial wrote them, on a terminal too");
   command.operands.add_options()("experiment", po::value<std::string>()->required(), "job id or experiment directory")(
