@@ -92,7 +92,7 @@ try:
     os.makedirs(os.path.join(exp, "trials", "3"))
     done = dlx(exp, "3")
     check(done.returncode == 1 and "trial 3 has no output yet" in done.stderr and
-          "its trial.h5 names no Slurm job" in done.stderr and "--follow waits for it" in done.stderr,
+          "neither its trial.h5 nor the searcher's journal names a Slurm job" in done.stderr and "--follow waits for it" in done.stderr,
           f"no output yet: {done.stderr}")
     done = dlx(exp, "2", "--attempt", "7")
     check(done.returncode == 1 and "trial 2 has no attempt 7" in done.stderr and

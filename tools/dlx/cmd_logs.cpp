@@ -17,6 +17,7 @@
 #include "dlx/store/experiment_layout.hpp"
 #include "dlx/store/trial_logs.hpp"
 #include "experiment_locator.hpp"
+#include "logs_job.hpp"
 #include "logs_output.hpp"
 #include "logs_slurm.hpp"
 #include "options.hpp"
@@ -147,17 +148,16 @@ std::string numbers(const std::vector<store::AttemptLogs>& attempts) {
   return fmt::format("{}", fmt::join(list, ", "));
 }
 
-std::optional<checkpoint::TrialRecord> record_of(const Request& request) {
-  try {
-    return checkpoint::load_trial_record_if_exists(request.trial_dir() / checkpoint::kTrialFileName);
-  } catch (const std::exception&) {
-    return std::nullopt;  // being replaced, or unreadable: no state to go by
-  }
-}
-
+// Completed or failed in trial.h5 (read alone: the state is there, the metrics logs do not matter).
 bool trial_ended(const Request& request) {
-  const auto record = record_of(request);
-  return record && (record->state == "completed" || record->state == "failed");
+  try {
+    const auto path = request.trial_dir() / checkpoint::kTrialFileName;
+    if (!fs::exists(path)) return false;
+    const auto record = checkpoint::load_trial_record_file(path);
+    return record.state == "completed" || record.state == "failed";
+  } catch (const std::exception&) {
+    return false;  // being replaced, or unreadable: no state to go by
+  }
 }
 
 std::string header_of(const Request& request, const store::AttemptLogs& attempt, const store::RankLog& log) {
@@ -182,18 +182,15 @@ nlohmann::ordered_json attempts_json(const std::vector<store::AttemptLogs>& atte
   return list;
 }
 
-// Slurm's file(s) of the trial's last job: its record names the job.
+// Slurm's file(s) of the job that ran the trial last (logs_job.hpp).
 std::optional<SlurmOutput> slurm_files_of(const Request& request, std::string& why_not) {
-  const auto record = record_of(request);
-  if (!record || record->slurm_job_id.empty()) {
-    why_not = "its trial.h5 names no Slurm job";
-    return std::nullopt;
-  }
-  auto files = slurm_output_files(record->slurm_job_id);
+  const auto job = trial_job(request.experiment, request.trial, request.given, why_not);
+  if (!job) return std::nullopt;
+  auto files = slurm_output_files(job->job_id);
   if (!files) {
-    why_not = fmt::format("Slurm no longer knows job {} (it forgets finished jobs after MinJobAge): its "
-                          "output is where sbatch --output put it, slurm-%A_%a.out in the submit "
-                          "directory by default", config::abbreviated(record->slurm_job_id));
+    why_not = fmt::format("Slurm no longer knows job {} ({}; Slurm forgets finished jobs after "
+                          "MinJobAge): its output is where sbatch --output put it, slurm-%A_%a.out in "
+                          "the submit directory by default", job->job_id, job->how);
   }
   return files;
 }
