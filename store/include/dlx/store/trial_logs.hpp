@@ -2,7 +2,8 @@
 // A trial's output, kept by dlx-launch in the trial's directory (docs/file-format.md, "logs"):
 //   trials/<id>/logs/                       0750
 //     attempt-<N>.run -> <run>              a symbolic link never followed: its target is the run
-//                                           key, <SLURM_JOB_ID>.<SLURM_RESTART_COUNT>.<SLURM_STEP_ID>
+//                                           key, <job>.<SLURM_RESTART_COUNT>.<SLURM_STEP_ID> (<job>:
+//                                           <array job>_<task>, or SLURM_JOB_ID outside an array)
 //     attempt-<N>.rank-<R>.log              rank R's stdout and stderr as it wrote them, 0640
 // Attempts count the runs of the trial: 0 for the first, then one more for every requeue or
 // restart (so attempt N of a trial that Slurm requeued began as its trial.h5 restart_events/<N>

@@ -18,7 +18,8 @@ namespace dlx::launch {
 // The cap of each log in MiB from DLX_LOG_MAX_MB (default 64; 0: no copy). Throws env::EnvError.
 std::uint64_t log_max_bytes(const env::EnvMap& env);
 
-// The run key: <SLURM_JOB_ID>.<SLURM_RESTART_COUNT or 0>.<SLURM_STEP_ID or "batch">, the same on
+// The run key: <job>.<SLURM_RESTART_COUNT or 0>.<SLURM_STEP_ID or "batch"> (<job>: "<array job>_<task>"
+// for an array task, else SLURM_JOB_ID), the same on
 // every rank of a step; outside Slurm the PMIx namespace (mpirun) or "pid-<pid>".
 std::string run_key(const env::TrialEnvironment& trial, const env::EnvMap& env);
 
