@@ -2,10 +2,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <map>
@@ -37,11 +39,32 @@ std::optional<int> small_number(std::string_view text) {
   return value;
 }
 
-std::optional<std::string> read_marker(int dir_fd, const std::string& name) {
-  std::array<char, kMaxRunLength + 1> target{};
-  const ssize_t length = ::readlinkat(dir_fd, name.c_str(), target.data(), target.size());
+// A marker's run key: a regular file of at most kMaxRunLength bytes, read without following a
+// link or blocking on a FIFO; nullopt for anything else.
+std::optional<std::string> read_marker(int dir_fd, const char* name) {
+  UniqueFd fd(::openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  struct stat status {};
+  if (!fd || ::fstat(fd.get(), &status) != 0 || !S_ISREG(status.st_mode)) return std::nullopt;
+  std::array<char, kMaxRunLength + 1> text{};
+  const ssize_t length = ::read(fd.get(), text.data(), text.size());
   if (length < 0 || static_cast<std::size_t>(length) > kMaxRunLength) return std::nullopt;
-  return std::string(target.data(), static_cast<std::size_t>(length));
+  return std::string(text.data(), static_cast<std::size_t>(length));
+}
+
+// The run key in a temporary file of its own (0640), to be hard-linked under the marker's name.
+std::string write_temporary_marker(int dir_fd, const std::string& run) {
+  static std::atomic<unsigned> counter{0};
+  const auto name = fmt::format(".tmp.attempt.{}.{}", ::getpid(), counter++);
+  UniqueFd fd(::openat(dir_fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640));
+  if (!fd) throw SystemError(fmt::format("cannot create {} in the trial's logs directory", name), errno);
+  const bool written = ::fchmod(fd.get(), 0640) == 0 &&
+                       ::write(fd.get(), run.data(), run.size()) == static_cast<ssize_t>(run.size());
+  if (!written) {
+    const int error = errno;
+    ::unlinkat(dir_fd, name.c_str(), 0);
+    throw SystemError(fmt::format("cannot write {} in the trial's logs directory", name), error);
+  }
+  return name;
 }
 
 }  // namespace
@@ -58,13 +81,19 @@ int claim_attempt(int logs_dir_fd, const std::string& run) {
   if (run.empty() || run.size() > kMaxRunLength) {
     throw Error(fmt::format("invalid run key '{}' for the trial's logs", run));
   }
+  const auto temporary = write_temporary_marker(logs_dir_fd, run);
+  struct RemoveTemporary {
+    int dir;
+    const std::string& name;
+    ~RemoveTemporary() { ::unlinkat(dir, name.c_str(), 0); }
+  } remove{logs_dir_fd, temporary};
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     const auto name = attempt_marker_name(attempt);
-    if (::symlinkat(run.c_str(), logs_dir_fd, name.c_str()) == 0) return attempt;
+    if (::linkat(logs_dir_fd, temporary.c_str(), logs_dir_fd, name.c_str(), 0) == 0) return attempt;
     if (errno != EEXIST) throw SystemError(fmt::format("cannot create the log marker {}", name), errno);
-    // Made by another rank of this run (take it) or by an earlier run (go on). Something that is
-    // not a link (readlinkat fails with EINVAL) is no run's: skip it.
-    if (const auto existing = read_marker(logs_dir_fd, name); existing && *existing == run) return attempt;
+    // Made by another rank of this run (take it) or by an earlier run (go on). Anything that is
+    // not a marker (a link, a FIFO) is no run's: skip it.
+    if (const auto existing = read_marker(logs_dir_fd, name.c_str()); existing && *existing == run) return attempt;
   }
   throw Error(fmt::format("the trial's logs directory has {} attempts already", kMaxAttempts));
 }

@@ -160,7 +160,12 @@ TEST_CASE("trial logs: the ranks of one run agree on the attempt, a later run ta
   CHECK(dlx::store::claim_attempt(logs.get(), "77.1.0") == 1);   // the requeued run
   CHECK(dlx::store::claim_attempt(logs.get(), "77.0.0") == 0);   // a late rank of the first
   CHECK(dlx::store::claim_attempt(logs.get(), "90.0.0") == 2);   // another ticket continues it
-  CHECK(fs::read_symlink(dir.path() / "attempt-1.run") == "77.1.0");
+  CHECK(slurp(dir.path() / "attempt-1.run") == "77.1.0");
+  CHECK((fs::status(dir.path() / "attempt-1.run").permissions() & fs::perms::all) ==
+        (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read));
+  for (const auto& entry : fs::directory_iterator(dir.path())) {  // no temporary left behind
+    CHECK_FALSE(entry.path().filename().string().starts_with(".tmp."));
+  }
   std::ofstream(dir.path() / "attempt-1.rank-0.log") << "x";
   std::ofstream(dir.path() / "attempt-0.rank-2.log") << "x";
   std::ofstream(dir.path() / "attempt-0.rank-10.log") << "x";

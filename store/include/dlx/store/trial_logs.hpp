@@ -1,18 +1,20 @@
 #pragma once
 // A trial's output, kept by dlx-launch in the trial's directory (docs/file-format.md, "logs"):
 //   trials/<id>/logs/                       0750
-//     attempt-<N>.run -> <run>              a symbolic link never followed: its target is the run
-//                                           key, <job>.<SLURM_RESTART_COUNT>.<SLURM_STEP_ID> (<job>:
-//                                           <array job>_<task>, or SLURM_JOB_ID outside an array)
+//     attempt-<N>.run                       the run key, a few bytes: <job>.<SLURM_RESTART_COUNT>.
+//                                           <SLURM_STEP_ID> (<job>: <array job>_<task>, or
+//                                           SLURM_JOB_ID outside an array), 0640
 //     attempt-<N>.rank-<R>.log              rank R's stdout and stderr as it wrote them, 0640
 // Attempts count the runs of the trial: 0 for the first, then one more for every requeue or
-// restart (so attempt N of a trial that Slurm requeued began as its trial.h5 restart_events/<N>
-// says). The ranks of one run agree on N without talking to each other (claim_attempt):
-//   every rank tries symlink(<run>, "attempt-0.run"), then attempt-1, ..., and takes the first N
-//   whose link it created or whose link already names its own run. symlink() creates or fails with
-//   EEXIST atomically (on NFS too), each link is made once and never changed, and the runs of one
-//   trial follow each other, so every rank of a run stops at the same N, and a later run at the
-//   next free one.
+// restart (so attempt N of a trial that Slurm requeued is the run with SLURM_RESTART_COUNT=N).
+// The ranks of one run agree on N without talking to each other (claim_attempt):
+//   every rank writes the run key into a temporary file of its own, then hard-links it as
+//   "attempt-0.run", then attempt-1, ..., and takes the first N whose marker it created or whose
+//   marker already holds its own run key. link() creates the name or fails with EEXIST atomically
+//   (on NFS too: the classic lock-file technique), the marker is complete before it has its name,
+//   each is made once and never changed, and the runs of one trial follow each other, so every
+//   rank of a run stops at the same N, and a later run at the next free one. The temporary
+//   (.tmp.attempt.<pid>.<n>) is removed afterwards.
 #include <filesystem>
 #include <string>
 #include <vector>
