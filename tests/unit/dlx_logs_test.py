@@ -11,6 +11,7 @@ usage: dlx_logs_test.py DLX DLX_LAUNCH WRITE_TRIAL_STATE GRID_YAML
 """
 import json
 import os
+import pty
 import shutil
 import signal
 import subprocess
@@ -140,6 +141,42 @@ try:
           f"Slurm's file: {done.returncode} {done.stdout} {done.stderr}")
     doc = json.loads(dlx(exp, "3", "--json", env_extra=path_env).stdout)
     check(doc["source"] == "slurm" and doc["stdout"] == f"{work}/slurm-40_3.out", f"Slurm --json: {doc}")
+
+    # Hostile bytes in a marker and a log (the owner's to write; a group member reads them): the
+    # JSON stays valid, a pipe gets the log's bytes exactly, the header's escapes are shown.
+    hostile = os.path.join(exp, "trials", "6", "logs")
+    os.makedirs(hostile)
+    with open(os.path.join(hostile, "attempt-0.run"), "wb") as marker:
+        marker.write(b"\xff\x1b]0;owned\x07")
+    with open(os.path.join(hostile, "attempt-0.rank-0.log"), "wb") as log:
+        log.write(b"\x1b[2Jcolour\r\n")
+    done = dlx(exp, "6", "--json")
+    check(done.returncode == 0 and json.loads(done.stdout)["attempts"][0]["run"] == "\ufffd\x1b]0;owned\x07",
+          f"hostile marker --json: {done.returncode} {done.stdout} {done.stderr}")
+    raw = subprocess.run([DLX, "logs", exp, "6"], capture_output=True)
+    check(raw.returncode == 0 and raw.stdout.endswith(b"\n\x1b[2Jcolour\r\n") and
+          b"(run \\xff\\x1b]0;owned\\x07)" in raw.stdout, f"hostile marker: {raw.stdout!r} {raw.stderr!r}")
+
+    # On a terminal each line is shown escaped; --raw writes it as it is.
+    def on_terminal(*args):
+        master, slave = pty.openpty()
+        child = subprocess.Popen([DLX, "logs", *args], stdout=slave, stderr=subprocess.DEVNULL)
+        os.close(slave)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            shown += chunk
+        os.close(master)
+        child.wait(timeout=30)
+        return shown
+    shown = on_terminal(exp, "6")
+    check(b"\\x1b[2Jcolour\\r" in shown and b"\x1b" not in shown, f"terminal: {shown!r}")
+    check(b"\x1b[2Jcolour" in on_terminal(exp, "6", "--raw"), "--raw on a terminal")
 
     # --follow: waits for the output, follows a requeue into the next attempt, ends with the trial.
     os.makedirs(os.path.join(exp, "trials", "0"))

@@ -165,6 +165,11 @@ std::string header_of(const Request& request, const store::AttemptLogs& attempt,
                      attempt.run.empty() ? "" : fmt::format(" (run {})", attempt.run), log.path.string());
 }
 
+// Run keys and paths are bytes from the file system: invalid UTF-8 is replaced, never an error.
+std::string json_text(const nlohmann::ordered_json& doc) {
+  return doc.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 nlohmann::ordered_json attempts_json(const std::vector<store::AttemptLogs>& attempts) {
   auto list = nlohmann::ordered_json::array();
   for (const auto& attempt : attempts) {
@@ -204,7 +209,7 @@ int print_slurm(const Request& request, const SlurmOutput& files, LogOutput& out
                                {"stdout", files.stdout_path.string()},
                                {"stderr", files.stderr_path ? files.stderr_path->string() : files.stdout_path.string()},
                                {"attempts", nlohmann::ordered_json::array()}};
-    fmt::print("{}\n", doc.dump(2));
+    fmt::print("{}\n", json_text(doc));
     return 0;
   }
   std::vector<std::uint64_t> offsets(paths.size(), 0);
@@ -321,7 +326,7 @@ int run_logs(const Arguments& arguments) {
       nlohmann::ordered_json doc{{"experiment", request.experiment.string()}, {"trial", request.trial},
                                  {"source", nullptr}, {"logs_dir", request.logs_dir().string()},
                                  {"attempts", nlohmann::ordered_json::array()}};
-      fmt::print("{}\n", doc.dump(2));
+      fmt::print("{}\n", json_text(doc));
       return 0;
     }
     if (!request.follow) {
@@ -340,7 +345,7 @@ int run_logs(const Arguments& arguments) {
     nlohmann::ordered_json doc{{"experiment", request.experiment.string()}, {"trial", request.trial},
                                {"source", "dlx-launch"}, {"logs_dir", request.logs_dir().string()},
                                {"attempts", attempts_json(attempts)}};
-    fmt::print("{}\n", doc.dump(2));
+    fmt::print("{}\n", json_text(doc));
     return 0;
   }
   if (request.follow) return follow(request, out);
