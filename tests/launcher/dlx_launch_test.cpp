@@ -1,10 +1,13 @@
 // dlx-launch as a user runs it: the real binary under fake Slurm/dlx environments.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <string>
 
 #include "dlx/checkpoint/checkpoint.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
@@ -372,4 +375,19 @@ TEST_CASE("launcher: each rank's output is also kept in the trial's logs, per at
   CHECK_THAT(refused.output, Catch::Contains("out of rank 0"));
   CHECK_THAT(refused.output, Catch::Contains("warning: this rank's output is not kept in"));
   CHECK_FALSE(std::filesystem::exists(dir.path() / "elsewhere"));
+}
+
+TEST_CASE("launcher: a process the trainer leaves behind does not keep dlx-launch waiting", "[launch-cli]") {
+  TempDir dir("logs-orphan");
+  freeze_example(dir.path());
+  const auto start = std::chrono::steady_clock::now();
+  // The background sleep holds the trainer's stdout and stderr (the copy's pipes) after it exits.
+  auto result = run_with_env(merged(srun_env(0), trial_env(dir.path())),
+                             {kLaunch, "--", "sh", "-c", "sleep 30 & echo orphan $!"});
+  const auto took = std::chrono::steady_clock::now() - start;
+  const auto at = result.output.find("orphan ");
+  REQUIRE(at != std::string::npos);
+  ::kill(std::stoi(result.output.substr(at + 7)), SIGKILL);  // the sleep this test started
+  CHECK(result.status == 0);
+  CHECK(took < std::chrono::seconds(10));
 }
