@@ -142,6 +142,22 @@ try:
     doc = json.loads(dlx(exp, "3", "--json", env_extra=path_env).stdout)
     check(doc["source"] == "slurm" and doc["stdout"] == f"{work}/slurm-40_3.out", f"Slurm --json: {doc}")
 
+    # --follow on Slurm's file: what is appended, until the trial ends.
+    follower = subprocess.Popen([DLX, "logs", exp, "3", "--follow"], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env={**os.environ, **path_env})
+    time.sleep(1.0)
+    with open(os.path.join(work, "slurm-40_3.out"), "a") as out:
+        out.write("from slurm, later\n")
+    time.sleep(1.0)
+    subprocess.run([WRITE_STATE, os.path.join(exp, "trials", "3", "trial.h5"), "failed", "45"], check=True)
+    try:
+        out, err = follower.communicate(timeout=10)
+        check(follower.returncode == 0 and out.endswith("from slurm, attempt 1\nfrom slurm, later\n"),
+              f"--follow on Slurm's file: {follower.returncode} {out} {err}")
+    except subprocess.TimeoutExpired:
+        follower.kill()
+        check(False, "--follow on Slurm's file did not end when the trial failed")
+
     # Hostile bytes in a marker and a log (the owner's to write; a group member reads them): the
     # JSON stays valid, a pipe gets the log's bytes exactly, the header's escapes are shown.
     hostile = os.path.join(exp, "trials", "6", "logs")
