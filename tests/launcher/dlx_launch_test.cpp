@@ -1,9 +1,13 @@
 // dlx-launch as a user runs it: the real binary under fake Slurm/dlx environments.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
+#include <string>
 
 #include "dlx/checkpoint/checkpoint.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
@@ -322,4 +326,68 @@ TEST_CASE("launcher: which exits mark a record failed", "[launch]") {
   CHECK(should_mark_failed(137, std::nullopt));
   CHECK_FALSE(should_mark_failed(1, completed));  // the trainer finished; a late crash is noise
   CHECK_FALSE(should_mark_failed(1, failed));
+}
+
+TEST_CASE("launcher: each rank's output is also kept in the trial's logs, per attempt", "[launch-cli]") {
+  TempDir dir("logs");
+  freeze_example(dir.path());
+  const auto logs = dir.path() / "trials" / "1" / "logs";
+  // Under umask 000: the files still get the layout's modes.
+  const auto launch = [&](int rank, const Env& extra) {
+    return run_with_env(merged(merged(srun_env(rank), trial_env(dir.path())), extra),
+                        {"sh", "-c", "umask 000; exec \"$@\"", "sh", kLaunch, "--", "sh", "-c",
+                         "echo out of rank $RANK; echo err of rank $RANK >&2"});
+  };
+  auto first = launch(0, {});
+  CHECK(first.status == 0);
+  // Passed through as before, and copied.
+  CHECK_THAT(first.output, Catch::Contains("out of rank 0") && Catch::Contains("err of rank 0"));
+  CHECK_THAT(first.output, Catch::Contains("trial 1 attempt 0: each rank's output is also kept in"));
+  const auto log = logs / "attempt-0.rank-0.log";
+  std::ifstream in(log);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == "out of rank 0\nerr of rank 0\n");
+  CHECK((std::filesystem::status(log).permissions() & std::filesystem::perms::all) ==
+        (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+         std::filesystem::perms::group_read));
+  CHECK((std::filesystem::status(logs).permissions() & std::filesystem::perms::all) ==
+        (std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+         std::filesystem::perms::group_exec));
+  std::ifstream marker(logs / "attempt-0.run");
+  std::string run;
+  std::getline(marker, run);
+  CHECK(run == "1234.0.batch");
+
+  // Rank 1 of the same run joins attempt 0; the requeued run (SLURM_RESTART_COUNT=1) is attempt 1.
+  CHECK(launch(1, {}).status == 0);
+  CHECK(std::filesystem::exists(logs / "attempt-0.rank-1.log"));
+  CHECK(launch(0, {{"SLURM_RESTART_COUNT", "1"}}).status == 0);
+  CHECK(std::filesystem::exists(logs / "attempt-1.rank-0.log"));
+
+  // DLX_LOG_MAX_MB=0: no copy, no attempt taken.
+  CHECK(launch(0, {{"SLURM_RESTART_COUNT", "2"}, {"DLX_LOG_MAX_MB", "0"}}).status == 0);
+  CHECK_FALSE(std::filesystem::exists(logs / "attempt-2.run"));
+
+  // A link where the log goes is not followed: a warning, and the trainer runs all the same.
+  std::filesystem::create_symlink(dir.path() / "elsewhere", logs / "attempt-2.rank-0.log");
+  auto refused = launch(0, {{"SLURM_RESTART_COUNT", "3"}});
+  CHECK(refused.status == 0);
+  CHECK_THAT(refused.output, Catch::Contains("out of rank 0"));
+  CHECK_THAT(refused.output, Catch::Contains("warning: this rank's output is not kept in"));
+  CHECK_FALSE(std::filesystem::exists(dir.path() / "elsewhere"));
+}
+
+TEST_CASE("launcher: a process the trainer leaves behind does not keep dlx-launch waiting", "[launch-cli]") {
+  TempDir dir("logs-orphan");
+  freeze_example(dir.path());
+  const auto start = std::chrono::steady_clock::now();
+  // The background sleep holds the trainer's stdout and stderr (the copy's pipes) after it exits.
+  auto result = run_with_env(merged(srun_env(0), trial_env(dir.path())),
+                             {kLaunch, "--", "sh", "-c", "sleep 30 & echo orphan $!"});
+  const auto took = std::chrono::steady_clock::now() - start;
+  const auto at = result.output.find("orphan ");
+  REQUIRE(at != std::string::npos);
+  ::kill(std::stoi(result.output.substr(at + 7)), SIGKILL);  // the sleep this test started
+  CHECK(result.status == 0);
+  CHECK(took < std::chrono::seconds(10));
 }

@@ -26,6 +26,7 @@ commands=(
   "plan|--json --site-config|--file"
   "status|--json --write-h5|--experiment"
   "replay|--json --state --write-h5|--experiment"
+  "logs|--attempt --rank --follow --json --raw|--experiment --trial"
   "export||"
   "export tensorboard|--force --json|--experiment --output"
   "doctor|--json --config --partitions|"

@@ -33,5 +33,6 @@ int run_replay(const Arguments& arguments);
 int run_export(const Arguments& arguments);
 int run_doctor(const Arguments& arguments);
 int run_storage(const Arguments& arguments);
+int run_logs(const Arguments& arguments);
 
 }  // namespace dlx::cli

@@ -25,6 +25,7 @@ Commands:
   export tensorboard JOBID|DIR OUTDIR  TensorBoard event files: one run per trial, HParams dashboard
   doctor [--json]               check this cluster's Slurm settings for dlx (requeue, preemption, plugin)
   storage add-user USER...|check  users' directories in the storage root (add-user: root)
+  logs JOBID|DIR TRIAL [--follow]  a trial's output, attempt by attempt (--attempt N, --json)
   help [COMMAND [SUBCOMMAND]]   a command's usage, options and an example (or: dlx COMMAND --help)
 
 Submit an experiment with:  sbatch --dl-experiment=exp.yaml job.sh
@@ -77,6 +78,7 @@ int main(int argc, char** argv) {
     if (command == "export") return dlx::cli::run_export(arguments);
     if (command == "doctor") return dlx::cli::run_doctor(arguments);
     if (command == "storage") return dlx::cli::run_storage(arguments);
+    if (command == "logs") return dlx::cli::run_logs(arguments);
     throw dlx::cli::UsageError(fmt::format("unknown command '{}'", dlx::config::abbreviated(command)));
   } catch (const dlx::cli::HelpRequested& help) {
     std::fputs(help.what(), stdout);

@@ -19,6 +19,7 @@
 #include "dlx/launch/peer_crash.hpp"
 #include "dlx/launch/resume_checkpoint.hpp"
 #include "dlx/launch/searcher_work.hpp"
+#include "dlx/launch/trial_log.hpp"
 #include "dlx/launch/trial_outcome.hpp"
 #include "dlx/slurm/task_placement.hpp"
 
@@ -189,6 +190,9 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
                "exiting {} for a requeue\n", notice, env::kRequeueExitCode);
     return env::kRequeueExitCode;
   }
+  // From here until this function returns, this rank's output (the trainer's and dlx-launch's)
+  // is also copied into the trial's logs directory (trial_log.hpp), for `dlx logs`.
+  const auto trial_log = start_trial_log(trial, placement, env);
   // A crash on another rank ends this one too (peer_crash.hpp): no rank is left hanging.
   const auto peers = PeerCrashSignal::for_run(trial, placement, env);
   if (peers && placement.rank == 0) peers->remove_stale();

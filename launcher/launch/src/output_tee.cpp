@@ -1,0 +1,206 @@
+#include "dlx/launch/output_tee.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dlx/common/error.hpp"
+
+namespace dlx::launch {
+
+namespace {
+
+constexpr std::size_t kReadSize = 64 << 10;
+constexpr int kPipeSize = 1 << 20;
+
+struct Pipe {
+  UniqueFd read, write;
+};
+
+Pipe make_pipe() {
+  std::array<int, 2> fds{};
+  if (::pipe2(fds.data(), O_CLOEXEC) != 0) throw SystemError("cannot create a pipe for the trial's log", errno);
+  // Room for a burst while the log's file system is slow; the default (64 KiB) where not allowed.
+  (void)::fcntl(fds[1], F_SETPIPE_SZ, kPipeSize);
+  return {UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+// Writes all of `data` to `fd`, waiting when it is non-blocking and full. False on an error.
+bool write_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n > 0) {
+      data += n;
+      size -= static_cast<std::size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && errno == EAGAIN) {
+      pollfd ready{fd, POLLOUT, 0};
+      if (::poll(&ready, 1, -1) < 0 && errno != EINTR) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string truncation_marker(std::uint64_t max_bytes) {
+  return fmt::format("[dlx-launch: this log stops here: it reached its cap of {} bytes "
+                     "(DLX_LOG_MAX_MB); the rest of this attempt's output is in Slurm's output "
+                     "file only]\n",
+                     max_bytes);
+}
+
+OutputTee::OutputTee(UniqueFd log, int pass_out, int pass_err, TeeOptions options)
+    : log_(std::move(log)), pass_out_(pass_out), pass_err_(pass_err), options_(options) {
+  auto out = make_pipe();
+  auto err = make_pipe();
+  auto wake = make_pipe();
+  out_read_ = std::move(out.read);
+  out_write_ = std::move(out.write);
+  err_read_ = std::move(err.read);
+  err_write_ = std::move(err.write);
+  wake_read_ = std::move(wake.read);
+  wake_write_ = std::move(wake.write);
+  // The thread starts with every signal blocked (it inherits the mask), then the caller's is back.
+  sigset_t all, previous;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &previous);
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (...) {
+    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+    throw;
+  }
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+OutputTee::~OutputTee() {
+  try {
+    finish();
+  } catch (...) {
+  }
+}
+
+TeeResult OutputTee::finish() {
+  if (finished_) return result_;
+  finished_ = true;
+  out_write_.reset();
+  err_write_.reset();
+  const char wake = 1;
+  (void)!::write(wake_write_.get(), &wake, 1);
+  if (thread_.joinable()) thread_.join();
+  out_read_.reset();
+  err_read_.reset();
+  return result_;
+}
+
+void OutputTee::run() {
+  std::vector<char> buffer(kReadSize);
+  std::array<int, 2> pass{pass_out_, pass_err_};
+  std::array<pollfd, 3> fds{pollfd{out_read_.get(), POLLIN, 0}, pollfd{err_read_.get(), POLLIN, 0},
+                            pollfd{wake_read_.get(), POLLIN, 0}};
+  bool logging = log_.get() >= 0 && options_.max_bytes > 0;
+  char last_logged = '\n';
+  const auto stop_logging = [&] {
+    if (!logging) return;
+    logging = false;
+    result_.truncated = true;
+    std::string marker = truncation_marker(options_.max_bytes);
+    if (last_logged != '\n') marker.insert(marker.begin(), '\n');
+    (void)write_all(log_.get(), marker.data(), marker.size());
+  };
+  using Clock = std::chrono::steady_clock;
+  std::optional<Clock::time_point> deadline;
+  int open_streams = 2;
+  while (open_streams > 0) {
+    int timeout = -1;
+    if (deadline) {
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now()).count();
+      if (left <= 0) break;
+      timeout = static_cast<int>(left);
+    }
+    const int ready = ::poll(fds.data(), fds.size(), timeout);
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (ready == 0) break;  // the grace after finish() is over
+    for (std::size_t i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      const ssize_t n = ::read(fds[i].fd, buffer.data(), buffer.size());
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n <= 0) {  // end of file: every writer closed it
+        fds[i].fd = -1;
+        --open_streams;
+        continue;
+      }
+      const auto size = static_cast<std::size_t>(n);
+      result_.seen_bytes += size;
+      if (pass[i] >= 0 && !write_all(pass[i], buffer.data(), size)) pass[i] = -1;
+      if (!logging) continue;
+      const auto room = options_.max_bytes - result_.logged_bytes;
+      const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(room, size));
+      if (!write_all(log_.get(), buffer.data(), take)) {
+        stop_logging();
+        continue;
+      }
+      result_.logged_bytes += take;
+      if (take > 0) last_logged = buffer[take - 1];
+      // At the cap, the marker comes with the first byte that does not fit (a log that ends
+      // exactly at the cap is whole).
+      if (take < size) stop_logging();
+    }
+    if (fds[2].fd >= 0 && fds[2].revents != 0) {
+      deadline = Clock::now() + options_.drain_grace;
+      fds[2].fd = -1;
+    }
+  }
+  if (log_.get() >= 0) (void)::fdatasync(log_.get());
+}
+
+StdioThroughTee::StdioThroughTee(UniqueFd log, TeeOptions options)
+    : saved_out_(::fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)),
+      saved_err_(::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3)),
+      tee_(std::move(log), saved_out_.get(), saved_err_.get(), options) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (::dup2(tee_.out_fd(), STDOUT_FILENO) < 0 || ::dup2(tee_.err_fd(), STDERR_FILENO) < 0) {
+    const int error = errno;
+    restore();
+    throw SystemError("cannot redirect the output into the trial's log", error);
+  }
+}
+
+StdioThroughTee::~StdioThroughTee() {
+  try {
+    restore();
+  } catch (...) {
+  }
+}
+
+TeeResult StdioThroughTee::restore() {
+  if (!restored_) {
+    restored_ = true;
+    std::fflush(stdout);
+    std::fflush(stderr);
+    // A stream that was closed (-1) stays closed: closing the pipe's copy is what matters.
+    if (saved_out_) ::dup2(saved_out_.get(), STDOUT_FILENO); else ::close(STDOUT_FILENO);
+    if (saved_err_) ::dup2(saved_err_.get(), STDERR_FILENO); else ::close(STDERR_FILENO);
+  }
+  return tee_.finish();
+}
+
+}  // namespace dlx::launch
