@@ -28,6 +28,11 @@
 #   torch_bench bench/torch/bench_torch_state.py (its CUDA snapshot figure)
 # Output: $OUT/gpu-check.log (everything), $OUT/results.txt (one line per step, every
 # '# result:' line, the facts). Exit status: the number of failed steps (0: all passed).
+# Settings: OUT (default ./gpu-check-out), PYTHON (the python3 with PyTorch), DLX_GPU_CHECKS,
+# DLX_GPU_DEADLINE (560 s), DLX_GPU_BUILD_LIMIT (270 s), DLX_GPU_BUNDLE_DIR (where to unpack).
+# On the GPU machine it changes the system (it is meant for a disposable one): a file in
+# /etc/ld.so.conf.d and links at Open MPI's Debian paths. Where the machine has an Open MPI of
+# its own at those paths, that one runs the programs (results.txt says which was kept).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -49,12 +54,12 @@ deadline=${DLX_GPU_DEADLINE:-560}
 step() {
   local name=$1 limit=$2 status
   shift 2
-  # The whole script ends within DLX_GPU_DEADLINE seconds (the device tool's 10 minutes, less a
-  # margin), so that its results come back: a step gets what is left, or is skipped.
   case " bundle build ${DLX_GPU_CHECKS:-$name} " in
     *" $name "*) ;;
     *) echo "SKIP $name (not in DLX_GPU_CHECKS)" | tee -a "$results"; return 77 ;;
   esac
+  # The whole script ends within DLX_GPU_DEADLINE seconds (a remote command's 10 minutes, less a
+  # margin), so that its results come back: a step gets what is left, or is skipped.
   local left=$((deadline - ($(date +%s) - started)))
   if [ "$left" -lt 20 ]; then
     echo "SKIP $name (no time left before the deadline)" | tee -a "$results"
@@ -135,7 +140,7 @@ unpack_bundle() {
   # they were built for: link those the machine lacks to the bundle.
   local path
   for path in $multiarch/openmpi $multiarch/pmix2 usr/share/openmpi usr/share/pmix etc/openmpi; do
-    if [ -e "/$path" ]; then echo "keeping the machine's /$path"
+    if [ -e "/$path" ]; then echo "keeping the machine's /$path" | tee -a "$results"
     elif [ -e "$root/$path" ]; then mkdir -p "$(dirname "/$path")" && ln -s "$root/$path" "/$path"; fi
   done
 }
