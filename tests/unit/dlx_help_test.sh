@@ -28,6 +28,7 @@ commands=(
   "replay|--json --state --write-h5|--experiment"
   "export||"
   "export tensorboard|--force --json|--experiment --output"
+  "report|-o --watch --json|--experiment"
   "doctor|--json --config --partitions|"
   "storage|--storage-root|--action --users"
   "storage add-user|--storage-root|--action --users"
