@@ -9,6 +9,7 @@
 #include "report_downsample.hpp"
 #include "report_importance.hpp"
 #include "report_page.hpp"
+#include "report_story.hpp"
 
 using namespace dlx::cli::report;
 
@@ -108,4 +109,37 @@ TEST_CASE("inlined JSON cannot close the script element, and stays JSON") {
   const auto back = nlohmann::json::parse(text);
   CHECK(back["name"] == "</script><script>alert(1)</script><!--");
   CHECK(back["bytes"] == "\xEF\xBF\xBD\xEF\xBF\xBD");  // not UTF-8: U+FFFD each
+}
+
+TEST_CASE("attempts: restarts split a trial's time, and so do the searcher's pauses") {
+  dlx::checkpoint::TrialRecord record;
+  record.state = "completed";
+  record.created_unix = 1000;
+  record.updated_unix = 2000;
+  record.nodes = "n1,n2";
+  record.restart_events.push_back({"notice", "requeue: checkpoint at step 40 after SIGUSR2", 1500, 40, 5, 12.5, 100});
+  const auto attempts_json = attempts(record, {{30, 1200, 1300}, {90, 1900, std::nullopt}});
+  REQUIRE(attempts_json.size() == 3);
+  CHECK(attempts_json[0]["how"] == "paused");
+  CHECK(attempts_json[0]["start"] == 1000.0);
+  CHECK(attempts_json[0]["end"] == 1200.0);
+  CHECK(attempts_json[1]["how"] == "notice");
+  CHECK(attempts_json[1]["start"] == 1300.0);
+  CHECK(attempts_json[1]["end"] == 1400.0);  // the restart came 100 s (its downtime) later
+  CHECK(attempts_json[1]["reason"] == "requeue: checkpoint at step 40 after SIGUSR2");
+  CHECK_FALSE(attempts_json[1].contains("nodes"));  // earlier attempts' nodes are not recorded
+  CHECK(attempts_json[2]["how"] == "completed");
+  CHECK(attempts_json[2]["start"] == 1500.0);
+  CHECK(attempts_json[2]["end"] == 2000.0);
+  CHECK(attempts_json[2]["nodes"] == "n1,n2");
+  CHECK(attempts_json[2]["resumed_step"] == 40);
+  CHECK(attempts_json[2]["steps_lost"] == 5);
+  CHECK(attempts_json[2]["seconds_lost"] == 12.5);
+}
+
+TEST_CASE("numbers for the page: 6 significant digits, non-finite ones as words") {
+  CHECK(number(0.123456789) == 0.123457);
+  CHECK(number(std::numeric_limits<double>::infinity()) == "inf");
+  CHECK(number(-std::numeric_limits<double>::infinity()) == "-inf");
+  CHECK(number(std::nan("")) == "nan");
 }

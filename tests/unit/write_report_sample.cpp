@@ -158,7 +158,8 @@ void search(const fs::path& dir, int tickets) {
       const auto how = decision.kind == Kind::pause ? dlx::searcher::ExitKind::paused
                        : decision.kind == Kind::stop ? dlx::searcher::ExitKind::stopped
                                                      : dlx::searcher::ExitKind::completed;
-      record.state = decision.kind == Kind::pause ? "running" : "completed";
+      // What libdlx's finish() records (launcher/sdk/src/trial.cpp).
+      record.state = decision.kind == Kind::pause ? "paused" : decision.kind == Kind::stop ? "stopped" : "completed";
       record.updated_unix = clock;
       save(dir, record);
       coordinator.report_exit(work.trial, how, "");

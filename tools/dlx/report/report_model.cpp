@@ -196,7 +196,7 @@ nlohmann::json report_model(const config::Experiment& experiment, const StatusRe
                     {"time_lost", round_for_page(sum_of(attempts_json, "seconds_lost") + sum_of(attempts_json, "downtime"))},
                     {"cuts", cuts}});
       const auto searcher_status = trial["status"].is_string() ? trial["status"].get<std::string>() : "";
-      if (row.ended() || searcher_status == "stopped") trial["ended_unix"] = record->updated_unix;
+      if (row.ended() || row.state == "stopped" || searcher_status == "stopped") trial["ended_unix"] = record->updated_unix;
       if (record->started_from) {
         trial["started_from"] = {{"trial", record->started_from->trial_id}, {"step", record->started_from->step}};
       }

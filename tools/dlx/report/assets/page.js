@@ -141,7 +141,7 @@
           return { x: s, y: v === null || (log && v <= 0) ? null : v };
         });
         var isBest = t.id === bestId;
-        var ended = t.state === 'failed' || t.status === 'stopped';
+        var ended = t.state === 'failed' || t.state === 'stopped' || t.status === 'stopped';
         var last = points.length - 1;
         var dataset = {
           label: 'trial ' + t.id, data: points, parsing: false, spanGaps: false,
@@ -493,9 +493,10 @@
   // ---- attempts, restarts, time lost ----
   (function faults() {
     var colors = { completed: '#1a7f37', running: '#1d63c8', failed: '#b42318', notice: '#e8710a', crash: '#d62728',
-                   unknown: '#7a8394', paused: '#b9c2d0' };
+                   unknown: '#7a8394', paused: '#b9c2d0', stopped: '#8e6bbf' };
     var words = { completed: 'completed', running: 'running (last update)', failed: 'failed', notice: 'checkpointed on a notice, requeued',
-                  crash: 'crashed, restarted', unknown: 'ended unrecorded, restarted', paused: 'paused by the searcher' };
+                  crash: 'crashed, restarted', unknown: 'ended unrecorded, restarted', paused: 'paused by the searcher',
+                  stopped: 'stopped by the searcher' };
     var started = trials.filter(function (t) { return t.attempts.length; });
     var eventful = started.filter(function (t) { return t.attempts.length > 1 || t.state === 'failed'; });
     var shown = started.length <= 150 ? started : eventful.slice(0, 150);
