@@ -17,6 +17,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -54,16 +55,21 @@ void save(const fs::path& dir, const TrialRecord& record) {
   dlx::checkpoint::save_trial_record(record, path);
 }
 
-// A learning curve: loss falling from `top` towards `floor`, with a little deterministic noise.
-double loss_at(std::int64_t step, double floor, double top, std::int64_t id) {
+// A learning curve: loss falling from `top` towards `floor` over about `tau` steps, with a little
+// deterministic noise.
+double loss_at(std::int64_t step, double floor, double top, std::int64_t id, double tau) {
   const double noise = 0.02 * std::sin(static_cast<double>(step * 7 + id * 13));
-  return floor + (top - floor) * std::exp(-static_cast<double>(step) / 300.0) + noise;
+  return floor + (top - floor) * std::exp(-static_cast<double>(step) / tau) + noise;
 }
 
-void curve(TrialRecord& record, std::int64_t from, std::int64_t to, double floor, std::int64_t every_validation = 10) {
+// Rows `from` to `to`, reported `seconds_per_step` apart from `start` (default: the trial's creation).
+void curve(TrialRecord& record, std::int64_t from, std::int64_t to, double floor, double tau,
+           std::int64_t every_validation = 10, std::optional<double> start = std::nullopt,
+           double seconds_per_step = 0.05) {
   for (std::int64_t step = from; step <= to; ++step) {
-    const double time = static_cast<double>(record.created_unix) + 0.05 * static_cast<double>(step);
-    const double loss = loss_at(step, floor, 2.0, record.trial_id);
+    const double time = start ? *start + seconds_per_step * static_cast<double>(step - from)
+                              : static_cast<double>(record.created_unix) + seconds_per_step * static_cast<double>(step);
+    const double loss = loss_at(step, floor, 2.0, record.trial_id, tau);
     record.training.append(step, {{"loss", loss}}, time);
     if (step % every_validation == 0) {
       record.validation.append(step, {{"loss", loss + 0.05}, {"accuracy", 1.0 - loss / 2.5}}, time);
@@ -94,7 +100,7 @@ void mixed(const fs::path& dir) {
       save(dir, record);
       continue;
     }
-    curve(record, 1, 400, 0.1 + 0.03 * id);
+    curve(record, 1, 400, 0.1 + 0.03 * id, 60.0 + 10 * id);
     if (id == 5) {  // NaN and infinite values, and a metric named with markup
       record.training.append(401, {{"loss", inf}}, nan);
       record.training.append(402, {{"loss", nan}, {"<i>grad<script>", 1.5}}, nan);
@@ -144,10 +150,12 @@ void search(const fs::path& dir, int tickets) {
     }
     auto& record = found->second;
     const double floor = 0.05 + 0.04 * static_cast<double>((work.trial * 37) % 17);
+    const double tau = 12.0 + 6.0 * static_cast<double>(work.trial % 7);
     for (std::int64_t target = work.target_length, from = work.start_length + 1;;) {
-      curve(record, from, target, floor, 5);
-      clock += 30;
-      const double metric = loss_at(target, floor, 2.0, record.trial_id) + 0.05;
+      // Each turn takes a second per step on the simulated clock.
+      curve(record, from, target, floor, tau, 5, static_cast<double>(clock), 1.0);
+      clock += target - from + 1;
+      const double metric = loss_at(target, floor, 2.0, record.trial_id, tau) + 0.05;
       const auto decision = coordinator.report_validation(work.trial, target, metric);
       if (decision.kind == dlx::searcher::Decision::Kind::continue_training) {
         from = target + 1;
@@ -174,7 +182,7 @@ void big(const fs::path& dir, int trials, int points) {
     auto record = trial("report-big", id, "completed",
                         {{"lr", std::pow(10.0, -4 + 3.0 * (id % 97) / 97.0)}, {"layers", 1 + id % 8},
                          {"optimizer", id % 2 ? "adam" : "sgd"}});
-    curve(record, 1, points, 0.1 + 0.001 * (id % 300), 1);
+    curve(record, 1, points, 0.1 + 0.001 * (id % 300), points / 5.0 + id % 50, 1);
     save(dir, record);
   }
 }
