@@ -123,7 +123,18 @@ def check_rendered(page, name, trial_count, every_chart_marked=True):
             check(c["points"] > 0 and c["painted"] > 0, f"{name}: chart {c['id']} has no marks: {c}")
     for s in r["svgs"]:
         check(s["paths"] > 0, f"{name}: {s['id']} has no marks")
-    check(r["selftest"] == {"sorted_by": "best", "ascending": True}, f"{name}: the self-test did not sort: {r['selftest']}")
+    test = r["selftest"] or {}
+    check(test.get("sorted_by") == "best" and test.get("ascending") is True, f"{name}: the self-test did not sort: {test}")
+    return test
+
+
+def check_filtered(page, name, model):
+    """The self-test's filters: by state (completed), then by the text "trial 1"."""
+    test = page.render["selftest"] if page.render else {}
+    completed = sum(t["state"] == "completed" for t in model["trials"])
+    check(test.get("completed_shown") == completed, f"{name}: state filter showed {test.get('completed_shown')}, not {completed}")
+    expected = sorted(t["id"] for t in model["trials"] if str(t["id"]).startswith("1"))
+    check(sorted(test.get("text_shown", [])) == expected, f"{name}: text filter showed {test.get('text_shown')}, not {expected}")
 
 
 def check_sorted_by_best(page, name, model):
@@ -178,6 +189,7 @@ def main():
         page = render(mixed_html, "mixed")
         check_rendered(page, "mixed", 12)
         check_sorted_by_best(page, "mixed", model)
+        check_filtered(page, "mixed", model)
         for tag in ("img", "b", "i"):
             check(tag not in page.tags, f"mixed: text from the experiment became a <{tag}> element")
         check(page.tags.get("script") == 4, f"mixed: {page.tags.get('script')} script elements, not the page's 4")

@@ -79,7 +79,11 @@ Written write_once(const fs::path& directory, const config::Experiment& experime
     }
   }
   if (print_warnings) {
-    for (const auto& warning : status.warnings) fmt::print(stderr, "{}", warning);
+    // read_status words them for dlx status.
+    for (auto warning : status.warnings) {
+      if (warning.starts_with("dlx status: ")) warning.replace(0, 10, "dlx report");
+      fmt::print(stderr, "{}", warning);
+    }
   }
   report::ModelOptions options;
   options.now_unix = static_cast<std::int64_t>(std::time(nullptr));

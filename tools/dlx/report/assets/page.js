@@ -630,6 +630,16 @@
   if (selftest) {  // dlx's test: sort by the best metric, as a click on its title does
     document.getElementById('sort-best').click();
     summary.selftest = { sorted_by: 'best', ascending: sorted.ascending };
+    // ... and filter: by state, then by text, counting the rows left shown; then all again.
+    stateSelect.value = 'completed';
+    stateSelect.dispatchEvent(new Event('change'));
+    summary.selftest.completed_shown = rows.filter(function (row) { return !row.tr.hidden; }).length;
+    stateSelect.value = '';
+    filter.value = 'trial 1';
+    filter.dispatchEvent(new Event('input'));
+    summary.selftest.text_shown = rows.filter(function (row) { return !row.tr.hidden; }).map(function (row) { return row.trial.id; });
+    filter.value = '';
+    filterTable();
   }
   if (window.dlxErrors.length) {
     var list = document.getElementById('page-errors');
