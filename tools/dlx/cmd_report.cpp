@@ -63,14 +63,15 @@ struct Written {
   bool ended = false;
 };
 
-// One page of the experiment as it is now. A trial.h5 of a newer format stops it (upgrade dlx:
-// the page would silently lack that trial); other unreadable trials are warnings and shown as such.
+// One page of the experiment as it is now. A trial.h5 or metrics log of a newer format stops it
+// (upgrade dlx: the page would silently lack that trial; the readers' messages say "newer than"
+// and what to do, and the test pins them); other unreadable trials are warnings and shown as such.
 Written write_once(const fs::path& directory, const config::Experiment& experiment, const fs::path& output,
                    std::optional<double> refresh, bool print_warnings) {
   StatusSources sources;
   const auto status = read_status(directory, experiment, &sources);
   for (const auto& row : status.rows) {
-    if (row.state == "unreadable" && row.problem.find("is newer than the newest this dlx reads") != std::string::npos) {
+    if (row.state == "unreadable" && row.problem.find(" newer than ") != std::string::npos) {
       throw Error(fmt::format("trial {}: {}", row.spec.id, row.problem));
     }
     if (row.state == "unreadable" && print_warnings) {
