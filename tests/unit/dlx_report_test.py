@@ -120,7 +120,7 @@ def check_rendered(page, name, trial_count, every_chart_marked=True):
         check(f"Trial {i} \u2014" in page.full_text, f"{name}: trial {i} is not named in its section")
     if every_chart_marked:
         for c in r["charts"]:
-            check(c["points"] > 0 and c["painted"] > 0, f"{name}: chart {c['id']} has no marks: {c}")
+            check(c["marks"] > 0 and c["painted"] > 0, f"{name}: chart {c['id']} has no marks: {c}")
     for s in r["svgs"]:
         check(s["paths"] > 0, f"{name}: {s['id']} has no marks")
     test = r["selftest"] or {}

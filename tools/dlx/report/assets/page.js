@@ -70,20 +70,30 @@
     charts[id] = new Chart(document.getElementById(id), config);
     return charts[id];
   }
+  // What a chart drew: marks are the points drawn with a radius and the line segments between two
+  // drawn points (a lone point of a line with radius 0 is invisible), and bars; `painted`, the
+  // canvas pixels that are not transparent (axes and labels included).
   function marksOf(canvasChart) {
-    var points = 0;
-    canvasChart.data.datasets.forEach(function (d) {
-      d.data.forEach(function (p) {
-        var y = p && typeof p === 'object' && !Array.isArray(p) ? p.y : p;
-        if (Array.isArray(p && p.x) || (y !== null && y !== undefined && !Number.isNaN(y))) points++;
-      });
+    var marks = 0, points = 0;
+    canvasChart.data.datasets.forEach(function (d, i) {
+      var meta = canvasChart.getDatasetMeta(i);
+      if (meta.hidden) return;
+      var elements = meta.data || [], line = meta.type === 'line' || d.showLine;
+      for (var j = 0; j < elements.length; j++) {
+        var e = elements[j];
+        if (!e || e.skip) continue;
+        points++;
+        if (meta.type === 'bar') { marks++; continue; }
+        if (e.options && e.options.radius > 0) marks++;
+        if (line && j > 0 && elements[j - 1] && !elements[j - 1].skip) marks++;
+      }
     });
     var painted = 0, canvas = canvasChart.canvas;
     try {
       var pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
       for (var i = 3; i < pixels.length; i += 16) if (pixels[i] > 0) painted++;
     } catch (e) { painted = -1; }
-    return { id: canvas.id, datasets: canvasChart.data.datasets.length, points: points, painted: painted };
+    return { id: canvas.id, datasets: canvasChart.data.datasets.length, points: points, marks: marks, painted: painted };
   }
   function axisType(log) { return log ? 'logarithmic' : 'linear'; }
 
@@ -148,7 +158,8 @@
           borderColor: isBest ? '#d62728' : color(index, trials.length > 50 ? 0.35 : 0.7),
           backgroundColor: isBest ? '#d62728' : color(index, 0.7),
           borderWidth: isBest ? 3 : 1.2,
-          pointRadius: function (ctx) { return ended && ctx.dataIndex === last ? 4 : 0; },
+          // Few points (a PBT round, an ASHA rung) are drawn as dots: a line needs two.
+          pointRadius: function (ctx) { return ended && ctx.dataIndex === last ? 4 : points.length <= 30 ? 2.5 : 0; },
           pointStyle: 'crossRot', order: isBest ? 0 : 1
         };
         if (isBest) bestDataset = dataset; else datasets.push(dataset);
@@ -235,7 +246,10 @@
       var value = column.value(t);
       var td = el('td', null, column.cell ? column.cell(t) : (column.show ? column.show(value) : show(value)));
       if (column.num) td.className = 'num';
-      if (column.wrap) td.className = 'wrap';
+      if (column.wrap) {  // one line, cut with an ellipsis; the whole text on hover
+        td.className = 'wrap';
+        if (value) td.setAttribute('title', String(value));
+      }
       if (column.title === 'state') td.className = 'state-' + t.state;
       tr.appendChild(td);
     });
@@ -446,7 +460,8 @@
       var population = data.pbt.population, links = data.pbt.links;
       var rounds = Math.max(1, data.pbt.rounds, Math.ceil(trials.length / population));
       var width = Math.max(400, 110 * rounds), height = 40 + 34 * population;
-      var root = svg('svg', { viewBox: '0 0 ' + width + ' ' + height, id: 'lineage-svg', role: 'img' });
+      var root = svg('svg', { viewBox: '0 0 ' + width + ' ' + height, id: 'lineage-svg', role: 'img',
+                              style: 'max-width:' + width + 'px' });
       var at = function (id) { return { x: 50 + 110 * Math.floor(id / population), y: 25 + 34 * (id % population) }; };
       var edges = 0;
       links.forEach(function (link) {
@@ -479,7 +494,7 @@
       head2.appendChild(el('tr', null, el('th', null, 'trial'), el('th', null, 'started from'), el('th', null, 'at step'), el('th', null, 'why')));
       links.filter(function (l) { return l.exploit; }).forEach(function (l) {
         body2.appendChild(el('tr', null, el('td', null, trialLink(l.trial)), el('td', null, trialLink(l.parent)),
-                             el('td', { class: 'num' }, l.step), el('td', { class: 'wrap' }, l.reason || '\u2014')));
+                             el('td', { class: 'num' }, l.step), el('td', { class: 'wrap full' }, l.reason || '\u2014')));
       });
     }
     if (!data.asha && !data.pbt) {
@@ -550,7 +565,7 @@
                           el('td', { class: 'num' }, t.attempts.filter(function (a) { return a.how === 'crash'; }).length),
                           el('td', { class: 'state-' + t.state }, t.state), el('td', { class: 'num' }, duration(t.time_used)),
                           el('td', { class: 'num' }, duration(t.time_lost)), el('td', null, t.nodes || '\u2014'),
-                          el('td', { class: 'wrap' }, reasons || '\u2014')));
+                          el('td', { class: 'wrap full' }, reasons || '\u2014')));
     });
   })();
 
@@ -558,7 +573,7 @@
   var sections = document.getElementById('trial-sections');
   function drawTrial(t, canvas) {
     var datasets = t.curves.map(function (c, k) {
-      return { label: c.t + '/' + c.m, parsing: false, spanGaps: false, pointRadius: 0, borderWidth: 1.5,
+      return { label: c.t + '/' + c.m, parsing: false, spanGaps: false, pointRadius: c.s.length <= 30 ? 2.5 : 0, borderWidth: 1.5,
                borderDash: c.t === 'training' ? [4, 3] : [], borderColor: color(k, 0.9), backgroundColor: color(k, 0.9),
                data: c.s.map(function (s, i) { return { x: s, y: c.v[i] }; }) };
     });
