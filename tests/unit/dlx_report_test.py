@@ -121,6 +121,7 @@ def check_rendered(page, name, trial_count, every_chart_marked=True):
     if every_chart_marked:
         for c in r["charts"]:
             check(c["marks"] > 0 and c["painted"] > 0, f"{name}: chart {c['id']} has no marks: {c}")
+            check(c["outside"] == 0, f"{name}: chart {c['id']} places points off its axes: {c}")
     for s in r["svgs"]:
         check(s["paths"] > 0, f"{name}: {s['id']} has no marks")
     test = r["selftest"] or {}

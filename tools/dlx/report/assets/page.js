@@ -66,15 +66,15 @@
     config.options = config.options || {};
     config.options.responsive = true;
     config.options.maintainAspectRatio = false;
-    config.options.normalized = true;
     charts[id] = new Chart(document.getElementById(id), config);
     return charts[id];
   }
   // What a chart drew: marks are the points drawn with a radius and the line segments between two
-  // drawn points (a lone point of a line with radius 0 is invisible), and bars; `painted`, the
-  // canvas pixels that are not transparent (axes and labels included).
+  // drawn points (a lone point of a line with radius 0 is invisible), and bars; `outside`, points
+  // placed off the plot area (an axis whose range misses data); `painted`, the canvas pixels that
+  // are not transparent (axes and labels included).
   function marksOf(canvasChart) {
-    var marks = 0, points = 0;
+    var marks = 0, points = 0, outside = 0, area = canvasChart.chartArea;
     canvasChart.data.datasets.forEach(function (d, i) {
       var meta = canvasChart.getDatasetMeta(i);
       if (meta.hidden) return;
@@ -84,6 +84,7 @@
         if (!e || e.skip) continue;
         points++;
         if (meta.type === 'bar') { marks++; continue; }
+        if (e.x < area.left - 1 || e.x > area.right + 1 || e.y < area.top - 1 || e.y > area.bottom + 1) outside++;
         if (e.options && e.options.radius > 0) marks++;
         if (line && j > 0 && elements[j - 1] && !elements[j - 1].skip) marks++;
       }
@@ -93,7 +94,8 @@
       var pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
       for (var i = 3; i < pixels.length; i += 16) if (pixels[i] > 0) painted++;
     } catch (e) { painted = -1; }
-    return { id: canvas.id, datasets: canvasChart.data.datasets.length, points: points, marks: marks, painted: painted };
+    return { id: canvas.id, datasets: canvasChart.data.datasets.length, points: points, marks: marks, outside: outside,
+             painted: painted };
   }
   function axisType(log) { return log ? 'logarithmic' : 'linear'; }
 
@@ -169,6 +171,7 @@
     chart('curves-chart', {
       type: 'line', data: { datasets: datasets },
       options: {
+        normalized: true,  // each curve's steps are sorted and unique (as parsing: false assumes)
         scales: { x: { type: 'linear', title: { display: true, text: 'step' } },
                   y: { type: axisType(log), title: { display: true, text: key } } },
         plugins: { legend: { display: datasets.length <= 20 },
@@ -385,9 +388,12 @@
       var x = axis.numeric ? v : axis.categories.indexOf(show(v));
       (t.id === bestId ? best : points).push({ x: x, y: t.best, trial: t.id });
     });
+    // With parsing off, Chart.js takes the data as sorted by x (it reads the range off the ends).
+    points.sort(function (a, b) { return a.x - b.x; });
     var xScale = axis.numeric ? { type: axisType(h.type === 'log') } :
       { type: 'linear', min: -0.5, max: axis.categories.length - 0.5,
-        ticks: { stepSize: 1, callback: function (v) { return Number.isInteger(v) ? axis.categories[v] : ''; } } };
+        afterBuildTicks: function (scale) { scale.ticks = axis.categories.map(function (c, i) { return { value: i }; }); },
+        ticks: { autoSkip: false, callback: function (v) { return axis.categories[v]; } } };
     xScale.title = { display: true, text: h.name };
     chart(canvas.id, {
       type: 'scatter',
