@@ -268,6 +268,7 @@ def main():
                 text = open(watched).read()
                 check(text.endswith("</html>\n"), "watch: a reader saw a partial page")
                 check('<meta http-equiv="refresh" content="1">' in text, "watch: the page does not reload itself")
+                check('"watch_seconds":0.5' in text, "watch: the page does not say it is being watched")
             time.sleep(0.1)
         check(len(inodes) >= 3, f"watch: the page was not rewritten ({len(inodes)} versions seen)")
         process.send_signal(signal.SIGINT)

@@ -106,11 +106,11 @@
   text('subtitle', meta.directory + ' \u00b7 searcher ' + meta.searcher + ' (' + meta.sampler + ') \u00b7 metric ' +
        meta.metric + (meta.smaller_is_better ? ' (smaller is better)' : ' (larger is better)') + ' \u00b7 ' +
        trials.length + ' trials' + (states ? ': ' + states : '') + ' \u00b7 written ' + when(meta.generated_unix));
-  if (meta.watch_seconds !== null) {
+  if (meta.watch_seconds !== null && !meta.ended) {
     var watching = document.getElementById('watching');
     watching.hidden = false;
     watching.textContent = 'Watching: dlx rewrites this page every ' + meta.watch_seconds +
-      ' s until every trial has ended, and the page reloads itself.';
+      ' s until the experiment has ended, and the page reloads itself.';
   }
   text('footer', 'Written by dlx report. Every number comes from the experiment directory: trials/<id>/trial.h5 ' +
        '(with its metrics logs), the journal and experiment.yaml. Warnings while reading: ' +
