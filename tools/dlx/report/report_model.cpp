@@ -214,6 +214,13 @@ nlohmann::json report_model(const config::Experiment& experiment, const StatusRe
       std::ranges::none_of(search->trials(), [](const auto& entry) { return entry.second.status == "running"; })) {
     ended = true;
   }
+  // Once the experiment has ended, a trial the searcher left paused is finished too (for the best
+  // value against trials finished), at its last update.
+  if (ended) {
+    for (auto& trial : trials) {
+      if (trial["ended_unix"].is_null() && trial.contains("updated")) trial["ended_unix"] = trial["updated"];
+    }
+  }
   nlohmann::json states = nlohmann::json::object();
   for (const auto& [state, count] : status.states) states[state] = count;
   nlohmann::json warnings = nlohmann::json::array();

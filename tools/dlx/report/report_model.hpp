@@ -18,7 +18,8 @@
 //               restarts, failures, stop_reason, nodes (of the latest attempt: earlier attempts'
 //               nodes are not recorded), slurm_job_id, world_size, created, updated (unix s),
 //               time_used (s, the attempts' durations), time_lost (s, redone training + downtime),
-//               ended_unix (completed/failed/stopped: when), started_from {trial, step} (PBT),
+//               ended_unix (completed/failed/stopped, or paused
+//               in an experiment that has ended: when), started_from {trial, step} (PBT),
 //               cuts [step] (where the trial was interrupted: a restart resumed after it, or the
 //               searcher paused it there),
 //               curves [{t: "training"|"validation", m: metric, s: [step], v: [value, null = gap],

@@ -213,7 +213,8 @@
   bestChart('best-trials-chart', byTrials, 'trials finished', function (x) { return x; });
   text('best-note', 'The best validation ' + meta.metric + ' reported so far by any trial, at each improvement. ' +
        (byTime.length ? '' : 'No trial has reported it with a wall time yet. ') +
-       'Trials finished: completed, failed or stopped by the searcher, in the order they ended, each counted with its best value' +
+       'Trials finished: completed, failed or stopped by the searcher (or left paused, once the experiment has ended), ' +
+       'in the order they ended, each counted with its best value' +
        (byTrials.length ? '.' : ' (none yet).'));
 
   // ---- trial table ----
