@@ -87,7 +87,7 @@ TEST_CASE("importance: a hyperparameter that decides the result scores high, noi
   for (std::size_t i = 1; i < scores.size(); ++i) CHECK(scores[i].score < 0.15);
 }
 
-TEST_CASE("importance: nothing below the minimum number of trials; infinite results are ranks") {
+TEST_CASE("importance: nothing below the minimum number of trials, and infinite results count as ranks") {
   ImportanceInput input;
   input.names = {"x"};
   for (std::size_t t = 0; t + 1 < kMinTrials; ++t) {
