@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -10,7 +11,12 @@
 // The embedded files (cmake/DlxEmbedFile.cmake).
 extern const std::string_view kReportPageHtml;
 extern const std::string_view kReportPageCss;
-extern const std::string_view kReportPageJs;
+extern const std::string_view kReportJsCommon;
+extern const std::string_view kReportJsCurves;
+extern const std::string_view kReportJsTable;
+extern const std::string_view kReportJsHparams;
+extern const std::string_view kReportJsStory;
+extern const std::string_view kReportJsTrials;
 extern const std::string_view kReportChartJs;
 
 namespace dlx::cli::report {
@@ -31,6 +37,19 @@ std::string_view script_text(std::string_view text, const char* what) {
     if (lower == "script") throw Error(fmt::format("{} holds </script> and cannot be inlined (a dlx bug)", what));
   }
   return text;
+}
+
+// The page's script: its parts in order (page_common.js defines what the others use).
+std::string page_script() {
+  std::string script;
+  const std::pair<std::string_view, const char*> parts[] = {
+      {kReportJsCommon, "page_common.js"}, {kReportJsCurves, "page_curves.js"}, {kReportJsTable, "page_table.js"},
+      {kReportJsHparams, "page_hparams.js"}, {kReportJsStory, "page_story.js"}, {kReportJsTrials, "page_trials.js"}};
+  for (const auto& [text, name] : parts) {
+    script += script_text(text, name);
+    script += '\n';
+  }
+  return script;
 }
 
 }  // namespace
@@ -67,7 +86,7 @@ std::string render_page(const nlohmann::json& model, std::optional<double> refre
   fill_after(from, "/*DLX_STYLE*/", kReportPageCss);
   fill_after(from, "/*DLX_CHART_JS*/", script_text(kReportChartJs, "chart.min.js"));
   fill_after(from, "DLX_DATA_JSON", inline_json(model));
-  fill_after(from, "/*DLX_PAGE_JS*/", script_text(kReportPageJs, "page.js"));
+  fill_after(from, "/*DLX_PAGE_JS*/", page_script());
   return page;
 }
 
