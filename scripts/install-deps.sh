@@ -23,6 +23,9 @@ packages=(
   python3-torch
   # the parser's fuzz target: clang with libFuzzer and the sanitizer runtimes
   clang libclang-rt-14-dev
+  # `dlx report`: Chart.js, embedded into dlx at build time (nothing needed at run time); its test
+  # renders the pages in headless Chromium (tests only)
+  libjs-chart.js chromium
   # cluster tooling: hostname, ps, ip
   procps iproute2 hostname util-linux
 )

@@ -24,4 +24,18 @@ grep -q "after SIGUSR2" "$WORK"/preempt-resume-"$job"_0.out || fail "the notice 
 compare_trials "$REFERENCE" "$dir" 2 0
 status=$(as_user dlx status "$job")
 expect_contains "dlx status" "$status" "1 completed"
+# dlx report of the real run: one page whose attempts are the two requeues after a notice and the
+# completed run, on the trial's nodes (the latest attempt's, the only ones trial.h5 records).
+report=$(as_user dlx report "$job" -o "$WORK/preempt-resume-report.html" --json)
+expect_contains "dlx report" "$report" '"trials": 1'
+/usr/bin/python3 - "$WORK/preempt-resume-report.html" <<'EOF' || fail "dlx report: the page does not tell the preemptions"
+import json, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+start = text.index('<script id="dlx-data" type="application/json">') + len('<script id="dlx-data" type="application/json">')
+trial = json.loads(text[start:text.index("</script>", start)])["trials"][0]
+hows = [a["how"] for a in trial["attempts"]]
+print("# report: attempts", hows, "cuts", trial["cuts"], "nodes", trial["attempts"][-1].get("nodes"))
+assert hows == ["notice", "notice", "completed"], hows
+assert len(trial["cuts"]) == 2 and trial["attempts"][-1].get("nodes"), trial
+EOF
 note "preempted twice, resumed, identical"

@@ -29,6 +29,7 @@ commands=(
   "logs|--attempt --rank --follow --json --raw|--experiment --trial"
   "export||"
   "export tensorboard|--force --json|--experiment --output"
+  "report|-o --watch --json|--experiment"
   "doctor|--json --config --partitions|"
   "storage|--storage-root|--action --users"
   "storage add-user|--storage-root|--action --users"

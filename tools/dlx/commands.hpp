@@ -31,6 +31,7 @@ int run_cluster(const Arguments& arguments, const std::string& program_path);
 int run_ckpt(const Arguments& arguments);
 int run_replay(const Arguments& arguments);
 int run_export(const Arguments& arguments);
+int run_report(const Arguments& arguments);
 int run_doctor(const Arguments& arguments);
 int run_storage(const Arguments& arguments);
 int run_logs(const Arguments& arguments);

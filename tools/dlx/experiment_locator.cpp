@@ -110,8 +110,9 @@ fs::path locate_experiment(const std::string& job_or_directory) {
     const auto snapshot = fs::status(fs::path(job_or_directory) / config::kSnapshotFileName, unreadable);
     if (unreadable && snapshot.type() != fs::file_type::not_found) throw cannot_read(unreadable);
     if (!fs::exists(snapshot)) {
-      throw Error(fmt::format("{} is not an experiment directory (no {})", job_or_directory,
-                              config::kSnapshotFileName));
+      throw Error(fmt::format("{} is not an experiment directory (no {}; give the directory dlx made at "
+                              "submission, <storage_root>/<user>/<name>, or its Slurm job id)",
+                              job_or_directory, config::kSnapshotFileName));
     }
     return fs::absolute(job_or_directory);
   }

@@ -23,6 +23,7 @@ Commands:
   ckpt ls|verify|show|gc ...    checkpoints: list with validity and retention, verify, inspect, clean up
   replay JOBID|DIR [--json]     the searcher's decisions rebuilt from the journal, each with its reason
   export tensorboard JOBID|DIR OUTDIR  TensorBoard event files: one run per trial, HParams dashboard
+  report JOBID|DIR [-o FILE]    one self-contained HTML page: curves, trial table, search, restarts
   doctor [--json]               check this cluster's Slurm settings for dlx (requeue, preemption, plugin)
   storage add-user USER...|check  users' directories in the storage root (add-user: root)
   logs JOBID|DIR TRIAL [--follow]  a trial's output, attempt by attempt (--attempt N, --json)
@@ -76,6 +77,7 @@ int main(int argc, char** argv) {
     if (command == "ckpt") return dlx::cli::run_ckpt(arguments);
     if (command == "replay") return dlx::cli::run_replay(arguments);
     if (command == "export") return dlx::cli::run_export(arguments);
+    if (command == "report") return dlx::cli::run_report(arguments);
     if (command == "doctor") return dlx::cli::run_doctor(arguments);
     if (command == "storage") return dlx::cli::run_storage(arguments);
     if (command == "logs") return dlx::cli::run_logs(arguments);

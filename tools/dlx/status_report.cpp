@@ -12,6 +12,7 @@
 #include "dlx/searcher/journal_snapshot.hpp"
 #include "dlx/searcher/search_state.hpp"
 #include "dlx/store/experiment_layout.hpp"
+#include "status_sources.hpp"
 
 namespace dlx::cli {
 
@@ -82,16 +83,18 @@ std::optional<std::int64_t> last_step(const checkpoint::TrialRecord& record) {
 
 }  // namespace
 
-StatusReport read_status(const std::filesystem::path& directory, const config::Experiment& experiment) {
+StatusReport read_status(const std::filesystem::path& directory, const config::Experiment& experiment,
+                         StatusSources* sources) {
   const auto& metric = experiment.searcher.metric;
   const bool smaller = experiment.searcher.smaller_is_better;
   StatusReport report;
   report.directory = directory;
   auto& rows = report.rows;
-  const auto search = search_state(directory, experiment, report.warnings);
+  auto search = search_state(directory, experiment, report.warnings);
   for (auto& spec : searcher::plan_all_trials(experiment)) {
     TrialRow row;
     row.spec = std::move(spec);
+    std::optional<checkpoint::TrialRecord> kept;
     if (search) {
       if (auto found = search->trials().find(row.spec.id); found != search->trials().end()) {
         row.spec.hparams = found->second.hparams;
@@ -109,11 +112,13 @@ StatusReport read_status(const std::filesystem::path& directory, const config::E
         if (auto column = record->validation.columns.find(metric); column != record->validation.columns.end()) {
           row.metric_values = column->second;
         }
+        if (sources) kept = std::move(record);
       }
     } catch (const std::exception& e) {
       row.state = "unreadable";
       row.problem = e.what();
     }
+    if (sources) sources->records.push_back(std::move(kept));
     report.states[row.state]++;
     const auto& best_row = report.best_row;
     if (row.best && (!best_row || (smaller ? *row.best < *rows[*best_row].best : *row.best > *rows[*best_row].best))) {
@@ -134,6 +139,7 @@ StatusReport read_status(const std::filesystem::path& directory, const config::E
   // single, grid or random without a searcher length: a column of dashes).
   report.searcher_column =
       search && std::ranges::any_of(rows, [](const TrialRow& row) { return !row.searcher.empty(); });
+  if (sources) sources->search = std::move(search);
   return report;
 }
 

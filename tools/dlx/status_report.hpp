@@ -41,6 +41,9 @@ struct StatusReport {
   std::vector<std::string> warnings;
 };
 
-StatusReport read_status(const std::filesystem::path& directory, const config::Experiment& experiment);
+struct StatusSources;  // status_sources.hpp: what read_status read, for dlx report
+
+StatusReport read_status(const std::filesystem::path& directory, const config::Experiment& experiment,
+                         StatusSources* sources = nullptr);
 
 }  // namespace dlx::cli

@@ -1,0 +1,253 @@
+#include "report_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "dlx/searcher/method.hpp"
+#include "report_downsample.hpp"
+#include "report_importance.hpp"
+#include "report_story.hpp"
+
+namespace dlx::cli::report {
+namespace {
+
+using checkpoint::MetricTable;
+using checkpoint::TrialRecord;
+
+nlohmann::json optional_number(const std::optional<double>& value) {
+  return value ? number(*value) : nlohmann::json(nullptr);
+}
+
+std::size_t curve_count(const StatusSources& sources) {
+  std::size_t curves = 0;
+  for (const auto& record : sources.records) {
+    if (record) curves += record->training.columns.size() + record->validation.columns.size();
+  }
+  return curves;
+}
+
+// Where the trial was interrupted: after each restart's resumed step, and where the searcher
+// paused it.
+std::vector<std::int64_t> cuts_of(const TrialRecord& record, const std::vector<Pause>& pauses) {
+  std::set<std::int64_t> cuts;
+  for (const auto& event : record.restart_events) cuts.insert(event.resumed_step);
+  for (const auto& pause : pauses) cuts.insert(pause.length);
+  return {cuts.begin(), cuts.end()};
+}
+
+void add_curves(nlohmann::json& curves, const MetricTable& table, const char* name,
+                const std::vector<std::int64_t>& cuts, std::size_t points) {
+  for (const auto& [metric, values] : table.columns) {
+    auto curve = downsample_min_max(table.steps, values, cuts, points);
+    nlohmann::json rounded = nlohmann::json::array();
+    for (const double value : curve.values) rounded.push_back(std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(round_for_page(value)));
+    curves.push_back({{"t", name}, {"m", metric}, {"s", std::move(curve.steps)}, {"v", std::move(rounded)},
+                      {"n", curve.reported}, {"inf", curve.infinite}});
+  }
+}
+
+double sum_of(const nlohmann::json& attempts, const char* key) {
+  double total = 0;
+  for (const auto& attempt : attempts) {
+    if (attempt.contains(key)) total += attempt[key].get<double>();
+  }
+  return total;
+}
+
+bool better(double a, double b, bool smaller) { return smaller ? a < b : a > b; }
+
+// The best validation value of the searcher metric so far, against wall time (every report of
+// every trial) and against trials finished (each finished trial's best, in the order they
+// finished). Only the improvements, plus the last point of each.
+nlohmann::json best_so_far(const StatusReport& status, const StatusSources& sources, const nlohmann::json& trials,
+                           const std::string& metric, bool smaller) {
+  struct Point {
+    double x;
+    double value;
+    int trial;
+  };
+  std::vector<Point> reports;
+  for (std::size_t i = 0; i < sources.records.size(); ++i) {
+    const auto& record = sources.records[i];
+    if (!record) continue;
+    const auto column = record->validation.columns.find(metric);
+    if (column == record->validation.columns.end()) continue;
+    for (std::size_t r = 0; r < column->second.size() && r < record->validation.wall_times.size(); ++r) {
+      const double value = column->second[r], time = record->validation.wall_times[r];
+      if (!std::isnan(value) && std::isfinite(time)) reports.push_back({time, value, status.rows[i].spec.id});
+    }
+  }
+  std::stable_sort(reports.begin(), reports.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
+  const auto improvements = [&](const std::vector<Point>& points) {
+    nlohmann::json out = nlohmann::json::array();
+    std::optional<Point> best;
+    for (const auto& point : points) {
+      if (!best || better(point.value, best->value, smaller)) {
+        best = point;
+        out.push_back({point.x, number(point.value), point.trial});
+      }
+    }
+    if (best && !points.empty() && out.back()[0].get<double>() != points.back().x) {
+      out.push_back({points.back().x, number(best->value), best->trial});
+    }
+    return out;
+  };
+
+  std::vector<std::pair<double, Point>> finished;  // (end time, best of the trial)
+  for (const auto& trial : trials) {
+    if (trial["ended_unix"].is_null() || !trial["best"].is_number()) continue;
+    finished.push_back({trial["ended_unix"].get<double>(), {0, trial["best"].get<double>(), trial["id"].get<int>()}});
+  }
+  std::stable_sort(finished.begin(), finished.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Point> by_trials;
+  for (std::size_t k = 0; k < finished.size(); ++k) {
+    by_trials.push_back({static_cast<double>(k + 1), finished[k].second.value, finished[k].second.trial});
+  }
+  return {{"by_time", improvements(reports)}, {"by_trials", improvements(by_trials)}};
+}
+
+nlohmann::json importance(const config::Experiment& experiment, const StatusReport& status,
+                          const searcher::SearchState* search, const nlohmann::json& hparams) {
+  std::vector<std::pair<int, std::optional<double>>> best_of_trial;
+  for (const auto& row : status.rows) best_of_trial.emplace_back(row.spec.id, row.best);
+  const auto compared = compared_results(experiment, search, best_of_trial);
+  std::map<int, const TrialRow*> row_of;
+  for (const auto& row : status.rows) row_of[row.spec.id] = &row;
+
+  ImportanceInput input;
+  for (const auto& hp : hparams) input.names.push_back(hp["name"].get<std::string>());
+  for (const auto& [id, result] : compared.results) {
+    if (!row_of.contains(id)) continue;
+    std::vector<nlohmann::json> values;
+    for (const auto& name : input.names) {
+      const auto& given = row_of[id]->spec.hparams;
+      values.push_back(given.contains(name) ? nlohmann::json(given[name]) : nlohmann::json(nullptr));
+    }
+    input.values.push_back(std::move(values));
+    input.results.push_back(result);
+  }
+  nlohmann::json scores = nlohmann::json::array();
+  for (const auto& score : hyperparameter_importance(input)) {
+    scores.push_back({{"name", score.name}, {"score", round_for_page(score.score)}, {"groups", score.groups}});
+  }
+  return {{"basis", compared.basis},
+          {"trials", input.results.size()},
+          {"scores", scores},
+          {"method", fmt::format(
+                         "The share of the variance of the results' ranks that each hyperparameter explains "
+                         "alone (epsilon squared, the bias-corrected correlation ratio: a first-order "
+                         "functional ANOVA term with the hyperparameter's marginal estimated by grouping "
+                         "its values: one group per value for strings, booleans and up to {} distinct "
+                         "numbers, else {} groups of equal counts). 0: no more than chance. Interactions "
+                         "are not counted, so the scores need not add up to 1. Shown from {} trials with "
+                         "a result on.", kMaxBins, kMaxBins, kMinTrials)}};
+}
+
+}  // namespace
+
+nlohmann::json report_model(const config::Experiment& experiment, const StatusReport& status,
+                            const StatusSources& sources, const ModelOptions& options) {
+  const auto& metric = experiment.searcher.metric;
+  const bool smaller = experiment.searcher.smaller_is_better;
+  const auto* search = sources.search ? &*sources.search : nullptr;
+  const std::size_t curves = curve_count(sources);
+  const std::size_t points =
+      std::clamp(curves ? options.point_budget / curves : options.max_curve_points, options.min_curve_points,
+                 options.max_curve_points);
+
+  nlohmann::json hparams = nlohmann::json::array();
+  for (const auto& hp : experiment.hyperparameters) {
+    if (hp.type == config::HyperparameterType::constant) continue;
+    hparams.push_back({{"name", hp.name}, {"type", config::to_string(hp.type)}});
+  }
+
+  nlohmann::json trials = nlohmann::json::array();
+  std::vector<const TrialRecord*> by_id;
+  bool ended = !status.rows.empty();
+  for (std::size_t i = 0; i < status.rows.size(); ++i) {
+    const auto& row = status.rows[i];
+    const auto* record = i < sources.records.size() && sources.records[i] ? &*sources.records[i] : nullptr;
+    nlohmann::json trial{{"id", row.spec.id}, {"state", row.state}, {"searcher", row.searcher},
+                         {"problem", row.problem}, {"hparams", row.spec.hparams},
+                         {"last", optional_number(row.last)}, {"best", optional_number(row.best)},
+                         {"stop_reason", row.stop_reason}, {"status", nullptr}, {"ended_unix", nullptr}};
+    ended = ended && row.ended();
+    if (search) {
+      if (const auto found = search->trials().find(row.spec.id); found != search->trials().end()) {
+        trial["status"] = found->second.status;
+      }
+    }
+    nlohmann::json curves_json = nlohmann::json::array(), attempts_json = nlohmann::json::array();
+    if (record) {
+      const auto pauses = searcher_pauses(search, row.spec.id);
+      const auto cuts = cuts_of(*record, pauses);
+      add_curves(curves_json, record->training, "training", cuts, points);
+      add_curves(curves_json, record->validation, "validation", cuts, points);
+      attempts_json = attempts(*record, pauses);
+      double used = 0;
+      for (const auto& attempt : attempts_json) used += attempt["end"].get<double>() - attempt["start"].get<double>();
+      trial.update({{"restarts", record->restarts}, {"failures", record->failures}, {"nodes", record->nodes},
+                    {"slurm_job_id", record->slurm_job_id}, {"world_size", record->world_size},
+                    {"created", record->created_unix}, {"updated", record->updated_unix}, {"time_used", used},
+                    {"time_lost", round_for_page(sum_of(attempts_json, "seconds_lost") + sum_of(attempts_json, "downtime"))},
+                    {"cuts", cuts}});
+      const auto searcher_status = trial["status"].is_string() ? trial["status"].get<std::string>() : "";
+      if (row.ended() || row.state == "stopped" || searcher_status == "stopped") trial["ended_unix"] = record->updated_unix;
+      if (record->started_from) {
+        trial["started_from"] = {{"trial", record->started_from->trial_id}, {"step", record->started_from->step}};
+      }
+      by_id.push_back(record);
+    }
+    trial["curves"] = std::move(curves_json);
+    trial["attempts"] = std::move(attempts_json);
+    trials.push_back(std::move(trial));
+  }
+
+  // The searcher may end an experiment with trials paused for good (ASHA's promotion variant
+  // leaves its losers paused): it has ended once every array task has had its answer and no trial
+  // runs.
+  if (search && !status.rows.empty() && search->tickets_answered() >= static_cast<std::size_t>(searcher::ticket_count(experiment)) &&
+      std::ranges::none_of(search->trials(), [](const auto& entry) { return entry.second.status == "running"; })) {
+    ended = true;
+  }
+  // Once the experiment has ended, a trial the searcher left paused is finished too (for the best
+  // value against trials finished), at its last update.
+  if (ended) {
+    for (auto& trial : trials) {
+      if (trial["ended_unix"].is_null() && trial.contains("updated")) trial["ended_unix"] = trial["updated"];
+    }
+  }
+  nlohmann::json states = nlohmann::json::object();
+  for (const auto& [state, count] : status.states) states[state] = count;
+  nlohmann::json warnings = nlohmann::json::array();
+  for (const auto& warning : status.warnings) warnings.push_back(warning);
+  nlohmann::json meta{
+      {"experiment", experiment.name},
+      {"directory", status.directory.string()},
+      {"searcher", config::to_string(experiment.searcher.name)},
+      {"sampler", config::to_string(experiment.searcher.sampler)},
+      {"metric", metric},
+      {"smaller_is_better", smaller},
+      {"generated_unix", options.now_unix},
+      {"watch_seconds", options.watch_seconds ? nlohmann::json(*options.watch_seconds) : nlohmann::json(nullptr)},
+      {"ended", ended},
+      {"states", states},
+      {"warnings", warnings},
+      {"points_per_curve", points},
+      {"best_trial", status.best_row ? nlohmann::json(status.rows[*status.best_row].spec.id) : nlohmann::json(nullptr)},
+      {"min_trials_importance", kMinTrials}};
+
+  nlohmann::json model{{"meta", meta}, {"hparams", hparams}};
+  model["best_so_far"] = best_so_far(status, sources, trials, metric, smaller);
+  model["importance"] = importance(experiment, status, search, hparams);
+  model["asha"] = asha_story(experiment, search);
+  model["pbt"] = pbt_story(experiment, search, by_id);
+  model["trials"] = std::move(trials);
+  return model;
+}
+
+}  // namespace dlx::cli::report

@@ -1,0 +1,18 @@
+#pragma once
+// What read_status (status_report.hpp) read, for a caller that shows more than the table
+// (dlx report): each row's trial record (nullopt: none yet, or unreadable) and the searcher's state
+// (nullopt: no journal, or one that could not be replayed).
+#include <optional>
+#include <vector>
+
+#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/searcher/search_state.hpp"
+
+namespace dlx::cli {
+
+struct StatusSources {
+  std::vector<std::optional<checkpoint::TrialRecord>> records;
+  std::optional<searcher::SearchState> search;
+};
+
+}  // namespace dlx::cli
