@@ -13,12 +13,13 @@ namespace dlx::tensorboard {
 // The event that opens every event file: file_version "brain.Event:2".
 std::string file_version_event(double wall_time);
 
-// One event per row of `table` with every metric the row reported (NaN: not reported, left out),
-// tagged "<group>/<metric>" ("training/loss"), at the row's step and wall time, or at
-// `fallback_wall_time` where the row has none (records of format 1). Rows with no value left
-// are skipped.
-std::vector<std::string> scalar_events(const checkpoint::MetricTable& table, const std::string& group,
-                                       double fallback_wall_time);
+// Appends to `stream`, as TFRecords, one event per row of `table` with every metric the row
+// reported (NaN: not reported, left out), tagged "<group>/<metric>" ("training/loss"), at the
+// row's step and wall time, or at `fallback_wall_time` where the row has none (records of
+// format 1). Rows with no value left are skipped. Returns the number of events appended.
+// One Event and one buffer serve every row: millions of rows cost no allocation each.
+std::size_t append_scalar_records(std::string& stream, const checkpoint::MetricTable& table,
+                                  const std::string& group, double fallback_wall_time);
 
 // "_hparams_/session_start_info": the trial's hyperparameters (strings, numbers, booleans as
 // such), its group (one per trial) and start time.
