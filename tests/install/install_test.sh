@@ -50,6 +50,27 @@ cp "$work/dlx-cluster.installed" "$root/libexec/dlx/dlx-cluster"
 [ -f "$root/share/dlx/site-config/plugstack.conf.example" ] && ok "site-config" ||
   fail "no $root/share/dlx/site-config/plugstack.conf.example"
 
+# Man pages (from --help) and module files: loaded by stand-ins for Lmod's and Environment
+# Modules' functions, they put the installed bin/ first on PATH.
+for page in dlx dlx-launch; do
+  grep -q "^\.SH NAME" "$root/share/man/man1/$page.1" 2>/dev/null && ok "man page $page.1" ||
+    fail "no man page $root/share/man/man1/$page.1"
+done
+grep -q '^\.SH "dlx validate"' "$root/share/man/man1/dlx.1" || fail "dlx.1 lacks dlx validate's help"
+modules=$root/share/dlx/modulefiles/dlx
+version=$(cd "$modules" && ls | grep -v '\.lua$' | head -1)
+if ! command -v lua > /dev/null || ! command -v tclsh > /dev/null; then
+  fail "lua and tclsh are needed to read the module files (scripts/install-deps.sh installs them)"
+fi
+path=$(lua -e 'function prepend_path(k, v) if k == "PATH" then print(v) end end
+               function help() end function whatis() end' "$modules/$version.lua" 2>&1) || true
+[ "$path" = "$prefix/bin" ] && ok "Lmod module $version.lua: PATH $path" ||
+  fail "Lmod module $modules/$version.lua: PATH '$path', expected $prefix/bin"
+path=$(printf '%s\n' 'proc prepend-path {k v} { if {$k eq "PATH"} { puts $v } }' \
+         'proc module-whatis {args} {}' "source {$modules/$version}" | tclsh 2>&1) || true
+[ "$path" = "$prefix/bin" ] && ok "Tcl module $version: PATH $path" ||
+  fail "Tcl module $modules/$version: PATH '$path', expected $prefix/bin"
+
 # Shared libraries: file -> SONAME -> real file, and the SONAME inside.
 check_chain() {  # NAME SONAME
   local link target
