@@ -50,6 +50,15 @@ cp "$work/dlx-cluster.installed" "$root/libexec/dlx/dlx-cluster"
 [ -f "$root/share/dlx/site-config/plugstack.conf.example" ] && ok "site-config" ||
   fail "no $root/share/dlx/site-config/plugstack.conf.example"
 
+# The examples: the installed dlx accepts the installed grid experiment.
+if out=$("$root/bin/dlx" validate "$root/share/dlx/examples/grid.yaml" 2>&1); then
+  ok "dlx validate share/dlx/examples/grid.yaml: ${out##*: }"
+else
+  fail "installed grid example: $out"
+fi
+[ -x "$root/share/dlx/examples/job.sh" ] && [ -f "$root/share/dlx/examples/pytorch/ddp.py" ] ||
+  fail "examples/job.sh or examples/pytorch/ddp.py not installed"
+
 # Man pages (from --help) and module files: loaded by stand-ins for Lmod's and Environment
 # Modules' functions, they put the installed bin/ first on PATH.
 for page in dlx dlx-launch; do
