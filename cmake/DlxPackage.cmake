@@ -18,7 +18,8 @@ install(FILES ${PROJECT_BINARY_DIR}/package/dlxConfig.cmake
               ${PROJECT_BINARY_DIR}/package/dlxConfigVersion.cmake
         DESTINATION ${DLX_CMAKE_INSTALL_DIR})
 
-install(CODE "set(DLX_PC_TEMPLATES \"${PROJECT_SOURCE_DIR}/cmake/dlx.pc.in;${PROJECT_SOURCE_DIR}/cmake/dlx-c.pc.in\")
+set(dlx_pc_templates ${PROJECT_SOURCE_DIR}/cmake/dlx.pc.in ${PROJECT_SOURCE_DIR}/cmake/dlx-c.pc.in)
+install(CODE "set(DLX_PC_TEMPLATES \"${dlx_pc_templates}\")
 set(DLX_LIB_DIR \"${CMAKE_INSTALL_LIBDIR}\")
 set(DLX_INCLUDE_DIR \"${CMAKE_INSTALL_INCLUDEDIR}\")
 set(DLX_VERSION \"${PROJECT_VERSION}\")

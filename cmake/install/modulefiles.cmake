@@ -1,10 +1,10 @@
-# Install step (cmake/DlxManAndModules.cmake): <datadir>/dlx/modulefiles/dlx/<version>.lua (Lmod) and
-# <version> (Environment Modules; Lmod prefers the .lua, Environment Modules ignores it: no
-# #%Module line) from site-config/dlx-module.{lua,tcl}.in, with the directories of this install
-# step. PYTHONPATH is set only for dlx's own Python directory: a directory on Python's own path
-# (dist-packages) needs nothing, and putting it first would shadow a virtual environment's
-# packages. Inputs: DLX_BIN_DIR, DLX_MAN_DIR, DLX_LIB_DIR, DLX_PYTHON_DIR, DLX_DATA_DIR (absolute
-# or under the prefix), DLX_TEMPLATE_DIR, DLX_VERSION.
+# Install step (cmake/DlxManAndModules.cmake): <datadir>/dlx/modulefiles/dlx/<version>.lua
+# (Lmod) and <version> (Environment Modules; Lmod prefers the .lua, Environment Modules ignores
+# it: no #%Module line) from site-config/dlx-module.{lua,tcl}.in, with the directories of this
+# install step. PYTHONPATH is set only for dlx's own Python directory: a directory on Python's
+# own path (dist-packages) needs nothing, and putting it first would shadow a virtual
+# environment's packages. Inputs: DLX_BIN_DIR, DLX_MAN_DIR, DLX_LIB_DIR, DLX_PYTHON_DIR,
+# DLX_DATA_DIR (absolute or under the prefix), DLX_TEMPLATE_DIR, DLX_VERSION.
 include(${CMAKE_CURRENT_LIST_DIR}/install_path.cmake)
 set(DLX_PREFIX "${CMAKE_INSTALL_PREFIX}")
 dlx_install_path(DLX_BIN "${DLX_BIN_DIR}")

@@ -8,4 +8,5 @@ dlx_install_path(lib_dir "${DLX_LIB_DIR}")
 file(RELATIVE_PATH library "${python_dir}/dlx" "${lib_dir}/${DLX_C_SONAME}")
 set(file "$ENV{DESTDIR}${python_dir}/dlx/_installed.py")
 message(STATUS "Installing: ${file}")
-file(WRITE "${file}" "# Written by cmake --install: libdlx_c, relative to this package's directory.\nLIBRARY = \"${library}\"\n")
+file(WRITE "${file}" "# Written by cmake --install: libdlx_c, relative to this package's directory.\n"
+                "LIBRARY = \"${library}\"\n")

@@ -11,7 +11,8 @@ failures=0
 configure() {  # DIR ARGS...: configure, then list the targets the build would make
   local dir=$work/$1; shift
   if ! cmake -S "$source" -B "$dir" -G "$generator" -DCMAKE_C_COMPILER="$cc" \
-         -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_DISABLE_FIND_PACKAGE_Catch2=ON "$@" > "$dir.log" 2>&1; then
+         -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_DISABLE_FIND_PACKAGE_Catch2=ON "$@" \
+         > "$dir.log" 2>&1; then
     cat "$dir.log"; echo "FAIL: cmake $* does not configure without Catch2"; failures=$((failures + 1))
     return
   fi
@@ -22,8 +23,11 @@ expect() {  # BUILD yes|no TARGET...
   local build=$1 want=$2; shift 2
   for target in "$@"; do
     if has "$build" "$target"; then got=yes; else got=no; fi
-    if [ "$got" = "$want" ]; then echo "ok: $build: $target $( [ "$want" = yes ] && echo built || echo not built)"
-    else echo "FAIL: $build: $target: expected built=$want"; failures=$((failures + 1)); fi
+    if [ "$got" = "$want" ]; then
+      echo "ok: $build: $target built=$want"
+    else
+      echo "FAIL: $build: $target: expected built=$want"; failures=$((failures + 1))
+    fi
   done
 }
 configure no-tests -DDLX_BUILD_TESTS=OFF
