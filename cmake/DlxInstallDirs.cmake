@@ -15,9 +15,11 @@
 # Python's own path instead (Debian: lib/python3/dist-packages), where every python3 finds it.
 # Either way the installed package finds the installed libdlx_c through a file written at install
 # time (python/dlx/_library.py).
+# Both are STRING, not PATH: CMake would turn a relative PATH given with -D into an absolute path
+# under the current directory, where a path relative to the prefix is meant.
 include(GNUInstallDirs)
 
-set(DLX_SLURM_PLUGINDIR "" CACHE PATH
+set(DLX_SLURM_PLUGINDIR "" CACHE STRING
     "Where dlx_spank.so is installed (absolute, or relative to the prefix); empty: automatic")
 if(DLX_SLURM_PLUGINDIR)
   set(DLX_PLUGIN_INSTALL_DIR ${DLX_SLURM_PLUGINDIR})
@@ -55,5 +57,5 @@ else()
   endif()
 endif()
 
-set(DLX_PYTHON_INSTALL_DIR lib/dlx/python CACHE PATH
+set(DLX_PYTHON_INSTALL_DIR lib/dlx/python CACHE STRING
     "Where the Python package dlx is installed (absolute, or relative to the install prefix)")
