@@ -30,10 +30,17 @@ expect() {  # BUILD yes|no TARGET...
     fi
   done
 }
-configure no-tests -DDLX_BUILD_TESTS=OFF
+# With a distribution's directories, relative to the prefix as given (not made absolute).
+configure no-tests -DDLX_BUILD_TESTS=OFF -DCMAKE_INSTALL_PREFIX=/usr \
+  -DDLX_PYTHON_INSTALL_DIR=lib/python3/dist-packages -DDLX_SLURM_PLUGINDIR=lib/slurm-test
 [ -f "$work/no-tests.targets" ] && {
   expect no-tests yes dlx dlx-launch dlx_spank dlx_sdk_shared dlx_c dlx-example-logreg
   expect no-tests no config_parse_test bench_searcher bench_checkpoint
+  for entry in DLX_PYTHON_INSTALL_DIR:STRING=lib/python3/dist-packages \
+               DLX_SLURM_PLUGINDIR:STRING=lib/slurm-test; do
+    if grep -qx "$entry" "$work/no-tests/CMakeCache.txt"; then echo "ok: no-tests: $entry"
+    else echo "FAIL: no-tests: the cache lacks $entry"; failures=$((failures + 1)); fi
+  done
 }
 configure no-examples -DDLX_BUILD_EXAMPLES=OFF
 [ -f "$work/no-examples.targets" ] && {
