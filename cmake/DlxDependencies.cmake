@@ -6,7 +6,9 @@ find_package(yaml-cpp REQUIRED)
 find_package(Boost 1.74 REQUIRED COMPONENTS program_options)
 find_package(fmt REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
-find_package(Catch2 2 REQUIRED)
+if(DLX_BUILD_TESTS)
+  find_package(Catch2 2 REQUIRED)
+endif()
 
 # Intel ISA-L: hardware CRC-32C for checkpoint tensor checksums (checkpoint/src/crc32c.cpp).
 pkg_check_modules(ISAL QUIET IMPORTED_TARGET libisal)

@@ -19,6 +19,8 @@ packages=(
   libprotobuf-dev protobuf-compiler python3-protobuf python3-crcmod
   # Slurm's job_submit/lua and our tests of it; h5py for the user-facing read-back tests
   lua5.3 python3-h5py python3-numpy
+  # the install test reads the Environment Modules file (tests/install/install_test.sh)
+  tcl
   # the PyTorch DDP example (examples/pytorch) and its cluster test, with /usr/bin/python3
   python3-torch
   # the parser's fuzz target: clang with libFuzzer and the sanitizer runtimes

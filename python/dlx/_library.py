@@ -1,8 +1,10 @@
 """libdlx_c.so through ctypes: where it is found, the C API's signatures, and its errors.
 
-The library is $DLX_LIBRARY when set, else the one installed beside this package
-(<prefix>/lib/dlx/python/dlx/ -> <prefix>/lib/libdlx_c.so; the build tree has the same layout),
-else whatever the system's library path finds.
+The library is $DLX_LIBRARY when set, else the one installed with this package (the path in
+_installed.py, which `cmake --install` writes: from <prefix>/lib/dlx/python/dlx/ or a site
+directory such as /usr/lib/python3/dist-packages/dlx/ to <libdir>/libdlx_c.so.0), else the build
+tree's (<build>/lib/dlx/python/dlx/ -> <build>/lib/libdlx_c.so), else whatever the system's
+library path finds under the library's SONAME.
 """
 from __future__ import annotations
 
@@ -31,10 +33,17 @@ def _library_path() -> str:
     if explicit:
         return explicit
     here = os.path.dirname(os.path.abspath(__file__))
-    installed = os.path.normpath(os.path.join(here, "..", "..", "..", "libdlx_c.so"))
-    if os.path.exists(installed):
-        return installed
-    return "libdlx_c.so"
+    try:
+        from . import _installed  # absent in the source and build trees
+        candidates = [_installed.LIBRARY]
+    except ImportError:
+        candidates = []
+    candidates.append(os.path.join("..", "..", "..", "libdlx_c.so"))
+    for candidate in candidates:
+        path = os.path.normpath(os.path.join(here, candidate))
+        if os.path.exists(path):
+            return path
+    return "libdlx_c.so.0"
 
 
 def _load() -> ctypes.CDLL:

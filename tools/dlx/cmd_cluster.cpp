@@ -115,7 +115,9 @@ int run_cluster(const Arguments& arguments, const std::string& /*program_path*/)
   if (!fs::exists(script)) throw Error(fmt::format("the cluster tooling is missing: {}", script.string()));
 
   if (!std::getenv("DLX_PLUGIN")) {
-    for (const auto& candidate : {prefix / "lib/dlx_spank.so", prefix / "lib/dlx/dlx_spank.so"}) {
+    // The build tree's plugin, else the installed one (DLX_INSTALLED_PLUGIN: absolute, or under
+    // the prefix; tools/CMakeLists.txt).
+    for (const auto& candidate : {prefix / "lib/dlx_spank.so", prefix / DLX_INSTALLED_PLUGIN}) {
       if (fs::exists(candidate)) {
         ::setenv("DLX_PLUGIN", candidate.c_str(), 1);
         break;

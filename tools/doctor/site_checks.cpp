@@ -155,7 +155,7 @@ void check_plugin(const SiteFacts& facts, std::vector<Finding>& findings) {
   }
   if (!fs::exists(plugin)) {
     findings.push_back({Verdict::fail, "plugin", fmt::format("{}: {} does not exist on this host", where, line->plugin_path),
-                        "install dlx (the plugin goes to <prefix>/lib/dlx_spank.so) on every submit host and compute "
+                        "install dlx (the plugin goes to Slurm's plugin directory, the path in <prefix>/share/dlx/plugstack.conf.d/dlx.conf) on every submit host and compute "
                         "node, or correct the path"});
     return;
   }
