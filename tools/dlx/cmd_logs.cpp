@@ -2,10 +2,8 @@
 // attempt in trials/<id>/logs/ (store/trial_logs.hpp); where it kept none, Slurm's own output file
 // of the job that ran the trial last (logs_slurm.hpp). Reads only: any user who can read the
 // experiment can run it, while the trial runs (--follow) or after.
-#include <signal.h>
 
 #include <chrono>
-#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -22,6 +20,7 @@
 #include "logs_slurm.hpp"
 #include "options.hpp"
 #include "terminal.hpp"
+#include "stop_signals.hpp"
 
 namespace dlx::cli {
 
@@ -53,37 +52,6 @@ CommandLine logs_command_line() {
       "trial", po::value<std::string>()->required(), "trial id");
   command.positional.add("experiment", 1).add("trial", 1);
   return command;
-}
-
-volatile sig_atomic_t follow_stop_requested = 0;
-extern "C" void stop_following(int) { follow_stop_requested = 1; }
-
-// Ctrl-C or SIGTERM ends --follow cleanly (exit 0); the previous handlers come back after.
-class StopSignals {
- public:
-  StopSignals() {
-    struct sigaction action {};
-    action.sa_handler = stop_following;
-    sigemptyset(&action.sa_mask);
-    ::sigaction(SIGINT, &action, &old_int_);
-    ::sigaction(SIGTERM, &action, &old_term_);
-  }
-  ~StopSignals() {
-    ::sigaction(SIGINT, &old_int_, nullptr);
-    ::sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-
- private:
-  struct sigaction old_int_ {}, old_term_ {};
-};
-
-void sleep_unless_stopped(std::chrono::milliseconds period) {
-  const auto until = std::chrono::steady_clock::now() + period;
-  while (!follow_stop_requested && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
 }
 
 struct Request {
@@ -230,7 +198,7 @@ int print_slurm(const Request& request, const SlurmOutput& files, LogOutput& out
   }
   if (!request.follow) return 0;
   const StopSignals signals;
-  while (!follow_stop_requested && !trial_ended(request)) {
+  while (!StopSignals::requested() && !trial_ended(request)) {
     sleep_unless_stopped(std::chrono::milliseconds(500));
     pass();
   }
@@ -278,11 +246,11 @@ int follow(const Request& request, LogOutput& out) {
   pass();
   // When the trial ends its last lines (dlx-launch's own, the trainer's after its record said so)
   // may still be on their way: one more pass a moment later.
-  while (!follow_stop_requested && !trial_ended(request)) {
+  while (!StopSignals::requested() && !trial_ended(request)) {
     sleep_unless_stopped(std::chrono::milliseconds(500));
     pass();
   }
-  if (!follow_stop_requested) {
+  if (!StopSignals::requested()) {
     sleep_unless_stopped(std::chrono::milliseconds(1500));
     pass();
   }

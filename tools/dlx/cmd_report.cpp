@@ -1,13 +1,11 @@
 // dlx report: an experiment as one self-contained HTML page (tools/dlx/report/: the data model,
 // the page, the file). Reads only, like dlx status (status_report.hpp), so any user who can read
 // the experiment can make its report; --watch rewrites the page until the experiment ends.
-#include <signal.h>
 
 #include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
-#include <thread>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -24,14 +22,12 @@
 #include "status_report.hpp"
 #include "status_sources.hpp"
 #include "status_watch.hpp"
+#include "stop_signals.hpp"
 
 namespace dlx::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-volatile sig_atomic_t report_stop_requested = 0;
-extern "C" void report_request_stop(int) { report_stop_requested = 1; }
 
 CommandLine report_command_line() {
   namespace po = boost::program_options;
@@ -110,49 +106,29 @@ void print_summary(const fs::path& directory, const fs::path& output, const Writ
   fmt::print("open it in a browser: file://{}\n", config::printable(output.string()));
 }
 
-// Sleeps `seconds` in short slices: a signal ends it within 50 ms.
-void sleep_unless_stopped(double seconds) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (!report_stop_requested && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-}
-
 int watch(const fs::path& directory, const config::Experiment& experiment, const fs::path& output, double seconds,
           bool json) {
-  report_stop_requested = 0;
-  struct sigaction action {}, old_int {}, old_term {};
-  action.sa_handler = report_request_stop;
-  ::sigaction(SIGINT, &action, &old_int);
-  ::sigaction(SIGTERM, &action, &old_term);
+  const StopSignals signals;
   std::size_t writes = 0;
   Written written;
-  try {
-    while (true) {
-      written = write_once(directory, experiment, output, seconds, writes == 0);
-      ++writes;
-      if (!json) {
-        fmt::print("# {:%Y-%m-%d %H:%M:%S} UTC wrote {} ({} trials, {} bytes){}\n", fmt::gmtime(std::time(nullptr)),
-                   config::printable(output.string()),
-                   written.trials, written.bytes, written.ended ? ": the experiment has ended" : "");
-        std::fflush(stdout);
-      }
-      if (written.ended) break;
-      sleep_unless_stopped(seconds);
-      if (report_stop_requested) {
-        // The last page stops reloading itself: nobody rewrites it any more.
-        written = write_once(directory, experiment, output, std::nullopt, false);
-        ++writes;
-        break;
-      }
+  while (true) {
+    written = write_once(directory, experiment, output, seconds, writes == 0);
+    ++writes;
+    if (!json) {
+      fmt::print("# {:%Y-%m-%d %H:%M:%S} UTC wrote {} ({} trials, {} bytes){}\n", fmt::gmtime(std::time(nullptr)),
+                 config::printable(output.string()),
+                 written.trials, written.bytes, written.ended ? ": the experiment has ended" : "");
+      std::fflush(stdout);
     }
-  } catch (...) {
-    ::sigaction(SIGINT, &old_int, nullptr);
-    ::sigaction(SIGTERM, &old_term, nullptr);
-    throw;
+    if (written.ended) break;
+    sleep_unless_stopped(std::chrono::duration<double>(seconds));
+    if (StopSignals::requested()) {
+      // The last page stops reloading itself: nobody rewrites it any more.
+      written = write_once(directory, experiment, output, std::nullopt, false);
+      ++writes;
+      break;
+    }
   }
-  ::sigaction(SIGINT, &old_int, nullptr);
-  ::sigaction(SIGTERM, &old_term, nullptr);
   print_summary(directory, output, written, json, writes);
   return 0;
 }

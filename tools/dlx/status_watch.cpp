@@ -1,6 +1,5 @@
 #include "status_watch.hpp"
 
-#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 #include "commands.hpp"
 #include "dlx/config/display_text.hpp"
 #include "status_report.hpp"
+#include "stop_signals.hpp"
 #include "terminal.hpp"
 #include "watch_progress.hpp"
 
@@ -27,43 +27,6 @@ namespace dlx::cli {
 namespace {
 
 constexpr double kMinInterval = 0.5, kMaxInterval = 3600;
-
-volatile sig_atomic_t stop_requested = 0;
-
-extern "C" void request_stop(int) { stop_requested = 1; }
-
-// SIGINT and SIGTERM end the watch between frames (exit 0) instead of killing the process in
-// the middle of a write; the previous handlers come back when it ends.
-class StopSignals {
- public:
-  StopSignals() {
-    stop_requested = 0;
-    struct sigaction action {};
-    action.sa_handler = request_stop;
-    sigemptyset(&action.sa_mask);
-    ::sigaction(SIGINT, &action, &old_int_);
-    ::sigaction(SIGTERM, &action, &old_term_);
-  }
-  ~StopSignals() {
-    ::sigaction(SIGINT, &old_int_, nullptr);
-    ::sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  StopSignals(const StopSignals&) = delete;
-  StopSignals& operator=(const StopSignals&) = delete;
-
- private:
-  struct sigaction old_int_ {}, old_term_ {};
-};
-
-// Sleeps `seconds` in short slices: a signal ends it within 50 ms.
-void sleep_unless_stopped(double seconds) {
-  using Clock = std::chrono::steady_clock;
-  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-  while (!stop_requested && Clock::now() < until) {
-    const Clock::duration left = until - Clock::now();
-    std::this_thread::sleep_for(std::min<Clock::duration>(std::chrono::milliseconds(50), left));
-  }
-}
 
 std::string local_time_now() {
   const std::time_t now = std::time(nullptr);
@@ -128,7 +91,7 @@ int watch_status(const std::filesystem::path& directory, const config::Experimen
   ProgressTracker tracker;
   std::set<std::string> warned;  // a damaged journal is said once, not every frame
   bool first = true;
-  while (!stop_requested) {
+  while (!StopSignals::requested()) {
     const auto report = read_status(directory, experiment);
     for (const auto& warning : report.warnings) {
       if (warned.insert(warning).second) std::fputs(warning.c_str(), stderr);
@@ -152,7 +115,7 @@ int watch_status(const std::filesystem::path& directory, const config::Experimen
     write_frame(frame);
     first = false;
     if (progress.ended == progress.total) break;  // nothing will change any more
-    sleep_unless_stopped(options.interval_seconds);
+    sleep_unless_stopped(std::chrono::duration<double>(options.interval_seconds));
   }
   return 0;
 }
