@@ -91,6 +91,12 @@ def main():
               f"{'resuming at step ' + str(step) if step else 'starting'}", flush=True)
 
     def evaluate():
+        # BatchNorm's running statistics differ between ranks under DDP (a forward broadcasts
+        # rank 0's, then each rank updates them with its own batch) and a checkpoint holds rank
+        # 0's. Evaluating with rank 0's on every rank makes validation a function of the saved
+        # state: a run resumed just before a validation reports what the uninterrupted run did.
+        for buffer in model.buffers():
+            dist.broadcast(buffer, 0)
         ddp.eval()
         with torch.no_grad():
             logits = model(x_valid)

@@ -129,6 +129,12 @@ def main():
               f"{trial.target_length or total}", flush=True)
 
     def evaluate():
+        # BatchNorm's running statistics differ between ranks under DDP (a forward broadcasts
+        # rank 0's, then each rank updates them with its own batch) and a checkpoint holds rank
+        # 0's. Evaluating with rank 0's on every rank makes validation a function of the saved
+        # state: a run resumed just before a validation reports what the uninterrupted run did.
+        for buffer in model.buffers():
+            dist.broadcast(buffer, 0)
         ddp.eval()
         with torch.no_grad(), torch.autocast(device.type, enabled=use_cuda):
             logits = model(x_valid)
