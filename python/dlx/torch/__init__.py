@@ -21,6 +21,7 @@ replicated state only when asked to (restore_rng=False).
 """
 from __future__ import annotations
 
+import bisect
 import json
 from typing import Any, Mapping
 
@@ -234,11 +235,16 @@ def _own_kept_tensors(optimizer: torch.optim.Optimizer, memory: list[tuple[int, 
     `memory` (the loaded file's, about to be freed) by a copy. PyTorch 2.x's load_state_dict
     keeps 'step' and each tensor it need not cast or move; a CUDA model's moments were moved
     to the device already and are left alone."""
+    memory = sorted(memory)
+    starts = [low for low, _ in memory]
+
+    def inside(tensor: torch.Tensor) -> bool:  # a binary search: models have thousands of tensors
+        at = bisect.bisect_right(starts, tensor.data_ptr()) - 1
+        return tensor.numel() > 0 and at >= 0 and tensor.data_ptr() < memory[at][1]
+
     def owned(value: Any) -> Any:
         if isinstance(value, torch.Tensor):
-            inside = value.numel() > 0 and any(low <= value.data_ptr() < high
-                                               for low, high in memory)
-            return value.clone() if inside else value
+            return value.clone() if inside(value) else value
         if isinstance(value, dict):
             for key in value:
                 value[key] = owned(value[key])
