@@ -6,8 +6,10 @@
 //   3. apply the experiment's resources unless the user set the same option (command line and
 //      #SBATCH win over the experiment file), and the preemption notice (--signal from
 //      plugstack.conf's signal=) unless the user gave --signal;
-//   4. create <storage_root>/<user>/<name>[.N]/ and freeze experiment.yaml into it (seed included);
-//   5. hand the directory to the job: exported into sbatch's environment (so the batch script and
+//   4. plan the code snapshot (code_snapshot_step.hpp): over its size cap, nothing is created;
+//   5. create <storage_root>/<user>/<name>[.N]/, freeze experiment.yaml into it (seed included) and
+//      copy the code snapshot into code/ (a failure removes the directory again);
+//   6. hand the directory to the job: exported into sbatch's environment (so the batch script and
 //      every step inherit DLX_EXPERIMENT_DIR) and into the job-control environment (prolog,
 //      epilog and job_submit.lua see it, with DLX_ARRAY_SPEC for the Lua fallback).
 #include "allocator.hpp"
@@ -23,6 +25,7 @@
 
 #include "array_request.hpp"
 #include "cluster_limits.hpp"
+#include "code_snapshot_step.hpp"
 #include "dlx/common/trusted_path.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/config/snapshot.hpp"
@@ -127,10 +130,17 @@ int prepare_submission(spank_t sp) {
     return -1;
   }
 
+  std::optional<store::CodePlan> code;
+  try {
+    code = plan_code(experiment, sbatch);
+  } catch (const store::CodeSnapshotError& e) {
+    report_error(fmt::format("dlx: --dl-experiment: {}", e.what()));
+    return -1;
+  }
+
   std::filesystem::path directory;
   try {
     directory = store::create_experiment_dir(plugin.options.storage_root, user_name(), ::getuid(), experiment.name);
-    config::write_snapshot(experiment, directory);
   } catch (const UntrustedPathError& e) {
     // Another user could swap what the trials will run: nothing is submitted (docs/security.md).
     report_error(fmt::format("dlx: --dl-experiment: refusing to create the experiment there: {}", e.what()));
@@ -138,6 +148,16 @@ int prepare_submission(spank_t sp) {
   } catch (const Error& e) {
     report_error(fmt::format("dlx: --dl-experiment: cannot create the experiment directory: {} "
                              "(check storage_root in plugstack.conf and its permissions)", e.what()));
+    return -1;
+  }
+  try {
+    config::write_snapshot(experiment, directory);
+    if (code) write_code(*code, directory);
+  } catch (const std::exception& e) {
+    // Made by this sbatch moments ago and not yet handed to any job: nothing half-made is left.
+    std::error_code ignored;
+    std::filesystem::remove_all(directory, ignored);
+    report_error(fmt::format("dlx: --dl-experiment: {} (nothing was submitted)", e.what()));
     return -1;
   }
 

@@ -42,6 +42,7 @@ void apply_site(Experiment& experiment, const SiteConfig& site) {
   experiment.checkpoint = site.checkpoint;
   experiment.environment = site.environment;
   experiment.max_restarts = site.max_restarts;
+  experiment.code = site.code;
 }
 
 }  // namespace
@@ -50,7 +51,7 @@ Experiment parse_experiment(std::string_view text, const std::string& file_label
   YAML::Node document = detail::load_document(text, file_label);
   MappingReader root(document, "", file_label);
   root.allow_only({"name", "description", "entrypoint", "seed", "environment", "max_restarts", "hyperparameters",
-                   "searcher", "resources", "checkpoint"});
+                   "searcher", "resources", "checkpoint", "code"});
 
   Experiment experiment;
   if (site) apply_site(experiment, *site);
@@ -78,6 +79,7 @@ Experiment parse_experiment(std::string_view text, const std::string& file_label
   experiment.searcher = detail::parse_searcher(root.mapping("searcher"));
   if (root.has("resources")) detail::parse_resources(root.mapping("resources"), experiment.resources);
   if (root.has("checkpoint")) detail::parse_checkpoint(root.mapping("checkpoint"), experiment.checkpoint);
+  if (root.has("code")) detail::parse_code(root.mapping("code"), experiment.code, detail::CodeKeys::experiment);
   detail::check_cross_field_rules(experiment, root);
   if (site && site->max_trials && experiment.searcher.max_trials > *site->max_trials) {
     root.fail(root.raw("searcher")["max_trials"], "searcher.max_trials",

@@ -17,10 +17,11 @@ SiteConfig parse_site_config(std::string_view text, const std::string& file_labe
   site.source = file_label;
   if (root.has("defaults")) {
     auto defaults = root.mapping("defaults");
-    defaults.allow_only({"resources", "checkpoint", "environment", "max_restarts"});
+    defaults.allow_only({"resources", "checkpoint", "environment", "max_restarts", "code"});
     if (defaults.has("resources")) detail::parse_resources(defaults.mapping("resources"), site.resources);
     if (defaults.has("checkpoint")) detail::parse_checkpoint(defaults.mapping("checkpoint"), site.checkpoint);
     if (defaults.has("environment")) detail::parse_environment(defaults.mapping("environment"), site.environment);
+    if (defaults.has("code")) detail::parse_code(defaults.mapping("code"), site.code, detail::CodeKeys::site);
     if (auto restarts = defaults.optional_integer_in("max_restarts", 0, 1000, "how many crashes a trial may survive")) {
       site.max_restarts = static_cast<int>(*restarts);
     }

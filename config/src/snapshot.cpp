@@ -194,6 +194,7 @@ std::string to_yaml(const Experiment& experiment) {
     out << YAML::EndMap;
   }
   out << YAML::Key << "max_restarts" << YAML::Value << experiment.max_restarts;
+  detail::emit_code(out, experiment.code);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

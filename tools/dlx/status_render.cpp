@@ -72,6 +72,7 @@ std::string render_status_table(const StatusReport& report, const config::Experi
                                 config::printable(report.directory.string()));
   out += fmt::format("# searcher {}, metric {} ({} is better)\n", config::to_string(experiment.searcher.name),
                      config::printable(metric), experiment.searcher.smaller_is_better ? "smaller" : "larger");
+  if (!report.code.empty()) out += fmt::format("# code {}\n", config::printable(report.code));
   out += progress_lines;
   out += rendered_rows(report, experiment, sparklines);
   for (const auto& row : rows) {
@@ -102,6 +103,11 @@ nlohmann::ordered_json status_json(const StatusReport& report, const config::Exp
   out["directory"] = report.directory.string();
   out["metric"] = experiment.searcher.metric;
   out["smaller_is_better"] = experiment.searcher.smaller_is_better;
+  if (!report.code.empty()) {
+    out["code"] = {{"commit", report.code_commit ? nlohmann::ordered_json(*report.code_commit) : nlohmann::ordered_json()},
+                   {"dirty", report.code_dirty},
+                   {"description", report.code}};
+  }
   out["trials"] = nlohmann::ordered_json::array();
   for (const auto& row : rows) {
     nlohmann::ordered_json item{{"id", row.spec.id}, {"state", row.state}, {"hparams", row.spec.hparams}};

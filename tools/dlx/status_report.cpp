@@ -11,6 +11,7 @@
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/searcher/journal_snapshot.hpp"
 #include "dlx/searcher/search_state.hpp"
+#include "dlx/store/code_info.hpp"
 #include "dlx/store/experiment_layout.hpp"
 #include "status_sources.hpp"
 
@@ -83,12 +84,34 @@ std::optional<std::int64_t> last_step(const checkpoint::TrialRecord& record) {
 
 }  // namespace
 
+namespace {
+
+// What code the trials run (store/code_info.hpp); a damaged code.json is a warning, not a failure.
+void read_code_origin(const std::filesystem::path& directory, StatusReport& report) {
+  try {
+    const auto info = store::read_code_info(directory);
+    if (!info) return;
+    report.code = store::describe_code(*info);
+    if (info->value("git", false)) {
+      report.code_commit = info->value("commit", "");
+      report.code_dirty = info->value("dirty", false);
+      const std::string branch = info->value("branch", "");
+      report.code = "commit " + report.code + (branch.empty() ? "" : " on " + branch);
+    }
+  } catch (const std::exception& e) {
+    report.warnings.push_back(fmt::format("dlx status: warning: {}\n", config::printable(e.what())));
+  }
+}
+
+}  // namespace
+
 StatusReport read_status(const std::filesystem::path& directory, const config::Experiment& experiment,
                          StatusSources* sources) {
   const auto& metric = experiment.searcher.metric;
   const bool smaller = experiment.searcher.smaller_is_better;
   StatusReport report;
   report.directory = directory;
+  read_code_origin(directory, report);
   auto& rows = report.rows;
   auto search = search_state(directory, experiment, report.warnings);
   for (auto& spec : searcher::plan_all_trials(experiment)) {

@@ -35,7 +35,12 @@ struct StatusReport {
   std::vector<TrialRow> rows;
   std::map<std::string, int> states;  // how many trials in each state
   std::optional<std::size_t> best_row;
-  bool searcher_column = false;  // the searcher has something to say of some trial
+  bool searcher_column = false;
+  // The code snapshot's origin (code.json): "commit 3f2a9c1d0b7e (dirty) on main", "not in git";
+  // empty when the experiment has none.
+  std::string code;
+  std::optional<std::string> code_commit;  // for --json: the full commit, when in git
+  bool code_dirty = false;  // the searcher has something to say of some trial
   // "dlx status: warning: ...\n" lines for stderr (a journal snapshot ignored, a damaged journal),
   // left to the caller: --watch shows each once, not every frame.
   std::vector<std::string> warnings;

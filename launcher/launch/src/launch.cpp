@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -15,6 +17,7 @@
 #include "dlx/env/trusted_snapshot.hpp"
 #include "dlx/launch/allocation_check.hpp"
 #include "dlx/launch/child_process.hpp"
+#include "dlx/launch/code_workdir.hpp"
 #include "dlx/launch/launch_error.hpp"
 #include "dlx/launch/peer_crash.hpp"
 #include "dlx/launch/resume_checkpoint.hpp"
@@ -184,6 +187,25 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
     return 0;
   }
 
+  // The trainer runs the code as submitted: in a node-local copy of the experiment's code
+  // snapshot (code_workdir.hpp), where relative entrypoints resolve.
+  const auto code = [&]() -> std::optional<CodeWorkdir> {
+    if (!experiment || !trial.in_trial()) return std::nullopt;
+    try {
+      return CodeWorkdir::prepare(*trial.experiment_dir, *experiment, env, placement.rank == 0 ? stderr : nullptr);
+    } catch (const LaunchError& error) {
+      if (placement.rank == 0) record_failure(trial, placement, 1, error.what());
+      throw;
+    }
+  }();
+  if (code) {
+    vars.emplace_back("DLX_CODE_DIR", code->code_dir().string());
+    vars.emplace_back("PWD", code->working_dir().string());
+    if (::chdir(code->working_dir().c_str()) != 0) {
+      throw LaunchError(fmt::format("dlx-launch: cannot enter {}: {}", code->working_dir().string(),
+                                    std::strerror(errno)));
+    }
+  }
   for (const auto& [name, value] : vars) ::setenv(name.c_str(), value.c_str(), 1);
   if (const int notice = notice_received(); notice != 0) {
     fmt::print(stderr, "dlx-launch: a notice (signal {}) arrived before the trainer started: "

@@ -14,6 +14,7 @@
 #include "dlx/config/snapshot.hpp"
 #include "dlx/searcher/experiment_summary.hpp"
 #include "dlx/store/experiment_layout.hpp"
+#include "summary_code.hpp"
 #include "summary_tables.hpp"
 
 namespace dlx::searcher {
@@ -68,6 +69,7 @@ void write_contents(hid_t file_id, const std::filesystem::path& experiment_dir, 
     summary::write_text(config.get(), "experiment_yaml", frozen_yaml(experiment_dir, state.experiment()), file);
     summary::write_table(config.get(), "search_space", summary::search_space_table(state.experiment()), file);
   }
+  summary::write_code_group(root.get(), experiment_dir, file);
   summary::write_table(root.get(), "trials", summary::trial_table(state), file);
   summary::write_table(root.get(), "decisions", summary::decision_table(state), file);
   auto links = h5::create_group(root.get(), "trial_files", file);

@@ -228,6 +228,7 @@ nlohmann::json report_model(const config::Experiment& experiment, const StatusRe
   nlohmann::json meta{
       {"experiment", experiment.name},
       {"directory", status.directory.string()},
+      {"code", status.code},
       {"searcher", config::to_string(experiment.searcher.name)},
       {"sampler", config::to_string(experiment.searcher.sampler)},
       {"metric", metric},

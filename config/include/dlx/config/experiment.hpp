@@ -105,6 +105,15 @@ struct CheckpointPolicy {
   bool async = true;                           // snapshot, then write in the background
 };
 
+// The `code` section: the copy of the trainer's source taken at submission, which every trial and
+// every requeued attempt runs from (docs/config-reference.md, docs/file-format.md).
+struct CodeConfig {
+  bool snapshot = true;
+  std::optional<std::string> dir;  // this directory instead of the submit directory's git work tree
+  std::uint64_t max_size = 100'000'000;  // bytes copied at most (site default, experiment override)
+  enum class RunFrom { node_local, shared } run_from = RunFrom::node_local;  // where trials run it
+};
+
 struct Experiment {
   std::string name;
   std::string description;
@@ -116,6 +125,7 @@ struct Experiment {
   CheckpointPolicy checkpoint;
   std::vector<std::pair<std::string, std::string>> environment;  // extra variables for the trial
   int max_restarts = 5;  // crashes a trial may survive (preemptions do not count)
+  CodeConfig code;
   std::uint64_t seed = 0;  // the snapshot always records one (chosen at submission if absent)
   bool seed_given = false;
   std::string source_file;
@@ -126,5 +136,6 @@ const char* to_string(SearcherName name);
 const char* to_string(Length::Unit unit);
 const char* to_string(AshaOptions::Mode mode);
 const char* to_string(SamplerName name);
+const char* to_string(CodeConfig::RunFrom where);
 
 }  // namespace dlx::config

@@ -6,6 +6,7 @@
 //     checkpoint: {keep_latest: 2}
 //     environment: {NCCL_SOCKET_IFNAME: ib0}
 //     max_restarts: 3
+//     code: {max_size: 100MB, run_from: node_local}   # the code snapshot's cap and where trials run it
 //   limits:
 //     max_trials: 500           # a cap on trials per experiment
 //
@@ -27,6 +28,7 @@ struct SiteConfig {
   CheckpointPolicy checkpoint;
   std::vector<std::pair<std::string, std::string>> environment;
   int max_restarts = 5;
+  CodeConfig code;
   std::optional<int> max_trials;  // limits.max_trials
 };
 

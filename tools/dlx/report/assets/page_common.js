@@ -107,7 +107,8 @@ window.dlxReport = (function () {
   var states = Object.keys(meta.states).map(function (s) { return meta.states[s] + ' ' + s; }).join(', ');
   text('subtitle', meta.directory + ' \u00b7 searcher ' + meta.searcher + ' (' + meta.sampler + ') \u00b7 metric ' +
        meta.metric + (meta.smaller_is_better ? ' (smaller is better)' : ' (larger is better)') + ' \u00b7 ' +
-       trials.length + ' trials' + (states ? ': ' + states : '') + ' \u00b7 written ' + when(meta.generated_unix));
+       trials.length + ' trials' + (states ? ': ' + states : '') + (meta.code ? ' \u00b7 code ' + meta.code : '') +
+       ' \u00b7 written ' + when(meta.generated_unix));
   if (meta.watch_seconds !== null && !meta.ended) {
     var watching = document.getElementById('watching');
     watching.hidden = false;

@@ -1,0 +1,43 @@
+#pragma once
+// Where the trainer runs when the experiment has a code snapshot (store/code_snapshot.hpp): a
+// node-local copy of <experiment>/code/, made by dlx-launch as the user before the trainer starts,
+// one per job step and attempt (a requeued attempt gets a fresh copy of the same snapshot), or the
+// snapshot itself when code.run_from is `shared` (a site whose shared storage is fast enough).
+//
+// Node-local copies live in <TMPDIR or /tmp>/dlx-<uid>/ (0700, refused when it is not the user's
+// own real directory) as code-<job>-<step>-<restart>/. The ranks of a step on one node share one
+// copy: the first takes an exclusive flock on code-...lock, copies, marks code-....done, and every
+// rank then holds a shared lock while its trainer runs; the last rank out (the one that gets the
+// exclusive lock back at once) removes the copy.
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+
+#include "dlx/common/unique_fd.hpp"
+#include "dlx/config/experiment.hpp"
+#include "dlx/env/environment.hpp"
+
+namespace dlx::launch {
+
+class CodeWorkdir {
+ public:
+  // nullopt when the experiment has no code snapshot (no code.json). Throws LaunchError.
+  static std::optional<CodeWorkdir> prepare(const std::filesystem::path& experiment_dir,
+                                            const config::Experiment& experiment, const env::EnvMap& env,
+                                            std::FILE* log);
+  CodeWorkdir(CodeWorkdir&&) noexcept = default;
+  CodeWorkdir& operator=(CodeWorkdir&&) = delete;
+  CodeWorkdir(const CodeWorkdir&) = delete;
+  ~CodeWorkdir();
+
+  const std::filesystem::path& code_dir() const { return code_dir_; }        // DLX_CODE_DIR
+  const std::filesystem::path& working_dir() const { return working_dir_; }  // the trainer's cwd
+
+ private:
+  CodeWorkdir() = default;
+  std::filesystem::path code_dir_, working_dir_;
+  std::filesystem::path lock_path_, done_path_;  // empty when running from the shared snapshot
+  UniqueFd lock_;
+};
+
+}  // namespace dlx::launch

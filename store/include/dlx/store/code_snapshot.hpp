@@ -1,0 +1,109 @@
+#pragma once
+// The code snapshot: at submission (sbatch's allocator context, as the user) the trainer's source
+// is copied into <experiment>/code/, so that every trial and every requeued attempt runs the code
+// as it was submitted, whatever the user edits or checks out afterwards.
+//
+// What is copied (docs/file-format.md "code/"):
+//   - in a git work tree (the submit directory's, or code.dir's): the files `git ls-files -c -o
+//     --exclude-standard` lists (tracked, plus untracked ones .gitignore does not exclude; tracked
+//     files deleted in the work tree are skipped), minus what the top-level .dlxignore matches
+//     (gitignore syntax, matched by git itself: tracked files too);
+//   - outside git (code.dir only): every file under the directory, minus .dlxignore's matches;
+//   - symbolic links are copied as links when their target, resolved lexically from the link's
+//     directory, stays inside the tree; other links (absolute targets, ../ out of the tree) are
+//     skipped and listed in code.json: no file outside the tree is ever read;
+//   - git submodules (and nested repositories) are skipped and listed: their commit is in the
+//     parent's status.
+// The plan (listing, sizes, cap) is made before anything is created, so an over-cap snapshot
+// fails the submission with nothing on disk; the copy is staged under a temporary name, synced,
+// renamed to code/, and code.json (with the git state) is written last as the completion marker.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dlx/common/error.hpp"
+
+namespace dlx::store {
+
+class CodeSnapshotError : public Error {
+ public:
+  using Error::Error;
+};
+
+inline constexpr const char* kCodeDirName = "code";
+inline constexpr const char* kCodeInfoFileName = "code.json";  // written last: the completion marker
+inline constexpr const char* kCodeDiffFileName = "code.diff";  // `git diff --binary HEAD`
+inline constexpr const char* kDlxIgnoreFileName = ".dlxignore";
+
+struct GitState {
+  std::string commit;  // HEAD, empty in a repository without commits
+  std::string branch;  // empty when HEAD is detached
+  std::string remote;  // remote.origin.url without user:password@, empty when there is none
+  std::string status;  // `git status --porcelain`
+  std::string diff;    // `git diff --binary HEAD`
+  bool dirty = false;  // the snapshot differs from the commit (status is not empty)
+};
+
+struct CodeEntry {
+  std::string path;  // relative to the root, as git lists it
+  std::uint64_t size = 0;
+  bool symlink = false;
+};
+
+struct SkippedEntry {
+  std::string path;
+  std::string reason;
+};
+
+struct CodePlan {
+  std::filesystem::path root;     // the directory whose files are copied (a work tree's top level)
+  std::string workdir;            // where trials start, relative to root ("" for root itself)
+  std::optional<GitState> git;    // nullopt outside git
+  std::vector<CodeEntry> files;   // sorted by path
+  std::vector<SkippedEntry> skipped;
+  std::uint64_t bytes = 0;        // sum of the regular files' sizes
+  std::uint64_t max_size = 0;
+  double planning_seconds = 0;
+};
+
+struct CodeRequest {
+  std::filesystem::path submit_dir;          // the job's working directory
+  std::optional<std::filesystem::path> dir;  // code.dir, absolute
+  std::uint64_t max_size = 0;
+  std::chrono::milliseconds git_timeout{20000};  // per git command
+};
+
+// Lists and measures what the snapshot will hold. nullopt when there is nothing to snapshot (no
+// code.dir and the submit directory is not in a git work tree, or git is not installed). Throws
+// CodeSnapshotError, with the biggest files named, when the total is over request.max_size, and
+// for a code.dir that is not a directory or a git command that fails or runs past its timeout.
+std::optional<CodePlan> plan_code_snapshot(const CodeRequest& request);
+
+// Copies the plan into <experiment_dir>/code/ and writes code.diff and code.json. Throws
+// CodeSnapshotError (the caller removes the experiment directory it just made).
+void write_code_snapshot(const CodePlan& plan, const std::filesystem::path& experiment_dir);
+
+// Copies a finished snapshot tree (regular files and links, as they are) to `to`, which must not
+// exist; for node-local copies. Returns the bytes copied. Throws SystemError naming the path.
+std::uint64_t copy_code_tree(const std::filesystem::path& from, const std::filesystem::path& to);
+
+// ---- pure parts, unit-tested ----
+
+// "a\0b\0" -> {"a", "b"}.
+std::vector<std::string> split_nul(std::string_view text);
+
+// Whether a link at `link_path` (relative to the tree's root) pointing at `target` stays inside
+// the tree, judged lexically: absolute targets and ../ past the root do not.
+bool link_stays_inside(std::string_view link_path, std::string_view target);
+
+// The over-cap message: the total, the cap, the biggest files and what to do.
+std::string over_cap_message(const CodePlan& plan, std::size_t biggest = 5);
+
+// A URL without its user[:password]@ part (https://user:token@host/x -> https://host/x).
+std::string without_credentials(std::string_view url);
+
+}  // namespace dlx::store

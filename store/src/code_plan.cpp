@@ -1,0 +1,239 @@
+// plan_code_snapshot: what the code snapshot will hold, decided with git's own plumbing (no
+// parsing of git's files): `rev-parse` finds the work tree, `ls-files` lists and filters (with
+// .gitignore and .dlxignore), `status`/`diff` record how the files differ from HEAD. Every git
+// command runs bounded in time (bounded_command.hpp): sbatch must not hang on a slow file system.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <chrono>
+#include <cstdlib>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "dlx/common/bounded_command.hpp"
+#include "dlx/store/code_snapshot.hpp"
+
+namespace dlx::store {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// git as the user would run it, but never prompting, paging or taking the index lock for status.
+const std::vector<std::pair<std::string, std::string>> kGitEnv{
+    {"GIT_OPTIONAL_LOCKS", "0"}, {"GIT_TERMINAL_PROMPT", "0"}, {"GIT_PAGER", "cat"}, {"LC_ALL", "C"}};
+
+CommandResult git(const CodeRequest& request, std::vector<std::string> args) {
+  args.insert(args.begin(), "git");
+  CommandLimits limits;
+  limits.timeout = request.git_timeout;
+  try {
+    return run_bounded(args, limits, kGitEnv);
+  } catch (const CommandError& e) {
+    throw CodeSnapshotError(fmt::format("code snapshot: {} (take no snapshot with code: {{snapshot: false}})",
+                                        e.what()));
+  }
+}
+
+// The output of a git command that must succeed.
+std::string git_output(const CodeRequest& request, const std::vector<std::string>& args) {
+  auto result = git(request, args);
+  if (result.exit_code != 0) {
+    std::string command = "git";
+    for (const auto& arg : args) command += " " + arg;
+    while (!result.err.empty() && result.err.back() == '\n') result.err.pop_back();
+    throw CodeSnapshotError(fmt::format("code snapshot: {} failed (exit {}): {}", command, result.exit_code,
+                                        result.err));
+  }
+  return std::move(result.out);
+}
+
+std::string first_line(std::string text) {
+  if (const auto end = text.find('\n'); end != std::string::npos) text.resize(end);
+  return text;
+}
+
+bool is_inside(const fs::path& relative) {
+  return !relative.empty() && *relative.begin() != "..";
+}
+
+bool git_installed() {
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path ? path : "/usr/bin:/bin";
+  while (!dirs.empty()) {
+    const auto end = dirs.find(':');
+    const std::string dir(dirs.substr(0, end));
+    if (!dir.empty() && ::access((dir + "/git").c_str(), X_OK) == 0) return true;
+    if (end == std::string_view::npos) break;
+    dirs.remove_prefix(end + 1);
+  }
+  return false;
+}
+
+// A temporary empty repository, so that git can list and filter a directory outside any work tree
+// (`--git-dir=T --work-tree=DIR ls-files -o`): its ignore matching, not one written here.
+class ScratchRepository {
+ public:
+  explicit ScratchRepository(const CodeRequest& request) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/dlx-ls.XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw CodeSnapshotError(fmt::format("code snapshot: cannot make a scratch directory {}: {}", pattern,
+                                          std::strerror(errno)));
+    }
+    path_ = pattern;
+    git_output(request, {"init", "-q", "--bare", path_.string()});
+  }
+  ~ScratchRepository() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  ScratchRepository(const ScratchRepository&) = delete;
+  ScratchRepository& operator=(const ScratchRepository&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Sorted, unique paths git lists for the tree, minus those .dlxignore matches.
+std::vector<std::string> list_files(const CodeRequest& request, const fs::path& root, bool in_git) {
+  const fs::path dlxignore = root / kDlxIgnoreFileName;
+  std::error_code error;
+  const bool has_ignore_file = fs::is_regular_file(dlxignore, error);
+  const std::string exclude_from = "--exclude-from=" + dlxignore.string();
+  std::vector<std::string> listed, ignored;
+  if (in_git) {
+    std::vector<std::string> args{"-C", root.string(), "ls-files", "-z", "-c", "-o", "--exclude-standard"};
+    if (has_ignore_file) args.push_back(exclude_from);
+    listed = split_nul(git_output(request, args));
+    // Tracked files are listed whatever the ignore rules say; this finds those .dlxignore matches.
+    if (has_ignore_file) {
+      ignored = split_nul(git_output(request, {"-C", root.string(), "ls-files", "-z", "-c", "-i", exclude_from}));
+    }
+  } else {
+    ScratchRepository scratch(request);
+    std::vector<std::string> args{"--git-dir=" + scratch.path().string(), "--work-tree=" + root.string(), "-C",
+                                  root.string(), "ls-files", "-z", "-o"};
+    if (has_ignore_file) args.push_back(exclude_from);
+    listed = split_nul(git_output(request, args));
+  }
+  std::sort(listed.begin(), listed.end());
+  listed.erase(std::unique(listed.begin(), listed.end()), listed.end());
+  std::sort(ignored.begin(), ignored.end());
+  std::vector<std::string> kept;
+  std::set_difference(listed.begin(), listed.end(), ignored.begin(), ignored.end(), std::back_inserter(kept));
+  return kept;
+}
+
+// Whether every directory on the way from root to `relative`'s parent is a real directory (not a
+// link): a tracked path under a directory since replaced by a link would read outside the tree.
+class RealDirectories {
+ public:
+  explicit RealDirectories(fs::path root) : root_(std::move(root)) {}
+  bool parent_is_real(const fs::path& relative) {
+    const fs::path parent = relative.parent_path();
+    if (parent.empty()) return true;
+    if (real_.contains(parent.string())) return true;
+    if (!parent_is_real(parent)) return false;
+    struct stat info {};
+    if (::lstat((root_ / parent).c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) return false;
+    real_.insert(parent.string());
+    return true;
+  }
+
+ private:
+  fs::path root_;
+  std::set<std::string> real_;
+};
+
+void select_entries(CodePlan& plan, const std::vector<std::string>& paths) {
+  RealDirectories directories(plan.root);
+  for (const auto& path : paths) {
+    if (!directories.parent_is_real(path)) {
+      plan.skipped.push_back({path, "a directory on its path is a symbolic link: not followed"});
+      continue;
+    }
+    const fs::path full = plan.root / path;
+    struct stat info {};
+    if (::lstat(full.c_str(), &info) != 0) {
+      if (errno == ENOENT || errno == ENOTDIR) continue;  // a tracked file deleted in the work tree
+      throw CodeSnapshotError(fmt::format("code snapshot: cannot read {}: {}", full.string(), std::strerror(errno)));
+    }
+    if (S_ISREG(info.st_mode)) {
+      plan.files.push_back({path, static_cast<std::uint64_t>(info.st_size), false});
+      plan.bytes += static_cast<std::uint64_t>(info.st_size);
+    } else if (S_ISLNK(info.st_mode)) {
+      std::error_code error;
+      const auto target = fs::read_symlink(full, error).string();
+      if (!error && link_stays_inside(path, target)) {
+        plan.files.push_back({path, 0, true});
+      } else {
+        plan.skipped.push_back({path, fmt::format("symbolic link to {}, outside the tree: not copied", target)});
+      }
+    } else if (S_ISDIR(info.st_mode)) {
+      plan.skipped.push_back({path, "git submodule or nested repository: its files are not copied"});
+    } else {
+      plan.skipped.push_back({path, "not a regular file, link or directory: not copied"});
+    }
+  }
+}
+
+GitState read_git_state(const CodeRequest& request, const fs::path& root) {
+  GitState state;
+  const std::string top = root.string();
+  auto head = git(request, {"-C", top, "rev-parse", "-q", "--verify", "HEAD"});
+  if (head.exit_code == 0) state.commit = first_line(head.out);
+  auto branch = git(request, {"-C", top, "symbolic-ref", "-q", "--short", "HEAD"});
+  if (branch.exit_code == 0) state.branch = first_line(branch.out);
+  auto remote = git(request, {"-C", top, "config", "--get", "remote.origin.url"});
+  if (remote.exit_code == 0) state.remote = without_credentials(first_line(remote.out));
+  state.status = git_output(request, {"-C", top, "status", "--porcelain"});
+  state.dirty = !state.status.empty();
+  if (!state.commit.empty()) state.diff = git_output(request, {"-C", top, "diff", "--binary", "HEAD"});
+  return state;
+}
+
+}  // namespace
+
+std::optional<CodePlan> plan_code_snapshot(const CodeRequest& request) {
+  const auto started = std::chrono::steady_clock::now();
+  const fs::path start = request.dir.value_or(request.submit_dir);
+  std::error_code error;
+  if (request.dir && !fs::is_directory(*request.dir, error)) {
+    throw CodeSnapshotError(fmt::format("code.dir: {} is not a directory (name the directory with the trainer's "
+                                        "source, or leave code.dir out to snapshot the submit directory's git tree)",
+                                        request.dir->string()));
+  }
+  if (!git_installed()) {
+    if (!request.dir) return std::nullopt;
+    throw CodeSnapshotError("code snapshot: git is not installed on this machine; dlx uses it to list and filter "
+                            "code.dir (install git, or take no snapshot with code: {snapshot: false})");
+  }
+  auto top = git(request, {"-C", start.string(), "rev-parse", "--show-toplevel"});
+  const bool in_git = top.exit_code == 0 && !first_line(top.out).empty();
+  if (!in_git && !request.dir) return std::nullopt;
+
+  CodePlan plan;
+  plan.max_size = request.max_size;
+  plan.root = in_git ? fs::path(first_line(top.out)) : fs::canonical(start, error);
+  if (error) throw CodeSnapshotError(fmt::format("code snapshot: cannot resolve {}: {}", start.string(), error.message()));
+  // Trials start where the job starts (the submit directory) when it is inside the tree, else at
+  // the named directory.
+  const auto submit = fs::canonical(request.submit_dir, error);
+  auto workdir = error ? fs::path() : submit.lexically_relative(plan.root);
+  if (!is_inside(workdir)) workdir = fs::canonical(start, error).lexically_relative(plan.root);
+  plan.workdir = workdir == "." || !is_inside(workdir) ? "" : workdir.string();
+
+  select_entries(plan, list_files(request, plan.root, in_git));
+  if (plan.bytes > plan.max_size) throw CodeSnapshotError(over_cap_message(plan));
+  if (in_git) plan.git = read_git_state(request, plan.root);
+  plan.planning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return plan;
+}
+
+}  // namespace dlx::store

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# The code snapshot (issue 22), as the unprivileged test user on the local cluster:
+#   - over the size cap, sbatch fails at once naming the biggest file: nothing queued, no directory;
+#   - a git repository is submitted held, its trainer edited and committed before the trials run,
+#     and edited again before a requeued attempt: every trial and the requeued attempt run the
+#     submitted (uncommitted) version, from a node-local copy, with DLX_CODE_DIR set and the
+#     relative entrypoint resolved there;
+#   - the commit, branch, status and diff are in the experiment directory (code.json, code.diff),
+#     experiment.h5 (/code) and `dlx status`;
+#   - .dlxignore'd files, a submodule, and links pointing outside the tree are not copied, and
+#     no byte of a file outside the tree is.
+source "$(dirname "$0")/lib.sh"
+
+repo=$WORK/coderepo
+as_user bash -c "rm -rf coderepo snaplib && mkdir coderepo snaplib && echo 'SECRET OUTSIDE THE TREE' > secret.txt"
+git_as_user() { as_user git -c user.name=t -c user.email=t@example.org -c protocol.file.allow=always -c init.defaultBranch=main "$@"; }
+git_as_user -C snaplib init -q
+as_user bash -c "echo 'LIB = 1' > snaplib/lib.py"
+git_as_user -C snaplib add lib.py
+git_as_user -C snaplib commit -qm lib
+
+git_as_user -C coderepo init -q
+as_user bash -c 'cd coderepo && cat > train.sh' <<'SH'
+#!/bin/sh
+VERSION=v1-committed
+out=$DLX_EXPERIMENT_DIR/ran-$DLX_TRIAL_ID-${SLURM_RESTART_COUNT:-0}.txt
+echo "$VERSION pwd=$(pwd) code=$DLX_CODE_DIR" > "$out"
+ls -a > "$out.ls"
+# Trial 0's first attempt asks Slurm to requeue it; the requeued attempt must run the same code.
+if [ "$DLX_TRIAL_ID" = 0 ] && [ -z "${SLURM_RESTART_COUNT:-}" ]; then
+  touch "$DLX_EXPERIMENT_DIR/requeue-asked"
+  scontrol requeue "${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}"
+  sleep 120
+fi
+SH
+as_user bash -c 'cd coderepo && printf "data/\n" > .dlxignore && printf "*.log\n" > .gitignore'
+git_as_user -C coderepo add train.sh .dlxignore .gitignore
+git_as_user -C coderepo submodule add -q "$WORK/snaplib" lib
+git_as_user -C coderepo commit -qm first
+commit=$(as_user git -C coderepo rev-parse HEAD)
+# The submitted version: an uncommitted edit, plus what must stay out of the snapshot.
+as_user sed -i 's/^VERSION=.*/VERSION=v2-submitted/' coderepo/train.sh
+as_user bash -c 'cd coderepo && mkdir data && head -c 1048576 /dev/zero > data/big.bin && echo noise > run.log &&
+  ln -s ../secret.txt leak.txt && ln -s /etc/hostname absolute-link && echo untracked > notes.txt'
+
+cat > "$WORK/snap.yaml" <<'YAML'
+name: codesnap
+entrypoint: sh train.sh
+hyperparameters: {width: {type: categorical, vals: [1, 2, 3]}}
+searcher: {name: random, metric: loss, max_trials: 3}
+resources: {nodes_per_trial: 1, tasks_per_node: 1}
+YAML
+sed -e 's/^name: .*/name: codesnap-capped/' "$WORK/snap.yaml" > "$WORK/snap-capped.yaml"
+echo "code: {max_size: 200kB}" >> "$WORK/snap-capped.yaml"
+chmod a+r "$WORK/snap.yaml" "$WORK/snap-capped.yaml"
+
+# ---- over the cap: sbatch fails at once, nothing queued, no experiment directory ----
+as_user bash -c 'head -c 300000 /dev/zero > coderepo/weights.bin'
+queued_before=$(squeue -h -u "$DLX_TEST_USER" | wc -l)
+dirs_before=$(count_entries "$(user_storage)")
+if as_user bash -c 'cd coderepo && sbatch --parsable --dl-experiment=../snap-capped.yaml ../examples/job.sh' \
+    > "$WORK/capped.out" 2> "$WORK/capped.err"; then
+  fail "an over-cap snapshot was submitted: $(cat "$WORK/capped.out")"
+fi
+capped=$(cat "$WORK/capped.err")
+expect_contains "over-cap message" "$capped" "dlx: --dl-experiment: the code snapshot of $repo would be"
+expect_contains "over-cap message" "$capped" "over the limit of 200 kB; the biggest: weights.bin (300 kB)"
+expect_contains "over-cap message" "$capped" "code: {max_size: 500MB}"
+case "$capped" in *big.bin*) fail ".dlxignore'd data/big.bin counted: $capped" ;; esac
+[ "$(squeue -h -u "$DLX_TEST_USER" | wc -l)" = "$queued_before" ] || fail "over-cap submission queued a job"
+[ "$(count_entries "$(user_storage)")" = "$dirs_before" ] || fail "over-cap submission left a directory"
+ls "$(user_storage)" | grep -q '^codesnap-capped' && fail "over-cap submission left codesnap-capped"
+as_user rm coderepo/weights.bin
+note "over-cap snapshot refused, nothing queued or created"
+
+# ---- submitted held; the trainer is edited and committed before any trial runs ----
+submitted=$(as_user bash -c "cd coderepo && sbatch --parsable -H --output=$WORK/snap-%A_%a.out \
+  --dl-experiment=../snap.yaml ../examples/job.sh" 2> "$WORK/snap.sbatch.err")
+job=$(job_id_of "$submitted")
+report=$(cat "$WORK/snap.sbatch.err")
+expect_contains "sbatch's report" "$report" "dlx: code snapshot: 5 files"
+expect_contains "sbatch's report" "$report" "commit ${commit:0:12}, dirty"
+expect_contains "sbatch's report" "$report" "entries not copied"
+dir=$(ls -d "$(user_storage)"/codesnap* | grep -v capped | tail -1)
+as_user sed -i 's/^VERSION=.*/VERSION=v3-edited-after-sbatch/' coderepo/train.sh
+git_as_user -C coderepo commit -qam "edited after submission"
+scontrol release "$job"
+deadline=$((SECONDS + 120))
+until [ -f "$dir/requeue-asked" ]; do
+  [ "$SECONDS" -lt "$deadline" ] || fail "trial 0 never ran: $(cat "$WORK"/snap-"$job"_0.out 2>/dev/null)"
+  sleep 0.25
+done
+# Edited again while trial 0 waits for its requeued attempt.
+as_user sed -i 's/^VERSION=.*/VERSION=v4-edited-before-requeue/' coderepo/train.sh
+wait_for_job "$job" 300
+
+for ran in 0-0 0-1 1-0 2-0; do
+  file=$dir/ran-$ran.txt
+  [ -f "$file" ] || fail "no record of attempt $ran: $(tail -5 "$WORK"/snap-"$job"_"${ran%-*}".out)"
+  line=$(cat "$file")
+  expect_contains "attempt $ran" "$line" "v2-submitted pwd=/tmp/dlx-"
+  code_dir=${line##*code=}
+  expect_contains "attempt $ran" "$line" "pwd=$code_dir "
+  case "$code_dir" in "$dir"*) fail "attempt $ran ran on shared storage: $line" ;; esac
+  listing=$(cat "$file.ls")
+  for absent in data run.log leak.txt absolute-link; do
+    if grep -qx "$absent" "$file.ls"; then fail "attempt $ran: $absent was copied: $listing"; fi
+  done
+  grep -qx notes.txt "$file.ls" || fail "attempt $ran: the untracked notes.txt is missing: $listing"
+done
+note "4 attempts (3 trials and a requeue) ran the submitted version from node-local copies"
+
+# ---- what the experiment directory records ----
+info=$dir/code.json
+[ "$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['commit'])" "$info")" = "$commit" ] ||
+  fail "code.json names another commit: $(cat "$info")"
+/usr/bin/python3 - "$info" <<'PY' || fail "code.json: $(cat "$info")"
+import json, sys
+info = json.load(open(sys.argv[1]))
+assert info["dirty"] is True and info["branch"] == "main", info
+assert " M train.sh" in info["status"], info["status"]
+skipped = {entry["path"]: entry["reason"] for entry in info["skipped"]}
+assert "leak.txt" in skipped and "absolute-link" in skipped and "lib" in skipped, skipped
+assert "submodule" in skipped["lib"], skipped
+PY
+grep -q '^+VERSION=v2-submitted' "$dir/code.diff" || fail "code.diff lacks the uncommitted edit: $(cat "$dir/code.diff")"
+[ ! -e "$dir/code/data" ] && [ ! -e "$dir/code/leak.txt" ] && [ ! -e "$dir/code/lib/lib.py" ] ||
+  fail "ignored, outside or submodule files in code/: $(find "$dir/code")"
+if grep -rq "SECRET OUTSIDE" "$dir/code"; then fail "a file outside the tree was copied"; fi
+grep -q "VERSION=v2-submitted" "$dir/code/train.sh" || fail "code/train.sh is not the submitted version"
+status=$(as_user dlx status "$job")
+expect_contains "dlx status" "$status" "# code commit ${commit:0:12} (dirty) on main"
+/usr/bin/python3 - "$dir/experiment.h5" "$commit" <<'PY' || fail "experiment.h5 lacks /code"
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    code = f["code"]
+    commit = code.attrs["commit"]
+    assert (commit.decode() if isinstance(commit, bytes) else commit) == sys.argv[2], commit
+    assert bool(code.attrs["dirty"])
+    diff = code["diff"][()]
+    assert b"v2-submitted" in (diff if isinstance(diff, bytes) else diff.encode())
+PY
+note "commit, status and diff recorded in code.json, code.diff, experiment.h5 and dlx status"
