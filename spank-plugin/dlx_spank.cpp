@@ -1,7 +1,8 @@
 // dlx_spank.so: the --dl-experiment option. This file only dispatches: each Slurm callback checks
 // its context and calls the module for it (allocator.cpp inside sbatch, remote.cpp inside
 // slurmstepd). Every callback catches everything: an exception must never unwind into Slurm.
-// Jobs submitted without --dl-experiment are never touched.
+// Jobs submitted without --dl-experiment are never touched, also when the plugin refuses to work
+// under the Slurm that loaded it (running_slurm.hpp): then only --dl-experiment is refused.
 extern "C" {
 #include <slurm/spank.h>
 }
@@ -18,19 +19,16 @@ extern "C" {
 #include "dlx/common/error.hpp"
 #include "plugin_state.hpp"
 #include "remote.hpp"
+#include "running_slurm.hpp"
 
-extern "C" {
-// Defined by hand: SPANK_PLUGIN() gives them internal linkage in C++ (PLATFORM-NOTES).
-__attribute__((visibility("default"))) extern const char plugin_name[] = "dlx";
-__attribute__((visibility("default"))) extern const char plugin_type[] = "spank";
-__attribute__((visibility("default"))) extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
-}
+// plugin_name, plugin_type and plugin_version: plugin_identity.cpp.
 
 namespace dlx::spank {
 
 namespace {
 
 std::string options_problem;  // a plugstack.conf mistake, reported when --dl-experiment is used
+std::string slurm_problem;    // another Slurm release than the one built for: --dl-experiment refused
 
 int on_experiment_option(int /*value*/, const char* argument, int /*remote*/) {
   // Fires for #SBATCH directives and the command line, and (remote) once or twice per step:
@@ -80,6 +78,10 @@ using namespace dlx::spank;
 
 extern "C" __attribute__((visibility("default"))) int slurm_spank_init(spank_t sp, int ac, char** av) {
   return guarded("init", [&] {
+    slurm_problem = running_slurm_problem(sp);
+    // Said once per slurmd start, in its log, for the administrator; jobs without --dl-experiment
+    // run on. The option is still registered, so that sbatch refuses it with this line.
+    if (!slurm_problem.empty() && spank_context() == S_CTX_SLURMD) report_error(slurm_problem);
     std::vector<std::string> arguments(av, av + ac);
     try {
       state().options = parse_plugin_options(arguments);
@@ -97,6 +99,10 @@ extern "C" __attribute__((visibility("default"))) int slurm_spank_init(spank_t s
 extern "C" __attribute__((visibility("default"))) int slurm_spank_init_post_opt(spank_t sp, int, char**) {
   return guarded("init_post_opt", [&] {
     if (spank_context() != S_CTX_ALLOCATOR || !state().experiment_file) return 0;
+    if (!slurm_problem.empty()) {
+      report_error(slurm_problem);
+      return -1;
+    }
     if (!options_problem.empty()) {
       report_error("dlx: " + options_problem);
       return -1;
@@ -110,6 +116,13 @@ extern "C" __attribute__((visibility("default"))) int slurm_spank_init_post_opt(
 }
 
 extern "C" __attribute__((visibility("default"))) int slurm_spank_user_init(spank_t sp, int, char**) {
+  if (spank_remote(sp) && state().experiment_file && !slurm_problem.empty()) {
+    // A node whose Slurm is not the release the plugin was built for (the submit host's was):
+    // the step runs, in the slurmd log and the job's output the reason, and dlx-launch refuses.
+    report_error(slurm_problem);
+    spank_setenv(sp, kRefusalVariable, slurm_problem.c_str(), 1);
+    return 0;
+  }
   const int result = guarded("user_init", [&] {
     if (!spank_remote(sp) || !state().experiment_file) return 0;
     return export_trial_environment(sp);

@@ -112,8 +112,9 @@ std::uint64_t Journal::transact(std::uint64_t from, const Decide& decide, const 
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       int saved = errno;
-      // Leave no partial record behind us (ENOSPC, EIO); the next writer would truncate it anyway.
-      (void)::ftruncate(fd.get(), static_cast<off_t>(scan.valid_end));
+      // Leave no partial record behind us (ENOSPC, EIO). Best effort: when this fails too, the next
+      // writer truncates the torn tail (above).
+      [[maybe_unused]] const int truncated = ::ftruncate(fd.get(), static_cast<off_t>(scan.valid_end));
       throw SystemError(fmt::format("cannot append to {}", path_.string()), saved);
     }
     done += static_cast<std::size_t>(n);

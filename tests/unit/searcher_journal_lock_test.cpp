@@ -134,7 +134,8 @@ class LockHolder {
       const char ok = fd >= 0 && ::fcntl(fd, F_SETLK, &lock) == 0 ? 1 : 0;
       char byte = 0;
       if (::write(ready[1], &ok, 1) != 1) ::_exit(1);
-      (void)::read(done[0], &byte, 1);  // returns at end of file: the parent closed its end
+      // Returns at end of file, when the parent closed its end; what it read does not matter.
+      [[maybe_unused]] const ssize_t waited = ::read(done[0], &byte, 1);
       ::_exit(0);
     }
     ::close(ready[1]);

@@ -136,7 +136,7 @@ void check_plugin(const SiteFacts& facts, std::vector<Finding>& findings) {
   const auto line = find_plugin_line(*facts.plugstack_text);
   if (!line) {
     findings.push_back({Verdict::fail, "plugin", fmt::format("no dlx_spank.so line in {}", facts.plugstack_path),
-                        "add `required /usr/lib/x86_64-linux-gnu/slurm-wlm/dlx_spank.so storage_root=/shared/dlx` "
+                        "add `optional /usr/lib/x86_64-linux-gnu/slurm-wlm/dlx_spank.so storage_root=/shared/dlx` "
                         "(adapted; see site-config/plugstack.conf.example) on every submit host and compute node"});
     return;
   }
