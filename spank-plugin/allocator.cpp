@@ -84,9 +84,18 @@ int prepare_submission(spank_t sp) {
                                 "run fewer trials, or ask your administrator");
     }
   } catch (const config::ConfigError& e) {
-    report_error(fmt::format("dlx: --dl-experiment: {}", e.what()));
+    // Every problem of the file (the first 20), each on its own line.
+    const std::string problems = config::first_problems(e, 20);
+    std::size_t start = 0;
+    while (start <= problems.size()) {
+      const auto end = problems.find('\n', start);
+      report_error(fmt::format("dlx: --dl-experiment: {}", problems.substr(start, end - start)));
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
     return -1;
   }
+  for (const auto& warning : experiment.warnings) report_info(fmt::format("dlx: --dl-experiment: {}", warning));
   if (auto max_array = cluster_max_array_size(); max_array && static_cast<unsigned>(tasks) > *max_array) {
     report_error(fmt::format("dlx: --dl-experiment: {}: the experiment needs {} array tasks but this "
                              "cluster's MaxArraySize is {} (run fewer trials, or ask your administrator)",

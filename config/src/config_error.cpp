@@ -43,4 +43,34 @@ ConfigError::ConfigError(Parts parts)
       problem_(std::move(parts.problem)),
       fix_(std::move(parts.fix)) {}
 
+ConfigError::ConfigError(const ConfigError& first, const std::string& message)
+    : Error(message), where_(first.where_), key_(first.key_), problem_(first.problem_), fix_(first.fix_) {}
+
+namespace {
+
+std::string joined(const std::vector<ConfigError>& problems) {
+  std::string message;
+  for (const auto& problem : problems) {
+    if (!message.empty()) message += '\n';
+    message += problem.what();
+  }
+  return message;
+}
+
+}  // namespace
+
+ConfigErrors::ConfigErrors(std::vector<ConfigError> problems)
+    : ConfigError(problems.at(0), joined(problems)), problems_(std::move(problems)) {}
+
+std::string first_problems(const ConfigError& error, std::size_t shown) {
+  const auto* several = dynamic_cast<const ConfigErrors*>(&error);
+  if (!several || several->problems().size() <= shown) return error.what();
+  const auto& problems = several->problems();
+  std::string message;
+  for (std::size_t k = 0; k < shown; ++k) message += std::string(problems[k].what()) + "\n";
+  message += fmt::format("... and {} more problems (dlx validate {} lists them all)", problems.size() - shown,
+                         printable(problems[0].where().file));
+  return message;
+}
+
 }  // namespace dlx::config

@@ -1,6 +1,7 @@
 #include "dlx/config/parse.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -21,6 +22,14 @@ std::vector<std::string> parse_entrypoint(const MappingReader& root, bool& is_sh
   YAML::Node node = root.raw("entrypoint");
   if (!node) root.missing("entrypoint", "give the command each trial runs, e.g. entrypoint: python3 train.py");
   if (node.IsScalar() && !node.Scalar().empty()) {
+    if (detail::is_trial_class(node.Scalar())) {
+      root.fail(node, "entrypoint",
+                fmt::format("'{}' names a Determined Trial class (module:Class); Determined's Trial API is not "
+                            "dlx's and dlx runs a command",
+                            abbreviated(node.Scalar())),
+                "run your training script under dlx-launch, e.g. entrypoint: python3 train.py "
+                "(docs/config-reference.md, Coming from Determined)");
+    }
     is_shell = true;
     return {node.Scalar()};
   }
@@ -37,6 +46,38 @@ std::vector<std::string> parse_entrypoint(const MappingReader& root, bool& is_sh
             "e.g. entrypoint: python3 train.py, or entrypoint: [python3, train.py]");
 }
 
+// `name`, or without one the file's name: a safe directory name. Free text (Determined's names
+// are) gives a safe name derived from it, and the text itself stays as the description.
+void parse_name(const MappingReader& root, Experiment& experiment) {
+  auto name = root.optional_string("name");
+  if (!name) {
+    const std::string stem = std::filesystem::path(root.file()).stem().string();
+    std::string derived = detail::safe_experiment_name(stem);
+    if (derived.empty() || !experiment_name_problem(derived).empty()) {
+      root.missing("name", "add name: <experiment name> (the file's name gives none)");
+    }
+    experiment.name = derived;
+    return;
+  }
+  // A name that looks like a path or hides characters is a mistake, not free text.
+  // (printable() escapes controls, bidi overrides and bytes that are not UTF-8.)
+  const bool hostile = name->find('/') != std::string::npos || (!name->empty() && name->front() == '.') ||
+                       name->size() > kMaxNameLength || printable(*name) != *name;
+  if (hostile || name->empty()) {
+    if (auto problem = experiment_name_problem(*name); !problem.empty()) {
+      root.fail(root.raw("name"), "name", fmt::format("'{}' {}", abbreviated(*name), problem),
+                "use letters, digits, '.', '_' and '-' (it names the experiment's directory)");
+    }
+  }
+  experiment.name = detail::safe_experiment_name(*name);
+  if (experiment.name.empty()) {
+    root.fail(root.raw("name"), "name", fmt::format("'{}' has no letter or digit to name a directory with",
+                                                    abbreviated(*name)),
+              "use letters, digits, '.', '_' and '-' (it names the experiment's directory)");
+  }
+  if (experiment.name != *name && experiment.description.empty()) experiment.description = *name;
+}
+
 void apply_site(Experiment& experiment, const SiteConfig& site) {
   experiment.resources = site.resources;
   experiment.checkpoint = site.checkpoint;
@@ -45,48 +86,117 @@ void apply_site(Experiment& experiment, const SiteConfig& site) {
   experiment.code = site.code;
 }
 
+// Keys of a section written at the top level: said so, rather than a did-you-mean for some other
+// top-level key ("slots_per_trial" is not a typo of anything at the top).
+void report_misplaced(const MappingReader& root, std::vector<std::string>& known) {
+  static const std::vector<std::pair<const char*, const char*>> kSectionKeys{
+      {"slots_per_trial", "resources"},       {"nodes_per_trial", "resources"},
+      {"tasks_per_node", "resources"},        {"gpus_per_node", "resources"},
+      {"cpus_per_task", "resources"},         {"mem_per_node", "resources"},
+      {"time_limit", "resources"},            {"partition", "resources"},
+      {"resource_pool", "resources"},         {"experiment_seed", "reproducibility"},
+      {"environment_variables", "environment"}, {"image", "environment"},
+      {"metric", "searcher"},                 {"smaller_is_better", "searcher"},
+      {"max_trials", "searcher"},             {"max_concurrent_trials", "searcher"},
+      {"max_length", "searcher"},             {"keep_latest", "checkpoint"},
+      {"keep_best", "checkpoint"},            {"keep_experiment_best", "checkpoint"},
+      {"save_trial_best", "checkpoint_storage"}, {"save_trial_latest", "checkpoint_storage"},
+      {"save_experiment_best", "checkpoint_storage"}};
+  for (const auto& entry : root.node()) {
+    const std::string key = entry.first.Scalar();
+    for (const auto& [section_key, section] : kSectionKeys) {
+      if (key != section_key) continue;
+      root.report(entry.first, key, fmt::format("is a key of {}, not of the top level", section),
+                  fmt::format("move it under {}:", section));
+      known.push_back(key);
+    }
+  }
+}
+
+std::string ignored_keys_warning(const Experiment& experiment) {
+  return fmt::format("{}: warning: dlx ignores these Determined keys: {}", printable(experiment.source_file),
+                     fmt::join(experiment.determined.ignored, "; "));
+}
+
 }  // namespace
 
 Experiment parse_experiment(std::string_view text, const std::string& file_label, const SiteConfig* site) {
   YAML::Node document = detail::load_document(text, file_label);
-  MappingReader root(document, "", file_label);
-  root.allow_only({"name", "description", "entrypoint", "seed", "environment", "max_restarts", "hyperparameters",
-                   "searcher", "resources", "checkpoint", "code"});
+  detail::Diagnostics sink;
+  MappingReader root(document, "", file_label, &sink);
+  const std::vector<std::string> dlx_keys{"name",         "description",     "entrypoint", "seed",      "environment",
+                                          "max_restarts", "hyperparameters", "searcher",   "resources", "checkpoint", "code"};
+  std::vector<std::string> known = dlx_keys;
+  for (const auto& key : detail::determined_top_keys()) known.push_back(key);
+  report_misplaced(root, known);
+  root.allow_only(known, dlx_keys, ", and Determined's (docs/config-reference.md, Coming from Determined)");
 
   Experiment experiment;
   if (site) apply_site(experiment, *site);
   experiment.source_file = file_label;
-  auto name = root.optional_string("name");
-  if (!name) root.missing("name", "add name: <experiment name>");
-  if (auto problem = experiment_name_problem(*name); !problem.empty()) {
-    root.fail(root.raw("name"), "name", fmt::format("'{}' {}", abbreviated(*name), problem),
-              "use letters, digits, '.', '_' and '-' (it names the experiment's directory)");
+  // Each step is a recovery boundary: its first problem is recorded and the next step runs.
+  auto step = [&](auto&& work) { return sink.attempt(work); };
+  step([&] { experiment.description = root.optional_string("description").value_or(""); });
+  step([&] { parse_name(root, experiment); });
+  step([&] { experiment.entrypoint = parse_entrypoint(root, experiment.entrypoint_is_shell); });
+  step([&] {
+    if (auto seed = root.optional_integer_in("seed", 0, std::numeric_limits<std::int64_t>::max(),
+                                             "use a non-negative seed")) {
+      experiment.seed = static_cast<std::uint64_t>(*seed);
+      experiment.seed_given = true;
+    }
+  });
+  step([&] {
+    if (auto restarts = root.optional_integer_in("max_restarts", 0, 1000, "how many crashes a trial may survive")) {
+      experiment.max_restarts = static_cast<int>(*restarts);
+    }
+  });
+  detail::parse_determined_top(root, experiment);
+  bool hyperparameters_ok = step([&] {
+    if (root.has("hyperparameters") && !root.raw("hyperparameters").IsNull()) {
+      experiment.hyperparameters = detail::parse_hyperparameters(root.mapping("hyperparameters"));
+    }
+  });
+  bool searcher_ok = step([&] { experiment.searcher = detail::parse_searcher(root.mapping("searcher")); });
+  step([&] {
+    if (!root.has("resources")) return;
+    std::optional<int> gpus_per_node = site ? site->resources.gpus_per_node : std::nullopt;
+    if (auto launcher = detail::launcher_slots_per_node(root)) gpus_per_node = launcher;
+    detail::parse_experiment_resources(root.mapping("resources"), experiment, gpus_per_node);
+  });
+  step([&] {
+    if (root.has("environment") && !root.raw("environment").IsNull()) {
+      detail::parse_experiment_environment(root.mapping("environment"), experiment);
+    }
+  });
+  step([&] {
+    if (root.has("checkpoint")) detail::parse_checkpoint(root.mapping("checkpoint"), experiment.checkpoint);
+  });
+  step([&] {
+    if (root.has("code")) detail::parse_code(root.mapping("code"), experiment.code, detail::CodeKeys::experiment);
+  });
+  if (hyperparameters_ok) {
+    step([&] {
+      if (root.has("min_checkpoint_period") && !root.raw("min_checkpoint_period").IsNull()) {
+        detail::parse_min_checkpoint_period(root, experiment);
+      }
+    });
   }
-  experiment.name = *name;
-  experiment.description = root.optional_string("description").value_or("");
-  experiment.entrypoint = parse_entrypoint(root, experiment.entrypoint_is_shell);
-  if (auto seed = root.optional_integer_in("seed", 0, std::numeric_limits<std::int64_t>::max(), "use a non-negative seed")) {
-    experiment.seed = static_cast<std::uint64_t>(*seed);
-    experiment.seed_given = true;
+  // The rules across sections need every section read: with a problem already, they would only
+  // repeat it in other words.
+  if (sink.empty() && hyperparameters_ok && searcher_ok) {
+    step([&] { detail::check_cross_field_rules(experiment, root); });
   }
-  if (auto restarts = root.optional_integer_in("max_restarts", 0, 1000, "how many crashes a trial may survive")) {
-    experiment.max_restarts = static_cast<int>(*restarts);
+  if (sink.empty() && site && site->max_trials && experiment.searcher.max_trials > *site->max_trials) {
+    step([&] {
+      root.fail(root.raw("searcher")["max_trials"], "searcher.max_trials",
+                fmt::format("is {}, above this site's limit of {} (set in {})", experiment.searcher.max_trials,
+                            *site->max_trials, site->source),
+                fmt::format("use at most {} trials, or ask your administrator", *site->max_trials));
+    });
   }
-  if (root.has("environment")) detail::parse_environment(root.mapping("environment"), experiment.environment);
-  if (root.has("hyperparameters") && !root.raw("hyperparameters").IsNull()) {
-    experiment.hyperparameters = detail::parse_hyperparameters(root.mapping("hyperparameters"));
-  }
-  experiment.searcher = detail::parse_searcher(root.mapping("searcher"));
-  if (root.has("resources")) detail::parse_resources(root.mapping("resources"), experiment.resources);
-  if (root.has("checkpoint")) detail::parse_checkpoint(root.mapping("checkpoint"), experiment.checkpoint);
-  if (root.has("code")) detail::parse_code(root.mapping("code"), experiment.code, detail::CodeKeys::experiment);
-  detail::check_cross_field_rules(experiment, root);
-  if (site && site->max_trials && experiment.searcher.max_trials > *site->max_trials) {
-    root.fail(root.raw("searcher")["max_trials"], "searcher.max_trials",
-              fmt::format("is {}, above this site's limit of {} (set in {})", experiment.searcher.max_trials,
-                          *site->max_trials, site->source),
-              fmt::format("use at most {} trials, or ask your administrator", *site->max_trials));
-  }
+  sink.throw_if_any();
+  if (!experiment.determined.ignored.empty()) experiment.warnings.push_back(ignored_keys_warning(experiment));
   return experiment;
 }
 

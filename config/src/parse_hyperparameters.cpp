@@ -5,6 +5,10 @@
 //   dropout: {type: double, minval: 0, maxval: 0.5, count: 3}
 //   optimizer: {type: categorical, vals: [sgd, adam]}
 //   optim: {momentum: 0.9, lr: {...}}         a mapping without `type` groups (optim.momentum)
+//   layers: [64, 32]   head: null             any other YAML value is a constant, as Determined
+//                                             passes it through (also inside val and vals)
+//   optim.lr: 0.1                             a key may contain '.' (Determined allows it)
+// Each hyperparameter is its own recovery boundary: one bad entry does not hide the next.
 #include <cmath>
 
 #include <fmt/format.h>
@@ -41,7 +45,8 @@ void read_range(const MappingReader& hp, Hyperparameter& out) {
   out.minval = read_bound("minval");
   out.maxval = read_bound("maxval");
   if (!std::isfinite(out.minval) || !std::isfinite(out.maxval)) {
-    hp.fail(hp.node(), out.name, "minval and maxval must be finite numbers", "use finite bounds");
+    hp.fail(hp.node(), "hyperparameters." + out.name, "minval and maxval must be finite numbers",
+            "use finite bounds");
   }
   if (out.minval > out.maxval) {
     hp.fail(hp.raw("minval"), hp.path("minval"),
@@ -71,18 +76,13 @@ void read_categorical(const MappingReader& hp, Hyperparameter& out) {
   if (!vals.IsSequence() || vals.size() == 0) {
     hp.fail(vals, hp.path("vals"), "must be a non-empty list", "list the choices, e.g. vals: [sgd, adam]");
   }
-  for (const auto& item : vals) {
-    if (!item.IsScalar()) {
-      hp.fail(item, hp.path("vals"), "each choice must be a scalar (number, string or boolean)",
-              "use plain values in vals");
-    }
-    out.vals.push_back(scalar_to_json(item));
-  }
+  for (const auto& item : vals) out.vals.push_back(yaml_to_json(item));  // any value, lists too
 }
 
-Hyperparameter parse_typed(const MappingReader& hp, const std::string& name) {
+Hyperparameter parse_typed(const MappingReader& hp, const std::string& name, const std::vector<std::string>& path) {
   Hyperparameter out;
   out.name = name;
+  out.path = path;
   out.where = hp.position(hp.node());
   out.type = parse_type(hp);
   switch (out.type) {
@@ -90,8 +90,7 @@ Hyperparameter parse_typed(const MappingReader& hp, const std::string& name) {
       hp.allow_only({"type", "val"});
       YAML::Node val = hp.raw("val");
       if (!val) hp.missing("val", "a const hyperparameter needs val: <value>");
-      if (!val.IsScalar()) hp.fail(val, hp.path("val"), "must be a scalar", "give a number, string or boolean");
-      out.value = scalar_to_json(val);
+      out.value = yaml_to_json(val);  // any value: null, a list, a mapping
       break;
     }
     case HyperparameterType::integer:
@@ -111,40 +110,51 @@ Hyperparameter parse_typed(const MappingReader& hp, const std::string& name) {
   return out;
 }
 
-void parse_group(const MappingReader& group, const std::string& prefix,
+void parse_entry(const MappingReader& group, const YAML::Node& key_node, const YAML::Node& value,
+                 const std::vector<std::string>& prefix, std::vector<Hyperparameter>& out);
+
+void parse_group(const MappingReader& group, const std::vector<std::string>& prefix,
                  std::vector<Hyperparameter>& out) {
   for (const auto& entry : group.node()) {
-    const std::string key = entry.first.Scalar();
-    const std::string name = prefix.empty() ? key : prefix + "." + key;
-    // The whole dotted name is bounded (it also names the trial's DLX_HP_ variable), and checked
-    // before its syntax.
-    if (name.size() > kMaxKeyLength) {
-      group.fail(entry.first, "hyperparameters." + name,
-                 fmt::format("the name is {} characters long, more than the limit of {}", name.size(), kMaxKeyLength),
-                 "use a shorter name");
-    }
-    if (!is_hyperparameter_key(key)) {
-      group.fail(entry.first, "hyperparameters." + name, "is not a valid hyperparameter name",
-                 "use letters, digits, '_' and '-', starting with a letter or '_'");
-    }
-    const YAML::Node& value = entry.second;
-    if (value.IsScalar()) {
-      Hyperparameter constant;
-      constant.name = name;
-      constant.where = group.position(value);
-      constant.value = scalar_to_json(value);
-      out.push_back(std::move(constant));
-    } else if (value.IsMap()) {
-      MappingReader nested(value, "hyperparameters." + name, group.file());
-      if (value["type"]) {
-        out.push_back(parse_typed(nested, name));
-      } else {
-        parse_group(nested, name, out);
-      }
+    if (Diagnostics* sink = group.sink()) {
+      sink->attempt([&] { parse_entry(group, entry.first, entry.second, prefix, out); });
     } else {
-      group.fail(value, "hyperparameters." + name, "expected a value or a mapping",
-                 "write name: value, or name: {type: ..., ...}");
+      parse_entry(group, entry.first, entry.second, prefix, out);
     }
+  }
+}
+
+void parse_entry(const MappingReader& group, const YAML::Node& key_node, const YAML::Node& value,
+                 const std::vector<std::string>& prefix, std::vector<Hyperparameter>& out) {
+  const std::string key = key_node.Scalar();
+  std::vector<std::string> path = prefix;
+  path.push_back(key);
+  std::string name;
+  for (const auto& part : path) name += (name.empty() ? "" : ".") + part;
+  const std::string shown = "hyperparameters." + name;
+  // The whole dotted name is bounded (it also names the trial's DLX_HP_ variable), and checked
+  // before its syntax.
+  if (name.size() > kMaxKeyLength) {
+    group.fail(key_node, shown,
+               fmt::format("the name is {} characters long, more than the limit of {}", name.size(), kMaxKeyLength),
+               "use a shorter name");
+  }
+  if (!is_hyperparameter_key(key)) {
+    group.fail(key_node, shown, "is not a valid hyperparameter name",
+               "use letters, digits, '_', '-' and '.', starting with a letter or '_'");
+  }
+  if (value.IsMap() && value["type"]) {
+    out.push_back(parse_typed(group.nested(value, shown), name, path));
+  } else if (value.IsMap() && value.size() > 0) {
+    parse_group(group.nested(value, shown), path, out);
+  } else {
+    // A scalar, null, a list (empty too) or an empty mapping: a constant, passed through as is.
+    Hyperparameter constant;
+    constant.name = name;
+    constant.path = path;
+    constant.where = group.position(value.IsNull() ? key_node : value);
+    constant.value = yaml_to_json(value);
+    out.push_back(std::move(constant));
   }
 }
 
@@ -152,7 +162,7 @@ void parse_group(const MappingReader& group, const std::string& prefix,
 
 std::vector<Hyperparameter> parse_hyperparameters(const MappingReader& section) {
   std::vector<Hyperparameter> out;
-  parse_group(section, "", out);
+  parse_group(section, {}, out);
   return out;
 }
 

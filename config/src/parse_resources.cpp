@@ -30,9 +30,18 @@ std::optional<std::string> slurm_value(const MappingReader& section, const char*
 
 }  // namespace
 
+const std::vector<std::string>& resource_keys() {
+  static const std::vector<std::string> keys{"nodes_per_trial", "tasks_per_node", "gpus_per_node", "cpus_per_task",
+                                             "mem_per_node",    "time_limit",     "partition"};
+  return keys;
+}
+
 void parse_resources(const MappingReader& section, Resources& into) {
-  section.allow_only({"nodes_per_trial", "tasks_per_node", "gpus_per_node", "cpus_per_task", "mem_per_node",
-                      "time_limit", "partition"});
+  section.allow_only(resource_keys());
+  read_resources(section, into);
+}
+
+void read_resources(const MappingReader& section, Resources& into) {
   if (auto nodes = section.optional_integer_in("nodes_per_trial", 1, 100'000, "give the number of nodes each trial uses")) {
     into.nodes_per_trial = static_cast<int>(*nodes);
   }
@@ -91,32 +100,36 @@ void parse_checkpoint(const MappingReader& section, CheckpointPolicy& into) {
   if (auto async = section.optional_boolean("async")) into.async = *async;
 }
 
+void add_variable(const MappingReader& section, const YAML::Node& at, const std::string& path, const std::string& key,
+                  const std::string& value, std::vector<std::pair<std::string, std::string>>& into) {
+  if (key.size() > kMaxKeyLength) {
+    section.fail(at, path, fmt::format("is {} characters long, more than the limit of {}", key.size(), kMaxKeyLength),
+                 "use a shorter variable name");
+  }
+  if (!is_variable_name(key)) {
+    section.fail(at, path, "is not a valid variable name", "use letters, digits and '_', not starting with a digit");
+  }
+  if (key.rfind("DLX_", 0) == 0 || key.rfind("SLURM_", 0) == 0) {
+    section.fail(at, path, "is reserved (DLX_ and SLURM_ variables are set by dlx and Slurm)", "choose another name");
+  }
+  auto existing = std::find_if(into.begin(), into.end(), [&](const auto& pair) { return pair.first == key; });
+  if (existing != into.end()) {
+    existing->second = value;  // the experiment file overrides a site default
+  } else {
+    into.emplace_back(key, value);
+  }
+}
+
 void parse_environment(const MappingReader& section, std::vector<std::pair<std::string, std::string>>& into) {
   for (const auto& entry : section.node()) {
     const std::string key = entry.first.Scalar();
     const std::string path = "environment." + key;
-    if (key.size() > kMaxKeyLength) {
-      section.fail(entry.first, path, fmt::format("is {} characters long, more than the limit of {}", key.size(),
-                                                  kMaxKeyLength),
-                   "use a shorter variable name");
-    }
-    if (!is_variable_name(key)) {
-      section.fail(entry.first, path, "is not a valid variable name",
-                   "use letters, digits and '_', not starting with a digit");
-    }
-    if (key.rfind("DLX_", 0) == 0 || key.rfind("SLURM_", 0) == 0) {
-      section.fail(entry.first, path, "is reserved (DLX_ and SLURM_ variables are set by dlx and Slurm)",
-                   "choose another name");
-    }
     if (!entry.second.IsScalar()) {
+      std::vector<std::pair<std::string, std::string>> name_only;  // the name's own problems first
+      add_variable(section, entry.first, path, key, "", name_only);
       section.fail(entry.second, path, "must be a scalar value", "write NAME: value");
     }
-    auto existing = std::find_if(into.begin(), into.end(), [&](const auto& pair) { return pair.first == key; });
-    if (existing != into.end()) {
-      existing->second = entry.second.Scalar();  // the experiment file overrides a site default
-    } else {
-      into.emplace_back(key, entry.second.Scalar());
-    }
+    add_variable(section, entry.first, path, key, entry.second.Scalar(), into);
   }
 }
 

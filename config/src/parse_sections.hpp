@@ -1,5 +1,8 @@
 #pragma once
 // One function per section of the experiment file; parse.cpp puts them together.
+#include <optional>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -15,6 +18,8 @@ Length parse_length(const MappingReader& parent, const char* key);
 bool takes_sampler(SearcherName name);
 void parse_sampler(const MappingReader& section, SearcherConfig& into);
 void parse_resources(const MappingReader& section, Resources& into);
+const std::vector<std::string>& resource_keys();           // dlx's keys of `resources`
+void read_resources(const MappingReader& section, Resources& into);  // without checking for unknown keys
 void parse_checkpoint(const MappingReader& section, CheckpointPolicy& into);
 void parse_environment(const MappingReader& section,
                        std::vector<std::pair<std::string, std::string>>& into);
@@ -22,6 +27,29 @@ void parse_environment(const MappingReader& section,
 enum class CodeKeys { experiment, site };
 void parse_code(const MappingReader& section, CodeConfig& into, CodeKeys keys);
 void emit_code(YAML::Emitter& out, const CodeConfig& code);
+// One variable NAME=value for the trial, its name checked (length, syntax, not reserved); `at`
+// and `path` place a problem. A later value of the same name replaces the earlier one.
+void add_variable(const MappingReader& section, const YAML::Node& at, const std::string& path, const std::string& key,
+                  const std::string& value, std::vector<std::pair<std::string, std::string>>& into);
+
+// Determined's keys (parse_determined.cpp): the top-level ones dlx maps or ignores, and the
+// whole translation of what a Determined file says beyond dlx's own schema.
+const std::vector<std::string>& determined_top_keys();
+void parse_determined_top(const MappingReader& root, Experiment& experiment);
+// `resources` with Determined's keys besides dlx's; `gpus_per_node` is the site's figure (from the
+// site defaults, or the file's slurm/pbs slots_per_node) that slots_per_trial is spread by.
+void parse_experiment_resources(const MappingReader& section, Experiment& experiment,
+                                std::optional<int> gpus_per_node);
+// slurm.slots_per_node or pbs.slots_per_node: the GPUs of one node Determined's launcher was told.
+std::optional<int> launcher_slots_per_node(const MappingReader& root);
+// `environment`: dlx's NAME: value mapping, or Determined's (image, environment_variables, ...).
+void parse_experiment_environment(const MappingReader& section, Experiment& experiment);
+// Determined's min_checkpoint_period, after hyperparameters and records_per_epoch are known.
+void parse_min_checkpoint_period(const MappingReader& root, Experiment& experiment);
+// "model_def:MNistTrial": a Determined Trial class, not a command.
+bool is_trial_class(const std::string& entrypoint);
+// A safe experiment (directory) name from free text, or "" when nothing usable remains.
+std::string safe_experiment_name(std::string_view text);
 
 // Rules that span sections (grid needs finite axes, limits versus the trial count, ...).
 void check_cross_field_rules(const Experiment& experiment, const MappingReader& root);

@@ -13,8 +13,23 @@ namespace dlx::config {
 
 namespace {
 
-void emit_scalar(YAML::Emitter& out, const nlohmann::json& value) {
-  if (value.is_boolean()) {
+// Any JSON value back as the YAML that parses to it (yaml_to_json): strings quoted, so that "5"
+// and "null" stay strings; containers in flow style.
+void emit_value(YAML::Emitter& out, const nlohmann::json& value) {
+  if (value.is_null()) {
+    out << YAML::Null;
+  } else if (value.is_array()) {
+    out << YAML::Flow << YAML::BeginSeq;
+    for (const auto& item : value) emit_value(out, item);
+    out << YAML::EndSeq;
+  } else if (value.is_object()) {
+    out << YAML::Flow << YAML::BeginMap;
+    for (const auto& [key, item] : value.items()) {
+      out << YAML::Key << key << YAML::Value;  // keys are read back as text whatever they look like
+      emit_value(out, item);
+    }
+    out << YAML::EndMap;
+  } else if (value.is_boolean()) {
     out << value.get<bool>();
   } else if (value.is_number_integer()) {
     out << value.get<std::int64_t>();
@@ -30,7 +45,7 @@ void emit_hyperparameter(YAML::Emitter& out, const Hyperparameter& hp) {
   switch (hp.type) {
     case HyperparameterType::constant:
       out << YAML::Key << "val" << YAML::Value;
-      emit_scalar(out, hp.value);
+      emit_value(out, hp.value);
       break;
     case HyperparameterType::integer:
       out << YAML::Key << "minval" << YAML::Value << static_cast<std::int64_t>(hp.minval);
@@ -44,7 +59,7 @@ void emit_hyperparameter(YAML::Emitter& out, const Hyperparameter& hp) {
       break;
     case HyperparameterType::categorical:
       out << YAML::Key << "vals" << YAML::Value << YAML::Flow << YAML::BeginSeq;
-      for (const auto& value : hp.vals) emit_scalar(out, value);
+      for (const auto& value : hp.vals) emit_value(out, value);
       out << YAML::EndSeq;
       break;
   }
@@ -69,7 +84,7 @@ struct Group {
 void emit_group(YAML::Emitter& out, const Group& group) {
   out << YAML::BeginMap;
   for (const auto& [name, child] : group.children) {
-    out << YAML::Key << name << YAML::Value;
+    out << YAML::Key << name << YAML::Value;  // read back as text (the emitter quotes "null")
     if (child->leaf) {
       emit_hyperparameter(out, *child->leaf);
     } else {
@@ -151,10 +166,12 @@ void emit_checkpoint(YAML::Emitter& out, const CheckpointPolicy& policy) {
 
 }  // namespace
 
-std::string to_yaml(const Experiment& experiment) {
+namespace {
+
+std::string emit_experiment(const Experiment& experiment, const std::string& header, bool seed_always) {
   YAML::Emitter out;
   out.SetDoublePrecision(17);
-  out << YAML::Comment("frozen by dlx at submission: the configuration this experiment ran with");
+  out << YAML::Comment(header);
   out << YAML::BeginMap;
   out << YAML::Key << "name" << YAML::Value << experiment.name;
   out << YAML::Key << "entrypoint" << YAML::Value;
@@ -165,21 +182,37 @@ std::string to_yaml(const Experiment& experiment) {
     for (const auto& argument : experiment.entrypoint) out << YAML::DoubleQuoted << argument;
     out << YAML::EndSeq;
   }
-  out << YAML::Key << "seed" << YAML::Value << experiment.seed;
+  if (seed_always || experiment.seed_given) out << YAML::Key << "seed" << YAML::Value << experiment.seed;
   if (!experiment.description.empty()) {
     out << YAML::Key << "description" << YAML::Value << YAML::DoubleQuoted << experiment.description;
+  }
+
+  if (!experiment.labels.empty()) {
+    out << YAML::Key << "labels" << YAML::Value << YAML::Flow << YAML::BeginSeq;
+    for (const auto& label : experiment.labels) out << YAML::DoubleQuoted << label;
+    out << YAML::EndSeq;
+  }
+  if (experiment.records_per_epoch) {
+    out << YAML::Key << "records_per_epoch" << YAML::Value << *experiment.records_per_epoch;
   }
 
   if (!experiment.hyperparameters.empty()) {
     Group root;
     for (const auto& hp : experiment.hyperparameters) {
       Group* group = &root;
-      std::string::size_type start = 0, dot;
-      while ((dot = hp.name.find('.', start)) != std::string::npos) {
-        group = &group->child(hp.name.substr(start, dot - start));
-        start = dot + 1;
+      // The keys as the file nested them (a key may contain '.'); a Hyperparameter made without
+      // a path nests at every '.' of its name.
+      std::vector<std::string> path = hp.path;
+      if (path.empty()) {
+        std::string::size_type start = 0, dot;
+        while ((dot = hp.name.find('.', start)) != std::string::npos) {
+          path.push_back(hp.name.substr(start, dot - start));
+          start = dot + 1;
+        }
+        path.push_back(hp.name.substr(start));
       }
-      group->child(hp.name.substr(start)).leaf = &hp;
+      for (std::size_t k = 0; k + 1 < path.size(); ++k) group = &group->child(path[k]);
+      group->child(path.back()).leaf = &hp;
     }
     out << YAML::Key << "hyperparameters" << YAML::Value;
     emit_group(out, root);
@@ -197,6 +230,16 @@ std::string to_yaml(const Experiment& experiment) {
   detail::emit_code(out, experiment.code);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace
+
+std::string to_yaml(const Experiment& experiment) {
+  return emit_experiment(experiment, "frozen by dlx at submission: the configuration this experiment ran with", true);
+}
+
+std::string to_yaml_for_editing(const Experiment& experiment, const std::string& header) {
+  return emit_experiment(experiment, header, false);
 }
 
 void write_snapshot(const Experiment& experiment, const std::filesystem::path& experiment_dir) {

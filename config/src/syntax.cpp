@@ -53,7 +53,7 @@ bool is_variable_name(std::string_view text) {
 
 bool is_hyperparameter_key(std::string_view text) {
   return !text.empty() && !is_digit(text.front()) && text.front() != '-' &&
-         std::all_of(text.begin(), text.end(), [](char c) { return is_word(c) || c == '-'; });
+         std::all_of(text.begin(), text.end(), [](char c) { return is_word(c) || c == '-' || c == '.'; });
 }
 
 }  // namespace dlx::config

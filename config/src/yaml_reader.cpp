@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -71,17 +72,60 @@ std::optional<bool> parse_boolean(const std::string& text) {
 
 }  // namespace
 
+namespace {
+
+// "rnd" for "random": the letters in order, the first one the same.
+bool abbreviates(std::string_view word, std::string_view candidate) {
+  if (word.size() < 2 || word.front() != candidate.front()) return false;
+  std::size_t at = 0;
+  for (char c : candidate) {
+    if (at < word.size() && word[at] == c) ++at;
+  }
+  return at == word.size();
+}
+
+std::vector<std::string_view> words_of(std::string_view key) {
+  std::vector<std::string_view> words;
+  for (std::size_t start = 0;;) {
+    auto end = key.find('_', start);
+    words.push_back(key.substr(start, end == std::string_view::npos ? key.npos : end - start));
+    if (end == std::string_view::npos) return words;
+    start = end + 1;
+  }
+}
+
+// Whether `candidate`, `distance` edits from `word`, is what the user meant to type: few edits for
+// the length, and in keys of several words no whole word swapped for another ("slots_per_trial"
+// is not a typo of "nodes_per_trial").
+bool plausible_typo(std::string_view word, std::string_view candidate, std::size_t distance) {
+  if (abbreviates(word, candidate)) return true;
+  const std::size_t longer = std::max(word.size(), candidate.size());
+  if (distance > std::max<std::size_t>(2, (longer + 1) / 3)) return false;
+  auto typed = words_of(word), meant = words_of(candidate);
+  if (typed.size() > 1 && typed.size() == meant.size()) {
+    for (std::size_t k = 0; k < typed.size(); ++k) {
+      const std::size_t length = std::max(typed[k].size(), meant[k].size());
+      if (edit_distance(typed[k], meant[k]) > std::max<std::size_t>(1, length / 3)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
   // Far longer than any candidate is no typo, and the distance costs |word| x |candidate|.
   constexpr std::size_t kLongestTypo = 64;
   if (word.size() > kLongestTypo) return "";
   std::string best;
-  std::size_t best_distance = std::max<std::size_t>(2, (word.size() + 1) / 2) + 1;
+  std::size_t best_distance = std::numeric_limits<std::size_t>::max();
   for (const auto& candidate : candidates) {
+    if (candidate.empty()) continue;
     std::size_t distance = edit_distance(word, candidate);
+    if (!plausible_typo(word, candidate, distance)) continue;
     // On a tie, a candidate with the same first letter is the likelier typo ("rnd" -> "random").
-    bool same_start = !word.empty() && !candidate.empty() && word.front() == candidate.front();
-    bool best_same_start = !best.empty() && best.front() == word.front();
+    bool same_start = !word.empty() && word.front() == candidate.front();
+    bool best_same_start = !best.empty() && !word.empty() && best.front() == word.front();
     if (distance < best_distance || (distance == best_distance && same_start && !best_same_start)) {
       best_distance = distance;
       best = candidate;
@@ -140,8 +184,42 @@ nlohmann::json scalar_to_json(const YAML::Node& scalar) {
   return text;
 }
 
-MappingReader::MappingReader(const YAML::Node& node, std::string key_path, const std::string& file)
-    : node_(node), key_path_(std::move(key_path)), file_(file) {}
+void Diagnostics::throw_if_any() const {
+  if (problems_.empty()) return;
+  std::vector<ConfigError> sorted = problems_;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const ConfigError& a, const ConfigError& b) {
+    return std::pair(a.where().line, a.where().column) < std::pair(b.where().line, b.where().column);
+  });
+  throw ConfigErrors(std::move(sorted));
+}
+
+nlohmann::json yaml_to_json(const YAML::Node& node) {
+  // Recursive, and bounded: check_structure has limited the document's depth (32) and size.
+  switch (node.Type()) {
+    case YAML::NodeType::Scalar: return scalar_to_json(node);
+    case YAML::NodeType::Sequence: {
+      auto array = nlohmann::json::array();
+      for (const auto& item : node) array.push_back(yaml_to_json(item));
+      return array;
+    }
+    case YAML::NodeType::Map: {
+      auto object = nlohmann::json::object();
+      for (const auto& entry : node) object[entry.first.Scalar()] = yaml_to_json(entry.second);
+      return object;
+    }
+    default: return nullptr;
+  }
+}
+
+MappingReader::MappingReader(const YAML::Node& node, std::string key_path, const std::string& file,
+                             Diagnostics* sink)
+    : node_(node), key_path_(std::move(key_path)), file_(file), sink_(sink) {}
+
+void MappingReader::report(const YAML::Node& at, const std::string& key, const std::string& problem,
+                           const std::string& fix) const {
+  if (!sink_) fail(at, key, problem, fix);
+  sink_->add(ConfigError(position_of(at, file_), key, problem, fix));
+}
 
 std::string MappingReader::path(const char* key) const {
   return key_path_.empty() ? std::string(key) : key_path_ + "." + key;
@@ -157,16 +235,22 @@ void MappingReader::missing(const char* key, const std::string& fix) const {
 }
 
 void MappingReader::allow_only(std::initializer_list<const char*> known) const {
-  std::vector<std::string> names(known.begin(), known.end());
+  allow_only(std::vector<std::string>(known.begin(), known.end()));
+}
+
+void MappingReader::allow_only(const std::vector<std::string>& names) const { allow_only(names, names, ""); }
+
+void MappingReader::allow_only(const std::vector<std::string>& names, const std::vector<std::string>& listed,
+                               const std::string& more) const {
   for (const auto& entry : node_) {
     const std::string& key = entry.first.Scalar();
     if (std::find(names.begin(), names.end(), key) != names.end()) continue;
     std::string suggestion = closest_match(key, names);
     std::string where = key_path_.empty() ? "at the top level" : "in " + key_path_;
     std::string fix = suggestion.empty()
-                          ? fmt::format("known keys {}: {}", where, fmt::join(names, ", "))
+                          ? fmt::format("known keys {}: {}{}", where, fmt::join(listed, ", "), more)
                           : fmt::format("did you mean '{}'?", suggestion);
-    fail(entry.first, path(key.c_str()), fmt::format("unknown key {}", where), fix);
+    report(entry.first, path(key.c_str()), fmt::format("unknown key {}", where), fix);
   }
 }
 
@@ -247,7 +331,7 @@ MappingReader MappingReader::mapping(const char* key) const {
     fail(value, path(key), fmt::format("expected a mapping, got {}", kind_name(value)),
          fmt::format("write {}: followed by indented key: value lines", key));
   }
-  return MappingReader(value, path(key), file_);
+  return MappingReader(value, path(key), file_, sink_);
 }
 
 }  // namespace dlx::config::detail

@@ -29,6 +29,13 @@ entrypoint: dlx-example-logreg
 searcher: {name: single, metric: accuracy}
 resources: {partition: $(head -c 100000 /dev/zero | tr '\0' p)}
 YAML
+# Several mistakes: sbatch lists them all, sorted by line (issue 20).
+cat > "$WORK/bad/several.yaml" <<'YAML'
+name: several
+entrypoint: model_def:Trial
+searcher: {name: single, metric: accuracy, max_restarts: 2}
+resources: {nodes_pertrial: 2}
+YAML
 chmod -R a+r "$WORK/bad"
 
 dirs_before=$(count_entries "$(user_storage)")
@@ -47,6 +54,10 @@ check_rejected() {  # check_rejected "expected message" sbatch-arguments...
 check_rejected "dlx: --dl-experiment: bad/typo.yaml:5:3: resources.nodes_pertrial: unknown key in resources (did you mean 'nodes_per_trial'?)" \
   --dl-experiment=bad/typo.yaml
 check_rejected "dlx: --dl-experiment: bad/syntax.yaml:3:1: YAML syntax error" --dl-experiment=bad/syntax.yaml
+check_rejected "dlx: --dl-experiment: bad/several.yaml:2:13: entrypoint: 'model_def:Trial' names a Determined Trial class" \
+  --dl-experiment=bad/several.yaml
+expect_contains "sbatch several.yaml" "$(cat "$WORK/bad.err")" "dlx: --dl-experiment: bad/several.yaml:3:44: searcher.max_restarts: unknown key in searcher"
+expect_contains "sbatch several.yaml" "$(cat "$WORK/bad.err")" "dlx: --dl-experiment: bad/several.yaml:4:13: resources.nodes_pertrial: unknown key in resources (did you mean 'nodes_per_trial'?)"
 check_rejected "dlx: --dl-experiment: bad/missing.yaml: cannot read the experiment file" \
   --dl-experiment=bad/missing.yaml
 check_rejected "dlx: --dl-experiment: bad/too-many.yaml: the experiment needs $((max_array + 1)) array tasks but this cluster's MaxArraySize is $max_array" \

@@ -32,6 +32,15 @@ resources:
 )";
 
 // The message of the ConfigError that parsing `text` throws ("" when it parses).
+std::string error_of_label(const std::string& text, const std::string& label) {
+  try {
+    parse_experiment(text, label);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 std::string error_of(const std::string& text) {
   try {
     parse_experiment(text, "exp.yaml");
@@ -94,7 +103,6 @@ TEST_CASE("every mistake names file, line, column, key, problem and fix", "[conf
        "exp.yaml:4:13: resources.nodes_pertrial: unknown key in resources (did you mean 'nodes_per_trial'?)"},
       {"name: a\n" + base + "serach: {}\n", "did you mean 'searcher'?"},
       {"name: a\nname: b\n" + base, "exp.yaml:2:1: name: duplicate key"},
-      {base, "exp.yaml:1:1: name: is required but missing (add name: <experiment name>)"},
       {"name: ../etc\n" + base, "exp.yaml:1:7: name: '../etc' starts with '.'"},
       {"name: a/b\n" + base, "name: 'a/b' contains '/'"},
       {"name: a\n" + base + "resources: {nodes_per_trial: 0}\n",
@@ -214,6 +222,13 @@ TEST_CASE("every mistake names file, line, column, key, problem and fix", "[conf
   }));
   INFO(text);
   CHECK_THAT(error_of(text), Catch::Contains(expected));
+}
+
+TEST_CASE("without name, the file's name names the experiment", "[config]") {
+  // It was an error before issue 20 ("name: is required but missing"); Determined lets name out.
+  CHECK(parse_experiment("entrypoint: x\nsearcher: {name: grid, metric: loss}\n", "exp.yaml").name == "exp");
+  CHECK_THAT(error_of_label("entrypoint: x\nsearcher: {name: grid, metric: loss}\n", "...yaml"),
+             Catch::Contains("...yaml:1:1: name: is required but missing (add name: <experiment name>"));
 }
 
 TEST_CASE("alias bombs and deep nesting are rejected quickly", "[config]") {

@@ -24,6 +24,7 @@ run() {
 commands=(
   "validate|--json --site-config|--file"
   "plan|--json --site-config|--file"
+  "convert-determined|--site-config|--file"
   "status|--json --write-h5|--experiment"
   "replay|--json --state --write-h5|--experiment"
   "logs|--attempt --rank --follow --json --raw|--experiment --trial"
@@ -81,6 +82,7 @@ run export --help
 grep -qE "^  tensorboard " <<<"$out" || fail "dlx export --help does not list tensorboard"
 run help
 grep -qE "^  export tensorboard " <<<"$out" || fail "dlx help does not list export tensorboard"
+grep -qE "^  convert-determined FILE " <<<"$out" || fail "dlx help does not list convert-determined"
 run storage --help
 for sub in add-user check; do grep -qE "^  $sub " <<<"$out" || fail "dlx storage --help does not list $sub"; done
 
@@ -131,6 +133,7 @@ expect_usage_error "dlx: missing argument: output directory" "usage: dlx export 
 expect_usage_error "dlx: missing argument: experiment files" "usage: dlx validate " validate --json
 expect_usage_error "dlx: missing argument: checkpoint file" "usage: dlx ckpt show " ckpt show
 expect_usage_error "dlx: unrecognised option '--nosuch'" "usage: dlx plan " plan --nosuch x.yaml
+expect_usage_error "dlx: missing argument: Determined experiment file" "usage: dlx convert-determined " convert-determined
 expect_usage_error "dlx: doctor: --partitions goes with --config (both saved reports of the same cluster)" \
   "usage: dlx doctor " doctor --partitions x
 

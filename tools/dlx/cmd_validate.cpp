@@ -20,7 +20,9 @@ CommandLine validate_command_line() {
   CommandLine command("validate", "FILE... [--json] [--site-config FILE]",
                       "Checks experiment files as `sbatch --dl-experiment` would, with the site's\n"
                       "defaults applied: one line per file, valid with its trial count and array, or\n"
-                      "file:line:column: key: problem (fix). The site defaults come from --site-config,\n"
+                      "every problem of the file, one per line, sorted by line:\n"
+                      "file:line:column: key: problem (fix). A Determined experiment file is read\n"
+                      "too: its keys without a dlx meaning are named in one warning line. The site defaults come from --site-config,\n"
                       "else $DLX_SITE_CONFIG, else (with SLURM_CONF set) the site_config of dlx's line\n"
                       "in plugstack.conf. Exit status 0 when every file is valid, 1 otherwise.",
                       "dlx validate examples/grid.yaml examples/asha.yaml");
@@ -51,6 +53,10 @@ int run_validate(const Arguments& arguments) {
     nlohmann::json result{{"file", file}};
     try {
       auto experiment = config::parse_experiment_file(file, site ? &*site : nullptr);
+      result["warnings"] = experiment.warnings;
+      if (!json) {
+        for (const auto& warning : experiment.warnings) fmt::print(stderr, "{}\n", warning);
+      }
       int trials = searcher::trial_count(experiment);
       result["valid"] = true;
       result["trials"] = trials;
@@ -61,8 +67,18 @@ int run_validate(const Arguments& arguments) {
     } catch (const config::ConfigError& e) {
       ++invalid;
       result["valid"] = false;
-      result["error"] = {{"message", e.what()}, {"line", e.where().line}, {"column", e.where().column},
-                         {"key", e.key()}, {"problem", e.problem()}, {"fix", e.fix()}};
+      auto describe = [](const config::ConfigError& problem) {
+        return nlohmann::json{{"message", problem.what()}, {"line", problem.where().line},
+                              {"column", problem.where().column}, {"key", problem.key()},
+                              {"problem", problem.problem()}, {"fix", problem.fix()}};
+      };
+      result["errors"] = nlohmann::json::array();
+      if (const auto* several = dynamic_cast<const config::ConfigErrors*>(&e)) {
+        for (const auto& problem : several->problems()) result["errors"].push_back(describe(problem));
+      } else {
+        result["errors"].push_back(describe(e));
+      }
+      result["error"] = result["errors"][0];  // the first, as before
       if (!json) fmt::print(stderr, "{}\n", e.what());
     }
     results.push_back(result);

@@ -26,6 +26,7 @@ using Arguments = std::vector<std::string>;
 
 int run_validate(const Arguments& arguments);
 int run_plan(const Arguments& arguments);
+int run_convert_determined(const Arguments& arguments);
 int run_status(const Arguments& arguments);
 int run_cluster(const Arguments& arguments, const std::string& program_path);
 int run_ckpt(const Arguments& arguments);

@@ -18,6 +18,7 @@ constexpr const char* kUsage = R"(usage: dlx COMMAND [ARGS...]
 Commands:
   validate FILE... [--json]     check experiment files (exit 0 when all are valid)
   plan FILE [--json]            the trials an experiment runs and their hyperparameters
+  convert-determined FILE       the dlx experiment file equivalent to a Determined one
   status JOBID|DIR [--json]     one row per trial: state, hyperparameters, last and best metric
   cluster up|down|env|status    a real single-host Slurm cluster for trying dlx (needs root for up)
   ckpt ls|verify|show|gc ...    checkpoints: list with validity and retention, verify, inspect, clean up
@@ -72,6 +73,7 @@ int main(int argc, char** argv) {
   try {
     if (command == "validate") return dlx::cli::run_validate(arguments);
     if (command == "plan") return dlx::cli::run_plan(arguments);
+    if (command == "convert-determined") return dlx::cli::run_convert_determined(arguments);
     if (command == "status") return dlx::cli::run_status(arguments);
     if (command == "cluster") return dlx::cli::run_cluster(arguments, argv[0]);
     if (command == "ckpt") return dlx::cli::run_ckpt(arguments);

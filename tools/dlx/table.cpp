@@ -47,6 +47,11 @@ std::string Table::render() const {
 std::string format_value(const nlohmann::ordered_json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_number_float()) return fmt::format("{:.6g}", value.get<double>());
+  // A list or mapping (a Determined hyperparameter may be any YAML value) as compact JSON, cut so
+  // that one value cannot widen the whole table.
+  if (value.is_structured()) {
+    return config::abbreviated(value.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace), 48);
+  }
   return value.dump();
 }
 

@@ -23,12 +23,15 @@ enum class HyperparameterType { constant, integer, real, log, categorical };
 
 struct Hyperparameter {
   std::string name;  // dotted for nested groups: "optim.lr"
+  // The keys from the section down to this one ({"optim", "lr"}): the nesting that `name` alone
+  // cannot tell, since a key may itself contain '.' (Determined allows "optim.lr: 0.1").
+  std::vector<std::string> path;
   HyperparameterType type = HyperparameterType::constant;
-  nlohmann::json value;              // constant: the value
+  nlohmann::json value;              // constant: the value, any YAML value (null, list, mapping)
   double minval = 0, maxval = 0;     // integer, real, log (log: exponents of `base`)
   std::optional<int> count;          // grid points for integer/real/log
   double base = 10;                  // log
-  std::vector<nlohmann::json> vals;  // categorical
+  std::vector<nlohmann::json> vals;  // categorical: any YAML values
   SourcePosition where;
 };
 
@@ -114,9 +117,16 @@ struct CodeConfig {
   enum class RunFrom { node_local, shared } run_from = RunFrom::node_local;  // where trials run it
 };
 
+// What the parser made of Determined's keys, for the warning and `dlx convert-determined`.
+struct DeterminedNotes {
+  std::vector<std::string> mapped;   // "resources.slots_per_trial: 8 -> 2 nodes x 4 GPUs (4 tasks each)"
+  std::vector<std::string> ignored;  // "bind_mounts (no containers: ...)"
+};
+
 struct Experiment {
-  std::string name;
+  std::string name;  // a safe directory name (derived from the file name or a free-text name)
   std::string description;
+  std::vector<std::string> labels;
   std::vector<std::string> entrypoint;  // one string runs through /bin/sh -c; a list is exec'd
   bool entrypoint_is_shell = false;
   std::vector<Hyperparameter> hyperparameters;  // in file order
@@ -128,7 +138,13 @@ struct Experiment {
   CodeConfig code;
   std::uint64_t seed = 0;  // the snapshot always records one (chosen at submission if absent)
   bool seed_given = false;
+  // Records in one epoch (Determined's records_per_epoch): turns lengths in epochs into records.
+  std::optional<std::int64_t> records_per_epoch;
   std::string source_file;
+  DeterminedNotes determined;
+  // Lines for the user that are no error (at most one today: the Determined keys dlx ignores).
+  // sbatch (the plugin) and `dlx validate` print them.
+  std::vector<std::string> warnings;
 };
 
 const char* to_string(HyperparameterType type);

@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dlx/common/error.hpp"
 #include "dlx/config/experiment.hpp"
@@ -28,11 +29,32 @@ class ConfigError : public Error {
   };
   explicit ConfigError(Parts parts);
 
+ protected:
+  // `problems`' first part, with `message` (already made safe) as what().
+  ConfigError(const ConfigError& first, const std::string& message);
+
+ private:
   SourcePosition where_;
   std::string key_, problem_, fix_;
 };
 
-// Parse and validate. `file_label` is the name used in messages (the path as the user gave it).
+// Every problem of one file, sorted by line (file-level problems, with no line, first): what()
+// is one message per line, and the accessors of ConfigError return the first problem's parts, so
+// a caller that knows only ConfigError still gets a complete, correct message.
+class ConfigErrors : public ConfigError {
+ public:
+  explicit ConfigErrors(std::vector<ConfigError> problems);
+  const std::vector<ConfigError>& problems() const noexcept { return problems_; }
+
+ private:
+  std::vector<ConfigError> problems_;
+};
+
+// At most `shown` problems of `error` one per line, then "... and N more problems" (the plugin's
+// sbatch message, which must stay readable).
+std::string first_problems(const ConfigError& error, std::size_t shown);
+
+// Parse and validate: throws ConfigErrors listing every problem found. `file_label` is the name used in messages (the path as the user gave it).
 // With `site`, its defaults fill what the file leaves out and its limits apply.
 Experiment parse_experiment(std::string_view text, const std::string& file_label,
                             const SiteConfig* site = nullptr);

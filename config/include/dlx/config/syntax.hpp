@@ -20,7 +20,8 @@ bool is_partition_name(std::string_view text);
 // An environment variable name: [A-Za-z_][A-Za-z0-9_]*
 bool is_variable_name(std::string_view text);
 
-// One key of the hyperparameters section (a name or a group): [A-Za-z_][A-Za-z0-9_-]*
+// One key of the hyperparameters section (a name or a group): [A-Za-z_][A-Za-z0-9_.-]*
+// ('.' as Determined allows it: "optim.lr: 0.1" is one flat name)
 bool is_hyperparameter_key(std::string_view text);
 
 }  // namespace dlx::config

@@ -1,0 +1,434 @@
+// A Determined experiment file read as a dlx one (docs/config-reference.md, "Coming from
+// Determined"): the keys with a dlx meaning are mapped (slots_per_trial to nodes, tasks and GPUs,
+// checkpoint_storage's save_* to the keep_* counts, environment_variables to the trial's
+// variables, reproducibility.experiment_seed to seed, ...); those without one are accepted and
+// named, with the reason, in one warning line; the few that would silently mean something else
+// are refused with the fix. Every note lands in Experiment::determined for `dlx convert-determined`.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "dlx/config/display_text.hpp"
+#include "dlx/config/names.hpp"
+#include "dlx/config/syntax.hpp"
+#include "parse_sections.hpp"
+
+namespace dlx::config::detail {
+
+namespace {
+
+struct Ignored {
+  const char* key;
+  const char* why;
+};
+
+// Top-level Determined keys (0.13-0.38) that have no dlx meaning.
+const std::vector<Ignored>& ignored_top() {
+  static const std::vector<Ignored> keys{
+      {"bind_mounts", "no containers: trials see the cluster's file systems"},
+      {"checkpoint_policy", "dlx saves when the script asks and at checkpoint.period; keep_* decide what stays"},
+      {"data", "free-form data for Determined's Trial API: pass what the script needs as hyperparameters"},
+      {"data_layer", "Determined's retired data layer"},
+      {"debug", "Determined's debug logging"},
+      {"integrations", "Determined's integrations"},
+      {"internal", "Determined-internal settings"},
+      {"log_policies", "Determined's log-pattern actions"},
+      {"min_validation_period", "the script validates when it chooses; the searcher acts on each validation"},
+      {"optimizations", "options of Determined's Trial API"},
+      {"pbs", "PBS options: dlx runs under Slurm (slots_per_node is used as GPUs per node)"},
+      {"perform_initial_validation", "the script validates when it chooses"},
+      {"preemption_timeout", "the preemption notice is the site's (signal= in plugstack.conf)"},
+      {"profiling", "Determined's profiler"},
+      {"project", "a Determined web UI grouping: experiments live under the plugin's storage_root"},
+      {"retention_policy", "checkpoint.keep_* decide what is kept"},
+      {"scheduling_unit", "Determined's reporting unit: the script reports when it chooses"},
+      {"security", "Determined's cluster security settings"},
+      {"slurm", "sbatch options: give them to sbatch (slots_per_node is used as GPUs per node)"},
+      {"tensorboard_storage", "dlx export writes TensorBoard files from the experiment directory"},
+      {"workspace", "a Determined web UI grouping: experiments live under the plugin's storage_root"},
+  };
+  return keys;
+}
+
+// Determined keys of `resources` and `environment` without a dlx meaning.
+const std::vector<Ignored>& ignored_resources() {
+  static const std::vector<Ignored> keys{
+      {"agent_label", "Determined agents: Slurm places the job"},
+      {"devices", "device mounts of Determined's containers"},
+      {"max_slots", "Determined's cap on the experiment's slots: use searcher.max_concurrent_trials"},
+      {"native_parallel", "Determined's retired native parallelism"},
+      {"priority", "Slurm's priority and QOS decide"},
+      {"shm_size", "no containers: /dev/shm is the node's"},
+      {"weight", "Slurm's fair share decides"},
+  };
+  return keys;
+}
+
+const std::vector<Ignored>& ignored_environment() {
+  static const std::vector<Ignored> keys{
+      {"image", "no containers: trials run in the job's environment"},
+      {"force_pull_image", "no containers"},
+      {"registry_auth", "no containers"},
+      {"pod_spec", "no Kubernetes: Slurm runs the trials"},
+      {"add_capabilities", "no containers"},
+      {"drop_capabilities", "no containers"},
+      {"ports", "trials reach each other through Slurm's allocation"},
+      {"proxy_ports", "Determined's proxy"},
+  };
+  return keys;
+}
+
+// Keys Determined itself no longer reads: refused with what replaced them.
+struct Retired {
+  const char* key;
+  const char* problem;
+  const char* fix;
+};
+
+const std::vector<Retired>& retired_top() {
+  static const std::vector<Retired> keys{
+      {"batches_per_step", "is Determined's pre-0.13 training step, which dlx does not read",
+       "remove it; give lengths in batches, records or epochs (searcher.max_length: {batches: N})"},
+  };
+  return keys;
+}
+
+std::vector<std::string> keys_of(const std::vector<Ignored>& table) {
+  std::vector<std::string> keys;
+  for (const auto& entry : table) keys.emplace_back(entry.key);
+  return keys;
+}
+
+const Ignored* find(const std::vector<Ignored>& table, const std::string& key) {
+  auto it = std::find_if(table.begin(), table.end(), [&](const Ignored& entry) { return key == entry.key; });
+  return it == table.end() ? nullptr : &*it;
+}
+
+void note_ignored(Experiment& experiment, const std::string& key, const char* why) {
+  experiment.determined.ignored.push_back(fmt::format("{} ({})", key, why));
+}
+
+// A count of checkpoints to keep (checkpoint_storage.save_*): 0..1000, as checkpoint.keep_*.
+void map_keep_count(const MappingReader& storage, const char* key, const char* into_key, int& into,
+                    Experiment& experiment) {
+  if (auto value = storage.optional_integer_in(key, 0, 1000, "give how many checkpoints to keep")) {
+    into = static_cast<int>(*value);
+    experiment.determined.mapped.push_back(
+        fmt::format("checkpoint_storage.{}: {} -> checkpoint.{}: {}", key, *value, into_key, *value));
+  }
+}
+
+void parse_checkpoint_storage(const MappingReader& storage, Experiment& experiment) {
+  map_keep_count(storage, "save_trial_latest", "keep_latest", experiment.checkpoint.keep_latest, experiment);
+  map_keep_count(storage, "save_trial_best", "keep_best", experiment.checkpoint.keep_best, experiment);
+  map_keep_count(storage, "save_experiment_best", "keep_experiment_best",
+                 experiment.checkpoint.keep_experiment_best, experiment);
+  bool other = false;
+  for (const auto& entry : storage.node()) {
+    const std::string key = entry.first.Scalar();
+    other = other || key.rfind("save_", 0) != 0;
+  }
+  if (other) note_ignored(experiment, "checkpoint_storage", "checkpoints go to the experiment directory");
+}
+
+void parse_labels(const MappingReader& root, Experiment& experiment) {
+  YAML::Node labels = root.raw("labels");
+  if (labels.IsNull()) return;
+  if (!labels.IsSequence()) {
+    root.fail(labels, "labels", "must be a list of strings", "e.g. labels: [mnist, baseline]");
+  }
+  for (const auto& label : labels) {
+    if (!label.IsScalar()) root.fail(label, "labels", "each label must be a string", "e.g. labels: [mnist, baseline]");
+    if (label.Scalar().size() > kMaxValueLength) {
+      root.fail(label, "labels", fmt::format("a label is {} characters long, more than the limit of {}",
+                                             label.Scalar().size(), kMaxValueLength),
+                "use short labels");
+    }
+    experiment.labels.push_back(label.Scalar());
+  }
+}
+
+// Entries "NAME=value" of environment_variables (one list, or the list for this kind of trial).
+void add_assignments(const MappingReader& section, const YAML::Node& list, const std::string& path,
+                     Experiment& experiment) {
+  if (list.IsNull()) return;
+  if (!list.IsSequence()) {
+    section.fail(list, path, "must be a list of NAME=value strings", "e.g. environment_variables: [NCCL_DEBUG=INFO]");
+  }
+  for (const auto& item : list) {
+    if (!item.IsScalar()) section.fail(item, path, "each entry must be a NAME=value string", "e.g. - NCCL_DEBUG=INFO");
+    const std::string& text = item.Scalar();
+    const auto equals = text.find('=');
+    if (equals == std::string::npos) {
+      section.fail(item, path, fmt::format("'{}' has no '='", abbreviated(text)), "write NAME=value");
+    }
+    const std::string name = text.substr(0, equals);
+    add_variable(section, item, path + "." + name, name, text.substr(equals + 1), experiment.environment);
+  }
+}
+
+void parse_environment_variables(const MappingReader& section, Experiment& experiment) {
+  YAML::Node variables = section.raw("environment_variables");
+  const std::string path = "environment.environment_variables";
+  if (!variables.IsMap()) {
+    add_assignments(section, variables, path, experiment);
+    experiment.determined.mapped.push_back(path + " -> environment");
+    return;
+  }
+  // {cpu: [...], cuda: [...], rocm: [...]}: the list for the kind of trial this is.
+  auto devices = section.mapping("environment_variables");
+  devices.allow_only({"cpu", "cuda", "gpu", "rocm"});
+  const bool gpus = experiment.resources.gpus_per_node.value_or(0) > 0;
+  const char* kind = gpus ? (devices.has("cuda") ? "cuda" : "gpu") : "cpu";
+  add_assignments(devices, devices.raw(kind), fmt::format("{}.{}", path, kind), experiment);
+  experiment.determined.mapped.push_back(
+      fmt::format("{}.{} -> environment (the trials {} GPUs)", path, kind, gpus ? "have" : "have no"));
+}
+
+}  // namespace
+
+// The GPUs of one node that Determined's own Slurm/PBS launcher was told (slurm.slots_per_node).
+std::optional<int> launcher_slots_per_node(const MappingReader& root) {
+  for (const char* launcher : {"slurm", "pbs"}) {
+    if (!root.has(launcher) || !root.raw(launcher).IsMap()) continue;
+    auto section = root.mapping(launcher);
+    if (auto slots = section.optional_integer_in("slots_per_node", 1, 64, "the GPUs of one node, e.g. 4")) {
+      return static_cast<int>(*slots);
+    }
+  }
+  return std::nullopt;
+}
+
+const std::vector<std::string>& determined_top_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> all = keys_of(ignored_top());
+    for (const char* key : {"labels", "reproducibility", "records_per_epoch", "min_checkpoint_period",
+                            "checkpoint_storage"}) {
+      all.emplace_back(key);
+    }
+    for (const auto& retired : retired_top()) all.emplace_back(retired.key);
+    return all;
+  }();
+  return keys;
+}
+
+bool is_trial_class(const std::string& entrypoint) {
+  // module.path:ClassName with nothing else: no space, no slash, one colon.
+  const auto colon = entrypoint.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == entrypoint.size()) return false;
+  if (entrypoint.find(':', colon + 1) != std::string::npos) return false;
+  const auto identifier = [](std::string_view text, bool dots) {
+    if (text.empty() || (text.front() >= '0' && text.front() <= '9')) return false;
+    return std::all_of(text.begin(), text.end(), [&](char c) {
+      return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+             (dots && c == '.');
+    });
+  };
+  return identifier(std::string_view(entrypoint).substr(0, colon), true) &&
+         identifier(std::string_view(entrypoint).substr(colon + 1), false);
+}
+
+std::string safe_experiment_name(std::string_view text) {
+  // Runs of anything but letters, digits, '.', '_' and '-' become one '-'; no leading '.' or '-'.
+  std::string name;
+  for (char c : text) {
+    const bool safe = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+                      c == '_' || c == '-';
+    if (safe) {
+      if (!name.empty() || (c != '.' && c != '-')) name += c;
+    } else if (!name.empty() && name.back() != '-') {
+      name += '-';
+    }
+  }
+  if (name.size() > kMaxNameLength) name.resize(kMaxNameLength);
+  while (!name.empty() && name.back() == '-') name.pop_back();
+  return name;
+}
+
+void parse_determined_top(const MappingReader& root, Experiment& experiment) {
+  Diagnostics* sink = root.sink();
+  auto step = [&](auto&& work) {
+    if (sink) {
+      sink->attempt(work);
+    } else {
+      work();
+    }
+  };
+  for (const auto& retired : retired_top()) {
+    if (root.has(retired.key)) root.report(root.node()[retired.key], retired.key, retired.problem, retired.fix);
+  }
+  if (root.has("labels")) step([&] { parse_labels(root, experiment); });
+  if (root.has("reproducibility")) {
+    step([&] {
+      auto reproducibility = root.mapping("reproducibility");
+      reproducibility.allow_only({"experiment_seed"});
+      auto seed = reproducibility.optional_integer_in("experiment_seed", 0, std::numeric_limits<std::int64_t>::max(),
+                                                      "use a non-negative seed");
+      if (!seed) return;
+      if (root.has("seed")) {
+        root.fail(reproducibility.raw("experiment_seed"), "reproducibility.experiment_seed",
+                  "gives the seed a second time (seed is set too)", "keep one of seed and experiment_seed");
+      }
+      experiment.seed = static_cast<std::uint64_t>(*seed);
+      experiment.seed_given = true;
+      experiment.determined.mapped.push_back(fmt::format("reproducibility.experiment_seed: {} -> seed", *seed));
+    });
+  }
+  if (root.has("records_per_epoch")) {
+    step([&] {
+      // Determined's 0 means "not given".
+      auto records = root.optional_integer_in("records_per_epoch", 0, std::int64_t{1} << 50,
+                                              "give the number of records in one epoch of training data");
+      if (*records > 0) experiment.records_per_epoch = *records;
+    });
+  }
+  if (root.has("checkpoint_storage")) {
+    step([&] {
+      if (root.raw("checkpoint_storage").IsNull()) return;
+      parse_checkpoint_storage(root.mapping("checkpoint_storage"), experiment);
+    });
+  }
+  if (root.has("checkpoint_policy")) {
+    step([&] { root.optional_choice("checkpoint_policy", {"best", "all", "none"}); });
+  }
+  for (const auto& ignored : ignored_top()) {
+    if (root.has(ignored.key)) note_ignored(experiment, ignored.key, ignored.why);
+  }
+}
+
+void parse_experiment_resources(const MappingReader& section, Experiment& experiment, std::optional<int> gpus_per_node) {
+  std::vector<std::string> known = resource_keys();
+  for (const auto& ignored : ignored_resources()) known.emplace_back(ignored.key);
+  for (const char* key : {"slots_per_trial", "resource_pool", "is_single_node"}) known.emplace_back(key);
+  section.allow_only(known);
+  for (const auto& entry : section.node()) {
+    if (const Ignored* ignored = find(ignored_resources(), entry.first.Scalar())) {
+      note_ignored(experiment, "resources." + entry.first.Scalar(), ignored->why);
+    }
+  }
+  Resources& into = experiment.resources;
+  read_resources(section, into);
+
+  if (auto pool = section.optional_string("resource_pool")) {
+    // Determined's Slurm launcher ran a resource pool as the partition of that name.
+    if (section.has("partition")) {
+      section.fail(section.raw("resource_pool"), "resources.resource_pool", "gives the partition a second time",
+                   "keep one of partition and resource_pool");
+    }
+    if (pool->size() > kMaxValueLength || !is_partition_name(*pool)) {
+      section.fail(section.raw("resource_pool"), "resources.resource_pool",
+                   fmt::format("'{}' is not valid as a Slurm partition", abbreviated(*pool)),
+                   "give a partition name as sinfo shows it");
+    }
+    into.partition = pool;
+    experiment.determined.mapped.push_back(fmt::format("resources.resource_pool: {} -> resources.partition", *pool));
+  }
+  const bool single_node = section.optional_boolean("is_single_node").value_or(false);
+  auto slots = section.optional_integer_in("slots_per_trial", 0, 100'000, "give the GPUs each trial uses");
+  if (!slots) return;
+  for (const char* dlx_key : {"nodes_per_trial", "tasks_per_node", "gpus_per_node"}) {
+    if (section.has(dlx_key)) {
+      section.fail(section.raw("slots_per_trial"), "resources.slots_per_trial",
+                   fmt::format("and {} both say how a trial is laid out", dlx_key),
+                   "keep slots_per_trial alone (dlx derives nodes, tasks and GPUs from it), or use dlx's keys");
+    }
+  }
+  const int wanted = static_cast<int>(*slots);
+  if (wanted == 0) {  // a CPU trial: one rank
+    into.nodes_per_trial = 1;
+    into.tasks_per_node = 1;
+    into.gpus_per_node = 0;
+  } else if (!gpus_per_node || *gpus_per_node <= 0 || wanted <= *gpus_per_node || single_node) {
+    // Without a GPUs-per-node figure the trial is one node with all its GPUs: Slurm refuses it
+    // at submission if no node has that many.
+    if (single_node && gpus_per_node && *gpus_per_node > 0 && wanted > *gpus_per_node) {
+      section.fail(section.raw("slots_per_trial"), "resources.slots_per_trial",
+                   fmt::format("is {} with is_single_node, more than the {} GPUs of one node", wanted, *gpus_per_node),
+                   fmt::format("use at most {} slots, or drop is_single_node", *gpus_per_node));
+    }
+    into.nodes_per_trial = 1;
+    into.tasks_per_node = wanted;
+    into.gpus_per_node = wanted;
+  } else {
+    if (wanted % *gpus_per_node != 0) {
+      section.fail(section.raw("slots_per_trial"), "resources.slots_per_trial",
+                   fmt::format("is {}, which does not fill whole nodes of {} GPUs", wanted, *gpus_per_node),
+                   fmt::format("use a multiple of {} (Determined requires the same)", *gpus_per_node));
+    }
+    into.nodes_per_trial = wanted / *gpus_per_node;
+    into.tasks_per_node = *gpus_per_node;
+    into.gpus_per_node = *gpus_per_node;
+  }
+  experiment.determined.mapped.push_back(
+      fmt::format("resources.slots_per_trial: {} -> resources: nodes_per_trial {}, tasks_per_node {}, gpus_per_node {}",
+                  wanted, into.nodes_per_trial, into.tasks_per_node, *into.gpus_per_node));
+}
+
+void parse_experiment_environment(const MappingReader& section, Experiment& experiment) {
+  const auto& determined = ignored_environment();
+  bool determined_form = section.has("environment_variables");
+  for (const auto& entry : section.node()) determined_form = determined_form || find(determined, entry.first.Scalar());
+  if (!determined_form) {
+    parse_environment(section, experiment.environment);
+    return;
+  }
+  std::vector<std::string> known = keys_of(determined);
+  known.emplace_back("environment_variables");
+  section.allow_only(known);
+  for (const auto& entry : section.node()) {
+    if (const Ignored* ignored = find(determined, entry.first.Scalar())) {
+      note_ignored(experiment, "environment." + entry.first.Scalar(), ignored->why);
+    }
+  }
+  if (section.has("environment_variables")) parse_environment_variables(section, experiment);
+}
+
+void parse_min_checkpoint_period(const MappingReader& root, Experiment& experiment) {
+  auto period = root.mapping("min_checkpoint_period");
+  period.allow_only({"batches", "records", "epochs"});
+  if (period.node().size() != 1) {
+    root.fail(root.raw("min_checkpoint_period"), "min_checkpoint_period",
+              "must give exactly one of batches, records, epochs", "e.g. min_checkpoint_period: {batches: 500}");
+  }
+  const std::string unit = period.node().begin()->first.Scalar();
+  const std::int64_t amount =
+      *period.optional_integer_in(unit.c_str(), 0, std::int64_t{1} << 50, "a length, 0 for none");
+  if (amount == 0) return;  // Determined's "no minimum"
+  if (root.has("checkpoint") && root.raw("checkpoint")["period"]) {
+    root.fail(root.raw("min_checkpoint_period"), "min_checkpoint_period",
+              "gives the checkpoint period a second time (checkpoint.period is set too)", "keep one of the two");
+  }
+  std::optional<std::int64_t> batches;
+  std::string how;
+  if (unit == "batches") {
+    batches = amount;
+  } else {
+    // Records (and epochs, through records_per_epoch) become batches with a constant
+    // global_batch_size, as Determined converts them.
+    auto size = std::find_if(experiment.hyperparameters.begin(), experiment.hyperparameters.end(),
+                             [](const Hyperparameter& hp) { return hp.name == "global_batch_size"; });
+    const bool constant_size = size != experiment.hyperparameters.end() &&
+                               size->type == HyperparameterType::constant && size->value.is_number_integer() &&
+                               size->value.get<std::int64_t>() > 0;
+    std::optional<std::int64_t> records;
+    if (unit == "records") records = amount;
+    if (unit == "epochs" && experiment.records_per_epoch) records = amount * *experiment.records_per_epoch;
+    if (!constant_size || !records) {
+      note_ignored(experiment, "min_checkpoint_period",
+                   unit == "records" ? "in records it needs a constant global_batch_size hyperparameter"
+                                     : "in epochs it needs records_per_epoch and a constant global_batch_size");
+      return;
+    }
+    const auto per_batch = size->value.get<std::int64_t>();
+    batches = (*records + per_batch - 1) / per_batch;
+    how = fmt::format(" ({} records / global_batch_size {})", *records, per_batch);
+  }
+  experiment.checkpoint.period_batches = batches;
+  experiment.checkpoint.period_minutes.reset();
+  experiment.determined.mapped.push_back(fmt::format("min_checkpoint_period: {{{}: {}}} -> checkpoint.period: "
+                                                     "{{batches: {}}}{}",
+                                                     unit, amount, *batches, how));
+}
+
+}  // namespace dlx::config::detail
