@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/config/hparam_tree.hpp"
 #include "dlx/config/names.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/trial_plan.hpp"
@@ -45,10 +46,6 @@ bool set(spank_t sp, const std::string& name, const std::string& value) {
   if (spank_setenv(sp, name.c_str(), value.c_str(), 1) == ESPANK_SUCCESS) return true;
   report_error(fmt::format("dlx: cannot set {} in the job environment", name));
   return false;
-}
-
-std::string scalar_text(const nlohmann::ordered_json& value) {
-  return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
 // Exports the trial's environment; returns why it cannot (the step must then not run the trial),
@@ -105,12 +102,12 @@ std::string export_or_explain(spank_t sp) {
     // latest-valid discovery, and libdlx's resume() runs the discovery itself.
     bool ok = set(sp, "DLX_TRIAL_ID", std::to_string(trial_id)) &&
               set(sp, "DLX_TICKET", std::to_string(trial_id)) &&
-              set(sp, "DLX_HPARAMS", hparams.dump()) &&
+              set(sp, "DLX_HPARAMS", config::nest_hyperparameters(hparams).dump()) &&
               set(sp, "DLX_CHECKPOINT_DIR", planned ? checkpoints.string() : "") &&
               set(sp, "DLX_LATEST_CHECKPOINT", "");
     for (const auto& [name, value] : experiment.environment) ok = ok && set(sp, name, value);
     for (const auto& [name, value] : hparams.items()) {
-      ok = ok && set(sp, config::hyperparameter_variable(name), scalar_text(value));
+      ok = ok && set(sp, config::hyperparameter_variable(name), config::hyperparameter_variable_value(value));
     }
     return ok ? "" : fmt::format("dlx: trial {} of {}: cannot set the trial's environment", trial_id, experiment_dir);
   } catch (const std::exception& e) {

@@ -1,6 +1,7 @@
 // dlx-example-logreg: data-parallel logistic regression on synthetic data, linking libdlx.
 // Hyperparameters: learning_rate (double), batch_size (int, per rank), epochs (int), l2 (double,
-// default 0), step_delay_us (int, default 0: a pause after each step, for tests that must catch
+// default 0) -- or, instead of learning_rate and l2, a group optim: {lr: double, l2: double}
+// (examples/nested.yaml) --, step_delay_us (int, default 0: a pause after each step, for tests that must catch
 // a run in the middle), extra_state_mb (int, default 0: that many MiB of extra trainer state,
 // saved in every checkpoint and restored, so that a save lasts long enough for a test to kill
 // the writer in the middle of it); data: seed (int, default 7), samples (int, default 4096),

@@ -8,10 +8,17 @@ namespace dlx::examples {
 
 Settings read_settings(const dlx::Trial& trial) {
   Settings s;
-  s.learning_rate = trial.hparam<double>("learning_rate");
+  // The optimiser's settings as a group, the way Determined experiments write them
+  // (optim: {lr: ..., l2: ...}: DLX_HPARAMS passes it nested), or as top-level names.
+  if (trial.hparams().contains("optim")) {
+    s.learning_rate = trial.hparam<double>("optim.lr");
+    s.l2 = trial.hparam<double>("optim.l2", 0.0);
+  } else {
+    s.learning_rate = trial.hparam<double>("learning_rate");
+    s.l2 = trial.hparam<double>("l2", 0.0);
+  }
   s.batch_size = trial.hparam<int>("batch_size");
   s.epochs = trial.hparam<int>("epochs");
-  s.l2 = trial.hparam<double>("l2", 0.0);
   s.step_delay_us = trial.hparam<std::int64_t>("step_delay_us", 0);
   s.extra_state_mb = trial.hparam<std::int64_t>("extra_state_mb", 0);
   s.device = trial.hparam<std::string>("device", "auto");
@@ -20,7 +27,7 @@ Settings read_settings(const dlx::Trial& trial) {
   s.data.features = trial.hparam<std::int64_t>("features", 16);
   if (s.learning_rate <= 0 || s.batch_size < 1 || s.epochs < 1 || s.data.samples < 10 ||
       s.data.features < 1 || s.extra_state_mb < 0) {
-    throw dlx::HparamError("need learning_rate > 0, batch_size >= 1, "
+    throw dlx::HparamError("need learning_rate (or optim.lr) > 0, batch_size >= 1, "
                            "epochs >= 1, samples >= 10, features >= 1, extra_state_mb >= 0");
   }
   return s;

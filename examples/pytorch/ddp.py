@@ -11,7 +11,8 @@ the path. What dlx adds to a DDP script is marked "dlx:":
   - save_state at the experiment's checkpoint period, and when a checkpoint signal came
     (then exit 85: Slurm requeues the trial and it resumes here);
   - report metrics; at the searcher's target length (ASHA, PBT), save and ask what next.
-Hyperparameters (all optional): learning_rate (0.01), batch_size (32, per rank), epochs (5),
+Hyperparameters (all optional): learning_rate (0.01; or as a group, optim: {lr: 0.01}, which
+dlx passes nested as Determined does), batch_size (32, per rank), epochs (5),
 hidden (32), dropout (0.1), seed (7), step_delay_ms (0: a pause per step, to make a short run
 long enough to interrupt in tests). Same seed and world size -> the same weights, bit for bit,
 however often the run is interrupted.
@@ -44,7 +45,10 @@ def synthetic(seed):
 
 def main():
     trial = dlx.Trial()
-    lr = float(trial.hparam("learning_rate", 0.01))
+    # The optimiser's settings as a Determined-style group (optim: {lr: ...}, passed nested), or
+    # as the top-level learning_rate.
+    optim = trial.hparam("optim", {})
+    lr = float(optim.get("lr", trial.hparam("learning_rate", 0.01)))
     batch = int(trial.hparam("batch_size", 32))
     epochs = int(trial.hparam("epochs", 5))
     hidden = int(trial.hparam("hidden", 32))

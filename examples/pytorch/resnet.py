@@ -9,7 +9,8 @@ The searcher's unit is batches (steps): the trial trains to trial.target_length,
 there (a paused ASHA trial resumes from it when promoted; a PBT exploit starts from a parent's),
 reports validation accuracy and does what the searcher says. A checkpoint signal (preemption,
 requeue, time limit) saves and exits 85 on every rank; the requeued run resumes where it stopped.
-Hyperparameters: learning_rate (1e-3), weight_decay (0.05), width (16: channels of the first
+Hyperparameters: learning_rate (1e-3), weight_decay (0.05) (or the two as a group, optim: {lr,
+weight_decay}, passed nested as Determined does), width (16: channels of the first
 stage), batch_size (32, per rank), total_batches (the schedule's length: the searcher's
 max_length, 96), seed (7).
 """
@@ -83,8 +84,11 @@ class ResNet(nn.Module):
 
 def main():
     trial = dlx.Trial()
-    lr = float(trial.hparam("learning_rate", 1e-3))
-    weight_decay = float(trial.hparam("weight_decay", 0.05))
+    # The optimiser's settings as a Determined-style group (optim: {lr: ..., weight_decay: ...},
+    # passed nested), or as top-level names.
+    optim = trial.hparam("optim", {})
+    lr = float(optim.get("lr", trial.hparam("learning_rate", 1e-3)))
+    weight_decay = float(optim.get("weight_decay", trial.hparam("weight_decay", 0.05)))
     width = int(trial.hparam("width", 16))
     batch = int(trial.hparam("batch_size", 32))
     total = int(trial.hparam("total_batches", 96))

@@ -21,10 +21,11 @@ work on numpy arrays. Every failure raises dlx.Error with a message saying what 
 Importing dlx imports neither torch nor numpy.
 """
 from ._library import Error
+from .hparams import Hparams
 from .trial import Checkpoint, LoadedCheckpoint, StoredTensor, TensorView, Trial
 
 REQUEUE_EXIT_CODE = 85
 """Exit with this after checkpointing on request: Slurm requeues the trial (RequeueExit=85)."""
 
-__all__ = ["Checkpoint", "Error", "LoadedCheckpoint", "REQUEUE_EXIT_CODE", "StoredTensor",
+__all__ = ["Checkpoint", "Error", "Hparams", "LoadedCheckpoint", "REQUEUE_EXIT_CODE", "StoredTensor",
            "TensorView", "Trial"]

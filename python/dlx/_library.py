@@ -61,6 +61,8 @@ def _load() -> ctypes.CDLL:
         "dlx_trial_checkpoint_dir": [c_trial, p(ctypes.c_char_p)],
         "dlx_trial_latest_checkpoint": [c_trial, p(ctypes.c_char_p)],
         "dlx_trial_hparams_json": [c_trial, p(ctypes.c_char_p)],
+        "dlx_trial_hparams_nested_json": [c_trial, p(ctypes.c_char_p)],
+        "dlx_trial_hparam_json": [c_trial, ctypes.c_char_p, p(ctypes.c_char_p)],
         # The values as an address (const double*): Trial passes an array.array's buffer, which
         # costs a fraction of building a ctypes array every report.
         "dlx_trial_report_training": [c_trial, ctypes.c_int64, p(ctypes.c_char_p),

@@ -7,6 +7,7 @@ from array import array
 from typing import Any, Iterator, Mapping, NamedTuple, Sequence
 
 from ._library import NO_COMMUNICATOR, Error, NamedTensor, check, library
+from .hparams import Hparams
 
 # numpy dtype names a checkpoint holds as they are (bfloat16 has no numpy type: it loads as
 # float32 through h5py, and through resume() as its raw uint16 words).
@@ -127,7 +128,8 @@ class Trial(_Owned):
         trial_id = ctypes.c_int64()
         check(lib.dlx_trial_id(self._handle, ctypes.byref(trial_id)))
         self.id = trial_id.value
-        self.hparams = json.loads(self._text(lib.dlx_trial_hparams_json))
+        # Nested as DLX_HPARAMS gives them; dotted names still look up (hparams.py).
+        self.hparams = Hparams(json.loads(self._text(lib.dlx_trial_hparams_nested_json)))
         self.experiment_dir = self._text(lib.dlx_trial_experiment_dir) or None
         self.checkpoint_dir = self._text(lib.dlx_trial_checkpoint_dir) or None
         self.latest_checkpoint = self._text(lib.dlx_trial_latest_checkpoint) or None
@@ -154,12 +156,15 @@ class Trial(_Owned):
     # ---- hyperparameters and metrics
 
     def hparam(self, name: str, default: Any = None) -> Any:
-        """The hyperparameter `name`; `default` when the trial has none (then None is an error)."""
+        """The hyperparameter `name`, dotted for a member of a group ("optim.lr"), or a whole
+        group as a dict ("optim"); `default` when the trial has none (then None is an error)."""
         if name in self.hparams:
             return self.hparams[name]
         if default is None:
-            known = ", ".join(self.hparams) or "none"
-            raise Error(2, f"dlx: hyperparameter '{name}' is not set for this trial (set: {known})")
+            known = ", ".join(self.hparams.names()) or "none"
+            raise Error(2, f"dlx: hyperparameter '{name}' is not set for this trial (set: {known}); "
+                           f"add it to the experiment's hyperparameters, or give a default: "
+                           f"trial.hparam(\"{name}\", ...)")
         return default
 
     def _metric_arrays(self, metrics: Mapping[str, float] | None, named: dict):

@@ -38,9 +38,19 @@ for trial in 0 1; do
     expect_contains "trial $trial" "$env_text" "MASTER_PORT="
     expect_contains "trial $trial" "$env_text" "TRIAL_GREETING=hello from the experiment file"
     hparams=$(grep '^DLX_HPARAMS=' "$file" | cut -d= -f2-)
-    expected=$(echo "$plan" | /usr/bin/python3 -c "import json,sys; print(json.dumps(json.load(sys.stdin)['trials'][$trial]['hparams'], separators=(',', ':')))")
+    # The plan lists dotted names; the trainer gets the group nested, as Determined passes it.
+    expected=$(echo "$plan" | /usr/bin/python3 -c "
+import json, sys
+nested = {}
+for name, value in json.load(sys.stdin)['trials'][$trial]['hparams'].items():
+    *groups, last = name.split('.')
+    node = nested
+    for group in groups:
+        node = node.setdefault(group, {})
+    node[last] = value
+print(json.dumps(nested, separators=(',', ':')))")
     [ "$hparams" = "$expected" ] || fail "trial $trial: DLX_HPARAMS=$hparams, plan says $expected"
-    kind=$(echo "$expected" | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['optim.kind'])")
+    kind=$(echo "$expected" | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['optim']['kind'])")
     expect_contains "trial $trial" "$env_text" "DLX_HP_OPTIM_KIND=$kind"
     expect_contains "trial $trial" "$env_text" "DLX_HP_OPTIM_LR="
   done

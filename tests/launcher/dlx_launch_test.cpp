@@ -169,6 +169,33 @@ TEST_CASE("launcher: rank 0 marks the trial failed when the trainer exits non-ze
   CHECK(record.training.steps == std::vector<std::int64_t>{10});  // history kept
 }
 
+TEST_CASE("launcher: the trainer gets a group nested in DLX_HPARAMS; the record keeps dotted names", "[launch-cli]") {
+  TempDir dir("nested");
+  std::filesystem::copy_file(std::filesystem::path(DLX_SOURCE_DIR) / "examples" / "nested.yaml",
+                             dir.path() / "experiment.yaml");  // optim: {lr: log, l2: double}
+  auto result = run_with_env(
+      merged(srun_env(0), {{"DLX_EXPERIMENT_DIR", dir.path().string()}, {"DLX_TRIAL_ID", "0"}}),
+      {kLaunch, "--", "sh", "-c", "echo \"H=$DLX_HPARAMS\"; echo \"LR=$DLX_HP_OPTIM_LR\"; exit 3"});
+  INFO(result.output);
+  CHECK(result.status == 85);  // a crash within the default max_restarts: requeue
+  const auto start = result.output.find("H=");
+  REQUIRE(start != std::string::npos);
+  const auto given = nlohmann::ordered_json::parse(
+      result.output.substr(start + 2, result.output.find('\n', start) - start - 2));
+  REQUIRE(given.contains("optim"));
+  CHECK(given["optim"].size() == 2);
+  const double lr = given["optim"]["lr"].get<double>();
+  CHECK((lr >= 0.01 && lr <= 1.0));
+  CHECK(given["batch_size"].is_number_integer());
+  CHECK(given["epochs"] == 5);
+  CHECK_THAT(result.output, Catch::Contains("LR=" + given["optim"]["lr"].dump()));
+  // dlx-launch's failure record holds the searcher's flat names, as the trainer's would.
+  const auto record = dlx::checkpoint::load_trial_record(record_path(dir.path(), 0));
+  CHECK(record.hparams["optim.lr"] == given["optim"]["lr"]);
+  CHECK(record.hparams["optim.l2"] == given["optim"]["l2"]);
+  CHECK_FALSE(record.hparams.contains("optim"));
+}
+
 TEST_CASE("launcher: a crash within max_restarts exits 85 on every rank and counts", "[launch-cli]") {
   TempDir dir("crash");
   freeze_example(dir.path(), 2);

@@ -31,3 +31,13 @@ TEST_CASE("launcher: examples/random.yaml is a valid 3-trial random search", "[e
   CHECK(e.searcher.name == dlx::config::SearcherName::random);
   CHECK(e.searcher.max_trials == 3);
 }
+
+TEST_CASE("launcher: examples/nested.yaml groups the optimiser's settings as optim.lr and optim.l2", "[examples]") {
+  auto e = dlx::config::parse_experiment_file(std::filesystem::path(DLX_SOURCE_DIR) /
+                                              "examples" / "nested.yaml");
+  CHECK(e.name == "logreg-nested");
+  REQUIRE(e.hyperparameters.size() == 4);
+  CHECK(e.hyperparameters[0].name == "optim.lr");
+  CHECK(e.hyperparameters[1].name == "optim.l2");
+  CHECK(e.hyperparameters[2].name == "batch_size");
+}

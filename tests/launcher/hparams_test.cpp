@@ -85,6 +85,58 @@ TEST_CASE("launcher: the trial environment", "[hparams]") {
                     Catch::Contains("DLX_TRIAL_ID=a"));
   CHECK_THROWS_WITH(dlx::env::read_trial_environment({{"DLX_HPARAMS", "[1]"}}),
                     Catch::Contains("DLX_HPARAMS is not a JSON object"));
-  CHECK_THROWS_WITH(dlx::env::read_trial_environment({{"DLX_HPARAMS", R"({"a":[1]})"}}),
-                    Catch::Contains("'a' must be a number, string or boolean"));
+  CHECK_THROWS_WITH(dlx::env::read_trial_environment({{"DLX_HPARAMS", R"({"lr":0.1)"}}),
+                    "DLX_HPARAMS is not a JSON object of hyperparameters (write it as {\"name\": "
+                    "value, \"group\": {\"name\": value}}): {\"lr\":0.1");
+  // Any JSON value is a hyperparameter value now (Determined passes null, lists and mappings).
+  CHECK(dlx::env::read_trial_environment({{"DLX_HPARAMS", R"({"a":[1],"b":null})"}}).hparams ==
+        ordered_json::parse(R"({"a":[1],"b":null})"));
+}
+
+TEST_CASE("launcher: DLX_HPARAMS nested past the depth limit is refused by name", "[hparams]") {
+  const std::string deep = R"({"a":)" + std::string(70, '[') + std::string(70, ']') + "}";
+  CHECK_THROWS_WITH(dlx::env::read_trial_environment({{"DLX_HPARAMS", deep}}),
+                    "DLX_HPARAMS nests objects or lists more than 64 levels deep (write the "
+                    "hyperparameters as a JSON object of groups and values)");
+  const std::string fits = R"({"a":)" + std::string(60, '[') + std::string(60, ']') + "}";
+  CHECK_NOTHROW(dlx::env::read_trial_environment({{"DLX_HPARAMS", fits}}));
+}
+
+TEST_CASE("launcher: nested DLX_HPARAMS: groups by dotted name, a mapping value stays a value", "[hparams]") {
+  const auto t = dlx::env::read_trial_environment(
+      {{"DLX_HPARAMS", R"({"optim":{"lr":0.1,"momentum":0.9},"batch":64,"aug":{"flip":true},"tags":[]})"}});
+  Hparams h(t.hparams);
+  CHECK(h.get<double>("optim.lr") == 0.1);
+  CHECK(h.get<double>("optim.momentum") == 0.9);
+  CHECK(h.get<int>("batch") == 64);
+  CHECK(h.get<ordered_json>("optim") == ordered_json::parse(R"({"lr":0.1,"momentum":0.9})"));
+  CHECK(h.get<ordered_json>("tags") == ordered_json::array());
+  CHECK(h.contains("optim"));
+  CHECK_FALSE(h.contains("optim.beta"));
+  CHECK_THROWS_WITH(h.get<double>("optim.beta"),
+                    Catch::Contains("'optim.beta' is not set for this trial (set: optim.lr, "
+                                    "optim.momentum, batch, aug.flip, tags)"));
+  CHECK_THROWS_WITH(h.get<double>("optim"),
+                    Catch::Contains(R"('optim' is {"lr":0.1,"momentum":0.9}: not a number)"));
+  // Without the experiment's names every mapping reads as a group (outside a trial) ...
+  CHECK(t.flat_hparams == ordered_json::parse(
+                              R"({"optim.lr":0.1,"optim.momentum":0.9,"batch":64,"aug.flip":true,"tags":[]})"));
+  // ... with them (in a trial, from the snapshot), a mapping that is a value stays one.
+  dlx::config::Experiment experiment;
+  for (const char* name : {"optim.lr", "optim.momentum", "batch", "aug", "tags"}) {
+    dlx::config::Hyperparameter hp;
+    hp.name = name;
+    experiment.hyperparameters.push_back(hp);
+  }
+  auto named = t;
+  dlx::env::use_experiment_names(named, experiment);
+  CHECK(named.flat_hparams == ordered_json::parse(
+                                  R"({"optim.lr":0.1,"optim.momentum":0.9,"batch":64,"aug":{"flip":true},"tags":[]})"));
+}
+
+TEST_CASE("launcher: the flat DLX_HPARAMS of earlier versions still reads", "[hparams]") {
+  const auto t = dlx::env::read_trial_environment({{"DLX_HPARAMS", R"({"optim.lr":0.1,"batch":64})"}});
+  Hparams h(t.hparams);
+  CHECK(h.get<double>("optim.lr") == 0.1);
+  CHECK(t.flat_hparams == ordered_json::parse(R"({"optim.lr":0.1,"batch":64})"));
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "dlx/common/durable_file.hpp"
+#include "dlx/config/hparam_tree.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/env/environment.hpp"
 #include "dlx/env/trusted_snapshot.hpp"
@@ -43,18 +44,37 @@ std::string experiment_name(const std::filesystem::path& experiment_dir) {
 }
 
 nlohmann::ordered_json parse_hparams_json(std::string_view text, std::string_view origin) {
-  auto parsed = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded() || !parsed.is_object()) {
-    throw EnvError(fmt::format("{} is not a JSON object of hyperparameters: {}", origin,
-                               text.substr(0, 200)));
-  }
-  for (const auto& [name, value] : parsed.items()) {
-    if (!value.is_primitive() || value.is_null()) {
-      throw EnvError(fmt::format("{}: hyperparameter '{}' must be a number, string or boolean, "
-                                 "got {}", origin, name, value.dump()));
+  // Nesting is bounded while parsing: a text nested a million deep would cost stack in every
+  // copy and dump that follows (they recurse).
+  using Json = nlohmann::ordered_json;
+  bool too_deep = false;
+  auto bounded = [&too_deep](int depth, Json::parse_event_t event, Json&) {
+    if (depth >= kMaxHparamsDepth && (event == Json::parse_event_t::object_start ||
+                                      event == Json::parse_event_t::array_start)) {
+      too_deep = true;
+      return false;
     }
+    return true;
+  };
+  auto parsed = Json::parse(text, bounded, /*allow_exceptions=*/false);
+  if (too_deep) {
+    throw EnvError(fmt::format("{} nests objects or lists more than {} levels deep (write the "
+                               "hyperparameters as a JSON object of groups and values)",
+                               origin, kMaxHparamsDepth));
+  }
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    throw EnvError(fmt::format("{} is not a JSON object of hyperparameters (write it as "
+                               "{{\"name\": value, \"group\": {{\"name\": value}}}}): {}",
+                               origin, text.substr(0, 200)));
   }
   return parsed;
+}
+
+void use_experiment_names(TrialEnvironment& trial, const config::Experiment& experiment) {
+  std::vector<std::string> names;
+  names.reserve(experiment.hyperparameters.size());
+  for (const auto& hp : experiment.hyperparameters) names.push_back(hp.name);
+  trial.flat_hparams = config::flatten_hyperparameters(trial.hparams, names);
 }
 
 TrialEnvironment read_trial_environment(const EnvMap& env) {
@@ -74,6 +94,7 @@ TrialEnvironment read_trial_environment(const EnvMap& env) {
     }
     out.hparams = parse_hparams_json(contents, fmt::format("DLX_HPARAMS_FILE={}", file->string()));
   }
+  out.flat_hparams = config::flatten_hyperparameters(out.hparams);
   out.checkpoint_dir = non_empty_path(env, "DLX_CHECKPOINT_DIR");
   out.latest_checkpoint = non_empty_path(env, "DLX_LATEST_CHECKPOINT");
   out.slurm_job_id = slurm_job_id(env);

@@ -142,6 +142,7 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
   if (trial.in_trial() && (options.command.empty() || under_srun || has_snapshot)) {
     // Only the user's own experiment directory is acted on: its entrypoint runs as them.
     experiment = env::load_trusted_snapshot(*trial.experiment_dir);
+    env::use_experiment_names(trial, *experiment);  // records hold the experiment's names
     if (under_srun) {
       try {
         check_allocation(placement, experiment->resources);

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "dlx/common/directories.hpp"
+#include "dlx/config/hparam_tree.hpp"
 #include "dlx/config/names.hpp"
 #include "dlx/launch/child_process.hpp"
 #include "dlx/launch/launch_error.hpp"
@@ -25,10 +26,6 @@
 namespace dlx::launch {
 
 namespace {
-
-std::string scalar_text(const nlohmann::ordered_json& value) {
-  return value.is_string() ? value.get<std::string>() : value.dump();
-}
 
 std::chrono::seconds wait_limit(const env::EnvMap& env) {
   return std::chrono::seconds(env::lookup_int(env, "DLX_WORK_WAIT_S").value_or(86400));
@@ -126,7 +123,8 @@ void apply_searcher_work(const searcher::Work& work, const config::Experiment& e
   const auto ticket = trial.ticket.value_or(trial.trial_id);
   trial.trial_id = work.trial;
   trial.ticket = ticket;
-  trial.hparams = work.hparams;
+  trial.hparams = config::nest_hyperparameters(work.hparams);
+  trial.flat_hparams = work.hparams;
   trial.start_length = work.start_length;
   trial.target_length = work.target_length;
   trial.checkpoint_dir = store::checkpoint_dir(dir, work.trial);
@@ -143,9 +141,9 @@ void apply_searcher_work(const searcher::Work& work, const config::Experiment& e
 
   vars.emplace_back("DLX_TRIAL_ID", std::to_string(work.trial));
   vars.emplace_back("DLX_TICKET", std::to_string(ticket));
-  vars.emplace_back("DLX_HPARAMS", work.hparams.dump());
+  vars.emplace_back("DLX_HPARAMS", trial.hparams.dump());  // nested, as Determined passes them
   for (const auto& [name, value] : work.hparams.items()) {
-    vars.emplace_back(config::hyperparameter_variable(name), scalar_text(value));
+    vars.emplace_back(config::hyperparameter_variable(name), config::hyperparameter_variable_value(value));
   }
   vars.emplace_back("DLX_CHECKPOINT_DIR", trial.checkpoint_dir->string());
   vars.emplace_back("DLX_START_LENGTH", std::to_string(work.start_length));

@@ -24,7 +24,7 @@ checkpoint::TrialRecord new_record(const env::TrialEnvironment& trial,
   record.world_size = placement.world_size;
   record.nodes = placement.node_name;  // only rank 0's node is known here
   record.slurm_job_id = trial.slurm_job_id;
-  record.hparams = trial.hparams;
+  record.hparams = trial.flat_hparams;
   record.created_unix = unix_seconds_now();
   return record;
 }

@@ -10,6 +10,7 @@
 
 #include "dlx/comm/comm_error.hpp"
 #include "dlx/comm/fused_allreduce.hpp"
+#include "dlx/config/hparam_tree.hpp"
 #include "dlx/env/environment.hpp"
 #include "dlx/trial.hpp"
 #include "c_api_support.hpp"
@@ -71,7 +72,8 @@ dlx_status dlx_trial_create(unsigned flags, dlx_trial** out) {
     auto handle = std::make_unique<dlx_trial>();
     handle->trial = std::make_unique<dlx::Trial>(options);
     const auto& trial = *handle->trial;
-    handle->hparams_json = trial.hparams().json().dump();
+    handle->hparams_json = dlx::config::flatten_hyperparameters(trial.hparams().json()).dump();
+    handle->nested_hparams_json = trial.hparams().json().dump();
     handle->experiment_dir = path_or_empty(trial.environment().experiment_dir);
     handle->checkpoint_dir = path_or_empty(trial.checkpoint_dir());
     handle->latest_checkpoint = path_or_empty(trial.latest_checkpoint());
@@ -109,6 +111,18 @@ dlx_status dlx_trial_latest_checkpoint(const dlx_trial* t, const char** out) {
 }
 dlx_status dlx_trial_hparams_json(const dlx_trial* t, const char** out) {
   return guarded([&] { need(out, "out") = need(t, "trial").hparams_json.c_str(); });
+}
+dlx_status dlx_trial_hparams_nested_json(const dlx_trial* t, const char** out) {
+  return guarded([&] { need(out, "out") = need(t, "trial").nested_hparams_json.c_str(); });
+}
+dlx_status dlx_trial_hparam_json(const dlx_trial* t, const char* name, const char** out) {
+  return guarded([&] {
+    auto& handle = const_cast<dlx_trial&>(need(t, "trial"));
+    need(out, "out");
+    handle.strings.push_back(
+        handle.trial->hparam<nlohmann::ordered_json>(text(name, "name")).dump());
+    *out = handle.strings.back().c_str();
+  });
 }
 
 dlx_status dlx_trial_hparam_double(const dlx_trial* t, const char* name, double* out) {

@@ -2,6 +2,7 @@
 // What the C API's translation units share (c_api.cpp, c_api_checkpoint.cpp): the trial handle,
 // and `guarded`, which runs an entry point's body and turns each exception type into a status,
 // keeping the message for dlx_last_error(), so that no exception crosses into C.
+#include <deque>
 #include <exception>
 #include <memory>
 #include <string>
@@ -13,9 +14,13 @@
 
 struct dlx_trial {
   std::unique_ptr<dlx::Trial> trial;
-  std::string hparams_json;
+  std::string hparams_json;         // flat (dlx_trial_hparams_json)
+  std::string nested_hparams_json;  // as DLX_HPARAMS (dlx_trial_hparams_nested_json)
   std::string experiment_dir, checkpoint_dir, latest_checkpoint;
-  std::vector<std::string> strings;  // hparam_string results, kept until destroy
+  // hparam_string/hparam_json results, kept until destroy. A deque: a push_back leaves the
+  // earlier strings where they are (a vector's growth would move short strings' characters and
+  // break pointers handed out before).
+  std::deque<std::string> strings;
 };
 
 namespace dlx::c_api {

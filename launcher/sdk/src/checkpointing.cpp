@@ -380,7 +380,7 @@ void Trial::save_checkpoint(const TrainingState& state) {
       content.metadata.step = state.step;
       content.metadata.epoch = state.epoch;
       content.metadata.world_size = size_;
-      content.metadata.hparams = environment_.hparams;
+      content.metadata.hparams = environment_.flat_hparams;
       if (settings.retention) content.metadata.metric_name = settings.retention->metric;
       content.metadata.metric_value = state.metric;
       content.state = state.state;

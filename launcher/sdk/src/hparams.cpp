@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "dlx/config/hparam_tree.hpp"
+
 namespace dlx {
 
 Hparams::Hparams(nlohmann::ordered_json values) : values_(std::move(values)) {
@@ -14,13 +16,13 @@ Hparams::Hparams(nlohmann::ordered_json values) : values_(std::move(values)) {
 }
 
 const nlohmann::ordered_json* Hparams::find(std::string_view name) const {
-  auto it = values_.find(std::string(name));
-  return it == values_.end() ? nullptr : &*it;
+  return config::find_hyperparameter(values_, name);
 }
 
 void Hparams::missing(std::string_view name, std::string_view type) const {
-  std::string known;
-  for (const auto& [key, value] : values_.items()) {
+  std::string known;  // the dotted names of the values (a group is named by its members)
+  const auto flat = config::flatten_hyperparameters(values_);
+  for (const auto& [key, value] : flat.items()) {
     known += known.empty() ? key : ", " + key;
   }
   throw HparamError(fmt::format(

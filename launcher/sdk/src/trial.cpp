@@ -14,7 +14,9 @@
 #include "dlx/comm/mpi_runtime.hpp"
 #include "dlx/comm/preflight.hpp"
 #include "dlx/config/display_text.hpp"
+#include "dlx/config/parse.hpp"
 #include "dlx/env/environment.hpp"
+#include "dlx/env/trusted_snapshot.hpp"
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/slurm/task_placement.hpp"
 #include "checkpointer.hpp"
@@ -66,7 +68,9 @@ Trial::Trial(TrialOptions options) {
   if (options.hparams_file && !env::lookup(env, "DLX_HPARAMS")) {
     env::EnvMap with_file = env;
     with_file["DLX_HPARAMS_FILE"] = options.hparams_file->string();
-    environment_.hparams = env::read_trial_environment(with_file).hparams;
+    auto from_file = env::read_trial_environment(with_file);
+    environment_.hparams = std::move(from_file.hparams);
+    environment_.flat_hparams = std::move(from_file.flat_hparams);
   }
   hparams_ = Hparams(environment_.hparams);
   const std::string host = host_name();
@@ -111,8 +115,17 @@ Trial::Trial(TrialOptions options) {
     on_rank0("create the trial record", [&] {
       auto metrics = detail::MetricsPipelineOptions::from_environment();
       metrics.print_as_trial = environment_.trial_id;
-      recorder_ = std::make_unique<detail::TrialRecorder>(
-          environment_, env::experiment_name(*environment_.experiment_dir), size_, nodes, metrics);
+      // Records keep the experiment's flat names (rank 0 alone writes records and checkpoints):
+      // by the snapshot's name list a mapping that is a value stays one.
+      const auto& dir = *environment_.experiment_dir;
+      std::string name = dir.filename().string();  // a scratch directory used by hand
+      if (std::filesystem::exists(dir / config::kSnapshotFileName)) {
+        const auto experiment = env::load_trusted_snapshot(dir);
+        env::use_experiment_names(environment_, experiment);
+        name = experiment.name;
+      }
+      recorder_ = std::make_unique<detail::TrialRecorder>(environment_, std::move(name), size_,
+                                                          nodes, metrics);
     });
   }
 }

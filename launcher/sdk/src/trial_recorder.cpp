@@ -62,7 +62,7 @@ TrialRecorder::TrialRecorder(const env::TrialEnvironment& environment,
             } else {
               record.experiment = std::move(experiment_name);
               record.trial_id = environment.trial_id;
-              record.hparams = environment.hparams;
+              record.hparams = environment.flat_hparams;
               record.created_unix = unix_seconds_now();
             }
             start.previous_update_unix = last_sign_of_life(record);

@@ -67,9 +67,17 @@ dlx_status dlx_trial_experiment_dir(const dlx_trial* trial, const char** out);
 dlx_status dlx_trial_checkpoint_dir(const dlx_trial* trial, const char** out);
 dlx_status dlx_trial_latest_checkpoint(const dlx_trial* trial, const char** out);
 
-/* All hyperparameters as a flat JSON object. */
+/* All hyperparameters as a flat JSON object: dotted names, every mapping taken as a group (the
+ * form of dlx before nested hyperparameters; a mapping that is a value comes out flattened too). */
 dlx_status dlx_trial_hparams_json(const dlx_trial* trial, const char** out);
-/* Typed access with the C++ API's strict conversions; DLX_ERROR_HPARAM when missing or wrong. */
+/* All hyperparameters as DLX_HPARAMS gives them: groups nested ({"optim": {"lr": 0.1}}), values
+ * any JSON (docs/sdk.md "Hyperparameters"). */
+dlx_status dlx_trial_hparams_nested_json(const dlx_trial* trial, const char** out);
+/* One hyperparameter, or a whole group, as JSON text: `name` dotted ("optim.lr", "optim") or a
+ * literal key; DLX_ERROR_HPARAM when the trial has none. */
+dlx_status dlx_trial_hparam_json(const dlx_trial* trial, const char* name, const char** out);
+/* Typed access with the C++ API's strict conversions (`name` as above); DLX_ERROR_HPARAM when
+ * missing or wrong. */
 dlx_status dlx_trial_hparam_double(const dlx_trial* trial, const char* name, double* out);
 dlx_status dlx_trial_hparam_int64(const dlx_trial* trial, const char* name, int64_t* out);
 dlx_status dlx_trial_hparam_bool(const dlx_trial* trial, const char* name, int* out);

@@ -1,8 +1,11 @@
 #pragma once
-// A trial's hyperparameters (DLX_HPARAMS: a flat JSON object name -> scalar) with typed access.
-// Conversions are strict and every failure names the hyperparameter, its value and the type asked
-// for: integers accept JSON integers and integral floats (16.0) in range; floating types accept
-// any number; bool accepts only true/false; std::string only strings.
+// A trial's hyperparameters (DLX_HPARAMS: a JSON object, groups nested the way Determined passes
+// them: {"optim": {"lr": 0.1}, "batch": 64}) with typed access. A name is found by its dotted
+// path ("optim.lr") or as a literal key (the flat form of earlier versions, a name with a '.'):
+// dlx/config/hparam_tree.hpp. Conversions are strict and every failure names the hyperparameter,
+// its value and the type asked for: integers accept JSON integers and integral floats (16.0) in
+// range; floating types accept any number; bool accepts only true/false; std::string only
+// strings; nlohmann::ordered_json takes any value as it is (a group, a list, null, a mapping).
 #include <concepts>
 #include <cstdint>
 #include <limits>
@@ -24,12 +27,13 @@ class HparamError : public Error {
 
 template <class T>
 concept HparamType = std::same_as<T, bool> || std::same_as<T, std::string> ||
-                     std::integral<T> || std::floating_point<T>;
+                     std::same_as<T, nlohmann::ordered_json> || std::integral<T> ||
+                     std::floating_point<T>;
 
 class Hparams {
  public:
   Hparams() = default;
-  explicit Hparams(nlohmann::ordered_json values);  // throws HparamError unless a flat object
+  explicit Hparams(nlohmann::ordered_json values);  // throws HparamError unless an object
 
   template <HparamType T>
   T get(std::string_view name) const {
@@ -59,6 +63,7 @@ class Hparams {
   static constexpr std::string_view type_name() {
     if constexpr (std::same_as<T, bool>) return "bool";
     else if constexpr (std::same_as<T, std::string>) return "std::string";
+    else if constexpr (std::same_as<T, nlohmann::ordered_json>) return "nlohmann::ordered_json";
     else if constexpr (std::same_as<T, int>) return "int";
     else if constexpr (std::same_as<T, double>) return "double";
     else if constexpr (std::same_as<T, float>) return "float";
@@ -69,7 +74,9 @@ class Hparams {
   template <class T>
   static T convert(std::string_view name, const nlohmann::ordered_json& value) {
     constexpr auto type = type_name<T>();
-    if constexpr (std::same_as<T, bool>) {
+    if constexpr (std::same_as<T, nlohmann::ordered_json>) {
+      return value;
+    } else if constexpr (std::same_as<T, bool>) {
       if (!value.is_boolean()) wrong(name, value, type, "not true or false");
       return value.get<bool>();
     } else if constexpr (std::same_as<T, std::string>) {

@@ -4,7 +4,10 @@
 // dlx-launch (the wrapper side) use this one reader, so the two never disagree.
 //   DLX_EXPERIMENT_DIR     the experiment directory on shared storage (unset: not a dlx trial)
 //   DLX_TRIAL_ID           integer id; trials/<id>/trial.h5 is the trial's record
-//   DLX_HPARAMS            flat JSON object name -> scalar ({"lr":0.1,"optim.momentum":0.9})
+//   DLX_HPARAMS            JSON object of the hyperparameters, groups nested the way Determined
+//                          passes them ({"lr":0.1,"optim":{"momentum":0.9}}); values are any JSON
+//                          (config/hparam_tree.hpp). The flat form of earlier versions
+//                          ({"optim.momentum":0.9}) is still read: lookups find dotted keys too
 //   DLX_CHECKPOINT_DIR     where the trainer writes checkpoints
 //   DLX_LATEST_CHECKPOINT  the checkpoint to resume from; empty on a fresh start. The plugin
 //                          exports it empty (it runs as root and never looks into the user's
@@ -26,6 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dlx/config/experiment.hpp"
 #include "dlx/env/environment.hpp"
 
 namespace dlx::env {
@@ -37,7 +41,12 @@ inline constexpr int kRequeueExitCode = 85;
 struct TrialEnvironment {
   std::optional<std::filesystem::path> experiment_dir;  // nullopt outside a dlx trial
   std::int64_t trial_id = 0;
+  // As the trainer sees them: nested (DLX_HPARAMS).
   nlohmann::ordered_json hparams = nlohmann::ordered_json::object();
+  // name -> value with dotted names, for trial records and the searcher: the experiment's names
+  // where known (use_experiment_names, or the searcher's work), else every mapping of `hparams`
+  // taken as a group.
+  nlohmann::ordered_json flat_hparams = nlohmann::ordered_json::object();
   std::optional<std::filesystem::path> checkpoint_dir;
   std::optional<std::filesystem::path> latest_checkpoint;  // nullopt on a fresh start
   std::string slurm_job_id;  // "<array job>_<task>" for array tasks, else SLURM_JOB_ID, else ""
@@ -52,7 +61,7 @@ struct TrialEnvironment {
 };
 
 // Throws EnvError naming the variable for a malformed DLX_TRIAL_ID or DLX_HPARAMS (not a JSON
-// object of scalars), or an unreadable DLX_HPARAMS_FILE.
+// object, or nested past kMaxHparamsDepth), or an unreadable DLX_HPARAMS_FILE.
 TrialEnvironment read_trial_environment(const EnvMap& env);
 
 // The experiment's name for records: the frozen snapshot's `name` when <dir>/experiment.yaml
@@ -60,7 +69,12 @@ TrialEnvironment read_trial_environment(const EnvMap& env);
 // Throws config::ConfigError when the snapshot exists but is invalid.
 std::string experiment_name(const std::filesystem::path& experiment_dir);
 
-// Parses a flat hyperparameter object; `origin` names the source in errors.
+// Parses a hyperparameter object (any JSON values); `origin` names the source in errors.
+inline constexpr int kMaxHparamsDepth = 64;
 nlohmann::ordered_json parse_hparams_json(std::string_view text, std::string_view origin);
+
+// Sets trial.flat_hparams from trial.hparams by the experiment's hyperparameter names: a mapping
+// that is a value stays one (the name list, not the shape, says what is a group).
+void use_experiment_names(TrialEnvironment& trial, const config::Experiment& experiment);
 
 }  // namespace dlx::env
