@@ -25,17 +25,15 @@ void write_hparam(hid_t group, const std::string& name, const nlohmann::ordered_
     h5::write_attribute(group, name, value.get<std::int64_t>(), file);
   } else if (value.is_number_float()) {
     h5::write_attribute(group, name, value.get<double>(), file);
-  } else if (value.is_string() && strings == Strings::fixed_length) {
-    h5::write_fixed_string_attribute(group, name, value.get<std::string>(), file);
-  } else if (value.is_string()) {
-    h5::write_attribute(group, name, value.get<std::string>(), file);
   } else {
-    throw CheckpointError(
-        fmt::format("hyperparameter '{}' is {}; dlx files hold only numbers, strings and booleans",
-                    name,
-                    value.is_null()    ? "null"
-                    : value.is_array() ? "an array"
-                                       : "an object"));
+    // A string as it is; null, a list or a mapping (Determined passes any value through) as its
+    // JSON text: the view stays one attribute per hyperparameter, hparams_json keeps the type.
+    const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+    if (strings == Strings::fixed_length) {
+      h5::write_fixed_string_attribute(group, name, text, file);
+    } else {
+      h5::write_attribute(group, name, text, file);
+    }
   }
 }
 
@@ -62,23 +60,24 @@ void write_hparams_group(hid_t parent, const std::string& group_name,
 
 nlohmann::ordered_json parse_hparams_json(const std::string& text,
                                           const std::filesystem::path& file) {
-  // dlx writes a flat object (write_hparams_group refuses anything nested), so anything nested is
-  // refused, and dropped while parsing: a crafted text nested a million deep then costs neither
-  // memory nor, in the copies and dumps that would follow, stack (they recurse).
+  // A value may be a list or a mapping, but nesting is bounded and anything deeper is dropped
+  // while parsing: a crafted text nested a million deep then costs neither memory nor, in the
+  // copies and dumps that would follow, stack (they recurse).
   using Json = nlohmann::ordered_json;
-  bool nested = false;
-  auto flat_only = [&nested](int depth, Json::parse_event_t event, Json&) {
-    if (depth > 0 && (event == Json::parse_event_t::object_start ||
-                      event == Json::parse_event_t::array_start)) {
-      nested = true;
+  bool too_deep = false;
+  auto bounded = [&too_deep](int depth, Json::parse_event_t event, Json&) {
+    if (depth >= kMaxHparamsDepth && (event == Json::parse_event_t::object_start ||
+                                      event == Json::parse_event_t::array_start)) {
+      too_deep = true;
       return false;
     }
     return true;
   };
-  auto hparams = Json::parse(text, flat_only, false);
-  if (hparams.is_discarded() || !hparams.is_object() || nested)
-    h5::throw_format_error(file, "attribute 'hparams_json' of / is not a flat JSON object (each "
-                                 "hyperparameter a number, string or boolean)");
+  auto hparams = Json::parse(text, bounded, false);
+  if (hparams.is_discarded() || !hparams.is_object() || too_deep)
+    h5::throw_format_error(file, fmt::format("attribute 'hparams_json' of / is not a JSON object of "
+                                             "hyperparameters nested at most {} levels deep",
+                                             kMaxHparamsDepth));
   return hparams;
 }
 

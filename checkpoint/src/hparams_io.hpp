@@ -13,7 +13,7 @@ namespace dlx::checkpoint::detail {
 std::string hparams_as_json(const nlohmann::ordered_json& hparams);
 
 // Group `group_name` below `parent` with one attribute per hyperparameter: int64, float64,
-// UTF-8 string, or int8 0/1 for booleans. Throws CheckpointError for nested values.
+// UTF-8 string, or int8 0/1 for booleans; null, a list or a mapping as its JSON text (a string).
 // Strings are variable-length (h5py: str) or fixed-length (kept out of the unchecksummed global
 // heap: checkpoints).
 enum class Strings { variable_length, fixed_length };
@@ -21,8 +21,9 @@ void write_hparams_group(hid_t parent, const std::string& group_name,
                          const nlohmann::ordered_json& hparams, const std::filesystem::path& file,
                          Strings strings = Strings::variable_length);
 
-// Parses hparams_json text; throws CheckpointError naming `file` unless it is a flat JSON object
-// (no value an object or array: what dlx writes).
+// Parses hparams_json text; throws CheckpointError naming `file` unless it is a JSON object
+// nested at most kMaxHparamsDepth levels (values may be lists and mappings: Determined's).
+inline constexpr int kMaxHparamsDepth = 64;
 nlohmann::ordered_json parse_hparams_json(const std::string& text,
                                           const std::filesystem::path& file);
 

@@ -190,8 +190,8 @@ TEST_CASE("a checkpoint's hyperparameters nested 1,000,000 deep are refused, not
   const std::size_t depth = 1000000;
   const auto json = "{\"a\":" + std::string(depth, '[') + std::string(depth, ']') + "}";
   write_checkpoint_then(path, 5, [&](hid_t f) { set_string_attribute(f, "/", "hparams_json", json, true); });
-  check_refused_everywhere(path, "attribute 'hparams_json' of / is not a flat JSON object (each "
-                                 "hyperparameter a number, string or boolean)");
+  check_refused_everywhere(path, "attribute 'hparams_json' of / is not a JSON object of "
+                                 "hyperparameters nested at most 64 levels deep");
 }
 
 TEST_CASE("a string attribute over kMaxAttributeBytes is refused", "[unit][checkpoint][hostile]") {

@@ -100,7 +100,8 @@ TEST_CASE("a trial record's hyperparameters nested 1,000,000 deep are refused, n
   const std::size_t depth = 1000000;
   const auto json = "{\"a\":" + std::string(depth, '[') + std::string(depth, ']') + "}";
   write_trial_record_then(path, [&](hid_t f) { set_string_attribute(f, "/", "hparams_json", json, false); });
-  CHECK_THAT(load_error(path), Contains("attribute 'hparams_json' of / is not a flat JSON object"));
+  CHECK_THAT(load_error(path), Contains("attribute 'hparams_json' of / is not a JSON object of hyperparameters "
+                                         "nested at most 64 levels deep"));
 }
 
 TEST_CASE("a FIFO or a symbolic link named trial.h5 is refused without being opened",

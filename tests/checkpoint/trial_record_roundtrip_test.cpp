@@ -75,6 +75,12 @@ TEST_CASE("trial record round trip: empty tables, empty strings, no hparams",
     saved.hparams["big"] = std::uint64_t{18446744073709551615u};
     saved.hparams["tiny"] = 1e-300;
   }
+  SECTION("hyperparameter values that are null, lists and mappings (Determined's)") {
+    saved.hparams["note"] = nullptr;
+    saved.hparams["optim.betas"] = nlohmann::ordered_json::array({0.9, 0.999});
+    saved.hparams["augment"] = nlohmann::ordered_json::parse(R"({"flip":true,"crop":[32,32]})");
+    saved.hparams["empty"] = nlohmann::ordered_json::array();
+  }
   SECTION("metric columns with steps but no values yet") {
     saved.training.append(5, {});
     saved.validation.append(5, {{"val_loss", std::numeric_limits<double>::quiet_NaN()}});

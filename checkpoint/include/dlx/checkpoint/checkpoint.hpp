@@ -35,7 +35,7 @@ struct CheckpointMetadata {
   std::int64_t step = 0;
   std::int64_t epoch = 0;
   int world_size = 1;
-  nlohmann::ordered_json hparams = nlohmann::ordered_json::object();  // flat: name -> scalar
+  nlohmann::ordered_json hparams = nlohmann::ordered_json::object();  // flat: name -> value
   std::string metric_name;            // the searcher metric at this step (keep_best), or ""
   std::optional<double> metric_value;
   // Set by save_checkpoint (created_unix: now when 0); read back by load.

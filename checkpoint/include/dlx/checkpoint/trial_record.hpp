@@ -6,7 +6,8 @@
 //   /                      attrs: format_version, experiment, trial_id, state, exit_code,
 //                                 stop_reason, restarts, world_size, nodes, slurm_job_id,
 //                                 hparams_json, created_unix, updated_unix
-//   /hparams               attrs: one per hyperparameter (int64, float64, string, or bool as int8)
+//   /hparams               attrs: one per hyperparameter (int64, float64, string, or bool as int8;
+//                          null, a list or a mapping as its JSON text)
 //   /metrics/training      datasets: steps (int64), one float64 dataset per metric (NaN: absent)
 //   /metrics/validation    same
 //   (optional)             attrs of /: started_from ("trial 3 step 400"), started_from_trial,
@@ -87,7 +88,7 @@ struct TrialRecord {
   int world_size = 0;
   std::string nodes;  // comma-separated node names of the ranks, in rank order
   std::string slurm_job_id;
-  nlohmann::ordered_json hparams = nlohmann::ordered_json::object();  // flat: name -> scalar
+  nlohmann::ordered_json hparams = nlohmann::ordered_json::object();  // flat: name -> value
   std::int64_t created_unix = 0;
   std::int64_t updated_unix = 0;
   MetricTable training;
