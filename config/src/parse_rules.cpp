@@ -47,19 +47,10 @@ void check_cross_field_rules(const Experiment& experiment, const MappingReader& 
               fmt::format("the single searcher runs one trial, got max_trials: {}", searcher.max_trials),
               "remove max_trials or use the grid or random searcher");
     }
-    for (const auto& hp : experiment.hyperparameters) {
-      if (hp.type != HyperparameterType::constant) {
-        throw ConfigError(hp.where, "hyperparameters." + hp.name,
-                          "the single searcher needs every hyperparameter to be a constant",
-                          "give a value, or use the grid or random searcher");
-      }
-    }
+    // Ranged hyperparameters are fine: like Determined, single samples one point (from the seed).
   }
-  if (searcher.max_trials > 0 && searcher.max_concurrent_trials > searcher.max_trials) {
-    fail_at(root, section["max_concurrent_trials"], "searcher.max_concurrent_trials",
-            fmt::format("is {}, more than max_trials ({})", searcher.max_concurrent_trials, searcher.max_trials),
-            "lower it to max_trials or less (0 means no limit)");
-  }
+  // max_concurrent_trials above the trial count is no error (Determined takes the smaller): the
+  // array's throttle is left out when it does not limit (searcher::array_spec).
   if (searcher.name == SearcherName::pbt && searcher.max_concurrent_trials > 0 &&
       searcher.max_concurrent_trials < searcher.pbt.population_size) {
     fail_at(root, section["max_concurrent_trials"], "searcher.max_concurrent_trials",

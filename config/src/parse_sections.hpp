@@ -13,7 +13,11 @@ namespace dlx::config::detail {
 
 std::vector<Hyperparameter> parse_hyperparameters(const MappingReader& section);
 SearcherConfig parse_searcher(const MappingReader& section);
+// `{batches|records|epochs: N}`, or a bare N (Determined 0.38's unitless length) in batches.
 Length parse_length(const MappingReader& parent, const char* key);
+// Determined's retired searcher names and pre-0.13 keys, refused with what replaces each.
+void refuse_retired_searcher_name(const MappingReader& section);
+void refuse_retired_searcher_keys(const MappingReader& section);
 // `sampler` and `tpe` of the methods that draw new trials (takes_sampler); after max_trials.
 bool takes_sampler(SearcherName name);
 void parse_sampler(const MappingReader& section, SearcherConfig& into);

@@ -111,6 +111,9 @@ void emit_searcher(YAML::Emitter& out, const SearcherConfig& searcher) {
     out << YAML::Key << "divisor" << YAML::Value << searcher.asha.divisor;
     out << YAML::Key << "max_rungs" << YAML::Value << searcher.asha.max_rungs;
     out << YAML::Key << "mode" << YAML::Value << to_string(searcher.asha.mode);
+    if (!searcher.asha.bracket_rungs.empty()) {
+      out << YAML::Key << "bracket_rungs" << YAML::Value << YAML::Flow << searcher.asha.bracket_rungs;
+    }
     out << YAML::Key << "stop_once" << YAML::Value << searcher.asha.stop_once;
   }
   if (searcher.name == SearcherName::pbt) {

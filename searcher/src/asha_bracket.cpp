@@ -84,7 +84,7 @@ std::vector<bool> AshaBracket::closed_rungs() const {
 
 int AshaBracket::quota(int rung, bool closed) const {
   const int results = tables_[static_cast<std::size_t>(rung)].size();
-  const int quota = results / settings_.divisor;
+  const int quota = asha_keep(results, settings_.divisor);
   if ((settings_.stop_once || closed) && results > 0) return std::max(quota, 1);
   return quota;
 }
@@ -101,7 +101,7 @@ std::string AshaBracket::ranking(int trial, const TrialState& state, int rung, b
   return fmt::format("rung {} (length {}): {} {} ranks {} of {}; top {}{} {}", rung,
                      settings_.rungs[static_cast<std::size_t>(rung)].length, settings_.metric,
                      metric_text(state.results[static_cast<std::size_t>(rung)]), table.rank(entry(trial, state, rung)) + 1,
-                     table.size(), keep, closed && keep > table.size() / settings_.divisor ? " (rung closed)" : "",
+                     table.size(), keep, closed && keep > asha_keep(table.size(), settings_.divisor) ? " (rung closed)" : "",
                      settings_.stop_once ? "continue" : "promoted");
 }
 

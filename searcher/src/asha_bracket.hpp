@@ -17,7 +17,7 @@ namespace dlx::searcher::detail {
 
 struct AshaSettings {
   std::vector<Rung> rungs;
-  int divisor = 4;
+  double divisor = 4;
   bool stop_once = false;
   bool smaller_is_better = true;
   std::string metric;  // its name, for reasons

@@ -1,5 +1,6 @@
 #include "asha_layout.hpp"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace dlx::searcher::detail {
@@ -39,9 +40,19 @@ std::vector<int> spread_trials_over_brackets(const std::vector<AshaBracketPlan>&
   return bracket_of;
 }
 
-int asha_resume_bound(const AshaBracketPlan& bracket, int divisor) {
-  const int per_rung = bracket.trials / divisor > 0 ? bracket.trials / divisor : 1;
+int asha_resume_bound(const AshaBracketPlan& bracket, double divisor) {
+  const int per_rung = std::max(1, asha_keep(bracket.trials, divisor));
   return static_cast<int>(bracket.rungs.size() - 1) * per_rung;
+}
+
+}  // namespace dlx::searcher::detail
+
+namespace dlx::searcher::detail {
+
+int asha_trial_total(const config::Experiment& experiment) {
+  int total = 0;
+  for (const auto& bracket : asha_brackets(experiment)) total += bracket.trials;
+  return total;
 }
 
 }  // namespace dlx::searcher::detail

@@ -25,6 +25,10 @@ std::vector<AshaBracketPlan> adaptive_asha_brackets(const config::Experiment& ex
 std::vector<int> spread_trials_over_brackets(const std::vector<AshaBracketPlan>& brackets);
 
 // The most promotions in one bracket that need a fresh ticket (asha.cpp explains the bound).
-int asha_resume_bound(const AshaBracketPlan& bracket, int divisor);
+int asha_resume_bound(const AshaBracketPlan& bracket, double divisor);
+
+// The trials of all brackets together: max_trials, except that explicit bracket_rungs with more
+// brackets than max_trials share out give each bracket at least one trial (as Determined does).
+int asha_trial_total(const config::Experiment& experiment);
 
 }  // namespace dlx::searcher::detail

@@ -1,6 +1,8 @@
 // single, grid and random as a Method: ticket t trains trial t, once, to max_length (or, without
 // max_length, to the trainer's own length); nothing is ever stopped or paused. Hyperparameters:
-// the grid point t (single and grid) or the experiment's sampler's point for trial t (random;
+// the grid point t (grid), the one point that single samples from the seed (random_point(0), as
+// Determined's single samples ranged hyperparameters; constants are themselves), or the
+// experiment's sampler's point for trial t (random;
 // with a model-based sampler every validation is fed to it, so later trials learn from earlier
 // ones). A ticket that asks again gets the same trial and hyperparameters, with no state change.
 #include <map>
@@ -29,7 +31,7 @@ class FixedTrialsMethod final : public Method {
         target_length_(experiment.searcher.max_length ? experiment.searcher.max_length->value : 0) {
     if (experiment.searcher.name == config::SearcherName::random) {
       sampler_ = make_sampler(experiment);
-    } else {
+    } else if (experiment.searcher.name == config::SearcherName::grid) {
       grid_.emplace(experiment, config::kMaxTrials);  // built once: a point is then O(#hyperparameters)
     }
   }
@@ -88,14 +90,15 @@ class FixedTrialsMethod final : public Method {
  private:
   nlohmann::ordered_json hparams_of(int trial) {
     if (sampler_) return sampler_->sample(trial);
-    return grid_->point(trial);
+    if (grid_) return grid_->point(trial);
+    return random_point(experiment_, trial);  // single
   }
 
   config::Experiment experiment_;
   int trial_count_;
   std::int64_t target_length_;
   std::unique_ptr<Sampler> sampler_;                 // random only
-  std::optional<Grid> grid_;                         // single and grid
+  std::optional<Grid> grid_;                         // grid only
   std::map<int, nlohmann::ordered_json> issued_;     // trial -> the hyperparameters its ticket got
 };
 

@@ -87,7 +87,9 @@ GridAxis::GridAxis(const config::Hyperparameter& hp, std::int64_t limit)
 double GridAxis::point(std::int64_t k) const {
   // The materialised definition's expression, operand for operand (int k and count - 1): the
   // same doubles.
-  return count_ == 1 ? minval_ : minval_ + (maxval_ - minval_) * static_cast<int>(k) / (count_ - 1);
+  // count 1 is the midpoint, as in Determined's grid.go ((minval + maxval) / 2; an int axis rounds
+  // it half away from zero, like Go's math.Round).
+  return count_ == 1 ? (minval_ + maxval_) / 2.0 : minval_ + (maxval_ - minval_) * static_cast<int>(k) / (count_ - 1);
 }
 
 nlohmann::json GridAxis::value(std::int64_t k) const {

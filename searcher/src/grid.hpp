@@ -7,7 +7,8 @@
 //
 // The values are exactly the ones of the materialised definition, and in the same order
 // (determinism is a contract: trial i of a grid never changes). For an axis of `count` points:
-//   point(k) = count == 1 ? minval : minval + (maxval - minval) * k / (count - 1)   (in double)
+//   point(k) = count == 1 ? (minval + maxval) / 2 : minval + (maxval - minval) * k / (count - 1)
+// (in double; Determined's grid.go, whose count-1 point is the midpoint of the range)
 //   double:  point(k)        log: pow(base, point(k))
 //   int:     llround(point(k)) for k = 0..count-1, consecutive equal values kept once.
 // An int axis is computed arithmetically when its doubles are exact enough (see IntegerAxis in

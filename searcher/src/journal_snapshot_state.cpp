@@ -7,7 +7,7 @@
 // as a u64 length and the bytes, optionals as a presence byte and the value. Only the method's
 // own snapshot (Method::snapshot(), owned by each method) stays JSON text, parsed once.
 //
-// Body, version 1, in this order:
+// Body, version 2 (as version 1; the method snapshots inside changed), in this order:
 //   str   method snapshot (JSON text)
 //   i64   unsettled
 //   u64 n, n x str                          applied event ids, sorted

@@ -49,6 +49,9 @@ int ticket_count(const config::Experiment& experiment) {
     case SearcherName::async_halving:
     case SearcherName::adaptive_asha:
       return trial_count(experiment) + detail::asha_promotion_tickets(experiment);
+    case SearcherName::pbt:  // one ticket per member and round (trial_count checked the product)
+      return trial_count(experiment) > 0 ? experiment.searcher.pbt.population_size * experiment.searcher.pbt.num_rounds
+                                         : 0;
     default:
       return trial_count(experiment);
   }

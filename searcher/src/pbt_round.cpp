@@ -7,7 +7,6 @@
 
 #include "methods.hpp"
 #include "pbt_explore.hpp"
-#include "sample_stream.hpp"
 
 namespace dlx::searcher::detail {
 
@@ -30,8 +29,16 @@ std::string describe(const config::Experiment& experiment, int member, int trial
 }  // namespace
 
 int pbt_truncate_count(const config::PbtOptions& options) {
-  // The epsilon keeps 0.3 x 10 at 3 although the product is 2.9999... in binary.
-  return std::max(1, static_cast<int>(std::floor(options.truncate_fraction * options.population_size + 1e-9)));
+  // Determined: int(TruncateFraction * float64(PopulationSize)), truncated toward zero.
+  return static_cast<int>(options.truncate_fraction * static_cast<double>(options.population_size));
+}
+
+int pbt_first_new_trial(const config::PbtOptions& options, int round) {
+  return round == 0 ? 0 : options.population_size + (round - 1) * pbt_truncate_count(options);
+}
+
+int pbt_trial_total(const config::PbtOptions& options) {
+  return pbt_first_new_trial(options, options.num_rounds);
 }
 
 std::vector<PbtTrialPlan> plan_first_round(const config::Experiment& experiment) {
@@ -39,65 +46,73 @@ std::vector<PbtTrialPlan> plan_first_round(const config::Experiment& experiment)
   std::vector<PbtTrialPlan> plans;
   for (int member = 0; member < options.population_size; ++member) {
     PbtTrialPlan plan;
-    plan.hparams = random_point(experiment, member);  // trial id = member in round 0
+    plan.trial = member;
+    plan.hparams = random_point(experiment, member);
     plan.target_length = options.length_per_round.value;
-    plan.reason = fmt::format("round 0: member {} starts from a random point", member);
+    plan.reason = fmt::format("round 0: member {} starts trial {} from a random point", member, member);
     plans.push_back(std::move(plan));
   }
   return plans;
 }
 
 std::vector<PbtTrialPlan> plan_next_round(const config::Experiment& experiment, int round,
-                                          const std::vector<PbtOutcome>& previous) {
+                                          const std::vector<PbtOutcome>& previous, int next_trial) {
   const auto& options = experiment.searcher.pbt;
   const int population = options.population_size;
   const bool smaller = experiment.searcher.smaller_is_better;
-  std::vector<int> ranked;  // usable members, best first
-  for (int member = 0; member < population; ++member) {
-    if (previous[static_cast<std::size_t>(member)].usable) ranked.push_back(member);
-  }
-  std::stable_sort(ranked.begin(), ranked.end(), [&](int a, int b) {
-    double x = previous[static_cast<std::size_t>(a)].metric, y = previous[static_cast<std::size_t>(b)].metric;
-    return smaller ? x < y : x > y;
+  std::vector<int> ranking(static_cast<std::size_t>(population));  // members, best first
+  for (int member = 0; member < population; ++member) ranking[static_cast<std::size_t>(member)] = member;
+  std::sort(ranking.begin(), ranking.end(), [&](int a, int b) {
+    const PbtOutcome& x = previous[static_cast<std::size_t>(a)];
+    const PbtOutcome& y = previous[static_cast<std::size_t>(b)];
+    if (x.usable != y.usable) return x.usable;
+    if (x.usable && x.metric != y.metric) return smaller ? x.metric < y.metric : x.metric > y.metric;
+    return x.trial < y.trial;
   });
-  const int count = static_cast<int>(ranked.size());
+  std::vector<int> usable;  // best first
+  for (int member : ranking) {
+    if (previous[static_cast<std::size_t>(member)].usable) usable.push_back(member);
+  }
+  const int count = static_cast<int>(usable.size());
+  std::vector<int> rank_of(static_cast<std::size_t>(population), 0);  // 1-based among the usable
+  for (int i = 0; i < count; ++i) rank_of[static_cast<std::size_t>(usable[static_cast<std::size_t>(i)])] = i + 1;
+  std::vector<bool> replaced(static_cast<std::size_t>(population), false);
   const int truncate = pbt_truncate_count(options);
-  const int parents = std::min(truncate, count);
-  std::vector<int> rank_of(static_cast<std::size_t>(population), 0);  // 1-based; 0: no result
-  for (int i = 0; i < count; ++i) rank_of[static_cast<std::size_t>(ranked[static_cast<std::size_t>(i)])] = i + 1;
-  // Members without a result rank last, so they fill the bottom n first; every one of them is
-  // replaced even beyond n (there is nothing of theirs to continue from).
-  const int without_result = population - count;
-  const int first_replaced_rank = std::max(parents, count - std::max(0, truncate - without_result)) + 1;
+  for (int i = 0; i < population; ++i) {
+    const int member = ranking[static_cast<std::size_t>(i)];
+    replaced[static_cast<std::size_t>(member)] =
+        i >= population - truncate || !previous[static_cast<std::size_t>(member)].usable;
+  }
 
   std::vector<PbtTrialPlan> plans;
+  int copies = 0;
   for (int member = 0; member < population; ++member) {
-    const int child = round * population + member;
-    const int own_trial = (round - 1) * population + member;
     const PbtOutcome& own = previous[static_cast<std::size_t>(member)];
     const int rank = rank_of[static_cast<std::size_t>(member)];
-    const std::string who = describe(experiment, member, own_trial, own, rank, count);
+    const std::string who = describe(experiment, member, own.trial, own, rank, count);
     PbtTrialPlan plan;
     if (count == 0) {
-      plan.hparams = random_point(experiment, child);
-      plan.reason = fmt::format("round {}: {} restarts from a random point: no member of round {} has a result",
-                                round, who, round - 1);
-    } else if (own.usable && rank < first_replaced_rank) {
+      plan.trial = next_trial++;
+      plan.hparams = random_point(experiment, plan.trial);
+      plan.reason = fmt::format("round {}: {} restarts as trial {} from a random point: no member of round {} has a "
+                                "result", round, who, plan.trial, round - 1);
+    } else if (!replaced[static_cast<std::size_t>(member)]) {
+      plan.trial = own.trial;
       plan.hparams = own.hparams;
       plan.start_length = own.length;
-      plan.checkpoint_trial = own_trial;
+      plan.checkpoint_trial = own.trial;
       plan.reason = fmt::format("round {}: {} continues from its checkpoint at length {}", round, who, own.length);
     } else {
-      SampleStream stream(experiment.seed, static_cast<std::uint64_t>(child), kPbtSlotBase);
-      const int parent = ranked[stream.next_below(static_cast<std::uint64_t>(parents))];
-      const int parent_trial = (round - 1) * population + parent;
+      const int parent = usable[static_cast<std::size_t>(copies++ % count)];
       const PbtOutcome& from = previous[static_cast<std::size_t>(parent)];
-      Explored explored = explore(experiment, from.hparams, child);
+      plan.trial = next_trial++;
+      Explored explored = explore(experiment, from.hparams, plan.trial);
       plan.hparams = std::move(explored.hparams);
       plan.start_length = from.length;
-      plan.checkpoint_trial = parent_trial;
-      plan.reason = fmt::format("round {}: {} exploits trial {} ({} {:.4g}, {}) and {}", round, who, parent_trial,
-                                experiment.searcher.metric, from.metric, ordinal(rank_of[static_cast<std::size_t>(parent)]),
+      plan.checkpoint_trial = from.trial;
+      plan.reason = fmt::format("round {}: {} is replaced by trial {}, a copy of trial {} ({} {:.4g}, {}) that {}",
+                                round, who, plan.trial, from.trial, experiment.searcher.metric, from.metric,
+                                ordinal(rank_of[static_cast<std::size_t>(parent)]),
                                 explored.changes.empty() ? "keeps its hyperparameters" : explored.changes);
     }
     plan.target_length = plan.start_length + options.length_per_round.value;

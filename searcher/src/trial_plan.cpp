@@ -7,7 +7,9 @@
 #include "dlx/config/names.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/method.hpp"
+#include "asha_layout.hpp"
 #include "grid.hpp"
+#include "pbt_round.hpp"
 #include "methods.hpp"
 
 namespace dlx::searcher {
@@ -20,19 +22,20 @@ int trial_count(const config::Experiment& experiment) {
     case SearcherName::single:
       return 1;
     case SearcherName::random:
+      return searcher.max_trials;
     case SearcherName::async_halving:
     case SearcherName::adaptive_asha:
-      return searcher.max_trials;
+      return detail::asha_trial_total(experiment);
     case SearcherName::pbt: {
-      // Every round's population is a generation of new trials (a PBT round is a trial that
-      // starts from a better trial's checkpoint); the array holds all of them.
-      std::int64_t total = std::int64_t{searcher.pbt.population_size} * searcher.pbt.num_rounds;
-      if (total > config::kMaxTrials) {
+      // P members for R rounds take P x R tickets; the trials are round 0's P plus the n new
+      // ones each later round starts (pbt_round.hpp: Determined's numbering).
+      std::int64_t tickets = std::int64_t{searcher.pbt.population_size} * searcher.pbt.num_rounds;
+      if (tickets > config::kMaxTrials) {
         throw config::ConfigError(searcher.where, "searcher",
-                                  fmt::format("population_size x num_rounds is {}, over {}", total, config::kMaxTrials),
+                                  fmt::format("population_size x num_rounds is {}, over {}", tickets, config::kMaxTrials),
                                   "lower population_size or num_rounds");
       }
-      return static_cast<int>(total);
+      return detail::pbt_trial_total(searcher.pbt);
     }
     case SearcherName::grid: {
       std::int64_t size = detail::grid_size(experiment, config::kMaxTrials);
@@ -60,10 +63,10 @@ TrialSpec plan_trial(const config::Experiment& experiment, int id) {
   TrialSpec trial;
   trial.id = id;
   switch (experiment.searcher.name) {
-    case SearcherName::single:
     case SearcherName::grid:
       trial.hparams = detail::grid_point(experiment, id);
       break;
+    case SearcherName::single:  // Determined's single samples one point of ranged hyperparameters
     case SearcherName::random:
     case SearcherName::async_halving:
     case SearcherName::adaptive_asha:
@@ -79,7 +82,7 @@ std::vector<TrialSpec> plan_all_trials(const config::Experiment& experiment) {
   const int count = trial_count(experiment);
   trials.reserve(static_cast<std::size_t>(count));
   const auto name = experiment.searcher.name;
-  if (name == SearcherName::single || name == SearcherName::grid) {
+  if (name == SearcherName::grid) {
     // One Grid for every point: linear in the number of trials.
     const detail::Grid grid(experiment, config::kMaxTrials);
     for (int id = 0; id < count; ++id) trials.push_back({id, grid.point(id)});
@@ -89,11 +92,15 @@ std::vector<TrialSpec> plan_all_trials(const config::Experiment& experiment) {
   return trials;
 }
 
+int array_throttle(const config::Experiment& experiment) {
+  const int limit = experiment.searcher.max_concurrent_trials;
+  return limit > 0 && limit < ticket_count(experiment) ? limit : 0;
+}
+
 std::string array_spec(const config::Experiment& experiment) {
-  int count = ticket_count(experiment);
+  const int count = ticket_count(experiment);
   std::string spec = count == 1 ? "0" : fmt::format("0-{}", count - 1);
-  int limit = experiment.searcher.max_concurrent_trials;
-  if (limit > 0 && limit < count) spec += fmt::format("%{}", limit);
+  if (const int throttle = array_throttle(experiment); throttle > 0) spec += fmt::format("%{}", throttle);
   return spec;
 }
 

@@ -230,10 +230,11 @@ def main():
         check(rc == 0, f"pbt: exit {rc}: {stderr}")
         model = model_of(os.path.join(out, "pbt.html"))
         page = render(os.path.join(out, "pbt.html"), "pbt")
-        check_rendered(page, "pbt", 12)
+        # Population 4, 3 rounds, int(0.25 x 4) = 1 replaced per round: trials 0-3 and the new
+        # trials 4 and 5 (members that go on keep their trial), each a copy of a better one.
+        check_rendered(page, "pbt", 6)
         links = model["pbt"]["links"]
-        check(len(links) == 8 and any(l["exploit"] for l in links) and not all(l["exploit"] for l in links),
-              f"pbt: links {links}")
+        check(len(links) == 2 and all(l["exploit"] for l in links), f"pbt: links {links}")
         check(any(s["id"] == "lineage-svg" for s in page.render["svgs"]), "pbt: no lineage drawn")
 
         # --- scale: many trials stay under the size limit and render

@@ -255,11 +255,11 @@ TEST_CASE("journal snapshot: corrupt, truncated, stale, foreign or unknown-versi
     spit(snapshot, std::string(100, 'x'));
     expect_ignored("not a journal snapshot (bad magic)");
   }
-  SECTION("a format version this dlx does not read") {
+  SECTION("a format version this dlx does not read (version 1: before Determined's PBT numbering)") {
     auto bytes = valid;
-    bytes[4] = 2;
+    bytes[4] = 1;
     spit(snapshot, bytes);
-    expect_ignored("format version 2, this dlx reads version 1");
+    expect_ignored("format version 1, this dlx reads version 2");
   }
   SECTION("stale: torn-tail recovery cut the journal below the snapshot's end") {
     spit(snapshot, good(events.size()));

@@ -1,6 +1,7 @@
-// PBT as a Method: rounds of new trials, wait until a round has finished, the bottom of the
-// population exploiting the top with explored hyperparameters, failures replaced, deterministic,
-// and a restored method answering like the original.
+// PBT as a Method: rounds of a population, wait until a round has finished, the bottom of the
+// population replaced by copies of the top with explored hyperparameters (Determined's rule and
+// trial numbering: a member that goes on keeps its trial id, a replacement is a new trial), failures
+// replaced, deterministic, and a restored method answering like the original.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -80,7 +81,8 @@ TEST_CASE("pbt: population x rounds tickets, round 0 is the random points from s
     CHECK(work.start_length == 0);
     CHECK_FALSE(work.checkpoint_trial);
     CHECK(work.target_length == 100);
-    CHECK(work.reason == "round 0: member " + std::to_string(ticket) + " starts from a random point");
+    CHECK(work.reason == "round 0: member " + std::to_string(ticket) + " starts trial " + std::to_string(ticket) +
+                         " from a random point");
   }
   for (int ticket = 4; ticket < 12; ++ticket) CHECK(method->on_work_requested(ticket).kind == Work::Kind::wait);
   CHECK(method->on_work_requested(12).kind == Work::Kind::none);
@@ -91,7 +93,8 @@ TEST_CASE("pbt: a ticket waits until every trial of the round before has finishe
   auto method = searcher::make_method(e);
   for (int trial = 0; trial < 3; ++trial) {
     method->on_work_requested(trial);
-    CHECK(method->on_validation(trial, 100, 0.5).kind == Decision::Kind::complete);
+    // Paused, not complete: the member goes on from here in round 1 unless it is replaced.
+    CHECK(method->on_validation(trial, 100, 0.5).kind == Decision::Kind::pause);
   }
   const auto before = method->snapshot();
   Work waiting = method->on_work_requested(5);
@@ -106,7 +109,7 @@ TEST_CASE("pbt: a ticket waits until every trial of the round before has finishe
 }
 
 TEST_CASE("pbt: with a known metric table the bottom exploits the top", "[searcher][pbt]") {
-  SECTION("population 4, truncate 0.25: one replaced, by the best") {
+  SECTION("population 4, truncate 0.25: int(0.25 x 4) = 1 replaced, by a copy of the best, as new trial 4") {
     auto e = pbt(4, 3, ", replace_function: {truncate_fraction: 0.25}");
     auto method = searcher::make_method(e);
     auto round0 = run_round(*method, e, 0, {{0, 0.5}, {1, 0.2}, {2, 0.9}, {3, 0.4}});
@@ -114,12 +117,12 @@ TEST_CASE("pbt: with a known metric table the bottom exploits the top", "[search
     for (int ticket = 4; ticket < 8; ++ticket) round1.push_back(method->on_work_requested(ticket));
 
     const Work& exploit = round1[2];
-    CHECK(exploit.trial == 6);
+    CHECK(exploit.trial == 4);  // the first new trial after round 0's 0..3
     CHECK(exploit.checkpoint_trial == 1);
     CHECK(exploit.start_length == 100);
     CHECK(exploit.target_length == 200);
-    CHECK_THAT(exploit.reason, Catch::StartsWith("round 1: member 2 (trial 2, loss 0.9, 4th of 4) exploits trial 1 "
-                                                 "(loss 0.2, 1st) and perturbs lr x"));
+    CHECK_THAT(exploit.reason, Catch::StartsWith("round 1: member 2 (trial 2, loss 0.9, 4th of 4) is replaced by trial 4, "
+                                                 "a copy of trial 1 (loss 0.2, 1st) that perturbs lr x"));
     CHECK(exploit.hparams["opt"] == round0[1].hparams["opt"]);
     CHECK(exploit.hparams["epochs"] == 5);
 
@@ -129,6 +132,7 @@ TEST_CASE("pbt: with a known metric table the bottom exploits the top", "[search
         {3, "round 1: member 3 (trial 3, loss 0.4, 2nd of 4) continues from its checkpoint at length 100"}};
     for (const auto& [member, reason] : reasons) {
       const Work& work = round1[static_cast<std::size_t>(member)];
+      CHECK(work.trial == member);  // the same trial goes on
       CHECK(work.checkpoint_trial == member);
       CHECK(work.hparams == round0[static_cast<std::size_t>(member)].hparams);
       CHECK(work.start_length == 100);
@@ -136,17 +140,22 @@ TEST_CASE("pbt: with a known metric table the bottom exploits the top", "[search
       CHECK(work.reason == reason);
     }
   }
-  SECTION("population 8, truncate 0.25: the two worst copy one of the two best") {
+  SECTION("population 8, truncate 0.25: the two worst are replaced by copies of the two best, best first") {
     auto e = pbt(8, 2, ", replace_function: {truncate_fraction: 0.25}");
     auto method = searcher::make_method(e);
     run_round(*method, e, 0, {{0, 0.8}, {1, 0.1}, {2, 0.7}, {3, 0.3}, {4, 0.6}, {5, 0.2}, {6, 0.5}, {7, 0.4}});
     for (int member = 0; member < 8; ++member) {
       Work work = method->on_work_requested(8 + member);
       INFO(work.reason);
+      // Ranking 1 (0.1), 5 (0.2), 3, 7, 6, 4, 2 (0.7), 0 (0.8): members 0 and 2 are replaced; the
+      // first replaced slot (member 0) gets new trial 8, a copy of the best (trial 1), member 2
+      // gets trial 9, a copy of the second best (trial 5).
       if (member == 0 || member == 2) {
-        CHECK((work.checkpoint_trial == 1 || work.checkpoint_trial == 5));
-        CHECK_THAT(work.reason, Catch::Contains("exploits trial"));
+        CHECK(work.trial == (member == 0 ? 8 : 9));
+        CHECK(work.checkpoint_trial == (member == 0 ? 1 : 5));
+        CHECK_THAT(work.reason, Catch::Contains("is replaced by trial"));
       } else {
+        CHECK(work.trial == member);
         CHECK(work.checkpoint_trial == member);
       }
     }
@@ -161,7 +170,9 @@ TEST_CASE("pbt: with a known metric table the bottom exploits the top", "[search
     run_round(*method, e, 0, {{0, 0.5}, {1, 0.2}, {2, 0.9}, {3, 0.4}});
     Work worst = method->on_work_requested(5);  // member 1, accuracy 0.2
     CHECK(worst.checkpoint_trial == 2);
-    CHECK_THAT(worst.reason, Catch::Contains("(trial 1, accuracy 0.2, 4th of 4) exploits trial 2 (accuracy 0.9, 1st)"));
+    CHECK(worst.trial == 4);
+    CHECK_THAT(worst.reason,
+               Catch::Contains("(trial 1, accuracy 0.2, 4th of 4) is replaced by trial 4, a copy of trial 2 (accuracy 0.9, 1st)"));
   }
 }
 
@@ -175,7 +186,7 @@ TEST_CASE("pbt: explore perturbs by 1 +/- perturb_factor within bounds, or resam
     for (int round = 0; round < 6; ++round) {
       for (const Work& work : run_round(*method, e, round)) {
         hparams[work.trial] = work.hparams;
-        if (round == 0 || work.checkpoint_trial == work.trial - 20) continue;
+        if (round == 0 || work.checkpoint_trial == work.trial) continue;
         ++exploits;
         const auto& parent = hparams.at(*work.checkpoint_trial);
         INFO(work.reason);
@@ -194,13 +205,15 @@ TEST_CASE("pbt: explore perturbs by 1 +/- perturb_factor within bounds, or resam
     CHECK(exploits == 5 * 10);  // the bottom half of 20, in each of 5 later rounds
   }
   SECTION("resample_probability 1: every searched value is drawn afresh") {
-    auto e = pbt(4, 2, ", explore_function: {resample_probability: 1, perturb_factor: 0.2}");
+    auto e = pbt(4, 2, ", replace_function: {truncate_fraction: 0.25}, "
+                       "explore_function: {resample_probability: 1, perturb_factor: 0.2}");
     auto method = searcher::make_method(e);
     run_round(*method, e, 0, {{0, 0.5}, {1, 0.2}, {2, 0.9}, {3, 0.4}});
     Work work = method->on_work_requested(6);
+    CHECK(work.trial == 4);
     CHECK(work.checkpoint_trial == 1);
-    CHECK(work.hparams == searcher::plan_trial(e, 6).hparams);
-    CHECK_THAT(work.reason, Catch::EndsWith("and resamples lr, resamples layers, resamples opt"));
+    CHECK(work.hparams == searcher::plan_trial(e, 4).hparams);
+    CHECK_THAT(work.reason, Catch::EndsWith("that resamples lr, resamples layers, resamples opt"));
   }
 }
 
@@ -215,7 +228,9 @@ TEST_CASE("pbt: failed members are replaced by an exploit", "[searcher][pbt]") {
     for (int trial : {0, 2, 3}) method->on_validation(trial, 100, losses[trial]);
     Work replaced = method->on_work_requested(5);
     CHECK(replaced.checkpoint_trial == 3);  // the best
-    CHECK_THAT(replaced.reason, Catch::StartsWith("round 1: member 1 (trial 1 has no result) exploits trial 3 (loss 0.4, 1st)"));
+    CHECK(replaced.trial == 4);
+    CHECK_THAT(replaced.reason, Catch::StartsWith("round 1: member 1 (trial 1 has no result) is replaced by trial 4, a "
+                                                  "copy of trial 3 (loss 0.4, 1st)"));
     // The failure fills the bottom n = 1: the worst member with a result continues.
     CHECK(method->on_work_requested(6).checkpoint_trial == 2);
     CHECK(method->on_work_requested(4).checkpoint_trial == 0);
@@ -229,15 +244,20 @@ TEST_CASE("pbt: failed members are replaced by an exploit", "[searcher][pbt]") {
   }
   SECTION("nobody has a result: every member restarts from a random point") {
     auto method = searcher::make_method(e);
-    for (int trial = 0; trial < 4; ++trial) method->on_trial_exited(trial, ExitKind::failed);
+    for (int trial = 0; trial < 4; ++trial) {
+      method->on_work_requested(trial);
+      method->on_trial_exited(trial, ExitKind::failed);
+    }
     for (int ticket = 4; ticket < 8; ++ticket) {
       Work work = method->on_work_requested(ticket);
       CHECK(work.kind == Work::Kind::train);
       CHECK_FALSE(work.checkpoint_trial);
       CHECK(work.start_length == 0);
       CHECK(work.target_length == 100);
-      CHECK(work.hparams == searcher::plan_trial(e, ticket).hparams);
-      CHECK_THAT(work.reason, Catch::Contains("restarts from a random point: no member of round 0 has a result"));
+      CHECK(work.trial == ticket);  // new trials 4..7, one per member
+      if (ticket < searcher::trial_count(e)) CHECK(work.hparams == searcher::plan_trial(e, ticket).hparams);
+      CHECK_THAT(work.reason, Catch::Contains("restarts as trial " + std::to_string(ticket) +
+                                              " from a random point: no member of round 0 has a result"));
     }
   }
 }
@@ -251,12 +271,15 @@ TEST_CASE("pbt: validations before the target continue, the last round completes
   CHECK(early.kind == Decision::Kind::continue_training);
   CHECK(early.target_length == 100);
   Decision done = method->on_validation(0, 100, 0.8);
-  CHECK(done.kind == Decision::Kind::complete);
-  CHECK(done.reason == "round 0: member 0 reached length 100 with loss 0.8; round 1 goes on from here");
+  CHECK(done.kind == Decision::Kind::pause);
+  CHECK(done.reason == "round 0: member 0 (trial 0) reached length 100 with loss 0.8; round 1 goes on from here or "
+                       "replaces it");
   method->on_validation(1, 100, 0.7);
   Work last = method->on_work_requested(2);
-  CHECK(method->on_validation(2, last.target_length, 0.6).reason ==
-        "round 1 (the last): member 0 finished at length 200 with loss 0.6");
+  CHECK(last.trial == 0);  // int(0.2 x 2) = 0 replaced: trial 0 goes on
+  Decision final_decision = method->on_validation(last.trial, last.target_length, 0.6);
+  CHECK(final_decision.kind == Decision::Kind::complete);
+  CHECK(final_decision.reason == "round 1 (the last): member 0 (trial 0) finished at length 200 with loss 0.6");
   CHECK(method->on_work_requested(2).kind == Work::Kind::none);
   CHECK(method->on_work_requested(4).kind == Work::Kind::none);
   CHECK_THROWS_AS(method->on_validation(9, 100, 0.1), dlx::Error);
@@ -327,24 +350,32 @@ TEST_CASE("pbt on a simulated cluster: every round runs, failures are replaced, 
   auto e = pbt(8, 8, ", replace_function: {truncate_fraction: 0.25}", 5, kCurveSpace);
   auto method = searcher::make_method(e);
   auto options = cluster(e, 8);
-  options.fails = [](int trial, std::int64_t) { return trial == 13 || trial == 30; };
+  // Trial 3 (round 0) and trial 13 (new in round 3: 8 + 2 x 2 = 12, 13) fail.
+  options.fails = [](int trial, std::int64_t) { return trial == 3 || trial == 13; };
   auto result = simulation::simulate(*method, options);
   CHECK(result.violations.empty());
   CHECK(result.tickets_with_work == 64);
+  CHECK(result.trials.size() == 8 + 7 * 2);  // n = int(0.25 x 8) = 2 new trials in each later round
   CHECK(result.ended("failed") == 2);
-  CHECK(result.ended("completed") == 62);
+  CHECK(result.ended("completed") == 8);  // the last round's members
+  CHECK(result.ended("paused") == 22 - 8 - 2);  // replaced along the way
   CHECK(result.reached(800) == 8);  // the last round's members, at 8 x 100
   CHECK_FALSE(result.work_left);
 
   // Exploiting the best and perturbing it moves the population toward the optimum (x 0.3, y 0.6).
-  auto mean_final_loss = [&](int round) {
+  auto mean_final_loss = [&](std::int64_t length) {
     double sum = 0;
-    for (int member = 0; member < 8; ++member) {
-      sum += simulation::synthetic_final_loss(result.trials.at(round * 8 + member).hparams, 800);
+    int members = 0;
+    for (const auto& [id, trial] : result.trials) {
+      if (trial.length < length) continue;
+      sum += simulation::synthetic_final_loss(trial.hparams, 800);
+      ++members;
     }
-    return sum / 8;
+    return sum / members;
   };
-  CHECK(mean_final_loss(7) < mean_final_loss(0) - 0.02);
+  double first = 0;
+  for (int trial = 0; trial < 8; ++trial) first += simulation::synthetic_final_loss(result.trials.at(trial).hparams, 800);
+  CHECK(mean_final_loss(800) < first / 8 - 0.02);
 }
 
 TEST_CASE("pbt on a simulated cluster: a method restored mid-run makes the same decisions", "[searcher][pbt]") {
@@ -381,12 +412,12 @@ TEST_CASE("pbt: the checkpoints later rounds may load are reported as referenced
   // Round 1 is planned: member 2 exploits trial 1, the others continue themselves; trial 2's
   // checkpoint is no longer needed.
   CHECK(searcher::referenced_checkpoints(e, method->snapshot()) == std::vector<Ref>{{0, 100}, {1, 100}, {3, 100}});
-  for (int trial = 4; trial < 8; ++trial) method->on_validation(trial, 200, 0.1 * trial);
-  // Round 2 (the last) is planned from round 1; round 0's checkpoints are free.
-  auto references = searcher::referenced_checkpoints(e, method->snapshot());
-  REQUIRE(!references.empty());
-  CHECK(std::all_of(references.begin(), references.end(), [](const Ref& r) { return r.trial >= 4 && r.length == 200; }));
-  for (int trial = 8; trial < 12; ++trial) method->on_validation(trial, 300, 0.1);
+  // Round 1 trains trials 0, 1, 4 (member 2's replacement) and 3.
+  for (int trial : {0, 1, 3, 4}) method->on_validation(trial, 200, 0.1 * (trial + 1));
+  // Round 2 (the last) is planned from round 1: trial 4 (the worst) is replaced by trial 5, a copy
+  // of trial 0; the length-100 checkpoints and trial 4's are free.
+  CHECK(searcher::referenced_checkpoints(e, method->snapshot()) == std::vector<Ref>{{0, 200}, {1, 200}, {3, 200}});
+  for (int trial : {0, 1, 3, 5}) method->on_validation(trial, 300, 0.1);
   CHECK(searcher::referenced_checkpoints(e, method->snapshot()).empty());  // nothing comes after the last round
   auto random = config::parse_experiment("name: r\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 2}\n", "r.yaml");
   CHECK(searcher::referenced_checkpoints(random, nlohmann::json::object()).empty());

@@ -71,16 +71,20 @@ TEST_CASE("references: PBT names the next round's start checkpoints and, before 
   REQUIRE(references.size() == 1);
   CHECK(references[0] == searcher::CheckpointReference{0, 100, ""});
   CHECK(references[0].why == "PBT: a possible parent of round 1 (planned when round 0 has finished)");
-  // The last report of round 0 plans round 1.
+  // The last report of round 0 plans round 1; both trials paused there, and their tasks settle it.
   coordinator.report_validation(1, 100, 0.7);
+  coordinator.report_exit(0, searcher::ExitKind::paused, "paused");
+  coordinator.report_exit(1, searcher::ExitKind::paused, "paused");
   const Work next = coordinator.request_work(2);
   REQUIRE(next.kind == Work::Kind::train);
-  REQUIRE(next.checkpoint_trial == 0);  // member 0 was better: it continues from itself
+  CHECK(next.trial == 0);               // member 0 was better: trial 0 goes on ...
+  REQUIRE(next.checkpoint_trial == 0);  // ... from its own checkpoint
   references = searcher::referenced_checkpoints(coordinator.state());
-  // Trial 2 (member 0 continues) and trial 3 (member 1 exploits trial 0) both start from trial 0.
+  // Trial 0 (member 0 goes on) and new trial 2 (member 1's replacement, a copy of trial 0) both
+  // start from trial 0's checkpoint; trial 1's is no longer needed.
   REQUIRE(references.size() == 1);
   CHECK(references[0] == searcher::CheckpointReference{0, 100, ""});
-  CHECK(references[0].why == "PBT round 1: trial 2 starts from it");
+  CHECK(references[0].why == "PBT round 1: trial 0 starts from it");
   // A later process replaying the journal read-only sees the same references.
   const auto replayed = searcher::replay_journal(experiment, searcher::Journal(dir.journal()).read());
   CHECK(searcher::referenced_checkpoints(replayed).front().why == references[0].why);

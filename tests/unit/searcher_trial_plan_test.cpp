@@ -69,7 +69,7 @@ TEST_CASE("random: deterministic per (seed, trial), inside the ranges", "[search
       "  drop: {type: double, minval: 0.1, maxval: 0.5}\n"
       "  opt: {type: categorical, vals: [sgd, adam]}\n";
   auto experiment = parse("{name: random, metric: m, max_trials: 200}", space);
-  CHECK(searcher::array_spec(experiment) == "0-199");
+  CHECK(searcher::array_spec(experiment) == "0-199%16");  // Determined's default max_concurrent_trials
   auto trials = searcher::plan_all_trials(experiment);
   std::set<std::int64_t> layers;
   std::set<std::string> optimizers;
@@ -143,7 +143,8 @@ TEST_CASE("grid: integer axes with duplicates keep their pinned points", "[searc
       {"{type: int, minval: 0, maxval: 10, count: 4}", {0, 3, 7, 10}},
       {"{type: int, minval: 5, maxval: 5, count: 1000}", {5}},
       {"{type: int, minval: 0, maxval: 2, count: 1000000}", {0, 1, 2}},
-      {"{type: int, minval: -3, maxval: 7, count: 1}", {-3}},
+      // count 1: the midpoint, as in Determined's grid.go: round((-3 + 7) / 2.0) = 2
+      {"{type: int, minval: -3, maxval: 7, count: 1}", {2}},
   }));
   INFO(row.hp);
   const auto experiment = one_axis_grid(row.hp);

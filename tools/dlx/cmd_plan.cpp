@@ -1,5 +1,7 @@
 // dlx plan: what an experiment will run before it spends GPU hours: the resolved configuration,
-// the sbatch options, ASHA's rungs and every planned trial with its hyperparameters.
+// the sbatch options, the array and its throttle, ASHA's brackets with their trials and rung
+// lengths, PBT's rounds, and every planned trial with its hyperparameters. The searcher part is
+// searcher::plan_search(), which a unit test checks against the searcher's own simulated run.
 #include <iostream>
 #include <sstream>
 
@@ -10,7 +12,7 @@
 #include "dlx/config/display_text.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/config/snapshot.hpp"
-#include "dlx/searcher/asha_rungs.hpp"
+#include "dlx/searcher/search_plan.hpp"
 #include "dlx/searcher/trial_plan.hpp"
 #include "options.hpp"
 #include "resource_options.hpp"
@@ -21,12 +23,52 @@ namespace dlx::cli {
 
 namespace {
 
-std::vector<searcher::Rung> rungs_of(const config::Experiment& experiment) {
-  const auto& s = experiment.searcher;
-  if ((s.name != config::SearcherName::async_halving && s.name != config::SearcherName::adaptive_asha) || !s.max_length) {
-    return {};
+// "0-3, 5, 7-9": trial ids, consecutive runs shortened.
+std::string id_ranges(const std::vector<int>& ids) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < ids.size();) {
+    std::size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    parts.push_back(j == i ? std::to_string(ids[i]) : fmt::format("{}-{}", ids[i], ids[j]));
+    i = j + 1;
   }
-  return searcher::asha_rungs(s.max_trials, s.asha.divisor, s.asha.max_rungs, s.max_length->value);
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string lengths_of(const searcher::PlannedBracket& bracket) {
+  std::vector<std::int64_t> lengths;
+  for (const auto& rung : bracket.rungs) lengths.push_back(rung.length);
+  return fmt::format("{}", fmt::join(lengths, "/"));
+}
+
+void print_search_plan(const searcher::SearchPlan& plan, const config::Experiment& experiment, const char* unit) {
+  fmt::print("# array {}: {} task{}, {}\n", plan.array, plan.tickets, plan.tickets == 1 ? "" : "s",
+             plan.throttle > 0 ? fmt::format("at most {} at once (max_concurrent_trials)", plan.throttle)
+                               : std::string("no throttle"));
+  for (std::size_t b = 0; b < plan.brackets.size(); ++b) {
+    const auto& bracket = plan.brackets[b];
+    fmt::print("# bracket {}: {} trial{} ({}), {} rung{} at {} {}\n", b, bracket.trials, bracket.trials == 1 ? "" : "s",
+               id_ranges(bracket.trial_ids), bracket.rungs.size(), bracket.rungs.size() == 1 ? "" : "s",
+               lengths_of(bracket), unit);
+    for (const auto& rung : bracket.rungs) {
+      fmt::print("#   rung {}: train to {} {}, reached by about {} trial{}\n", rung.index, rung.length, unit,
+                 rung.trials, rung.trials == 1 ? "" : "s");
+    }
+  }
+  const auto& pbt = experiment.searcher.pbt;
+  for (const auto& round : plan.rounds) {
+    const std::string tickets = fmt::format("tickets {}-{}", round.first_ticket, round.first_ticket + pbt.population_size - 1);
+    if (round.round == 0) {
+      fmt::print("# pbt round 0 ({}): trials {} start from random points, to {} {}\n", tickets,
+                 id_ranges(round.new_trials), pbt.length_per_round.value, unit);
+    } else {
+      fmt::print("# pbt round {} ({}): {} member{} go on (same trial); the {} worst {} replaced by new trial{} {}, "
+                 "copies of the {} best\n",
+                 round.round, tickets, round.continued, round.continued == 1 ? "" : "s", round.replaced,
+                 round.replaced == 1 ? "is" : "are", round.replaced == 1 ? "" : "s",
+                 round.new_trials.empty() ? "(none)" : id_ranges(round.new_trials), round.replaced);
+    }
+  }
 }
 
 std::vector<std::string> sbatch_words(const config::Experiment& experiment) {
@@ -59,16 +101,23 @@ int run_plan(const Arguments& arguments) {
 
   config::Experiment experiment;
   std::vector<searcher::TrialSpec> trials;
+  searcher::SearchPlan plan;
   try {
     auto site = load_site_defaults(values["site-config"].as<std::string>());
     experiment = config::parse_experiment_file(file, site ? &*site : nullptr);
     trials = searcher::plan_all_trials(experiment);
+    plan = searcher::plan_search(experiment);
   } catch (const config::ConfigError& e) {
     fmt::print(stderr, "{}\n", e.what());
     return 1;
   }
-  const auto rungs = rungs_of(experiment);
-  const auto unit = experiment.searcher.max_length ? config::to_string(experiment.searcher.max_length->unit) : "";
+  const auto& searcher_config = experiment.searcher;
+  const char* unit = searcher_config.max_length ? config::to_string(searcher_config.max_length->unit)
+                     : searcher_config.name == config::SearcherName::pbt
+                         ? config::to_string(searcher_config.pbt.length_per_round.unit)
+                         : "";
+  // PBT: only round 0's points are known before the run (later trials are explored copies).
+  if (searcher_config.name == config::SearcherName::pbt) trials.resize(static_cast<std::size_t>(searcher_config.pbt.population_size));
 
   if (values.count("json")) {
     auto out = nlohmann::ordered_json::object();
@@ -77,10 +126,24 @@ int run_plan(const Arguments& arguments) {
     out["array"] = searcher::array_spec(experiment);
     out["sbatch"] = sbatch_words(experiment);
     out["seed"] = experiment.seed_given ? nlohmann::ordered_json(experiment.seed) : nlohmann::ordered_json();
-    out["rungs"] = nlohmann::ordered_json::array();
-    for (const auto& rung : rungs) {
-      out["rungs"].push_back({{"rung", rung.index}, {"length", rung.length}, {"unit", unit}, {"trials", rung.trials}});
+    out["trial_count"] = plan.trials;
+    out["tickets"] = plan.tickets;
+    out["throttle"] = plan.throttle;
+    out["brackets"] = nlohmann::ordered_json::array();
+    for (const auto& bracket : plan.brackets) {
+      auto rungs = nlohmann::ordered_json::array();
+      for (const auto& rung : bracket.rungs) {
+        rungs.push_back({{"rung", rung.index}, {"length", rung.length}, {"unit", unit}, {"trials", rung.trials}});
+      }
+      out["brackets"].push_back({{"trials", bracket.trials}, {"trial_ids", bracket.trial_ids}, {"rungs", rungs}});
     }
+    out["rounds"] = nlohmann::ordered_json::array();
+    for (const auto& round : plan.rounds) {
+      out["rounds"].push_back({{"round", round.round}, {"first_ticket", round.first_ticket},
+                               {"continued", round.continued}, {"replaced", round.replaced},
+                               {"new_trials", round.new_trials}});
+    }
+    out["ignored"] = searcher_config.ignored;
     out["trials"] = nlohmann::ordered_json::array();
     for (const auto& trial : trials) out["trials"].push_back({{"id", trial.id}, {"hparams", trial.hparams}});
     out["resolved_config"] = config::to_yaml(experiment);
@@ -91,16 +154,14 @@ int run_plan(const Arguments& arguments) {
   // '#' lines and cells are shown through config::printable (table.hpp): values from the file
   // cannot act on the terminal or add lines.
   fmt::print("# experiment {}: {} trials, searcher {}, metric {} ({} is better)\n", config::printable(experiment.name),
-             trials.size(), config::to_string(experiment.searcher.name), config::printable(experiment.searcher.metric),
+             plan.trials, config::to_string(experiment.searcher.name), config::printable(experiment.searcher.metric),
              experiment.searcher.smaller_is_better ? "smaller" : "larger");
   fmt::print("# sbatch {}\n", config::printable(fmt::format("{}", fmt::join(sbatch_words(experiment), " "))));
   if (!experiment.seed_given) {
     fmt::print("# no seed in the file: random values below use seed 0; sbatch picks a seed and freezes it\n");
   }
-  for (const auto& rung : rungs) {
-    fmt::print("# rung {}: train to {} {}, reached by about {} trial{}\n", rung.index, rung.length, unit,
-               rung.trials, rung.trials == 1 ? "" : "s");
-  }
+  print_search_plan(plan, experiment, unit);
+  for (const auto& ignored : searcher_config.ignored) fmt::print("# ignored: {}\n", config::printable(ignored));
   std::vector<std::string> headers{"trial"};
   for (const auto& hp : experiment.hyperparameters) headers.push_back(hp.name);
   Table table(headers);

@@ -145,8 +145,9 @@ nlohmann::json pbt_story(const config::Experiment& experiment, const searcher::S
     const auto id = static_cast<int>(record->trial_id);
     const auto parent = record->started_from->trial_id;
     const auto reason = reasons.contains(id) ? reasons[id] : std::string();
-    // A member that continues starts from its own previous trial (one population back).
-    const bool exploit = reason.find("exploits") != std::string::npos || parent != id - population;
+    // A member that goes on into the next round keeps its trial (Determined's numbering): only a
+    // replacement, a new trial copied from a better member, starts from another trial.
+    const bool exploit = parent != id;
     links.push_back({{"trial", id}, {"parent", parent}, {"step", record->started_from->step},
                      {"exploit", exploit}, {"reason", reason}});
   }

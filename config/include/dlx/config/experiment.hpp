@@ -37,7 +37,8 @@ struct Hyperparameter {
 
 enum class SearcherName { single, grid, random, async_halving, adaptive_asha, pbt };
 
-// A training length in the searcher's units (Determined's max_length: {batches: N} ...).
+// A training length in the searcher's units (Determined's max_length: {batches: N} ...). A bare
+// number (Determined 0.38's unitless length, counted in the trainer's own steps) is batches.
 struct Length {
   enum class Unit { batches, records, epochs };
   Unit unit = Unit::batches;
@@ -46,9 +47,10 @@ struct Length {
 
 // ASHA (async_halving and adaptive_asha), with Determined's names and defaults.
 struct AshaOptions {
-  int divisor = 4;        // keep the top 1/divisor of each rung
-  int max_rungs = 5;
+  double divisor = 4;     // keep the top 1/divisor of each rung; any number > 1 (Determined: 2.5, 3.0)
+  int max_rungs = 5;      // adaptive_asha: max_rungs; async_halving: num_rungs (max_rungs accepted too)
   enum class Mode { aggressive, standard, conservative } mode = Mode::standard;  // adaptive_asha
+  std::vector<int> bracket_rungs;  // adaptive_asha: explicit brackets' rung counts; empty: from mode
   bool stop_once = false;  // stopping variant: trials are stopped, never paused and promoted
 };
 
@@ -77,13 +79,18 @@ struct SearcherConfig {
   std::string metric;             // validation metric the searcher optimises
   bool smaller_is_better = true;
   int max_trials = 1;             // random and ASHA: how many trials; grid: an upper bound
-  int max_concurrent_trials = 0;  // 0: no limit (every trial may run at once)
+  // The job array's throttle (`%N`): 0 is no limit. Omitted: Determined's default of 16 (PBT: the
+  // population, which a round needs at once).
+  int max_concurrent_trials = 16;
   std::optional<Length> max_length;
   AshaOptions asha;
   PbtOptions pbt;
   SamplerName sampler = SamplerName::random;  // random, async_halving, adaptive_asha
   TpeOptions tpe;                             // sampler: tpe
   SourcePosition where;           // of the searcher section, for errors found when planning
+  // Determined keys that are accepted but change nothing in dlx, each "key (why)", for the one
+  // warning line (source_trial_id, source_checkpoint_uuid).
+  std::vector<std::string> ignored;
 };
 
 // Requests that become sbatch options unless the user gave the same option. Unset optionals are

@@ -1,7 +1,9 @@
 #pragma once
-// ASHA's rung arithmetic (Li et al., "A System for Massively Parallel Hyperparameter Tuning"):
-// rung k of R trains to max_length / divisor^(R-1-k) and keeps about 1/divisor of the trials that
-// reached the rung below it. Pure functions, shared by `dlx plan` and the ASHA searcher.
+// ASHA's rung arithmetic (Li et al., "A System for Massively Parallel Hyperparameter Tuning"), with
+// Determined's numbers (master/pkg/searcher/asha_stopping.go, makeRungs): rung k of R trains to
+//   max(1, floor(max_length / divisor^(R-1-k)))      (in doubles, as Determined computes it)
+// and keeps floor(n / divisor) of the n trials that reached it (at least 1). Pure functions,
+// shared by `dlx plan` and the ASHA searcher.
 #include <cstdint>
 #include <vector>
 
@@ -13,8 +15,13 @@ struct Rung {
   int trials = 0;           // trials expected to reach it
 };
 
-// Rungs for one bracket. Rungs that would train for less than one unit are dropped, so a short
-// max_length gets fewer rungs than max_rungs.
-std::vector<Rung> asha_rungs(int max_trials, int divisor, int max_rungs, std::int64_t max_length);
+// Rungs for one bracket of `max_rungs` rungs. Where max_length is shorter than divisor^(R-1),
+// Determined gives several bottom rungs the length 1, which one validation passes together; dlx
+// keeps one rung per length (the lower duplicates are dropped), so such a bracket has fewer rungs.
+std::vector<Rung> asha_rungs(int max_trials, double divisor, int max_rungs, std::int64_t max_length);
+
+// Determined's top-1/divisor rule: how many of n results at a rung go on, before the "at least
+// one" rule: floor(n / divisor), in doubles (divisor may be 2.5).
+int asha_keep(int results, double divisor);
 
 }  // namespace dlx::searcher

@@ -8,7 +8,7 @@
 // match. Deleting it is always safe.
 //
 // File format (little-endian), a 56-byte header and the body:
-//    0 u32 magic "DLXS"        4 u32 format version (1)
+//    0 u32 magic "DLXS"        4 u32 format version (2)
 //    8 u64 journal_end: the journal bytes [0, journal_end) it covers (a record boundary)
 //   16 u64 records: the valid records in them, duplicates included
 //   24 u64 offset of the last record covered (that record ends at journal_end)
@@ -90,7 +90,10 @@ namespace dlx::searcher {
 
 inline constexpr const char* kJournalSnapshotFileName = "journal.snapshot";
 inline constexpr const char* kJournalSnapshotLockFileName = "journal.snapshot.lock";
-inline constexpr std::uint32_t kJournalSnapshotVersion = 1;
+// 2: PBT's method snapshot names each ticket's trial (Determined's trial numbering) and ASHA's
+// layout follows Determined's (real divisors, brackets): a version-1 snapshot is ignored (full
+// replay), and a journal written by the older searcher then fails replay with a clear mismatch.
+inline constexpr std::uint32_t kJournalSnapshotVersion = 2;
 
 // The journal prefix a snapshot covers.
 struct SnapshotCoverage {

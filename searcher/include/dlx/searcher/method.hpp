@@ -89,8 +89,9 @@ class Method {
 // The method the experiment's searcher section names.
 std::unique_ptr<Method> make_method(const config::Experiment& experiment);
 
-// How many array tasks the experiment needs: trial_count() for single, grid, random, stopping
-// ASHA and PBT; for ASHA's promotion variant also one per promotion a later ticket may run.
+// How many array tasks the experiment needs: trial_count() for single, grid, random and stopping
+// ASHA; for ASHA's promotion variant also one per promotion a later ticket may run; for PBT one
+// per member and round (population_size x num_rounds; a member that goes on keeps its trial).
 int ticket_count(const config::Experiment& experiment);
 
 const char* to_string(Work::Kind kind);

@@ -27,6 +27,12 @@ TrialSpec plan_trial(const config::Experiment& experiment, int id);
 
 std::vector<TrialSpec> plan_all_trials(const config::Experiment& experiment);
 
+// The array's throttle: max_concurrent_trials (Determined's default 16 when the file omits it;
+// PBT: the population), or 0 when it would not limit (0 = no limit, or not below the task count).
+// Never above the task count, which the plugin checks against the cluster's MaxArraySize, so the
+// throttle never exceeds MaxArraySize either.
+int array_throttle(const config::Experiment& experiment);
+
 // sbatch's --array value: "0-7%2" (the throttle only when it limits), "0" for one trial.
 std::string array_spec(const config::Experiment& experiment);
 
