@@ -18,6 +18,9 @@ if [ "${CI:-}" = true ]; then
   ci_args=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
            -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG")
 fi
-cmake -S . -B build -G Ninja -DDLX_WERROR=ON -DCMAKE_UNITY_BUILD=ON "${ci_args[@]}" ${DLX_CMAKE_ARGS:-} > build.configure.log 2>&1 ||
+# The Debian layout (prefix /usr, the Python module on python3's own path): scripts/package.sh
+# packages this very tree (debian/rules); `cmake --install build --prefix DIR` installs elsewhere.
+debian_layout=(-DCMAKE_INSTALL_PREFIX=/usr -DDLX_PYTHON_INSTALL_DIR=lib/python3/dist-packages)
+cmake -S . -B build -G Ninja -DDLX_WERROR=ON "${debian_layout[@]}" -DCMAKE_UNITY_BUILD=ON "${ci_args[@]}" ${DLX_CMAKE_ARGS:-} > build.configure.log 2>&1 ||
   { cat build.configure.log; exit 1; }
 cmake --build build --parallel "$(nproc)"

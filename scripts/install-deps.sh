@@ -28,6 +28,9 @@ packages=(
   # `dlx report`: Chart.js, embedded into dlx at build time (nothing needed at run time); its test
   # renders the pages in headless Chromium (tests only)
   libjs-chart.js chromium
+  # Debian packages (scripts/package.sh, ctest -L package): debhelper and dh-python build them,
+  # lintian judges them; scripts/package-check.sh installs them into a debootstrap root
+  debhelper dh-python lintian debootstrap
   # cluster tooling: hostname, ps, ip
   procps iproute2 hostname util-linux
 )

@@ -141,7 +141,8 @@ check_value "a command substitution in PORT_BASE" "PORT_BASE=17000\$(touch $mark
 check_value "a command after a value" "NODES=3; touch $marker" "NODES: not a number of nodes"
 check_value "a backquoted HOST" "HOST=\`touch $marker\`" "HOST: not a host name"
 check_value "a relative PLUGIN" "PLUGIN=x/dlx_spank.so" "PLUGIN: not an absolute path without spaces"
-check_value "an unknown key" "LD_PRELOAD=/tmp/x.so" "LD_PRELOAD: not a known key (NODES, PORT_BASE, HOST, PLUGIN, BIN_DIR)"
+check_value "a relative PLUGSTACK" "PLUGSTACK=etc/plugstack.conf" "PLUGSTACK: not an absolute path without spaces"
+check_value "an unknown key" "LD_PRELOAD=/tmp/x.so" "LD_PRELOAD: not a known key (NODES, PORT_BASE, HOST, PLUGIN, PLUGSTACK, BIN_DIR)"
 check_value "a line that is not KEY=VALUE" "touch $marker" "not KEY=VALUE"
 check_value "a control character" $'HOST=a\033]0;title\007' "HOST: a control character in the value"
 # As an older dlx-cluster wrote it (printf %q: '' for an empty value): still read.

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "plugstack_files.hpp"
 #include "site_checks.hpp"
 
 using namespace dlx::doctor;
@@ -238,5 +239,43 @@ TEST_CASE("the plugin line, its file and its storage root are checked", "[doctor
     auto facts = installation.facts();
     facts.mpi_plugins = "MPI plugin types are...\n\tnone\n\tpmi2\n";
     CHECK(finding(check_site(facts), "MPI plugin").verdict == Verdict::fail);
+  }
+}
+
+TEST_CASE("the dlx line is found in the files plugstack.conf includes, as Slurm reads them", "[doctor]") {
+  const Installation installation;
+  const fs::path etc = installation.root / "etc";
+  fs::create_directories(etc / "plugstack.conf.d");
+  const std::string line = "required /usr/lib/x86_64-linux-gnu/slurm-wlm/dlx_spank.so storage_root=/shared/dlx\n";
+  const auto write = [](const fs::path& path, const std::string& text) { std::ofstream(path) << text; };
+
+  SECTION("Debian's plugstack.conf: an absolute include pattern") {
+    write(etc / "plugstack.conf", "include " + (etc / "plugstack.conf.d").string() + "/*.conf\n");
+    write(etc / "plugstack.conf.d/other.conf", "optional /usr/lib/other.so\n");
+    write(etc / "plugstack.conf.d/dlx.conf", line);
+    write(etc / "plugstack.conf.d/dlx.conf.dpkg-disabled", "required /gone/dlx_spank.so\n");
+    const auto file = plugstack_file_with_dlx((etc / "plugstack.conf").string());
+    REQUIRE(file);
+    CHECK(file->path == (etc / "plugstack.conf.d/dlx.conf").string());
+    CHECK(file->text == line);
+  }
+  SECTION("a relative pattern is relative to the including file's directory, includes nest") {
+    write(etc / "plugstack.conf", "# site\ninclude plugstack.conf.d/*.conf\n");
+    write(etc / "plugstack.conf.d/site.conf", "include ../more/dlx.conf\n");
+    fs::create_directories(etc / "more");
+    write(etc / "more/dlx.conf", line);
+    const auto file = plugstack_file_with_dlx((etc / "plugstack.conf").string());
+    REQUIRE(file);
+    CHECK(fs::path(file->path).lexically_normal() == (etc / "more/dlx.conf"));
+  }
+  SECTION("no dlx line anywhere: plugstack.conf itself, and a file including itself ends") {
+    write(etc / "plugstack.conf", "include " + (etc / "plugstack.conf").string() + "\n");
+    const auto file = plugstack_file_with_dlx((etc / "plugstack.conf").string());
+    REQUIRE(file);
+    CHECK(file->path == (etc / "plugstack.conf").string());
+    CHECK_FALSE(find_plugin_line(file->text));
+  }
+  SECTION("an unreadable plugstack.conf") {
+    CHECK_FALSE(plugstack_file_with_dlx((etc / "missing.conf").string()));
   }
 }

@@ -37,6 +37,9 @@ void add_script_options(CommandLine& command, std::initializer_list<std::string_
        "directory above it must belong to root or you and not be writable by others (a sticky "
        "directory such as /tmp may be above it)"},
       {"plugin", "PATH", "dlx_spank.so to put in plugstack.conf (default: $DLX_PLUGIN, set by dlx to its own)"},
+      {"plugstack", "FILE",
+       "PlugStackConfig of the cluster instead of its own etc/plugstack.conf, e.g. "
+       "/etc/slurm/plugstack.conf where a package enabled the plugin"},
       {"bin-dir", "DIR", "directory with dlx and dlx-launch, for PATH in `env` (default: $DLX_BIN_DIR, dlx's own)"},
       {"nodes", "N", "number of slurmd nodes, at least 3 (default 3)"},
       {"port-base", "N", "slurmctld port; node nX uses N+X (default 17000)"},
@@ -55,7 +58,7 @@ CommandLine cluster_up_command_line() {
                       "is idempotent, and records its settings in the state directory for later calls.",
                       "sudo dlx cluster up\n"
                       "sudo dlx cluster up --state-dir /tmp/dlx-cluster --nodes 4 --port-base 18000");
-  add_script_options(command, {"state-dir", "plugin", "bin-dir", "nodes", "port-base", "timeout"});
+  add_script_options(command, {"state-dir", "plugin", "plugstack", "bin-dir", "nodes", "port-base", "timeout"});
   return command;
 }
 
@@ -96,7 +99,7 @@ CommandLine cluster_command_line() {
                       "sudo dlx cluster up\n"
                       "eval \"$(dlx cluster env)\"\n"
                       "sudo dlx cluster down");
-  add_script_options(command, {"state-dir", "plugin", "bin-dir", "nodes", "port-base", "timeout"});
+  add_script_options(command, {"state-dir", "plugin", "plugstack", "bin-dir", "nodes", "port-base", "timeout"});
   command.subcommands = {
       {"up", "start munged, slurmctld and the nodes, wait until all are up (root)", cluster_up_command_line},
       {"down", "cancel the cluster's jobs and stop its daemons (root)", cluster_down_command_line},

@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "options.hpp"
+#include "plugstack_files.hpp"
 #include "site_checks.hpp"
 
 namespace dlx::cli {
@@ -39,14 +40,6 @@ std::string read_file(const std::string& path, const char* option) {
   return text.str();
 }
 
-std::optional<std::string> read_if_possible(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return std::nullopt;
-  std::ostringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
 doctor::SiteFacts gather_facts(const po::variables_map& options) {
   doctor::SiteFacts facts;
   std::string config_report;
@@ -69,8 +62,12 @@ doctor::SiteFacts gather_facts(const po::variables_map& options) {
   }
   if (!options.count("config")) facts.mpi_plugins = command_output("srun --mpi=list 2>&1");
   if (auto path = facts.config.find("PlugStackConfig"); path != facts.config.end()) {
+    // The file with dlx's line, following the plugstack.conf's include lines.
     facts.plugstack_path = path->second;
-    facts.plugstack_text = read_if_possible(path->second);
+    if (auto file = doctor::plugstack_file_with_dlx(path->second)) {
+      facts.plugstack_path = file->path;
+      facts.plugstack_text = file->text;
+    }
   }
   return facts;
 }

@@ -16,6 +16,7 @@
 #include "dlx/common/error.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/store/experiment_layout.hpp"
+#include "plugstack_files.hpp"
 
 namespace dlx::cli {
 
@@ -80,7 +81,10 @@ std::string plugstack_argument(const std::string& key) {
   // Slurm's own parser reads slurm.conf; we only pick PlugStackConfig out of its report.
   const std::string path = plugstack_path(command_output("scontrol show config 2>/dev/null"));
   if (path.empty()) return "";
-  std::ifstream plugstack(path);
+  // The file with dlx's line: plugstack.conf itself or one it includes (Debian: plugstack.conf.d/).
+  const auto file = doctor::plugstack_file_with_dlx(path);
+  if (!file) return "";
+  std::istringstream plugstack(file->text);
   std::string line;
   while (std::getline(plugstack, line)) {
     if (line.find("dlx_spank.so") == std::string::npos || line.find_first_not_of(" \t") == line.find('#')) continue;

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# scripts/package-check.sh's part inside the fresh Debian root (run there by chroot, as root).
+#   install: apt sources are reachable: the admin guide's install blocks, the consumers' compilers.
+#   cluster: in a network namespace of its own (loopback only): enable the plugin, start a local
+#            cluster from the installed paths, the grid example as user alice, dlx doctor,
+#            import dlx, the consumer projects, removing and reinstalling the plugin package,
+#            uninstalling.
+# The admin guide's blocks are in /root/check/doc/NAME.(root|user).sh; user blocks run as alice
+# in a login shell with the cluster's client environment (`dlx cluster env`).
+set -euo pipefail
+cd /root/check
+failures=0
+say() { echo "package-check: $*"; }
+fail() { echo "package-check: FAIL: $*"; failures=$((failures + 1)); }
+ok() { echo "package-check: ok: $*"; }
+export LC_ALL=C.UTF-8
+
+# doc NAME: run the admin guide's block NAME as it says (root, or user alice), echoing it.
+doc() {
+  local file
+  file=$(ls doc/"$1".*.sh 2> /dev/null) || { fail "docs/admin-guide.md has no tested block '$1'"; return 1; }
+  sed "s/^/  $1\$ /" "$file"
+  case $file in
+    *.root.sh) (cd /root/check && bash -euo pipefail "$file") ;;
+    *.user.sh) cp "$file" /home/alice/block.sh && chown alice /home/alice/block.sh
+               runuser -u alice -- bash -c 'cd && eval "$(dlx cluster env)" && bash -euo pipefail block.sh' ;;
+  esac
+}
+as_alice() { runuser -u alice -- bash -c 'cd && eval "$(dlx cluster env)" && '"$1"; }
+
+case $1 in
+install)
+  apt-get update -q > /dev/null
+  doc install
+  doc cluster-install
+  apt-get install --yes -q --no-install-recommends build-essential cmake pkg-config > /dev/null
+  dpkg-query -W -f '${Package} ${Version}\n' dlx slurm-spank-plugin-dlx libdlx0.1 libdlx-c0 libdlx-dev
+  ;;
+cluster)
+  hostname -F /etc/hostname 2> /dev/null || true
+  useradd --create-home alice
+  useradd --create-home bob
+  doc enable
+  doc storage-users
+  doc cluster-up
+  # The cluster's configuration names only installed paths, and the plugin comes from
+  # plugstack.conf.d.
+  conf=$(dlx cluster env | sed -n 's/^export SLURM_CONF=//p' | tr -d "'\"")
+  if grep -E '/(root/check|work|build)' "$conf" > /dev/null; then fail "$conf names a build tree"; fi
+  grep -qx 'PlugStackConfig=/etc/slurm/plugstack.conf' "$conf" && ok "PlugStackConfig=/etc/slurm/plugstack.conf" ||
+    fail "$conf: $(grep PlugStackConfig "$conf")"
+
+  out=$(doc submit 2>&1) || true
+  echo "$out"
+  job=$(sed -n 's/^Submitted batch job \([0-9]*\)$/\1/p' <<< "$out")
+  if [ -z "$job" ]; then
+    fail "the grid example was not submitted"
+  else
+    for _ in $(seq 300); do [ -z "$(as_alice "squeue -h -j $job" 2> /dev/null)" ] && break; sleep 1; done
+    status=$(as_alice "dlx status $job" 2>&1) || true
+    echo "$status"
+    grep -q "# 4 trials: 4 completed" <<< "$status" && ok "grid example: 4 trials completed as alice" ||
+      fail "grid example: $(tail -3 <<< "$status")"
+  fi
+  out=$(doc doctor 2>&1) && ok "dlx doctor passes" || fail "dlx doctor"
+  echo "$out"
+  out=$(doc python 2>&1) && [ "$out" = /usr/lib/python3/dist-packages/dlx/__init__.py ] &&
+    ok "import dlx with /usr/bin/python3: $out" || fail "import dlx: $out"
+
+  # The out-of-tree projects, against the installed libdlx-dev.
+  cp -r consumer /home/alice/consumer && chown -R alice /home/alice/consumer
+  for how in find_package pkg-config; do
+    case $how in
+      find_package) build='cmake -S consumer -B consumer-build > /dev/null && cmake --build consumer-build > /dev/null && cd consumer-build' ;;
+      pkg-config) build='mkdir -p pc && cc -o pc/consumer_c consumer/consumer.c $(pkg-config --cflags --libs dlx-c) &&
+                         c++ -std=c++20 -o pc/consumer_cpp consumer/consumer.cpp $(pkg-config --cflags --libs dlx) && cd pc' ;;
+    esac
+    out=$(runuser -u alice -- bash -c "cd && $build && DLX_HPARAMS='{\"lr\": 0.25}' ./consumer_cpp && DLX_HPARAMS='{\"lr\": 0.25}' ./consumer_c" 2>&1) &&
+      ok "$how: $(tr '\n' ' ' <<< "$out")" || fail "$how consumers: $out"
+  done
+
+  # Removing the plugin package: plain jobs keep running; reinstalling enables it again.
+  doc remove-plugin
+  [ ! -e /etc/slurm/plugstack.conf.d/dlx.conf ] && [ -f /etc/slurm/plugstack.conf.d/dlx.conf.dpkg-disabled ] &&
+    ok "dpkg -r set the plugstack line aside" || fail "after dpkg -r: $(ls /etc/slurm/plugstack.conf.d)"
+  out=$(as_alice 'srun -N2 hostname && sbatch --wait -o plain.out --wrap "echo plain job" > /dev/null && cat plain.out' 2>&1) &&
+    ok "plain jobs without the plugin: $(tr '\n' ' ' <<< "$out")" || fail "plain jobs after dpkg -r: $out"
+  as_alice 'sbatch --help' | grep -q -- --dl-experiment && fail "sbatch still offers --dl-experiment"
+  doc upgrade-plugin
+  as_alice 'sbatch --help' | grep -q -- --dl-experiment && ok "reinstalled: sbatch offers --dl-experiment again" ||
+    fail "the reinstalled plugin is not enabled: $(ls /etc/slurm/plugstack.conf.d)"
+
+  doc cluster-down
+  doc uninstall
+  left=$(dpkg-query -W -f '${Package} ${Status}\n' dlx slurm-spank-plugin-dlx libdlx0.1 libdlx-c0 libdlx-dev 2> /dev/null |
+         grep -v 'not-installed' || true)
+  [ -z "$left" ] && [ -z "$(ls /etc/slurm/plugstack.conf.d)" ] && ok "uninstalled and purged" ||
+    fail "after uninstalling: $left $(ls /etc/slurm/plugstack.conf.d)"
+  say "$failures failure(s)"
+  [ "$failures" -eq 0 ]
+  ;;
+*) echo "usage: package-check-root.sh install|cluster" >&2; exit 2 ;;
+esac

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The full check of the Debian packages, as a sysadmin meets them (docs/admin-guide.md):
+#   1. a fresh clone of this checkout's HEAD builds the packages (bash scripts/package.sh);
+#   2. a fresh Debian root made with debootstrap, from the Debian mirror this machine's apt uses
+#      (read from /etc/apt/sources.list* at run time), receives them with dpkg -i and apt;
+#   3. inside it (chroot, in network, PID and mount namespaces of its own: the cluster's daemons
+#      listen on that namespace's loopback only and end with it), scripts/package-check-root.sh
+#      runs the admin guide's commands (its blocks marked `<!-- tested: ... -->`): install,
+#      enable through /etc/slurm/plugstack.conf.d, a local cluster from the installed paths only,
+#      the grid example as an unprivileged user, dlx doctor, import dlx with /usr/bin/python3,
+#      the out-of-tree C++ and C consumers (tests/install/consumer) with find_package(dlx) and
+#      pkg-config, removing the plugin package (plain jobs still run) and uninstalling.
+# Needs root, debootstrap, the network to that mirror, about 3 GB in DLX_PACKAGE_CHECK_DIR
+# (default /var/tmp/dlx-package-check, emptied first) and 15 to 25 minutes.
+# Only committed changes are checked (the clone is of HEAD).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src=$PWD
+work=${DLX_PACKAGE_CHECK_DIR:-/var/tmp/dlx-package-check}
+[ "$(id -u)" = 0 ] || { echo "package-check: needs root (debootstrap, chroot)" >&2; exit 1; }
+command -v debootstrap > /dev/null ||
+  { echo "package-check: debootstrap is missing: bash scripts/install-deps.sh installs it" >&2; exit 1; }
+say() { echo "package-check: $*"; }
+started=$SECONDS
+
+# The Debian mirror and suite this machine installs from (never written into the tree).
+sources() { cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2> /dev/null || true; }
+mirror=$(sources | grep -ohE 'https?://[^[:space:]]+/debian/?([[:space:]]|$)' | head -1 | tr -d '[:space:]')
+security=$(sources | grep -ohE 'https?://[^[:space:]]+/debian-security/?([[:space:]]|$)' | head -1 | tr -d '[:space:]')
+suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
+[ -n "$mirror" ] && [ -n "$suite" ] ||
+  { echo "package-check: no Debian mirror (a .../debian URI) in /etc/apt/sources.list*" >&2; exit 1; }
+
+root=$work/root
+cleanup() {
+  # Nothing is left mounted: the namespaces' mounts end with them; these are the setup's own.
+  for mount in "$root/proc"; do mountpoint -q "$mount" && umount -l "$mount"; done
+  return 0
+}
+trap cleanup EXIT
+if [ -d "$root" ]; then cleanup; fi
+rm -rf "$work"
+mkdir -p "$work"
+
+# 1. The packages, from a fresh clone: the packages for a plain Debian, without CUDA (NVIDIA's
+#    runtime and NCCL are no Debian packages) and without the tests (ctest ran them on the tree).
+#    DLX_PACKAGE_CHECK_DIST=DIR takes the packages from DIR instead (for work on this script).
+dist=${DLX_PACKAGE_CHECK_DIST:-$work/clone/dist}
+if [ -z "${DLX_PACKAGE_CHECK_DIST:-}" ]; then
+  say "cloning $(git rev-parse --short HEAD) and building the packages (scripts/package.sh)"
+  git clone --quiet --no-hardlinks "$src" "$work/clone"
+  (cd "$work/clone" &&
+   DLX_CMAKE_ARGS="-DDLX_WITH_CUDA=OFF -DDLX_BUILD_TESTS=OFF -DDLX_BUILD_BENCH=OFF ${DLX_CMAKE_ARGS:-}" \
+     bash scripts/package.sh > "$work/package.log" 2>&1) ||
+    { tail -30 "$work/package.log"; echo "package-check: scripts/package.sh failed (log: $work/package.log)" >&2; exit 1; }
+fi
+say "packages: $(cd "$dist" && echo *.deb)"
+
+# 2. A fresh Debian root, with the host's Debian sources (so the same library versions as the
+#    build host), no service started by package scripts (policy-rc.d), and the packages.
+say "debootstrap $suite into $root"
+debootstrap --variant=minbase "$suite" "$root" "$mirror" > "$work/debootstrap.log" 2>&1 ||
+  { tail -20 "$work/debootstrap.log"; echo "package-check: debootstrap failed (log: $work/debootstrap.log)" >&2; exit 1; }
+{
+  echo "deb $mirror $suite main"
+  echo "deb $mirror $suite-updates main"
+  [ -z "$security" ] || echo "deb $security $suite-security main"
+} > "$root/etc/apt/sources.list"
+printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d"
+chmod 0755 "$root/usr/sbin/policy-rc.d"
+mkdir -p "$root/root/check"
+mkdir -p "$root/root/check/dist"
+cp "$dist"/*.deb "$root/root/check/dist/"
+cp -a "$src/tests/install/consumer" "$root/root/check/consumer"
+cp "$src/scripts/package-check-root.sh" "$root/root/check/"
+# The admin guide's tested blocks, one file each (scripts/package-check-root.sh runs them).
+mkdir -p "$root/root/check/doc"
+awk -v dir="$root/root/check/doc" '
+  /^<!-- tested: [a-z-]+ as=(root|user) -->$/ { name = $3; as = substr($4, 4); next }
+  name != "" && /^```/ && !inside { inside = 1; file = dir "/" name "." as ".sh"; printf "" > file; next }
+  inside && /^```/ { inside = 0; name = ""; close(file); next }
+  inside { print >> file }' "$src/docs/admin-guide.md"
+say "admin guide blocks: $(cd "$root/root/check/doc" && echo *)"
+
+# 3. Inside the root. The apt downloads need the network; the cluster runs in its own.
+mount -t proc proc "$root/proc"
+chroot "$root" env DEBIAN_FRONTEND=noninteractive PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+  bash /root/check/package-check-root.sh install
+umount "$root/proc"
+unshare --net --pid --fork --mount --propagation private bash -c '
+  set -e
+  root=$1
+  ip link set lo up
+  mount -t proc proc "$root/proc"
+  mount -t tmpfs -o mode=1777 tmpfs "$root/dev/shm"
+  mount -t tmpfs -o mode=1777 tmpfs "$root/tmp"
+  exec chroot "$root" env DEBIAN_FRONTEND=noninteractive PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+    bash /root/check/package-check-root.sh cluster' _ "$root"
+say "passed in $((SECONDS - started)) s"

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The Debian packages of a build tree (ctest package.debs): scripts/package.sh --no-build into a
+# temporary directory, then
+#   - lintian: no error or warning (the overrides in debian/*.lintian-overrides say why);
+#   - which package holds what, at the paths docs/admin-guide.md names;
+#   - the plugin package's version names the Slurm it was built against and depends on that
+#     Slurm release; the libraries' SONAMEs match their packages' names;
+#   - unpacked (dpkg-deb -x) into one directory: `import dlx` loads the unpacked libdlx_c, the
+#     unpacked dlx validates the unpacked grid example, and the consumer project builds against
+#     the unpacked libdlx-dev with find_package(dlx) and pkg-config.
+# Usage: package_test.sh SOURCE_DIR BUILD_DIR CONSUMER_DIR
+set -euo pipefail
+source_dir=$1 build=$2 consumer=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+ok() { echo "ok: $*"; }
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+
+if ! grep -qx 'CMAKE_INSTALL_PREFIX:PATH=/usr' "$build/CMakeCache.txt"; then
+  echo "package_test: $build is not configured with the Debian layout (scripts/build.sh): skipped"
+  exit 77
+fi
+start=$SECONDS
+# No -dbgsym packages: compressing their debug information would take most of the test's time.
+DEB_BUILD_OPTIONS=noautodbgsym DLX_PACKAGE_BUILD_DIR=$build DLX_PACKAGE_OUT=$work/dist \
+  bash "$source_dir/scripts/package.sh" --no-build > "$work/package.log" 2>&1 ||
+  { cat "$work/package.log"; echo "FAIL: scripts/package.sh"; exit 1; }
+ok "scripts/package.sh in $((SECONDS - start)) s"
+deb() { ls "$work"/dist/"$1"_*.deb; }
+for package in dlx slurm-spank-plugin-dlx libdlx0.1 libdlx-c0 libdlx-dev; do
+  deb "$package" > /dev/null 2>&1 || fail "no $package package in $(ls "$work/dist")"
+done
+[ "$failures" -eq 0 ] || exit 1
+
+start=$SECONDS
+if lintian --fail-on error,warning --no-tag-display-limit "$work"/dist/*.deb > "$work/lintian.log" 2>&1; then
+  ok "lintian: no error or warning ($((SECONDS - start)) s)"
+else
+  cat "$work/lintian.log"; fail "lintian"
+fi
+
+# Which package holds what.
+has() {  # PACKAGE PATH...
+  local package=$1 path; shift
+  dpkg-deb --contents "$(deb "$package")" | awk '{print $6}' | sed 's|^\.||' > "$work/contents"
+  for path; do
+    grep -qx "$path" "$work/contents" && ok "$package: $path" || fail "$package lacks $path"
+  done
+}
+has dlx /usr/bin/dlx /usr/bin/dlx-launch /usr/bin/dlx-example-logreg /usr/libexec/dlx/dlx-cluster \
+  /usr/lib/python3/dist-packages/dlx/__init__.py /usr/lib/python3/dist-packages/dlx/_installed.py \
+  /usr/share/dlx/examples/grid.yaml /usr/share/dlx/site-config/job_submit.lua \
+  /usr/share/man/man1/dlx.1.gz /usr/share/man/man1/dlx-launch.1.gz
+has slurm-spank-plugin-dlx "/usr/lib/$multiarch/slurm-wlm/dlx_spank.so" \
+  /usr/share/dlx/plugstack.conf.d/dlx.conf
+has libdlx0.1 "/usr/lib/$multiarch/libdlx.so.0.1"
+has libdlx-c0 "/usr/lib/$multiarch/libdlx_c.so.0"
+has libdlx-dev /usr/include/dlx/trial.hpp /usr/include/dlx/c_api.h "/usr/lib/$multiarch/libdlx.so" \
+  "/usr/lib/$multiarch/libdlx_c.so" "/usr/lib/$multiarch/cmake/dlx/dlxConfig.cmake" \
+  "/usr/lib/$multiarch/pkgconfig/dlx.pc" "/usr/lib/$multiarch/pkgconfig/dlx-c.pc"
+
+# The plugin package and the Slurm it was built against.
+slurm_include=$(sed -n 's/^SLURM_INCLUDE_DIR:[A-Z]*=//p' "$build/CMakeCache.txt")
+slurm=$("$source_dir/debian/slurm-version" "$slurm_include")
+series=${slurm%.*}
+version=$(dpkg-deb -f "$(deb slurm-spank-plugin-dlx)" Version)
+depends=$(dpkg-deb -f "$(deb slurm-spank-plugin-dlx)" Depends)
+[[ $version == *+slurm$slurm ]] && ok "plugin version $version" ||
+  fail "plugin version $version does not end in +slurm$slurm"
+[[ $depends == *"slurm-wlm-basic-plugins (>= $series)"* && $depends == *"slurm-wlm-basic-plugins (<< "* ]] &&
+  ok "plugin depends on Slurm $series: $depends" || fail "plugin Depends: $depends (expected Slurm $series)"
+dlx_version=$(dpkg-deb -f "$(deb dlx)" Version)
+[[ $depends == *"dlx (= $dlx_version)"* ]] || fail "plugin Depends: $depends lacks dlx (= $dlx_version)"
+
+# SONAMEs and package names (Debian policy 8.1), and the libraries' shlibs files.
+for pair in libdlx0.1:libdlx.so.0.1 libdlx-c0:libdlx_c.so.0; do
+  package=${pair%%:*} soname=${pair#*:}
+  dpkg-deb -x "$(deb "$package")" "$work/lib-$package"
+  readelf -d "$work/lib-$package/usr/lib/$multiarch/$soname" | grep -q "Library soname: \[$soname\]" &&
+    ok "$package: SONAME $soname" || fail "$package: $soname's SONAME is not $soname"
+  dpkg-deb --ctrl-tarfile "$(deb "$package")" | tar -xO ./shlibs 2> /dev/null | grep -q "$package" ||
+    fail "$package has no shlibs file naming itself"
+done
+
+# Unpacked into one root: the programs, the Python module, the SDK.
+root=$work/root
+for file in "$work"/dist/*.deb; do dpkg-deb -x "$file" "$root"; done
+lib=$root/usr/lib/$multiarch
+out=$(cd "$work" && LD_LIBRARY_PATH=$lib "$root/usr/bin/dlx" validate "$root/usr/share/dlx/examples/grid.yaml" 2>&1) &&
+  ok "unpacked dlx validates the unpacked grid.yaml" || fail "dlx validate grid.yaml: $out"
+found=$(cd "$work" && env -u DLX_LIBRARY PYTHONPATH=$root/usr/lib/python3/dist-packages /usr/bin/python3 -c \
+  'import dlx, dlx._library as l; l.library(); print(l._library_path())' 2>&1) || true
+[ "$(readlink -f "$found")" = "$(readlink -f "$lib/libdlx_c.so.0")" ] && ok "import dlx loads $found" ||
+  fail "import dlx: $found (expected $lib/libdlx_c.so.0)"
+run_consumers() {  # HOW DIR
+  local program out
+  for program in consumer_cpp consumer_c; do
+    out=$(cd "$work" && DLX_HPARAMS='{"lr": 0.25}' LD_LIBRARY_PATH=$lib "$2/$program" 2>&1) &&
+      ok "$1: $out" || fail "$1: $program: $out"
+  done
+}
+if cmake -S "$consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$root/usr" > "$work/consumer.log" 2>&1 &&
+   cmake --build "$work/cmake" >> "$work/consumer.log" 2>&1; then
+  run_consumers find_package "$work/cmake"
+else
+  cat "$work/consumer.log"; fail "the find_package(dlx) project does not build against libdlx-dev"
+fi
+export PKG_CONFIG_PATH=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root
+mkdir -p "$work/pc"
+if cc -o "$work/pc/consumer_c" "$consumer/consumer.c" $(pkg-config --cflags --libs dlx-c) &&
+   c++ -std=c++20 -o "$work/pc/consumer_cpp" "$consumer/consumer.cpp" $(pkg-config --cflags --libs dlx); then
+  run_consumers pkg-config "$work/pc"
+else
+  fail "pkg-config dlx / dlx-c against libdlx-dev"
+fi
+
+echo "# package_test: $failures failure(s)"
+[ "$failures" -eq 0 ]
