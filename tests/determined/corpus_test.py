@@ -3,9 +3,9 @@
 For every file in corpus/:
   cut    its `hyperparameters` and `searcher` sections, kept verbatim, under a `name` and a command
          `entrypoint`: `dlx validate` accepts it with Determined's trial count, and `dlx plan --json`
-         plans Determined's trials (grid points, max_trials, adaptive_asha brackets and rungs, PBT
-         rounds) and the array Determined's default throttle implies, as computed by
-         determined_semantics.py (not by dlx's code);
+         plans Determined's trials (grid points and their values, max_trials with values in their
+         ranges, adaptive_asha brackets and rungs, PBT rounds) and the array Determined's default
+         throttle implies, as computed by determined_semantics.py (not by dlx's code);
   whole  the file as Determined users have it: with a command entrypoint dlx accepts it, with one
          warning line naming the top-level keys it ignores; with a `module:Class` entrypoint dlx
          refuses it and says to run a script under dlx-launch.
@@ -88,6 +88,73 @@ def size_of(value):
     return len(value) if isinstance(value, list) else int(value)
 
 
+NUMBER = re.compile(r"[-+]?(\.\d+|\d+(\.\d*)?)([eE][-+]?\d+)?")
+
+
+def normal(value):
+    """A value as both sides can agree on it: numbers to 10 significant digits, and numeric text
+    as a number (PyYAML reads `1e-3` as text where YAML 1.2 and dlx read a number)."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float)):
+        return float(f"{float(value):.10g}")
+    if isinstance(value, str) and NUMBER.fullmatch(value):
+        return normal(float(value))
+    if isinstance(value, list):
+        return [normal(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): normal(v) for k, v in value.items()}
+    return value
+
+
+def close(a, b):
+    return normal(a) == normal(b)
+
+
+def lookup(hparams, path):
+    """A trial's value of the hyperparameter at `path`, whether dlx shows groups nested
+    ({optim: {lr: ..}}) or flattened ({optim.lr: ..})."""
+    node = hparams
+    for i, part in enumerate(path):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, dict) and ".".join(path[i:]) in node:
+            return node[".".join(path[i:])]
+        elif "." in part and i == len(path) - 1:
+            return lookup(node, tuple(part.split(".")))
+        else:
+            raise KeyError(".".join(path))
+    return node
+
+
+def check_plan_values(plan, config):
+    """Grid: exactly Determined's points; other methods: every value one Determined could draw."""
+    searcher, space = config["searcher"], config.get("hyperparameters") or {}
+    specs = det.leaves(space)
+    trials = plan["trials"]
+    if searcher["name"] == "pbt":
+        trials = trials[:int(searcher["population_size"])]  # later rounds come from explore
+    try:
+        if searcher["name"] == "grid":
+            want = collections.Counter(json.dumps([normal(p[path]) for path, _ in specs])
+                                       for p in det.grid_points(space))
+            got = collections.Counter(json.dumps([normal(lookup(t["hparams"], path)) for path, _ in specs])
+                                      for t in trials)
+            if want != got:
+                missing = next(iter(want - got), None)
+                names = [".".join(path) for path, _ in specs]
+                return f"grid points differ from Determined's: {names} = {missing} not planned"
+            return None
+        for trial in trials:
+            for path, spec in specs:
+                value = lookup(trial["hparams"], path)
+                if not det.in_space(spec, value, close):
+                    return f"trial {trial['id']}: {'.'.join(path)} = {json.dumps(value)[:60]} is outside {json.dumps(spec)[:80]}"
+    except KeyError as missing:
+        return f"plan: trial hparams lack {missing}"
+    return None
+
+
 def check_plan_brackets(plan, searcher):
     expected = det.asha_brackets(searcher)
     brackets = plan.get("brackets")
@@ -145,6 +212,7 @@ def check_cut(dlx, cut_path, config):
     if (given is None or int(given) > 0) and tickets > limit and throttle != limit:
         problems.append(f"plan: array {plan['array']}, expected a throttle of %{limit}"
                         + ("" if given else " (Determined's default max_concurrent_trials)"))
+    problems += [p for p in [check_plan_values(plan, config)] if p]
     if method in ("adaptive_asha", "async_halving"):
         problems += [p for p in [check_plan_brackets(plan, searcher)] if p]
     if method == "pbt":

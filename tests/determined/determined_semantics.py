@@ -49,15 +49,82 @@ def grid_size(hyperparameters):
     return math.prod(sizes)
 
 
+def go_round(x):
+    """Go's math.Round: half away from zero (Python's round() rounds half to even)."""
+    return int(math.floor(abs(x) + 0.5)) * (1 if x >= 0 else -1)
+
+
 def grid_midpoint(kind, minval, maxval, base=10.0):
-    """The single point of a `count: 1` axis: the middle of the range (int: rounded half away
-    from zero, as Go's math.Round)."""
+    """The single point of a `count: 1` axis: the middle of the range (int: rounded)."""
     if kind == "int":
-        middle = (minval + maxval) / 2.0
-        return int(math.floor(abs(middle) + 0.5)) * (1 if middle >= 0 else -1)
+        return go_round((minval + maxval) / 2.0)
     if kind == "double":
         return (minval + maxval) / 2.0
     return base ** ((minval + maxval) / 2.0)
+
+
+def leaves(hyperparameters, path=()):
+    """[(path, spec)] of every hyperparameter, nested groups descended, in file order."""
+    out = []
+    for name, value in (hyperparameters or {}).items():
+        if isinstance(value, dict) and not is_typed(value):
+            out.extend(leaves(value, path + (str(name),)))
+        else:
+            out.append((path + (str(name),), value))
+    return out
+
+
+def axis_values(spec):
+    """The values of one grid axis, as grid.go computes them."""
+    if not is_typed(spec):
+        return [spec]
+    kind = spec["type"]
+    if kind == "const":
+        return [spec.get("val")]
+    if kind == "categorical":
+        return list(spec.get("vals") or [])
+    lo, hi, count = spec["minval"], spec["maxval"], int(spec["count"])
+    if kind == "int":
+        count = min(count, int(hi) - int(lo) + 1)
+        if count == 1:
+            return [grid_midpoint("int", lo, hi)]
+        return [go_round(lo + i * (hi - lo) / (count - 1)) for i in range(count)]
+    if count == 1:
+        return [grid_midpoint(kind, float(lo), float(hi), float(spec.get("base", 10.0)))]
+    points = [float(lo) + i * (float(hi) - float(lo)) / (count - 1) for i in range(count)]
+    if kind == "log":
+        return [float(spec.get("base", 10.0)) ** x for x in points]
+    return points
+
+
+def grid_points(hyperparameters):
+    """Every grid point as {path tuple: value}, in Determined's order (the last axis fastest)."""
+    specs = leaves(hyperparameters)
+    points = [{}]
+    for path, spec in specs:
+        points = [{**point, path: value} for point in points for value in axis_values(spec)]
+    return points if specs else []
+
+
+def in_space(spec, value, close):
+    """Whether a sampled value is one Determined could draw for this hyperparameter."""
+    if not is_typed(spec):
+        return close(value, spec)
+    kind = spec["type"]
+    if kind == "const":
+        return close(value, spec.get("val"))
+    if kind == "categorical":
+        return any(close(value, v) for v in spec.get("vals") or [])
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    lo, hi = float(spec["minval"]), float(spec["maxval"])
+    if kind == "int":
+        return float(value).is_integer() and lo <= value <= hi
+    if kind == "log":
+        base = float(spec.get("base", 10.0))
+        lo, hi = base ** lo, base ** hi
+    slack = 1e-9 * max(abs(lo), abs(hi), 1e-300)
+    return lo - slack <= value <= hi + slack
 
 
 def training_units(searcher):
@@ -168,5 +235,10 @@ def self_check():
                       "b": {"type": "categorical", "vals": [1, 2]}, "c": 5,
                       "d": {"e": {"type": "double", "minval": 0, "maxval": 1, "count": 4}}}) == 24
     assert grid_midpoint("int", 1, 4) == 3 and grid_midpoint("double", 0.0, 1.0) == 0.5
+    assert axis_values({"type": "int", "minval": 1, "maxval": 3, "count": 10}) == [1, 2, 3]
+    assert axis_values({"type": "int", "minval": 0, "maxval": 10, "count": 4}) == [0, 3, 7, 10]
+    assert axis_values({"type": "log", "minval": -2, "maxval": 0, "count": 1, "base": 10}) == [0.1]
+    assert len(grid_points({"a": {"type": "int", "minval": 1, "maxval": 3, "count": 10},
+                            "d": {"e": {"type": "categorical", "vals": [1, 2]}}})) == 6
     assert pbt_counts({"population_size": 9, "num_rounds": 3,
                        "replace_function": {"truncate_fraction": 0.2}}) == (3, 9, 11)
