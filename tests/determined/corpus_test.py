@@ -12,7 +12,7 @@ For every file in corpus/:
 For every file in refused/ (searchers Determined retired or dlx cannot run, pre-0.13 `max_steps`),
 the cut file is refused with a message naming the replacement.
 
-Prints one line per file and check (`ok` or the first problem), then a summary by problem.
+Prints one line per file and check (`ok`) or per problem found, then a summary by problem.
 Usage: corpus_test.py DLX_BINARY TESTS_DETERMINED_DIR [--only SUBSTRING]"""
 
 import collections
@@ -225,21 +225,21 @@ def check_whole(dlx, path, config):
     text = out + err
     if is_module_class(config.get("entrypoint")):
         if code == 0:
-            return ["whole: a module:Class entrypoint was accepted"]
+            return ["a module:Class entrypoint was accepted"]
         if not re.search(r"entrypoint.*dlx-launch", text, re.S):
             first = (text.strip().splitlines() or [""])[0]
-            return ["whole: not refused for its module:Class entrypoint (no `entrypoint ... dlx-launch`): " + first]
+            return ["not refused for its module:Class entrypoint (no `entrypoint ... dlx-launch`): " + first]
         return []
     if code != 0:
-        return ["whole: " + (text.strip().splitlines() or ["exit %d" % code])[0]]
+        return ["" + (text.strip().splitlines() or ["exit %d" % code])[0]]
     warnings = [line for line in text.splitlines() if "warning" in line.lower()]
     ignored = sorted(set(config) - MAPPED_KEYS)
     if len(warnings) > 1:
-        return [f"whole: {len(warnings)} warning lines, expected one"]
+        return [f"{len(warnings)} warning lines, expected one"]
     if ignored:
         missing = [key for key in ignored if not warnings or key not in warnings[0]]
         if missing:
-            return ["whole: the warning line does not name ignored key(s) " + ", ".join(missing)]
+            return ["the warning line does not name ignored key(s) " + ", ".join(missing)]
     return []
 
 
@@ -259,12 +259,12 @@ def check_refused(dlx, cut_path, config):
     code, out, err = run([dlx, "validate", str(cut_path)])
     text = out + err
     if code == 0:
-        return ["refused: accepted: " + text.strip()[:200]]
+        return ["accepted: " + text.strip()[:200]]
     need = replacement_for(config)
     if need not in text:
-        return [f"refused: the message does not name `{need}`: " + text.strip().splitlines()[0]]
+        return [f"the message does not name `{need}`: " + text.strip().splitlines()[0]]
     if need == "custom" and not re.search(r"\b(adaptive_asha|random|grid)\b", text):
-        return ["refused: the message for `custom` names no built-in searcher to use instead"]
+        return ["the message for `custom` names no built-in searcher to use instead"]
     return []
 
 
@@ -289,13 +289,15 @@ def main():
                     results = {"refused": check_refused(dlx, cut_path, config)}
                 checked += 1
                 for check, problems in results.items():
-                    print(f"{kind}/{path.name}: {check}: {problems[0] if problems else 'ok'}")
-                    if problems:
+                    if not problems:
+                        print(f"{kind}/{path.name}: {check}: ok")
+                    for problem in problems:
+                        print(f"{kind}/{path.name}: {check}: {problem}")
                         # The category: the problem without the file's own numbers and names.
-                        category = re.sub(r"\S+\.yaml:\d+:\d+: ", "", problems[0])
+                        category = re.sub(r"\S+\.yaml:\d+:\d+: ", "", problem)
                         category = re.sub(r"\d+", "N", category)[:120]
                         failures[category] += 1
-    print(f"# {checked} files checked, {sum(failures.values())} checks failed")
+    print(f"# {checked} files checked, {sum(failures.values())} problems")
     for category, count in failures.most_common():
         print(f"# {count:3d}  {category}")
     if checked < 60 and not only:
