@@ -296,7 +296,7 @@ def main():
                         # The category: the problem without the file's own numbers and names.
                         category = re.sub(r"\S+\.yaml:\d+:\d+: ", "", problem)
                         category = re.sub(r"\d+", "N", category)[:120]
-                        failures[category] += 1
+                        failures[f"{check}: {category}"] += 1
     print(f"# {checked} files checked, {sum(failures.values())} problems")
     for category, count in failures.most_common():
         print(f"# {count:3d}  {category}")
