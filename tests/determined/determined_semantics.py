@@ -8,9 +8,6 @@ order of float operations and its truncations (Go's int() of a float truncates t
 
 import math
 
-METHODS_WITH_MAX_TRIALS = ("random", "async_halving", "adaptive_asha")
-
-
 def is_typed(value):
     """A hyperparameter with a `type` (const/int/double/log/categorical); a mapping without
     one is a nested group; anything else (scalar, list, null) is a constant."""
@@ -208,7 +205,11 @@ def dlx_trial_count(config):
         return 1
     if method == "grid":
         return grid_size(config.get("hyperparameters"))
-    if method in METHODS_WITH_MAX_TRIALS:
+    if method == "adaptive_asha":
+        # Each bracket gets at least one trial, so the sum can pass max_trials (many explicit
+        # bracket_rungs, few trials).
+        return sum(trials for _, trials, _ in asha_brackets(searcher))
+    if method in ("random", "async_halving"):
         return int(searcher["max_trials"])
     if method == "pbt":
         rounds, population, _ = pbt_counts(searcher)
@@ -240,5 +241,7 @@ def self_check():
     assert axis_values({"type": "log", "minval": -2, "maxval": 0, "count": 1, "base": 10}) == [0.1]
     assert len(grid_points({"a": {"type": "int", "minval": 1, "maxval": 3, "count": 10},
                             "d": {"e": {"type": "categorical", "vals": [1, 2]}}})) == 6
+    assert dlx_trial_count({"searcher": {"name": "adaptive_asha", "max_length": 100, "max_trials": 2,
+                                         "bracket_rungs": [1, 2, 3]}}) == 3
     assert pbt_counts({"population_size": 9, "num_rounds": 3,
                        "replace_function": {"truncate_fraction": 0.2}}) == (3, 9, 11)
