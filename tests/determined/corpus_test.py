@@ -197,7 +197,7 @@ def check_cut(dlx, cut_path, config):
 
     code, out, err = run([dlx, "plan", "--json", str(cut_path)])
     if code != 0:
-        return ["plan: " + (err.strip().splitlines() or ["exit %d" % code])[0]]
+        return ["plan: " + (err.strip().splitlines() or [f"exit {code}"])[0]]
     plan = json.loads(out)
     problems = []
     if len(plan["trials"]) != expected:
@@ -231,7 +231,7 @@ def check_whole(dlx, path, config):
             return ["not refused for its module:Class entrypoint (no `entrypoint ... dlx-launch`): " + first]
         return []
     if code != 0:
-        return ["" + (text.strip().splitlines() or ["exit %d" % code])[0]]
+        return [(text.strip().splitlines() or [f"exit {code}"])[0]]
     warnings = [line for line in text.splitlines() if "warning" in line.lower()]
     ignored = sorted(set(config) - MAPPED_KEYS)
     if len(warnings) > 1:
