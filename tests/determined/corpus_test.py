@@ -8,7 +8,9 @@ For every file in corpus/:
          throttle implies, as computed by determined_semantics.py (not by dlx's code);
   whole  the file as Determined users have it: with a command entrypoint dlx accepts it, with one
          warning line naming the top-level keys it ignores; with a `module:Class` entrypoint dlx
-         refuses it and says to run a script under dlx-launch.
+         refuses it and says to run a script under dlx-launch;
+  convert (command entrypoints, whole file valid) `dlx convert-determined` prints a dlx file that
+         validates without warnings to the same trial count.
 For every file in refused/ (searchers Determined retired or dlx cannot run, pre-0.13 `max_steps`),
 the cut file is refused with a message naming the replacement.
 
@@ -253,6 +255,26 @@ def check_whole(dlx, path, config):
     return []
 
 
+def check_convert(dlx, path, config, tmp):
+    """`dlx convert-determined` of a file with a command entrypoint prints a dlx file that
+    validates on its own, without warnings, to Determined's trial count."""
+    code, out, err = run([dlx, "convert-determined", str(path)])
+    if code != 0:
+        return [(err.strip().splitlines() or [f"exit {code}"])[0]]
+    converted = pathlib.Path(tmp) / (path.stem + ".converted.yaml")
+    converted.write_text(out)
+    code, out, err = run([dlx, "validate", str(converted)])
+    if code != 0:
+        return ["the converted file: " + ((out + err).strip().splitlines() or [f"exit {code}"])[0]]
+    if "warning" in (out + err).lower():
+        return ["the converted file still draws a warning: " + (out + err).strip().splitlines()[0]]
+    code, out, err = run([dlx, "validate", "--json", str(converted)])
+    trials, expected = json.loads(out)[0].get("trials"), det.dlx_trial_count(config)
+    if trials != expected:
+        return [f"the converted file: {trials} trials, Determined's {expected}"]
+    return []
+
+
 def replacements_for(config):
     """What a refusal may name: the method or key that replaces each refused construct of the
     file (a file with a retired method and `max_steps` is answered by either)."""
@@ -299,6 +321,8 @@ def main():
                 cut_path.write_text(cut_text(path, text))
                 if kind == "corpus":
                     results = {"cut": check_cut(dlx, cut_path, config), "whole": check_whole(dlx, path, config)}
+                    if not is_module_class(config.get("entrypoint")) and not results["whole"]:
+                        results["convert"] = check_convert(dlx, path, config, tmp)
                 else:
                     results = {"refused": check_refused(dlx, cut_path, config)}
                 checked += 1
