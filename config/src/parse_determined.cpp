@@ -176,9 +176,24 @@ void parse_environment_variables(const MappingReader& section, Experiment& exper
     experiment.determined.mapped.push_back(path + " -> environment");
     return;
   }
-  // {cpu: [...], cuda: [...], rocm: [...]}: the list for the kind of trial this is.
   auto devices = section.mapping("environment_variables");
-  devices.allow_only({"cpu", "cuda", "gpu", "rocm"});
+  bool per_device = true;
+  for (const auto& entry : variables) {
+    const std::string key = entry.first.Scalar();
+    per_device = per_device && (key == "cpu" || key == "cuda" || key == "gpu" || key == "rocm");
+  }
+  if (!per_device) {  // NAME: value, as in dlx's own environment
+    for (const auto& entry : variables) {
+      const std::string key = entry.first.Scalar();
+      if (!entry.second.IsScalar()) {
+        section.fail(entry.second, path + "." + key, "must be a scalar value", "write NAME: value");
+      }
+      add_variable(devices, entry.first, path + "." + key, key, entry.second.Scalar(), experiment.environment);
+    }
+    experiment.determined.mapped.push_back(path + " -> environment");
+    return;
+  }
+  // {cpu: [...], cuda: [...], rocm: [...]}: the list for the kind of trial this is.
   const bool gpus = experiment.resources.gpus_per_node.value_or(0) > 0;
   const char* kind = gpus ? (devices.has("cuda") ? "cuda" : "gpu") : "cpu";
   add_assignments(devices, devices.raw(kind), fmt::format("{}.{}", path, kind), experiment);

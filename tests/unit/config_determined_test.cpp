@@ -261,6 +261,11 @@ TEST_CASE("Determined's environment variables: a list, or one list per kind of t
                                      "resources: {slots_per_trial: 0}\n",
                               "exp.yaml");
   CHECK(cpu.environment[0].second == "cpu");
+  auto mapping = parse_experiment(head + "environment:\n  environment_variables: {NCCL_DEBUG: INFO}\n", "exp.yaml");
+  REQUIRE(mapping.environment.size() == 1);
+  CHECK(mapping.environment[0] == std::pair<std::string, std::string>{"NCCL_DEBUG", "INFO"});
+  CHECK(error_of(head + "environment:\n  environment_variables: {NCCL_DEBUG: [a]}\n") ==
+        "exp.yaml:5:39: environment.environment_variables.NCCL_DEBUG: must be a scalar value (write NAME: value)");
   // dlx's own form stays: NAME: value.
   auto plain = parse_experiment(head + "environment: {image: x}\n", "exp.yaml");
   CHECK(plain.environment.empty());
@@ -327,6 +332,56 @@ resources: {slots_per_trial: 1, shm_size: 4G}
   CHECK(error_of("name: a\nentrypoint: x\nbatches_per_step: 100\n" + kSearcher) ==
         "exp.yaml:3:19: batches_per_step: is Determined's pre-0.13 training step, which dlx does not read (remove "
         "it; give lengths in batches, records or epochs (searcher.max_length: {batches: N}))");
+}
+
+TEST_CASE("mistakes in Determined's keys: each message", "[config][determined]") {
+  const std::string head = "name: a\nentrypoint: x\n" + kSearcher;
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"labels: mnist\n", "exp.yaml:4:9: labels: must be a list of strings (e.g. labels: [mnist, baseline])"},
+      {"labels: [[a]]\n", "exp.yaml:4:10: labels: each label must be a string (e.g. labels: [mnist, baseline])"},
+      {"seed: 1\nreproducibility: {experiment_seed: 2}\n",
+       "exp.yaml:5:36: reproducibility.experiment_seed: gives the seed a second time (seed is set too) (keep one of "
+       "seed and experiment_seed)"},
+      {"reproducibility: {experiment_seed: -1}\n",
+       "exp.yaml:4:36: reproducibility.experiment_seed: must be between 0 and 9223372036854775807, got -1 (use a "
+       "non-negative seed)"},
+      {"reproducibility: {seed: 1}\n",
+       "exp.yaml:4:19: reproducibility.seed: unknown key in reproducibility (known keys in reproducibility: "
+       "experiment_seed)"},
+      {"records_per_epoch: -5\n",
+       "exp.yaml:4:20: records_per_epoch: must be between 0 and 1125899906842624, got -5 (give the number of records "
+       "in one epoch of training data)"},
+      {"resources: {resource_pool: a b}\n",
+       "exp.yaml:4:28: resources.resource_pool: 'a b' is not valid as a Slurm partition (give a partition name as "
+       "sinfo shows it)"},
+      {"resources: {slots_per_trial: -1}\n",
+       "exp.yaml:4:30: resources.slots_per_trial: must be between 0 and 100000, got -1 (give the GPUs each trial "
+       "uses)"},
+      {"environment: {environment_variables: 3}\n",
+       "exp.yaml:4:38: environment.environment_variables: must be a list of NAME=value strings (e.g. "
+       "environment_variables: [NCCL_DEBUG=INFO])"},
+      {"environment: {environment_variables: [[A=1]]}\n",
+       "exp.yaml:4:39: environment.environment_variables: each entry must be a NAME=value string (e.g. - "
+       "NCCL_DEBUG=INFO)"},
+      {"environment: {environment_variables: [1A=1]}\n",
+       "exp.yaml:4:39: environment.environment_variables.1A: is not a valid variable name (use letters, digits and "
+       "'_', not starting with a digit)"},
+      {"min_checkpoint_period: {batches: 5, epochs: 1}\n",
+       "exp.yaml:4:24: min_checkpoint_period: must give exactly one of batches, records, epochs (e.g. "
+       "min_checkpoint_period: {batches: 500})"},
+      {"min_checkpoint_period: {steps: 5}\n",
+       "exp.yaml:4:25: min_checkpoint_period.steps: unknown key in min_checkpoint_period (known keys in "
+       "min_checkpoint_period: batches, records, epochs)"},
+      {"checkpoint_storage: {save_trial_best: -1}\n",
+       "exp.yaml:4:39: checkpoint_storage.save_trial_best: must be between 0 and 1000, got -1 (give how many "
+       "checkpoints to keep)"},
+      {"slurm: {slots_per_node: 0}\nresources: {slots_per_trial: 2}\n",
+       "exp.yaml:4:25: slurm.slots_per_node: must be between 1 and 64, got 0 (the GPUs of one node, e.g. 4)"},
+  };
+  for (const auto& [text, expected] : cases) {
+    INFO(text);
+    CHECK(error_of(head + text) == expected);
+  }
 }
 
 TEST_CASE("a Determined Trial class as entrypoint is refused with the fix", "[config][determined]") {
