@@ -4,9 +4,10 @@
 #   - ASHA (resnet_asha.yaml, promotions): every trial ends completed, stopped or paused, none
 #     failed; some trial paused at a rung and a later array task resumed it from that rung's
 #     checkpoint (a promotion), training on to the next rung;
-#   - PBT (resnet_pbt.yaml): every trial after round 0 starts from the checkpoint the searcher
-#     named (recorded in its trial.h5: started_from), at least one of them a parent's (an
-#     exploit) rather than its own member's, and every trial completes.
+#   - PBT (resnet_pbt.yaml): every new trial after round 0 starts from the checkpoint the searcher
+#     named (recorded in its trial.h5: started_from), a better member's (an exploit; members
+#     that go on keep their trial), and the last round's members complete (the replaced ones
+#     stay paused).
 source "$(dirname "$0")/lib.sh"
 
 /usr/bin/python3 -c 'import torch' 2>/dev/null || fail "python3-torch is not installed (scripts/install-deps.sh)"
@@ -97,22 +98,27 @@ grep -q "Traceback" "$WORK/resnet-pbt.all.out" && fail "a PBT task failed: $(gre
 import sys, h5py
 text = lambda v: v.decode() if isinstance(v, bytes) else v
 population, rounds, length = 4, 3, 32
-exploits = []
-for trial in range(population * rounds):
+# Determined's PBT numbering: members that go on keep their trial; each later round replaces
+# int(0.25 x 4) = 1 member by a new trial (4 in round 1, 5 in round 2), a copy of the best.
+replaced = 1
+exploits, completed = [], 0
+for trial in range(population + (rounds - 1) * replaced):
     with h5py.File(f"{sys.argv[1]}/trials/{trial}/trial.h5", "r") as f:
-        assert text(f.attrs["state"]) == "completed", (trial, text(f.attrs["state"]))
-        round_, member = divmod(trial, population)
-        if round_ == 0:
+        state = text(f.attrs["state"])
+        assert state in ("completed", "paused"), (trial, state)  # paused: replaced along the way
+        completed += state == "completed"
+        if trial < population:
             assert "started_from" not in f.attrs, (trial, text(f.attrs["started_from"]))
             continue
+        round_ = 1 + (trial - population) // replaced
         source, step = int(f.attrs["started_from_trial"]), int(f.attrs["started_from_step"])
         assert step == round_ * length, (trial, step)
-        assert source // population == round_ - 1, (trial, source)
+        assert source < trial, (trial, source)
         assert text(f.attrs["started_from_path"]).endswith(f"trials/{source}/checkpoints/step-{step}.h5")
         validation = list(f["metrics/validation/steps"][:])
-        assert validation[-1] == (round_ + 1) * length, (trial, validation)
-        if source != trial - population:
-            exploits.append(f"trial {trial} (member {member}) from trial {source}")
+        assert validation[-1] >= (round_ + 1) * length, (trial, validation)
+        exploits.append(f"trial {trial} (round {round_}) from trial {source}")
+assert completed == population, completed  # the last round's members
 assert exploits, "no member exploited another's checkpoint"
 print("PBT: every later trial started from its named checkpoint; exploits:", "; ".join(exploits))
 PY

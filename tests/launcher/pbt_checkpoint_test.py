@@ -1,14 +1,15 @@
 """PBT end to end without Slurm: dlx-launch asks the journal for each ticket's work and runs the
 logreg example trainer (an MPI singleton) on an experiment in a temporary directory.
 
-Round 0 (trials 0 and 1) trains from scratch to 25 batches. Round 1 (trials 2 and 3) starts from
-the checkpoints the searcher names (each member's own previous trial, or the better one it
-exploits): dlx-launch points DLX_LATEST_CHECKPOINT into the parent trial's directory, and libdlx's
-resume() accepts that file because it is the searcher's start checkpoint, recording
-started_from in trial.h5. Exploration is off (perturb_factor 0, resample_probability 0), so a
-round-1 trial trains with its parent's hyperparameters; resumed from the parent's exact bytes
-it must end with the same weights and metrics as one uninterrupted run of those hyperparameters
-to 50 batches (the reference experiment below), and its first metrics come after step 25.
+Round 0 (trials 0 and 1, tickets 0 and 1) trains from scratch to 25 batches. Round 1 (tickets 2
+and 3), with Determined's trial numbering: the better member goes on as the same trial from its
+own checkpoint, the other is replaced by new trial 2, a copy of the better one: dlx-launch points
+DLX_LATEST_CHECKPOINT into the parent trial's directory, and libdlx's resume() accepts that file
+because it is the searcher's start checkpoint, recording started_from in trial.h5. Exploration is
+off (perturb_factor 0, resample_probability 0), so trial 2 trains with its parent's
+hyperparameters; resumed from the parent's exact bytes, both round-1 trials must end with the
+same weights and metrics as one uninterrupted run of those hyperparameters to 50 batches (the
+reference experiment below), and trial 2's first metrics come after step 25.
 
 Also: retention with keep_latest 1 keeps a checkpoint the searcher still references (round 1's
 start checkpoint) and says why in `dlx ckpt ls` and `dlx ckpt gc --dry-run`; with the journal
@@ -134,14 +135,15 @@ with tempfile.TemporaryDirectory() as root:
         assert steps_on_disk(experiment, ticket) == [25], steps_on_disk(experiment, ticket)
         assert "started_from" not in record(experiment, ticket)
 
-    # The last report of round 0 planned round 1: the better member's step 25 is where both of
-    # its trials start (one continues it, one exploits it).
+    # The last report of round 0 planned round 1: the better member's step 25 is where both
+    # round-1 trials start (the member itself goes on, new trial 2 copies it).
     losses = {t: record(experiment, t)["validation_loss"][-1] for t in (0, 1)}
     best = min(losses, key=lambda t: (losses[t], t))
 
     # Retention keeps what the searcher references, and says why (on copies of the experiment):
     # the best trial saves steps 27 and 30 with keep_latest 1.
-    why = "referenced by searcher: PBT round 1: trial 2 starts from it"
+    # Ticket 2 (member 0) names the reason: trial 0 going on, or new trial 2 replacing member 0.
+    why = f"referenced by searcher: PBT round 1: trial {0 if best == 0 else 2} starts from it"
     referenced = os.path.join(root, "referenced")
     shutil.copytree(experiment, referenced)
     run([sys.executable, "-c", SAVER], dict(trial_env(referenced, best),
@@ -191,26 +193,29 @@ with tempfile.TemporaryDirectory() as root:
     assert (f"DLX_LATEST_CHECKPOINT={stranger} cannot be used: it is not in this trial's checkpoint "
             f"directory") in out and f"searcher named for trial {other}'s start (none)" in out, out
 
-    # Round 1: each trial starts from the checkpoint the searcher named.
-    parents = {}
+    # Round 1: ticket 2 + best goes on with trial `best` (its own step 25), ticket 2 + other runs
+    # new trial 2 from the best's step 25.
+    parent_file = os.path.join(experiment, "trials", str(best), "checkpoints", "step-25.h5")
     for ticket in (2, 3):
         out = run_ticket(experiment, ticket)
-        rec = record(experiment, ticket)
-        parent = int(rec["started_from_trial"])
-        assert parent in (0, 1), rec
-        assert rec["started_from"] == f"trial {parent} step 25", rec["started_from"]
-        parent_file = os.path.join(experiment, "trials", str(parent), "checkpoints", "step-25.h5")
+        if ticket - 2 == best:
+            rec = record(experiment, best)
+            assert "started_from" not in rec, rec  # its own checkpoint: a resume, not a start
+            assert rec["validation_steps"][-2:] == [40, 50], rec["validation_steps"]
+            # Step 25 stays while trial 2 (not run yet when best is member 0) may still start from it.
+            assert steps_on_disk(experiment, best) in ([50], [25, 50]), steps_on_disk(experiment, best)
+            continue
+        rec = record(experiment, 2)
+        assert int(rec["started_from_trial"]) == best, rec
+        assert rec["started_from"] == f"trial {best} step 25", rec["started_from"]
         assert rec["started_from_path"] == parent_file, rec["started_from_path"]
         assert f"dlx: starting from {parent_file} (step 25" in out, out
         # With exploration off, the trial trains with its parent's hyperparameters.
-        assert rec["hparams"] == record(experiment, parent)["hparams"], (rec["hparams"], parent)
+        assert rec["hparams"] == record(experiment, best)["hparams"], (rec["hparams"], best)
         # Its first metrics are after the parent's step: nothing of steps 1..25 is redone.
         assert rec["training_steps"] == [40], rec["training_steps"]
         assert rec["validation_steps"] == [40, 50], rec["validation_steps"]
-        assert steps_on_disk(experiment, ticket) == [50]
-        parents[ticket] = parent
-    # The better member of round 0 is the parent of both (one continues it, one exploits it).
-    assert parents == {2: best, 3: best}, (parents, losses)
+        assert steps_on_disk(experiment, 2) == [50]
 
     # The same hyperparameters trained straight to 50 batches: the same bytes and metrics.
     straight = os.path.join(root, "straight")
@@ -223,12 +228,12 @@ with tempfile.TemporaryDirectory() as root:
     assert reference["hparams"]["learning_rate"] == lr
     assert reference["training_steps"] == [20, 40], reference["training_steps"]
     expected_w, expected_b = weights(straight, 0, 50)
-    for ticket in (2, 3):
-        rec = record(experiment, ticket)
-        assert rec["training_loss"] == reference["training_loss"][1:], (rec["training_loss"], reference)
-        assert rec["validation_loss"] == reference["validation_loss"][-2:], (rec, reference)
-        w, b = weights(experiment, ticket, 50)
-        assert numpy.array_equal(w, expected_w) and b == expected_b, (ticket, w, expected_w)
+    for trial in (best, 2):
+        rec = record(experiment, trial)
+        assert rec["training_loss"][-1:] == reference["training_loss"][1:], (rec["training_loss"], reference)
+        assert rec["validation_loss"][-2:] == reference["validation_loss"][-2:], (rec, reference)
+        w, b = weights(experiment, trial, 50)
+        assert numpy.array_equal(w, expected_w) and b == expected_b, (trial, w, expected_w)
 
     replay = subprocess.run([os.environ["DLX_CLI"], "replay", experiment], capture_output=True, text=True)
     assert replay.returncode == 0, (replay.stdout, replay.stderr)
