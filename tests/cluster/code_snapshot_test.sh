@@ -81,7 +81,8 @@ report=$(cat "$WORK/snap.sbatch.err")
 expect_contains "sbatch's report" "$report" "dlx: code snapshot: 5 files"
 expect_contains "sbatch's report" "$report" "commit ${commit:0:12}, dirty"
 expect_contains "sbatch's report" "$report" "entries not copied"
-dir=$(ls -d "$(user_storage)"/codesnap* | grep -v capped | tail -1)
+dir=$(grep -o "trials as array .* in /.*" "$WORK/snap.sbatch.err" | sed 's/.* in //')
+[ -d "$dir/code" ] || fail "no code/ in the experiment directory [$dir]: $report"
 as_user sed -i 's/^VERSION=.*/VERSION=v3-edited-after-sbatch/' coderepo/train.sh
 git_as_user -C coderepo commit -qam "edited after submission"
 scontrol release "$job"
