@@ -37,6 +37,11 @@ MAPPED_KEYS = {
     "max_restarts", "min_validation_period", "min_checkpoint_period", "records_per_epoch",
     "checkpoint_policy", "environment", "reproducibility",
 } | SAVE_KEYS
+# Whole files that carry a placeholder for the user to fill in, which Determined refuses as well
+# (no resource pool is named `<RESOURCE_POOL>`): dlx must refuse them naming the key.
+PLACEHOLDER_REFUSALS = {
+    "determined-examples-b348d4f-blog-lora-parameters-lora.yaml": "resources.resource_pool",
+}
 DETERMINED_DEFAULT_MAX_CONCURRENT = 16
 TOP_LEVEL_KEY = re.compile(r"^([A-Za-z_][\w.-]*)\s*:")
 
@@ -254,6 +259,11 @@ def check_whole(dlx, path, config):
             first = (text.strip().splitlines() or [""])[0]
             return ["not refused for its module:Class entrypoint (no `entrypoint ... dlx-launch`): " + first]
         return []
+    if path.name in PLACEHOLDER_REFUSALS:
+        key = PLACEHOLDER_REFUSALS[path.name]
+        if code == 0 or key not in text:
+            return [f"its placeholder {key} was not refused: " + ((text.strip().splitlines() or [""])[0])]
+        return []
     if code != 0:
         return [(text.strip().splitlines() or [f"exit {code}"])[0]]
     warnings = [line for line in text.splitlines() if "warning" in line.lower()]
@@ -333,7 +343,8 @@ def main():
                 cut_path.write_text(cut_text(path, text))
                 if kind == "corpus":
                     results = {"cut": check_cut(dlx, cut_path, config), "whole": check_whole(dlx, path, config)}
-                    if not is_module_class(config.get("entrypoint")) and not results["whole"]:
+                    if (not is_module_class(config.get("entrypoint")) and not results["whole"]
+                            and path.name not in PLACEHOLDER_REFUSALS):
                         results["convert"] = check_convert(dlx, path, config, tmp)
                 else:
                     results = {"refused": check_refused(dlx, cut_path, config)}
