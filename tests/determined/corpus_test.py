@@ -37,6 +37,11 @@ MAPPED_KEYS = {
     "max_restarts", "min_validation_period", "min_checkpoint_period", "records_per_epoch",
     "checkpoint_policy", "environment", "reproducibility",
 } | SAVE_KEYS
+# Whole files that carry a placeholder for the user to fill in, which Determined refuses as well
+# (no resource pool is named `<RESOURCE_POOL>`): dlx must refuse them naming the key.
+PLACEHOLDER_REFUSALS = {
+    "determined-examples-b348d4f-blog-lora-parameters-lora.yaml": "resources.resource_pool",
+}
 DETERMINED_DEFAULT_MAX_CONCURRENT = 16
 TOP_LEVEL_KEY = re.compile(r"^([A-Za-z_][\w.-]*)\s*:")
 
@@ -170,14 +175,17 @@ def check_plan_brackets(plan, searcher):
 
 
 def check_plan_pbt(plan, searcher):
-    rounds, population, determined_trials = det.pbt_counts(searcher)
+    """Round 0 starts the population; every later round replaces int(truncate_fraction x
+    population) members with new trials and continues the rest."""
+    rounds, population, _ = det.pbt_counts(searcher)
+    replaced = int(float(searcher["replace_function"]["truncate_fraction"]) * population)
     got = plan.get("rounds")
-    if got is None:
+    if not got:
         return "plan --json has no `rounds` (tests/determined: plan-fields)"
-    if len(got) != rounds or any(size_of(r["trials"]) != population for r in got):
-        return f"rounds {[size_of(r['trials']) for r in got]}, expected {rounds} of {population}"
-    if "determined_trials" in plan and int(plan["determined_trials"]) != determined_trials:
-        return f"determined_trials {plan['determined_trials']}, Determined's {determined_trials}"
+    want = [(population, 0)] + [(replaced, population - replaced)] * (rounds - 1)
+    seen = [(size_of(r["new_trials"]), int(r.get("continued", 0))) for r in got]
+    if seen != want:
+        return f"rounds (new trials, continued) {seen}, Determined's {want}"
     return None
 
 
@@ -202,15 +210,24 @@ def check_cut(dlx, cut_path, config):
         return ["plan: " + (err.strip().splitlines() or [f"exit {code}"])[0]]
     plan = json.loads(out)
     problems = []
-    if len(plan["trials"]) != expected:
-        problems.append(f"plan: {len(plan['trials'])} trials, Determined's {expected}")
+    if "trial_count" in plan and int(plan["trial_count"]) != expected:
+        problems.append(f"plan: trial_count {plan['trial_count']}, Determined's {expected}")
+    # PBT lists the population's points: later trials' values come from exploring.
+    listed = int(searcher["population_size"]) if method == "pbt" else expected
+    if len(plan["trials"]) != listed:
+        problems.append(f"plan: {len(plan['trials'])} trials listed, expected {listed}")
     tickets, throttle = parse_array(plan["array"])
-    if "array_size" in plan and int(plan["array_size"]) != tickets:
-        problems.append(f"plan: array_size {plan['array_size']} but array {plan['array']}")
-    if method in ("single", "grid", "random", "pbt") and tickets != expected:
-        problems.append(f"plan: array {plan['array']} for {expected} trials")
+    if "tickets" in plan and int(plan["tickets"]) != tickets:
+        problems.append(f"plan: tickets {plan['tickets']} but array {plan['array']}")
+    # PBT: one array task per member and round (docs/searchers.md).
+    want_tickets = det.pbt_counts(searcher)[0] * int(searcher["population_size"]) if method == "pbt" else expected
+    if method in ("single", "grid", "random", "pbt") and tickets != want_tickets:
+        problems.append(f"plan: array {plan['array']} for {want_tickets} tickets")
     given = searcher.get("max_concurrent_trials")
     limit = int(given) if given else DETERMINED_DEFAULT_MAX_CONCURRENT
+    # Determined's PBT (0.13-0.17) had no max_concurrent_trials: its population ran at once.
+    if method == "pbt" and given is None:
+        limit = int(searcher["population_size"])
     if (given is None or int(given) > 0) and tickets > limit and throttle != limit:
         problems.append(f"plan: array {plan['array']}, expected a throttle of %{limit}"
                         + ("" if given else " (Determined's default max_concurrent_trials)"))
@@ -241,6 +258,11 @@ def check_whole(dlx, path, config):
         if not re.search(r"entrypoint.*dlx-launch", text, re.S):
             first = (text.strip().splitlines() or [""])[0]
             return ["not refused for its module:Class entrypoint (no `entrypoint ... dlx-launch`): " + first]
+        return []
+    if path.name in PLACEHOLDER_REFUSALS:
+        key = PLACEHOLDER_REFUSALS[path.name]
+        if code == 0 or key not in text:
+            return [f"its placeholder {key} was not refused: " + ((text.strip().splitlines() or [""])[0])]
         return []
     if code != 0:
         return [(text.strip().splitlines() or [f"exit {code}"])[0]]
@@ -321,7 +343,8 @@ def main():
                 cut_path.write_text(cut_text(path, text))
                 if kind == "corpus":
                     results = {"cut": check_cut(dlx, cut_path, config), "whole": check_whole(dlx, path, config)}
-                    if not is_module_class(config.get("entrypoint")) and not results["whole"]:
+                    if (not is_module_class(config.get("entrypoint")) and not results["whole"]
+                            and path.name not in PLACEHOLDER_REFUSALS):
                         results["convert"] = check_convert(dlx, path, config, tmp)
                 else:
                     results = {"refused": check_refused(dlx, cut_path, config)}
