@@ -28,6 +28,20 @@ void check_cross_field_rules(const Experiment& experiment, const MappingReader& 
                         "rename one of them");
     }
   }
+  // DLX_HPARAMS nests dotted names (hparam_tree.hpp): `a` cannot be a value and the group of `a.b`.
+  std::set<std::string> names;
+  for (const auto& hp : experiment.hyperparameters) names.insert(hp.name);
+  for (const auto& hp : experiment.hyperparameters) {
+    for (auto dot = hp.name.find('.'); dot != std::string::npos; dot = hp.name.find('.', dot + 1)) {
+      if (const std::string group = hp.name.substr(0, dot); names.contains(group)) {
+        throw ConfigError(hp.where, "hyperparameters." + hp.name,
+                          fmt::format("nests under '{}', which is a hyperparameter of its own: a trainer "
+                                      "would see '{}' both as a value and as a group",
+                                      group, group),
+                          fmt::format("rename '{}' or '{}'", group, hp.name));
+      }
+    }
+  }
   const auto& searcher = experiment.searcher;
   YAML::Node section = root.raw("searcher");
   if (searcher.name == SearcherName::grid) {

@@ -1,6 +1,7 @@
 // libdlx's typed hyperparameters and the DLX_* trial contract reader.
 #include <catch2/catch.hpp>
 
+#include "dlx/config/experiment.hpp"
 #include "dlx/env/trial_environment.hpp"
 #include "dlx/hparams.hpp"
 

@@ -118,6 +118,10 @@ hyperparameters:
   // A dotted name and a group that spell the same name collide, with the whole path in the message.
   CHECK_THAT(error_of("name: a\nentrypoint: x\nhyperparameters: {a.b: 1, a: {b: 2}}\n" + kSearcher),
              Catch::Contains("hyperparameters.a.b: maps to the same variable DLX_HP_A_B as another hyperparameter"));
+  // A value that is also the group of a dotted name: DLX_HPARAMS could not nest both.
+  CHECK(error_of("name: a\nentrypoint: x\nhyperparameters:\n  a: 1\n  a.b: 2\n" + kSearcher) ==
+        "exp.yaml:5:8: hyperparameters.a.b: nests under 'a', which is a hyperparameter of its own: a trainer would "
+        "see 'a' both as a value and as a group (rename 'a' or 'a.b')");
   // Messages about a dotted name keep the hyperparameters. prefix.
   CHECK(error_of("name: a\nentrypoint: x\nhyperparameters:\n  optim.lr: {type: double, minval: 1, maxval: 0}\n" +
                  kSearcher) ==

@@ -29,8 +29,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dlx/config/experiment.hpp"
 #include "dlx/env/environment.hpp"
+
+// Declared, not included: this header is installed with the SDK (dlx::sdk), the config headers are not.
+namespace dlx::config {
+struct Experiment;
+}  // namespace dlx::config
 
 namespace dlx::env {
 
