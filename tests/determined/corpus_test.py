@@ -174,8 +174,16 @@ def check_plan_pbt(plan, searcher):
     got = plan.get("rounds")
     if got is None:
         return "plan --json has no `rounds` (tests/determined: plan-fields)"
-    if len(got) != rounds or any(size_of(r["trials"]) != population for r in got):
-        return f"rounds {[size_of(r['trials']) for r in got]}, expected {rounds} of {population}"
+    replaced = (determined_trials - population) // max(1, rounds - 1)
+    # Round 0 starts every member as a new trial; each later round replaces `replaced` members by
+    # new trials and the others go on as the same trials.
+    expected = [(0, population)] + [(population - replaced, replaced)] * (rounds - 1)
+    shape = [(int(r["continued"]), len(r["new_trials"])) for r in got]
+    if shape != expected:
+        return f"rounds (continued, new trials) {shape}, expected {expected}"
+    new_ids = [i for r in got for i in r["new_trials"]]
+    if new_ids != list(range(determined_trials)):
+        return f"new trial ids {new_ids}, expected 0 .. {determined_trials - 1} in order"
     if "determined_trials" in plan and int(plan["determined_trials"]) != determined_trials:
         return f"determined_trials {plan['determined_trials']}, Determined's {determined_trials}"
     return None
@@ -202,18 +210,26 @@ def check_cut(dlx, cut_path, config):
         return ["plan: " + (err.strip().splitlines() or [f"exit {code}"])[0]]
     plan = json.loads(out)
     problems = []
-    if len(plan["trials"]) != expected:
-        problems.append(f"plan: {len(plan['trials'])} trials, Determined's {expected}")
+    # PBT's plan lists round 0's starting points (the population); later trials come from results.
+    listed = det.pbt_counts(searcher)[1] if method == "pbt" else expected
+    if len(plan["trials"]) != listed:
+        problems.append(f"plan: {len(plan['trials'])} trials listed, expected {listed}")
     tickets, throttle = parse_array(plan["array"])
     if "array_size" in plan and int(plan["array_size"]) != tickets:
         problems.append(f"plan: array_size {plan['array_size']} but array {plan['array']}")
-    if method in ("single", "grid", "random", "pbt") and tickets != expected:
+    if method in ("single", "grid", "random") and tickets != expected:
         problems.append(f"plan: array {plan['array']} for {expected} trials")
+    if method == "pbt":  # one array task per member and round; members that go on keep their trial
+        rounds, population, _ = det.pbt_counts(searcher)
+        if tickets != rounds * population:
+            problems.append(f"plan: array {plan['array']} for {rounds} rounds of {population} members")
     given = searcher.get("max_concurrent_trials")
     limit = int(given) if given else DETERMINED_DEFAULT_MAX_CONCURRENT
+    if method == "pbt" and not given:  # no more than a round's members ever train at once
+        limit = min(limit, det.pbt_counts(searcher)[1])
     if (given is None or int(given) > 0) and tickets > limit and throttle != limit:
         problems.append(f"plan: array {plan['array']}, expected a throttle of %{limit}"
-                        + ("" if given else " (Determined's default max_concurrent_trials)"))
+                        + ("" if given else " (Determined's default max_concurrent_trials, PBT's population if smaller)"))
     problems += [p for p in [check_plan_values(plan, config)] if p]
     if method in ("adaptive_asha", "async_halving"):
         problems += [p for p in [check_plan_brackets(plan, searcher)] if p]

@@ -197,8 +197,8 @@ def pbt_counts(searcher):
 
 
 def dlx_trial_count(config):
-    """The trials dlx must plan for a Determined file: Determined's trial count, except PBT,
-    where dlx numbers one trial per member per round (population_size x num_rounds)."""
+    """The trials dlx must plan for a Determined file: Determined's trial count (PBT too: a
+    member that goes on keeps its trial, so only replacements add trials)."""
     searcher = config["searcher"]
     method = searcher["name"]
     if method == "single":
@@ -212,8 +212,7 @@ def dlx_trial_count(config):
     if method in ("random", "async_halving"):
         return int(searcher["max_trials"])
     if method == "pbt":
-        rounds, population, _ = pbt_counts(searcher)
-        return rounds * population
+        return pbt_counts(searcher)[2]
     raise ValueError(f"no trial count for searcher {method!r}")
 
 
