@@ -7,6 +7,7 @@
 
 #include "dlx/common/durable_file.hpp"
 #include "dlx/config/display_text.hpp"
+#include "dlx/config/ignored_keys.hpp"
 #include "dlx/config/names.hpp"
 #include "parse_sections.hpp"
 #include "text_checks.hpp"
@@ -115,10 +116,16 @@ void report_misplaced(const MappingReader& root, std::vector<std::string>& known
 
 std::string ignored_keys_warning(const Experiment& experiment) {
   return fmt::format("{}: warning: dlx ignores these Determined keys: {}", printable(experiment.source_file),
-                     fmt::join(experiment.determined.ignored, "; "));
+                     fmt::join(ignored_determined_keys(experiment), "; "));
 }
 
 }  // namespace
+
+std::vector<std::string> ignored_determined_keys(const Experiment& experiment) {
+  std::vector<std::string> keys = experiment.determined.ignored;
+  keys.insert(keys.end(), experiment.searcher.ignored.begin(), experiment.searcher.ignored.end());
+  return keys;
+}
 
 Experiment parse_experiment(std::string_view text, const std::string& file_label, const SiteConfig* site) {
   YAML::Node document = detail::load_document(text, file_label);
@@ -196,7 +203,8 @@ Experiment parse_experiment(std::string_view text, const std::string& file_label
     });
   }
   sink.throw_if_any();
-  if (!experiment.determined.ignored.empty()) experiment.warnings.push_back(ignored_keys_warning(experiment));
+  // One line for all of them, the searcher's included: a file must not get a warning per section.
+  if (!ignored_determined_keys(experiment).empty()) experiment.warnings.push_back(ignored_keys_warning(experiment));
   return experiment;
 }
 

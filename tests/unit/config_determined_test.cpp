@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
+#include "dlx/config/ignored_keys.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/config/site.hpp"
 #include "dlx/config/snapshot.hpp"
@@ -336,6 +338,35 @@ resources: {slots_per_trial: 1, shm_size: 4G}
   CHECK(error_of("name: a\nentrypoint: x\nbatches_per_step: 100\n" + kSearcher) ==
         "exp.yaml:3:19: batches_per_step: is Determined's pre-0.13 training step, which dlx does not read (remove "
         "it; give lengths in batches, records or epochs (searcher.max_length: {batches: N}))");
+}
+
+TEST_CASE("ignored Determined keys of the searcher join the same one warning line", "[config][determined]") {
+  // The top-level keys first, then the searcher's, all in ONE line.
+  auto both = parse_experiment(R"(name: both
+entrypoint: python3 train.py
+workspace: ws
+searcher: {name: single, metric: loss, max_length: 100, source_trial_id: 12, source_checkpoint_uuid: 7f3a-11}
+)",
+                               "both.yaml");
+  REQUIRE(both.warnings.size() == 1);
+  CHECK(both.warnings[0] ==
+        "both.yaml: warning: dlx ignores these Determined keys: workspace (a Determined web UI grouping: experiments "
+        "live under the plugin's storage_root); searcher.source_trial_id (dlx trials start from scratch: load those "
+        "weights in your trainer); searcher.source_checkpoint_uuid (dlx trials start from scratch: load those "
+        "weights in your trainer)");
+  CHECK(ignored_determined_keys(both) ==
+        std::vector<std::string>{
+            "workspace (a Determined web UI grouping: experiments live under the plugin's storage_root)",
+            "searcher.source_trial_id (dlx trials start from scratch: load those weights in your trainer)",
+            "searcher.source_checkpoint_uuid (dlx trials start from scratch: load those weights in your trainer)"});
+  // Only the searcher's: still a warning, the same single line.
+  auto searcher_only = parse_experiment(
+      "name: s\nentrypoint: x\nsearcher: {name: single, metric: loss, max_length: 100, source_trial_id: 3}\n",
+      "s.yaml");
+  REQUIRE(searcher_only.warnings.size() == 1);
+  CHECK(searcher_only.warnings[0] ==
+        "s.yaml: warning: dlx ignores these Determined keys: searcher.source_trial_id (dlx trials start from "
+        "scratch: load those weights in your trainer)");
 }
 
 TEST_CASE("mistakes in Determined's keys: each message", "[config][determined]") {

@@ -53,6 +53,7 @@ class Page(html.parser.HTMLParser):
         self._in_summary = self._in_tbody_of_trials = False
         self._table = None
         self.sections = []
+        self.bars = {}  # trial -> its bar in the PBT lineage drawing
         self._in_section_title = False
         self.meta_refresh = False
 
@@ -69,6 +70,11 @@ class Page(html.parser.HTMLParser):
             self._in_summary = True
         if tag == "details" and a.get("id", "").startswith("trial-"):
             self.sections.append(a["id"])
+        if tag == "rect" and "data-trial" in a and "data-first-round" in a:  # a PBT lineage bar
+            self.bars[int(a["data-trial"])] = {
+                "first": int(a["data-first-round"]), "last": int(a["data-last-round"]),
+                "member": int(a["data-member"]), "x": float(a["x"]), "y": float(a["y"]),
+                "width": float(a["width"])}
 
     def handle_endtag(self, tag):
         if tag == "div" and self._in_summary:
@@ -236,6 +242,42 @@ def main():
         links = model["pbt"]["links"]
         check(len(links) == 2 and all(l["exploit"] for l in links), f"pbt: links {links}")
         check(any(s["id"] == "lineage-svg" for s in page.render["svgs"]), "pbt: no lineage drawn")
+        # Where each trial is drawn: from its work orders' tickets, not its id (Determined's
+        # numbering: trial 5 is round 2's replacement, not round 1's member 1).
+        placed = {p["trial"]: p for p in model["pbt"]["placements"]}
+        check(sorted(placed) == list(range(6)), f"pbt: placements {placed}")
+        cells = {}
+        for p in placed.values():
+            for r in range(p["first_round"], p["last_round"] + 1):
+                cells.setdefault((r, p["member"]), []).append(p["trial"])
+        check(sorted(cells) == [(r, m) for r in range(3) for m in range(4)] and all(len(v) == 1 for v in cells.values()),
+              f"pbt: each member of each round is not exactly one trial: {cells}")
+        check(all(placed[i]["first_round"] == 0 and placed[i]["member"] == i for i in range(4)),
+              f"pbt: round 0 is not trials 0-3 as members 0-3: {placed}")
+        check(placed[4]["first_round"] == 1 and placed[5]["first_round"] == 2 and placed[5]["last_round"] == 2,
+              f"pbt: replacements 4 and 5 do not start in rounds 1 and 2: {placed}")
+        spanning = [i for i in range(4) if placed[i]["last_round"] == 2]
+        check(len(spanning) >= 2, f"pbt: fewer than 2 of round 0's members went on to round 2: {placed}")
+        bars = page.bars
+        check(sorted(bars) == list(range(6)), f"pbt: lineage bars {sorted(bars)}")
+        if sorted(bars) == list(range(6)) and spanning:
+            for i, bar in bars.items():
+                check((bar["first"], bar["last"], bar["member"]) ==
+                      (placed[i]["first_round"], placed[i]["last_round"], placed[i]["member"]),
+                      f"pbt: trial {i} drawn at {bar}, its work orders place it at {placed[i]}")
+            # The geometry: columns are rounds, rows members.
+            left = lambda i: bars[i]["x"]
+            right = lambda i: bars[i]["x"] + bars[i]["width"]
+            whole = spanning[0]  # trained rounds 0, 1 and 2 as one trial
+            check(left(whole) == left(0) and right(whole) == right(5),
+                  f"pbt: trial {whole} (rounds 0-2) is not drawn from round 0's column to round 2's: {bars}")
+            check(left(5) > left(4) > left(0) and right(4) < right(5),
+                  f"pbt: replacement 5 is not drawn in round 2's column, right of 4 (round 1): {bars}")
+            replaced = [i for i in range(5) if placed[i]["member"] == placed[5]["member"] and i != 5]
+            check(len(replaced) >= 1 and all(placed[i]["last_round"] < 2 for i in replaced)
+                  and all(bars[i]["y"] == bars[5]["y"] for i in replaced),
+                  f"pbt: the trials trial 5 replaced do not end before round 2 on its row: {bars}")
+            check(len({bars[i]["y"] for i in range(4)}) == 4, f"pbt: round 0's members share a row: {bars}")
 
         # --- scale: many trials stay under the size limit and render
         trials, points = map(int, os.environ.get("DLX_REPORT_BIG", "1000 1000").split())

@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "dlx/config/display_text.hpp"
+#include "dlx/config/ignored_keys.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/config/snapshot.hpp"
 #include "options.hpp"
@@ -43,8 +44,9 @@ std::string header_of(const config::Experiment& experiment, const std::string& f
   if (experiment.determined.mapped.empty()) header += " nothing beyond the keys dlx shares with Determined";
   for (const auto& line : experiment.determined.mapped) header += "\n  " + config::printable(line);
   header += "\ndropped:";
-  if (experiment.determined.ignored.empty()) header += " nothing";
-  for (const auto& line : experiment.determined.ignored) header += "\n  " + config::printable(line);
+  const auto dropped = config::ignored_determined_keys(experiment);  // the warning line's keys
+  if (dropped.empty()) header += " nothing";
+  for (const auto& line : dropped) header += "\n  " + config::printable(line);
   return header;
 }
 

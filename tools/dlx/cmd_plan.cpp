@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "dlx/config/display_text.hpp"
+#include "dlx/config/ignored_keys.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/config/snapshot.hpp"
 #include "dlx/searcher/search_plan.hpp"
@@ -143,7 +144,7 @@ int run_plan(const Arguments& arguments) {
                                {"continued", round.continued}, {"replaced", round.replaced},
                                {"new_trials", round.new_trials}});
     }
-    out["ignored"] = searcher_config.ignored;
+    out["ignored"] = config::ignored_determined_keys(experiment);
     out["trials"] = nlohmann::ordered_json::array();
     for (const auto& trial : trials) out["trials"].push_back({{"id", trial.id}, {"hparams", trial.hparams}});
     out["resolved_config"] = config::to_yaml(experiment);
@@ -161,7 +162,10 @@ int run_plan(const Arguments& arguments) {
     fmt::print("# no seed in the file: random values below use seed 0; sbatch picks a seed and freezes it\n");
   }
   print_search_plan(plan, experiment, unit);
-  for (const auto& ignored : searcher_config.ignored) fmt::print("# ignored: {}\n", config::printable(ignored));
+  // The same keys, in the same order, as the one warning line of `dlx validate` and sbatch.
+  for (const auto& ignored : config::ignored_determined_keys(experiment)) {
+    fmt::print("# ignored: {}\n", config::printable(ignored));
+  }
   std::vector<std::string> headers{"trial"};
   for (const auto& hp : experiment.hyperparameters) headers.push_back(hp.name);
   Table table(headers);

@@ -132,13 +132,34 @@ nlohmann::json asha_story(const config::Experiment& experiment, const searcher::
 nlohmann::json pbt_story(const config::Experiment& experiment, const searcher::SearchState* search,
                          const std::vector<const checkpoint::TrialRecord*>& records) {
   if (experiment.searcher.name != config::SearcherName::pbt) return nullptr;
+  const int population = std::max(1, experiment.searcher.pbt.population_size);
   std::map<int, std::string> reasons;  // trial -> the reason of its work order
+  // Where each trial sits in the lineage drawing. With Determined's numbering a trial id says
+  // neither its round nor its member (a member that goes on keeps its trial; a replacement gets
+  // the next free id), so both come from the tickets of its work orders: ticket = round x
+  // population + member, and a trial spans the rounds from its first ticket to its last.
+  struct Placement {
+    int member = 0, first_round = 0, last_round = 0;
+  };
+  std::map<int, Placement> placements;
   if (search) {
     for (const auto& decision : search->decisions()) {
-      if (decision.type == "work" && decision.action == "train") reasons[decision.trial] = decision.reason;
+      if (decision.type != "work" || decision.action != "train") continue;
+      if (!reasons.contains(decision.trial)) reasons[decision.trial] = decision.reason;  // its first order's
+      if (!decision.ticket || *decision.ticket < 0) continue;
+      const int round = *decision.ticket / population, member = *decision.ticket % population;
+      auto [found, added] = placements.try_emplace(decision.trial, Placement{member, round, round});
+      if (!added) {
+        found->second.first_round = std::min(found->second.first_round, round);
+        found->second.last_round = std::max(found->second.last_round, round);
+      }
     }
   }
-  const int population = std::max(1, experiment.searcher.pbt.population_size);
+  nlohmann::json placed = nlohmann::json::array();
+  for (const auto& [trial, at] : placements) {
+    placed.push_back({{"trial", trial}, {"member", at.member}, {"first_round", at.first_round},
+                      {"last_round", at.last_round}});
+  }
   nlohmann::json links = nlohmann::json::array();
   for (const auto* record : records) {
     if (!record || !record->started_from) continue;
@@ -151,7 +172,10 @@ nlohmann::json pbt_story(const config::Experiment& experiment, const searcher::S
     links.push_back({{"trial", id}, {"parent", parent}, {"step", record->started_from->step},
                      {"exploit", exploit}, {"reason", reason}});
   }
-  return {{"population", population}, {"rounds", experiment.searcher.pbt.num_rounds}, {"links", links}};
+  return {{"population", population},
+          {"rounds", experiment.searcher.pbt.num_rounds},
+          {"links", links},
+          {"placements", placed}};
 }
 
 ComparedResults compared_results(const config::Experiment& experiment, const searcher::SearchState* search,

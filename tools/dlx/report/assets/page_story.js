@@ -43,14 +43,31 @@
     if (data.pbt) {
       document.getElementById('pbt').hidden = false;
       var population = data.pbt.population, links = data.pbt.links;
-      var rounds = Math.max(1, data.pbt.rounds, Math.ceil(trials.length / population));
+      // Each trial's member (row) and rounds (columns) from its work orders' tickets: a member
+      // that goes on keeps its trial, drawn as one bar across its rounds; a replacement starts in
+      // the round it was created for. A trial the journal does not place (no journal) falls back
+      // to its id, which is right for round 0's trials 0 .. population - 1.
+      var placed = {};
+      (data.pbt.placements || []).forEach(function (p) { placed[p.trial] = p; });
+      var placement = function (id) {
+        return placed[id] || { member: id % population, first_round: Math.floor(id / population),
+                               last_round: Math.floor(id / population) };
+      };
+      var lastRound = 0;
+      trials.forEach(function (t) { lastRound = Math.max(lastRound, placement(t.id).last_round); });
+      var rounds = Math.max(1, data.pbt.rounds, lastRound + 1);
       var width = Math.max(400, 110 * rounds), height = 40 + 34 * population;
       var root = svg('svg', { viewBox: '0 0 ' + width + ' ' + height, id: 'lineage-svg', role: 'img',
                               style: 'max-width:' + width + 'px' });
-      var at = function (id) { return { x: 50 + 110 * Math.floor(id / population), y: 25 + 34 * (id % population) }; };
+      var column = function (round) { return 50 + 110 * round; };
+      var row = function (member) { return 25 + 34 * member; };
       var edges = 0;
       links.forEach(function (link) {
-        var a = at(link.parent), b = at(link.trial);
+        if (link.parent === link.trial) return;  // it went on from its own checkpoint: its bar shows that
+        // From the parent's checkpoint at the end of the round before the new trial's first.
+        var child = placement(link.trial), parent = placement(link.parent);
+        var a = { x: column(Math.max(0, child.first_round - 1)), y: row(parent.member) };
+        var b = { x: column(child.first_round), y: row(child.member) };
         var line = svg('line', { x1: a.x, y1: a.y, x2: b.x, y2: b.y, stroke: link.exploit ? '#e8710a' : '#9aa3b2',
                                  'stroke-width': link.exploit ? 2 : 1.2 });
         var title = svg('title');
@@ -60,20 +77,27 @@
         edges++;
       });
       trials.forEach(function (t) {
-        var p = at(t.id);
-        var circle = svg('circle', { cx: p.x, cy: p.y, r: 11, fill: t.id === bestId ? '#d62728' : t.state === 'failed' ? '#b42318' : '#1d63c8' });
+        var p = placement(t.id), x0 = column(p.first_round), x1 = column(p.last_round), y = row(p.member);
+        var bar = svg('rect', { x: x0 - 11, y: y - 11, width: x1 - x0 + 22, height: 22, rx: 11,
+                                fill: t.id === bestId ? '#d62728' : t.state === 'failed' ? '#b42318' : '#1d63c8',
+                                'data-trial': t.id, 'data-member': p.member,
+                                'data-first-round': p.first_round, 'data-last-round': p.last_round });
         var title = svg('title');
-        title.textContent = 'trial ' + t.id + ' (' + t.state + ') ' + meta.metric + ' ' + show(t.best);
-        circle.appendChild(title);
-        root.appendChild(circle);
-        var label = svg('text', { x: p.x, y: p.y + 4, 'text-anchor': 'middle', fill: '#fff', style: 'fill:#fff' });
-        label.textContent = String(t.id);
-        root.appendChild(label);
+        title.textContent = 'trial ' + t.id + ' (' + t.state + ') ' + meta.metric + ' ' + show(t.best) + ', member ' +
+          p.member + ', round' + (p.first_round === p.last_round ? ' ' + p.first_round : 's ' + p.first_round + '\u2013' + p.last_round);
+        bar.appendChild(title);
+        root.appendChild(bar);
+        for (var r = p.first_round; r <= p.last_round; r++) {
+          var label = svg('text', { x: column(r), y: y + 4, 'text-anchor': 'middle', fill: '#fff', style: 'fill:#fff' });
+          label.textContent = String(t.id);
+          root.appendChild(label);
+        }
       });
       document.getElementById('lineage').appendChild(root);
       summary.svgs.push({ id: 'lineage-svg', paths: edges + trials.length });
-      text('pbt-note', 'Columns are rounds, rows members (population ' + population + '). Orange: a member exploited ' +
-           'another\u2019s checkpoint (started from it with explored hyperparameters); grey: it continued from its own. ' +
+      text('pbt-note', 'Columns are rounds, rows members (population ' + population + '). A bar is one trial: a member ' +
+           'that goes on into the next round keeps its trial, so its bar spans those rounds. Orange: a new trial ' +
+           'replaced a member, started from a better member\u2019s checkpoint with explored hyperparameters. ' +
            'From each trial\u2019s started_from in trial.h5 and the work orders in the journal.');
       var head2 = document.querySelector('#exploits thead'), body2 = document.querySelector('#exploits tbody');
       head2.appendChild(el('tr', null, el('th', null, 'trial'), el('th', null, 'started from'), el('th', null, 'at step'), el('th', null, 'why')));
