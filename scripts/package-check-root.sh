@@ -20,7 +20,7 @@ export LC_ALL=C.UTF-8
 doc() {
   local file
   file=$(ls doc/"$1".*.sh 2> /dev/null) || { fail "docs/admin-guide.md has no tested block '$1'"; return 1; }
-  sed "s/^/  $1\$ /" "$file"
+  sed "s/^/  $1\$ /" "$file" >&2
   case $file in
     *.root.sh) (cd /root/check && { eval "$(dlx cluster env 2> /dev/null)" || true; } && bash -euo pipefail "$file") ;;
     *.user.sh) cp "$file" /home/alice/block.sh && chown alice /home/alice/block.sh
@@ -68,7 +68,7 @@ cluster)
   fi
   out=$(doc doctor 2>&1) && ok "dlx doctor passes" || fail "dlx doctor"
   echo "$out"
-  out=$(doc python 2>&1) && [ "$(tail -1 <<< "$out")" = /usr/lib/python3/dist-packages/dlx/__init__.py ] &&
+  out=$(doc python) && [ "$out" = /usr/lib/python3/dist-packages/dlx/__init__.py ] &&
     ok "import dlx with /usr/bin/python3: $out" || fail "import dlx: $out"
 
   # The out-of-tree projects, against the installed libdlx-dev.
