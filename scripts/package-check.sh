@@ -98,6 +98,8 @@ unshare --net --pid --fork --mount --propagation private bash -c '
   # only IPv4 address: a second loopback address (still only this namespace reaches it).
   ip addr add 127.0.0.2/8 dev lo
   mount -t proc proc "$root/proc"
+  # slurmd initialises its cgroup plugin from /sys/fs/cgroup even with proctrack/linuxproc.
+  mount --rbind /sys "$root/sys"
   mount -t tmpfs -o mode=1777 tmpfs "$root/dev/shm"
   mount -t tmpfs -o mode=1777 tmpfs "$root/tmp"
   exec chroot "$root" env DEBIAN_FRONTEND=noninteractive PATH=/usr/sbin:/usr/bin:/sbin:/bin \
