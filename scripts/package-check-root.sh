@@ -5,8 +5,9 @@
 #            cluster from the installed paths, the grid example as user alice, dlx doctor,
 #            import dlx, the consumer projects, removing and reinstalling the plugin package,
 #            uninstalling.
-# The admin guide's blocks are in /root/check/doc/NAME.(root|user).sh; user blocks run as alice
-# in a login shell with the cluster's client environment (`dlx cluster env`).
+# The admin guide's blocks are in /root/check/doc/NAME.(root|user).sh; root blocks run as root,
+# user blocks as alice, both with the cluster's client environment once it runs (`dlx cluster
+# env`: SLURM_CONF, where a real host has /etc/slurm/slurm.conf).
 set -euo pipefail
 cd /root/check
 failures=0
@@ -19,9 +20,9 @@ export LC_ALL=C.UTF-8
 doc() {
   local file
   file=$(ls doc/"$1".*.sh 2> /dev/null) || { fail "docs/admin-guide.md has no tested block '$1'"; return 1; }
-  sed "s/^/  $1\$ /" "$file"
+  sed "s/^/  $1\$ /" "$file" >&2
   case $file in
-    *.root.sh) (cd /root/check && bash -euo pipefail "$file") ;;
+    *.root.sh) (cd /root/check && { eval "$(dlx cluster env 2> /dev/null)" || true; } && bash -euo pipefail "$file") ;;
     *.user.sh) cp "$file" /home/alice/block.sh && chown alice /home/alice/block.sh
                runuser -u alice -- bash -c 'cd && eval "$(dlx cluster env)" && bash -euo pipefail block.sh' ;;
   esac
@@ -30,19 +31,22 @@ as_alice() { runuser -u alice -- bash -c 'cd && eval "$(dlx cluster env)" && '"$
 
 case $1 in
 install)
-  apt-get update -q > /dev/null
-  doc install
-  doc cluster-install
-  apt-get install --yes -q --no-install-recommends build-essential cmake pkg-config > /dev/null
+  # apt's output goes to a log, shown when a step fails.
+  log=/root/check/install.log
+  quiet() { "$@" >> "$log" 2>&1 || { tail -30 "$log"; fail "$*"; exit 1; }; }
+  quiet apt-get update
+  quiet doc install
+  quiet doc cluster-install
+  quiet apt-get install --yes --no-install-recommends build-essential cmake pkg-config
+  grep '\$ ' "$log"
   dpkg-query -W -f '${Package} ${Version}\n' dlx slurm-spank-plugin-dlx libdlx0.1 libdlx-c0 libdlx-dev
   ;;
 cluster)
-  hostname -F /etc/hostname 2> /dev/null || true
   useradd --create-home alice
   useradd --create-home bob
-  doc enable
-  doc storage-users
-  doc cluster-up
+  doc enable || fail "block enable"
+  doc cluster-up || fail "block cluster-up"
+  doc storage-users || fail "block storage-users"
   # The cluster's configuration names only installed paths, and the plugin comes from
   # plugstack.conf.d.
   conf=$(dlx cluster env | sed -n 's/^export SLURM_CONF=//p' | tr -d "'\"")
@@ -64,7 +68,7 @@ cluster)
   fi
   out=$(doc doctor 2>&1) && ok "dlx doctor passes" || fail "dlx doctor"
   echo "$out"
-  out=$(doc python 2>&1) && [ "$out" = /usr/lib/python3/dist-packages/dlx/__init__.py ] &&
+  out=$(doc python) && [ "$out" = /usr/lib/python3/dist-packages/dlx/__init__.py ] &&
     ok "import dlx with /usr/bin/python3: $out" || fail "import dlx: $out"
 
   # The out-of-tree projects, against the installed libdlx-dev.
@@ -80,18 +84,18 @@ cluster)
   done
 
   # Removing the plugin package: plain jobs keep running; reinstalling enables it again.
-  doc remove-plugin
+  doc remove-plugin || fail "block remove-plugin"
   [ ! -e /etc/slurm/plugstack.conf.d/dlx.conf ] && [ -f /etc/slurm/plugstack.conf.d/dlx.conf.dpkg-disabled ] &&
     ok "dpkg -r set the plugstack line aside" || fail "after dpkg -r: $(ls /etc/slurm/plugstack.conf.d)"
   out=$(as_alice 'srun -N2 hostname && sbatch --wait -o plain.out --wrap "echo plain job" > /dev/null && cat plain.out' 2>&1) &&
     ok "plain jobs without the plugin: $(tr '\n' ' ' <<< "$out")" || fail "plain jobs after dpkg -r: $out"
   as_alice 'sbatch --help' | grep -q -- --dl-experiment && fail "sbatch still offers --dl-experiment"
-  doc upgrade-plugin
+  doc upgrade-plugin || fail "block upgrade-plugin"
   as_alice 'sbatch --help' | grep -q -- --dl-experiment && ok "reinstalled: sbatch offers --dl-experiment again" ||
     fail "the reinstalled plugin is not enabled: $(ls /etc/slurm/plugstack.conf.d)"
 
-  doc cluster-down
-  doc uninstall
+  doc cluster-down || fail "block cluster-down"
+  doc uninstall || fail "block uninstall"
   left=$(dpkg-query -W -f '${Package} ${Status}\n' dlx slurm-spank-plugin-dlx libdlx0.1 libdlx-c0 libdlx-dev 2> /dev/null |
          grep -v 'not-installed' || true)
   [ -z "$left" ] && [ -z "$(ls /etc/slurm/plugstack.conf.d)" ] && ok "uninstalled and purged" ||

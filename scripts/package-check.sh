@@ -66,6 +66,9 @@ debootstrap --variant=minbase "$suite" "$root" "$mirror" > "$work/debootstrap.lo
   echo "deb $mirror $suite-updates main"
   [ -z "$security" ] || echo "deb $security $suite-security main"
 } > "$root/etc/apt/sources.list"
+# /etc/hosts as Debian's installer writes it (debootstrap writes none): Slurm resolves the host's
+# name, which dlx cluster uses for its nodes.
+printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n' "$(hostname)" > "$root/etc/hosts"
 printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d"
 chmod 0755 "$root/usr/sbin/policy-rc.d"
 mkdir -p "$root/root/check"
@@ -91,7 +94,12 @@ unshare --net --pid --fork --mount --propagation private bash -c '
   set -e
   root=$1
   ip link set lo up
+  # Slurm asks getaddrinfo for IPv4 with AI_ADDRCONFIG, which finds nothing while 127.0.0.1 is the
+  # only IPv4 address: a second loopback address (still only this namespace reaches it).
+  ip addr add 127.0.0.2/8 dev lo
   mount -t proc proc "$root/proc"
+  # slurmd initialises its cgroup plugin from /sys/fs/cgroup even with proctrack/linuxproc.
+  mount --rbind /sys "$root/sys"
   mount -t tmpfs -o mode=1777 tmpfs "$root/dev/shm"
   mount -t tmpfs -o mode=1777 tmpfs "$root/tmp"
   exec chroot "$root" env DEBIAN_FRONTEND=noninteractive PATH=/usr/sbin:/usr/bin:/sbin:/bin \

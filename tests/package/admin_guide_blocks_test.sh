@@ -8,7 +8,7 @@ set -euo pipefail
 guide=$1/docs/admin-guide.md script=$1/scripts/package-check-root.sh
 failures=0
 marked=$(sed -n 's/^<!-- tested: \([a-z-]*\) as=\(root\|user\) -->$/\1/p' "$guide" | sort)
-run=$(sed -n 's/^ *doc \([a-z-]*\)$/\1/p; s/^ *out=\$(doc \([a-z-]*\) .*/\1/p' "$script" | sort)
+run=$(grep -oE '(^ *(quiet )?|out=\$\()doc [a-z-]+' "$script" | sed 's/.*doc //' | sort)
 [ -n "$marked" ] || { echo "FAIL: no tested block in $guide"; exit 1; }
 dups=$(uniq -d <<< "$marked")
 [ -z "$dups" ] || { echo "FAIL: blocks marked twice in $guide: $dups"; failures=$((failures + 1)); }

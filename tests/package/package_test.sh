@@ -35,10 +35,16 @@ done
 [ "$failures" -eq 0 ] || exit 1
 
 start=$SECONDS
-if lintian --fail-on error,warning --no-tag-display-limit "$work"/dist/*.deb > "$work/lintian.log" 2>&1; then
+if lintian --fail-on error,warning --display-info --tag-display-limit 0 "$work"/dist/*.deb > "$work/lintian.log" 2>&1; then
   ok "lintian: no error or warning ($((SECONDS - start)) s)"
 else
   cat "$work/lintian.log"; fail "lintian"
+fi
+# A build with DLX_HARDENING (cmake/DlxCompilerSettings.cmake: Debian's hardening=+all flags)
+# leaves lintian's hardening checks (informational tags) nothing to report.
+if grep -qx 'DLX_HARDENING:BOOL=ON' "$build/CMakeCache.txt"; then
+  hardening=$(grep -E ': hardening-' "$work/lintian.log" || true)
+  [ -z "$hardening" ] && ok "lintian: no hardening-* tag" || fail "lintian, with DLX_HARDENING=ON: $hardening"
 fi
 
 # Which package holds what.
