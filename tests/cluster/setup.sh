@@ -11,6 +11,8 @@ fi
 user=${DLX_TEST_USER:-dlxtest}
 mkdir -p "$DLX_TEST_STATE"
 chmod 0755 "$DLX_TEST_STATE"
+# A fresh prefix: files an earlier build installed in another layout must not shadow this one.
+rm -rf "$DLX_TEST_STATE/prefix"
 cmake --install "$build_dir" --prefix "$DLX_TEST_STATE/prefix" > "$DLX_TEST_STATE/install.log"
 chmod -R a+rX "$DLX_TEST_STATE/prefix"
 id "$user" > /dev/null 2>&1 || useradd --system --no-create-home --shell /bin/bash "$user"

@@ -8,6 +8,7 @@
 #include <array>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 namespace dlx::launch {
 
@@ -72,12 +73,19 @@ EnvVars compute_launch_env(const slurm::TaskPlacement& placement, const env::Env
 }
 
 std::optional<std::filesystem::path> python_package_dir(const std::filesystem::path& launcher) {
-  const auto directory = launcher.parent_path().parent_path() / "lib" / "dlx" / "python";
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(directory / "dlx" / "__init__.py", error)) {
-    return std::nullopt;
+  const auto prefix = launcher.parent_path().parent_path();
+  // The build tree's layout first, then where this build installs the package (relative to the
+  // prefix: a Debian-layout install into a staging prefix, as the test cluster's, puts it in
+  // lib/python3/dist-packages, which that prefix's python3 does not search).
+  std::vector<std::filesystem::path> candidates{prefix / "lib" / "dlx" / "python"};
+  if (const std::filesystem::path installed = DLX_PYTHON_INSTALL_DIR; installed.is_relative()) {
+    candidates.push_back(prefix / installed);
   }
-  return directory;
+  for (const auto& directory : candidates) {
+    std::error_code error;
+    if (std::filesystem::is_regular_file(directory / "dlx" / "__init__.py", error)) return directory;
+  }
+  return std::nullopt;
 }
 
 std::string python_path_with(const std::filesystem::path& package_dir, const env::EnvMap& env) {

@@ -36,8 +36,9 @@ EnvVars compute_launch_env(const slurm::TaskPlacement& placement, const env::Env
                            const Resolver& resolve);
 
 // The Python package (import dlx, dlx.torch) installed with dlx-launch: <prefix>/lib/dlx/python
-// beside <prefix>/bin/dlx-launch (the build tree has the same layout); nullopt when it is not
-// there (a system install puts it on Python's own path).
+// beside <prefix>/bin/dlx-launch (the build tree has the same layout), else <prefix>/ the build's
+// relative DLX_PYTHON_INSTALL_DIR; nullopt when neither holds it (a system install's is already
+// on Python's own path).
 std::optional<std::filesystem::path> python_package_dir(const std::filesystem::path& launcher);
 
 // PYTHONPATH for the trainer: `package_dir` first, then the inherited value (unchanged when it
