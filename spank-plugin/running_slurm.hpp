@@ -2,7 +2,7 @@
 // The Slurm that loaded the plugin against the release the plugin was built for. Slurm itself
 // refuses a plugin whose plugin_version names another release before any dlx code runs; this
 // check covers what gets past that (a Slurm that does not compare, a plugin_version that lies)
-// and gives the refusal dlx's own words (docs/admin-guide.md, "Slurm upgrades").
+// and gives the refusal dlx's own words (docs/admin-guide.md, section 11, "What a Slurm release mismatch does").
 extern "C" {
 #include <slurm/spank.h>
 }

@@ -3,7 +3,7 @@
 // Slurm's structures and symbols as they are in the release its headers came from, so it is built
 // for one release (22.05: the major and minor of SLURM_VERSION_NUMBER); micro releases (22.05.8,
 // 22.05.9) keep the SPANK ABI, as Slurm's own plugin_version check assumes (docs/admin-guide.md,
-// "Slurm upgrades").
+// section 11, "What a Slurm release mismatch does").
 #include <optional>
 #include <string>
 #include <string_view>

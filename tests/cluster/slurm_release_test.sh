@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A plugin built for another Slurm release (docs/admin-guide.md, "Slurm upgrades"), with the copies
+# A plugin built for another Slurm release (docs/admin-guide.md, section 11, "What a Slurm release mismatch does"), with the copies
 # of tests/plugin/CMakeLists.txt: jobs without --dl-experiment keep running, and --dl-experiment is
 # refused with a line that says what to do.
 #   dlx_spank_other_release.so  plugin_version names another release: Slurm refuses the plugin when

@@ -29,7 +29,7 @@ class Dlx(CMakePackage):
     depends_on("pkgconfig", type="build")  # finds libisal and Slurm's plugin directory
 
     # A SPANK plugin is built for one Slurm release and refused by any other (docs/admin-guide.md,
-    # "Slurm upgrades"): use the cluster's own Slurm as an external (`spack external find slurm`).
+    # section 11, "What a Slurm release mismatch does"): use the cluster's own Slurm as an external (`spack external find slurm`).
     depends_on("slurm")
     depends_on("mpi")
     # The C API only. Serial: dlx's processes open their own files, and a parallel HDF5 would
