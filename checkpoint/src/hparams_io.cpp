@@ -60,20 +60,8 @@ void write_hparams_group(hid_t parent, const std::string& group_name,
 
 nlohmann::ordered_json parse_hparams_json(const std::string& text,
                                           const std::filesystem::path& file) {
-  // A value may be a list or a mapping, but nesting is bounded and anything deeper is dropped
-  // while parsing: a crafted text nested a million deep then costs neither memory nor, in the
-  // copies and dumps that would follow, stack (they recurse).
-  using Json = nlohmann::ordered_json;
-  bool too_deep = false;
-  auto bounded = [&too_deep](int depth, Json::parse_event_t event, Json&) {
-    if (depth >= kMaxHparamsDepth && (event == Json::parse_event_t::object_start ||
-                                      event == Json::parse_event_t::array_start)) {
-      too_deep = true;
-      return false;
-    }
-    return true;
-  };
-  auto hparams = Json::parse(text, bounded, false);
+  // Values may be lists and mappings; nesting is bounded while parsing (bounded_json.hpp).
+  auto [hparams, too_deep] = parse_bounded_json(text);
   if (hparams.is_discarded() || !hparams.is_object() || too_deep)
     h5::throw_format_error(file, fmt::format("attribute 'hparams_json' of / is not a JSON object of "
                                              "hyperparameters nested at most {} levels deep",

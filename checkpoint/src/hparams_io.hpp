@@ -7,6 +7,8 @@
 #include <hdf5.h>
 #include <nlohmann/json.hpp>
 
+#include "dlx/common/bounded_json.hpp"
+
 namespace dlx::checkpoint::detail {
 
 // The flat object as JSON text; throws CheckpointError when it is not an object.
@@ -23,7 +25,7 @@ void write_hparams_group(hid_t parent, const std::string& group_name,
 
 // Parses hparams_json text; throws CheckpointError naming `file` unless it is a JSON object
 // nested at most kMaxHparamsDepth levels (values may be lists and mappings: Determined's).
-inline constexpr int kMaxHparamsDepth = 64;
+using dlx::kMaxHparamsDepth;
 nlohmann::ordered_json parse_hparams_json(const std::string& text,
                                           const std::filesystem::path& file);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "dlx/common/durable_file.hpp"
+#include "dlx/common/bounded_json.hpp"
 #include "dlx/config/hparam_tree.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/env/environment.hpp"
@@ -44,19 +45,9 @@ std::string experiment_name(const std::filesystem::path& experiment_dir) {
 }
 
 nlohmann::ordered_json parse_hparams_json(std::string_view text, std::string_view origin) {
-  // Nesting is bounded while parsing: a text nested a million deep would cost stack in every
-  // copy and dump that follows (they recurse).
-  using Json = nlohmann::ordered_json;
-  bool too_deep = false;
-  auto bounded = [&too_deep](int depth, Json::parse_event_t event, Json&) {
-    if (depth >= kMaxHparamsDepth && (event == Json::parse_event_t::object_start ||
-                                      event == Json::parse_event_t::array_start)) {
-      too_deep = true;
-      return false;
-    }
-    return true;
-  };
-  auto parsed = Json::parse(text, bounded, /*allow_exceptions=*/false);
+  // The installed header states the bound without dlx/common (which is not installed).
+  static_assert(kMaxHparamsDepth == dlx::kMaxHparamsDepth);
+  auto [parsed, too_deep] = parse_bounded_json(text, kMaxHparamsDepth);
   if (too_deep) {
     throw EnvError(fmt::format("{} nests objects or lists more than {} levels deep (write the "
                                "hyperparameters as a JSON object of groups and values)",
