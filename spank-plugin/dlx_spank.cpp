@@ -30,26 +30,6 @@ namespace {
 std::string options_problem;  // a plugstack.conf mistake, reported when --dl-experiment is used
 std::string slurm_problem;    // another Slurm release than the one built for: --dl-experiment refused
 
-int on_experiment_option(int /*value*/, const char* argument, int /*remote*/) {
-  // Fires for #SBATCH directives and the command line, and (remote) once or twice per step:
-  // idempotent, the last value wins.
-  if (argument == nullptr || *argument == '\0') {
-    report_error("dlx: --dl-experiment: needs a file (use --dl-experiment=exp.yaml)");
-    return -1;
-  }
-  state().experiment_file = argument;
-  return 0;
-}
-
-struct spank_option experiment_option = {
-    const_cast<char*>("dl-experiment"),
-    const_cast<char*>("FILE"),
-    const_cast<char*>("Run the dlx experiment described in FILE as a job array, one task per trial"),
-    1,
-    0,
-    on_experiment_option,
-};
-
 template <typename Body>
 int guarded(const char* callback, Body body) noexcept {
   try {
@@ -69,6 +49,28 @@ int guarded(const char* callback, Body body) noexcept {
   }
   return -1;
 }
+
+int on_experiment_option(int /*value*/, const char* argument, int /*remote*/) {
+  // Fires for #SBATCH directives and the command line, and (remote) once or twice per step:
+  // idempotent, the last value wins.
+  return guarded("--dl-experiment", [&] {
+    if (argument == nullptr || *argument == '\0') {
+      report_error("dlx: --dl-experiment: needs a file (use --dl-experiment=exp.yaml)");
+      return -1;
+    }
+    state().experiment_file = argument;
+    return 0;
+  });
+}
+
+struct spank_option experiment_option = {
+    const_cast<char*>("dl-experiment"),
+    const_cast<char*>("FILE"),
+    const_cast<char*>("Run the dlx experiment described in FILE as a job array, one task per trial"),
+    1,
+    0,
+    on_experiment_option,
+};
 
 }  // namespace
 
@@ -116,15 +118,15 @@ extern "C" __attribute__((visibility("default"))) int slurm_spank_init_post_opt(
 }
 
 extern "C" __attribute__((visibility("default"))) int slurm_spank_user_init(spank_t sp, int, char**) {
-  if (spank_remote(sp) && state().experiment_file && !slurm_problem.empty()) {
-    // A node whose Slurm is not the release the plugin was built for (the submit host's was):
-    // the step runs, in the slurmd log and the job's output the reason, and dlx-launch refuses.
-    report_error(slurm_problem);
-    spank_setenv(sp, kRefusalVariable, slurm_problem.c_str(), 1);
-    return 0;
-  }
   const int result = guarded("user_init", [&] {
     if (!spank_remote(sp) || !state().experiment_file) return 0;
+    if (!slurm_problem.empty()) {
+      // A node whose Slurm is not the release the plugin was built for (the submit host's was):
+      // the step runs, in the slurmd log and the job's output the reason, and dlx-launch refuses.
+      report_error(slurm_problem);
+      spank_setenv(sp, kRefusalVariable, slurm_problem.c_str(), 1);
+      return 0;
+    }
     return export_trial_environment(sp);
   });
   // Never fail the step from here: a failed user_init in a batch step drains the node (remote.hpp).
