@@ -89,9 +89,13 @@ cluster)
     ok "dpkg -r set the plugstack line aside" || fail "after dpkg -r: $(ls /etc/slurm/plugstack.conf.d)"
   out=$(as_alice 'srun -N2 hostname && sbatch --wait -o plain.out --wrap "echo plain job" > /dev/null && cat plain.out' 2>&1) &&
     ok "plain jobs without the plugin: $(tr '\n' ' ' <<< "$out")" || fail "plain jobs after dpkg -r: $out"
-  as_alice 'sbatch --help' | grep -q -- --dl-experiment && fail "sbatch still offers --dl-experiment"
+  # The help is read whole before grep looks at it: `sbatch --help | grep -q` under pipefail fails
+  # whenever grep's early exit gives sbatch a SIGPIPE.
+  help=$(as_alice 'sbatch --help' 2>&1)
+  grep -q -- --dl-experiment <<< "$help" && fail "sbatch still offers --dl-experiment"
   doc upgrade-plugin || fail "block upgrade-plugin"
-  as_alice 'sbatch --help' | grep -q -- --dl-experiment && ok "reinstalled: sbatch offers --dl-experiment again" ||
+  help=$(as_alice 'sbatch --help' 2>&1)
+  grep -q -- --dl-experiment <<< "$help" && ok "reinstalled: sbatch offers --dl-experiment again" ||
     fail "the reinstalled plugin is not enabled: $(ls /etc/slurm/plugstack.conf.d)"
 
   doc cluster-down || fail "block cluster-down"
