@@ -19,7 +19,8 @@ extern "C" {
 #endif
 
 extern "C" {
-// Defined by hand: SPANK_PLUGIN() gives them internal linkage in C++ (PLATFORM-NOTES).
+// Defined by hand: SPANK_PLUGIN() declares them `const` at namespace scope, which in C++ means
+// internal linkage, so Slurm could not find them in the loaded module.
 __attribute__((visibility("default"))) extern const char plugin_name[] = "dlx";
 __attribute__((visibility("default"))) extern const char plugin_type[] = "spank";
 __attribute__((visibility("default"))) extern const unsigned int plugin_version = DLX_PLUGIN_VERSION_NUMBER;

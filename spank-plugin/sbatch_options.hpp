@@ -1,7 +1,7 @@
 #pragma once
 // sbatch's own option table, reached from the allocator context. There is no public SPANK call to
 // make a submission a job array or to set its node count, so the plugin uses sbatch's exported
-// `opt` and libslurmfull's slurm_option_set/isset/get (see PLATFORM-NOTES: a private ABI, tied to
+// `opt` and libslurmfull's slurm_option_set/isset/get (docs/architecture.md: a private ABI, tied to
 // the Slurm release). Symbols are looked up at run time; when they are missing (salloc, another
 // Slurm) available() is false and callers fail with a clear message instead of crashing.
 #include <optional>

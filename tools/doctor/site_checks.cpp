@@ -191,7 +191,7 @@ void check_requeue(const SiteFacts& facts, std::vector<Finding>& findings) {
                         "a trial exits 85 after its notice checkpoint; without RequeueExit=85 that job ends and never "
                         "resumes: add 85 to RequeueExit in slurm.conf"});
   }
-  // A requeued job waits cred_expire + 1 s before it may start again (PLATFORM-NOTES).
+  // A requeued job waits cred_expire + 1 s before it may start again (docs/admin-guide.md, section 4).
   const auto configured_seconds = cred_expire_seconds(value_of(facts, "AuthInfo"));
   const bool configured = configured_seconds.has_value();
   const std::int64_t seconds = configured_seconds.value_or(120);
