@@ -8,16 +8,8 @@
 #   bench/launch/bench_startup.sh --state-dir /tmp/dlx-cluster --build-dir build [--repeats 8]
 # Prints `# result: srun_to_first_step_vs_mpi_hello <ratio> (target <= 1.3)`.
 set -euo pipefail
-state_dir="" build_dir="" repeats=8
-while [ $# -gt 0 ]; do
-  case $1 in
-    --state-dir) state_dir=$2; shift 2 ;;
-    --build-dir) build_dir=$(cd "$2" && pwd); shift 2 ;;
-    --repeats) repeats=$2; shift 2 ;;
-    *) echo "usage: $0 --state-dir CLUSTER_STATE --build-dir BUILD [--repeats N]" >&2; exit 2 ;;
-  esac
-done
-[ -n "$state_dir" ] && [ -n "$build_dir" ] || { echo "usage: $0 --state-dir CLUSTER_STATE --build-dir BUILD [--repeats N]" >&2; exit 2; }
+repeats=8
+. "$(dirname "$0")/../cluster_bench_args.sh"
 for program in dlx dlx-launch bench_first_step bench_mpi_hello; do
   [ -x "$build_dir/bin/$program" ] || { echo "bench_startup: $build_dir/bin/$program is missing: build first" >&2; exit 2; }
 done

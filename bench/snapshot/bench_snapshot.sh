@@ -9,16 +9,8 @@
 #   bench/snapshot/bench_snapshot.sh --state-dir /tmp/dlx-cluster --build-dir build [--repeats 10]
 # Prints `# result: sbatch_snapshot_added_seconds <s> (target <= 0.3)` and the ratio.
 set -euo pipefail
-state_dir="" build_dir="" repeats=10
-while [ $# -gt 0 ]; do
-  case $1 in
-    --state-dir) state_dir=$2; shift 2 ;;
-    --build-dir) build_dir=$(cd "$2" && pwd); shift 2 ;;
-    --repeats) repeats=$2; shift 2 ;;
-    *) echo "usage: $0 --state-dir CLUSTER_STATE --build-dir BUILD [--repeats N]" >&2; exit 2 ;;
-  esac
-done
-[ -n "$state_dir" ] && [ -n "$build_dir" ] || { echo "usage: $0 --state-dir CLUSTER_STATE --build-dir BUILD [--repeats N]" >&2; exit 2; }
+repeats=10
+. "$(dirname "$0")/../cluster_bench_args.sh"
 eval "$("$build_dir/bin/dlx" cluster env --state-dir "$state_dir")"
 export PATH=$build_dir/bin:$PATH
 
