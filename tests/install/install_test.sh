@@ -115,33 +115,9 @@ if [ "$pythondir" = lib/dlx/python ]; then  # dlx-launch's own directory: it set
     fail "dlx-launch set PYTHONPATH=$path, expected $python_dir"
 fi
 
-# An out-of-tree project: find_package(dlx).
-run_consumers() {  # HOW DIR
-  for program in consumer_cpp consumer_c; do
-    if out=$(cd "$work" && DLX_HPARAMS='{"lr": 0.25}' LD_LIBRARY_PATH="$lib" "$2/$program" 2>&1); then
-      ok "$1: $out"
-    else
-      fail "$1: $program: $out"
-    fi
-  done
-}
-if cmake -S "$consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$root" -DCMAKE_C_COMPILER="$cc" \
-     -DCMAKE_CXX_COMPILER="$cxx" > "$work/consumer.log" 2>&1 &&
-   cmake --build "$work/cmake" >> "$work/consumer.log" 2>&1; then
-  run_consumers find_package "$work/cmake"
-else
-  cat "$work/consumer.log"; fail "the find_package(dlx) project does not build"
-fi
-
-# The same sources with pkg-config (PKG_CONFIG_SYSROOT_DIR: the .pc files name /opt/dlx).
-export PKG_CONFIG_PATH=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$stage
-mkdir -p "$work/pc"
-if "$cc" -o "$work/pc/consumer_c" "$consumer/consumer.c" $(pkg-config --cflags --libs dlx-c) &&
-   "$cxx" -std=c++20 -o "$work/pc/consumer_cpp" "$consumer/consumer.cpp" $(pkg-config --cflags --libs dlx); then
-  run_consumers pkg-config "$work/pc"
-else
-  fail "pkg-config dlx / dlx-c: $(pkg-config --cflags --libs dlx dlx-c 2>&1)"
-fi
+# An out-of-tree project, with find_package(dlx) and with pkg-config (the .pc files name /opt/dlx).
+. "$consumer/check_consumers.sh"
+check_consumers "$root" "$lib" "$stage" "$cc" "$cxx"
 
 echo "# install_test: $failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -100,27 +100,8 @@ found=$(cd "$work" && env -u DLX_LIBRARY PYTHONPATH=$root/usr/lib/python3/dist-p
   'import dlx, dlx._library as l; l.library(); print(l._library_path())' 2>&1) || true
 [ "$(readlink -f "$found")" = "$(readlink -f "$lib/libdlx_c.so.0")" ] && ok "import dlx loads $found" ||
   fail "import dlx: $found (expected $lib/libdlx_c.so.0)"
-run_consumers() {  # HOW DIR
-  local program out
-  for program in consumer_cpp consumer_c; do
-    out=$(cd "$work" && DLX_HPARAMS='{"lr": 0.25}' LD_LIBRARY_PATH=$lib "$2/$program" 2>&1) &&
-      ok "$1: $out" || fail "$1: $program: $out"
-  done
-}
-if cmake -S "$consumer" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$root/usr" > "$work/consumer.log" 2>&1 &&
-   cmake --build "$work/cmake" >> "$work/consumer.log" 2>&1; then
-  run_consumers find_package "$work/cmake"
-else
-  cat "$work/consumer.log"; fail "the find_package(dlx) project does not build against libdlx-dev"
-fi
-export PKG_CONFIG_PATH=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root
-mkdir -p "$work/pc"
-if cc -o "$work/pc/consumer_c" "$consumer/consumer.c" $(pkg-config --cflags --libs dlx-c) &&
-   c++ -std=c++20 -o "$work/pc/consumer_cpp" "$consumer/consumer.cpp" $(pkg-config --cflags --libs dlx); then
-  run_consumers pkg-config "$work/pc"
-else
-  fail "pkg-config dlx / dlx-c against libdlx-dev"
-fi
+. "$consumer/check_consumers.sh"
+check_consumers "$root/usr" "$lib" "$root" cc c++
 
 echo "# package_test: $failures failure(s)"
 [ "$failures" -eq 0 ]
