@@ -20,7 +20,7 @@
 #include <fmt/format.h>
 
 #include "dlx/searcher/coordinator.hpp"
-#include "dlx/searcher/experiment_summary.hpp"
+#include "dlx/summary/experiment_summary.hpp"
 #include "dlx/searcher/journal_snapshot.hpp"
 #include "dlx/searcher/search_state.hpp"
 #include "recording_method.hpp"
@@ -59,7 +59,7 @@ double loss_of(int trial, std::int64_t length) {
 std::vector<double> run_writer(const config::Experiment& experiment, const std::filesystem::path& dir, int w,
                                int writers, int quota, bool summary) {
   searcher::Coordinator coordinator(experiment, dir / searcher::kJournalFileName);
-  if (summary) searcher::write_summary_on_commit(coordinator, dir, fmt::format("bench writer {}", w));
+  if (summary) summary::write_summary_on_commit(coordinator, dir, fmt::format("bench writer {}", w));
   std::vector<double> ms;
   ms.reserve(static_cast<std::size_t>(quota));
   for (int ticket = w; static_cast<int>(ms.size()) < quota; ticket += writers) {
@@ -344,14 +344,14 @@ SummaryRewrite measure_summary_rewrite(const config::Experiment& experiment, con
   std::vector<double> ms;
   for (int i = 0; i < repeats; ++i) {
     const auto start = Clock::now();
-    searcher::write_experiment_summary(dir, state, 0, "bench");
+    summary::write_experiment_summary(dir, state, 0, "bench");
     ms.push_back(ms_since(start));
   }
   SummaryRewrite out;
   out.median_ms = summarize(ms).p50_ms;
   out.trials = state.trials().size();
   out.decisions = state.decisions().size();
-  out.bytes = std::filesystem::file_size(dir / searcher::kExperimentSummaryFileName);
+  out.bytes = std::filesystem::file_size(dir / summary::kExperimentSummaryFileName);
   out.replay_ms = replay_ms;
   out.full_replay_ms = full_replay_ms;
   out.journal_bytes = journal.size();

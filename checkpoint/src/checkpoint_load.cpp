@@ -7,7 +7,7 @@
 
 #include "checkpoint_reader.hpp"
 #include "dlx/checkpoint/checkpoint.hpp"
-#include "dlx/checkpoint/h5/error.hpp"
+#include "h5_boundary.hpp"
 
 namespace dlx::checkpoint {
 
@@ -28,37 +28,40 @@ Checkpoint load_checkpoint(const std::filesystem::path& path, const Expectation&
 
 Checkpoint load_checkpoint(const std::filesystem::path& path, const Expectation& expect,
                            Checkpoint&& reuse) {
-  h5::QuietErrors quiet;
-  auto open = detail::open_checkpoint(path, expect);
-  std::map<std::string, HostBuffer> spare;
-  for (auto& tensor : reuse.tensors) spare.emplace(std::move(tensor.name), std::move(tensor.bytes));
-  reuse.tensors.clear();
-  Checkpoint out{open.summary.metadata, open.summary.state, {}};
-  for (std::size_t i = 0; i < open.summary.tensors.size(); ++i) {
-    const auto& info = open.summary.tensors[i];
-    auto found = spare.find(info.name);
-    auto bytes = found != spare.end() && found->second.size() == info.bytes
-                     ? std::move(found->second)
-                     : HostBuffer::allocate(info.bytes);
-    Tensor tensor{info.name, info.dtype, info.shape, std::move(bytes)};
-    detail::read_tensor(open, i, tensor.bytes.data(), path);
-    out.tensors.push_back(std::move(tensor));
-  }
-  return out;
+  return detail::h5_call([&] {
+    auto open = detail::open_checkpoint(path, expect);
+    std::map<std::string, HostBuffer> spare;
+    for (auto& tensor : reuse.tensors)
+      spare.emplace(std::move(tensor.name), std::move(tensor.bytes));
+    reuse.tensors.clear();
+    Checkpoint out{open.summary.metadata, open.summary.state, {}};
+    for (std::size_t i = 0; i < open.summary.tensors.size(); ++i) {
+      const auto& info = open.summary.tensors[i];
+      auto found = spare.find(info.name);
+      auto bytes = found != spare.end() && found->second.size() == info.bytes
+                       ? std::move(found->second)
+                       : HostBuffer::allocate(info.bytes);
+      Tensor tensor{info.name, info.dtype, info.shape, std::move(bytes)};
+      detail::read_tensor(open, i, tensor.bytes.data(), path);
+      out.tensors.push_back(std::move(tensor));
+    }
+    return out;
+  });
 }
 
 CheckpointSummary verify_checkpoint(const std::filesystem::path& path, const Expectation& expect) {
-  h5::QuietErrors quiet;
-  auto open = detail::open_checkpoint(path, expect);
-  for (std::size_t i = 0; i < open.summary.tensors.size(); ++i)
-    detail::read_tensor(open, i, nullptr, path);
-  return std::move(open.summary);
+  return detail::h5_call([&] {
+    auto open = detail::open_checkpoint(path, expect);
+    for (std::size_t i = 0; i < open.summary.tensors.size(); ++i)
+      detail::read_tensor(open, i, nullptr, path);
+    return std::move(open.summary);
+  });
 }
 
 CheckpointSummary read_checkpoint_summary(const std::filesystem::path& path,
                                           const Expectation& expect) {
-  h5::QuietErrors quiet;
-  return std::move(detail::open_checkpoint(path, expect).summary);
+  return detail::h5_call(
+      [&] { return std::move(detail::open_checkpoint(path, expect).summary); });
 }
 
 }  // namespace dlx::checkpoint

@@ -10,13 +10,14 @@
 
 #include "checkpoint_layout.hpp"
 #include "crc32c.hpp"
-#include "dlx/checkpoint/h5/attributes.hpp"
-#include "dlx/checkpoint/h5/datasets.hpp"
-#include "dlx/checkpoint/h5/error.hpp"
-#include "dlx/checkpoint/h5/limits.hpp"
-#include "dlx/checkpoint/h5/objects.hpp"
-#include "dlx/checkpoint/h5/read_guard.hpp"
-#include "dlx/checkpoint/h5/types.hpp"
+#include "dlx/h5/attributes.hpp"
+#include "dlx/h5/datasets.hpp"
+#include "dlx/h5/error.hpp"
+#include "dlx/h5/limits.hpp"
+#include "dlx/h5/objects.hpp"
+#include "dlx/h5/read_guard.hpp"
+#include "h5_boundary.hpp"
+#include "h5_types.hpp"
 #include "hparams_io.hpp"
 #include "metadata_digest.hpp"
 
@@ -103,7 +104,7 @@ TensorInfo read_tensor_info(hid_t dataset, const std::string& name, h5::ReadGuar
   auto dtype = dtype_from_name(dtype_text);
   if (!dtype) h5::throw_format_error(path, fmt::format("{} has unknown dtype '{}'", what, dtype_text));
   h5::Handle type(h5::check_id(H5Dget_type(dataset), path, "read the type of " + what), H5Tclose);
-  if (!h5::type_matches(type.get(), *dtype))
+  if (!type_matches(type.get(), *dtype))
     h5::throw_format_error(path, fmt::format("{} is stored with an HDF5 type that is not {}", what,
                                              dtype_text));
   // The type matched, so only an empty (H5S_NULL) dataspace can hold other than its shape's bytes.
@@ -151,13 +152,13 @@ void walk_tensors(hid_t group, const std::string& group_path, const std::string&
 
 OpenCheckpoint open_checkpoint(const fs::path& path, const Expectation& expect) {
   auto opened = h5::open_regular_file(
-      path, expect.follow_symlink ? h5::Symlinks::follow : h5::Symlinks::refuse, "checkpoint");
+      path, expect.follow_symlink ? h5::Symlinks::follow : h5::Symlinks::refuse, kCheckpointKind);
   OpenCheckpoint out;
   out.fd = std::move(opened.fd);
   out.file_bytes = opened.bytes;
   out.file = std::move(opened.file);
   ::posix_fadvise(out.fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-  h5::ReadGuard guard(path, out.file_bytes, "checkpoint");
+  h5::ReadGuard guard(path, out.file_bytes, kCheckpointKind);
   auto root = h5::open_root(out.file.get(), guard);
   check_identity(root.get(), path);
   out.summary.metadata = read_metadata(root.get(), path);

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "dlx/checkpoint/checkpoint.hpp"
-#include "dlx/checkpoint/h5/handle.hpp"
+#include "dlx/h5/handle.hpp"
 #include "dlx/common/unique_fd.hpp"
 
 namespace dlx::checkpoint::detail {

@@ -15,12 +15,12 @@
 #include "crc32c.hpp"
 #include "dlx/checkpoint/checkpoint.hpp"
 #include "dlx/common/clock.hpp"
-#include "dlx/checkpoint/h5/attributes.hpp"
-#include "dlx/checkpoint/h5/datasets.hpp"
-#include "dlx/checkpoint/h5/error.hpp"
-#include "dlx/checkpoint/h5/objects.hpp"
-#include "dlx/checkpoint/h5/types.hpp"
 #include "dlx/common/durable_file.hpp"
+#include "dlx/h5/attributes.hpp"
+#include "dlx/h5/datasets.hpp"
+#include "dlx/h5/error.hpp"
+#include "dlx/h5/objects.hpp"
+#include "h5_types.hpp"
 #include "hparams_io.hpp"
 #include "metadata_digest.hpp"
 #include "snapshot.hpp"
@@ -95,7 +95,7 @@ void write_tensors(hid_t root, const std::vector<const TensorView*>& tensors,
   auto group = h5::create_group(root, names::kTensorsGroup, file);
   std::vector<h5::Handle> datasets;
   for (const auto* t : tensors) {
-    auto type = h5::file_type_of(t->dtype, file);
+    auto type = file_type_of(t->dtype, file);
     datasets.push_back(h5::create_array(group.get(), t->name, type.get(), t->shape, file));
   }
   std::vector<std::vector<std::uint32_t>> crcs;
@@ -108,7 +108,7 @@ void write_tensors(hid_t root, const std::vector<const TensorView*>& tensors,
     } else if (auto offset = h5::contiguous_offset(datasets[i].get())) {
       crcs.push_back(writer.write(bytes, *offset, t->name));
     } else {  // not expected (allocated at creation), but H5Dwrite is always correct
-      auto type = h5::file_type_of(t->dtype, file);
+      auto type = file_type_of(t->dtype, file);
       h5::check(H5Dwrite(datasets[i].get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, t->data),
                 file, "write tensor " + t->name);
       crcs.push_back(detail::block_crc32c(bytes, 1));
@@ -180,6 +180,10 @@ void save_host_tensors(const CheckpointContent& content, std::span<const TensorV
     throw CheckpointError(fmt::format("cannot save checkpoint {}: {}", path.string(), e.what()),
                           e.error_number());
   } catch (const CheckpointError& e) {
+    ::unlink(temporary.c_str());
+    throw CheckpointError(fmt::format("cannot save checkpoint {}: {}", path.string(), e.what()),
+                          e.error_number());
+  } catch (const h5::H5Error& e) {
     ::unlink(temporary.c_str());
     throw CheckpointError(fmt::format("cannot save checkpoint {}: {}", path.string(), e.what()),
                           e.error_number());

@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "dlx/checkpoint/error.hpp"
-#include "dlx/checkpoint/h5/attributes.hpp"
-#include "dlx/checkpoint/h5/error.hpp"
-#include "dlx/checkpoint/h5/objects.hpp"
+#include "dlx/h5/attributes.hpp"
+#include "dlx/h5/error.hpp"
+#include "dlx/h5/objects.hpp"
 
 namespace dlx::checkpoint::detail {
 namespace {

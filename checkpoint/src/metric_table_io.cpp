@@ -4,10 +4,10 @@
 
 #include <fmt/format.h>
 
-#include "dlx/checkpoint/h5/datasets.hpp"
-#include "dlx/checkpoint/h5/error.hpp"
-#include "dlx/checkpoint/h5/objects.hpp"
-#include "dlx/checkpoint/h5/read_guard.hpp"
+#include "dlx/h5/datasets.hpp"
+#include "dlx/h5/error.hpp"
+#include "dlx/h5/objects.hpp"
+#include "dlx/h5/read_guard.hpp"
 #include "dlx/checkpoint/metrics_log.hpp"
 #include "layout.hpp"
 

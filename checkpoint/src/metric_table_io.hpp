@@ -8,7 +8,7 @@
 
 #include <hdf5.h>
 
-#include "dlx/checkpoint/h5/read_guard.hpp"
+#include "dlx/h5/read_guard.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
 
 namespace dlx::checkpoint {

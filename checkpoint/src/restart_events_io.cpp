@@ -7,10 +7,10 @@
 
 #include <fmt/format.h>
 
-#include "dlx/checkpoint/h5/attributes.hpp"
-#include "dlx/checkpoint/h5/error.hpp"
-#include "dlx/checkpoint/h5/objects.hpp"
-#include "dlx/checkpoint/h5/read_guard.hpp"
+#include "dlx/h5/attributes.hpp"
+#include "dlx/h5/error.hpp"
+#include "dlx/h5/objects.hpp"
+#include "dlx/h5/read_guard.hpp"
 #include "layout.hpp"
 
 namespace dlx::checkpoint {

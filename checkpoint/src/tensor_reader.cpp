@@ -12,7 +12,7 @@
 
 #include "checkpoint_reader.hpp"
 #include "crc32c.hpp"
-#include "dlx/checkpoint/h5/error.hpp"
+#include "dlx/h5/error.hpp"
 
 namespace dlx::checkpoint::detail {
 namespace {

@@ -7,12 +7,13 @@
 
 #include <fmt/format.h>
 
-#include "dlx/checkpoint/h5/attributes.hpp"
-#include "dlx/checkpoint/h5/error.hpp"
-#include "dlx/checkpoint/h5/objects.hpp"
-#include "dlx/checkpoint/h5/read_guard.hpp"
 #include "dlx/checkpoint/metrics_log.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/h5/attributes.hpp"
+#include "dlx/h5/error.hpp"
+#include "dlx/h5/objects.hpp"
+#include "dlx/h5/read_guard.hpp"
+#include "h5_boundary.hpp"
 #include "hparams_io.hpp"
 #include "layout.hpp"
 #include "metric_table_io.hpp"
@@ -94,12 +95,13 @@ TrialRecord read_record(hid_t file_id, h5::ReadGuard& guard) {
 }  // namespace
 
 TrialRecord load_trial_record_file(const std::filesystem::path& path) {
-  h5::QuietErrors quiet;
-  // dlx writes trial.h5 as a regular file (temporary + rename): a symbolic link in its place was
-  // put there by someone else, and is not followed.
-  auto opened = h5::open_regular_file(path, h5::Symlinks::refuse, "trial record");
-  h5::ReadGuard guard(path, opened.bytes, "trial record");
-  return read_record(opened.file.get(), guard);
+  return detail::h5_call([&] {
+    // dlx writes trial.h5 as a regular file (temporary + rename): a symbolic link in its place
+    // was put there by someone else, and is not followed.
+    auto opened = h5::open_regular_file(path, h5::Symlinks::refuse, detail::kTrialRecordKind);
+    h5::ReadGuard guard(path, opened.bytes, detail::kTrialRecordKind);
+    return read_record(opened.file.get(), guard);
+  });
 }
 
 TrialRecord load_trial_record(const std::filesystem::path& path) {

@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "dlx/checkpoint/h5/attributes.hpp"
-#include "dlx/checkpoint/h5/error.hpp"
-#include "dlx/checkpoint/h5/objects.hpp"
+#include "dlx/h5/attributes.hpp"
+#include "dlx/h5/error.hpp"
+#include "dlx/h5/objects.hpp"
 #include "dlx/checkpoint/metrics_log.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
 #include "dlx/common/durable_file.hpp"

@@ -5,16 +5,16 @@
 #include <fmt/format.h>
 #include <hdf5.h>
 
-#include "dlx/checkpoint/h5/attributes.hpp"
-#include "dlx/checkpoint/h5/error.hpp"
-#include "dlx/checkpoint/h5/handle.hpp"
-#include "dlx/checkpoint/h5/objects.hpp"
+#include "dlx/h5/attributes.hpp"
+#include "dlx/h5/error.hpp"
+#include "dlx/h5/handle.hpp"
+#include "dlx/h5/objects.hpp"
 #include "dlx/common/durable_file.hpp"
 #include "synthetic.hpp"
 
 namespace dlx::examples {
 
-namespace h5 = dlx::checkpoint::h5;
+namespace h5 = dlx::h5;
 using std::filesystem::path;
 
 namespace {

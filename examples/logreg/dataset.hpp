@@ -31,10 +31,10 @@ struct Shard {
 std::filesystem::path dataset_path(const std::filesystem::path& experiment_dir,
                                    const DataSpec& spec);
 
-// Writes the data set unless it exists. Call on one rank only. Throws CheckpointError.
+// Writes the data set unless it exists. Call on one rank only. Throws h5::H5Error.
 void ensure_dataset(const std::filesystem::path& path, const DataSpec& spec);
 
-// Reads rows rank, rank + size, ... of "train" or "validation". Throws CheckpointError.
+// Reads rows rank, rank + size, ... of "train" or "validation". Throws h5::H5Error.
 Shard read_shard(const std::filesystem::path& path, const std::string& split, int rank, int size);
 
 }  // namespace dlx::examples

@@ -13,7 +13,7 @@
 #include "checkpoint_samples.hpp"
 #include "dlx/checkpoint/checkpoint.hpp"
 #include "dlx/checkpoint/discovery.hpp"
-#include "dlx/checkpoint/h5/limits.hpp"
+#include "dlx/h5/limits.hpp"
 #include "hostile_files.hpp"
 #include "test_support.hpp"
 
@@ -82,8 +82,8 @@ TEST_CASE("link cycles in a checkpoint are refused, not followed", "[unit][check
   }
   SECTION("a soft link to an ancestor") {
     write_checkpoint_then(path, 5, [](hid_t f) { add_soft_link(f, "/tensors", "/tensors/model/loop"); });
-    check_refused_everywhere(path, "not a dlx checkpoint: /tensors/model/loop is a soft link (dlx "
-                                   "files hold only hard links; refusing to follow it)");
+    check_refused_everywhere(path, "not a dlx checkpoint: /tensors/model/loop is a soft link (only "
+                                   "hard links are followed)");
   }
   SECTION("/tensors itself a soft link") {
     write_checkpoint_then(path, 5, [](hid_t f) { add_soft_link(f, "/", "/tensors"); });
@@ -99,8 +99,8 @@ TEST_CASE("external links in a checkpoint are refused without opening their file
   make_fifo(fifo);  // following a link to it would block forever
   SECTION("a tensor") {
     write_checkpoint_then(path, 5, [&](hid_t f) { add_external_link(f, fifo, "/d", "/tensors/model/ext"); });
-    check_refused_everywhere(path, "/tensors/model/ext is an external link (dlx files hold only "
-                                   "hard links; refusing to follow it)");
+    check_refused_everywhere(path, "/tensors/model/ext is an external link (only hard links are "
+                                   "followed)");
   }
   SECTION("the state group") {
     write_checkpoint_then(path, 5, [&](hid_t f) { add_external_link(f, fifo, "/", "/state"); });
@@ -109,7 +109,7 @@ TEST_CASE("external links in a checkpoint are refused without opening their file
   SECTION("a virtual tensor mapped from a FIFO") {
     write_checkpoint_then(path, 5, [&](hid_t f) { add_virtual_dataset(f, "/tensors/model/big", 10, fifo); });
     check_refused_everywhere(path, "tensor 'model/big' is stored virtual (mapped from other datasets "
-                                   "and files); dlx writes every dataset contiguous");
+                                   "and files); only contiguous datasets are read");
   }
 }
 
@@ -121,7 +121,7 @@ TEST_CASE("nesting below /tensors is capped at kMaxGroupDepth", "[unit][checkpoi
     check_refused_everywhere(path, "is nested more than 64 groups deep below /tensors (dlx's limit)");
   }
   SECTION("a tensor name of 64 groups loads; one of 65 is refused") {
-    STATIC_REQUIRE(dlx::checkpoint::h5::kMaxGroupDepth == 64);
+    STATIC_REQUIRE(dlx::h5::kMaxGroupDepth == 64);
     for (int groups : {64, 65}) {
       CAPTURE(groups);
       std::string name;
@@ -152,8 +152,8 @@ TEST_CASE("a tensor that declares bytes the file does not hold is refused before
       add_declared_dataset(f, "/tensors/model/big", 2 * kGiB, H5T_IEEE_F32LE, Storage::chunked, true);
     });
     CHECK(std::filesystem::file_size(path) < 64 * 1024);
-    check_refused_everywhere(path, "tensor 'model/big' is stored chunked; dlx writes every dataset "
-                                   "contiguous, so this file was not written by dlx");
+    check_refused_everywhere(path, "tensor 'model/big' is stored chunked; only contiguous datasets "
+                                   "are read");
   }
   SECTION("1 TiB, chunked") {
     write_checkpoint_then(path, 5, [](hid_t f) {
@@ -199,7 +199,7 @@ TEST_CASE("a string attribute over kMaxAttributeBytes is refused", "[unit][check
   const auto path = checkpoint_path(dir.path(), 5);
   SampleContent sample(5, 10);
   // A fixed-length string of the limit's length, plus its terminating null.
-  sample.content().state["note"] = std::string(dlx::checkpoint::h5::kMaxAttributeBytes, 'x');
+  sample.content().state["note"] = std::string(dlx::h5::kMaxAttributeBytes, 'x');
   save_checkpoint(sample.content(), path);
   check_refused_everywhere(path, "attribute 'note' of /state declares 1 x 16777217 bytes, more "
                                  "than dlx's limit of 16777216 bytes for one attribute");
@@ -224,7 +224,7 @@ TEST_CASE("a FIFO or a symbolic link named step-<N>.h5", "[unit][checkpoint][hos
     CHECK_FALSE(found.path);
     REQUIRE(found.skipped.size() == 1);
     CHECK_THAT(found.skipped[0].reason,
-               Contains(path.string() + ": is a symbolic link; dlx writes each checkpoint as a "
-                                        "regular file and does not follow a link in its place"));
+               Contains(path.string() + ": is a symbolic link; a dlx checkpoint is read only from a "
+                                        "regular file, never through a link"));
   }
 }

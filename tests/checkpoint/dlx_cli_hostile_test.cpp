@@ -77,7 +77,7 @@ std::map<int, Hostile> write_trial_records(const fs::path& experiment, const fs:
   out[6] = {"hard-link cycle", "/metrics/training/up is a second link to /metrics"};
   save_trial_record(sample_record(), experiment / "elsewhere.h5");
   fs::create_symlink(experiment / "elsewhere.h5", record(7));
-  out[7] = {"symbolic link", "is a symbolic link; dlx writes each trial record as a regular file"};
+  out[7] = {"symbolic link", "is a symbolic link; a dlx trial record is read only from a regular file"};
   write_trial_record_then(record(8), [](hid_t f) { add_nested_groups(f, "/metrics/training/deep", 20000); });
   out[8] = {"20,000 nested groups", "/metrics/training/deep is not a dataset"};
   write_trial_record_then(record(9), [&](hid_t f) { add_external_storage_dataset(f, "/metrics/training/loss", 3, fifo); });

@@ -8,13 +8,14 @@
 
 #include "checkpoint_samples.hpp"
 #include "dlx/checkpoint/checkpoint.hpp"
-#include "dlx/checkpoint/h5/objects.hpp"
+#include "dlx/h5/objects.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
 #include "dlx/checkpoint/writer.hpp"
 #include "test_support.hpp"
 
 using namespace dlx::checkpoint;
 using dlx::checkpoint::testing::ScratchDir;
+namespace h5 = dlx::h5;
 
 namespace {
 

@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "dlx/checkpoint/h5/handle.hpp"
+#include "dlx/h5/handle.hpp"
 
 namespace dlx::checkpoint::testing {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "checkpoint_samples.hpp"
 #include "dlx/checkpoint/checkpoint.hpp"
-#include "dlx/checkpoint/h5/handle.hpp"
+#include "dlx/h5/handle.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
 #include "test_support.hpp"
 

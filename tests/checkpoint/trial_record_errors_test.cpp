@@ -4,14 +4,14 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include "dlx/checkpoint/h5/handle.hpp"
+#include "dlx/h5/handle.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
 #include "h5_edit.hpp"
 #include "test_support.hpp"
 
 using namespace dlx::checkpoint;
 using Catch::Matchers::Contains;
-using dlx::checkpoint::h5::Handle;
+using dlx::h5::Handle;
 using dlx::checkpoint::testing::ScratchDir;
 using dlx::checkpoint::testing::remove_attribute;
 using dlx::checkpoint::testing::remove_link;

@@ -41,7 +41,7 @@ TEST_CASE("metric tables that declare 2^29 rows they do not store are refused",
     });
     CHECK(std::filesystem::file_size(path) < 64 * 1024);
     CHECK_THAT(load_error(path), Contains(path.string() + ": dataset /metrics/training/steps is stored "
-                                                          "chunked; dlx writes every dataset contiguous"));
+                                                          "chunked; only contiguous datasets are read"));
   }
   SECTION("contiguous, never allocated") {
     write_trial_record_then(path, [](hid_t f) {
@@ -58,7 +58,7 @@ TEST_CASE("metric tables that declare 2^29 rows they do not store are refused",
       add_external_storage_dataset(f, "/metrics/training/loss", 3, fifo);
     });
     CHECK_THAT(load_error(path), Contains("dataset /metrics/training/loss keeps its data in 1 "
-                                          "external file(s); dlx never does"));
+                                          "external file(s), which are never read"));
   }
 }
 
@@ -118,8 +118,8 @@ TEST_CASE("a FIFO or a symbolic link named trial.h5 is refused without being ope
     const auto target = dir.path() / "elsewhere.h5";
     save_trial_record(sample_record(), target);
     std::filesystem::create_symlink(target, path);
-    CHECK_THAT(load_error(path), Contains(path.string() + ": is a symbolic link; dlx writes each trial "
-                                                          "record as a regular file"));
+    CHECK_THAT(load_error(path), Contains(path.string() + ": is a symbolic link; a dlx trial record "
+                                                          "is read only from a regular file"));
     std::filesystem::remove(target);
     CHECK_THROWS_WITH(load_trial_record_if_exists(path), Contains("is a symbolic link"));
     std::filesystem::remove(path);

@@ -19,8 +19,8 @@
 #include "checkpoint_layout.hpp"
 #include "dlx/checkpoint/checkpoint.hpp"
 #include "dlx/checkpoint/discovery.hpp"
-#include "dlx/checkpoint/h5/attributes.hpp"
-#include "dlx/checkpoint/h5/handle.hpp"
+#include "dlx/h5/attributes.hpp"
+#include "dlx/h5/handle.hpp"
 #include "h5_fuzz_input.hpp"
 #include "h5_fuzz_mutate.hpp"
 #include "metadata_digest.hpp"
@@ -29,6 +29,7 @@ namespace {
 
 using namespace dlx::checkpoint;
 using dlx::fuzz::ByteReader;
+namespace h5 = dlx::h5;
 namespace fs = std::filesystem;
 
 constexpr const char* kTensorNames[] = {"w", "model/w", "model/fc1/b", "a/b/c/d", "rng/rank-0/x",

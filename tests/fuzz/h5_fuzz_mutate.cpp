@@ -12,13 +12,13 @@
 
 #include "crc32c.hpp"  // checkpoint/src: the CRCs a tensor's attributes must hold
 #include "dlx/checkpoint/checkpoint.hpp"
-#include "dlx/checkpoint/h5/handle.hpp"
-#include "dlx/checkpoint/h5/types.hpp"
+#include "dlx/h5/handle.hpp"
+#include "h5_types.hpp"
 
 namespace dlx::fuzz {
 namespace {
 
-using checkpoint::h5::Handle;
+using h5::Handle;
 namespace fs = std::filesystem;
 
 constexpr const char* kNames[] = {"w", "b", "model", "fc1", "loop", "deep", "steps", "loss",
@@ -224,7 +224,7 @@ void add_dataset(hid_t file, const fs::path& self, ByteReader& in, Tree& tree,
   const bool cleared = clear(file, tree, tensors, path);
   const auto dtype = checkpoint::kAllDTypes[in.pick(std::size(checkpoint::kAllDTypes))];
   const hid_t plain[] = {H5T_IEEE_F64LE, H5T_STD_I64LE, H5T_IEEE_F32LE, H5T_STD_U8LE};
-  auto own = checkpoint::h5::file_type_of(dtype, self);
+  auto own = checkpoint::file_type_of(dtype, self);
   auto variable = string_type(0), fixed = string_type(8);
   hid_t type = own.get();
   if (!as_tensor || in.pick(8) == 0) {  // a type of its own; for a tensor: not its dtype's

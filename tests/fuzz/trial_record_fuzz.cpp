@@ -15,7 +15,7 @@
 #include <fstream>
 #include <string>
 
-#include "dlx/checkpoint/h5/handle.hpp"
+#include "dlx/h5/handle.hpp"
 #include "dlx/checkpoint/metrics_log.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
 #include "h5_fuzz_input.hpp"
@@ -25,6 +25,7 @@ namespace {
 
 using namespace dlx::checkpoint;
 using dlx::fuzz::ByteReader;
+namespace h5 = dlx::h5;
 namespace fs = std::filesystem;
 
 constexpr const char* kMetrics[] = {"loss", "accuracy", "val_loss"};

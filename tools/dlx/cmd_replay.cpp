@@ -16,7 +16,7 @@
 #include "dlx/config/display_text.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
-#include "dlx/searcher/experiment_summary.hpp"
+#include "dlx/summary/experiment_summary.hpp"
 #include "dlx/searcher/search_state.hpp"
 #include "experiment_locator.hpp"
 #include "options.hpp"
@@ -129,9 +129,9 @@ int run_replay(const Arguments& arguments) {
   }
   if (values.count("write-h5")) {
     try {
-      searcher::rewrite_experiment_summary(directory, experiment, "dlx replay --write-h5");
+      summary::rewrite_experiment_summary(directory, experiment, "dlx replay --write-h5");
       // On stderr: stdout stays the decisions (or JSON) alone.
-      fmt::print(stderr, "dlx replay: wrote {}\n", (directory / searcher::kExperimentSummaryFileName).string());
+      fmt::print(stderr, "dlx replay: wrote {}\n", (directory / summary::kExperimentSummaryFileName).string());
     } catch (const std::exception& e) {
       fmt::print(stderr, "dlx replay: {}\n", config::printable(e.what()));
       return 1;

@@ -15,7 +15,7 @@
 #include "commands.hpp"
 #include "dlx/config/display_text.hpp"
 #include "dlx/config/parse.hpp"
-#include "dlx/searcher/experiment_summary.hpp"
+#include "dlx/summary/experiment_summary.hpp"
 #include "experiment_locator.hpp"
 #include "options.hpp"
 #include "status_render.hpp"
@@ -37,9 +37,9 @@ bool owned_by_caller(const std::filesystem::path& directory) {
 // experiment.h5 brought up to the journal's end, when it is the caller's to write and stale (or
 // `force`). A failure is a warning: the table below comes from the journal itself.
 void refresh_summary(const std::filesystem::path& directory, const config::Experiment& experiment, bool force) {
-  if (!force && !(owned_by_caller(directory) && searcher::summary_stale(directory))) return;
+  if (!force && !(owned_by_caller(directory) && summary::summary_stale(directory))) return;
   try {
-    searcher::rewrite_experiment_summary(directory, experiment, "dlx status");
+    summary::rewrite_experiment_summary(directory, experiment, "dlx status");
   } catch (const std::exception& e) {
     fmt::print(stderr, "dlx status: warning: {}\n", config::printable(e.what()));
   }

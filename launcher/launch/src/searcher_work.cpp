@@ -20,7 +20,7 @@
 #include "dlx/launch/launch_error.hpp"
 #include "dlx/launch/resume_checkpoint.hpp"
 #include "dlx/searcher/coordinator.hpp"
-#include "dlx/searcher/experiment_summary.hpp"
+#include "dlx/summary/experiment_summary.hpp"
 #include "dlx/store/experiment_layout.hpp"
 
 namespace dlx::launch {
@@ -68,7 +68,7 @@ std::optional<searcher::Work> take_searcher_work(const config::Experiment& exper
                                                  const env::EnvMap& env, std::FILE* log) {
   const auto ticket = static_cast<int>(trial.ticket.value_or(trial.trial_id));
   searcher::Coordinator coordinator(experiment, *trial.experiment_dir / searcher::kJournalFileName);
-  searcher::write_summary_on_commit(coordinator, *trial.experiment_dir, fmt::format("dlx-launch, ticket {}", ticket));
+  summary::write_summary_on_commit(coordinator, *trial.experiment_dir, fmt::format("dlx-launch, ticket {}", ticket));
   const auto limit = wait_limit(env);
   const auto hold = hold_limit(env);
   const std::string array_job = env::lookup(env, "SLURM_ARRAY_JOB_ID").value_or("");
@@ -154,7 +154,7 @@ void tell_searcher_failed(const config::Experiment& experiment, const env::Trial
                           const std::string& why) {
   try {
     searcher::Coordinator coordinator(experiment, *trial.experiment_dir / searcher::kJournalFileName);
-    searcher::write_summary_on_commit(coordinator, *trial.experiment_dir,
+    summary::write_summary_on_commit(coordinator, *trial.experiment_dir,
                                       fmt::format("dlx-launch, trial {}", trial.trial_id));
     coordinator.report_exit(static_cast<int>(trial.trial_id), searcher::ExitKind::failed, why);
   } catch (const std::exception& error) {

@@ -12,7 +12,7 @@
 #include "dlx/config/parse.hpp"
 #include "dlx/env/trusted_snapshot.hpp"
 #include "dlx/searcher/coordinator.hpp"
-#include "dlx/searcher/experiment_summary.hpp"
+#include "dlx/summary/experiment_summary.hpp"
 #include "dlx/searcher/references.hpp"
 #include "dlx/trial.hpp"
 
@@ -47,7 +47,7 @@ searcher::Coordinator& Trial::coordinator() {
     const auto& dir = *environment_.experiment_dir;
     coordinator_ = std::make_unique<searcher::Coordinator>(env::load_trusted_snapshot(dir),
                                                            dir / searcher::kJournalFileName);
-    searcher::write_summary_on_commit(*coordinator_, dir, fmt::format("libdlx, trial {} rank 0", id()));
+    summary::write_summary_on_commit(*coordinator_, dir, fmt::format("libdlx, trial {} rank 0", id()));
   }
   return *coordinator_;
 }

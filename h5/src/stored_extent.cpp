@@ -1,0 +1,93 @@
+// stored_extent: what a dataset declares (layout, extent, type size) against what the file holds
+// for it, before a reader allocates or reads anything. Each value comes from the dataset's object
+// header; none of these calls reads its data or opens another file (the layout is checked first:
+// asking a virtual dataset for its extent can open its source files).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "dlx/h5/datasets.hpp"
+#include "dlx/h5/error.hpp"
+#include "dlx/h5/objects.hpp"
+
+namespace dlx::h5 {
+namespace {
+
+std::string_view layout_text(H5D_layout_t layout) {
+  switch (layout) {
+    case H5D_CHUNKED: return "chunked";
+    case H5D_COMPACT: return "compact (inside its object header)";
+    case H5D_VIRTUAL: return "virtual (mapped from other datasets and files)";
+    default: return "in an unknown layout";
+  }
+}
+
+void require_contiguous(hid_t dataset, const std::string& what, const std::filesystem::path& file) {
+  Handle properties(check_id(H5Dget_create_plist(dataset), file,
+                             "read the creation properties of " + what),
+                    H5Pclose);
+  auto layout = H5Pget_layout(properties.get());
+  if (layout < 0) throw_error(file, "read the layout of " + what);
+  if (layout != H5D_CONTIGUOUS)
+    throw_format_error(file, fmt::format("{} is stored {}; only contiguous datasets are read",
+                                         what, layout_text(layout)));
+  auto external = H5Pget_external_count(properties.get());
+  if (external != 0)
+    throw_format_error(file, fmt::format("{} keeps its data in {} external file(s), which are "
+                                         "never read",
+                                         what, external < 0 ? 0 : external));
+}
+
+}  // namespace
+
+StoredExtent stored_extent(hid_t dataset, const std::string& what,
+                           const std::filesystem::path& file) {
+  require_contiguous(dataset, what, file);
+  StoredExtent out;
+  {
+    Handle space(check_id(H5Dget_space(dataset), file, "read the dataspace of " + what), H5Sclose);
+    auto rank = H5Sget_simple_extent_ndims(space.get());
+    if (rank < 0) throw_error(file, "read the rank of " + what);
+    std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+    if (rank > 0)
+      check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), file,
+            "read the extent of " + what);
+    out.shape.assign(dims.begin(), dims.end());
+    auto space_class = H5Sget_simple_extent_type(space.get());
+    out.elements = space_class == H5S_NULL ? 0 : 1;
+    for (auto extent : out.shape)
+      if (__builtin_mul_overflow(out.elements, extent, &out.elements))
+        throw_format_error(file, fmt::format("{} declares an extent of [{}] elements, more than "
+                                             "any file holds",
+                                             what, fmt::join(out.shape, ", ")));
+  }
+  Handle type(check_id(H5Dget_type(dataset), file, "read the type of " + what), H5Tclose);
+  const std::uint64_t element_bytes = H5Tget_size(type.get());
+  if (element_bytes == 0) throw_error(file, "read the type size of " + what);
+  if (__builtin_mul_overflow(out.elements, element_bytes, &out.bytes))
+    throw_format_error(file, fmt::format("{} declares [{}] elements of {} bytes, more than any "
+                                         "file holds",
+                                         what, fmt::join(out.shape, ", "), element_bytes));
+  if (out.bytes == 0) return out;
+  const std::uint64_t stored = H5Dget_storage_size(dataset);  // 0 when unallocated (or on error)
+  H5Eclear2(H5E_DEFAULT);
+  const auto file_bytes = file_bytes_of(dataset, file);
+  if (stored != out.bytes)
+    throw_format_error(file, fmt::format("{} declares {} bytes ([{}] x {} bytes) but the file "
+                                         "holds {} bytes for it (the file has {} bytes)",
+                                         what, out.bytes, fmt::join(out.shape, ", "),
+                                         element_bytes, stored, file_bytes));
+  auto offset = H5Dget_offset(dataset);
+  H5Eclear2(H5E_DEFAULT);
+  std::uint64_t end = 0;
+  if (offset == HADDR_UNDEF || __builtin_add_overflow(offset, out.bytes, &end) || end > file_bytes)
+    throw_format_error(file, fmt::format("{} declares {} bytes at offset {}, past the end of the "
+                                         "file ({} bytes): damaged or truncated",
+                                         what, out.bytes,
+                                         offset == HADDR_UNDEF ? std::string("(none)")
+                                                               : std::to_string(offset),
+                                         file_bytes));
+  out.offset = offset;
+  return out;
+}
+
+}  // namespace dlx::h5
