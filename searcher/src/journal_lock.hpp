@@ -5,7 +5,7 @@
 #include <chrono>
 #include <filesystem>
 
-#include "dlx/common/unique_fd.hpp"
+#include "dlx/common/file_lock.hpp"
 
 namespace dlx::searcher::detail {
 
@@ -26,8 +26,9 @@ class JournalWriterLock {
   JournalWriterLock(const std::filesystem::path& journal_path, int journal_fd);
   JournalWriterLock(const JournalWriterLock&) = delete;
   JournalWriterLock& operator=(const JournalWriterLock&) = delete;
-  // Releases the journal's lock, then journal.lock (closing it), then this process's turn.
-  ~JournalWriterLock();
+  // Releases the journal's lock, then journal.lock (closing it), then this process's turn (the
+  // members' destructors, in reverse order of declaration).
+  ~JournalWriterLock() = default;
 
  private:
   // This process's turn for the journal, handed back on destruction (or handed over to a thread
@@ -40,9 +41,8 @@ class JournalWriterLock {
     ~Turn();
   };
   Turn turn_;
-  UniqueFd lock_fd_;
-  int journal_fd_ = -1;
-  bool journal_locked_ = false;
+  FileLock lock_;          // journal.lock: classic fcntl, which the shared file systems forward
+  FileLock journal_lock_;  // the compatibility lock on the journal: OFD (file_lock.hpp)
 };
 
 }  // namespace dlx::searcher::detail

@@ -14,6 +14,7 @@
 
 #include "dlx/common/durable_file.hpp"
 #include "dlx/common/error.hpp"
+#include "dlx/common/file_lock.hpp"
 #include "dlx/common/unique_fd.hpp"
 #include "dlx/config/snapshot.hpp"
 #include "journal_files.hpp"
@@ -72,27 +73,20 @@ void remove_stale_temporaries(const std::filesystem::path& path) {
 }
 
 // The snapshot writers' lock (step 1 of the protocol in journal_snapshot.hpp), taken without
-// waiting. fcntl locks belong to the process, so a mutex orders this process's threads first.
+// waiting: a classic fcntl lock, as journal.lock (dlx/common/file_lock.hpp says why). Those belong
+// to the process, so a mutex orders this process's threads first.
 class SnapshotLock {
  public:
   explicit SnapshotLock(const std::filesystem::path& lock_path) : thread_(process_writers(), std::try_to_lock) {
     if (!thread_.owns_lock()) return;
     // 0600, the owner's: a group member who could open it could hold it and keep every writer
     // from writing a snapshot (journal_files.hpp).
-    fd_ = detail::open_lock_file(lock_path);
-    struct flock lock {};
-    lock.l_type = F_WRLCK;
-    lock.l_whence = SEEK_SET;
-    while (::fcntl(fd_.get(), F_SETLK, &lock) != 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EACCES) return;  // another process holds it
-      throw SystemError(fmt::format("cannot lock {}", lock_path.string()), errno);
-    }
-    held_ = true;
+    lock_ = FileLock(detail::open_lock_file(lock_path), lock_path, LockOwner::process);
+    lock_.try_lock(LockMode::exclusive);  // refused: another process holds it
   }
-  // Closing the descriptor releases the fcntl lock (the only descriptor of that file this process
-  // has open while it holds the mutex).
-  bool held() const { return held_; }
+  // Released, and its descriptor closed (the only one of that file this process has open while it
+  // holds the mutex), when lock_ is destroyed, before thread_.
+  bool held() const { return lock_.held(); }
 
  private:
   static std::mutex& process_writers() {
@@ -100,8 +94,7 @@ class SnapshotLock {
     return mutex;
   }
   std::unique_lock<std::mutex> thread_;
-  UniqueFd fd_;
-  bool held_ = false;
+  FileLock lock_;
 };
 
 std::string ignored(const std::filesystem::path& path, const std::string& why) {

@@ -1,7 +1,6 @@
 #include "dlx/launch/code_workdir.hpp"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +11,8 @@
 #include <fmt/format.h>
 
 #include "dlx/common/byte_size.hpp"
+#include "dlx/common/error.hpp"
+#include "dlx/common/file_lock.hpp"
 #include "dlx/launch/launch_error.hpp"
 #include "dlx/store/code_info.hpp"
 
@@ -73,9 +74,16 @@ std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, 
   result.working_dir_ = workdir.empty() ? result.code_dir_ : result.code_dir_ / workdir;
   result.lock_path_ = scratch / (key + ".lock");
   result.done_path_ = scratch / (key + ".done");
-  result.lock_.reset(::open(result.lock_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!result.lock_ || ::flock(result.lock_.get(), LOCK_EX) != 0) {
+  UniqueFd lock_fd(::open(result.lock_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!lock_fd) {
     throw LaunchError(fmt::format("dlx-launch: cannot lock {}: {}", result.lock_path_.string(), std::strerror(errno)));
+  }
+  result.lock_ = FileLock(std::move(lock_fd), result.lock_path_, LockOwner::description);
+  try {
+    result.lock_.lock(LockMode::exclusive);
+  } catch (const SystemError& e) {
+    throw LaunchError(fmt::format("dlx-launch: cannot lock {}: {}", result.lock_path_.string(),
+                                  std::strerror(e.error_number())));
   }
   std::error_code error;
   if (!fs::exists(result.done_path_, error)) {
@@ -97,14 +105,24 @@ std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, 
                                     snapshot.string(), result.code_dir_.string(), e.what()));
     }
   }
-  ::flock(result.lock_.get(), LOCK_SH);  // held while the trainer runs
+  // Held while the trainer runs: a conversion from the exclusive lock, which is always granted.
+  try {
+    result.lock_.try_lock(LockMode::shared);
+  } catch (const SystemError& e) {
+    throw LaunchError(fmt::format("dlx-launch: cannot lock {}: {}", result.lock_path_.string(),
+                                  std::strerror(e.error_number())));
+  }
   return result;
 }
 
 CodeWorkdir::~CodeWorkdir() {
-  if (!lock_ || lock_path_.empty()) return;
+  if (lock_.fd() < 0 || lock_path_.empty()) return;
   // The last rank of this step on this node removes the copy; the others still hold shared locks.
-  if (::flock(lock_.get(), LOCK_EX | LOCK_NB) != 0) return;
+  try {
+    if (!lock_.try_lock(LockMode::exclusive)) return;
+  } catch (const SystemError&) {
+    return;  // a destructor does not throw: the copy stays, as when another rank still holds it
+  }
   std::error_code ignored;
   fs::remove_all(code_dir_, ignored);
   fs::remove(done_path_, ignored);

@@ -6,14 +6,14 @@
 //
 // Node-local copies live in <TMPDIR or /tmp>/dlx-<uid>/ (0700, refused when it is not the user's
 // own real directory) as code-<job>-<step>-<restart>/. The ranks of a step on one node share one
-// copy: the first takes an exclusive flock on code-...lock, copies, marks code-....done, and every
-// rank then holds a shared lock while its trainer runs; the last rank out (the one that gets the
-// exclusive lock back at once) removes the copy.
+// copy: the first takes an exclusive lock on code-...lock (an OFD fcntl lock: dlx/common/file_lock.hpp),
+// copies, marks code-....done, and every rank then holds a shared lock while its trainer runs; the
+// last rank out (the one that gets the exclusive lock back at once) removes the copy.
 #include <cstdio>
 #include <filesystem>
 #include <optional>
 
-#include "dlx/common/unique_fd.hpp"
+#include "dlx/common/file_lock.hpp"
 #include "dlx/config/experiment.hpp"
 #include "dlx/env/environment.hpp"
 
@@ -37,7 +37,7 @@ class CodeWorkdir {
   CodeWorkdir() = default;
   std::filesystem::path code_dir_, working_dir_;
   std::filesystem::path lock_path_, done_path_;  // empty when running from the shared snapshot
-  UniqueFd lock_;
+  FileLock lock_;
 };
 
 }  // namespace dlx::launch
