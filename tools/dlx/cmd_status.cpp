@@ -2,7 +2,7 @@
 // shows them; --watch shows them again and again: status_watch.hpp).
 // Run by the experiment's owner, it also refreshes experiment.h5 when the file is older than the
 // journal (trials write it on their commits, but may leave the last few seconds out; see
-// searcher/summary/include/dlx/searcher/experiment_summary.hpp); --write-h5 rewrites it anyway.
+// summary/include/dlx/summary/experiment_summary.hpp); --write-h5 rewrites it anyway.
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -99,8 +99,8 @@ void save_checkpoint(const CheckpointContent& content, const std::filesystem::pa
 
 // Reading treats the file as hostile input: only a regular file is opened (a FIFO or device is
 // refused, never waited on), soft and external links inside it are refused, and what it declares
-// is checked against h5/limits.hpp and against the file's size before anything is allocated
-// (docs/checkpoint-format.md, "Limits").
+// is checked against dlx::h5's limits (h5/include/dlx/h5/limits.hpp) and against the file's size
+// before anything is allocated (docs/checkpoint-format.md, "Limits").
 //
 // Reads and verifies everything; throws CheckpointError saying what is wrong.
 Checkpoint load_checkpoint(const std::filesystem::path& path, const Expectation& expect = {});

@@ -13,7 +13,7 @@
 //   3. if the question was answered before (same id: a requeued ticket asking for its work
 //      again, a resumed trial reporting the same length, another rank of the same trial), return
 //      the recorded answer; otherwise ask the method, append the event with the answer, fdatasync;
-//   4. run the on_commit hook, if any (experiment.h5: searcher/summary), still under the lock, so
+//   4. run the on_commit hook, if any (experiment.h5: summary/), still under the lock, so
 //      derived files are written by one process at a time and never show an event that is not
 //      durable in the journal;
 //   5. unlock. The answer is returned only once it is durable;
