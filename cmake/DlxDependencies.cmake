@@ -10,7 +10,7 @@ if(DLX_BUILD_TESTS)
   find_package(Catch2 2 REQUIRED)
 endif()
 
-# Intel ISA-L: hardware CRC-32C for checkpoint tensor checksums (checkpoint/src/crc32c.cpp).
+# Intel ISA-L: hardware CRC-32C for every dlx checksum (common/src/crc32c.cpp).
 pkg_check_modules(ISAL QUIET IMPORTED_TARGET libisal)
 if(NOT ISAL_FOUND)
   message(FATAL_ERROR "dlx needs Intel ISA-L (pkg-config module 'libisal', for the CRC-32C of "

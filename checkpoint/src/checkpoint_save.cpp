@@ -104,7 +104,7 @@ void write_tensors(hid_t root, const std::vector<const TensorView*>& tensors,
     const auto* t = tensors[i];
     std::span<const std::byte> bytes{static_cast<const std::byte*>(t->data), t->byte_size()};
     if (bytes.empty()) {
-      crcs.push_back({detail::crc32c({})});
+      crcs.push_back({dlx::crc32c(std::span<const std::byte>{})});
     } else if (auto offset = h5::contiguous_offset(datasets[i].get())) {
       crcs.push_back(writer.write(bytes, *offset, t->name));
     } else {  // not expected (allocated at creation), but H5Dwrite is always correct

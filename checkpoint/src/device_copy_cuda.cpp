@@ -5,18 +5,17 @@
 
 #include "device_copy.hpp"
 #include "dlx/checkpoint/error.hpp"
+#include "dlx/common/cuda_check.hpp"
 
 namespace dlx::checkpoint::detail {
 namespace {
 
-void check_cuda(cudaError_t result, const char* call, const char* file, int line) {
-  if (result != cudaSuccess)
-    throw CheckpointError(fmt::format("snapshot of device tensors: {} failed at {}:{}: {} ({})",
-                                      call, file, line, cudaGetErrorString(result),
-                                      cudaGetErrorName(result)));
+// DLX_CUDA_CHECK's handler here: the failed call, where, and the runtime's text and name.
+[[noreturn]] void snapshot_failed(const CudaFailure& failure) {
+  throw CheckpointError(fmt::format("snapshot of device tensors: {} failed at {}:{}: {} ({})", failure.call,
+                                    failure.file, failure.line, cudaGetErrorString(failure.error),
+                                    cudaGetErrorName(failure.error)));
 }
-
-#define DLX_CUDA_CHECK(call) check_cuda((call), #call, __FILE__, __LINE__)
 
 // Destroys the stream on every path out of copy_from_device.
 struct Stream {
@@ -44,11 +43,11 @@ void free_pinned(void* pointer) noexcept {
 void copy_from_device(std::span<const DeviceCopy> copies) {
   if (copies.empty()) return;
   Stream stream;
-  DLX_CUDA_CHECK(cudaStreamCreateWithFlags(&stream.id, cudaStreamNonBlocking));
+  DLX_CUDA_CHECK(snapshot_failed, cudaStreamCreateWithFlags(&stream.id, cudaStreamNonBlocking));
   for (const auto& copy : copies)
-    DLX_CUDA_CHECK(cudaMemcpyAsync(copy.host, copy.device, copy.bytes, cudaMemcpyDeviceToHost,
-                                   stream.id));
-  DLX_CUDA_CHECK(cudaStreamSynchronize(stream.id));
+    DLX_CUDA_CHECK(snapshot_failed,
+                   cudaMemcpyAsync(copy.host, copy.device, copy.bytes, cudaMemcpyDeviceToHost, stream.id));
+  DLX_CUDA_CHECK(snapshot_failed, cudaStreamSynchronize(stream.id));
 }
 
 }  // namespace dlx::checkpoint::detail

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <string>
 
-#include "crc32c.hpp"
 #include "dlx/checkpoint/dtype.hpp"
+#include "dlx/common/crc32c.hpp"
 
 namespace dlx::checkpoint::detail {
 namespace {
@@ -48,7 +48,7 @@ std::uint32_t metadata_digest(const CheckpointSummary& summary) {
                        {"crc32c", t.crc32c}});
   doc["tensors"] = std::move(tensors);
   auto text = doc.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-  return crc32c(std::as_bytes(std::span(text.data(), text.size())));
+  return crc32c(std::string_view(text));
 }
 
 }  // namespace dlx::checkpoint::detail

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "crc32c.hpp"
+#include "dlx/common/crc32c.hpp"
 #include "dlx/common/file_kind.hpp"
 #include "dlx/common/unique_fd.hpp"
 #include "layout.hpp"
@@ -52,7 +52,7 @@ std::size_t begin_record(std::vector<std::byte>& out, std::uint8_t type) {
 void finish_record(std::vector<std::byte>& out, std::size_t start) {
   const auto payload = std::span(out).subspan(start + kMetricsLogRecordHeaderBytes);
   const auto size = static_cast<std::uint32_t>(payload.size());
-  const std::uint32_t crc = detail::crc32c(payload);
+  const std::uint32_t crc = dlx::crc32c(payload);
   std::memcpy(out.data() + start, &size, sizeof size);
   std::memcpy(out.data() + start + sizeof size, &crc, sizeof crc);
 }
@@ -246,7 +246,7 @@ MetricsLogReplay apply_metrics_log(std::span<const std::byte> bytes, TrialRecord
         size > bytes.size() - at - kMetricsLogRecordHeaderBytes)
       break;
     const auto payload = bytes.subspan(at + kMetricsLogRecordHeaderBytes, size);
-    if (detail::crc32c(payload) != crc) break;
+    if (dlx::crc32c(payload) != crc) break;
     try {
       if (!apply_payload(payload, applier, values)) break;
     } catch (const CheckpointError& error) {

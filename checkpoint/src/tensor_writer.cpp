@@ -109,7 +109,7 @@ std::vector<std::uint32_t> TensorFileWriter::write(std::span<const std::byte> by
                                                    std::uint64_t offset,
                                                    const std::string& tensor_name) {
   const auto what = fmt::format("tensor '{}'", tensor_name);
-  std::vector<std::uint32_t> crcs(crc_block_count(bytes.size()), crc32c({}));
+  std::vector<std::uint32_t> crcs(crc_block_count(bytes.size()), crc32c(std::span<const std::byte>{}));
   for (std::size_t block = 0; block * kCrcBlockBytes < bytes.size(); ++block) {
     const auto block_begin = block * kCrcBlockBytes;
     const auto block_end = std::min<std::uint64_t>(bytes.size(), block_begin + kCrcBlockBytes);

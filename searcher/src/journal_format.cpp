@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/common/crc32c.hpp"
 #include "dlx/searcher/journal.hpp"
 #include "json_limits.hpp"
 
@@ -66,7 +67,7 @@ Probe probe(const std::string& bytes, std::size_t at) {
     return result;
   }
   result.checksummed = length;
-  if (journal_crc32c(bytes.data() + at + kHeaderBytes, length) != get_u32(bytes, at + 8)) {
+  if (crc32c(std::string_view(bytes.data() + at + kHeaderBytes, length)) != get_u32(bytes, at + 8)) {
     result.why = "checksum mismatch";
     return result;
   }
@@ -112,7 +113,7 @@ std::string encode_journal_record(const nlohmann::json& event) {
   record.reserve(kHeaderBytes + payload.size());
   put_u32(record, kMagic);
   put_u32(record, static_cast<std::uint32_t>(payload.size()));
-  put_u32(record, journal_crc32c(payload.data(), payload.size()));
+  put_u32(record, crc32c(payload));
   return record + payload;
 }
 

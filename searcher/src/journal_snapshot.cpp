@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/common/crc32c.hpp"
 #include "dlx/common/durable_file.hpp"
 #include "dlx/common/error.hpp"
 #include "dlx/common/file_lock.hpp"
@@ -51,7 +52,9 @@ std::variant<Header, std::string> parse_header(std::string_view bytes) {
   header.experiment_crc = in.u32();
   header.body_bytes = in.u64();
   header.body_crc = in.u32();
-  if (in.u32() != journal_crc32c(bytes.data(), kHeaderChecked)) return std::string("header checksum mismatch (corrupt)");
+  if (in.u32() != crc32c(std::string_view(bytes.data(), kHeaderChecked))) {
+    return std::string("header checksum mismatch (corrupt)");
+  }
   const auto& coverage = header.coverage;
   if (coverage.last.offset >= coverage.journal_end || coverage.records == 0) {
     return fmt::format("header names last record offset {} for a journal end of {} (corrupt)", coverage.last.offset,
@@ -114,7 +117,7 @@ std::filesystem::path journal_snapshot_lock_path(const std::filesystem::path& sn
 
 std::uint32_t experiment_checksum(const config::Experiment& experiment) {
   const auto yaml = config::to_yaml(experiment);
-  return journal_crc32c(yaml.data(), yaml.size());
+  return crc32c(yaml);
 }
 
 std::string encode_journal_snapshot(const SearchState& state, const SnapshotCoverage& coverage) {
@@ -133,8 +136,8 @@ std::string encode_journal_snapshot(const SearchState& state, const SnapshotCove
   out.u32(coverage.last.crc);
   out.u32(experiment_checksum(state.experiment()));
   out.u64(body.size());
-  out.u32(journal_crc32c(body.data(), body.size()));
-  out.u32(journal_crc32c(out.bytes().data(), kHeaderChecked));
+  out.u32(crc32c(body));
+  out.u32(crc32c(std::string_view(out.bytes().data(), kHeaderChecked)));
   out.bytes() += body;
   return std::move(out.bytes());
 }
@@ -216,7 +219,7 @@ CatchUp catch_up(SearchState& state, const Journal& journal, const std::filesyst
     if (body.size() != header->body_bytes) {
       out.ignored = ignored(snapshot_path, fmt::format("truncated: a {}-byte body, the header says {}", body.size(),
                                                        header->body_bytes));
-    } else if (journal_crc32c(body.data(), body.size()) != header->body_crc) {
+    } else if (crc32c(body) != header->body_crc) {
       out.ignored = ignored(snapshot_path, "body checksum mismatch (corrupt)");
     } else if (header->experiment_crc != experiment_checksum(state.experiment())) {
       out.ignored = ignored(snapshot_path, "written for a different experiment.yaml");

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dlx/common/crc32c.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/journal.hpp"
 #include "dlx/searcher/search_state.hpp"
@@ -67,7 +68,7 @@ std::string framed(const std::string& lines) {
     };
     out += "DLXJ";
     u32(static_cast<std::uint32_t>(payload.size()));
-    u32(dlx::searcher::journal_crc32c(payload.data(), payload.size()));
+    u32(dlx::crc32c(payload));
     out += payload;
     at = end + 1;
   }

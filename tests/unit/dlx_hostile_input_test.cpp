@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/common/crc32c.hpp"
 #include "dlx/searcher/journal.hpp"
 #include "run_program.hpp"
 #include "searcher_temp_dir.hpp"
@@ -95,7 +96,7 @@ std::string u32(std::uint32_t value) {
 // A journal record whose checksum is right, whatever its payload.
 std::string record_of(const std::string& payload) {
   return "DLXJ" + u32(static_cast<std::uint32_t>(payload.size())) +
-         u32(dlx::searcher::journal_crc32c(payload.data(), payload.size())) + payload;
+         u32(dlx::crc32c(payload)) + payload;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "dlx/common/crc32c.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/journal.hpp"
 #include "dlx/searcher/method.hpp"
@@ -168,7 +169,7 @@ TEST_CASE("a record nested deeper than the searcher writes is not a journal even
   };
   const auto record_of = [](const std::string& payload) {
     return "DLXJ" + u32(static_cast<std::uint32_t>(payload.size())) +
-           u32(searcher::journal_crc32c(payload.data(), payload.size())) + payload;
+           u32(dlx::crc32c(payload)) + payload;
   };
   CHECK(scan_journal(record_of(nested(63))).records.size() == 1);  // 64 levels with the event's own
   const auto deep = scan_journal(record_of(nested(500'000)));      // fits in a record's 1 MiB

@@ -25,6 +25,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/common/crc32c.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/searcher/journal_snapshot.hpp"
@@ -148,24 +149,6 @@ Loaded load_with_coordinator(const config::Experiment& experiment, const fs::pat
 }
 
 }  // namespace
-
-TEST_CASE("journal crc32c: the standard check value, and the fast path equals Boost.CRC everywhere",
-          "[journal][snapshot]") {
-  const std::string check = "123456789";
-  CHECK(searcher::journal_crc32c(check.data(), check.size()) == 0xE3069283u);
-  CHECK(searcher::journal_crc32c_reference(check.data(), check.size()) == 0xE3069283u);
-  std::mt19937 random(1);
-  std::string bytes(1200, '\0');
-  for (auto& byte : bytes) byte = static_cast<char>(random());
-  for (std::size_t offset = 0; offset < 16; ++offset) {
-    for (std::size_t length = 0; length + offset <= 1100; ++length) {
-      if (searcher::journal_crc32c(bytes.data() + offset, length) !=
-          searcher::journal_crc32c_reference(bytes.data() + offset, length)) {
-        FAIL("offset " << offset << " length " << length);
-      }
-    }
-  }
-}
 
 TEST_CASE("journal snapshot: snapshot + tail equals a full replay for every method, at several points",
           "[journal][snapshot]") {
@@ -304,7 +287,7 @@ TEST_CASE("journal snapshot: corrupt, truncated, stale, foreign or unknown-versi
     const auto other_crc = searcher::experiment_checksum(other);
     REQUIRE(other_crc != searcher::experiment_checksum(experiment));
     for (int k = 0; k < 4; ++k) bytes[36 + static_cast<std::size_t>(k)] = static_cast<char>((other_crc >> (8 * k)) & 0xFF);
-    const auto header_crc = searcher::journal_crc32c(bytes.data(), 52);
+    const auto header_crc = dlx::crc32c(std::string_view(bytes.data(), 52));
     for (int k = 0; k < 4; ++k) bytes[52 + static_cast<std::size_t>(k)] = static_cast<char>((header_crc >> (8 * k)) & 0xFF);
     spit(snapshot, bytes);
     expect_ignored("written for a different experiment.yaml");

@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <string>
 
+#include "dlx/common/crc32c.hpp"
 #include "dlx/export/tfrecord.hpp"
 
 using namespace dlx::tensorboard;
+using dlx::crc32c;
 
 namespace {
 

@@ -25,12 +25,12 @@ void fail_nccl(ncclResult_t result, ncclComm_t& comm, const char* call, const ch
                   describe_failure("NCCL", static_cast<int>(result), text, call, file, line));
 }
 
-void fail_cuda(cudaError_t error, ncclComm_t& comm, const char* call, const char* file,
-               int line) {
-  std::string text = cudaGetErrorString(error);
+void fail_cuda(const CudaFailure& failure, ncclComm_t& comm) {
+  std::string text = cudaGetErrorString(failure.error);
   abort_communicator(comm);
-  throw CommError("CUDA", static_cast<int>(error),
-                  describe_failure("CUDA", static_cast<int>(error), text, call, file, line));
+  throw CommError("CUDA", static_cast<int>(failure.error),
+                  describe_failure("CUDA", static_cast<int>(failure.error), text, failure.call, failure.file,
+                                   failure.line));
 }
 
 }  // namespace dlx::comm::detail

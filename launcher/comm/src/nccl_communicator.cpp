@@ -81,7 +81,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm parent, int local_rank,
   const int devices = cuda_device_count();
   if (devices < 1) throw CommError("CUDA", 0, "the NCCL backend needs a GPU; none is visible");
   device_ = local_rank % devices;
-  DLX_CUDA_CHECK(comm_, cudaSetDevice(device_));
+  DLX_CUDA_CHECK(detail::AbortOnFailure{comm_}, cudaSetDevice(device_));
   // 2-3. unique id from rank 0, with its status
   IdMessage message;
   if (rank_ == 0) message.status = static_cast<int>(ncclGetUniqueId(&message.id));
@@ -111,7 +111,7 @@ NcclCommunicator::NcclCommunicator(MPI_Comm parent, int local_rank,
                                                : failure);
   }
   // 6. stream
-  DLX_CUDA_CHECK(comm_, cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  DLX_CUDA_CHECK(detail::AbortOnFailure{comm_}, cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
 }
 
 NcclCommunicator::~NcclCommunicator() {
@@ -132,10 +132,10 @@ NcclCommunicator::~NcclCommunicator() {
 void* NcclCommunicator::staging(std::size_t bytes) {
   if (bytes > capacity_) {
     const std::size_t grown = std::max(bytes, capacity_ * 2);
-    if (device_buffer_ != nullptr) DLX_CUDA_CHECK(comm_, cudaFree(device_buffer_));
+    if (device_buffer_ != nullptr) DLX_CUDA_CHECK(detail::AbortOnFailure{comm_}, cudaFree(device_buffer_));
     device_buffer_ = nullptr;
     capacity_ = 0;
-    DLX_CUDA_CHECK(comm_, cudaMalloc(&device_buffer_, grown));
+    DLX_CUDA_CHECK(detail::AbortOnFailure{comm_}, cudaMalloc(&device_buffer_, grown));
     capacity_ = grown;
   }
   return device_buffer_;
@@ -146,7 +146,7 @@ void NcclCommunicator::wait(const char* operation) {
   while (true) {
     const cudaError_t query = cudaStreamQuery(stream_);
     if (query == cudaSuccess) return;
-    if (query != cudaErrorNotReady) DLX_CUDA_CHECK(comm_, query);
+    if (query != cudaErrorNotReady) DLX_CUDA_CHECK(detail::AbortOnFailure{comm_}, query);
     ncclResult_t state = ncclSuccess;
     DLX_NCCL_CHECK(comm_, ncclCommGetAsyncError(comm_, &state));
     if (state != ncclSuccess && state != ncclInProgress) {
@@ -168,9 +168,9 @@ void NcclCommunicator::reduce_in_place(void* host, std::size_t count, std::size_
   if (count == 0) return;
   const std::size_t bytes = count * element_size;
   void* device = staging(bytes);
-  DLX_CUDA_CHECK(comm_, cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_));
+  DLX_CUDA_CHECK(detail::AbortOnFailure{comm_}, cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_));
   DLX_NCCL_CHECK(comm_, ncclAllReduce(device, device, count, type, ncclSum, comm_, stream_));
-  DLX_CUDA_CHECK(comm_, cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream_));
+  DLX_CUDA_CHECK(detail::AbortOnFailure{comm_}, cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream_));
   wait("ncclAllReduce");
 }
 
@@ -200,12 +200,12 @@ void NcclCommunicator::broadcast(std::span<std::byte> bytes, int root) {
   if (comm_ == nullptr) throw CommError("NCCL", 0, "the NCCL communicator was aborted earlier");
   if (bytes.empty()) return;
   void* device = staging(bytes.size());
-  DLX_CUDA_CHECK(comm_, cudaMemcpyAsync(device, bytes.data(), bytes.size(),
-                                        cudaMemcpyHostToDevice, stream_));
+  DLX_CUDA_CHECK(detail::AbortOnFailure{comm_},
+                 cudaMemcpyAsync(device, bytes.data(), bytes.size(), cudaMemcpyHostToDevice, stream_));
   DLX_NCCL_CHECK(comm_, ncclBroadcast(device, device, bytes.size(), ncclUint8, root, comm_,
                                       stream_));
-  DLX_CUDA_CHECK(comm_, cudaMemcpyAsync(bytes.data(), device, bytes.size(),
-                                        cudaMemcpyDeviceToHost, stream_));
+  DLX_CUDA_CHECK(detail::AbortOnFailure{comm_},
+                 cudaMemcpyAsync(bytes.data(), device, bytes.size(), cudaMemcpyDeviceToHost, stream_));
   wait("ncclBroadcast");
 }
 

@@ -4,16 +4,12 @@
 //   data | uint32 masked CRC-32C of the data (both CRCs little-endian).
 // The CRCs are "masked" (rotated right by 15 bits, plus a constant) because a CRC computed over
 // data that itself holds CRCs is weak; TensorFlow defined the mask and every reader expects it.
-#include <cstddef>
+// The CRC is dlx::crc32c (dlx/common/crc32c.hpp).
 #include <cstdint>
-#include <span>
 #include <string>
 #include <string_view>
 
 namespace dlx::tensorboard {
-
-// Plain CRC-32C (Castagnoli) of `bytes`: init and final xor 0xFFFFFFFF.
-std::uint32_t crc32c(std::span<const std::byte> bytes);
 
 // ((crc >> 15) | (crc << 17)) + 0xa282ead8, in 32-bit arithmetic.
 std::uint32_t mask_crc(std::uint32_t crc);

@@ -184,9 +184,4 @@ std::string encode_journal_record(const nlohmann::json& event);
 // or nothing when no valid record starts there.
 std::optional<RecordStamp> stamp_journal_record(const std::string& bytes, std::size_t at, std::uint64_t base = 0);
 
-// CRC-32C (Castagnoli), the journal's record checksum, also the journal snapshot's; by the SSE4.2
-// crc32 instruction where the CPU has it. The reference is Boost.CRC's table-driven version.
-std::uint32_t journal_crc32c(const char* data, std::size_t size);
-std::uint32_t journal_crc32c_reference(const char* data, std::size_t size);
-
 }  // namespace dlx::searcher
