@@ -37,9 +37,9 @@ PY
 echo "build/" > "$repo/.gitignore"
 git -C "$repo" init -q
 git -C "$repo" add .gitignore
-(cd "$repo" && find pkg* -name '*.py' | sort | head -1800 | xargs git add)
+(cd "$repo" && find pkg* -name '*.py' | sort | sed -n 1,1800p | xargs git add)
 git -C "$repo" -c user.name=bench -c user.email=bench@example.org commit -qm bench
-(cd "$repo" && find pkg* -name '*.py' | sort | head -150 | while read -r f; do echo "# edited" >> "$f"; done)
+(cd "$repo" && find pkg* -name '*.py' | sort | sed -n 1,150p | while read -r f; do echo "# edited" >> "$f"; done)
 echo "# $(git -C "$repo" ls-files -c -o --exclude-standard | wc -l) files, $(du -sb --exclude=.git --exclude=build "$repo" | cut -f1) bytes; $(git -C "$repo" status --porcelain | wc -l) changed"
 
 for mode in true false; do
