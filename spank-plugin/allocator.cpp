@@ -119,7 +119,7 @@ int prepare_submission(spank_t sp) {
   if (user_array) {
     std::string user_spec = sbatch.get("array").value_or("");
     if (auto problem = check_user_array(user_spec, tasks, file); !problem.empty()) {
-      report_error(problem);
+      report_error("dlx: " + problem);
       return -1;
     }
     array_note = user_spec + " (from --array)";

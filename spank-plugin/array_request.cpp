@@ -56,14 +56,14 @@ std::optional<ArrayIndex> highest_array_index(std::string_view spec) {
 
 std::string check_user_array(std::string_view user_spec, int trial_count, const std::string& file) {
   if (user_spec.size() > kMaxArraySpecLength) {
-    return fmt::format("dlx: --dl-experiment: --array is {} characters long, more than the limit of {}: '{}' "
+    return fmt::format("--dl-experiment: --array is {} characters long, more than the limit of {}: '{}' "
                        "(drop --array to run every trial, or give ranges such as 0-{})",
                        user_spec.size(), kMaxArraySpecLength, config::abbreviated(user_spec, 32), trial_count - 1);
   }
   const auto highest = highest_array_index(user_spec);
   if (!highest) return "";  // sbatch validates the syntax itself
   if (highest->value && *highest->value < static_cast<std::uint64_t>(trial_count)) return "";
-  return fmt::format("dlx: --dl-experiment: --array={} names trial {} but {} has {} trial{} (0-{}) "
+  return fmt::format("--dl-experiment: --array={} names trial {} but {} has {} trial{} (0-{}) "
                      "(drop --array to run every trial, or choose indices from 0-{})",
                      config::abbreviated(user_spec), config::abbreviated(highest->written), file, trial_count,
                      trial_count == 1 ? "" : "s", trial_count - 1, trial_count - 1);

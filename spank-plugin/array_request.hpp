@@ -24,7 +24,8 @@ struct ArrayIndex {
 // when the value is not an index list it understands: sbatch's own check reports that.
 std::optional<ArrayIndex> highest_array_index(std::string_view spec);
 
-// "" when `user_spec` fits an experiment of `trial_count` trials, else the complete message.
+// "" when `user_spec` fits an experiment of `trial_count` trials, else the complete message (the
+// plugin's callback prints it after "dlx: ").
 std::string check_user_array(std::string_view user_spec, int trial_count, const std::string& file);
 
 }  // namespace dlx::spank

@@ -44,7 +44,7 @@ std::optional<store::CodePlan> plan_code(config::Experiment& experiment, const S
   return plan;
 }
 
-void write_code(const store::CodePlan& plan, const fs::path& experiment_dir) {
+void write_code(store::CodePlan& plan, const fs::path& experiment_dir) {
   store::write_code_snapshot(plan, experiment_dir);
   const std::size_t links = static_cast<std::size_t>(
       std::count_if(plan.files.begin(), plan.files.end(), [](const auto& entry) { return entry.symlink; }));

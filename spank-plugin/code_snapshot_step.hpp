@@ -19,6 +19,6 @@ std::optional<store::CodePlan> plan_code(config::Experiment& experiment, const S
 
 // Copies the plan into the experiment directory and says what was copied. Throws
 // store::CodeSnapshotError.
-void write_code(const store::CodePlan& plan, const std::filesystem::path& experiment_dir);
+void write_code(store::CodePlan& plan, const std::filesystem::path& experiment_dir);
 
 }  // namespace dlx::spank

@@ -26,7 +26,8 @@ std::string running_slurm_problem(spank_t sp) {
                        release_text(built_for), std::string_view(major).substr(0, 16),
                        std::string_view(minor).substr(0, 16));
   }
-  return release_mismatch(built_for, *running);
+  if (auto mismatch = release_mismatch(built_for, *running); !mismatch.empty()) return "dlx: " + mismatch;
+  return "";
 }
 
 }  // namespace dlx::spank

@@ -34,7 +34,7 @@ std::string release_text(SlurmRelease release) { return fmt::format("{}.{:02}", 
 
 std::string release_mismatch(SlurmRelease built_for, SlurmRelease running) {
   if (built_for == running) return "";
-  return fmt::format("dlx: this plugin was built for Slurm {}, but this is Slurm {}: rebuild/reinstall "
+  return fmt::format("this plugin was built for Slurm {}, but this is Slurm {}: rebuild/reinstall "
                      "slurm-spank-plugin-dlx for this Slurm (--dl-experiment is refused until then; jobs "
                      "without it run as usual)",
                      release_text(built_for), release_text(running));

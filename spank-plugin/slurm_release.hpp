@@ -27,7 +27,8 @@ std::optional<SlurmRelease> parse_release(std::string_view major, std::string_vi
 // "22.05".
 std::string release_text(SlurmRelease release);
 
-// "" when `running` is `built_for`, else the line that refuses --dl-experiment.
+// "" when `running` is `built_for`, else the line that refuses --dl-experiment (without the
+// "dlx: " the plugin puts before it).
 std::string release_mismatch(SlurmRelease built_for, SlurmRelease running);
 
 }  // namespace dlx::spank

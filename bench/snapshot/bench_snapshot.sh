@@ -7,7 +7,9 @@
 # cluster (`dlx cluster up`, or the cluster tests' /tmp/dlx-ctest/cluster).
 #
 #   bench/snapshot/bench_snapshot.sh --state-dir /tmp/dlx-cluster --build-dir build [--repeats 10]
-# Prints `# result: sbatch_snapshot_added_seconds <s> (target <= 0.3)` and the ratio.
+# Prints `# result: sbatch_snapshot_added_seconds <s> (target <= 0.3)` and the ratio, the load
+# average (the figures depend on it), then the snapshot's phases timed through the library
+# (bench_snapshot_phases, when the build directory has it).
 set -euo pipefail
 repeats=10
 . "$(dirname "$0")/../cluster_bench_args.sh"
@@ -35,9 +37,9 @@ PY
 echo "build/" > "$repo/.gitignore"
 git -C "$repo" init -q
 git -C "$repo" add .gitignore
-(cd "$repo" && find pkg* -name '*.py' | sort | head -1800 | xargs git add)
+(cd "$repo" && find pkg* -name '*.py' | sort | sed -n 1,1800p | xargs git add)
 git -C "$repo" -c user.name=bench -c user.email=bench@example.org commit -qm bench
-(cd "$repo" && find pkg* -name '*.py' | sort | head -150 | while read -r f; do echo "# edited" >> "$f"; done)
+(cd "$repo" && find pkg* -name '*.py' | sort | sed -n 1,150p | while read -r f; do echo "# edited" >> "$f"; done)
 echo "# $(git -C "$repo" ls-files -c -o --exclude-standard | wc -l) files, $(du -sb --exclude=.git --exclude=build "$repo" | cut -f1) bytes; $(git -C "$repo" status --porcelain | wc -l) changed"
 
 for mode in true false; do
@@ -84,3 +86,8 @@ print(f"# sbatch wall time, median of {len(times['true'])}: plain {plain:.3f} s 
 print(f"# result: sbatch_snapshot_vs_plain {snap / plain:.2f}")
 print(f"# result: sbatch_snapshot_added_seconds {snap - plain:.3f} (target <= 0.3)")
 PY
+echo "# load average: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+if [ -x "$build_dir/bin/bench_snapshot_phases" ]; then
+  mkdir -p "$work/phases"
+  "$build_dir/bin/bench_snapshot_phases" "$repo" "$work/phases" "$repeats" | sed 's/^/# phases: /'
+fi

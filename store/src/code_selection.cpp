@@ -1,5 +1,5 @@
 // The pure parts of the code snapshot: splitting git's NUL-separated lists, judging a symbolic
-// link's target, and the over-cap message.
+// link's target, and the messages (over the cap, a work tree git refuses to read).
 #include <algorithm>
 #include <vector>
 
@@ -70,6 +70,33 @@ std::string without_credentials(std::string_view url) {
   const auto at = url.substr(0, path_start).rfind('@');
   if (at == std::string_view::npos || at < host_start) return std::string(url);
   return std::string(url.substr(0, host_start)) + std::string(url.substr(at + 1));
+}
+
+std::optional<std::string> unsafe_repository_message(std::string_view git_error,
+                                                    const std::filesystem::path& directory) {
+  // git 2.35.2 to 2.35.x said "unsafe repository ('...' is owned by someone else)", later releases
+  // "detected dubious ownership in repository at '...'" (LC_ALL=C: git's own English).
+  if (git_error.find("dubious ownership") == std::string_view::npos &&
+      git_error.find("unsafe repository") == std::string_view::npos) {
+    return std::nullopt;
+  }
+  // git's message on one line: it names the repository and the exact command that trusts it.
+  std::string said;
+  bool space = false;
+  for (const char c : git_error) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      space = !said.empty();
+      continue;
+    }
+    if (space) said += ' ';
+    space = false;
+    said += c;
+  }
+  return fmt::format(
+      "code snapshot: {} is in a git work tree that another user owns, and git refuses to read it (git: {}); "
+      "to snapshot it, trust it as git says (safe.directory in your ~/.gitconfig; `git help config`), "
+      "or take no snapshot with code: {{snapshot: false}}",
+      directory.string(), said);
 }
 
 }  // namespace dlx::store

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The code snapshot (issue 22), as the unprivileged test user on the local cluster:
 #   - over the size cap, sbatch fails at once naming the biggest file: nothing queued, no directory;
+#   - from a work tree another user owns (git's "dubious ownership"), sbatch fails saying so, with
+#     the fixes (safe.directory, code: {snapshot: false});
 #   - a git repository is submitted held, its trainer edited and committed before the trials run,
 #     and edited again before a requeued attempt: every trial and the requeued attempt run the
 #     submitted (uncommitted) version, from a node-local copy, with DLX_CODE_DIR set and the
 #     relative entrypoint resolved there;
 #   - the commit, branch, status and diff are in the experiment directory (code.json, code.diff),
-#     experiment.h5 (/code) and `dlx status`;
+#     experiment.h5 (/code), `dlx status` and `dlx report`'s page;
 #   - .dlxignore'd files, a submodule, and links pointing outside the tree are not copied, and
 #     no byte of a file outside the tree is.
 source "$(dirname "$0")/lib.sh"
@@ -73,6 +75,23 @@ ls "$(user_storage)" | grep -q '^codesnap-capped' && fail "over-cap submission l
 as_user rm coderepo/weights.bin
 note "over-cap snapshot refused, nothing queued or created"
 
+# ---- a work tree another user owns (root's here): git refuses to read it; sbatch says so ----
+rm -rf "$WORK/rootrepo" && git init -q "$WORK/rootrepo" && echo 'print(1)' > "$WORK/rootrepo/train.py"
+chmod -R a+rX "$WORK/rootrepo"
+if as_user bash -c 'cd rootrepo && sbatch --parsable --output=/dev/null --dl-experiment=../snap.yaml ../examples/job.sh' \
+    > "$WORK/foreign.out" 2> "$WORK/foreign.err"; then
+  fail "a snapshot of another user's work tree was submitted: $(cat "$WORK/foreign.out")"
+fi
+foreign=$(cat "$WORK/foreign.err")
+expect_contains "foreign work tree" "$foreign" "$WORK/rootrepo is in a git work tree that another user owns"
+expect_contains "foreign work tree" "$foreign" "dubious ownership"
+expect_contains "foreign work tree" "$foreign" "git config --global --add safe.directory $WORK/rootrepo"
+expect_contains "foreign work tree" "$foreign" "code: {snapshot: false}"
+[ "$(squeue -h -u "$DLX_TEST_USER" | wc -l)" = "$queued_before" ] || fail "the foreign work tree's submission queued a job"
+[ "$(count_entries "$(user_storage)")" = "$dirs_before" ] || fail "the foreign work tree's submission left a directory"
+rm -rf "$WORK/rootrepo"
+note "another user's work tree: refused with git's reason and the fixes"
+
 # ---- submitted held; the trainer is edited and committed before any trial runs ----
 submitted=$(as_user bash -c "cd coderepo && sbatch --parsable -H --output=$WORK/snap-%A_%a.out \
   --dl-experiment=../snap.yaml ../examples/job.sh" 2> "$WORK/snap.sbatch.err")
@@ -131,6 +150,14 @@ if grep -rq "SECRET OUTSIDE" "$dir/code"; then fail "a file outside the tree was
 grep -q "VERSION=v2-submitted" "$dir/code/train.sh" || fail "code/train.sh is not the submitted version"
 status=$(as_user dlx status "$job")
 expect_contains "dlx status" "$status" "# code commit ${commit:0:12} (dirty) on main"
+as_user dlx report "$job" -o "$WORK/snap-report.html" > /dev/null
+/usr/bin/python3 - "$WORK/snap-report.html" "${commit:0:12}" <<'PY' || fail "dlx report does not show the code's commit"
+import json, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+start = text.index('<script id="dlx-data" type="application/json">')
+model = json.loads(text[text.index(">", start) + 1:text.index("</script>", start)])
+assert model["meta"]["code"] == f"commit {sys.argv[2]} (dirty) on main", model["meta"]["code"]
+PY
 /usr/bin/python3 - "$dir/experiment.h5" "$commit" <<'PY' || fail "experiment.h5 lacks /code"
 import sys, h5py
 with h5py.File(sys.argv[1], "r") as f:
@@ -141,4 +168,4 @@ with h5py.File(sys.argv[1], "r") as f:
     diff = code["diff"][()]
     assert b"v2-submitted" in (diff if isinstance(diff, bytes) else diff.encode())
 PY
-note "commit, status and diff recorded in code.json, code.diff, experiment.h5 and dlx status"
+note "commit, status and diff recorded in code.json, code.diff, experiment.h5, dlx status and dlx report"

@@ -99,7 +99,7 @@ TEST_CASE("launcher: the allocation check says what differs", "[launch]") {
   p.num_nodes = 1;
   p.tasks_per_node = {2};
   CHECK_THROWS_WITH(dlx::launch::check_allocation(p, resources(2, 2)),
-                    "dlx-launch: this step has 1 node but the experiment asks for "
+                    "this step has 1 node but the experiment asks for "
                     "nodes_per_trial: 2 (submit with sbatch -N 2 / check #SBATCH -N and srun -N "
                     "in the job script)");
   CHECK_THROWS_AS(dlx::launch::check_allocation(p, resources(2, 2)), dlx::launch::LaunchError);
@@ -107,18 +107,18 @@ TEST_CASE("launcher: the allocation check says what differs", "[launch]") {
   auto uneven = two_by_two(0);
   uneven.tasks_per_node = {2, 1};
   CHECK_THROWS_WITH(dlx::launch::check_allocation(uneven, resources(2, 2)),
-                    Catch::StartsWith("dlx-launch: this step runs 1 task on node 1 but the "
+                    Catch::StartsWith("this step runs 1 task on node 1 but the "
                                       "experiment asks for tasks_per_node: 2 (submit with "
                                       "--ntasks-per-node=2"));
   CHECK_THROWS_WITH(dlx::launch::check_allocation(two_by_two(0), resources(2, 1)),
-                    Catch::StartsWith("dlx-launch: this step runs 2 tasks on node 0 (n1)"));
+                    Catch::StartsWith("this step runs 2 tasks on node 0 (n1)"));
 }
 
 TEST_CASE("launcher: the allocation check wants the GPUs the experiment asks for", "[launch]") {
   auto p = two_by_two(0);
   p.gpus = {};
   CHECK_THROWS_WITH(dlx::launch::check_allocation(p, resources(2, 2, 4)),
-                    Catch::StartsWith("dlx-launch: this step sees no GPU on node 0 (n1) but the "
+                    Catch::StartsWith("this step sees no GPU on node 0 (n1) but the "
                                       "experiment asks for gpus_per_node: 4 (submit with "
                                       "--gpus-per-node=4"));
   p.gpus = {"0"};

@@ -170,6 +170,8 @@ TEST_CASE("a git work tree: what is copied, what is recorded", "[code]") {
   REQUIRE(plan);
   CHECK(plan->root == fs::canonical(repo));
   CHECK(plan->workdir == "exp");
+  CHECK_FALSE(plan->git);  // still being read, while the files would be copied
+  finish_git_state(*plan);
   REQUIRE(plan->git);
   CHECK(plan->git->commit.size() == 40);
   CHECK(plan->git->branch == "main");
@@ -246,6 +248,7 @@ TEST_CASE("over the cap: the plan fails naming the biggest files", "[code]") {
   auto plan = plan_code_snapshot(request);
   REQUIRE(plan);
   CHECK(plan->bytes == 2 + 5);
+  finish_git_state(*plan);
   REQUIRE(plan->git);
   CHECK(plan->git->commit.empty());
   CHECK(plan->git->dirty);
@@ -264,6 +267,7 @@ TEST_CASE("outside git: only a named directory is copied, with .dlxignore", "[co
   request.dir = scratch.path / "src";
   auto plan = plan_code_snapshot(request);
   REQUIRE(plan);
+  finish_git_state(*plan);
   CHECK_FALSE(plan->git);
   REQUIRE(plan->files.size() == 2);
   CHECK(plan->files[0].path == ".dlxignore");
@@ -273,4 +277,45 @@ TEST_CASE("outside git: only a named directory is copied, with .dlxignore", "[co
   request.dir = scratch.path / "missing";
   CHECK_THROWS_WITH(plan_code_snapshot(request), Catch::Contains("code.dir: " + (scratch.path / "missing").string() +
                                                                  " is not a directory"));
+}
+
+// git refuses a work tree another user owns (CVE-2022-24765, safe.directory) with exit 128, as it
+// refuses a directory outside any work tree: the snapshot must say which it is and how to fix it.
+TEST_CASE("a work tree another user owns: git's refusal is named, with the fixes", "[code]") {
+  const std::string refusal =
+      "fatal: detected dubious ownership in repository at '/home/ann/repo'\n"
+      "To add an exception for this directory, call:\n\n\tgit config --global --add safe.directory /home/ann/repo\n";
+  const auto message = unsafe_repository_message(refusal, "/home/ann/repo/exp");
+  REQUIRE(message);
+  CHECK_THAT(*message, Catch::Contains("/home/ann/repo/exp is in a git work tree that another user owns"));
+  CHECK_THAT(*message, Catch::Contains("git config --global --add safe.directory /home/ann/repo)"));
+  CHECK_THAT(*message, Catch::Contains("code: {snapshot: false}"));
+  CHECK(unsafe_repository_message("fatal: unsafe repository ('/r' is owned by someone else)\n", "/r"));
+  CHECK_FALSE(unsafe_repository_message("fatal: not a git repository (or any of the parent directories): .git\n",
+                                        "/r"));
+
+  // The real git on a real repository owned by another user (as root: chown; otherwise git's own
+  // switch for its tests, which makes it judge the repository as another user's).
+  TempDir scratch;
+  const fs::path repo = scratch.path / "repo";
+  git(scratch.path, {"init", "-q", repo.string()});
+  write(repo / "train.py", "x\n");
+  // A safe.directory in this machine's own configuration would trust it: none is read.
+  ::setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
+  ::setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+  if (::geteuid() == 0) {
+    REQUIRE(::chown(repo.c_str(), 65534, 65534) == 0);
+  } else {
+    ::setenv("GIT_TEST_ASSUME_DIFFERENT_OWNER", "1", 1);
+  }
+  CodeRequest request;
+  request.submit_dir = repo;
+  request.max_size = 1'000'000;
+  CHECK_THROWS_WITH(plan_code_snapshot(request),
+                    Catch::Contains(repo.string() + " is in a git work tree that another user owns") &&
+                        Catch::Contains("dubious ownership") && Catch::Contains("safe.directory " + repo.string()) &&
+                        Catch::Contains("code: {snapshot: false}"));
+  request.dir = repo;  // named as code.dir: refused too, not copied as a plain directory
+  CHECK_THROWS_WITH(plan_code_snapshot(request), Catch::Contains("another user owns"));
+  for (const char* name : {"GIT_TEST_ASSUME_DIFFERENT_OWNER", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM"}) ::unsetenv(name);
 }

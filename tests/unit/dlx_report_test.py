@@ -206,6 +206,9 @@ def main():
         check("infinite values" in page.full_text, "mixed: the infinite values are not mentioned")
         check("No metrics reported yet." in page.full_text, "mixed: the trial without metrics is not said to have none")
         check("none yet: the trial has not started" in page.full_text, "mixed: the trial not started is not said to be so")
+        # The code snapshot's commit and its dirty flag (code.json), in the model and on the page.
+        check(model["meta"]["code"] == "commit 0123456789ab (dirty) on main", f"mixed: code {model['meta']['code']}")
+        check("code commit 0123456789ab (dirty) on main" in page.full_text, "mixed: the page does not show the code's commit")
         trial6 = next(t for t in model["trials"] if t["id"] == 6)
         check([a["how"] for a in trial6["attempts"]] == ["notice", "crash", "completed"], f"mixed: attempts {trial6['attempts']}")
         check(trial6["time_lost"] == 45.5 + 30 + 12, f"mixed: time lost {trial6['time_lost']}")
@@ -222,6 +225,8 @@ def main():
         check_rendered(page, "asha", 24)
         check_sorted_by_best(page, "asha", model)
         check(model["asha"] and len(model["asha"]["rungs"]) == 3, f"asha: rungs {model['asha'] and model['asha']['rungs']}")
+        check("code commit fedcba987654 on main" in page.full_text and "(dirty)" not in page.full_text,
+              "asha: the page does not show the clean commit (or calls it dirty)")
         check(model["asha"]["rungs"][0]["went_on"] > 0, "asha: nobody went on from rung 0")
         charts = {c["id"] for c in page.render["charts"]}
         check({"asha-chart", "importance-chart", "curves-chart", "best-time-chart", "best-trials-chart"} <= charts,

@@ -37,21 +37,21 @@ TEST_CASE("an index past 64 bits is named in a dlx message, not 'stol'", "[plugi
   CHECK_FALSE(highest->value);
   CHECK(highest->written == "99999999999999999999");
   CHECK(check_user_array("99999999999999999999", 4, "exp.yaml") ==
-        "dlx: --dl-experiment: --array=99999999999999999999 names trial 99999999999999999999 but exp.yaml has "
+        "--dl-experiment: --array=99999999999999999999 names trial 99999999999999999999 but exp.yaml has "
         "4 trials (0-3) (drop --array to run every trial, or choose indices from 0-3)");
   CHECK(check_user_array("0-18446744073709551615", 4, "exp.yaml") ==
-        "dlx: --dl-experiment: --array=0-18446744073709551615 names trial 18446744073709551615 but exp.yaml has "
+        "--dl-experiment: --array=0-18446744073709551615 names trial 18446744073709551615 but exp.yaml has "
         "4 trials (0-3) (drop --array to run every trial, or choose indices from 0-3)");
   CHECK(check_user_array("1,3%2", 4, "exp.yaml") == "");
   CHECK(check_user_array("0-9", 4, "examples/grid.yaml") ==
-        "dlx: --dl-experiment: --array=0-9 names trial 9 but examples/grid.yaml has 4 trials (0-3) "
+        "--dl-experiment: --array=0-9 names trial 9 but examples/grid.yaml has 4 trials (0-3) "
         "(drop --array to run every trial, or choose indices from 0-3)");
 }
 
 TEST_CASE("a 100,000-character --array is refused by length, shown short", "[plugin][array]") {
   const std::string digits(100'000, '9');
   CHECK(check_user_array(digits, 4, "exp.yaml") ==
-        "dlx: --dl-experiment: --array is 100000 characters long, more than the limit of 65536: "
+        "--dl-experiment: --array is 100000 characters long, more than the limit of 65536: "
         "'99999999999999999999999999999999... (100000 bytes)' (drop --array to run every trial, or give ranges "
         "such as 0-3)");
   // Under the limit a long list is read in one pass: 30,000 items.
@@ -62,6 +62,6 @@ TEST_CASE("a 100,000-character --array is refused by length, shown short", "[plu
   CHECK_THAT(check_user_array(list + ",4", 4, "exp.yaml"), Catch::Contains("names trial 4 but exp.yaml has 4 trials"));
   // A long run of digits under the limit: the same message, the value abbreviated.
   CHECK_THAT(check_user_array(std::string(60'000, '9'), 4, "exp.yaml"),
-             Catch::StartsWith("dlx: --dl-experiment: --array=9999999999999999999999999999999999999999999999999999999"
+             Catch::StartsWith("--dl-experiment: --array=9999999999999999999999999999999999999999999999999999999"
                                "999999999... (60000 bytes) names trial 99999999"));
 }

@@ -33,7 +33,7 @@ TEST_CASE("the running release from spank_get_item's strings", "[plugin][slurm]"
 TEST_CASE("another release is refused with what to do; the same release is not", "[plugin][slurm]") {
   CHECK(release_mismatch({22, 5}, {22, 5}).empty());
   CHECK(release_mismatch({23, 2}, {22, 5}) ==
-        "dlx: this plugin was built for Slurm 23.02, but this is Slurm 22.05: rebuild/reinstall "
+        "this plugin was built for Slurm 23.02, but this is Slurm 22.05: rebuild/reinstall "
         "slurm-spank-plugin-dlx for this Slurm (--dl-experiment is refused until then; jobs without it "
         "run as usual)");
   CHECK_FALSE(release_mismatch({22, 5}, {22, 2}).empty());

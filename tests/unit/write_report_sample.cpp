@@ -10,6 +10,8 @@
 //   pbt     PBT (population 4, 3 rounds) through the coordinator: trials start from their
 //           parents' checkpoints (exploits and continues);
 //   big     TRIALS trials (random search) of POINTS training and validation rows each.
+// mixed and asha carry a code snapshot's record (code.json, store/code_info.hpp): mixed's from
+// uncommitted changes ("dirty"), asha's from a clean commit.
 #include <cmath>
 #include <cstdlib>
 #include <exception>
@@ -25,6 +27,7 @@
 #include "dlx/checkpoint/trial_record.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
+#include "dlx/store/code_info.hpp"
 #include "dlx/store/experiment_layout.hpp"
 
 namespace {
@@ -82,6 +85,17 @@ void write_yaml(const fs::path& dir, const std::string& text) {
   std::ofstream(dir / "experiment.yaml") << text;
 }
 
+// code.json as the submission writes it, for a snapshot of `commit` on main.
+void write_code_info(const fs::path& dir, const std::string& commit, bool dirty) {
+  dlx::store::CodePlan plan;
+  plan.root = "/home/researcher/project";
+  plan.git = dlx::store::GitState{commit, "main", "https://git.example/project.git", dirty ? " M train.py\n" : "",
+                                  "", dirty};
+  plan.files.push_back({"train.py", 120, false});
+  plan.bytes = 120;
+  std::ofstream(dir / dlx::store::kCodeInfoFileName) << dlx::store::code_info_json(plan, 120, 0.05).dump(2) << "\n";
+}
+
 constexpr const char kRandom[] =
     "name: {}\nentrypoint: [unused]\nseed: 7\n"
     "hyperparameters:\n  lr: {{type: log, minval: -4, maxval: -1}}\n  layers: {{type: int, minval: 1, maxval: 8}}\n"
@@ -125,6 +139,7 @@ void mixed(const fs::path& dir) {
     save(dir, record);
   }
   fs::create_directories(dlx::store::trial_dir(dir, 10));  // trial 10 planned, not started; 11 neither
+  write_code_info(dir, "0123456789abcdef0123456789abcdef01234567", true);
 }
 
 // Runs the experiment's search ticket by ticket through the coordinator, as dlx-launch and libdlx
@@ -209,6 +224,7 @@ int main(int argc, char** argv) {
                       "searcher: {name: async_halving, metric: loss, max_trials: 24, divisor: 3, max_rungs: 3,\n"
                       "           max_length: {batches: 90}, stop_once: false}\n");
       search(dir, dlx::searcher::ticket_count(dlx::config::load_snapshot(dir)));
+      write_code_info(dir, "fedcba9876543210fedcba9876543210fedcba98", false);
     } else if (which == "pbt") {
       write_yaml(dir, "name: report-pbt\nentrypoint: [unused]\nseed: 5\n"
                       "hyperparameters:\n  lr: {type: log, minval: -4, maxval: -1}\n"

@@ -15,7 +15,7 @@ const char* plural(int count, const char* one, const char* many) {
 void check_tasks(int node, const std::string& node_name, int tasks, int wanted) {
   if (tasks == wanted) return;
   throw LaunchError(fmt::format(
-      "dlx-launch: this step runs {} {} on node {}{} but the experiment asks for tasks_per_node: "
+      "this step runs {} {} on node {}{} but the experiment asks for tasks_per_node: "
       "{} (submit with --ntasks-per-node={} / check #SBATCH --ntasks-per-node and the srun "
       "options in the job script)",
       tasks, plural(tasks, "task", "tasks"), node, node_name.empty() ? "" : " (" + node_name + ")",
@@ -27,14 +27,14 @@ void check_tasks(int node, const std::string& node_name, int tasks, int wanted) 
 void check_allocation(const slurm::TaskPlacement& placement, const config::Resources& resources) {
   if (placement.num_nodes != resources.nodes_per_trial) {
     throw LaunchError(fmt::format(
-        "dlx-launch: this step has {} {} but the experiment asks for nodes_per_trial: {} (submit "
+        "this step has {} {} but the experiment asks for nodes_per_trial: {} (submit "
         "with sbatch -N {} / check #SBATCH -N and srun -N in the job script)",
         placement.num_nodes, plural(placement.num_nodes, "node", "nodes"),
         resources.nodes_per_trial, resources.nodes_per_trial));
   }
   if (resources.gpus_per_node && *resources.gpus_per_node > 0 && placement.gpus.empty()) {
     throw LaunchError(fmt::format(
-        "dlx-launch: this step sees no GPU on node {}{} but the experiment asks for "
+        "this step sees no GPU on node {}{} but the experiment asks for "
         "gpus_per_node: {} (submit with --gpus-per-node={} / check #SBATCH --gres or --gpus "
         "and the srun options in the job script)",
         placement.node_index, placement.node_name.empty() ? "" : " (" + placement.node_name + ")",

@@ -63,7 +63,7 @@ int wait_for(pid_t child) {
   while (::waitpid(child, &wait_status, 0) < 0) {
     if (errno != EINTR) {
       const int error = errno;
-      throw LaunchError(std::string("dlx-launch: waitpid failed: ") + std::strerror(error));
+      throw LaunchError(std::string("waitpid failed: ") + std::strerror(error));
     }
   }
   return wait_status;
@@ -83,7 +83,7 @@ int wait_or_end(pid_t child, const std::function<bool()>& end_child) {
     if (done == child) return wait_status;
     if (done < 0 && errno != EINTR) {
       const int error = errno;
-      throw LaunchError(std::string("dlx-launch: waitpid failed: ") + std::strerror(error));
+      throw LaunchError(std::string("waitpid failed: ") + std::strerror(error));
     }
     if (end_child()) {
       ::kill(child, SIGKILL);
@@ -119,7 +119,7 @@ const std::vector<int>& forwarded_signals() {
 }
 
 int run_child(const std::vector<std::string>& argv, const std::function<bool()>& end_child) {
-  if (argv.empty()) throw LaunchError("dlx-launch: empty command");
+  if (argv.empty()) throw LaunchError("empty command");
   // Block the forwarded signals until the child's pid is known, so none is lost in between;
   // SIGCHLD stays blocked while waiting (wait_or_end waits for it).
   sigset_t blocked = forwarded_set();
@@ -139,7 +139,7 @@ int run_child(const std::vector<std::string>& argv, const std::function<bool()>&
   if (child < 0) {
     const int error = errno;
     ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-    throw LaunchError(std::string("dlx-launch: cannot fork: ") + std::strerror(error));
+    throw LaunchError(std::string("cannot fork: ") + std::strerror(error));
   }
   if (child == 0) exec_in_child(argv, old_mask);
   g_child.store(child);

@@ -29,13 +29,13 @@ fs::path user_scratch_dir(const env::EnvMap& env) {
   const fs::path base = tmp && !tmp->empty() && tmp->front() == '/' ? fs::path(*tmp) : fs::path("/tmp");
   const fs::path dir = base / fmt::format("dlx-{}", ::geteuid());
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    throw LaunchError(fmt::format("dlx-launch: cannot create {} for the node-local code copy: {} (set TMPDIR to a "
+    throw LaunchError(fmt::format("cannot create {} for the node-local code copy: {} (set TMPDIR to a "
                                   "node-local directory you can write)", dir.string(), std::strerror(errno)));
   }
   struct stat info {};
   if (::lstat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) || info.st_uid != ::geteuid() ||
       (info.st_mode & 077) != 0) {
-    throw LaunchError(fmt::format("dlx-launch: {} is not your own private directory (a link, another user's, or "
+    throw LaunchError(fmt::format("{} is not your own private directory (a link, another user's, or "
                                   "open to others): refusing to copy the code there (remove it, or set TMPDIR)",
                                   dir.string()));
   }
@@ -57,7 +57,7 @@ std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, 
   try {
     info = store::read_code_info(experiment_dir);
   } catch (const std::exception& e) {
-    throw LaunchError(fmt::format("dlx-launch: cannot read the code snapshot's record: {}", e.what()));
+    throw LaunchError(fmt::format("cannot read the code snapshot's record: {}", e.what()));
   }
   if (!info) return std::nullopt;
   const fs::path snapshot = experiment_dir / store::kCodeDirName;
@@ -76,13 +76,13 @@ std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, 
   result.done_path_ = scratch / (key + ".done");
   UniqueFd lock_fd(::open(result.lock_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!lock_fd) {
-    throw LaunchError(fmt::format("dlx-launch: cannot lock {}: {}", result.lock_path_.string(), std::strerror(errno)));
+    throw LaunchError(fmt::format("cannot lock {}: {}", result.lock_path_.string(), std::strerror(errno)));
   }
   result.lock_ = FileLock(std::move(lock_fd), result.lock_path_, LockOwner::description);
   try {
     result.lock_.lock(LockMode::exclusive);
   } catch (const SystemError& e) {
-    throw LaunchError(fmt::format("dlx-launch: cannot lock {}: {}", result.lock_path_.string(),
+    throw LaunchError(fmt::format("cannot lock {}: {}", result.lock_path_.string(),
                                   std::strerror(e.error_number())));
   }
   std::error_code error;
@@ -100,7 +100,7 @@ std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, 
       }
     } catch (const std::exception& e) {
       fs::remove_all(result.code_dir_, error);
-      throw LaunchError(fmt::format("dlx-launch: cannot copy the code snapshot {} to {}: {} (is the node's "
+      throw LaunchError(fmt::format("cannot copy the code snapshot {} to {}: {} (is the node's "
                                     "TMPDIR full? the site may set code: {{run_from: shared}})",
                                     snapshot.string(), result.code_dir_.string(), e.what()));
     }
@@ -109,7 +109,7 @@ std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, 
   try {
     result.lock_.try_lock(LockMode::shared);
   } catch (const SystemError& e) {
-    throw LaunchError(fmt::format("dlx-launch: cannot lock {}: {}", result.lock_path_.string(),
+    throw LaunchError(fmt::format("cannot lock {}: {}", result.lock_path_.string(),
                                   std::strerror(e.error_number())));
   }
   return result;

@@ -38,7 +38,7 @@ std::string host_name() {
 
 std::vector<std::string> entrypoint_command(const config::Experiment& experiment) {
   if (experiment.entrypoint.empty()) {
-    throw LaunchError(fmt::format("dlx-launch: experiment '{}' has no entrypoint (add "
+    throw LaunchError(fmt::format("experiment '{}' has no entrypoint (add "
                                   "entrypoint: to the experiment file, or run dlx-launch -- "
                                   "COMMAND)", experiment.name));
   }
@@ -59,6 +59,10 @@ void print_dry_run(std::FILE* out, const slurm::TaskPlacement& placement, const 
   }
   fmt::print(out, "# command: {}\n", fmt::join(command, " "));
 }
+
+// A LaunchError's message (without the "dlx-launch: " main prints before it) as the trial record
+// keeps it: saying that dlx-launch, not the trainer, stopped the trial.
+std::string refusal_record(std::string_view message) { return fmt::format("dlx-launch: {}", message); }
 
 // Best effort: the exit status reaches Slurm anyway; only the record could not say it.
 void record_failure(const env::TrialEnvironment& trial, const slurm::TaskPlacement& placement,
@@ -95,19 +99,19 @@ void refuse_unlaunched_trial(const slurm::TaskPlacement& placement, const env::T
   if (!trial.in_trial() || placement.launcher != slurm::Launcher::none) return;
   if (!trial.slurm_job_id.empty()) {
     const std::string why = fmt::format(
-        "dlx-launch: not started by srun: this is job {}'s batch script (or another process outside "
+        "not started by srun: this is job {}'s batch script (or another process outside "
         "a job step), where the trial would run as one process on this node whatever its resources "
         "and would never get the preemption notice (start it with srun, as examples/job.sh does: "
         "srun --mpi=pmix dlx-launch)",
         trial.slurm_job_id);
     // The trainer never runs: mark the trial failed so that `dlx status` says so.
-    if (!dry_run) record_failure(trial, placement, 1, why);
+    if (!dry_run) record_failure(trial, placement, 1, refusal_record(why));
     throw LaunchError(why);
   }
   // trial_id reads 0 when DLX_TRIAL_ID is unset, so that one is looked up again.
   if (const auto trial_id = env::lookup(env, "DLX_TRIAL_ID"); !trial.ticket && (!trial_id || trial_id->empty())) {
     throw LaunchError(fmt::format(
-        "dlx-launch: DLX_EXPERIMENT_DIR is set ({}) but neither DLX_TICKET nor DLX_TRIAL_ID, and "
+        "DLX_EXPERIMENT_DIR is set ({}) but neither DLX_TICKET nor DLX_TRIAL_ID, and "
         "this is no Slurm job: running would take ticket 0 of that experiment and rewrite trial 0's "
         "record (submit with sbatch --dl-experiment=FILE; to run a command outside a trial, unset "
         "DLX_EXPERIMENT_DIR; to run one trial by hand, set DLX_TRIAL_ID)",
@@ -123,7 +127,7 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
   // The plugin refused this trial in slurmstepd (e.g. an experiment directory another user could
   // have changed): nothing in the directory is read or written, the trainer never runs.
   if (const auto refusal = env::lookup(env, "DLX_REFUSED"); refusal && !refusal->empty()) {
-    throw LaunchError(fmt::format("dlx-launch: not running the trial: the dlx plugin refused it: {}", *refusal));
+    throw LaunchError(fmt::format("not running the trial: the dlx plugin refused it: {}", *refusal));
   }
   const auto placement = slurm::read_task_placement(env, host_name());
   auto trial = env::read_trial_environment(env);
@@ -149,7 +153,7 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
       } catch (const LaunchError& mismatch) {
         // The trainer never runs: rank 0 marks the trial failed, with the difference and its fix,
         // so that `dlx status` says why.
-        if (placement.rank == 0) record_failure(trial, placement, 1, mismatch.what());
+        if (placement.rank == 0) record_failure(trial, placement, 1, refusal_record(mismatch.what()));
         throw;
       }
     }
@@ -158,7 +162,7 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
   if (command.empty()) {
     if (!experiment) {
       throw LaunchError(
-          "dlx-launch: no command to run: this is not a dlx trial (DLX_EXPERIMENT_DIR is not set) "
+          "no command to run: this is not a dlx trial (DLX_EXPERIMENT_DIR is not set) "
           "and no command was given (submit with sbatch --dl-experiment=FILE, or run "
           "dlx-launch -- COMMAND ARGS...)");
     }
@@ -195,7 +199,7 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
     try {
       return CodeWorkdir::prepare(*trial.experiment_dir, *experiment, env, placement.rank == 0 ? stderr : nullptr);
     } catch (const LaunchError& error) {
-      if (placement.rank == 0) record_failure(trial, placement, 1, error.what());
+      if (placement.rank == 0) record_failure(trial, placement, 1, refusal_record(error.what()));
       throw;
     }
   }();
@@ -203,7 +207,7 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
     vars.emplace_back("DLX_CODE_DIR", code->code_dir().string());
     vars.emplace_back("PWD", code->working_dir().string());
     if (::chdir(code->working_dir().c_str()) != 0) {
-      throw LaunchError(fmt::format("dlx-launch: cannot enter {}: {}", code->working_dir().string(),
+      throw LaunchError(fmt::format("cannot enter {}: {}", code->working_dir().string(),
                                     std::strerror(errno)));
     }
   }

@@ -1,4 +1,5 @@
-// dlx-launch: see launch.hpp for the flow. Typed errors become messages and exit codes here only.
+// dlx-launch: see launch.hpp for the flow. Typed errors become messages and exit codes here only,
+// and only here do messages get their "dlx-launch: " prefix.
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -24,12 +25,9 @@ int main(int argc, char** argv) {
     }
     return run_launch(options, dlx::env::current_environment(), resolve_ipv4, stdout);
   } catch (const UsageError& error) {
-    fmt::print(stderr, "{}\n\n{}", error.what(), usage_text());
+    fmt::print(stderr, "dlx-launch: {}\n\n{}", error.what(), usage_text());
     return kExitUsage;
-  } catch (const LaunchError& error) {
-    fmt::print(stderr, "{}\n", error.what());
-    return kExitLaunchFailed;
-  } catch (const std::exception& error) {
+  } catch (const std::exception& error) {  // a LaunchError, or any other failure
     fmt::print(stderr, "dlx-launch: {}\n", error.what());
     return kExitLaunchFailed;
   }

@@ -42,7 +42,7 @@ Options parse_options(int argc, const char* const* argv) {
               values);
     po::notify(values);
   } catch (const po::error& error) {
-    throw UsageError(std::string("dlx-launch: ") + error.what() +
+    throw UsageError(std::string(error.what()) +
                      " (put the command after --: dlx-launch -- COMMAND ARGS...)");
   }
   Options out;

@@ -105,7 +105,7 @@ std::optional<searcher::Work> take_searcher_work(const config::Experiment& exper
     }
     if (std::chrono::steady_clock::now() - start > limit) {
       throw LaunchError(fmt::format(
-          "dlx-launch: ticket {} waited {} s for work from the searcher ({}); giving up (raise "
+          "ticket {} waited {} s for work from the searcher ({}); giving up (raise "
           "DLX_WORK_WAIT_S in the experiment's environment, or requeue the task with scontrol "
           "requeue)", ticket, limit.count(), work.reason));
     }

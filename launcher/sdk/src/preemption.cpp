@@ -35,8 +35,4 @@ PreemptionSignals::~PreemptionSignals() {
 
 int PreemptionSignals::received() noexcept { return g_received.load(); }
 
-void PreemptionSignals::request(int signal_number) noexcept {
-  on_checkpoint_signal(signal_number);
-}
-
 }  // namespace dlx::detail

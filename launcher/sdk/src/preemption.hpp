@@ -5,8 +5,9 @@
 // The handler is async-signal-safe: one store to a lock-free atomic. The Trial asks every rank's
 // flag collectively (trial.cpp), so all ranks decide to stop at the same step.
 //
-// Later (the preemption issue): the grace-period budget, requeue bookkeeping, the checkpoint
-// itself. This file only catches the request.
+// This file only catches the request; the rest of the preemption protocol (the agreement, the
+// save within DLX_EXIT_DEADLINE_S, the stop_reason and exit 85 for Slurm's requeue, the resume)
+// is checkpointing.cpp's, whose header comment lists it step by step.
 #include <csignal>
 #include <vector>
 
@@ -22,8 +23,6 @@ class PreemptionSignals {
 
   // The signal that arrived first since start-up, or 0.
   static int received() noexcept;
-  // Sets the flag as a signal would (for code that learns of preemption another way).
-  static void request(int signal_number) noexcept;
 
  private:
   std::vector<int> signals_;

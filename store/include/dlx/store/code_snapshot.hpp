@@ -17,9 +17,12 @@
 // The plan (listing, sizes, cap) is made before anything is created, so an over-cap snapshot
 // fails the submission with nothing on disk; the copy is staged under a temporary name, synced,
 // renamed to code/, and code.json (with the git state) is written last as the completion marker.
+// The git state (HEAD, status, diff: most of git's time) is read on a thread started once the
+// plan is within the cap, while the files are copied; the copy itself runs on a few threads.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <future>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -62,7 +65,8 @@ struct SkippedEntry {
 struct CodePlan {
   std::filesystem::path root;     // the directory whose files are copied (a work tree's top level)
   std::string workdir;            // where trials start, relative to root ("" for root itself)
-  std::optional<GitState> git;    // nullopt outside git
+  std::optional<GitState> git;    // nullopt outside git, and until finish_git_state()
+  std::shared_future<GitState> git_pending;  // in git: the state being read (see finish_git_state)
   std::vector<CodeEntry> files;   // sorted by path
   std::vector<SkippedEntry> skipped;
   std::uint64_t bytes = 0;        // sum of the regular files' sizes
@@ -77,15 +81,21 @@ struct CodeRequest {
   std::chrono::milliseconds git_timeout{20000};  // per git command
 };
 
-// Lists and measures what the snapshot will hold. nullopt when there is nothing to snapshot (no
-// code.dir and the submit directory is not in a git work tree, or git is not installed). Throws
-// CodeSnapshotError, with the biggest files named, when the total is over request.max_size, and
-// for a code.dir that is not a directory or a git command that fails or runs past its timeout.
+// Lists and measures what the snapshot will hold, and in a git work tree starts reading its git
+// state (git_pending). nullopt when there is nothing to snapshot (no code.dir and the submit
+// directory is not in a git work tree, or git is not installed). Throws CodeSnapshotError, with
+// the biggest files named, when the total is over request.max_size, with git's reason and the fix
+// for a work tree git refuses to read (owned by another user: "dubious ownership"), and for a
+// code.dir that is not a directory or a git command that fails or runs past its timeout.
 std::optional<CodePlan> plan_code_snapshot(const CodeRequest& request);
 
-// Copies the plan into <experiment_dir>/code/ and writes code.diff and code.json. Throws
-// CodeSnapshotError (the caller removes the experiment directory it just made).
-void write_code_snapshot(const CodePlan& plan, const std::filesystem::path& experiment_dir);
+// Waits for the git state plan_code_snapshot started and moves it into plan.git (nothing to do
+// outside git or when done already). Throws the CodeSnapshotError of a git command that failed.
+void finish_git_state(CodePlan& plan);
+
+// Copies the plan into <experiment_dir>/code/, then (finish_git_state) writes code.diff and
+// code.json. Throws CodeSnapshotError (the caller removes the experiment directory it just made).
+void write_code_snapshot(CodePlan& plan, const std::filesystem::path& experiment_dir);
 
 // Copies a finished snapshot tree (regular files and links, as they are) to `to`, which must not
 // exist; for node-local copies. Returns the bytes copied. Throws SystemError naming the path.
@@ -105,5 +115,10 @@ std::string over_cap_message(const CodePlan& plan, std::size_t biggest = 5);
 
 // A URL without its user[:password]@ part (https://user:token@host/x -> https://host/x).
 std::string without_credentials(std::string_view url);
+
+// When `git_error` (a git command's stderr) says git refused the repository because another user
+// owns it ("detected dubious ownership", safe.directory), what that means for `directory` and the
+// two fixes; nullopt for any other failure.
+std::optional<std::string> unsafe_repository_message(std::string_view git_error, const std::filesystem::path& directory);
 
 }  // namespace dlx::store

@@ -7,7 +7,8 @@
 namespace dlx::launch {
 
 // Throws LaunchError saying what differs and how to fix the submission, e.g.
-//   dlx-launch: this step has 1 node but the experiment asks for nodes_per_trial: 2 (...)
+//   this step has 1 node but the experiment asks for nodes_per_trial: 2 (...)
+// (dlx-launch's main prints it after "dlx-launch: ")
 void check_allocation(const slurm::TaskPlacement& placement, const config::Resources& resources);
 
 }  // namespace dlx::launch

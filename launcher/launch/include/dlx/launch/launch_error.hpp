@@ -4,7 +4,8 @@
 namespace dlx::launch {
 
 // Something dlx-launch itself cannot do (no command, wrong allocation, fork failed). what() is
-// the whole message, starting with "dlx-launch: ".
+// the message without a prefix: main prints it after "dlx-launch: ", and a trial record that keeps
+// it says "dlx-launch: " before it too.
 class LaunchError : public Error {
  public:
   using Error::Error;
