@@ -8,9 +8,9 @@
 
 #include "checkpoint_samples.hpp"
 #include "dlx/checkpoint/checkpoint.hpp"
-#include "dlx/h5/objects.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
 #include "dlx/checkpoint/writer.hpp"
+#include "dlx/h5/objects.hpp"
 #include "test_support.hpp"
 
 using namespace dlx::checkpoint;
