@@ -1,9 +1,9 @@
 #include "dlx/searcher/search_plan.hpp"
 
-#include "asha_layout.hpp"
+#include "asha/asha_layout.hpp"
 #include "dlx/searcher/method.hpp"
 #include "dlx/searcher/trial_plan.hpp"
-#include "pbt_round.hpp"
+#include "pbt/pbt_round.hpp"
 
 namespace dlx::searcher {
 

@@ -7,9 +7,9 @@
 #include "dlx/config/names.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/method.hpp"
-#include "asha_layout.hpp"
-#include "grid.hpp"
-#include "pbt_round.hpp"
+#include "asha/asha_layout.hpp"
+#include "fixed/grid.hpp"
+#include "pbt/pbt_round.hpp"
 #include "methods.hpp"
 
 namespace dlx::searcher {

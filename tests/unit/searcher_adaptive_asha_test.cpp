@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "asha_layout.hpp"
+#include "asha/asha_layout.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/method.hpp"
 #include "simulated_runner.hpp"

@@ -10,12 +10,12 @@
 
 #include <fmt/format.h>
 
-#include "asha_layout.hpp"
+#include "asha/asha_layout.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/asha_rungs.hpp"
 #include "dlx/searcher/method.hpp"
 #include "dlx/searcher/trial_plan.hpp"
-#include "pbt_round.hpp"
+#include "pbt/pbt_round.hpp"
 
 using namespace dlx;
 

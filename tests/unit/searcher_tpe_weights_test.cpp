@@ -1,4 +1,4 @@
-// Multi-fidelity TPE's internals (searcher/src/tpe_weights, tpe_history, tpe_ensemble): how a
+// Multi-fidelity TPE's internals (searcher/src/tpe/: tpe_weights, tpe_history, tpe_ensemble): how a
 // level's agreement with the top level's results becomes its weight, which lengths become levels,
 // and the weights fit_ensemble gives models that order the top results rightly or backwards.
 #include <catch2/catch.hpp>
@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "dlx/config/parse.hpp"
-#include "tpe_ensemble.hpp"
-#include "tpe_history.hpp"
-#include "tpe_weights.hpp"
+#include "tpe/tpe_ensemble.hpp"
+#include "tpe/tpe_history.hpp"
+#include "tpe/tpe_weights.hpp"
 
 using namespace dlx::searcher::detail;
 

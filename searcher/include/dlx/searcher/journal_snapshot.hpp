@@ -16,7 +16,7 @@
 //   36 u32 CRC-32C of the experiment's frozen experiment.yaml (config::to_yaml)
 //   40 u64 body length           48 u32 CRC-32C of the body
 //   52 u32 CRC-32C of header bytes 0..51
-//   56 body: SearchState::encode() (layout in searcher/src/journal_snapshot_state.cpp)
+//   56 body: SearchState::encode() (layout in searcher/src/journal/journal_snapshot_state.cpp)
 //
 // Writing (Coordinator, after an append): the writer is the process whose append made one due
 // (SnapshotPolicy, judged against the snapshot already on disk: its 56-byte header is read, so
