@@ -52,12 +52,13 @@ std::uint64_t copy_entry(const fs::path& cache, const std::string& key, const Ma
     throw DataError(fmt::format("cannot create {}: {} (is the node-local directory full or read-only?)",
                                 staging.string(), std::strerror(errno)));
   }
+  std::uint64_t bytes = 0;
   if (manifest.kind == SourceKind::tar_archive || manifest.kind == SourceKind::squashfs_image) {
     unpack_archive(manifest.source, manifest.kind, staging);
+    bytes = tree_bytes(staging);
   } else {
-    copy_source(manifest, staging, copy_threads(request));
+    bytes = copy_source(manifest, staging, copy_threads(request));
   }
-  const std::uint64_t bytes = tree_bytes(staging);
   // The source must not have changed during the copy: the entry would not match its key.
   if (manifest_key(read_manifest(manifest.source), request.checksum) != key) {
     throw DataError(fmt::format("{} changed while it was being staged (a file was written, added or removed): "

@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "dlx/data/stage.hpp"
+#include "searcher_temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using dlx::data::DataError;
@@ -28,16 +29,11 @@ using Catch::Matchers::Contains;
 
 namespace {
 
+// A fresh directory (removed afterwards) with local/, the node-local root the cache goes under.
 struct Scratch {
-  fs::path path;
-  Scratch() {
-    std::string pattern = (fs::temp_directory_path() / "dlx-data-XXXXXX").string();
-    path = ::mkdtemp(pattern.data());
-    fs::create_directories(path / "local");
-  }
-  ~Scratch() {
-    [[maybe_unused]] const int ignored = std::system(fmt::format("chmod -R u+rwX '{}' 2>/dev/null; rm -rf '{}'", path.string(), path.string()).c_str());
-  }
+  dlx::testing::TempDir temp;
+  fs::path path = temp.path;
+  Scratch() { fs::create_directories(path / "local"); }
   fs::path local() const { return path / "local"; }
   fs::path cache() const { return dlx::data::user_cache_dir(local()); }
 };

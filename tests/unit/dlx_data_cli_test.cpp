@@ -13,6 +13,7 @@
 
 #include "dlx/data/stage.hpp"
 #include "run_program.hpp"
+#include "searcher_temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
@@ -20,14 +21,9 @@ using Catch::Matchers::Contains;
 namespace {
 
 struct Scratch {
-  fs::path path;
-  Scratch() {
-    std::string pattern = (fs::temp_directory_path() / "dlx-data-cli-XXXXXX").string();
-    path = ::mkdtemp(pattern.data());
-    fs::create_directories(path / "local");
-    fs::create_directories(path / "run");
-  }
-  ~Scratch() { fs::remove_all(path); }
+  dlx::testing::TempDir temp;
+  fs::path path = temp.path;
+  Scratch() { fs::create_directories(path / "local"); fs::create_directories(path / "run"); }
 };
 
 void write_file(const fs::path& path, std::size_t bytes) {
