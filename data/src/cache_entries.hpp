@@ -1,5 +1,5 @@
 #pragma once
-// The entries of one user's cache directory (docs/file-formats.md, "Node-local data cache"):
+// The entries of one user's cache directory (docs/file-format.md, "Node-local data cache"):
 // data/<key>/ the dataset, data/<key>.json its completion marker (mtime = last use),
 // data/<key>.lock its lock, data/.staging-<key>.<host>.<pid>/ a copy in progress.
 #include <cstdint>

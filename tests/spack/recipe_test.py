@@ -36,6 +36,8 @@ SPACK_NAME = {
     ("find_package", "Threads"): None,          # the C library's threads
     ("find_package", "Catch2"): None,           # only with DLX_BUILD_TESTS, off in the recipe
     ("pkg_check_modules", "libisal"): "isa-l",
+    ("find_package", "OpenSSL"): "openssl",
+    ("pkg_check_modules", "libarchive"): "libarchive",
     ("pkg_check_modules", "slurm"): "slurm",    # Slurm's plugin directory, when it ships slurm.pc
     ("find_path", "slurm/spank.h"): "slurm",
     ("find_library", "slurm"): "slurm",

@@ -1,5 +1,5 @@
 // dlx data ls|gc [--dir LOCAL_ROOT]: this user's node-local data cache on this node (data/,
-// docs/file-formats.md "Node-local data cache"): its entries, and removing the unused ones.
+// docs/file-format.md "Node-local data cache"): its entries, and removing the unused ones.
 // Without --dir the cache is where dlx-launch puts it without Slurm's context: $TMPDIR, else /tmp
 // (dlx::data::resolve_local_root).
 #include <ctime>
@@ -70,7 +70,7 @@ CommandLine data_command_line() {
   CommandLine command("data", "ls|gc [--dir LOCAL_ROOT] ...",
                       "Your node-local cache of staged datasets (the experiment's data: stage:) on\n"
                       "this node: list its entries, and remove those no trial uses.\n"
-                      "docs/file-formats.md describes the cache.",
+                      "docs/file-format.md describes the cache.",
                       "dlx data ls\n"
                       "dlx data gc --all");
   command.subcommands = {{"ls", "the entries of your cache on this node", ls_command_line},

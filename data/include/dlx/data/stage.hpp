@@ -19,7 +19,7 @@
 //      entry between the copy and its use) and hold it until the StagedData is destroyed.
 // A copy killed at any point leaves no marker, so it is never used; the next stager redoes it.
 // Caches are per user (0700, the user's own): users never see, share or block each other's.
-// docs/file-formats.md ("Node-local data cache") describes the layout.
+// docs/file-format.md ("Node-local data cache") describes the layout.
 #include <sys/types.h>
 
 #include <cstdint>

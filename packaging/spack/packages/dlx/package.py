@@ -40,6 +40,9 @@ class Dlx(CMakePackage):
     depends_on("fmt@9")  # the fmt 9 API (Debian bookworm's 9.1 is what dlx is tested with)
     depends_on("nlohmann-json@3.10:")
     depends_on("isa-l")  # hardware CRC-32C of checkpoint tensors
+    depends_on("openssl")  # data staging: SHA-256 cache keys through libcrypto's EVP
+    depends_on("libarchive")  # data staging: tar archives unpacked
+    depends_on("squashfs", type="run")  # data staging: unsquashfs for .squashfs images
     depends_on("protobuf@3.12:")  # `dlx export tensorboard`: protoc at build time, libprotobuf
 
     depends_on("cuda@12:", when="+cuda")
