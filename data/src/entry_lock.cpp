@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/common/error.hpp"
 #include "dlx/data/stage.hpp"
 
 namespace dlx::data {
@@ -28,15 +29,13 @@ UniqueFd open_lock_file(const fs::path& path) {
   return fd;
 }
 
-// F_OFD_SETLK(W) on the whole file; false only for a non-blocking request that conflicts.
-bool set_lock(int fd, short type, bool wait, const fs::path& path) {
-  struct flock request {};
-  request.l_type = type;
-  request.l_whence = SEEK_SET;
-  for (;;) {
-    if (::fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &request) == 0) return true;
-    if (errno == EINTR) continue;
-    if (!wait && (errno == EAGAIN || errno == EACCES)) return false;
+// Runs one FileLock call, turning its SystemError into a DataError with the cache's hint.
+template <typename Call>
+auto locked(const fs::path& path, Call&& call) {
+  try {
+    return call();
+  } catch (const SystemError& e) {
+    errno = e.error_number();
     lock_failed(path, "lock");
   }
 }
@@ -53,9 +52,9 @@ bool still_linked(int fd, const fs::path& path) {
 
 EntryLock EntryLock::acquire(const fs::path& path, LockMode mode) {
   for (;;) {
-    UniqueFd fd = open_lock_file(path);
-    set_lock(fd.get(), mode == LockMode::shared ? F_RDLCK : F_WRLCK, true, path);
-    if (still_linked(fd.get(), path)) return EntryLock(std::move(fd), path);
+    FileLock lock(open_lock_file(path), path, LockOwner::description);
+    locked(path, [&] { lock.lock(mode); });
+    if (still_linked(lock.fd(), path)) return EntryLock(std::move(lock));
   }
 }
 
@@ -65,8 +64,9 @@ EntryLock EntryLock::try_exclusive(const fs::path& path) {
     if (errno == ENOENT) return {};
     lock_failed(path, "open");
   }
-  if (!set_lock(fd.get(), F_WRLCK, false, path) || !still_linked(fd.get(), path)) return {};
-  return EntryLock(std::move(fd), path);
+  FileLock lock(std::move(fd), path, LockOwner::description);
+  if (!locked(path, [&] { return lock.try_lock(LockMode::exclusive); }) || !still_linked(lock.fd(), path)) return {};
+  return EntryLock(std::move(lock));
 }
 
 bool EntryLock::held_by_anyone(const fs::path& path) {
@@ -79,15 +79,18 @@ bool EntryLock::held_by_anyone(const fs::path& path) {
   return probe.l_type != F_UNLCK;
 }
 
-void EntryLock::downgrade_to_shared() { set_lock(fd_.get(), F_RDLCK, true, path_); }
+void EntryLock::downgrade_to_shared() {
+  locked(lock_.path(), [&] { lock_.lock(LockMode::shared); });
+}
 
 void EntryLock::release_shared_take_exclusive() {
-  fd_.reset();
-  *this = acquire(path_, LockMode::exclusive);
+  const fs::path path = lock_.path();
+  lock_ = FileLock();
+  *this = acquire(path, LockMode::exclusive);
 }
 
 void EntryLock::remove_file() {
-  if (::unlink(path_.c_str()) != 0 && errno != ENOENT) lock_failed(path_, "remove");
+  if (::unlink(lock_.path().c_str()) != 0 && errno != ENOENT) lock_failed(lock_.path(), "remove");
 }
 
 }  // namespace dlx::data

@@ -1,5 +1,6 @@
 #pragma once
-// The lock of one cache entry, data/<key>.lock: Linux open-file-description (OFD) fcntl locks.
+// The lock of one cache entry, data/<key>.lock: common's FileLock with Linux open-file-description
+// (OFD) fcntl locks.
 // Unlike flock they convert from exclusive to shared atomically (no window in which an evictor
 // could take the entry between its copy and its use), and unlike classic POSIX locks they belong
 // to the open file, so two threads of one process exclude each other and closing another
@@ -10,11 +11,11 @@
 // checks that the path still names the locked file and starts again when it does not.
 #include <filesystem>
 
-#include "dlx/common/unique_fd.hpp"
+#include "dlx/common/file_lock.hpp"
 
 namespace dlx::data {
 
-enum class LockMode { shared, exclusive };
+using dlx::LockMode;
 
 class EntryLock {
  public:
@@ -27,17 +28,16 @@ class EntryLock {
   // there is no such file.
   static bool held_by_anyone(const std::filesystem::path& path);
 
-  explicit operator bool() const noexcept { return static_cast<bool>(fd_); }
+  explicit operator bool() const noexcept { return lock_.held(); }
   void downgrade_to_shared();  // atomic: at no instant is the entry unlocked
   void release_shared_take_exclusive();  // shared -> exclusive, blocking (not atomic: re-check after)
   // Unlinks the lock file while holding it exclusively (the entry is gone).
   void remove_file();
-  UniqueFd release() noexcept { return std::move(fd_); }
+  FileLock release() noexcept { return std::move(lock_); }
 
  private:
-  EntryLock(UniqueFd fd, std::filesystem::path path) : fd_(std::move(fd)), path_(std::move(path)) {}
-  UniqueFd fd_;
-  std::filesystem::path path_;
+  explicit EntryLock(FileLock lock) : lock_(std::move(lock)) {}
+  FileLock lock_;
 };
 
 }  // namespace dlx::data

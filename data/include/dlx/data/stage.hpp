@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "dlx/common/error.hpp"
-#include "dlx/common/unique_fd.hpp"
+#include "dlx/common/file_lock.hpp"
 
 namespace dlx::data {
 
@@ -83,7 +83,7 @@ class StagedData {
 
  private:
   std::vector<StagedDataset> datasets_;
-  std::vector<UniqueFd> locks_;  // one per dataset: its data/<key>.lock, held shared
+  std::vector<FileLock> locks_;  // one per dataset: its data/<key>.lock, held shared
 };
 
 // The whole manifest's size for sbatch's validation (walks the sources as the user; throws
