@@ -21,6 +21,18 @@ endif()
 add_library(dlx_isal INTERFACE)
 target_link_libraries(dlx_isal INTERFACE PkgConfig::ISAL)
 
+# Data staging (data/): SHA-256 of manifests through libcrypto's EVP, archives unpacked by
+# libarchive (tar and its compressions); threads for the parallel copy.
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
+pkg_check_modules(LIBARCHIVE QUIET IMPORTED_TARGET libarchive)
+if(NOT LIBARCHIVE_FOUND)
+  message(FATAL_ERROR "dlx needs libarchive (pkg-config module 'libarchive', to unpack staged "
+                      "tar archives) and did not find it. Install the Debian package "
+                      "libarchive-dev (scripts/install-deps.sh does).")
+endif()
+set(THREADS_PREFER_PTHREAD_FLAG ON)
+find_package(Threads REQUIRED)
+
 find_path(SLURM_INCLUDE_DIR slurm/spank.h REQUIRED)
 find_library(SLURM_LIBRARY slurm REQUIRED)
 

@@ -12,6 +12,9 @@ packages=(
   # MPI, HDF5 (serial C/C++), config and CLI libraries, tests
   libopenmpi-dev openmpi-bin libhdf5-dev hdf5-tools
   libyaml-cpp-dev libboost-program-options-dev libboost-dev libfmt-dev nlohmann-json3-dev catch2
+  # data staging (data/): SHA-256 keys through OpenSSL's libcrypto, tar archives through
+  # libarchive; squashfs-tools (unsquashfs) unpacks staged squashfs images, and its tests make one
+  libssl-dev libarchive-dev squashfs-tools
   # Intel ISA-L: hardware CRC-32C for checkpoint checksums
   libisal-dev
   # Protocol Buffers: `dlx export tensorboard` encodes TensorBoard's Events (export/proto), and its

@@ -1,6 +1,6 @@
 // Copying the code snapshot: at submission from the plan's list (write_code_snapshot), and on a
-// node from the finished snapshot (copy_code_tree). Data moves with copy_file_range (in-kernel,
-// reflinks where the file system has them), with a read/write fallback; the submission's copy is
+// node from the finished snapshot (copy_code_tree). Data moves with copy_file_data (common/:
+// copy_file_range with a read/write fallback); the submission's copy is
 // made durable with one syncfs at the end instead of an fsync per file.
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -16,6 +16,7 @@
 
 #include "dlx/common/directories.hpp"
 #include "dlx/common/durable_file.hpp"
+#include "dlx/common/file_copy.hpp"
 #include "dlx/common/unique_fd.hpp"
 #include "dlx/store/code_info.hpp"
 
@@ -42,32 +43,7 @@ std::uint64_t copy_regular_file(const fs::path& from, const fs::path& to) {
   }
   const mode_t mode = (info.st_mode & S_IXUSR) ? 0550 : 0440;
   auto out = open_or_throw(to, O_WRONLY | O_CREAT | O_EXCL, mode);
-  std::uint64_t copied = 0;
-  bool in_kernel = true;
-  std::vector<char> buffer;
-  for (;;) {
-    ssize_t got = 0;
-    if (in_kernel) {
-      got = ::copy_file_range(in.get(), nullptr, out.get(), nullptr, std::size_t{1} << 30, 0);
-      if (got < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP) && copied == 0) {
-        in_kernel = false;
-        continue;
-      }
-    } else {
-      if (buffer.empty()) buffer.resize(std::size_t{1} << 20);
-      got = ::read(in.get(), buffer.data(), buffer.size());
-      for (ssize_t done = 0; got > 0 && done < got;) {
-        const ssize_t wrote = ::write(out.get(), buffer.data() + done, static_cast<std::size_t>(got - done));
-        if (wrote < 0 && errno == EINTR) continue;
-        if (wrote < 0) throw SystemError("write " + to.string(), errno);
-        done += wrote;
-      }
-    }
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) throw SystemError("copy " + from.string() + " to " + to.string(), errno);
-    if (got == 0) break;
-    copied += static_cast<std::uint64_t>(got);
-  }
+  const auto copied = copy_file_data(in.get(), out.get(), from, to);
   if (::fchmod(out.get(), mode) != 0) throw SystemError("chmod " + to.string(), errno);  // whatever the umask
   return copied;
 }

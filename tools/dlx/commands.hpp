@@ -36,5 +36,6 @@ int run_report(const Arguments& arguments);
 int run_doctor(const Arguments& arguments);
 int run_storage(const Arguments& arguments);
 int run_logs(const Arguments& arguments);
+int run_data(const Arguments& arguments);
 
 }  // namespace dlx::cli

@@ -28,6 +28,7 @@ Commands:
   doctor [--json]               check this cluster's Slurm settings for dlx (requeue, preemption, plugin)
   storage add-user USER...|check  users' directories in the storage root (add-user: root)
   logs JOBID|DIR TRIAL [--follow]  a trial's output, attempt by attempt (--attempt N, --json)
+  data ls|gc [--dir DIR]        your node-local cache of staged datasets on this node: list, clean up
   help [COMMAND [SUBCOMMAND]]   a command's usage, options and an example (or: dlx COMMAND --help)
 
 Submit an experiment with:  sbatch --dl-experiment=exp.yaml job.sh
@@ -83,6 +84,7 @@ int main(int argc, char** argv) {
     if (command == "doctor") return dlx::cli::run_doctor(arguments);
     if (command == "storage") return dlx::cli::run_storage(arguments);
     if (command == "logs") return dlx::cli::run_logs(arguments);
+    if (command == "data") return dlx::cli::run_data(arguments);
     throw dlx::cli::UsageError(fmt::format("unknown command '{}'", dlx::config::abbreviated(command)));
   } catch (const dlx::cli::HelpRequested& help) {
     std::fputs(help.what(), stdout);

@@ -1,0 +1,100 @@
+#include "copy_tree.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dlx/common/file_copy.hpp"
+#include "dlx/common/unique_fd.hpp"
+#include "dlx/data/stage.hpp"
+
+namespace dlx::data {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+[[noreturn]] void copy_failed(const fs::path& path, const std::string& why) {
+  throw DataError(fmt::format("cannot copy {}: {} (is the node-local directory full? `dlx data gc` frees space)",
+                              path.string(), why));
+}
+
+std::uint64_t copy_one_file(const fs::path& from, const fs::path& to, mode_t mode) {
+  UniqueFd in(::open(from.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!in) copy_failed(from, std::strerror(errno));
+  struct stat info {};
+  if (::fstat(in.get(), &info) != 0 || !S_ISREG(info.st_mode)) copy_failed(from, "it is no longer a regular file");
+  UniqueFd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!out) copy_failed(to, std::strerror(errno));
+  std::uint64_t copied = 0;
+  try {
+    copied = copy_file_data(in.get(), out.get(), from, to);
+  } catch (const SystemError& e) {
+    copy_failed(from, e.what());
+  }
+  if (::fchmod(out.get(), mode & 0777) != 0) copy_failed(to, std::strerror(errno));
+  return copied;
+}
+
+}  // namespace
+
+std::uint64_t copy_source(const Manifest& manifest, const fs::path& destination, unsigned threads) {
+  if (manifest.kind != SourceKind::directory) {
+    const auto& entry = manifest.entries.front();
+    return copy_one_file(manifest.source, destination / manifest.source.filename(), entry.mode);
+  }
+  std::vector<const ManifestEntry*> files;
+  std::vector<const ManifestEntry*> directories;
+  for (const auto& entry : manifest.entries) {
+    if (entry.relative.empty()) continue;  // the source directory itself: `destination`
+    const fs::path to = destination / entry.relative;
+    if (entry.type == 'd') {
+      if (::mkdir(to.c_str(), 0700) != 0) copy_failed(to, std::strerror(errno));
+      directories.push_back(&entry);
+    } else if (entry.type == 'l') {
+      if (::symlink(entry.link_target.c_str(), to.c_str()) != 0) copy_failed(to, std::strerror(errno));
+    } else {
+      files.push_back(&entry);
+    }
+  }
+  // Each thread takes the next file; the first failure stops the others and is what is thrown.
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::uint64_t> bytes{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto worker = [&] {
+    for (std::size_t i = next++; i < files.size() && !failed; i = next++) {
+      try {
+        bytes += copy_one_file(manifest.source / files[i]->relative, destination / files[i]->relative,
+                               files[i]->mode);
+      } catch (...) {
+        std::lock_guard<std::mutex> guard(failure_mutex);
+        if (!failure) failure = std::current_exception();
+        failed = true;
+      }
+    }
+  };
+  const unsigned count = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(files.size())));
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < count; ++i) pool.emplace_back(worker);
+  worker();
+  for (auto& thread : pool) thread.join();
+  if (failure) std::rethrow_exception(failure);
+  for (auto it = directories.rbegin(); it != directories.rend(); ++it) {
+    const fs::path to = destination / (*it)->relative;
+    if (::chmod(to.c_str(), (*it)->mode & 0777) != 0) copy_failed(to, std::strerror(errno));
+  }
+  return bytes;
+}
+
+}  // namespace dlx::data

@@ -1,0 +1,104 @@
+// `dlx data ls|gc` (tools/dlx/cmd_data.cpp): the real dlx binary on a cache this test stages with
+// the library, one entry held by this process, one free, one unfinished copy left behind.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "dlx/data/stage.hpp"
+#include "run_program.hpp"
+#include "searcher_temp_dir.hpp"
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct Scratch {
+  dlx::testing::TempDir temp;
+  fs::path path = temp.path;
+  Scratch() { fs::create_directories(path / "local"); fs::create_directories(path / "run"); }
+};
+
+void write_file(const fs::path& path, std::size_t bytes) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << std::string(bytes, 'd');
+}
+
+dlx::testing::ProgramOutput dlx_data(const Scratch& scratch, std::vector<std::string> arguments) {
+  std::vector<std::string> argv = {DLX_CLI_PATH, "data"};
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  return dlx::testing::run_program(argv, scratch.path / "run");
+}
+
+}  // namespace
+
+TEST_CASE("dlx data ls lists the entries and gc removes the free ones only", "[data]") {
+  Scratch scratch;
+  const fs::path local = scratch.path / "local";
+  write_file(scratch.path / "held/a.bin", 2000);
+  write_file(scratch.path / "free/b.bin", 3000);
+  dlx::data::StageRequest request;
+  request.local_root = local;
+  request.sources = {scratch.path / "held"};
+  auto held = dlx::data::StagedData::stage(request, nullptr);
+  request.sources = {scratch.path / "free"};
+  const std::string free_key = dlx::data::StagedData::stage(request, nullptr).datasets().front().key;
+  const fs::path cache = dlx::data::user_cache_dir(local);
+  fs::create_directory(cache / (".staging-" + free_key.substr(0, 10) + std::string(54, '0') + ".node.1"));
+
+  auto ls = dlx_data(scratch, {"ls", "--dir", local.string()});
+  REQUIRE(ls.status == 0);
+  CHECK_THAT(ls.out, Contains(fmt::format("# data cache {}: 2 entries", cache.string())));
+  CHECK_THAT(ls.out, Contains(held.datasets().front().key.substr(0, 16)));
+  CHECK_THAT(ls.out, Contains(free_key.substr(0, 16)));
+  CHECK_THAT(ls.out, Contains("2.00 kB") && Contains("3.00 kB") && Contains("# total 5.00 kB"));
+  CHECK_THAT(ls.out, Contains((scratch.path / "held").string()) && Contains((scratch.path / "free").string()));
+  // The held entry is in use, the other not.
+  const auto held_line = ls.out.substr(ls.out.find(held.datasets().front().key.substr(0, 16)));
+  CHECK(held_line.substr(0, held_line.find('\n')).find(" yes ") != std::string::npos);
+  const auto free_line = ls.out.substr(ls.out.find(free_key.substr(0, 16)));
+  CHECK(free_line.substr(0, free_line.find('\n')).find(" no ") != std::string::npos);
+
+  auto gc = dlx_data(scratch, {"gc", "--dir", local.string(), "--all"});
+  REQUIRE(gc.status == 0);
+  CHECK_THAT(gc.out, Contains(fmt::format("removed {}", (cache / free_key).string())));
+  CHECK_THAT(gc.out, Contains("removed 1 entries and 1 unfinished copies; 1 in use kept; 2.00 kB left"));
+  CHECK(fs::exists(held.datasets().front().dir / "a.bin"));
+  CHECK_FALSE(fs::exists(cache / free_key));
+
+  held = dlx::data::StagedData();  // released
+  auto capped = dlx_data(scratch, {"gc", "--dir", local.string(), "--max-bytes", "1kB"});
+  REQUIRE(capped.status == 0);
+  CHECK_THAT(capped.out, Contains("removed 1 entries and 0 unfinished copies; 0 in use kept; 0 B left"));
+  CHECK(dlx_data(scratch, {"ls", "--dir", local.string()}).out.find(": 0 entries") != std::string::npos);
+}
+
+TEST_CASE("dlx data refuses bad arguments and a cache that is not the user's own", "[data]") {
+  Scratch scratch;
+  const fs::path local = scratch.path / "local";
+  auto both = dlx_data(scratch, {"gc", "--dir", local.string(), "--all", "--max-bytes", "1GB"});
+  CHECK(both.status == 2);
+  CHECK_THAT(both.err, Contains("dlx: --all and --max-bytes exclude each other (choose one)"));
+  auto size = dlx_data(scratch, {"gc", "--max-bytes", "lots"});
+  CHECK(size.status == 2);
+  CHECK_THAT(size.err, Contains("dlx: --max-bytes 'lots' is not a size (write a whole number with an optional unit"));
+  auto unknown = dlx_data(scratch, {"rm"});
+  CHECK(unknown.status == 2);
+  CHECK_THAT(unknown.err, Contains("dlx: unknown dlx data subcommand 'rm' (ls, gc)"));
+
+  const fs::path user_dir = dlx::data::user_cache_dir(local).parent_path();
+  REQUIRE(::mkdir(user_dir.c_str(), 0700) == 0);
+  REQUIRE(::chmod(user_dir.c_str(), 0777) == 0);
+  auto open = dlx_data(scratch, {"ls", "--dir", local.string()});
+  CHECK(open.status == 1);
+  CHECK(open.err == "dlx data: refusing the data cache directory " + user_dir.string() +
+                        ": its mode 0777 lets other users in (it must be 0700) (a cache must be your own private "
+                        "directory: remove it, or choose another directory with `data: to:` or --dir)\n");
+}
