@@ -7,6 +7,8 @@
 //      #SBATCH win over the experiment file), and the preemption notice (--signal from
 //      plugstack.conf's signal=) unless the user gave --signal;
 //   4. plan the code snapshot (code_snapshot_step.hpp): over its size cap, nothing is created;
+//      check the data to stage (data_check_step.hpp): a path that is missing or unreadable, or
+//      datasets over the cache's cap, fail the submission the same way;
 //   5. create <storage_root>/<user>/<name>[.N]/, freeze experiment.yaml into it (seed included) and
 //      copy the code snapshot into code/ (a failure removes the directory again);
 //   6. hand the directory to the job: exported into sbatch's environment (so the batch script and
@@ -26,6 +28,8 @@
 #include "array_request.hpp"
 #include "cluster_limits.hpp"
 #include "code_snapshot_step.hpp"
+#include "data_check_step.hpp"
+#include "dlx/common/byte_size.hpp"
 #include "dlx/common/trusted_path.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/config/snapshot.hpp"
@@ -144,6 +148,16 @@ int prepare_submission(spank_t sp) {
     code = plan_code(experiment, sbatch);
   } catch (const store::CodeSnapshotError& e) {
     report_error(fmt::format("dlx: --dl-experiment: {}", e.what()));
+    return -1;
+  }
+
+  try {
+    if (const auto bytes = check_data(experiment); bytes != 0) {
+      report_info(fmt::format("dlx: data: {} dataset{} ({}) to stage on each node", experiment.data.stage.size(),
+                              experiment.data.stage.size() == 1 ? "" : "s", format_byte_size(bytes)));
+    }
+  } catch (const DataCheckError& e) {
+    report_error(fmt::format("dlx: --dl-experiment: {}: {} (nothing was submitted)", file, e.what()));
     return -1;
   }
 

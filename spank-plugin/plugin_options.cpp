@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "dlx/common/error.hpp"
+#include "dlx/config/node_dir.hpp"
 
 namespace dlx::spank {
 
@@ -49,7 +50,8 @@ PluginOptions parse_plugin_options(const std::vector<std::string>& arguments) {
     auto equals = argument.find('=');
     if (equals == std::string::npos) {
       throw Error(fmt::format("plugstack.conf: argument '{}' is not key=value "
-                              "(use storage_root=DIR, site_config=FILE, array_via=sbatch|job_submit and signal=SIG@SECONDS|none)", argument));
+                              "(use storage_root=DIR, site_config=FILE, array_via=sbatch|job_submit, signal=SIG@SECONDS|none "
+                              "and local_dir=DIR)", argument));
     }
     std::string key = argument.substr(0, equals), value = argument.substr(equals + 1);
     if (key == "storage_root") {
@@ -72,8 +74,14 @@ PluginOptions parse_plugin_options(const std::vector<std::string>& arguments) {
       }
     } else if (key == "signal") {
       options.signal = parse_signal_option(value);
+    } else if (key == "local_dir") {
+      if (auto problem = config::node_dir_problem(value); !problem.empty()) {
+        throw Error(fmt::format("plugstack.conf: local_dir '{}' {} (name a node-local directory such as "
+                                "local_dir=/local/%u; %n is the node's name, %u the user's)", value, problem));
+      }
+      options.local_dir = value;
     } else {
-      throw Error(fmt::format("plugstack.conf: unknown argument '{}' (known: storage_root, site_config, array_via, signal)", key));
+      throw Error(fmt::format("plugstack.conf: unknown argument '{}' (known: storage_root, site_config, array_via, signal, local_dir)", key));
     }
   }
   if (options.storage_root.empty()) {

@@ -105,6 +105,10 @@ std::string export_or_explain(spank_t sp) {
               set(sp, "DLX_HPARAMS", config::nest_hyperparameters(hparams).dump()) &&
               set(sp, "DLX_CHECKPOINT_DIR", planned ? checkpoints.string() : "") &&
               set(sp, "DLX_LATEST_CHECKPOINT", "");
+    // The data cache's node-local base from plugstack.conf (local_dir=), %n and %u still in it:
+    // dlx-launch expands them with the node and user it runs as (data_staging.hpp).
+    const auto& local_dir = state().options.local_dir;
+    if (!local_dir.empty()) ok = ok && set(sp, kSiteLocalDirVariable, local_dir);
     for (const auto& [name, value] : experiment.environment) ok = ok && set(sp, name, value);
     for (const auto& [name, value] : hparams.items()) {
       ok = ok && set(sp, config::hyperparameter_variable(name), config::hyperparameter_variable_value(value));

@@ -8,6 +8,8 @@ namespace dlx::spank {
 // Set instead of the trial's environment when the plugin refuses the trial (e.g. an experiment
 // directory another user could have changed): the reason, for dlx-launch to exit with.
 inline constexpr const char* kRefusalVariable = "DLX_REFUSED";
+// plugstack.conf's local_dir=, unexpanded, for dlx-launch's data staging.
+inline constexpr const char* kSiteLocalDirVariable = "DLX_SITE_LOCAL_DIR";
 
 // In slurmstepd's user_init (euid = the job's user): give the step the trial's environment, or,
 // when that cannot be done safely, report why and set DLX_REFUSED. Always returns 0: a failed

@@ -85,6 +85,7 @@ void apply_site(Experiment& experiment, const SiteConfig& site) {
   experiment.environment = site.environment;
   experiment.max_restarts = site.max_restarts;
   experiment.code = site.code;
+  experiment.data = site.data;
 }
 
 // Keys of a section written at the top level: said so, rather than a did-you-mean for some other
@@ -132,7 +133,8 @@ Experiment parse_experiment(std::string_view text, const std::string& file_label
   detail::Diagnostics sink;
   MappingReader root(document, "", file_label, &sink);
   const std::vector<std::string> dlx_keys{"name",         "description",     "entrypoint", "seed",      "environment",
-                                          "max_restarts", "hyperparameters", "searcher",   "resources", "checkpoint", "code"};
+                                          "max_restarts", "hyperparameters", "searcher",   "resources", "checkpoint", "code",
+                                          "data"};
   std::vector<std::string> known = dlx_keys;
   for (const auto& key : detail::determined_top_keys()) known.push_back(key);
   report_misplaced(root, known);
@@ -181,6 +183,12 @@ Experiment parse_experiment(std::string_view text, const std::string& file_label
   });
   step([&] {
     if (root.has("code")) detail::parse_code(root.mapping("code"), experiment.code, detail::CodeKeys::experiment);
+  });
+  step([&] {
+    if (!root.has("data") || !detail::is_dlx_data(root.raw("data"))) return;  // else Determined's
+    const auto section = root.mapping("data");
+    detail::parse_data(section, experiment.data, detail::DataKeys::experiment);
+    if (site) detail::check_data_limits(section, experiment.data, site->data, site->source);
   });
   if (hyperparameters_ok) {
     step([&] {

@@ -28,7 +28,8 @@ const std::vector<Ignored>& ignored_top() {
   static const std::vector<Ignored> keys{
       {"bind_mounts", "no containers: trials see the cluster's file systems"},
       {"checkpoint_policy", "dlx saves when the script asks and at checkpoint.period; keep_* decide what stays"},
-      {"data", "free-form data for Determined's Trial API: pass what the script needs as hyperparameters"},
+      {"data", "free-form data for Determined's Trial API: pass what the script needs as hyperparameters; dlx's "
+               "own data: section has stage:"},
       {"data_layer", "Determined's retired data layer"},
       {"debug", "Determined's debug logging"},
       {"integrations", "Determined's integrations"},
@@ -308,7 +309,9 @@ void parse_determined_top(const MappingReader& root, Experiment& experiment) {
     step([&] { root.optional_choice("checkpoint_policy", {"best", "all", "none"}); });
   }
   for (const auto& ignored : ignored_top()) {
-    if (root.has(ignored.key)) note_ignored(experiment, ignored.key, ignored.why);
+    if (!root.has(ignored.key)) continue;
+    if (std::string_view(ignored.key) == "data" && is_dlx_data(root.raw("data"))) continue;
+    note_ignored(experiment, ignored.key, ignored.why);
   }
 }
 

@@ -31,6 +31,17 @@ void parse_environment(const MappingReader& section,
 enum class CodeKeys { experiment, site };
 void parse_code(const MappingReader& section, CodeConfig& into, CodeKeys keys);
 void emit_code(YAML::Emitter& out, const CodeConfig& code);
+// The `data` section (parse_data.cpp). Site defaults may set `to` and `checksum`, the site's limits
+// the cache's max_bytes and watermarks; an experiment everything, its limits checked against the
+// site's (already in `into`) by check_data_limits.
+// Whether a top-level `data:` is dlx's (a mapping with one of dlx's keys) rather than Determined's
+// free-form data for its Trial API, which dlx ignores with a warning.
+bool is_dlx_data(const YAML::Node& data);
+enum class DataKeys { experiment, site_defaults, site_limits };
+void parse_data(const MappingReader& section, DataConfig& into, DataKeys keys);
+void check_data_limits(const MappingReader& section, const DataConfig& experiment, const DataConfig& site,
+                       const std::string& site_file);
+void emit_data(YAML::Emitter& out, const DataConfig& data);
 // One variable NAME=value for the trial, its name checked (length, syntax, not reserved); `at`
 // and `path` place a problem. A later value of the same name replaces the earlier one.
 void add_variable(const MappingReader& section, const YAML::Node& at, const std::string& path, const std::string& key,

@@ -17,18 +17,20 @@ SiteConfig parse_site_config(std::string_view text, const std::string& file_labe
   site.source = file_label;
   if (root.has("defaults")) {
     auto defaults = root.mapping("defaults");
-    defaults.allow_only({"resources", "checkpoint", "environment", "max_restarts", "code"});
+    defaults.allow_only({"resources", "checkpoint", "environment", "max_restarts", "code", "data"});
     if (defaults.has("resources")) detail::parse_resources(defaults.mapping("resources"), site.resources);
     if (defaults.has("checkpoint")) detail::parse_checkpoint(defaults.mapping("checkpoint"), site.checkpoint);
     if (defaults.has("environment")) detail::parse_environment(defaults.mapping("environment"), site.environment);
     if (defaults.has("code")) detail::parse_code(defaults.mapping("code"), site.code, detail::CodeKeys::site);
+    if (defaults.has("data")) detail::parse_data(defaults.mapping("data"), site.data, detail::DataKeys::site_defaults);
     if (auto restarts = defaults.optional_integer_in("max_restarts", 0, 1000, "how many crashes a trial may survive")) {
       site.max_restarts = static_cast<int>(*restarts);
     }
   }
   if (root.has("limits")) {
     auto limits = root.mapping("limits");
-    limits.allow_only({"max_trials"});
+    limits.allow_only({"max_trials", "data"});
+    if (limits.has("data")) detail::parse_data(limits.mapping("data"), site.data, detail::DataKeys::site_limits);
     if (auto cap = limits.optional_integer_in("max_trials", 1, kMaxTrials, "the most trials one experiment may run")) {
       site.max_trials = static_cast<int>(*cap);
     }

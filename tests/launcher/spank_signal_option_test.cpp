@@ -29,3 +29,17 @@ TEST_CASE("plugstack signal=: every bad value is refused with the value named", 
   CHECK_THROWS_WITH(parse_plugin_options({"storage_root=/s", "signal=HUP"}),
                     Contains("plugstack.conf: signal 'HUP'"));
 }
+
+TEST_CASE("plugstack local_dir=: the data cache's node-local base, %n and %u kept for dlx-launch", "[unit][spank]") {
+  using Catch::Contains;
+  CHECK(parse_plugin_options({"storage_root=/s"}).local_dir.empty());  // the default: $TMPDIR, else /tmp
+  CHECK(parse_plugin_options({"storage_root=/s", "local_dir=/local/%n/%u"}).local_dir == "/local/%n/%u");
+  CHECK_THROWS_WITH(parse_plugin_options({"storage_root=/s", "local_dir=local"}),
+                    Contains("plugstack.conf: local_dir 'local' is not an absolute path") &&
+                        Contains("local_dir=/local/%u"));
+  CHECK_THROWS_WITH(parse_plugin_options({"storage_root=/s", "local_dir=/local/%j"}),
+                    Contains("local_dir '/local/%j' has the unknown placeholder %j"));
+  CHECK_THROWS_WITH(parse_plugin_options({"storage_root=/s", "local_dir="}), Contains("local_dir '' is empty"));
+  CHECK_THROWS_WITH(parse_plugin_options({"storage_root=/s", "locale_dir=/x"}),
+                    Contains("unknown argument 'locale_dir'") && Contains("local_dir"));
+}

@@ -325,7 +325,7 @@ resources: {slots_per_trial: 1, shm_size: 4G}
         "ignored.yaml: warning: dlx ignores these Determined keys: bind_mounts (no containers: trials see the "
         "cluster's file systems); checkpoint_policy (dlx saves when the script asks and at checkpoint.period; keep_* "
         "decide what stays); data (free-form data for Determined's Trial API: pass what the script needs as "
-        "hyperparameters); debug (Determined's debug logging); min_validation_period (the script validates when it "
+        "hyperparameters; dlx's own data: section has stage:); debug (Determined's debug logging); min_validation_period (the script validates when it "
         "chooses; the searcher acts on each validation); optimizations (options of Determined's Trial API); "
         "perform_initial_validation (the script validates when it chooses); profiling (Determined's profiler); "
         "project (a Determined web UI grouping: experiments live under the plugin's storage_root); scheduling_unit "

@@ -18,10 +18,12 @@
 #include "dlx/launch/allocation_check.hpp"
 #include "dlx/launch/child_process.hpp"
 #include "dlx/launch/code_workdir.hpp"
+#include "dlx/launch/data_barrier.hpp"
 #include "dlx/launch/launch_error.hpp"
 #include "dlx/launch/peer_crash.hpp"
 #include "dlx/launch/resume_checkpoint.hpp"
 #include "dlx/launch/searcher_work.hpp"
+#include "dlx/launch/trial_data.hpp"
 #include "dlx/launch/trial_log.hpp"
 #include "dlx/launch/trial_outcome.hpp"
 #include "dlx/slurm/task_placement.hpp"
@@ -117,6 +119,39 @@ void refuse_unlaunched_trial(const slurm::TaskPlacement& placement, const env::T
         "DLX_EXPERIMENT_DIR; to run one trial by hand, set DLX_TRIAL_ID)",
         trial.experiment_dir->string()));
   }
+}
+
+// The experiment's data: on this node, staged before the trainer starts (trial_data.hpp), and on
+// a multi-node trial rank 0 waits until every node has it (data_barrier.hpp). A failure is
+// recorded by rank 0 (a failed node's reason reaches it through the barrier) and ends this rank;
+// the other ranks' trainers, already waiting for rank 0, are ended through the crash signal.
+std::optional<TrialData> stage_trial_data(const config::Experiment& experiment, const env::TrialEnvironment& trial,
+                                          const slurm::TaskPlacement& placement, const env::EnvMap& env,
+                                          const std::optional<PeerCrashSignal>& peers) {
+  if (experiment.data.stage.empty()) return std::nullopt;
+  const auto barrier = DataBarrier::for_run(trial, placement, env);
+  const bool node_leader = placement.local_rank == 0;
+  std::optional<TrialData> data;
+  try {
+    data = TrialData::stage(experiment.data, placement, env, node_leader ? stderr : nullptr);
+    if (barrier && node_leader) barrier->arrive(placement.node_index, placement.node_name);
+    if (barrier && placement.rank == 0) {
+      barrier->remove_stale();
+      barrier->wait_for_all(DataBarrier::deadline_from(env));
+    }
+  } catch (const std::exception& error) {
+    std::string why = error.what();
+    if (dynamic_cast<const LaunchError*>(&error) == nullptr) {  // this node's own staging
+      why = fmt::format("dlx-launch: cannot stage the experiment's data on {}: {}", placement.node_name, why);
+      if (barrier && node_leader) barrier->fail(placement.node_index, placement.node_name, why);
+    }
+    if (placement.rank == 0) {
+      record_failure(trial, placement, 1, why);
+      if (peers) peers->announce(fmt::format("rank 0 on {}: {}", placement.node_name, why));
+    }
+    throw LaunchError(why);
+  }
+  return data;
 }
 
 }  // namespace
@@ -230,6 +265,18 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
       peer_crash = peers->peer_crash();
       return peer_crash.has_value();
     };
+  }
+  // Held until this function returns, i.e. until the trainer has exited.
+  const auto data = experiment && trial.in_trial() ? stage_trial_data(*experiment, trial, placement, env, peers)
+                                                   : std::nullopt;
+  if (data) {
+    ::unsetenv("DLX_DATA_DIR");  // set again below only for a single dataset
+    for (const auto& [name, value] : data->variables()) ::setenv(name.c_str(), value.c_str(), 1);
+    if (const int notice = notice_received(); notice != 0) {
+      fmt::print(stderr, "dlx-launch: a notice (signal {}) arrived while the data was staged: exiting {} for a "
+                 "requeue\n", notice, env::kRequeueExitCode);
+      return env::kRequeueExitCode;
+    }
   }
   int status = run_child(command, end_if_peer_crashed);
   if (peer_crash) {

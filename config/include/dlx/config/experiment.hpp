@@ -124,6 +124,23 @@ struct CodeConfig {
   enum class RunFrom { node_local, shared } run_from = RunFrom::node_local;  // where trials run it
 };
 
+// The `data` section: datasets that dlx-launch stages once per node into the user's node-local
+// cache and hands to the trainer as DLX_DATA_DIR / DLX_DATA_DIRS (docs/config-reference.md).
+// The cache limits come from the site file (limits: data:) and are frozen with the rest; an
+// experiment may only lower them.
+struct DataConfig {
+  // Files, directories or archives, as written; sbatch resolves relative ones against the
+  // experiment file's directory and freezes the absolute paths into the snapshot.
+  std::vector<std::string> stage;
+  // The node-local base directory (%n: node name, %u: user name); unset: the plugstack's
+  // local_dir=, else $TMPDIR, else /tmp, on the node.
+  std::optional<std::string> to;
+  bool checksum = false;  // key the cache by the files' content instead of size + mtime
+  std::uint64_t max_bytes = 0;   // one user's cache on one node; 0: no cap
+  double high_watermark = 0.90;  // file-system use that starts an eviction before a copy
+  double low_watermark = 0.80;   // the use eviction goes down to
+};
+
 // What the parser made of Determined's keys, for the warning and `dlx convert-determined`.
 struct DeterminedNotes {
   std::vector<std::string> mapped;   // "resources.slots_per_trial: 8 -> 2 nodes x 4 GPUs (4 tasks each)"
@@ -143,6 +160,7 @@ struct Experiment {
   std::vector<std::pair<std::string, std::string>> environment;  // extra variables for the trial
   int max_restarts = 5;  // crashes a trial may survive (preemptions do not count)
   CodeConfig code;
+  DataConfig data;
   std::uint64_t seed = 0;  // the snapshot always records one (chosen at submission if absent)
   bool seed_given = false;
   // Records in one epoch (Determined's records_per_epoch): turns lengths in epochs into records.

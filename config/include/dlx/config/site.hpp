@@ -7,8 +7,10 @@
 //     environment: {NCCL_SOCKET_IFNAME: ib0}
 //     max_restarts: 3
 //     code: {max_size: 100MB, run_from: node_local}   # the code snapshot's cap and where trials run it
+//     data: {to: /local/%u, checksum: false}   # where trials stage `data:` on a node
 //   limits:
 //     max_trials: 500           # a cap on trials per experiment
+//     data: {max_bytes: 100GB, high_watermark: 0.9, low_watermark: 0.8}   # one user's node cache
 //
 // Precedence: sbatch command line and #SBATCH > experiment file > site defaults > Slurm's own.
 // The merged values are frozen into the experiment's snapshot.
@@ -29,6 +31,7 @@ struct SiteConfig {
   std::vector<std::pair<std::string, std::string>> environment;
   int max_restarts = 5;
   CodeConfig code;
+  DataConfig data;                // defaults.data (to, checksum) and limits.data (the cache's)
   std::optional<int> max_trials;  // limits.max_trials
 };
 

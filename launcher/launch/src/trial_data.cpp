@@ -1,0 +1,82 @@
+#include "dlx/launch/trial_data.hpp"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "dlx/common/byte_size.hpp"
+
+namespace dlx::launch {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string effective_user_name() {
+  struct passwd entry {};
+  struct passwd* found = nullptr;
+  char buffer[4096];
+  if (::getpwuid_r(::geteuid(), &entry, buffer, sizeof buffer, &found) == 0 && found) return found->pw_name;
+  return std::to_string(::geteuid());
+}
+
+}  // namespace
+
+fs::path data_local_root(const config::DataConfig& data, const slurm::TaskPlacement& placement,
+                         const env::EnvMap& env) {
+  const std::string user = effective_user_name();
+  if (data.to) return data::expand_local_dir(*data.to, placement.node_name, user, "data.to");
+  data::LocalRootContext context;
+  context.local_dir_option = env::lookup(env, "DLX_SITE_LOCAL_DIR").value_or("");
+  context.node_name = placement.node_name;
+  context.user_name = user;
+  context.tmpdir = env::lookup(env, "TMPDIR").value_or("");
+  return data::resolve_local_root(context);
+}
+
+std::string describe_staged(const data::StagedDataset& dataset, const std::string& node_name, double elapsed) {
+  if (dataset.reused) {
+    return fmt::format("dlx-launch: data on {}: {}: reused {} (cached; found in {:.3f} s) in {}", node_name,
+                       dataset.source.string(), format_byte_size(dataset.bytes), elapsed, dataset.dir.string());
+  }
+  const double rate = dataset.seconds > 0 ? static_cast<double>(dataset.bytes) / dataset.seconds : 0;
+  return fmt::format("dlx-launch: data on {}: {}: copied {} in {:.2f} s ({}/s) to {}", node_name,
+                     dataset.source.string(), format_byte_size(dataset.bytes), dataset.seconds,
+                     format_byte_size(static_cast<std::uint64_t>(rate)), dataset.dir.string());
+}
+
+std::optional<TrialData> TrialData::stage(const config::DataConfig& data, const slurm::TaskPlacement& placement,
+                                          const env::EnvMap& env, std::FILE* log) {
+  if (data.stage.empty()) return std::nullopt;
+  data::StageRequest request;
+  for (const auto& source : data.stage) request.sources.emplace_back(source);
+  request.local_root = data_local_root(data, placement, env);
+  request.checksum = data.checksum;
+  request.policy.max_bytes = data.max_bytes;
+  request.policy.high_watermark = data.high_watermark;
+  request.policy.low_watermark = data.low_watermark;
+  const auto started = std::chrono::steady_clock::now();
+  TrialData result(data::StagedData::stage(request, nullptr));
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (log) {
+    for (const auto& dataset : result.staged_.datasets()) {
+      fmt::print(log, "{}\n", describe_staged(dataset, placement.node_name, elapsed));
+    }
+    std::fflush(log);
+  }
+  return result;
+}
+
+EnvVars TrialData::variables() const {
+  const auto& datasets = staged_.datasets();
+  std::string all;
+  for (const auto& dataset : datasets) all += (all.empty() ? "" : ":") + dataset.dir.string();
+  EnvVars vars{{"DLX_DATA_DIRS", all}};
+  if (datasets.size() == 1) vars.emplace_back("DLX_DATA_DIR", datasets.front().dir.string());
+  return vars;
+}
+
+}  // namespace dlx::launch

@@ -1,0 +1,165 @@
+// dlx-launch's data staging as a trial runs it: the real binary under a fake srun environment,
+// staging into a temporary node-local directory through the real cache (dlx::data).
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "dlx/checkpoint/trial_record.hpp"
+#include "process_helpers.hpp"
+
+using dlx::test::run_with_env;
+using dlx::test::TempDir;
+using Env = std::map<std::string, std::string>;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kDataLaunch = DLX_LAUNCH_BINARY;
+
+// Rank `rank` of a 2-node step (1 task per node) of job 1234, step 0, in trial 1 of `dir`.
+Env data_step_env(const fs::path& dir, int rank) {
+  return {{"SLURM_JOB_ID", "1234"},
+          {"SLURM_STEP_ID", "0"},
+          {"SLURM_PROCID", std::to_string(rank)},
+          {"SLURM_STEP_NUM_TASKS", "2"},
+          {"SLURM_LOCALID", "0"},
+          {"SLURM_NODEID", std::to_string(rank)},
+          {"SLURM_STEP_NUM_NODES", "2"},
+          {"SLURM_STEP_TASKS_PER_NODE", "1(x2)"},
+          {"SLURM_STEP_NODELIST", "dlxfake[1-2]"},
+          {"SLURMD_NODENAME", "dlxfake" + std::to_string(rank + 1)},
+          {"SLURM_LAUNCH_NODE_IPADDR", "10.9.8.7"},
+          {"DLX_EXPERIMENT_DIR", dir.string()},
+          {"DLX_TRIAL_ID", "1"},
+          {"DLX_HPARAMS", R"({"learning_rate":0.1,"batch_size":16,"epochs":5})"}};
+}
+
+std::string read_whole(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The grid example (2 nodes per trial) frozen with a data: section staging `sources` to
+// <dir>/local/%n.
+void freeze_with_data(const fs::path& dir, const std::vector<fs::path>& sources) {
+  fs::create_directories(dir / "local" / "dlxfake1");  // each node's local directory (the site makes them)
+  fs::create_directories(dir / "local" / "dlxfake2");
+  fs::copy_file(fs::path(DLX_SOURCE_DIR) / "examples" / "grid.yaml", dir / "experiment.yaml");
+  std::ofstream out(dir / "experiment.yaml", std::ios::app);
+  out << "data:\n  to: " << (dir / "local" / "%n").string() << "\n  stage:\n";
+  for (const auto& source : sources) out << "    - " << source.string() << "\n";
+}
+
+fs::path barrier_file(const fs::path& dir, int node) {
+  return dir / "trials" / "1" / ".data.1234.0.0" / ("node-" + std::to_string(node));
+}
+
+void write_barrier_line(const fs::path& path, const std::string& line) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << line << "\n";
+}
+
+}  // namespace
+
+TEST_CASE("launcher data: the trainer reads DLX_DATA_DIR, a node-local copy of the source", "[launch-cli][data]") {
+  TempDir dir("data-one");
+  const fs::path source = dir.path() / "shared" / "mnist";
+  fs::create_directories(source / "train");
+  std::ofstream(source / "train" / "images.bin") << std::string(100000, 'x');
+  std::ofstream(source / "labels.txt") << "0 1 2\n";
+  freeze_with_data(dir.path(), {source});
+  write_barrier_line(barrier_file(dir.path(), 1), "ready dlxfake2");
+
+  const std::string trainer = "echo \"dir=$DLX_DATA_DIR dirs=$DLX_DATA_DIRS\"; cat \"$DLX_DATA_DIR/labels.txt\" && "
+                              "cmp \"$DLX_DATA_DIR/train/images.bin\" " + (source / "train" / "images.bin").string() +
+                              " && echo same-bytes";
+  auto first = run_with_env(data_step_env(dir.path(), 0), {kDataLaunch, "--", "sh", "-c", trainer});
+  INFO(first.output);
+  REQUIRE(first.status == 0);
+  const std::string cache = (dir.path() / "local" / "dlxfake1" / ("dlx-" + std::to_string(::geteuid())) / "data").string();
+  CHECK_THAT(first.output, Catch::Contains("dir=" + cache + "/"));
+  CHECK_THAT(first.output, Catch::Contains("0 1 2") && Catch::Contains("same-bytes"));
+  CHECK_THAT(first.output, Catch::Contains("dlx-launch: data on dlxfake1: " + source.string() + ": copied "));
+  // DLX_DATA_DIRS holds the same single directory.
+  const auto line = first.output.substr(first.output.find("dir="));
+  const auto dir_value = line.substr(4, line.find(' ') - 4);
+  CHECK_THAT(line, Catch::Contains("dirs=" + dir_value + "\n"));
+
+  // The next trial on this node reuses the copy.
+  auto second = run_with_env(data_step_env(dir.path(), 0), {kDataLaunch, "--", "sh", "-c", trainer});
+  INFO(second.output);
+  REQUIRE(second.status == 0);
+  CHECK_THAT(second.output, Catch::Contains("dir=" + dir_value + " "));
+  CHECK_THAT(second.output, Catch::Contains(": reused ") && Catch::Contains("same-bytes"));
+}
+
+TEST_CASE("launcher data: two datasets give DLX_DATA_DIRS in stage: order and no DLX_DATA_DIR", "[launch-cli][data]") {
+  TempDir dir("data-two");
+  fs::create_directories(dir.path() / "a");
+  std::ofstream(dir.path() / "a" / "one.txt") << "first\n";
+  std::ofstream(dir.path() / "weights.bin") << "second\n";
+  freeze_with_data(dir.path(), {dir.path() / "a", dir.path() / "weights.bin"});
+  write_barrier_line(barrier_file(dir.path(), 1), "ready dlxfake2");
+  auto env = data_step_env(dir.path(), 0);
+  env["DLX_DATA_DIR"] = "/stale/from/the/job/script";
+  auto result = run_with_env(env, {kDataLaunch, "--", "sh", "-c",
+                                   "echo \"single=${DLX_DATA_DIR:-unset}\"; IFS=:; set -- $DLX_DATA_DIRS; "
+                                   "echo count=$#; cat \"$1/one.txt\" \"$2/weights.bin\""});
+  INFO(result.output);
+  REQUIRE(result.status == 0);
+  CHECK_THAT(result.output, Catch::Contains("single=unset") && Catch::Contains("count=2"));
+  CHECK_THAT(result.output, Catch::Contains("first\nsecond\n"));
+}
+
+TEST_CASE("launcher data: rank 0 does not start when another node failed to stage, and names it", "[launch-cli][data]") {
+  TempDir dir("data-failed-node");
+  std::ofstream(dir.path() / "set.bin") << "data\n";
+  freeze_with_data(dir.path(), {dir.path() / "set.bin"});
+  write_barrier_line(barrier_file(dir.path(), 1),
+             "failed dlxfake2: dlx-launch: cannot stage the experiment's data on dlxfake2: no space left");
+  const fs::path ran = dir.path() / "trainer-ran";
+  auto result = run_with_env(data_step_env(dir.path(), 0), {kDataLaunch, "--", "touch", ran.string()});
+  INFO(result.output);
+  CHECK(result.status == 1);
+  CHECK_THAT(result.output, Catch::Contains("dlx-launch: the data could not be staged on node 1 (dlxfake2): "
+                                            "dlx-launch: cannot stage the experiment's data on dlxfake2: no space left"));
+  CHECK_FALSE(fs::exists(ran));
+  const auto record = dlx::checkpoint::load_trial_record(dir.path() / "trials" / "1" / "trial.h5");
+  CHECK(record.state == "failed");
+  CHECK_THAT(record.stop_reason, Catch::Contains("could not be staged on node 1 (dlxfake2)"));
+}
+
+TEST_CASE("launcher data: rank 0 gives up at the deadline naming the silent node", "[launch-cli][data]") {
+  TempDir dir("data-silent-node");
+  std::ofstream(dir.path() / "set.bin") << "data\n";
+  freeze_with_data(dir.path(), {dir.path() / "set.bin"});
+  // An earlier attempt's files say nothing about this one.
+  write_barrier_line(dir.path() / "trials" / "1" / ".data.1234.0.7" / "node-1", "ready dlxfake2");
+  auto env = data_step_env(dir.path(), 0);
+  env["DLX_DATA_STAGE_TIMEOUT"] = "1";
+  const fs::path ran = dir.path() / "trainer-ran";
+  auto result = run_with_env(env, {kDataLaunch, "--", "touch", ran.string()});
+  INFO(result.output);
+  CHECK(result.status == 1);
+  CHECK_THAT(result.output, Catch::Contains("dlx-launch: node 1 (SLURM_NODEID) of this trial did not stage the data "
+                                            "within 1 s"));
+  CHECK_FALSE(fs::exists(ran));
+  CHECK_FALSE(fs::exists(dir.path() / "trials" / "1" / ".data.1234.0.7"));  // rank 0 tidied it
+}
+
+TEST_CASE("launcher data: a failed staging on another node is told to rank 0", "[launch-cli][data]") {
+  TempDir dir("data-node-fails");
+  freeze_with_data(dir.path(), {dir.path() / "vanished.bin"});
+  auto result = run_with_env(data_step_env(dir.path(), 1), {kDataLaunch, "--", "true"});
+  INFO(result.output);
+  CHECK(result.status == 1);
+  CHECK_THAT(result.output, Catch::Contains("dlx-launch: cannot stage the experiment's data on dlxfake2: "));
+  CHECK_THAT(result.output, Catch::Contains("vanished.bin"));
+  const auto told = read_whole(barrier_file(dir.path(), 1));
+  CHECK_THAT(told, Catch::StartsWith("failed dlxfake2: dlx-launch: cannot stage the experiment's data on dlxfake2: "));
+}
