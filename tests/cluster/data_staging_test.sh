@@ -96,7 +96,7 @@ install -d -m 0700 "$WORK/root-only"
 write_exp unreadable.yaml ds-unreadable 1 "data: {stage: [$WORK/root-only]}"
 expect_refused "an unreadable path" unreadable.yaml "data.stage: $WORK/root-only: you cannot read it: Permission denied"
 write_exp capped.yaml ds-capped 1 "data: {stage: [dataset], max_bytes: 10MB}"
-expect_refused "over the cap" capped.yaml "data.stage: the datasets total 67.1 MB, above the node cache's cap of 10 MB" \
+expect_refused "over the cap" capped.yaml "data.stage: the datasets total 67.1 MB, above the node cache's cap of 10.0 MB" \
   "the biggest: $WORK/dataset (67.1 MB)"
 
 # ---- a fresh start: no cache on any node ----
