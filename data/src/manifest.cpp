@@ -1,32 +1,28 @@
 #include "manifest.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <vector>
 
 #include <fmt/format.h>
 
 #include "dlx/common/file_kind.hpp"
-#include "dlx/common/unique_fd.hpp"
 #include "dlx/data/stage.hpp"
-#include "sha256.hpp"
 
 namespace dlx::data {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-[[noreturn]] void unreadable(const fs::path& path, int error_number) {
+[[noreturn]] void throw_unreadable(const fs::path& path, int error_number) {
   throw DataError(fmt::format("cannot read {}: {} (the data to stage must exist and be readable by you; "
                               "fix the path in `data: stage:` or its permissions)",
                               path.string(), std::strerror(error_number)));
 }
+
+namespace {
 
 ManifestEntry entry_of(const fs::path& path, std::string relative, const struct stat& info) {
   ManifestEntry entry;
@@ -42,7 +38,7 @@ ManifestEntry entry_of(const fs::path& path, std::string relative, const struct 
     entry.type = 'l';
     std::error_code error;
     entry.link_target = fs::read_symlink(path, error).string();
-    if (error) unreadable(path, error.value());
+    if (error) throw_unreadable(path, error.value());
   } else {
     throw DataError(fmt::format("cannot stage {}: it is {}, not a file, a directory or a symbolic link (remove "
                                 "it from the data, or stage the directory's files without it)",
@@ -54,36 +50,21 @@ ManifestEntry entry_of(const fs::path& path, std::string relative, const struct 
 void walk(const fs::path& directory, const std::string& relative, Manifest& manifest) {
   std::error_code error;
   fs::directory_iterator it(directory, error);
-  if (error) unreadable(directory, error.value());
+  if (error) throw_unreadable(directory, error.value());
   for (; it != fs::directory_iterator(); it.increment(error)) {
     const fs::path path = it->path();
     const std::string name = relative.empty() ? path.filename().string() : relative + "/" + path.filename().string();
     struct stat info {};
-    if (::lstat(path.c_str(), &info) != 0) unreadable(path, errno);
+    if (::lstat(path.c_str(), &info) != 0) throw_unreadable(path, errno);
     manifest.entries.push_back(entry_of(path, name, info));
     manifest.bytes += manifest.entries.back().size;
     if (S_ISDIR(info.st_mode)) walk(path, name, manifest);
   }
-  if (error) unreadable(directory, error.value());
+  if (error) throw_unreadable(directory, error.value());
 }
 
 bool ends_with_any(const std::string& name, std::initializer_list<const char*> suffixes) {
   return std::any_of(suffixes.begin(), suffixes.end(), [&](const char* suffix) { return name.ends_with(suffix); });
-}
-
-std::string content_sha256(const fs::path& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  if (!fd) unreadable(path, errno);
-  Sha256 hash;
-  std::vector<char> buffer(std::size_t{1} << 20);
-  for (;;) {
-    const ssize_t got = ::read(fd.get(), buffer.data(), buffer.size());
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) unreadable(path, errno);
-    if (got == 0) break;
-    hash.update(buffer.data(), static_cast<std::size_t>(got));
-  }
-  return hash.hex_digest();
 }
 
 }  // namespace
@@ -114,41 +95,21 @@ Manifest read_manifest(const fs::path& source) {
                                 "resolved against its directory before staging)", source.string()));
   }
   struct stat info {};
-  if (::stat(source.c_str(), &info) != 0) unreadable(source, errno);
+  if (::stat(source.c_str(), &info) != 0) throw_unreadable(source, errno);
   Manifest manifest;
   manifest.source = source.lexically_normal();
   manifest.kind = kind_of(source, S_ISDIR(info.st_mode));
   manifest.entries.push_back(entry_of(source, "", info));
   manifest.bytes = manifest.entries.back().size;
   if (manifest.kind == SourceKind::directory) {
-    if (::access(source.c_str(), R_OK | X_OK) != 0) unreadable(source, errno);
+    if (::access(source.c_str(), R_OK | X_OK) != 0) throw_unreadable(source, errno);
     walk(source, "", manifest);
     std::sort(manifest.entries.begin(), manifest.entries.end(),
               [](const ManifestEntry& a, const ManifestEntry& b) { return a.relative < b.relative; });
   } else if (::access(source.c_str(), R_OK) != 0) {
-    unreadable(source, errno);
+    throw_unreadable(source, errno);
   }
   return manifest;
-}
-
-std::string manifest_key(const Manifest& manifest, bool checksum) {
-  Sha256 hash;
-  hash.update(fmt::format("dlx-data-manifest 1\nsource {}:{}\nkind {}\nchecksum {}\n", manifest.source.string().size(),
-                          manifest.source.string(), kind_name(manifest.kind), checksum ? 1 : 0));
-  for (const auto& entry : manifest.entries) {
-    // The source directory's own mtime changes whenever an entry is added or removed, which the
-    // entries already show; with checksum, nothing time-based may count.
-    const bool top_directory = entry.relative.empty() && entry.type == 'd';
-    std::string stamp = std::to_string(top_directory ? 0 : entry.mtime_ns);
-    if (checksum && entry.type == 'f') {
-      stamp = content_sha256(entry.relative.empty() ? manifest.source : manifest.source / entry.relative);
-    } else if (checksum) {
-      stamp = "-";
-    }
-    hash.update(fmt::format("{} {} {} {:o} {}:{} {}:{}\n", entry.type, entry.size, stamp, entry.mode,
-                            entry.relative.size(), entry.relative, entry.link_target.size(), entry.link_target));
-  }
-  return hash.hex_digest();
 }
 
 }  // namespace dlx::data

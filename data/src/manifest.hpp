@@ -37,6 +37,9 @@ struct Manifest {
 // .txz, .tar.zst, .tzst; .squashfs, .sqfs), else a file or a directory.
 SourceKind kind_of(const std::filesystem::path& source, bool is_directory);
 
+// Throws the DataError for a path that cannot be read (`error_number`: the errno), with the fix.
+[[noreturn]] void throw_unreadable(const std::filesystem::path& path, int error_number);
+
 // Walks `source` (following a link only at the source itself). Throws DataError naming the path
 // that is missing, unreadable, or neither a file, a directory nor a link (a FIFO, a device).
 Manifest read_manifest(const std::filesystem::path& source);

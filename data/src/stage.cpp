@@ -133,10 +133,4 @@ StagedData StagedData::stage(const StageRequest& request, std::FILE* log) {
   return staged;
 }
 
-std::uint64_t source_bytes(const std::vector<fs::path>& sources) {
-  std::uint64_t bytes = 0;
-  for (const auto& source : sources) bytes += read_manifest(source).bytes;
-  return bytes;
-}
-
 }  // namespace dlx::data
