@@ -162,11 +162,11 @@ EOF
   out="$(up --plugin "$work/dlx_standin.so" 2>&1)" && rc=0 || rc=$?
   line="$(grep '^required' "$state/etc/plugstack-jobsubmit.conf" || true)"
   if [ "$rc" -eq 0 ] && [[ "$out" == *"already running"* ]] \
-     && [ "$line" == "required $work/dlx_standin.so storage_root=$state/storage array_via=job_submit" ]; then
+     && [ "$line" == "required $work/dlx_standin.so storage_root=$state/storage local_dir=$state/tmp/%n array_via=job_submit" ]; then
     ok "up --plugin while running rewrites the plugstack files"
   else
     fail "up --plugin while running rewrites the plugstack files" \
-      "exit 0, 'already running', 'required <plugin> storage_root=<state>/storage array_via=job_submit'" \
+      "exit 0, 'already running', 'required <plugin> storage_root=<state>/storage local_dir=<state>/tmp/%n array_via=job_submit'" \
       "exit $rc: $out; plugstack-jobsubmit.conf: $line"
   fi
   # array_of SPEC [sbatch args...]: the array fields of a held job submitted through the Lua path
