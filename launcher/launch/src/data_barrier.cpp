@@ -53,7 +53,7 @@ void DataBarrier::arrive(int node_index, std::string_view node_name) const {
   try {
     publish(node_index, fmt::format("ready {}", node_name));
   } catch (const std::exception& e) {
-    throw LaunchError(fmt::format("dlx-launch: cannot tell rank 0 that the data is staged on {}: {} (is the "
+    throw LaunchError(fmt::format("cannot tell rank 0 that the data is staged on {}: {} (is the "
                                   "experiment directory writable?)", node_name, e.what()));
   }
 }
@@ -76,14 +76,14 @@ void DataBarrier::wait_for_all(std::chrono::milliseconds deadline) const {
       if (!line) {
         missing.push_back(node);
       } else if (line->starts_with("failed ")) {
-        throw LaunchError(fmt::format("dlx-launch: the data could not be staged on node {} ({}): {}", node,
+        throw LaunchError(fmt::format("the data could not be staged on node {} ({}): {}", node,
                                       line->substr(7, line->find(':') - 7), line->substr(line->find(':') + 2)));
       }
     }
     if (missing.empty()) return;
     if (std::chrono::steady_clock::now() >= give_up) {
       throw LaunchError(fmt::format(
-          "dlx-launch: node{} {} (SLURM_NODEID) of this trial did not stage the data within {} s (their output "
+          "node{} {} (SLURM_NODEID) of this trial did not stage the data within {} s (their output "
           "says why; a slow copy needs a longer DLX_DATA_STAGE_TIMEOUT, in seconds)",
           missing.size() == 1 ? "" : "s", fmt::join(missing, ", "),
           std::chrono::duration_cast<std::chrono::seconds>(deadline).count()));

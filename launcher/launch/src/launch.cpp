@@ -142,11 +142,11 @@ std::optional<TrialData> stage_trial_data(const config::Experiment& experiment, 
   } catch (const std::exception& error) {
     std::string why = error.what();
     if (dynamic_cast<const LaunchError*>(&error) == nullptr) {  // this node's own staging
-      why = fmt::format("dlx-launch: cannot stage the experiment's data on {}: {}", placement.node_name, why);
+      why = fmt::format("cannot stage the experiment's data on {}: {}", placement.node_name, why);
       if (barrier && node_leader) barrier->fail(placement.node_index, placement.node_name, why);
     }
     if (placement.rank == 0) {
-      record_failure(trial, placement, 1, why);
+      record_failure(trial, placement, 1, refusal_record(why));
       if (peers) peers->announce(fmt::format("rank 0 on {}: {}", placement.node_name, why));
     }
     throw LaunchError(why);
