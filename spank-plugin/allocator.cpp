@@ -37,6 +37,7 @@
 #include "dlx/searcher/trial_plan.hpp"
 #include "dlx/store/create_experiment_dir.hpp"
 #include "plugin_state.hpp"
+#include "remote.hpp"
 #include "resource_options.hpp"
 #include "sbatch_options.hpp"
 
@@ -100,10 +101,11 @@ int prepare_submission(spank_t sp) {
     return -1;
   }
   for (const auto& warning : experiment.warnings) report_info(fmt::format("dlx: --dl-experiment: {}", warning));
-  if (auto max_array = cluster_max_array_size(); max_array && static_cast<unsigned>(tasks) > *max_array) {
+  const ClusterFacts cluster = load_cluster_facts();
+  if (cluster.max_array_size && static_cast<unsigned>(tasks) > *cluster.max_array_size) {
     report_error(fmt::format("dlx: --dl-experiment: {}: the experiment needs {} array tasks but this "
                              "cluster's MaxArraySize is {} (run fewer trials, or ask your administrator)",
-                             file, tasks, *max_array));
+                             file, tasks, *cluster.max_array_size));
     return -1;
   }
   if (!experiment.seed_given) {
@@ -187,6 +189,12 @@ int prepare_submission(spank_t sp) {
   ::setenv("DLX_EXPERIMENT_DIR", directory.c_str(), 1);
   spank_job_control_setenv(sp, "DLX_EXPERIMENT_DIR", directory.c_str(), 1);
   if (!user_array) spank_job_control_setenv(sp, "DLX_ARRAY_SPEC", spec.c_str(), 1);
+  if (!cluster.tmp_fs.empty()) {
+    // Slurm's TmpFS, one of the places the node-local code copy and data cache may go
+    // (site_local_root): the job steps could not ask slurmctld without an RPC per step.
+    ::setenv(kSlurmTmpFsVariable, cluster.tmp_fs.c_str(), 1);
+    spank_job_control_setenv(sp, kSlurmTmpFsVariable, cluster.tmp_fs.c_str(), 1);
+  }
 
   report_info(fmt::format("dlx: experiment {}: {} trial{} as array {} in {}", experiment.name, trials,
                           trials == 1 ? "" : "s", array_note, directory.string()));

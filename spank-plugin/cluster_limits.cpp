@@ -8,17 +8,19 @@ extern "C" {
 
 namespace dlx::spank {
 
-std::optional<unsigned> cluster_max_array_size() {
+ClusterFacts load_cluster_facts() {
   using Load = int (*)(time_t, slurm_conf_t**);
   using Free = void (*)(slurm_conf_t*);
   auto load = reinterpret_cast<Load>(::dlsym(RTLD_DEFAULT, "slurm_load_ctl_conf"));
   auto release = reinterpret_cast<Free>(::dlsym(RTLD_DEFAULT, "slurm_free_ctl_conf"));
-  if (!load || !release) return std::nullopt;
+  ClusterFacts facts;
+  if (!load || !release) return facts;
   slurm_conf_t* conf = nullptr;
-  if (load(0, &conf) != 0 || conf == nullptr) return std::nullopt;
-  unsigned size = conf->max_array_sz;
+  if (load(0, &conf) != 0 || conf == nullptr) return facts;
+  facts.max_array_size = conf->max_array_sz;
+  if (conf->tmp_fs != nullptr) facts.tmp_fs = conf->tmp_fs;
   release(conf);
-  return size;
+  return facts;
 }
 
 }  // namespace dlx::spank

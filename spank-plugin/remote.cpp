@@ -109,6 +109,11 @@ std::string export_or_explain(spank_t sp) {
     // dlx-launch expands them with the node and user it runs as (data_staging.hpp).
     const auto& local_dir = state().options.local_dir;
     if (!local_dir.empty()) ok = ok && set(sp, kSiteLocalDirVariable, local_dir);
+    // Slurm's TmpFS, from sbatch (allocator.cpp); under --export=NONE only its job-control copy.
+    if (getenv_or_empty(sp, kSlurmTmpFsVariable).empty()) {
+      const std::string tmp_fs = getenv_or_empty(sp, "SLURM_SPANK_DLX_SLURM_TMPFS");
+      if (!tmp_fs.empty()) ok = ok && set(sp, kSlurmTmpFsVariable, tmp_fs);
+    }
     for (const auto& [name, value] : experiment.environment) ok = ok && set(sp, name, value);
     for (const auto& [name, value] : hparams.items()) {
       ok = ok && set(sp, config::hyperparameter_variable(name), config::hyperparameter_variable_value(value));

@@ -1,9 +1,10 @@
 // bench_data_stage: staging throughput (dlx::data::StagedData::stage into a fresh cache) against
 // `cp -r` of the same directory, measured side by side in the same run, alternating which goes
 // first. The source is written by the benchmark, so both read it from a warm page cache (said in
-// the output); staging ends with a syncfs (the cache's durability), so cp -r is timed both bare and
+// the output) unless --cold is given: then (as root) the page cache is dropped before each timed
+// side, so each reads the source from the disk as a node's first trial would; staging ends with a syncfs (the cache's durability), so cp -r is timed both bare and
 // followed by `sync -f` on its copy, the same guarantee. The headline ratio (medians) is against cp -r + sync.
-//   bench_data_stage [--dir DIR] [--mib N] [--repeats N]
+//   bench_data_stage [--dir DIR] [--mib N] [--repeats N] [--cold]
 // Results: docs/benchmarks.md, section "Data staging".
 #include <unistd.h>
 
@@ -30,10 +31,11 @@ struct Options {
   fs::path dir = fs::temp_directory_path();
   std::uint64_t mib = 1024;
   int repeats = 3;
+  bool cold = false;
 };
 
 [[noreturn]] void usage(const std::string& problem) {
-  fmt::print(stderr, "bench_data_stage: {}\nusage: bench_data_stage [--dir DIR] [--mib N] [--repeats N]\n", problem);
+  fmt::print(stderr, "bench_data_stage: {}\nusage: bench_data_stage [--dir DIR] [--mib N] [--repeats N] [--cold]\n", problem);
   std::exit(2);
 }
 
@@ -41,6 +43,10 @@ Options parse(int argc, char** argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
+    if (flag == "--cold") {
+      options.cold = true;
+      continue;
+    }
     if (i + 1 >= argc) usage(fmt::format("{} needs a value", flag));
     const std::string value = argv[++i];
     try {
@@ -129,6 +135,19 @@ void clean(const fs::path& path) {
   run_timed({"sync", "-f", path.parent_path().string()});
 }
 
+// --cold: writes back, then drops the clean page cache (and dentries, inodes), so the next reader
+// finds the source on the disk. Needs root; the benchmark stops with the reason otherwise.
+void drop_page_cache() {
+  run_timed({"sync"});
+  std::ofstream drop("/proc/sys/vm/drop_caches");
+  drop << "3\n";
+  drop.flush();
+  if (!drop) {
+    fmt::print(stderr, "bench_data_stage: --cold cannot write /proc/sys/vm/drop_caches (run it as root)\n");
+    std::exit(1);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -142,7 +161,8 @@ int main(int argc, char** argv) {
   run_timed({"sync", "-f", source.string()});
   fmt::print("# bench_data_stage: {:.1f} MiB in {} files (32 MiB, 1 MiB and 32 KiB) under {}\n",
              static_cast<double>(bytes) / (1 << 20), files, work.string());
-  fmt::print("# page cache: warm for both (the source was just written; nothing is dropped)\n");
+  fmt::print("# page cache: {}\n", options.cold ? "dropped before each timed side (--cold)"
+                                               : "warm for both (the source was just written; nothing is dropped)");
   fmt::print("# staging ends with syncfs; 'cp+sync' is cp -r followed by sync -f on its copy\n");
   fmt::print("# {:>6}  {:>10}  {:>10}  {:>10}  {:>10}  {:>10}\n", "repeat", "stage_s", "cp_s", "cp+sync_s",
              "stage_MB/s", "cp+sync_MB/s");
@@ -153,6 +173,7 @@ int main(int argc, char** argv) {
     fs::create_directories(root);
     double stage_s = 0, cp_s = 0, cp_sync_s = 0;
     auto time_stage = [&] {
+      if (options.cold) drop_page_cache();
       dlx::data::StageRequest request;
       request.sources = {source};
       request.local_root = root;
@@ -166,8 +187,10 @@ int main(int argc, char** argv) {
       }
     };
     auto time_cp = [&] {
+      if (options.cold) drop_page_cache();
       cp_s = run_timed({"cp", "-r", source.string(), copy.string()});
       clean(copy);
+      if (options.cold) drop_page_cache();
       const auto start = std::chrono::steady_clock::now();
       run_timed({"cp", "-r", source.string(), copy.string()});
       run_timed({"sync", "-f", copy.string()});

@@ -16,7 +16,7 @@ repeats=10
 eval "$("$build_dir/bin/dlx" cluster env --state-dir "$state_dir")"
 export PATH=$build_dir/bin:$PATH
 
-work=$(mktemp -d /tmp/dlx-bench-snapshot.XXXXXX)
+work=$(mktemp -d -t dlx-bench-snapshot.XXXXXX)  # under $TMPDIR when set
 trap 'rm -rf "$work"' EXIT
 repo=$work/repo
 mkdir -p "$repo"

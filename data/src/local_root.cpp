@@ -57,6 +57,10 @@ fs::path resolve_local_root(const LocalRootContext& context) {
 
 LocalRootContext local_root_context_from_environment() {
   LocalRootContext context;
+  // Inside a job step the plugin has exported the site's choices (spank-plugin/remote.hpp), so
+  // `srun dlx data ls` finds the cache where the trials put it.
+  if (const char* local_dir = std::getenv("DLX_SITE_LOCAL_DIR")) context.local_dir_option = local_dir;
+  if (const char* tmp_fs = std::getenv("DLX_SLURM_TMPFS")) context.slurm_tmpfs = tmp_fs;
   if (const char* tmpdir = std::getenv("TMPDIR")) context.tmpdir = tmpdir;
   if (const char* node = std::getenv("SLURMD_NODENAME"); node && *node) {
     context.node_name = node;

@@ -118,7 +118,10 @@ for ran in 0-0 0-1 1-0 2-0; do
   file=$dir/ran-$ran.txt
   [ -f "$file" ] || fail "no record of attempt $ran: $(tail -5 "$WORK"/snap-"$job"_"${ran%-*}".out)"
   line=$(cat "$file")
-  expect_contains "attempt $ran" "$line" "v2-submitted pwd=/tmp/dlx-"
+  # The node-local copy is under the site's node-local directory (the local cluster's plugstack
+  # local_dir=<state>/tmp/%n), in the user's own dlx-<uid>.
+  expect_contains "attempt $ran" "$line" "v2-submitted pwd=$CLUSTER/tmp/n"
+  expect_contains "attempt $ran" "$line" "/dlx-$(id -u "$DLX_TEST_USER")/code-"
   code_dir=${line##*code=}
   expect_contains "attempt $ran" "$line" "pwd=$code_dir "
   case "$code_dir" in "$dir"*) fail "attempt $ran ran on shared storage: $line" ;; esac

@@ -37,7 +37,7 @@ out=$DLX_EXPERIMENT_DIR/data-$DLX_TRIAL_ID-rank$RANK.txt
 same=no
 if (cd "$DLX_DATA_DIR" && sha256sum --quiet --strict -c "$manifest" > /dev/null 2>&1 &&
     [ "$(find . -type f | wc -l)" = "$(wc -l < "$manifest")" ]); then same=yes; fi
-echo "node=$SLURMD_NODENAME rank=$RANK inode=$(stat -c %i "$DLX_DATA_DIR") same=$same dir=$DLX_DATA_DIR dirs=$DLX_DATA_DIRS" > "$out"
+echo "node=$SLURMD_NODENAME rank=$RANK inode=$(stat -c %i "$DLX_DATA_DIR") same=$same dir=$DLX_DATA_DIR dirs=$DLX_DATA_DIRS tmpfs=${DLX_SLURM_TMPFS:-unset}" > "$out"
 # Rank 0 of a multi-node trial: is the data complete on the other node already? (every node's
 # directory is on this one host, so the marker of the same cache entry can be looked at)
 if [ "$RANK" = 0 ] && [ -n "${PEER_NODE:-}" ]; then
@@ -124,6 +124,8 @@ for t in 0 1 2 3 4 5; do
   esac
   case "$(readlink -f "$data_dir")" in "$(storage_root)"*|"$WORK"*) fail "trial $t reads shared storage: $line" ;; esac
   expect_contains "trial $t" "$line" "dirs=$data_dir"
+  # Slurm's TmpFS reaches the trial (the cache's default below local_dir=), %n unexpanded.
+  expect_contains "trial $t" "$line" "tmpfs=$CLUSTER/tmp/%n"
   if [ -n "${inode_of[$node]:-}" ] && [ "${inode_of[$node]}" != "$inode" ]; then
     fail "two copies on $node: inodes ${inode_of[$node]} and $inode"
   fi

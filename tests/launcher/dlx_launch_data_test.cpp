@@ -45,13 +45,15 @@ std::string read_whole(const fs::path& path) {
 }
 
 // The grid example (2 nodes per trial) frozen with a data: section staging `sources` to
-// <dir>/local/%n.
-void freeze_with_data(const fs::path& dir, const std::vector<fs::path>& sources) {
+// <dir>/local/%n, or without `to:` (the site's default then decides) when `with_to` is false.
+void freeze_with_data(const fs::path& dir, const std::vector<fs::path>& sources, bool with_to = true) {
   fs::create_directories(dir / "local" / "dlxfake1");  // each node's local directory (the site makes them)
   fs::create_directories(dir / "local" / "dlxfake2");
   fs::copy_file(fs::path(DLX_SOURCE_DIR) / "examples" / "grid.yaml", dir / "experiment.yaml");
   std::ofstream out(dir / "experiment.yaml", std::ios::app);
-  out << "data:\n  to: " << (dir / "local" / "%n").string() << "\n  stage:\n";
+  out << "data:\n";
+  if (with_to) out << "  to: " << (dir / "local" / "%n").string() << "\n";
+  out << "  stage:\n";
   for (const auto& source : sources) out << "    - " << source.string() << "\n";
 }
 
@@ -96,6 +98,37 @@ TEST_CASE("launcher data: the trainer reads DLX_DATA_DIR, a node-local copy of t
   REQUIRE(second.status == 0);
   CHECK_THAT(second.output, Catch::Contains("dir=" + dir_value + " "));
   CHECK_THAT(second.output, Catch::Contains(": reused ") && Catch::Contains("same-bytes"));
+}
+
+TEST_CASE("launcher data: without data.to the cache goes under local_dir=, else Slurm's TmpFS, else TMPDIR",
+          "[launch-cli][data]") {
+  TempDir dir("data-site");
+  std::ofstream(dir.path() / "weights.bin") << "w\n";
+  freeze_with_data(dir.path(), {dir.path() / "weights.bin"}, /*with_to=*/false);
+  write_barrier_line(barrier_file(dir.path(), 1), "ready dlxfake2");
+  for (const char* place : {"site", "tmpfs/dlxfake1", "tmpdir"}) fs::create_directories(dir.path() / place);
+  const std::string user_dir = "dlx-" + std::to_string(::geteuid());
+  auto env = data_step_env(dir.path(), 0);
+  env["TMPDIR"] = (dir.path() / "tmpdir").string();
+  const std::vector<std::string> trainer = {kDataLaunch, "--", "sh", "-c", "echo \"dir=$DLX_DATA_DIR\""};
+
+  auto tmpdir = run_with_env(env, trainer);
+  INFO(tmpdir.output);
+  REQUIRE(tmpdir.status == 0);
+  CHECK_THAT(tmpdir.output, Catch::Contains("dir=" + (dir.path() / "tmpdir" / user_dir / "data").string() + "/"));
+
+  env["DLX_SLURM_TMPFS"] = (dir.path() / "tmpfs" / "%n").string();  // as the plugin passes TmpFS on
+  auto tmpfs = run_with_env(env, trainer);
+  INFO(tmpfs.output);
+  REQUIRE(tmpfs.status == 0);
+  CHECK_THAT(tmpfs.output,
+             Catch::Contains("dir=" + (dir.path() / "tmpfs" / "dlxfake1" / user_dir / "data").string() + "/"));
+
+  env["DLX_SITE_LOCAL_DIR"] = (dir.path() / "site").string();
+  auto site = run_with_env(env, trainer);
+  INFO(site.output);
+  REQUIRE(site.status == 0);
+  CHECK_THAT(site.output, Catch::Contains("dir=" + (dir.path() / "site" / user_dir / "data").string() + "/"));
 }
 
 TEST_CASE("launcher data: two datasets give DLX_DATA_DIRS in stage: order and no DLX_DATA_DIR", "[launch-cli][data]") {

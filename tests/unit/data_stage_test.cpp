@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -413,4 +414,27 @@ TEST_CASE("the default local directory: local_dir=, else TmpFS, else TMPDIR, els
   CHECK_THROWS_WITH(dlx::data::resolve_local_root(context),
                     "the plugstack option local_dir= 'local/%n' is not an absolute path (give the node-local "
                     "directory from /)");
+}
+
+TEST_CASE("dlx data's default reads the site's choices a job step was given, then TMPDIR", "[data]") {
+  // Restores the process environment whatever the test does.
+  struct SavedVariable {
+    std::string name;
+    std::optional<std::string> value;
+    explicit SavedVariable(std::string variable) : name(std::move(variable)) {
+      if (const char* current = std::getenv(name.c_str())) value = current;
+    }
+    ~SavedVariable() { value ? ::setenv(name.c_str(), value->c_str(), 1) : ::unsetenv(name.c_str()); }
+  };
+  const SavedVariable saved[] = {SavedVariable("DLX_SITE_LOCAL_DIR"), SavedVariable("DLX_SLURM_TMPFS"),
+                                 SavedVariable("TMPDIR"), SavedVariable("SLURMD_NODENAME")};
+  ::setenv("SLURMD_NODENAME", "n7", 1);
+  ::setenv("TMPDIR", "/scratch/job", 1);
+  ::unsetenv("DLX_SITE_LOCAL_DIR");
+  ::unsetenv("DLX_SLURM_TMPFS");
+  CHECK(dlx::data::resolve_local_root(dlx::data::local_root_context_from_environment()) == "/scratch/job");
+  ::setenv("DLX_SLURM_TMPFS", "/var/tmp/slurm/%n", 1);
+  CHECK(dlx::data::resolve_local_root(dlx::data::local_root_context_from_environment()) == "/var/tmp/slurm/n7");
+  ::setenv("DLX_SITE_LOCAL_DIR", "/local/%n", 1);
+  CHECK(dlx::data::resolve_local_root(dlx::data::local_root_context_from_environment()) == "/local/n7");
 }

@@ -1,7 +1,8 @@
 // dlx data ls|gc [--dir LOCAL_ROOT]: this user's node-local data cache on this node (data/,
 // docs/file-format.md "Node-local data cache"): its entries, and removing the unused ones.
-// Without --dir the cache is where dlx-launch puts it without Slurm's context: $TMPDIR, else /tmp
-// (dlx::data::resolve_local_root).
+// Without --dir the cache is where dlx-launch puts it when the experiment names no data.to: in a
+// job step the site's local_dir= or Slurm's TmpFS (the plugin exports both), else $TMPDIR, else
+// /tmp (dlx::data::resolve_local_root).
 #include <ctime>
 
 #include <fmt/format.h>
@@ -23,8 +24,9 @@ namespace po = boost::program_options;
 
 void add_dir_option(CommandLine& command) {
   command.options.add_options()("dir", po::value<std::string>()->value_name("LOCAL_ROOT"),
-                                "the node-local directory holding dlx-<uid>/data (default: $TMPDIR, else /tmp; "
-                                "the site's local_dir= or the experiment's data: to: when they set one)");
+                                "the node-local directory holding dlx-<uid>/data (default: in a job step the site's "
+                                "local_dir= or Slurm's TmpFS, else $TMPDIR, else /tmp; give the experiment's "
+                                "data: to: when it sets one)");
 }
 
 fs::path local_root_of(const po::variables_map& values) {

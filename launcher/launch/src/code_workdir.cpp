@@ -22,15 +22,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// <TMPDIR or /tmp>/dlx-<uid>: made 0700 and accepted only as this user's own real directory that
+// <local_root>/dlx-<uid>: made 0700 and accepted only as this user's own real directory that
 // nobody else can write (another user could otherwise plant a link or swap the copy).
-fs::path user_scratch_dir(const env::EnvMap& env) {
-  const auto tmp = env::lookup(env, "TMPDIR");
-  const fs::path base = tmp && !tmp->empty() && tmp->front() == '/' ? fs::path(*tmp) : fs::path("/tmp");
-  const fs::path dir = base / fmt::format("dlx-{}", ::geteuid());
+fs::path user_scratch_dir(const fs::path& local_root) {
+  const fs::path dir = local_root / fmt::format("dlx-{}", ::geteuid());
   if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    throw LaunchError(fmt::format("cannot create {} for the node-local code copy: {} (set TMPDIR to a "
-                                  "node-local directory you can write)", dir.string(), std::strerror(errno)));
+    throw LaunchError(fmt::format("cannot create {} for the node-local code copy: {} (the node-local "
+                                  "directory is the site's local_dir=, else Slurm's TmpFS, else TMPDIR, else "
+                                  "/tmp: ask your administrator)", dir.string(), std::strerror(errno)));
   }
   struct stat info {};
   if (::lstat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) || info.st_uid != ::geteuid() ||
@@ -52,7 +51,8 @@ std::string copy_key(const env::EnvMap& env) {
 }  // namespace
 
 std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, const config::Experiment& experiment,
-                                                const env::EnvMap& env, std::FILE* log) {
+                                                const env::EnvMap& env, const fs::path& local_root,
+                                                std::FILE* log) {
   std::optional<nlohmann::json> info;
   try {
     info = store::read_code_info(experiment_dir);
@@ -68,7 +68,7 @@ std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, 
     result.working_dir_ = workdir.empty() ? snapshot : snapshot / workdir;
     return result;
   }
-  const fs::path scratch = user_scratch_dir(env);
+  const fs::path scratch = user_scratch_dir(local_root);
   const std::string key = copy_key(env);
   result.code_dir_ = scratch / key;
   result.working_dir_ = workdir.empty() ? result.code_dir_ : result.code_dir_ / workdir;
@@ -101,7 +101,7 @@ std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, 
     } catch (const std::exception& e) {
       fs::remove_all(result.code_dir_, error);
       throw LaunchError(fmt::format("cannot copy the code snapshot {} to {}: {} (is the node's "
-                                    "TMPDIR full? the site may set code: {{run_from: shared}})",
+                                    "local disk full? the site may set code: {{run_from: shared}})",
                                     snapshot.string(), result.code_dir_.string(), e.what()));
     }
   }

@@ -232,7 +232,14 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
   const auto code = [&]() -> std::optional<CodeWorkdir> {
     if (!experiment || !trial.in_trial()) return std::nullopt;
     try {
-      return CodeWorkdir::prepare(*trial.experiment_dir, *experiment, env, placement.rank == 0 ? stderr : nullptr);
+      std::filesystem::path local_root;
+      try {
+        local_root = site_local_root(placement, env);
+      } catch (const data::DataError& error) {
+        throw LaunchError(fmt::format("the node-local directory for the code copy: {}", error.what()));
+      }
+      return CodeWorkdir::prepare(*trial.experiment_dir, *experiment, env, local_root,
+                                  placement.rank == 0 ? stderr : nullptr);
     } catch (const LaunchError& error) {
       if (placement.rank == 0) record_failure(trial, placement, 1, refusal_record(error.what()));
       throw;

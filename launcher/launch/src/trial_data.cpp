@@ -27,12 +27,17 @@ std::string effective_user_name() {
 
 fs::path data_local_root(const config::DataConfig& data, const slurm::TaskPlacement& placement,
                          const env::EnvMap& env) {
+  if (data.to) return data::expand_local_dir(*data.to, placement.node_name, effective_user_name(), "data.to");
+  return site_local_root(placement, env);
+}
+
+fs::path site_local_root(const slurm::TaskPlacement& placement, const env::EnvMap& env) {
   const std::string user = effective_user_name();
-  if (data.to) return data::expand_local_dir(*data.to, placement.node_name, user, "data.to");
   data::LocalRootContext context;
   context.local_dir_option = env::lookup(env, "DLX_SITE_LOCAL_DIR").value_or("");
   context.node_name = placement.node_name;
   context.user_name = user;
+  context.slurm_tmpfs = env::lookup(env, "DLX_SLURM_TMPFS").value_or("");  // the plugin's (remote.hpp)
   context.tmpdir = env::lookup(env, "TMPDIR").value_or("");
   return data::resolve_local_root(context);
 }

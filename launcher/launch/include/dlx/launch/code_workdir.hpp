@@ -4,8 +4,9 @@
 // one per job step and attempt (a requeued attempt gets a fresh copy of the same snapshot), or the
 // snapshot itself when code.run_from is `shared` (a site whose shared storage is fast enough).
 //
-// Node-local copies live in <TMPDIR or /tmp>/dlx-<uid>/ (0700, refused when it is not the user's
-// own real directory) as code-<job>-<step>-<restart>/. The ranks of a step on one node share one
+// Node-local copies live in <the site's node-local directory>/dlx-<uid>/ (trial_data.hpp's
+// site_local_root: local_dir=, else TmpFS, else $TMPDIR, else /tmp; 0700, refused when it is not
+// the user's own real directory) as code-<job>-<step>-<restart>/. The ranks of a step on one node share one
 // copy: the first takes an exclusive lock on code-...lock (an OFD fcntl lock: dlx/common/file_lock.hpp),
 // copies, marks code-....done, and every rank then holds a shared lock while its trainer runs; the
 // last rank out (the one that gets the exclusive lock back at once) removes the copy.
@@ -22,9 +23,10 @@ namespace dlx::launch {
 class CodeWorkdir {
  public:
   // nullopt when the experiment has no code snapshot (no code.json). Throws LaunchError.
+  // `local_root`: where node-local copies go (site_local_root).
   static std::optional<CodeWorkdir> prepare(const std::filesystem::path& experiment_dir,
                                             const config::Experiment& experiment, const env::EnvMap& env,
-                                            std::FILE* log);
+                                            const std::filesystem::path& local_root, std::FILE* log);
   CodeWorkdir(CodeWorkdir&&) noexcept = default;
   CodeWorkdir& operator=(CodeWorkdir&&) = delete;
   CodeWorkdir(const CodeWorkdir&) = delete;

@@ -22,8 +22,14 @@
 
 namespace dlx::launch {
 
-// The node-local base directory of the cache (see above). Throws data::DataError for a pattern
-// that is not absolute or holds an unknown %-escape.
+// The site's node-local directory: plugstack.conf's local_dir= (DLX_SITE_LOCAL_DIR), else Slurm's
+// TmpFS (DLX_SLURM_TMPFS), else $TMPDIR, else /tmp, with %n and %u expanded for this node and
+// user. The data cache goes there unless the experiment says data.to; the code copy always does
+// (code_workdir.hpp). Throws data::DataError for a pattern that is not absolute or holds an
+// unknown %-escape.
+std::filesystem::path site_local_root(const slurm::TaskPlacement& placement, const env::EnvMap& env);
+
+// The node-local base directory of the cache (see above): data.to, else site_local_root.
 std::filesystem::path data_local_root(const config::DataConfig& data, const slurm::TaskPlacement& placement,
                                       const env::EnvMap& env);
 
