@@ -2,11 +2,12 @@
 # Time to first step of the 2nd..Nth trial on a node: a dataset staged by `data:` (the trainer
 # reads DLX_DATA_DIR, the node's cached copy) against the same dataset read from its source path.
 #   bash bench/data/bench_first_step.sh --build-dir build [--trials 6] [--mib 1024] [--dir DIR]
-#                                       [--state-dir CLUSTER_STATE]
+#                                       [--state-dir CLUSTER_STATE | --slurm] [--node NAME]
 # Without --state-dir it runs dlx-launch directly (as a trial outside Slurm: DLX_EXPERIMENT_DIR +
 # DLX_TRIAL_ID), on this host, alternating the two kinds of trial; each trial's clock starts just
 # before dlx-launch. With --state-dir it submits both experiments to that running local cluster
-# (`dlx cluster up`), every trial on node n1, one at a time (max_concurrent_trials: 1), the staged
+# (`dlx cluster up`; --slurm: the cluster whose sbatch is on PATH, e.g. from a real login node,
+# with --dir on shared storage), every trial on node n1 (--node), one at a time (max_concurrent_trials: 1), the staged
 # experiment first; the cache goes where the site puts it (the plugin's local_dir=), and each
 # trial's clock starts in its job script just before `srun dlx-launch`. Either way the clock
 # stops when the trainer has read its first batch (the first 4 shards, 1/16 of the dataset):
@@ -15,15 +16,17 @@
 # on the same disk here: this measures what staging costs the trials that reuse the copy, not
 # what a slow shared file system would cost (see docs/benchmarks.md, "Data staging").
 set -euo pipefail
-build_dir="" trials=6 mib=1024 dir="" state_dir=""
-usage="usage: $0 --build-dir BUILD [--trials N] [--mib MIB] [--dir DIR] [--state-dir CLUSTER_STATE]"
+build_dir="" trials=6 mib=1024 dir="" state_dir="" slurm="" node=n1
+usage="usage: $0 --build-dir BUILD [--trials N] [--mib MIB] [--dir DIR] [--state-dir CLUSTER_STATE | --slurm] [--node NAME]"
 while [ $# -gt 0 ]; do
   case $1 in
     --build-dir) build_dir=$(cd "$2" && pwd); shift 2 ;;
     --trials) trials=$2; shift 2 ;;
     --mib) mib=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
-    --state-dir) state_dir=$2; shift 2 ;;
+    --state-dir) state_dir=$2; slurm=yes; shift 2 ;;
+    --slurm) slurm=yes; shift ;;
+    --node) node=$2; shift 2 ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
 done
@@ -61,7 +64,7 @@ write_experiment() {  # write_experiment NAME [DATA_YAML]
     [ -z "${2:-}" ] || echo "$2"
   } > "$dir/$1/experiment.yaml"
 }
-if [ -n "$state_dir" ]; then
+if [ -n "$slurm" ]; then
   write_experiment staged "data: {stage: [$source_dir]}"  # the site's node-local directory
 else
   write_experiment staged "data: {stage: [$source_dir], to: $dir/local}"
@@ -72,15 +75,15 @@ report() {  # report STAGED_MEDIAN SHARED_MEDIAN
   echo "# result: time_to_first_step_trials_2_to_N_staged_median_s $1 shared_median_s $2 ratio $(awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}')"
 }
 
-if [ -n "$state_dir" ]; then
-  eval "$("$build_dir/bin/dlx" cluster env --state-dir "$state_dir")"
+if [ -n "$slurm" ]; then
+  [ -z "$state_dir" ] || eval "$("$build_dir/bin/dlx" cluster env --state-dir "$state_dir")"
   export PATH=$build_dir/bin:$PATH
   printf '#!/bin/bash\nexport BENCH_T0=$(date +%%s%%N)\nsrun dlx-launch\n' > "$dir/job.sh"
   chmod -R a+rX "$dir"
-  echo "# data staging on the local cluster ($state_dir), node n1: time to first step, $trials trials per kind, ${mib} MiB in $shards shards, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
+  echo "# data staging on Slurm (${state_dir:-the cluster of $(command -v sbatch)}), node $node: time to first step, $trials trials per kind, ${mib} MiB in $shards shards, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
   echo "# trial  staged_s  shared_s  staging"
   for kind in staged shared; do
-    (cd "$dir" && sbatch --wait --quiet -w n1 --output="$dir/$kind-%A_%a.out" --dl-experiment="$dir/$kind/experiment.yaml" \
+    (cd "$dir" && sbatch --wait --quiet -w "$node" --output="$dir/$kind-%A_%a.out" --dl-experiment="$dir/$kind/experiment.yaml" \
       "$dir/job.sh") > /dev/null || { echo "bench_first_step: the $kind experiment failed: $(cat "$dir/$kind"-*.out)" >&2; exit 1; }
   done
   staged=() shared=()
