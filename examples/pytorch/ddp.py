@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """PyTorch DistributedDataParallel under dlx, preemption-safe: a small classifier (Linear,
-BatchNorm, Dropout, Adam, StepLR) on synthetic data.
+BatchNorm, Dropout, Adam, StepLR) on synthetic data, or on a dataset the experiment stages to
+node-local disk (`data: {stage: [...]}`: the trainer reads DLX_DATA_DIR; ddp_data.yaml).
 
 Run as one rank of a dlx trial:   srun dlx-launch -- /usr/bin/python3 examples/pytorch/ddp.py
 dlx-launch sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT, so the process group
@@ -10,7 +11,8 @@ the path. What dlx adds to a DDP script is marked "dlx:":
     from the checkpoint the trial resumes from, after a preemption, a requeue or a time limit;
   - save_state at the experiment's checkpoint period, and when a checkpoint signal came
     (then exit 85: Slurm requeues the trial and it resumes here);
-  - report metrics; at the searcher's target length (ASHA, PBT), save and ask what next.
+  - report metrics; at the searcher's target length (ASHA, PBT), save and ask what next;
+  - read the data from DLX_DATA_DIR when the experiment stages it (load_data).
 Hyperparameters (all optional): learning_rate (0.01; or as a group, optim: {lr: 0.01}, which
 dlx passes nested as Determined does), batch_size (32, per rank), epochs (5),
 hidden (32), dropout (0.1), seed (7), step_delay_ms (0: a pause per step, to make a short run
@@ -32,6 +34,7 @@ import dlx
 import dlx.torch
 
 SAMPLES, FEATURES, VALIDATION = 4096, 16, 1024
+DATASET_FILE = "dataset.pt"  # what make_dataset.py writes: {"x": float32 [N, F], "y": float32 [N, 1]}
 
 
 def synthetic(seed):
@@ -41,6 +44,23 @@ def synthetic(seed):
     w = torch.randn(FEATURES, 1, generator=g)
     y = ((x @ w + 0.1 + 0.25 * torch.randn(SAMPLES, 1, generator=g)) > 0).float()
     return x, y
+
+
+def load_data(seed):
+    """The examples and labels, and where they came from. With `data: stage:` dlx-launch has
+    copied the dataset once to this node's local disk before the trainer starts and names the
+    copy in DLX_DATA_DIR (later trials on the node reuse it): read it from there, never from the
+    shared path written in the experiment file. Without it: the synthetic set."""
+    data_dir = os.environ.get("DLX_DATA_DIR")
+    if not data_dir:
+        x, y = synthetic(seed)
+        return x, y, "synthetic"
+    path = os.path.join(data_dir, DATASET_FILE)
+    if not os.path.isfile(path):
+        sys.exit(f"ddp: {path} is missing: stage a directory holding {DATASET_FILE} "
+                 "(python3 examples/pytorch/make_dataset.py DIR writes one)")
+    tensors = torch.load(path)
+    return tensors["x"], tensors["y"], path
 
 
 def main():
@@ -65,11 +85,13 @@ def main():
     if use_cuda:
         torch.cuda.set_device(device)
 
-    x, y = synthetic(seed)
-    train_rows = (SAMPLES - VALIDATION) // world * world  # every rank the same number of steps
+    x, y, source = load_data(seed)
+    samples, features = x.shape
+    validation = min(VALIDATION, samples // 4)
+    train_rows = (samples - validation) // world * world  # every rank the same number of steps
     x_train, y_train = x[rank:train_rows:world].to(device), y[rank:train_rows:world].to(device)
-    x_valid, y_valid = x[SAMPLES - VALIDATION + rank::world].to(device), \
-        y[SAMPLES - VALIDATION + rank::world].to(device)
+    x_valid, y_valid = x[samples - validation + rank::world].to(device), \
+        y[samples - validation + rank::world].to(device)
     steps_per_epoch = len(x_train) // batch
     total = epochs * steps_per_epoch
 
@@ -78,7 +100,7 @@ def main():
     random.seed(seed + rank)
     numpy.random.seed(seed + rank)
     torch.manual_seed(seed + rank)
-    model = torch.nn.Sequential(torch.nn.Linear(FEATURES, hidden), torch.nn.BatchNorm1d(hidden),
+    model = torch.nn.Sequential(torch.nn.Linear(features, hidden), torch.nn.BatchNorm1d(hidden),
                                 torch.nn.ReLU(), torch.nn.Dropout(dropout),
                                 torch.nn.Linear(hidden, 1)).to(device)
     ddp = DistributedDataParallel(model, device_ids=[device.index] if use_cuda else None)
@@ -92,6 +114,7 @@ def main():
     step = dlx.torch.load_state(trial, objects) or 0                            # dlx:
     if rank == 0:
         print(f"ddp: {world} ranks, backend {dist.get_backend()}, device {device}, "
+              f"{samples} examples from {source}, "
               f"{'resuming at step ' + str(step) if step else 'starting'}", flush=True)
 
     def evaluate():

@@ -2,11 +2,13 @@
 equal, type for type; h5py reads the weights by their state-dict names; bad input is refused
 with a message naming the object and key, and nothing is written.
 Needs DLX_LIBRARY (the built libdlx_c.so) and PYTHONPATH (python/)."""
+import atexit
 import collections
 import json
 import math
 import os
 import random
+import shutil
 import sys
 import tempfile
 
@@ -15,6 +17,7 @@ import numpy
 import torch
 
 directory = tempfile.mkdtemp(prefix="dlx-torch-state-")
+atexit.register(shutil.rmtree, directory, ignore_errors=True)
 checkpoints = os.path.join(directory, "trials", "3", "checkpoints")
 os.environ.update({
     "DLX_EXPERIMENT_DIR": directory, "DLX_TRIAL_ID": "3", "DLX_HPARAMS": "{}",

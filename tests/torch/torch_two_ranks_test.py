@@ -5,9 +5,11 @@ checkpoint rank 0 chose (without a dlx communicator the ranks agree through the 
 directory, DLX_RUN_ID naming each run) and gets its own RNG states back. One rank cannot
 resume that checkpoint's per-rank state (a clear error) but can load its model with
 restore_rng=False. Needs DLX_LIBRARY and PYTHONPATH (python/)."""
+import atexit
 import hashlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -103,6 +105,7 @@ def run(experiment, run_id, stop_at):
 
 def main():
     root = tempfile.mkdtemp(prefix="dlx-torch-ranks-")
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
     reference, resumed = os.path.join(root, "reference"), os.path.join(root, "resumed")
     want = run(reference, "reference-1", TOTAL)
     first = run(resumed, "resumed-1", 12)

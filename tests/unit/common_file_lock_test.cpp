@@ -19,6 +19,7 @@
 
 #include "dlx/common/error.hpp"
 #include "dlx/common/file_lock.hpp"
+#include "forked_lock_holder.hpp"
 #include "searcher_temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -53,49 +54,8 @@ bool free_for_another_process(const fs::path& path) {
 }
 
 // A forked process holding an exclusive classic lock on `path` until release() or destruction.
-class Holder {
- public:
-  explicit Holder(const fs::path& path) {
-    int ready[2], done[2];
-    REQUIRE(::pipe(ready) == 0);
-    REQUIRE(::pipe(done) == 0);
-    pid_ = ::fork();
-    REQUIRE(pid_ >= 0);
-    if (pid_ == 0) {
-      ::close(ready[0]);
-      ::close(done[1]);
-      const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-      struct flock lock {};
-      lock.l_type = F_WRLCK;
-      lock.l_whence = SEEK_SET;
-      const char ok = fd >= 0 && ::fcntl(fd, F_SETLK, &lock) == 0 ? 1 : 0;
-      char byte = 0;
-      if (::write(ready[1], &ok, 1) != 1) ::_exit(1);
-      [[maybe_unused]] const ssize_t closed = ::read(done[0], &byte, 1);  // returns when the parent lets go
-      ::_exit(0);
-    }
-    ::close(ready[1]);
-    ::close(done[0]);
-    done_ = done[1];
-    char ok = 0;
-    REQUIRE(::read(ready[0], &ok, 1) == 1);
-    REQUIRE(ok == 1);
-    ::close(ready[0]);
-  }
-  ~Holder() { release(); }
-  Holder(const Holder&) = delete;
-  Holder& operator=(const Holder&) = delete;
-  pid_t pid() const { return pid_; }
-  void release() {
-    if (pid_ <= 0) return;
-    ::close(done_);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int done_ = -1;
+struct Holder : dlx::testing::ForkedLockHolder {
+  explicit Holder(const fs::path& path) : ForkedLockHolder(path, O_RDWR, F_WRLCK) { REQUIRE(locked()); }
 };
 
 }  // namespace

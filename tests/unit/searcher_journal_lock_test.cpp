@@ -28,6 +28,7 @@
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/searcher/journal.hpp"
 #include "dlx/searcher/journal_snapshot.hpp"
+#include "forked_lock_holder.hpp"
 #include "searcher_temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -115,52 +116,10 @@ ChildResult run_in_child(const std::function<std::string()>& body, unsigned seco
 }
 
 // A forked process that opens `path` with `flags` and holds the POSIX fcntl lock `type` on it (as
-// an older dlx, or any user's program, takes it) until release() or destruction.
-class LockHolder {
- public:
-  LockHolder(const fs::path& path, int flags, short type, std::optional<Credentials> who = std::nullopt) {
-    int ready[2], done[2];
-    REQUIRE(::pipe(ready) == 0);
-    REQUIRE(::pipe(done) == 0);
-    pid_ = ::fork();
-    REQUIRE(pid_ >= 0);
-    if (pid_ == 0) {
-      ::close(ready[0]);
-      ::close(done[1]);
-      const int fd = become(who) ? ::open(path.c_str(), flags | O_CLOEXEC, 0600) : -1;
-      struct flock lock {};
-      lock.l_type = type;
-      lock.l_whence = SEEK_SET;
-      const char ok = fd >= 0 && ::fcntl(fd, F_SETLK, &lock) == 0 ? 1 : 0;
-      char byte = 0;
-      if (::write(ready[1], &ok, 1) != 1) ::_exit(1);
-      // Returns at end of file, when the parent closed its end; what it read does not matter.
-      [[maybe_unused]] const ssize_t waited = ::read(done[0], &byte, 1);
-      ::_exit(0);
-    }
-    ::close(ready[1]);
-    ::close(done[0]);
-    done_ = done[1];
-    char ok = 0;
-    locked_ = ::read(ready[0], &ok, 1) == 1 && ok == 1;
-    ::close(ready[0]);
-  }
-  ~LockHolder() { release(); }
-  LockHolder(const LockHolder&) = delete;
-  LockHolder& operator=(const LockHolder&) = delete;
-  bool locked() const { return locked_; }
-  pid_t pid() const { return pid_; }
-  void release() {
-    if (pid_ <= 0) return;
-    ::close(done_);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int done_ = -1;
-  bool locked_ = false;
+// an older dlx, or any user's program, takes it), as `who` when given, until release().
+struct LockHolder : dlx::testing::ForkedLockHolder {
+  LockHolder(const fs::path& path, int flags, short type, std::optional<Credentials> who = std::nullopt)
+      : ForkedLockHolder(path, flags, type, [who] { return become(who); }) {}
 };
 
 unsigned mode_of(const fs::path& path) {
