@@ -6,10 +6,11 @@
 //
 // Node-local copies live in <the site's node-local directory>/dlx-<uid>/ (trial_data.hpp's
 // site_local_root: local_dir=, else TmpFS, else $TMPDIR, else /tmp; 0700, refused when it is not
-// the user's own real directory) as code-<job>-<step>-<restart>/. The ranks of a step on one node share one
-// copy: the first takes an exclusive lock on code-...lock (an OFD fcntl lock: dlx/common/file_lock.hpp),
-// copies, marks code-....done, and every rank then holds a shared lock while its trainer runs; the
-// last rank out (the one that gets the exclusive lock back at once) removes the copy.
+// the user's own real directory) as code-<job>-<step>-<restart>/. The ranks of a step on one node
+// share one copy: the first takes an exclusive lock on code-...lock (an OFD fcntl lock:
+// dlx/common/file_lock.hpp), copies, marks code-....done, and every rank then holds a shared lock
+// while its trainer runs; the last rank out (the one that gets the exclusive lock back at once)
+// removes the copy.
 #include <cstdio>
 #include <filesystem>
 #include <optional>
