@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -35,8 +36,13 @@ void require_descriptor_path(const std::string& proc_path, const std::filesystem
 
 }  // namespace
 
-ReadOnlyFile open_regular_file(const std::filesystem::path& path, Symlinks symlinks,
-                               std::string_view kind) {
+namespace {
+
+// One try of open_regular_file. nullopt when the file was replaced while HDF5 opened it: HDF5
+// resolves /proc/self/fd/<fd> with realpath(), which fails once a writer's rename (temp + rename,
+// as trial.h5 is rewritten every few seconds) has unlinked the file behind the descriptor.
+std::optional<ReadOnlyFile> try_open_regular_file(const std::filesystem::path& path, Symlinks symlinks,
+                                                  std::string_view kind) {
   // O_NONBLOCK: opening a FIFO for reading would wait for a writer, forever. It changes nothing
   // for a regular file, the only kind accepted below.
   int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | (symlinks == Symlinks::refuse ? O_NOFOLLOW : 0);
@@ -64,10 +70,28 @@ ReadOnlyFile open_regular_file(const std::filesystem::path& path, Symlinks symli
   if (check_tri(H5Fis_hdf5(proc_path.c_str()), path, "check the HDF5 signature") == 0)
     throw_format_error(path, fmt::format("not an HDF5 file (no HDF5 signature), so not a {}",
                                          kind));
-  out.file = Handle(check_id(H5Fopen(proc_path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), path,
-                             "open HDF5 file (damaged or truncated?)"),
-                    H5Fclose);
+  const hid_t file = H5Fopen(proc_path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0) {
+    struct stat now {};
+    if (::fstat(out.fd.get(), &now) == 0 && now.st_nlink == 0) return std::nullopt;
+  }
+  out.file = Handle(check_id(file, path, "open HDF5 file (damaged or truncated?)"), H5Fclose);
   return out;
+}
+
+}  // namespace
+
+ReadOnlyFile open_regular_file(const std::filesystem::path& path, Symlinks symlinks,
+                               std::string_view kind) {
+  // A file replaced while it was opened is opened again, by its path: what the caller asked for
+  // is the file there now. A writer that replaces it faster than it can be opened, many times
+  // over, makes the last try's error the answer.
+  constexpr int kTries = 5;
+  for (int attempt = 0; attempt < kTries; ++attempt) {
+    if (auto opened = try_open_regular_file(path, symlinks, kind)) return std::move(*opened);
+  }
+  throw H5Error(fmt::format("{}: cannot open HDF5 file: it was replaced {} times while it was being opened",
+                            path.string(), kTries));
 }
 
 Handle open_file_read_only(const std::filesystem::path& path) {

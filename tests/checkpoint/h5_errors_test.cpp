@@ -4,9 +4,12 @@
 // them into CheckpointErrors with the same message and errno (checkpoint/src/h5_boundary.hpp).
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -114,4 +117,46 @@ TEST_CASE("dlx::h5: a failed system call keeps its errno, through checkpoint's A
       CHECK(e.error_number() == ENOENT);
     }
   }
+}
+
+TEST_CASE("dlx::h5: a file replaced by a rename while it is opened is opened again, not an error",
+          "[unit][h5]") {
+  // What a reader of trial.h5 (dlx status, dlx report) meets while the trainer rewrites it through
+  // temp + rename: HDF5 resolves /proc/self/fd/<fd> with realpath(), which fails once the file
+  // behind the descriptor is unlinked. A writer thread replaces the file every half millisecond
+  // (a trainer does it every few seconds).
+  ScratchDir dir;
+  const auto path = dir.path() / "live.h5";
+  const auto image = dir.path() / "image.h5";
+  write_plain_file(image);
+  std::filesystem::copy_file(image, path);
+  std::atomic<bool> stop{false};
+  std::atomic<int> replacements{0};
+  std::thread writer([&] {
+    const auto temporary = dir.path() / "live.h5.tmp";
+    while (!stop.load()) {
+      std::filesystem::copy_file(image, temporary, std::filesystem::copy_options::overwrite_existing);
+      std::filesystem::rename(temporary, path);
+      replacements.fetch_add(1);
+      std::this_thread::sleep_for(std::chrono::microseconds(500));  // a reader gets through between two
+    }
+  });
+  h5::QuietErrors quiet;
+  int opened = 0;
+  std::string failure;
+  for (int i = 0; i < 400 && failure.empty(); ++i) {
+    try {
+      auto file = h5::open_file_read_only(path);
+      h5::open_group(h5::open_root_group(file.get(), path).get(), "g", path);
+      ++opened;
+    } catch (const h5::H5Error& e) {
+      failure = e.what();
+    }
+  }
+  stop.store(true);
+  writer.join();
+  INFO("replacements: " << replacements.load() << "; " << failure);
+  CHECK(failure.empty());
+  CHECK(opened == 400);
+  CHECK(replacements.load() > 0);
 }

@@ -61,7 +61,7 @@ for job in "$reference_job" "$requeue_job" "$kill_job" "$limit_job"; do wait_for
   fail "the reference run was interrupted: $(tail -n 20 "$WORK/torch-reference-${reference_job}_0.out")"
 
 compare torch-requeue "$requeue_job" "$requeue_dir" --notices 1
-grep -q "ddp: 2 ranks, backend gloo, device cpu, resuming at step" "$WORK/torch-requeue-${requeue_job}_0.out" ||
+grep -q "ddp: 2 ranks, backend gloo, device cpu, 4096 examples from synthetic, resuming at step" "$WORK/torch-requeue-${requeue_job}_0.out" ||
   fail "torch-requeue did not resume: $(cat "$WORK/torch-requeue-${requeue_job}_0.out")"
 note "(ii) requeued by scontrol: resumed on both ranks, identical"
 
