@@ -49,7 +49,12 @@ fs::path resolve_local_root(const LocalRootContext& context) {
                             "the plugstack option local_dir=");
   }
   if (!context.slurm_tmpfs.empty()) {
-    return expand_local_dir(context.slurm_tmpfs, context.node_name, context.user_name, "Slurm's TmpFS");
+    // Slurm expands more in TmpFS than %n (%h, the host name, on some versions): a TmpFS dlx
+    // cannot expand is passed over for $TMPDIR rather than failing every trial of the site.
+    try {
+      return expand_local_dir(context.slurm_tmpfs, context.node_name, context.user_name, "Slurm's TmpFS");
+    } catch (const DataError&) {
+    }
   }
   if (!context.tmpdir.empty() && context.tmpdir.front() == '/') return fs::path(context.tmpdir).lexically_normal();
   return "/tmp";

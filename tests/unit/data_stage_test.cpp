@@ -402,6 +402,8 @@ TEST_CASE("the default local directory: local_dir=, else TmpFS, else TMPDIR, els
   CHECK(dlx::data::resolve_local_root(context) == "/tmp");
   context.tmpdir = "/scratch/tmp";
   CHECK(dlx::data::resolve_local_root(context) == "/scratch/tmp");
+  context.slurm_tmpfs = "/var/tmp/%h";  // an escape dlx does not expand: TmpFS is passed over
+  CHECK(dlx::data::resolve_local_root(context) == "/scratch/tmp");
   context.slurm_tmpfs = "/var/tmp/%n";
   CHECK(dlx::data::resolve_local_root(context) == "/var/tmp/node1");
   context.local_dir_option = "/local/%n/%u/100%%";
