@@ -6,14 +6,12 @@
 
 #include <atomic>
 #include <cerrno>
-#include <exception>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "dlx/common/file_copy.hpp"
+#include "dlx/common/parallel_for.hpp"
 #include "dlx/common/unique_fd.hpp"
 #include "dlx/data/stage.hpp"
 
@@ -67,29 +65,10 @@ std::uint64_t copy_source(const Manifest& manifest, const fs::path& destination,
     }
   }
   // Each thread takes the next file; the first failure stops the others and is what is thrown.
-  std::atomic<std::size_t> next{0};
   std::atomic<std::uint64_t> bytes{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto worker = [&] {
-    for (std::size_t i = next++; i < files.size() && !failed; i = next++) {
-      try {
-        bytes += copy_one_file(manifest.source / files[i]->relative, destination / files[i]->relative,
-                               files[i]->mode);
-      } catch (...) {
-        std::lock_guard<std::mutex> guard(failure_mutex);
-        if (!failure) failure = std::current_exception();
-        failed = true;
-      }
-    }
-  };
-  const unsigned count = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(files.size())));
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < count; ++i) pool.emplace_back(worker);
-  worker();
-  for (auto& thread : pool) thread.join();
-  if (failure) std::rethrow_exception(failure);
+  parallel_for(files.size(), threads, [&](std::size_t i) {
+    bytes += copy_one_file(manifest.source / files[i]->relative, destination / files[i]->relative, files[i]->mode);
+  });
   for (auto it = directories.rbegin(); it != directories.rend(); ++it) {
     const fs::path to = destination / (*it)->relative;
     if (::chmod(to.c_str(), (*it)->mode & 0777) != 0) copy_failed(to, std::strerror(errno));

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "dataspace.hpp"
 #include "dlx/h5/error.hpp"
 #include "dlx/h5/handle.hpp"
 #include "dlx/h5/limits.hpp"
@@ -36,14 +37,8 @@ std::uint64_t declared_elements(hid_t attribute, const std::string& what,
                                 const std::filesystem::path& file) {
   Handle space(check_id(H5Aget_space(attribute), file, "read the dataspace of " + what), H5Sclose);
   if (H5Sget_simple_extent_type(space.get()) == H5S_NULL) return 0;
-  auto rank = H5Sget_simple_extent_ndims(space.get());
-  if (rank < 0) throw_error(file, "read the rank of " + what);
-  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-  if (rank > 0)
-    check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), file,
-          "read the extent of " + what);
   std::uint64_t elements = 1;
-  for (auto extent : dims)
+  for (auto extent : simple_extent_dims(space.get(), what, file))
     if (__builtin_mul_overflow(elements, extent, &elements))
       throw_format_error(file, fmt::format("{} declares more elements than any file holds", what));
   return elements;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "dataspace.hpp"
 #include "dlx/h5/error.hpp"
 #include "dlx/h5/handle.hpp"
 #include "dlx/h5/objects.hpp"
@@ -121,11 +122,7 @@ void write_array(hid_t group, const std::string& name, hid_t type,
 
 std::vector<std::uint64_t> dataset_shape(hid_t dataset, const std::filesystem::path& file) {
   Handle space(check_id(H5Dget_space(dataset), file, "read a dataspace"), H5Sclose);
-  int rank = H5Sget_simple_extent_ndims(space.get());
-  if (rank < 0) throw_error(file, "read the rank of a dataset");
-  std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-  if (rank > 0) check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), file,
-                      "read the extent of a dataset");
+  const auto dims = simple_extent_dims(space.get(), "a dataset", file);
   return {dims.begin(), dims.end()};
 }
 

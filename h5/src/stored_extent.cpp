@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "dataspace.hpp"
 #include "dlx/h5/datasets.hpp"
 #include "dlx/h5/error.hpp"
 #include "dlx/h5/objects.hpp"
@@ -45,12 +46,7 @@ StoredExtent stored_extent(hid_t dataset, const std::string& what,
   StoredExtent out;
   {
     Handle space(check_id(H5Dget_space(dataset), file, "read the dataspace of " + what), H5Sclose);
-    auto rank = H5Sget_simple_extent_ndims(space.get());
-    if (rank < 0) throw_error(file, "read the rank of " + what);
-    std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
-    if (rank > 0)
-      check(H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr), file,
-            "read the extent of " + what);
+    const auto dims = simple_extent_dims(space.get(), what, file);
     out.shape.assign(dims.begin(), dims.end());
     auto space_class = H5Sget_simple_extent_type(space.get());
     out.elements = space_class == H5S_NULL ? 0 : 1;

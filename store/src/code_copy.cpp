@@ -14,7 +14,6 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
-#include <mutex>
 #include <set>
 #include <string_view>
 #include <thread>
@@ -25,6 +24,7 @@
 #include "dlx/common/directories.hpp"
 #include "dlx/common/durable_file.hpp"
 #include "dlx/common/file_copy.hpp"
+#include "dlx/common/parallel_for.hpp"
 #include "dlx/common/unique_fd.hpp"
 #include "dlx/store/code_info.hpp"
 
@@ -102,35 +102,18 @@ constexpr std::size_t kMaxCopyThreads = 4;
 // entries shared out through one counter; returns the bytes copied. The first failure stops every
 // thread and is rethrown.
 std::uint64_t copy_entries(const std::vector<CodeEntry>& files, const fs::path& root, const fs::path& staging) {
-  std::atomic<std::size_t> next{0};
-  std::atomic<std::uint64_t> bytes{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto work = [&] {
-    try {
-      for (std::size_t index = next++; index < files.size() && !failed; index = next++) {
-        const auto& entry = files[index];
-        if (entry.symlink) {
-          copy_link(root / entry.path, staging / entry.path);
-        } else {
-          bytes += copy_regular_file(root / entry.path, staging / entry.path, true);
-        }
-      }
-    } catch (...) {
-      std::lock_guard lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
-      failed = true;
-    }
-  };
   const std::size_t cores = std::max(1U, std::thread::hardware_concurrency());
   const std::size_t threads =
       std::clamp<std::size_t>(files.size() / kFilesPerThread, 1, std::min(kMaxCopyThreads, cores));
-  std::vector<std::jthread> helpers;
-  for (std::size_t index = 1; index < threads; ++index) helpers.emplace_back(work);
-  work();
-  helpers.clear();  // joins
-  if (failure) std::rethrow_exception(failure);
+  std::atomic<std::uint64_t> bytes{0};
+  parallel_for(files.size(), threads, [&](std::size_t index) {
+    const auto& entry = files[index];
+    if (entry.symlink) {
+      copy_link(root / entry.path, staging / entry.path);
+    } else {
+      bytes += copy_regular_file(root / entry.path, staging / entry.path, true);
+    }
+  });
   return bytes;
 }
 
