@@ -10,6 +10,7 @@
 #include <string>
 
 #include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/store/code_snapshot.hpp"
 #include "process_helpers.hpp"
 
 using dlx::test::run_with_env;
@@ -196,4 +197,54 @@ TEST_CASE("launcher data: a failed staging on another node is told to rank 0", "
   CHECK_THAT(result.output, Catch::Contains("vanished.bin"));
   const auto told = read_whole(barrier_file(dir.path(), 1));
   CHECK_THAT(told, Catch::StartsWith("failed dlxfake2: cannot stage the experiment's data on dlxfake2: "));
+}
+
+TEST_CASE("launcher code: the node-local copy goes under the site's directory, and a bad one is refused with why",
+          "[launch-cli][code]") {
+  TempDir dir("code-site");
+  const fs::path source = dir.path() / "src";
+  fs::create_directories(source);
+  std::ofstream(source / "train.sh") << "echo trained\n";
+  dlx::store::CodeRequest request;
+  request.submit_dir = source;
+  request.dir = source;
+  request.max_size = 1 << 20;
+  auto plan = dlx::store::plan_code_snapshot(request);
+  REQUIRE(plan);
+  dlx::store::write_code_snapshot(*plan, dir.path());
+  fs::copy_file(fs::path(DLX_SOURCE_DIR) / "examples" / "grid.yaml", dir.path() / "experiment.yaml");
+  const std::string user_dir = "dlx-" + std::to_string(::geteuid());
+  auto env = data_step_env(dir.path(), 0);
+  const std::vector<std::string> trainer = {kDataLaunch, "--", "sh", "-c", "echo \"pwd=$(pwd)\"; sh train.sh"};
+
+  fs::create_directories(dir.path() / "site");
+  env["DLX_SITE_LOCAL_DIR"] = (dir.path() / "site").string();
+  auto copied = run_with_env(env, trainer);
+  INFO(copied.output);
+  REQUIRE(copied.status == 0);
+  CHECK_THAT(copied.output, Catch::Contains("pwd=" + (dir.path() / "site" / user_dir / "code-1234-0-0").string() +
+                                            "\ntrained"));
+
+  // A dlx-<uid> that others can write (another user could swap the copy): refused, nothing run.
+  fs::create_directories(dir.path() / "open" / user_dir);
+  fs::permissions(dir.path() / "open" / user_dir, fs::perms::all);
+  env["DLX_SITE_LOCAL_DIR"] = (dir.path() / "open").string();
+  auto open = run_with_env(env, trainer);
+  INFO(open.output);
+  CHECK(open.status != 0);
+  CHECK_THAT(open.output, Catch::Contains((dir.path() / "open" / user_dir).string() +
+                                          " is not your own private directory (a link, another user's, or open to "
+                                          "others): refusing to copy the code there"));
+  CHECK_THAT(open.output, !Catch::Contains("trained"));
+
+  // A site directory that does not exist on the node.
+  env["DLX_SITE_LOCAL_DIR"] = (dir.path() / "missing").string();
+  auto missing = run_with_env(env, trainer);
+  INFO(missing.output);
+  CHECK(missing.status != 0);
+  CHECK_THAT(missing.output,
+             Catch::Contains("cannot create " + (dir.path() / "missing" / user_dir).string() +
+                             " for the node-local code copy: No such file or directory (the node-local directory is "
+                             "the site's local_dir=, else Slurm's TmpFS, else TMPDIR, else /tmp: ask your "
+                             "administrator)"));
 }
