@@ -1,18 +1,23 @@
 #include "cache_entries.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <set>
+#include <cerrno>
+#include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "dlx/common/clock.hpp"
-#include "dlx/common/durable_file.hpp"
-#include "entry_lock.hpp"
+#include "dlx/common/error.hpp"
+#include "dlx/common/trusted_path.hpp"
+#include "dlx/data/node_local_dir.hpp"
+#include "tree_walk.hpp"
 
 namespace dlx::data {
 
@@ -34,28 +39,68 @@ std::string host_name() {
   return host.data();
 }
 
-void remove_tree(const fs::path& path) {
-  // A staged tree may hold read-only directories: open them up before removing.
-  std::error_code error;
-  for (auto it = fs::recursive_directory_iterator(path, error); !error && it != fs::recursive_directory_iterator();
-       it.increment(error)) {
-    if (it->is_directory(error) && !it->is_symlink(error)) ::chmod(it->path().c_str(), 0700);
+void fsync_cache(const CacheDir& cache) {
+  if (::fsync(cache.fd.get()) != 0) {
+    throw DataError(fmt::format("cannot sync the data cache {}: {}", cache.path.string(), std::strerror(errno)));
   }
-  ::chmod(path.c_str(), 0700);
-  fs::remove_all(path, error);
-  if (error) throw DataError(fmt::format("cannot remove {}: {}", path.string(), error.message()));
+}
+
+// `contents` as the file `name` of the cache, durably: a temporary name (".tmp.", as
+// durable_file.hpp names them), fsync, rename over `name`, fsync of the directory.
+void write_durably_at(const CacheDir& cache, const std::string& name, std::string_view contents) {
+  const std::string temporary = fmt::format(".tmp.{}.{}", name, ::getpid());
+  const fs::path shown = cache.path / name;
+  UniqueFd out(::openat(cache.fd.get(), temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+                        0600));
+  if (!out) throw DataError(fmt::format("cannot write {}: {}", shown.string(), std::strerror(errno)));
+  while (!contents.empty()) {
+    const ssize_t wrote = ::write(out.get(), contents.data(), contents.size());
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote < 0) {
+      const int error = errno;
+      ::unlinkat(cache.fd.get(), temporary.c_str(), 0);
+      throw DataError(fmt::format("cannot write {}: {}", shown.string(), std::strerror(error)));
+    }
+    contents.remove_prefix(static_cast<std::size_t>(wrote));
+  }
+  if (::fsync(out.get()) != 0 || ::renameat(cache.fd.get(), temporary.c_str(), cache.fd.get(), name.c_str()) != 0) {
+    const int error = errno;
+    ::unlinkat(cache.fd.get(), temporary.c_str(), 0);
+    throw DataError(fmt::format("cannot write {}: {}", shown.string(), std::strerror(error)));
+  }
+  fsync_cache(cache);
+}
+
+std::optional<nlohmann::json> read_marker(const CacheDir& cache, const std::string& key, struct stat& status) {
+  const std::string name = marker_name(key);
+  UniqueFd fd(::openat(cache.fd.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd || ::fstat(fd.get(), &status) != 0 || !S_ISREG(status.st_mode)) return std::nullopt;
+  std::string text;
+  try {
+    text = read_open_file(fd.get(), kMaxMarkerBytes, cache.path / name);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object() || json.value("key", "") != key || !json.contains("bytes") || !json["bytes"].is_number()) {
+    return std::nullopt;
+  }
+  return json;
 }
 
 }  // namespace
 
-fs::path entry_dir(const fs::path& cache, const std::string& key) { return cache / key; }
-fs::path marker_path(const fs::path& cache, const std::string& key) { return cache / (key + ".json"); }
-fs::path lock_path(const fs::path& cache, const std::string& key) { return cache / (key + ".lock"); }
-fs::path staging_dir(const fs::path& cache, const std::string& key) {
-  return cache / fmt::format(".staging-{}.{}.{}", key, host_name(), ::getpid());
+std::string marker_name(const std::string& key) { return key + ".json"; }
+std::string lock_name(const std::string& key) { return key + ".lock"; }
+std::string staging_name(const std::string& key) { return fmt::format(".staging-{}.{}.{}", key, host_name(), ::getpid()); }
+
+fs::path entry_dir(const CacheDir& cache, const std::string& key) { return cache.path / key; }
+
+EntryLock lock_entry(const CacheDir& cache, const std::string& key, LockMode mode) {
+  return EntryLock::acquire(cache.fd.get(), lock_name(key), cache.path / lock_name(key), mode);
 }
 
-void write_marker(const fs::path& cache, const std::string& key, const Manifest& manifest, std::uint64_t bytes,
+void write_marker(const CacheDir& cache, const std::string& key, const Manifest& manifest, std::uint64_t bytes,
                   bool checksum) {
   nlohmann::json marker = {{"format", 1},
                            {"key", key},
@@ -65,74 +110,60 @@ void write_marker(const fs::path& cache, const std::string& key, const Manifest&
                            {"entries", manifest.entries.size()},
                            {"bytes", bytes},
                            {"created_unix", unix_seconds_now()}};
-  write_file_durably(marker_path(cache, key), marker.dump(2) + "\n", 0600);
+  write_durably_at(cache, marker_name(key), marker.dump(2) + "\n");
 }
 
-std::optional<CacheEntry> read_entry(const fs::path& cache, const std::string& key) {
-  const fs::path marker = marker_path(cache, key);
-  struct stat info {};
-  if (::lstat(marker.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
-  std::string text;
-  try {
-    text = read_small_file(marker, kMaxMarkerBytes);
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-  const auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!json.is_object() || json.value("key", "") != key || !json.contains("bytes") || !json["bytes"].is_number()) {
-    return std::nullopt;
-  }
+std::optional<CacheEntry> read_entry(const CacheDir& cache, const std::string& key) {
+  struct stat marker {};
+  const auto json = read_marker(cache, key, marker);
+  if (!json) return std::nullopt;
   struct stat dir {};
-  if (::lstat(entry_dir(cache, key).c_str(), &dir) != 0 || !S_ISDIR(dir.st_mode)) return std::nullopt;
+  if (::fstatat(cache.fd.get(), key.c_str(), &dir, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(dir.st_mode)) {
+    return std::nullopt;
+  }
   CacheEntry entry;
   entry.key = key;
-  entry.source = json.value("source", "");
+  entry.source = json->value("source", "");
   entry.dir = entry_dir(cache, key);
-  entry.bytes = json["bytes"].get<std::uint64_t>();
-  entry.created_unix = json.value("created_unix", std::int64_t{0});
-  entry.last_used_unix = info.st_mtim.tv_sec;
+  entry.bytes = (*json)["bytes"].get<std::uint64_t>();
+  entry.created_unix = json->value("created_unix", std::int64_t{0});
+  entry.last_used_unix = marker.st_mtim.tv_sec;
   return entry;
 }
 
-void touch_marker(const fs::path& cache, const std::string& key) {
-  ::utimensat(AT_FDCWD, marker_path(cache, key).c_str(), nullptr, 0);  // best effort: only the LRU order
+void touch_marker(const CacheDir& cache, const std::string& key) {
+  // Best effort: only the LRU order.
+  ::utimensat(cache.fd.get(), marker_name(key).c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
 }
 
-std::vector<CacheEntry> complete_entries(const fs::path& cache) {
+std::vector<CacheEntry> complete_entries(const CacheDir& cache) {
   std::vector<CacheEntry> entries;
-  std::error_code error;
-  for (auto it = fs::directory_iterator(cache, error); !error && it != fs::directory_iterator(); it.increment(error)) {
-    const std::string name = it->path().filename().string();
+  for (const auto& name : list_names(cache.fd.get(), cache.path)) {
     if (!name.ends_with(".json") || !is_key(name.substr(0, name.size() - 5))) continue;
     if (auto entry = read_entry(cache, name.substr(0, kKeyLength))) {
-      entry->in_use = EntryLock::held_by_anyone(lock_path(cache, entry->key));
+      entry->in_use = EntryLock::held_by_anyone(cache.fd.get(), lock_name(entry->key), cache.path / lock_name(entry->key));
       entries.push_back(std::move(*entry));
     }
   }
-  if (error) throw DataError(fmt::format("cannot list the data cache {}: {}", cache.string(), error.message()));
   std::sort(entries.begin(), entries.end(),
             [](const CacheEntry& a, const CacheEntry& b) { return a.last_used_unix < b.last_used_unix; });
   return entries;
 }
 
-bool evict_entry(const fs::path& cache, const std::string& key) {
-  EntryLock lock = EntryLock::try_exclusive(lock_path(cache, key));
+bool evict_entry(const CacheDir& cache, const std::string& key) {
+  EntryLock lock = EntryLock::try_exclusive(cache.fd.get(), lock_name(key), cache.path / lock_name(key));
   if (!lock) return false;
-  std::error_code error;
-  fs::remove(marker_path(cache, key), error);
-  fsync_directory(cache);
-  remove_tree(entry_dir(cache, key));
+  ::unlinkat(cache.fd.get(), marker_name(key).c_str(), 0);
+  fsync_cache(cache);
+  remove_tree_at(cache.fd.get(), key, entry_dir(cache, key));
   lock.remove_file();
   return true;
 }
 
-std::size_t remove_leftovers(const fs::path& cache, const std::string& key, bool own_lock_held) {
+std::size_t remove_leftovers(const CacheDir& cache, const std::string& key, bool own_lock_held) {
   // Group what is there by key: staging directories and entry directories without a marker.
-  std::set<std::string> keys;
-  std::vector<std::pair<std::string, fs::path>> candidates;
-  std::error_code error;
-  for (auto it = fs::directory_iterator(cache, error); !error && it != fs::directory_iterator(); it.increment(error)) {
-    const std::string name = it->path().filename().string();
+  std::vector<std::pair<std::string, std::string>> candidates;  // (key, name)
+  for (const auto& name : list_names(cache.fd.get(), cache.path)) {
     std::string owner;
     if (name.starts_with(".staging-") && name.size() > 9 + kKeyLength) {
       owner = name.substr(9, kKeyLength);
@@ -142,32 +173,33 @@ std::size_t remove_leftovers(const fs::path& cache, const std::string& key, bool
       continue;
     }
     if (!key.empty() && owner != key) continue;
-    candidates.emplace_back(owner, it->path());
+    candidates.emplace_back(owner, name);
   }
   std::size_t removed = 0;
-  for (const auto& [owner, path] : candidates) {
+  for (const auto& [owner, name] : candidates) {
     // A stager holds its key's lock exclusively while it copies: a free lock means a dead stager.
     EntryLock lock;
     if (!(own_lock_held && owner == key)) {
-      lock = EntryLock::try_exclusive(lock_path(cache, owner));
+      lock = EntryLock::try_exclusive(cache.fd.get(), lock_name(owner), cache.path / lock_name(owner));
       struct stat info {};
-      if (!lock && ::lstat(lock_path(cache, owner).c_str(), &info) == 0) continue;  // being copied now
-      if (read_entry(cache, owner) && path.filename() == owner) continue;         // completed meanwhile
+      if (!lock && ::fstatat(cache.fd.get(), lock_name(owner).c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0) {
+        continue;  // being copied now
+      }
+      if (read_entry(cache, owner) && name == owner) continue;  // completed meanwhile
     }
-    remove_tree(path);
+    remove_tree_at(cache.fd.get(), name, cache.path / name);
     ++removed;
   }
   return removed;
 }
 
-std::uint64_t tree_bytes(const fs::path& directory) {
+std::uint64_t tree_bytes(int directory, const fs::path& shown) {
   std::uint64_t bytes = 0;
-  std::error_code error;
-  for (auto it = fs::recursive_directory_iterator(directory, error); !error && it != fs::recursive_directory_iterator();
-       it.increment(error)) {
-    struct stat info {};
-    if (::lstat(it->path().c_str(), &info) == 0 && S_ISREG(info.st_mode)) bytes += static_cast<std::uint64_t>(info.st_size);
-  }
+  TreeVisitor counter;
+  counter.entry = [&bytes](int, const std::string&, const struct stat& status, const fs::path&) {
+    if (S_ISREG(status.st_mode)) bytes += static_cast<std::uint64_t>(status.st_size);
+  };
+  walk_tree(directory, shown, counter);
   return bytes;
 }
 

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -26,12 +27,14 @@ namespace {
                               path.string(), why));
 }
 
-std::uint64_t copy_one_file(const fs::path& from, const fs::path& to, mode_t mode) {
+// `from` into the new file `name` of `destination` (`to` names it in messages).
+std::uint64_t copy_one_file(const fs::path& from, int destination, const std::string& name, const fs::path& to,
+                            mode_t mode) {
   UniqueFd in(::open(from.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!in) copy_failed(from, std::strerror(errno));
   struct stat info {};
   if (::fstat(in.get(), &info) != 0 || !S_ISREG(info.st_mode)) copy_failed(from, "it is no longer a regular file");
-  UniqueFd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  UniqueFd out(::openat(destination, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!out) copy_failed(to, std::strerror(errno));
   std::uint64_t copied = 0;
   try {
@@ -45,21 +48,24 @@ std::uint64_t copy_one_file(const fs::path& from, const fs::path& to, mode_t mod
 
 }  // namespace
 
-std::uint64_t copy_source(const Manifest& manifest, const fs::path& destination, unsigned threads) {
+std::uint64_t copy_source(const Manifest& manifest, int destination, const fs::path& shown, unsigned threads) {
   if (manifest.kind != SourceKind::directory) {
     const auto& entry = manifest.entries.front();
-    return copy_one_file(manifest.source, destination / manifest.source.filename(), entry.mode);
+    const std::string name = manifest.source.filename().string();
+    return copy_one_file(manifest.source, destination, name, shown / name, entry.mode);
   }
   std::vector<const ManifestEntry*> files;
   std::vector<const ManifestEntry*> directories;
   for (const auto& entry : manifest.entries) {
     if (entry.relative.empty()) continue;  // the source directory itself: `destination`
-    const fs::path to = destination / entry.relative;
+    const fs::path to = shown / entry.relative;
     if (entry.type == 'd') {
-      if (::mkdir(to.c_str(), 0700) != 0) copy_failed(to, std::strerror(errno));
+      if (::mkdirat(destination, entry.relative.c_str(), 0700) != 0) copy_failed(to, std::strerror(errno));
       directories.push_back(&entry);
     } else if (entry.type == 'l') {
-      if (::symlink(entry.link_target.c_str(), to.c_str()) != 0) copy_failed(to, std::strerror(errno));
+      if (::symlinkat(entry.link_target.c_str(), destination, entry.relative.c_str()) != 0) {
+        copy_failed(to, std::strerror(errno));
+      }
     } else {
       files.push_back(&entry);
     }
@@ -67,11 +73,14 @@ std::uint64_t copy_source(const Manifest& manifest, const fs::path& destination,
   // Each thread takes the next file; the first failure stops the others and is what is thrown.
   std::atomic<std::uint64_t> bytes{0};
   parallel_for(files.size(), threads, [&](std::size_t i) {
-    bytes += copy_one_file(manifest.source / files[i]->relative, destination / files[i]->relative, files[i]->mode);
+    bytes += copy_one_file(manifest.source / files[i]->relative, destination, files[i]->relative,
+                           shown / files[i]->relative, files[i]->mode);
   });
   for (auto it = directories.rbegin(); it != directories.rend(); ++it) {
-    const fs::path to = destination / (*it)->relative;
-    if (::chmod(to.c_str(), (*it)->mode & 0777) != 0) copy_failed(to, std::strerror(errno));
+    // The manifest's directories, made above: no link among them (no AT_SYMLINK_NOFOLLOW needed).
+    if (::fchmodat(destination, (*it)->relative.c_str(), (*it)->mode & 0777, 0) != 0) {
+      copy_failed(shown / (*it)->relative, std::strerror(errno));
+    }
   }
   return bytes;
 }

@@ -8,10 +8,13 @@
 //
 // An evictor unlinks the lock file with the entry. A process that opened the old file before the
 // unlink and then got its lock holds a lock nobody else will ever ask for, so every acquisition
-// checks that the path still names the locked file and starts again when it does not.
+// checks that the name still names the locked file and starts again when it does not.
+// The file is reached relative to the cache directory's handle (cache_dir.hpp), never by path.
 #include <filesystem>
+#include <string>
 
 #include "dlx/common/file_lock.hpp"
+#include "dlx/common/unique_fd.hpp"
 
 namespace dlx::data {
 
@@ -20,13 +23,14 @@ using dlx::LockMode;
 class EntryLock {
  public:
   EntryLock() = default;
-  // Blocks until the lock is held in `mode`; creates the file (0600) when missing.
-  static EntryLock acquire(const std::filesystem::path& path, LockMode mode);
+  // Blocks until the lock `name` of the directory `dir` is held in `mode`; creates the file (0600)
+  // when missing. `shown` is its path, for messages.
+  static EntryLock acquire(int dir, const std::string& name, const std::filesystem::path& shown, LockMode mode);
   // Without blocking: an empty EntryLock when another process holds the lock (or the file is gone).
-  static EntryLock try_exclusive(const std::filesystem::path& path);
-  // True when some open file description holds a lock on `path` (for `dlx data ls`); false when
-  // there is no such file.
-  static bool held_by_anyone(const std::filesystem::path& path);
+  static EntryLock try_exclusive(int dir, const std::string& name, const std::filesystem::path& shown);
+  // True when some open file description holds a lock on it (for `dlx data ls`); false when there
+  // is no such file.
+  static bool held_by_anyone(int dir, const std::string& name, const std::filesystem::path& shown);
 
   explicit operator bool() const noexcept { return lock_.held(); }
   void downgrade_to_shared();  // atomic: at no instant is the entry unlocked
@@ -36,8 +40,11 @@ class EntryLock {
   FileLock release() noexcept { return std::move(lock_); }
 
  private:
-  explicit EntryLock(FileLock lock) : lock_(std::move(lock)) {}
+  EntryLock(FileLock lock, UniqueFd dir, std::string name)
+      : lock_(std::move(lock)), dir_(std::move(dir)), name_(std::move(name)) {}
   FileLock lock_;
+  UniqueFd dir_;  // a duplicate of the cache directory's descriptor
+  std::string name_;
 };
 
 }  // namespace dlx::data

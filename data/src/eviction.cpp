@@ -25,10 +25,10 @@ struct Usage {
   std::uint64_t available = 0;  // to an unprivileged user
 };
 
-Usage file_system_usage(const fs::path& directory) {
+Usage file_system_usage(const CacheDir& cache) {
   struct statvfs info {};
-  if (::statvfs(directory.c_str(), &info) != 0) {
-    throw DataError(fmt::format("cannot read the file system usage of {}: {}", directory.string(), std::strerror(errno)));
+  if (::fstatvfs(cache.fd.get(), &info) != 0) {
+    throw DataError(fmt::format("cannot read the file system usage of {}: {}", cache.path.string(), std::strerror(errno)));
   }
   Usage usage;
   usage.total = static_cast<std::uint64_t>(info.f_blocks) * info.f_frsize;
@@ -49,7 +49,11 @@ std::uint64_t cache_bytes(const std::vector<CacheEntry>& entries) {
 
 }  // namespace
 
-void make_room(const fs::path& cache, const fs::path& source, std::uint64_t new_bytes, const CachePolicy& policy,
+std::uint64_t counting_limit(const CacheDir& cache, const CachePolicy& policy) {
+  return policy.max_bytes != 0 ? policy.max_bytes : file_system_usage(cache).total;
+}
+
+void make_room(const CacheDir& cache, const fs::path& source, std::uint64_t new_bytes, const CachePolicy& policy,
                std::FILE* log) {
   if (policy.max_bytes != 0 && new_bytes > policy.max_bytes) {
     throw DataError(fmt::format("cannot stage {}: it needs {} but the site caps your data cache on a node at {} "
@@ -77,7 +81,7 @@ void make_room(const fs::path& cache, const fs::path& source, std::uint64_t new_
     throw DataError(fmt::format("cannot stage {} ({}): your data cache {} holds {} in entries other trials are "
                                 "using, and with it would exceed the site cap of {} (limits: data: max_bytes in "
                                 "the site file; wait for those trials, or stage less)",
-                                source.string(), format_byte_size(new_bytes), cache.string(),
+                                source.string(), format_byte_size(new_bytes), cache.path.string(),
                                 format_byte_size(cached), format_byte_size(policy.max_bytes)));
   }
   const Usage usage = file_system_usage(cache);
@@ -85,29 +89,24 @@ void make_room(const fs::path& cache, const fs::path& source, std::uint64_t new_
     throw DataError(fmt::format("cannot stage {} ({}): the node-local file system of {} has only {} free "
                                 "(`dlx data gc` frees your unused entries; the site's local_dir= or `data: to:` "
                                 "may name a larger directory)",
-                                source.string(), format_byte_size(new_bytes), cache.string(),
+                                source.string(), format_byte_size(new_bytes), cache.path.string(),
                                 format_byte_size(usage.available)));
   }
 }
 
 std::vector<CacheEntry> list_cache(const fs::path& local_root) {
-  const fs::path cache = user_cache_dir(local_root);
-  std::error_code error;
-  if (!fs::exists(fs::symlink_status(cache.parent_path(), error))) return {};
-  open_user_cache(local_root, /*create=*/false);
-  if (!fs::exists(fs::symlink_status(cache, error))) return {};
-  auto entries = complete_entries(cache);
+  const auto cache = find_user_cache(local_root);
+  if (!cache) return {};
+  auto entries = complete_entries(*cache);
   std::reverse(entries.begin(), entries.end());  // most recently used first
   return entries;
 }
 
 GcResult collect_garbage(const fs::path& local_root, const GcRequest& request) {
   GcResult result;
-  const fs::path cache = user_cache_dir(local_root);
-  std::error_code error;
-  if (!fs::exists(fs::symlink_status(cache.parent_path(), error))) return result;
-  open_user_cache(local_root, /*create=*/false);
-  if (!fs::exists(fs::symlink_status(cache, error))) return result;
+  const auto found = find_user_cache(local_root);
+  if (!found) return result;
+  const CacheDir& cache = *found;
   result.leftovers_removed = remove_leftovers(cache, "", false);
   auto entries = complete_entries(cache);
   std::uint64_t cached = cache_bytes(entries);

@@ -6,13 +6,18 @@
 #include <filesystem>
 #include <string>
 
+#include "cache_dir.hpp"
 #include "dlx/data/stage.hpp"
 
 namespace dlx::data {
 
 // Throws DataError naming the sizes and the knobs when the new entry cannot fit: over the cap
 // even with every free entry gone, or more than the file system has free.
-void make_room(const std::filesystem::path& cache, const std::filesystem::path& source, std::uint64_t new_bytes,
+void make_room(const CacheDir& cache, const std::filesystem::path& source, std::uint64_t new_bytes,
                const CachePolicy& policy, std::FILE* log);
+
+// The limit an archive's unpacked size is counted up to: the cap, else the file system's size
+// (nothing larger could ever fit).
+std::uint64_t counting_limit(const CacheDir& cache, const CachePolicy& policy);
 
 }  // namespace dlx::data

@@ -2,6 +2,7 @@
 // staging into a temporary node-local directory through the real cache (dlx::data).
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -232,9 +233,14 @@ TEST_CASE("launcher code: the node-local copy goes under the site's directory, a
   auto open = run_with_env(env, trainer);
   INFO(open.output);
   CHECK(open.status != 0);
-  CHECK_THAT(open.output, Catch::Contains((dir.path() / "open" / user_dir).string() +
-                                          " is not your own private directory (a link, another user's, or open to "
-                                          "others): refusing to copy the code there"));
+  const std::string where = "the code copy goes where the site's local_dir=, else Slurm's TmpFS, else $TMPDIR, else "
+                            "/tmp says (ask your administrator)";
+  CHECK_THAT(open.output, Catch::Contains("dlx-launch: refusing the node-local directory " +
+                                          (dir.path() / "open" / user_dir).string() +
+                                          ": its mode 0777 lets other users in (it must be 0700) (dlx keeps the "
+                                          "node-local code copy only in a private directory of your own: remove it, "
+                                          "or have your administrator remove it if another user made it; " + where +
+                                          ")"));
   CHECK_THAT(open.output, !Catch::Contains("trained"));
 
   // A site directory that does not exist on the node.
@@ -242,9 +248,24 @@ TEST_CASE("launcher code: the node-local copy goes under the site's directory, a
   auto missing = run_with_env(env, trainer);
   INFO(missing.output);
   CHECK(missing.status != 0);
-  CHECK_THAT(missing.output,
-             Catch::Contains("cannot create " + (dir.path() / "missing" / user_dir).string() +
-                             " for the node-local code copy: No such file or directory (the node-local directory is "
-                             "the site's local_dir=, else Slurm's TmpFS, else TMPDIR, else /tmp: ask your "
-                             "administrator)"));
+  const std::string missing_dir = (dir.path() / "missing").string();
+  CHECK_THAT(missing.output, Catch::Contains("dlx-launch: the node-local directory " + missing_dir +
+                                             " for the node-local code copy does not exist on this node (cannot open " +
+                                             missing_dir + ": No such file or directory; it must be an existing "
+                                             "directory on every node: " + where + ")"));
+
+  // A site directory another user could change (their /local/<your name>): refused, nothing made.
+  if (::geteuid() == 0) {  // only root can give a directory away
+    const fs::path theirs = dir.path() / "theirs";
+    fs::create_directories(theirs);
+    REQUIRE(::chown(theirs.c_str(), 65534, 65534) == 0);
+    env["DLX_SITE_LOCAL_DIR"] = theirs.string();
+    auto refused = run_with_env(env, trainer);
+    INFO(refused.output);
+    CHECK(refused.status != 0);
+    CHECK_THAT(refused.output, Catch::Contains("dlx-launch: refusing the node-local directory " + theirs.string() +
+                                               " for the node-local code copy: " + theirs.string() + " is owned by "));
+    CHECK_THAT(refused.output, !Catch::Contains("trained"));
+    CHECK(fs::is_empty(theirs));
+  }
 }

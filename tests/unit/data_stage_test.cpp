@@ -297,35 +297,104 @@ TEST_CASE("a cache directory that is not the user's own private one is refused",
   write_file(scratch.path / "x.bin", 10);
   const auto request = request_for(scratch, {scratch.path / "x.bin"});
   const fs::path user_dir = scratch.cache().parent_path();
-  const std::string fix = " (a cache must be your own private directory: remove it, or choose another directory "
-                          "with `data: to:` or --dir)";
+  const std::string fix = " (dlx keeps the data cache only in a private directory of your own: remove it, or have "
+                          "your administrator remove it if another user made it; choose another node-local "
+                          "directory with the experiment's `data: to:` (or `dlx data --dir`), or ask your "
+                          "administrator)";
   SECTION("a symbolic link") {
     fs::create_directories(scratch.path / "elsewhere");
     fs::create_symlink(scratch.path / "elsewhere", user_dir);
     CHECK(stage_error(request) ==
-          "refusing the data cache directory " + user_dir.string() + ": it is a symbolic link, not a directory" + fix);
+          "refusing the node-local directory " + user_dir.string() + ": it is a symbolic link, not a directory" + fix);
     CHECK(fs::is_empty(scratch.path / "elsewhere"));
   }
   SECTION("open to others") {
     REQUIRE(::mkdir(user_dir.c_str(), 0755) == 0);
     ::chmod(user_dir.c_str(), 0755);
-    CHECK(stage_error(request) == "refusing the data cache directory " + user_dir.string() +
+    CHECK(stage_error(request) == "refusing the node-local directory " + user_dir.string() +
                                       ": its mode 0755 lets other users in (it must be 0700)" + fix);
+  }
+  SECTION("data/ open to others") {
+    REQUIRE(::mkdir(user_dir.c_str(), 0700) == 0);
+    REQUIRE(::mkdir(scratch.cache().c_str(), 0700) == 0);
+    ::chmod(scratch.cache().c_str(), 0770);
+    CHECK(stage_error(request) == "refusing the node-local directory " + scratch.cache().string() +
+                                      ": its mode 0770 lets other users in (it must be 0700)" + fix);
   }
   SECTION("another user's") {
     if (::geteuid() != 0) return;  // only root can give a directory away
     REQUIRE(::mkdir(user_dir.c_str(), 0700) == 0);
     REQUIRE(::chown(user_dir.c_str(), 65534, 65534) == 0);
-    CHECK_THAT(stage_error(request), Contains("refusing the data cache directory " + user_dir.string() +
+    CHECK_THAT(stage_error(request), Contains("refusing the node-local directory " + user_dir.string() +
                                               ": it is owned by ") &&
                                          Contains(", not by you (") && Contains(fix));
   }
   SECTION("the local directory does not exist") {
     auto missing = request;
     missing.local_root = scratch.path / "no-such-dir";
-    CHECK(stage_error(missing) == "the node-local directory " + missing.local_root.string() +
-                                      " for the data cache does not exist (the site's local_dir= or the "
-                                      "experiment's `data: to:` must name an existing directory on every node)");
+    CHECK(stage_error(missing) ==
+          "the node-local directory " + missing.local_root.string() + " for the data cache does not exist on this "
+          "node (cannot open " + missing.local_root.string() + ": No such file or directory; it must be an existing "
+          "directory on every node: choose another node-local directory with the experiment's `data: to:` (or `dlx "
+          "data --dir`), or ask your administrator)");
+  }
+}
+
+TEST_CASE("the node-local base and every directory above it must be root's or the user's, shared only if sticky",
+          "[data]") {
+  if (::geteuid() != 0) return;  // directories of another user are made with chown
+  Scratch scratch;
+  write_file(scratch.path / "x.bin", 10);
+  auto request = request_for(scratch, {scratch.path / "x.bin"});
+  const uid_t other = 65534;
+  const auto refused = [&](const fs::path& base) {
+    return "refusing the node-local directory " + base.string() + " for the data cache: ";
+  };
+  SECTION("a base another user owns (their /tmp/<your name>): refused, nothing made in it") {
+    const fs::path base = scratch.path / "theirs";
+    REQUIRE(::mkdir(base.c_str(), 0777) == 0);
+    REQUIRE(::chown(base.c_str(), other, other) == 0);
+    request.local_root = base;
+    CHECK_THAT(stage_error(request),
+               Contains(refused(base) + base.string() + " is owned by ") &&
+                   Contains("whoever can change it could swap what dlx writes there for their own files (use a "
+                            "directory that only you and root can change, such as /tmp, or a local_dir= made per user "
+                            "by the site; choose another node-local directory with the experiment's `data: to:`"));
+    CHECK(fs::is_empty(base));
+  }
+  SECTION("a base below another user's directory") {
+    const fs::path theirs = scratch.path / "theirs";
+    REQUIRE(::mkdir(theirs.c_str(), 0755) == 0);
+    fs::create_directories(theirs / "base");
+    REQUIRE(::chown(theirs.c_str(), other, other) == 0);
+    request.local_root = theirs / "base";
+    CHECK_THAT(stage_error(request), Contains(refused(theirs / "base") + theirs.string() + " is owned by "));
+    CHECK(fs::is_empty(theirs / "base"));
+  }
+  SECTION("a base its group can write, without the sticky bit") {
+    const fs::path base = scratch.path / "group";
+    REQUIRE(::mkdir(base.c_str(), 0775) == 0);
+    REQUIRE(::chmod(base.c_str(), 02775) == 0);
+    request.local_root = base;
+    CHECK_THAT(stage_error(request),
+               Contains(refused(base) + base.string() + " (mode 2775) is writable by its group without the sticky "
+                        "bit"));
+  }
+  SECTION("a sticky base every user can write, as /tmp: accepted") {
+    const fs::path base = scratch.path / "tmp";
+    REQUIRE(::mkdir(base.c_str(), 0700) == 0);
+    REQUIRE(::chmod(base.c_str(), 01777) == 0);
+    request.local_root = base;
+    auto staged = StagedData::stage(request, nullptr);
+    CHECK(staged.datasets().front().dir.string().starts_with((base / "dlx-0" / "data").string()));
+    SECTION("where another user made dlx-<uid> first: refused (a denial of service, not a takeover)") {
+      staged = StagedData();
+      fs::remove_all(base / "dlx-0");
+      REQUIRE(::mkdir((base / "dlx-0").c_str(), 0700) == 0);
+      REQUIRE(::chown((base / "dlx-0").c_str(), other, other) == 0);
+      CHECK_THAT(stage_error(request), Contains("refusing the node-local directory " + (base / "dlx-0").string() +
+                                                ": it is owned by "));
+    }
   }
 }
 
@@ -388,8 +457,8 @@ TEST_CASE("archives are unpacked: tar through libarchive, squashfs through unsqu
     ::setenv("PATH", saved_path.c_str(), 1);
     CHECK(message == "cannot unpack " + (scratch.path / "set.squashfs").string() +
                          ": unsquashfs is not installed on this node (the site installs Debian's squashfs-tools; or "
-                         "stage a tar archive or a directory instead) (check the archive with `tar -tf` or "
-                         "`unsquashfs -l`, or stage its unpacked directory instead)");
+                         "stage a tar archive or a directory instead) (check the archive with `tar -tvf` or "
+                         "`unsquashfs -lls`, or stage its unpacked directory instead)");
   }
 }
 

@@ -98,7 +98,54 @@ TEST_CASE("dlx data refuses bad arguments and a cache that is not the user's own
   REQUIRE(::chmod(user_dir.c_str(), 0777) == 0);
   auto open = dlx_data(scratch, {"ls", "--dir", local.string()});
   CHECK(open.status == 1);
-  CHECK(open.err == "dlx data: refusing the data cache directory " + user_dir.string() +
-                        ": its mode 0777 lets other users in (it must be 0700) (a cache must be your own private "
-                        "directory: remove it, or choose another directory with `data: to:` or --dir)\n");
+  CHECK(open.err == "dlx data: refusing the node-local directory " + user_dir.string() +
+                        ": its mode 0777 lets other users in (it must be 0700) (dlx keeps the data cache only in a "
+                        "private directory of your own: remove it, or have your administrator remove it if another "
+                        "user made it; choose another node-local directory with the experiment's `data: to:` (or "
+                        "`dlx data --dir`), or ask your administrator)\n");
+
+  // A base another user could change (here: writable by all without the sticky bit) is refused
+  // by ls and gc alike, before anything in it is read or removed.
+  REQUIRE(::chmod(user_dir.c_str(), 0700) == 0);
+  REQUIRE(::chmod(local.c_str(), 0777) == 0);
+  for (const char* command : {"ls", "gc"}) {
+    auto shared = dlx_data(scratch, {command, "--dir", local.string()});
+    CHECK(shared.status == 1);
+    CHECK_THAT(shared.err, Contains("dlx data: refusing the node-local directory " + local.string() +
+                                    " for the data cache: " + local.string() +
+                                    " (mode 0777) is writable by its group and all users without the sticky bit"));
+  }
+  CHECK(fs::exists(user_dir));
+}
+
+TEST_CASE("dlx data gc removes links in an entry's place without following them", "[data]") {
+  // What an older dlx could leave (an archive's "." link made the staging directory a link): a
+  // staging directory and a marker-less entry that are links to a group-shared 2775 directory.
+  Scratch scratch;
+  const fs::path local = scratch.path / "local";
+  const fs::path team = scratch.path / "team";
+  fs::create_directories(team / "results");
+  REQUIRE(::chmod(team.c_str(), 02775) == 0);
+  REQUIRE(::chmod((team / "results").c_str(), 02775) == 0);
+  write_file(scratch.path / "set/a.bin", 100);
+  dlx::data::StageRequest request;
+  request.local_root = local;
+  request.sources = {scratch.path / "set"};
+  const std::string key = dlx::data::StagedData::stage(request, nullptr).datasets().front().key;
+  const fs::path cache = dlx::data::user_cache_dir(local);
+  fs::remove(cache / (key + ".json"));
+  fs::remove_all(cache / key);
+  fs::create_directory_symlink(team, cache / key);
+  fs::create_directory_symlink(team, cache / (".staging-" + key + ".node.999999"));
+
+  auto gc = dlx_data(scratch, {"gc", "--dir", local.string()});
+  INFO(gc.out << gc.err);
+  REQUIRE(gc.status == 0);
+  CHECK_THAT(gc.out, Contains("removed 0 entries and 2 unfinished copies"));
+  CHECK_FALSE(fs::exists(fs::symlink_status(cache / key)));
+  struct stat status {};
+  REQUIRE(::stat(team.c_str(), &status) == 0);
+  CHECK((status.st_mode & 07777) == 02775);
+  REQUIRE(::stat((team / "results").c_str(), &status) == 0);
+  CHECK((status.st_mode & 07777) == 02775);
 }

@@ -2,7 +2,9 @@
 // docs/file-format.md "Node-local data cache"): its entries, and removing the unused ones.
 // Without --dir the cache is where dlx-launch puts it when the experiment names no data.to: in a
 // job step the site's local_dir= or Slurm's TmpFS (the plugin exports both), else $TMPDIR, else
-// /tmp (dlx::data::resolve_local_root).
+// /tmp (dlx::data::resolve_local_root). The cache is opened as dlx-launch opens it
+// (dlx/data/node_local_dir.hpp): a base another user could change is refused before anything in
+// it is read or removed.
 #include <ctime>
 
 #include <fmt/format.h>

@@ -13,6 +13,8 @@
 #include "dlx/common/byte_size.hpp"
 #include "dlx/common/error.hpp"
 #include "dlx/common/file_lock.hpp"
+#include "dlx/data/node_local_dir.hpp"
+#include "dlx/data/stage.hpp"
 #include "dlx/launch/launch_error.hpp"
 #include "dlx/store/code_info.hpp"
 
@@ -22,30 +24,34 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// <local_root>/dlx-<uid>: made 0700 and accepted only as this user's own real directory that
-// nobody else can write (another user could otherwise plant a link or swap the copy).
-fs::path user_scratch_dir(const fs::path& local_root) {
-  const fs::path dir = local_root / fmt::format("dlx-{}", ::geteuid());
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    throw LaunchError(fmt::format("cannot create {} for the node-local code copy: {} (the node-local "
-                                  "directory is the site's local_dir=, else Slurm's TmpFS, else TMPDIR, else "
-                                  "/tmp: ask your administrator)", dir.string(), std::strerror(errno)));
-  }
-  struct stat info {};
-  if (::lstat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) || info.st_uid != ::geteuid() ||
-      (info.st_mode & 077) != 0) {
-    throw LaunchError(fmt::format("{} is not your own private directory (a link, another user's, or "
-                                  "open to others): refusing to copy the code there (remove it, or set TMPDIR)",
-                                  dir.string()));
-  }
-  return dir;
-}
-
 std::string copy_key(const env::EnvMap& env) {
   const auto job = env::lookup(env, "SLURM_JOB_ID").value_or(fmt::format("pid{}", ::getppid()));
   const auto step = env::lookup(env, "SLURM_STEP_ID").value_or("0");
   const auto restart = env::lookup(env, "SLURM_RESTART_COUNT").value_or("0");
   return fmt::format("code-{}-{}-{}", job, step, restart);
+}
+
+// code.json's workdir: where trials start, relative to code/ (written at submission by the
+// user's own sbatch; still taken only as a relative path without "..").
+fs::path checked_workdir(const std::string& workdir, const fs::path& experiment_dir) {
+  const fs::path relative(workdir);
+  bool leaves = relative.is_absolute();
+  for (const auto& part : relative) leaves = leaves || part == "..";
+  if (leaves) {
+    throw LaunchError(fmt::format("{}: the workdir '{}' leaves the code snapshot (it is written at submission: "
+                                  "submit again)", (experiment_dir / store::kCodeInfoFileName).string(), workdir));
+  }
+  return relative;
+}
+
+UniqueFd open_directory_at(int parent, const fs::path& relative, const fs::path& shown) {
+  UniqueFd fd(::openat(parent, relative.empty() ? "." : relative.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd) throw LaunchError(fmt::format("cannot open {}: {}", shown.string(), std::strerror(errno)));
+  return fd;
+}
+
+[[noreturn]] void lock_failed(const fs::path& path, int error) {
+  throw LaunchError(fmt::format("cannot lock {}: {}", path.string(), std::strerror(error)));
 }
 
 }  // namespace
@@ -61,72 +67,98 @@ std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, 
   }
   if (!info) return std::nullopt;
   const fs::path snapshot = experiment_dir / store::kCodeDirName;
-  const std::string workdir = info->value("workdir", "");
+  const fs::path workdir = checked_workdir(info->value("workdir", ""), experiment_dir);
   CodeWorkdir result;
   if (experiment.code.run_from == config::CodeConfig::RunFrom::shared) {
     result.code_dir_ = snapshot;
     result.working_dir_ = workdir.empty() ? snapshot : snapshot / workdir;
+    result.working_fd_ = open_directory_at(AT_FDCWD, result.working_dir_, result.working_dir_);
     return result;
   }
-  const fs::path scratch = user_scratch_dir(local_root);
-  const std::string key = copy_key(env);
-  result.code_dir_ = scratch / key;
-  result.working_dir_ = workdir.empty() ? result.code_dir_ : result.code_dir_ / workdir;
-  result.lock_path_ = scratch / (key + ".lock");
-  result.done_path_ = scratch / (key + ".done");
-  UniqueFd lock_fd(::open(result.lock_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!lock_fd) {
-    throw LaunchError(fmt::format("cannot lock {}: {}", result.lock_path_.string(), std::strerror(errno)));
+  data::NodeLocalDir scratch;
+  try {
+    scratch = std::move(*data::open_node_local_dir(local_root, /*create=*/true, data::NodeLocalUse::code_copy));
+  } catch (const data::DataError& e) {
+    throw LaunchError(e.what());
   }
-  result.lock_ = FileLock(std::move(lock_fd), result.lock_path_, LockOwner::description);
+  result.key_ = copy_key(env);
+  result.code_dir_ = scratch.path / result.key_;
+  result.working_dir_ = workdir.empty() ? result.code_dir_ : result.code_dir_ / workdir;
+  const std::string lock_name = result.key_ + ".lock", done_name = result.key_ + ".done";
+  const fs::path lock_path = scratch.path / lock_name;
+  UniqueFd lock_fd(::openat(scratch.fd.get(), lock_name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!lock_fd) lock_failed(lock_path, errno);
+  result.lock_ = FileLock(std::move(lock_fd), lock_path, LockOwner::description);
   try {
     result.lock_.lock(LockMode::exclusive);
   } catch (const SystemError& e) {
-    throw LaunchError(fmt::format("cannot lock {}: {}", result.lock_path_.string(),
-                                  std::strerror(e.error_number())));
+    lock_failed(lock_path, e.error_number());
   }
-  std::error_code error;
-  if (!fs::exists(result.done_path_, error)) {
+  struct stat done {};
+  if (::fstatat(scratch.fd.get(), done_name.c_str(), &done, AT_SYMLINK_NOFOLLOW) != 0) {
     const auto started = std::chrono::steady_clock::now();
     try {
-      fs::remove_all(result.code_dir_, error);  // a copy an earlier rank did not finish
-      const auto bytes = store::copy_code_tree(snapshot, result.code_dir_);
-      UniqueFd done(::open(result.done_path_.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-      if (!done) throw SystemError("create " + result.done_path_.string(), errno);
+      data::remove_tree_at(scratch.fd.get(), result.key_, result.code_dir_);  // a copy an earlier rank did not finish
+      // store's copy takes paths: this one goes through the checked handle, not through <base>.
+      const auto bytes =
+          store::copy_code_tree(snapshot, fs::path(fmt::format("/proc/self/fd/{}", scratch.fd.get())) / result.key_);
+      UniqueFd marker(::openat(scratch.fd.get(), done_name.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+      if (!marker) throw SystemError("create " + (scratch.path / done_name).string(), errno);
       if (log) {
         fmt::print(log, "dlx-launch: code snapshot copied to {} ({} in {:.2f} s)\n", result.code_dir_.string(),
                    format_byte_size(bytes),
                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
       }
     } catch (const std::exception& e) {
-      fs::remove_all(result.code_dir_, error);
+      try {
+        data::remove_tree_at(scratch.fd.get(), result.key_, result.code_dir_);
+      } catch (const data::DataError&) {
+      }
       throw LaunchError(fmt::format("cannot copy the code snapshot {} to {}: {} (is the node's "
                                     "local disk full? the site may set code: {{run_from: shared}})",
                                     snapshot.string(), result.code_dir_.string(), e.what()));
     }
   }
+  // The trainer's directory, reached from the checked handle; its path is handed out only once it
+  // is proven to name the same directory.
+  const UniqueFd code_fd(::openat(scratch.fd.get(), result.key_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!code_fd) {
+    throw LaunchError(fmt::format("cannot open {}: {}", result.code_dir_.string(), std::strerror(errno)));
+  }
+  result.working_fd_ = open_directory_at(code_fd.get(), workdir, result.working_dir_);
+  try {
+    data::prove_same_directory(result.code_dir_, code_fd.get());
+    data::prove_same_directory(result.working_dir_, result.working_fd_.get());
+  } catch (const data::DataError& e) {
+    throw LaunchError(e.what());
+  }
+  result.scratch_ = std::move(scratch.fd);
   // Held while the trainer runs: a conversion from the exclusive lock, which is always granted.
   try {
     result.lock_.try_lock(LockMode::shared);
   } catch (const SystemError& e) {
-    throw LaunchError(fmt::format("cannot lock {}: {}", result.lock_path_.string(),
-                                  std::strerror(e.error_number())));
+    lock_failed(lock_path, e.error_number());
   }
   return result;
 }
 
+void CodeWorkdir::enter() const {
+  if (::fchdir(working_fd_.get()) != 0) {
+    throw LaunchError(fmt::format("cannot enter {}: {}", working_dir_.string(), std::strerror(errno)));
+  }
+}
+
 CodeWorkdir::~CodeWorkdir() {
-  if (lock_.fd() < 0 || lock_path_.empty()) return;
+  if (lock_.fd() < 0 || !scratch_) return;
   // The last rank of this step on this node removes the copy; the others still hold shared locks.
   try {
     if (!lock_.try_lock(LockMode::exclusive)) return;
-  } catch (const SystemError&) {
+    data::remove_tree_at(scratch_.get(), key_, code_dir_);
+  } catch (const Error&) {
     return;  // a destructor does not throw: the copy stays, as when another rank still holds it
   }
-  std::error_code ignored;
-  fs::remove_all(code_dir_, ignored);
-  fs::remove(done_path_, ignored);
-  fs::remove(lock_path_, ignored);
+  ::unlinkat(scratch_.get(), (key_ + ".done").c_str(), 0);
+  ::unlinkat(scratch_.get(), (key_ + ".lock").c_str(), 0);
 }
 
 }  // namespace dlx::launch

@@ -248,10 +248,7 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
   if (code) {
     vars.emplace_back("DLX_CODE_DIR", code->code_dir().string());
     vars.emplace_back("PWD", code->working_dir().string());
-    if (::chdir(code->working_dir().c_str()) != 0) {
-      throw LaunchError(fmt::format("cannot enter {}: {}", code->working_dir().string(),
-                                    std::strerror(errno)));
-    }
+    code->enter();  // through the handle the directory was checked with
   }
   for (const auto& [name, value] : vars) ::setenv(name.c_str(), value.c_str(), 1);
   if (const int notice = notice_received(); notice != 0) {

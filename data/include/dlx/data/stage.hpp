@@ -19,6 +19,9 @@
 //      entry between the copy and its use) and hold it until the StagedData is destroyed.
 // A copy killed at any point leaves no marker, so it is never used; the next stager redoes it.
 // Caches are per user (0700, the user's own): users never see, share or block each other's.
+// The cache directory is opened once through node_local_dir.hpp (its base checked by the storage
+// root's rule) and every step above works relative to that handle; an archive's size is its
+// unpacked size (unpack.hpp), counted before step 3 evicts for it.
 // docs/file-format.md ("Node-local data cache") describes the layout.
 #include <sys/types.h>
 
@@ -64,7 +67,8 @@ struct StagedDataset {
   double seconds = 0;         // time spent copying (0 when reused)
 };
 
-// Stages every source into <local_root>/dlx-<uid>/data/ (0700, this user's own), one cache entry
+// Stages every source into <local_root>/dlx-<uid>/data/ (0700, this user's own; refused, with why
+// and the fix, when <local_root> or a directory above it is another user's: node_local_dir.hpp), one cache entry
 // per source, reusing complete entries; blocks while another process (another rank, trial or job
 // of this user on this node) stages the same entry; holds a shared lock on each entry until
 // destroyed so that eviction (by another trial or `dlx data gc`) never removes data in use.
@@ -87,7 +91,8 @@ class StagedData {
 };
 
 // The whole manifest's size for sbatch's validation (walks the sources as the user; throws
-// DataError naming the unreadable path). An archive counts with its own size.
+// DataError naming the unreadable path). An archive counts with its own size here
+// (sbatch reads no archive); on the node, with its unpacked size.
 std::uint64_t source_bytes(const std::vector<std::filesystem::path>& sources);
 
 // ---- Where the cache lives ----------------------------------------------------------------
@@ -113,7 +118,7 @@ std::filesystem::path expand_local_dir(const std::string& pattern, const std::st
 // name) and the user name of the effective uid. `dlx data` uses it when given no --dir.
 LocalRootContext local_root_context_from_environment();
 
-// <local_root>/dlx-<uid>/data for the effective uid (not created, not checked).
+// <local_root>/dlx-<uid>/data for the effective uid, for messages (not created, not checked).
 std::filesystem::path user_cache_dir(const std::filesystem::path& local_root);
 
 // ---- Looking at and cleaning a cache (`dlx data ls|gc`) -------------------------------------
@@ -129,7 +134,8 @@ struct CacheEntry {
 };
 
 // The complete entries of this user's cache under `local_root`, most recently used first; empty
-// when there is no cache yet. Throws DataError for a cache directory that is not the user's own.
+// when there is no cache yet. Throws DataError for a cache directory that is not the user's own,
+// or a `local_root` another user could change (node_local_dir.hpp).
 std::vector<CacheEntry> list_cache(const std::filesystem::path& local_root);
 
 struct GcRequest {

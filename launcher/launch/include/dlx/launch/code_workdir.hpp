@@ -5,17 +5,23 @@
 // snapshot itself when code.run_from is `shared` (a site whose shared storage is fast enough).
 //
 // Node-local copies live in <the site's node-local directory>/dlx-<uid>/ (trial_data.hpp's
-// site_local_root: local_dir=, else TmpFS, else $TMPDIR, else /tmp; 0700, refused when it is not
-// the user's own real directory) as code-<job>-<step>-<restart>/. The ranks of a step on one node
-// share one copy: the first takes an exclusive lock on code-...lock (an OFD fcntl lock:
-// dlx/common/file_lock.hpp), copies, marks code-....done, and every rank then holds a shared lock
-// while its trainer runs; the last rank out (the one that gets the exclusive lock back at once)
-// removes the copy.
+// site_local_root: local_dir=, else TmpFS, else $TMPDIR, else /tmp), opened and checked by the one
+// function both it and the data cache use (dlx/data/node_local_dir.hpp: the base and every
+// directory above it by the storage root's rule, dlx-<uid> the user's own and 0700), as
+// code-<job>-<step>-<restart>/. Everything below is reached relative to that directory's handle:
+// the lock, the marker, the copy, its removal, and the trainer's working directory (entered with
+// fchdir; its path, given as PWD and DLX_CODE_DIR, is proven to name the same directory). The
+// ranks of a step on one node share one copy: the first takes an exclusive lock on code-...lock
+// (an OFD fcntl lock: dlx/common/file_lock.hpp), copies, marks code-....done, and every rank then
+// holds a shared lock while its trainer runs; the last rank out (the one that gets the exclusive
+// lock back at once) removes the copy.
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <string>
 
 #include "dlx/common/file_lock.hpp"
+#include "dlx/common/unique_fd.hpp"
 #include "dlx/config/experiment.hpp"
 #include "dlx/env/environment.hpp"
 
@@ -34,12 +40,17 @@ class CodeWorkdir {
   ~CodeWorkdir();
 
   const std::filesystem::path& code_dir() const { return code_dir_; }        // DLX_CODE_DIR
-  const std::filesystem::path& working_dir() const { return working_dir_; }  // the trainer's cwd
+  const std::filesystem::path& working_dir() const { return working_dir_; }  // the trainer's cwd (PWD)
+  // Makes the working directory this process's, through the handle it was checked with (fchdir);
+  // the trainer inherits it. Throws LaunchError.
+  void enter() const;
 
  private:
   CodeWorkdir() = default;
   std::filesystem::path code_dir_, working_dir_;
-  std::filesystem::path lock_path_, done_path_;  // empty when running from the shared snapshot
+  UniqueFd working_fd_;
+  UniqueFd scratch_;  // <base>/dlx-<uid>; empty when running from the shared snapshot
+  std::string key_;   // code-<job>-<step>-<restart>, the copy's name in scratch_
   FileLock lock_;
 };
 
