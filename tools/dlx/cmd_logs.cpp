@@ -1,7 +1,8 @@
 // dlx logs: a trial's output, attempt by attempt. dlx-launch keeps each rank's output of each
 // attempt in trials/<id>/logs/ (store/trial_logs.hpp); where it kept none, Slurm's own output file
-// of the job that ran the trial last (logs_slurm.hpp). Reads only: any user who can read the
-// experiment can run it, while the trial runs (--follow) or after.
+// of the job that ran the trial last (logs_slurm.hpp), read only as a regular file of the job's
+// user who owns the experiment, as that user when run by root (slurm_file_reader). Reads only: any
+// user who can read the experiment can run it, while the trial runs (--follow) or after.
 
 #include <sys/stat.h>
 #include <unistd.h>
