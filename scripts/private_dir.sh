@@ -1,5 +1,5 @@
 # Sourced by the scripts and test fixtures that run as root (scripts/package-check.sh,
-# scripts/soak.sh, tests/cluster/setup.sh; docs/security.md, "What root may run"): a working
+# scripts/soak.sh, tests/cluster/setup.sh and teardown.sh; docs/security.md, "What root may run"): a working
 # directory that no other user can have made, can change or can replace, and unmounting only what
 # is really mounted in it. A fixed name in a shared directory (/var/tmp/NAME) is neither: another
 # user makes it first, or a link in its place, and root then writes, mounts, unmounts and runs
@@ -11,6 +11,7 @@
 #                               or accepts it when it is a real directory of the caller's that
 #                               group and others cannot write; prints its path (links above it
 #                               resolved); for a state directory reused from run to run
+#   owned_dir_check DIR         owned_dir's checks only, for a directory that must exist already
 #   unmount_if_mounted PATH     unmounts PATH when it is itself a mount point (never through a
 #                               link); for paths inside a private_dir or owned_dir
 # private_dir and owned_dir first check PARENT (DIR's parent) and every directory above it, with
@@ -54,7 +55,12 @@ private_dir() {
 }
 
 owned_dir() {
-  local dir=$1 parent resolved uid mode type
+  owned_dir_check "$1" make
+}
+
+# owned_dir_check DIR [make]: owned_dir's checks; with `make`, DIR is made first when missing.
+owned_dir_check() {
+  local dir=$1 make=${2:-} parent resolved uid mode type
   case $dir in /*) ;; *) private_dir_refuse "$dir" "not an absolute path"; return 1 ;; esac
   parent=$(dirname -- "$dir")
   resolved=$(realpath -e -- "$parent" 2> /dev/null) && [ -d "$resolved" ] ||
@@ -62,7 +68,7 @@ owned_dir() {
   private_dir_check_above "$resolved" "$dir" || return 1
   dir=$resolved/$(basename -- "$dir")
   # mkdir never follows a link in its place: it fails, and the checks below name what is there.
-  mkdir -m 0755 -- "$dir" 2> /dev/null || true
+  [ -z "$make" ] || mkdir -m 0755 -- "$dir" 2> /dev/null || true
   uid="" mode="" type=""
   read -r uid mode type < <(stat -c '%u %a %F' -- "$dir" 2> /dev/null) || true
   [ -n "$uid" ] || { private_dir_refuse "$dir" "cannot stat it"; return 1; }

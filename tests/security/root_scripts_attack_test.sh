@@ -8,7 +8,7 @@
 # downloading Debian (CI has no mirror), so the script mounts /proc in it, fails at the chroot
 # (there is no shell in the empty root) and runs its cleanup, as after any failure. Then
 # scripts/private_dir.sh's refusals (the package check's DLX_PACKAGE_CHECK_DIR, the cluster test
-# fixture's DLX_TEST_STATE) against directories mallory made or can write.
+# fixture's DLX_TEST_STATE, at setup and at teardown) against directories mallory made or can write.
 #   root_scripts_attack_test.sh SOURCE_DIR
 source "$(dirname "$0")/lib.sh"
 src=$1
@@ -108,6 +108,16 @@ fi
 expect_contains "mallory's DLX_TEST_STATE" "$out" \
   "setup.sh: refusing $SCRATCH/shared/state: it belongs to $MALLORY, not to root (remove it, or choose another path)"
 [ -z "$(ls -A "$SCRATCH/shared/state")" ] || fail "setup.sh wrote into mallory's directory: $(ls -A "$SCRATCH/shared/state")"
+note "refused: $out"
+# The fixture's cleanup would run the dlx installed there: refused the same way, nothing run.
+as "$MALLORY" mkdir -p "$SCRATCH/shared/state/prefix/bin"
+printf '#!/bin/sh\ntouch %s/teardown-ran\n' "$bait" | as "$MALLORY" tee "$SCRATCH/shared/state/prefix/bin/dlx" > /dev/null
+as "$MALLORY" chmod 0755 "$SCRATCH/shared/state/prefix/bin/dlx"
+if out=$(DLX_TEST_STATE=$SCRATCH/shared/state bash "$src/tests/cluster/teardown.sh" 2>&1); then
+  fail "teardown.sh accepted mallory's state directory: $out"
+fi
+expect_contains "mallory's DLX_TEST_STATE at teardown" "$out" "teardown.sh: refusing $SCRATCH/shared/state: it belongs to $MALLORY"
+[ ! -e "$bait/teardown-ran" ] || fail "teardown.sh ran mallory's dlx as root"
 note "refused: $out"
 as "$MALLORY" ln -s "$bait" "$SCRATCH/shared/linked"
 if out=$(DLX_TEST_STATE=$SCRATCH/shared/linked bash "$src/tests/cluster/setup.sh" /nonexistent-build 2>&1); then
