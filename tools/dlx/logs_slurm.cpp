@@ -1,7 +1,9 @@
 #include "logs_slurm.hpp"
 
+#include <charconv>
 #include <chrono>
 #include <cstdint>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -108,14 +110,13 @@ std::optional<uid_t> job_uid(const JobFields& job) {
   const auto& value = found->second;
   const auto open = value.rfind('(');
   if (open == std::string::npos || value.empty() || value.back() != ')') return std::nullopt;
-  const auto digits = value.substr(open + 1, value.size() - open - 2);
-  if (digits.empty() || digits.size() > 10) return std::nullopt;
-  std::uint64_t uid = 0;
-  for (const char c : digits) {
-    if (!is_digit(c)) return std::nullopt;
-    uid = uid * 10 + static_cast<std::uint64_t>(c - '0');
+  const char* first = value.data() + open + 1;
+  const char* last = value.data() + value.size() - 1;
+  std::uint32_t uid = 0;
+  const auto [end, error] = std::from_chars(first, last, uid);
+  if (error != std::errc() || end != last || first == last || uid == static_cast<std::uint32_t>(-1)) {
+    return std::nullopt;  // not a number, or (uid_t)-1, which no user has
   }
-  if (uid > 0xFFFFFFFEu) return std::nullopt;
   return static_cast<uid_t>(uid);
 }
 
