@@ -10,13 +10,15 @@
 #      the grid example as an unprivileged user, dlx doctor, import dlx with /usr/bin/python3,
 #      the out-of-tree C++ and C consumers (tests/install/consumer) with find_package(dlx) and
 #      pkg-config, removing the plugin package (plain jobs still run) and uninstalling.
-# Needs root, debootstrap, the network to that mirror, about 3 GB in DLX_PACKAGE_CHECK_DIR
-# (default /var/tmp/dlx-package-check, emptied first) and 15 to 25 minutes.
+# Needs root, debootstrap, the network to that mirror, about 3 GB in a private directory made
+# below DLX_PACKAGE_CHECK_DIR (default /var/tmp: dlx-package-check.XXXXXXXX, mode 0700, removed
+# after a pass and kept with its logs after a failure; scripts/private_dir.sh: never a fixed name
+# another user could make first) and 15 to 25 minutes.
 # Only committed changes are checked (the clone is of HEAD).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=$PWD
-work=${DLX_PACKAGE_CHECK_DIR:-/var/tmp/dlx-package-check}
+source scripts/private_dir.sh
 [ "$(id -u)" = 0 ] || { echo "package-check: needs root (debootstrap, chroot)" >&2; exit 1; }
 command -v debootstrap > /dev/null ||
   { echo "package-check: debootstrap is missing: bash scripts/install-deps.sh installs it" >&2; exit 1; }
@@ -31,16 +33,20 @@ suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
 [ -n "$mirror" ] && [ -n "$suite" ] ||
   { echo "package-check: no Debian mirror (a .../debian URI) in /etc/apt/sources.list*" >&2; exit 1; }
 
+work=$(private_dir "${DLX_PACKAGE_CHECK_DIR:-/var/tmp}" dlx-package-check) || exit 1
 root=$work/root
+say "working in $work"
 cleanup() {
-  # Nothing is left mounted: the namespaces' mounts end with them; these are the setup's own.
-  for mount in "$root/proc"; do mountpoint -q "$mount" && umount -l "$mount"; done
-  return 0
+  local status=$1
+  # Nothing is left mounted: the namespaces' mounts end with them; /proc below is the setup's own.
+  unmount_if_mounted "$root/proc"
+  if [ "$status" = 0 ]; then
+    rm -rf --one-file-system "$work"
+  else
+    echo "package-check: kept $work for its logs (rm -rf --one-file-system $work when done)" >&2
+  fi
 }
-trap cleanup EXIT
-if [ -d "$root" ]; then cleanup; fi
-rm -rf "$work"
-mkdir -p "$work"
+trap 'cleanup $?' EXIT
 
 # 1. The packages, from a fresh clone: the packages for a plain Debian, without CUDA (NVIDIA's
 #    runtime and NCCL are no Debian packages) and without the tests (ctest ran them on the tree).

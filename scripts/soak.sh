@@ -27,7 +27,7 @@
 # --seed S       seeds the chaos loop: which event, when, which rank (default 1).
 # --state-dir    use an already running cluster laid out by tests/cluster/setup.sh (prefix/,
 #                cluster/, work/; e.g. a ctest state dir with its cluster up). Without it the soak
-#                installs --build-dir (default build/) into /tmp/dlx-soak-<pid>, brings a cluster
+#                installs --build-dir (default build/) into /tmp/dlx-soak.XXXXXXXX, brings a cluster
 #                up there on --port-base (default $DLX_TEST_PORT_BASE, else 17000: it uses the
 #                base and the 3 ports after it), and tears it down at the end (unless --keep).
 set -euo pipefail
@@ -54,7 +54,8 @@ done
 started_cluster=0
 if [ -z "$state_dir" ]; then
   [ -x "$build_dir/bin/dlx" ] || die "--build-dir $build_dir: no bin/dlx (build first: scripts/build.sh)"
-  state_dir=/tmp/dlx-soak-$$
+  source "$repo/scripts/private_dir.sh"
+  state_dir=$(private_dir /tmp dlx-soak) || die "no private state directory in /tmp"
   echo "# soak: installing $build_dir and starting a cluster in $state_dir (ports $port_base-$((port_base + 3)))"
   DLX_TEST_STATE=$state_dir DLX_TEST_PORT_BASE=$port_base bash "$repo/tests/cluster/setup.sh" "$build_dir" ||
     die "could not bring the cluster up (see $state_dir/cluster/log)"

@@ -34,8 +34,11 @@ std::optional<store::CodePlan> plan_code(config::Experiment& experiment, const S
     request.dir = (experiment_dir / *experiment.code.dir).lexically_normal();
     experiment.code.dir = request.dir->string();
   }
-  auto plan = store::plan_code_snapshot(request);
-  if (!plan) {
+  std::string not_yours;
+  auto plan = store::plan_code_snapshot(request, &not_yours);
+  if (!plan && !not_yours.empty()) {
+    report_info(fmt::format("dlx: no code snapshot: {}", not_yours));
+  } else if (!plan) {
     report_info(fmt::format("dlx: no code snapshot: {} is not in a git work tree, so trials run the files as they "
                             "are when they start (name the code with code: {{dir: PATH}} in {}, or silence this "
                             "with code: {{snapshot: false}})",

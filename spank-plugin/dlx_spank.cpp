@@ -43,7 +43,7 @@ int guarded(const char* callback, Body body) noexcept {
     // A library's own words ("stol") tell a user nothing: they go to the verbose log, for a report.
     report_error(fmt::format("dlx: {}: internal error (a dlx bug: please report it with the command and the "
                              "experiment file; sbatch -v shows the detail)", callback));
-    slurm_verbose("dlx: %s: %s", callback, e.what());
+    report_verbose(fmt::format("dlx: {}: {}", callback, e.what()));
   } catch (...) {
     report_error(fmt::format("dlx: {}: unexpected error", callback));
   }

@@ -14,8 +14,12 @@ struct PluginState {
 
 PluginState& state();
 
-// Messages: "dlx: <text>". Fatal ones go to slurm_error, progress to slurm_info.
-void report_error(const std::string& message);
-void report_info(const std::string& message);
+// Messages: "dlx: <text>", one line each. Fatal ones go to slurm_error, progress to slurm_info,
+// details to slurm_verbose;
+// both show control characters escaped (config::printable), so that no text in a message can act
+// on a terminal or start a line of its own.
+void report_error(const std::string& message) noexcept;
+void report_info(const std::string& message) noexcept;
+void report_verbose(const std::string& message) noexcept;  // sbatch -v, slurmd's log
 
 }  // namespace dlx::spank

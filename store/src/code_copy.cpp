@@ -14,7 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <exception>
-#include <set>
+#include <map>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -40,10 +40,10 @@ UniqueFd open_or_throw(const fs::path& path, int flags, mode_t mode = 0) {
   return fd;
 }
 
-// Copies `from` (a regular file, never through a link) to the new file `to`; read-only in the copy,
-// with the owner's execute bit kept. With `start_writeback`, the copy's pages start going to disk
-// at once (sync_file_range, no waiting), so that the sync at the end finds less to write. Returns
-// the bytes copied.
+// Copies `from` (a regular file, never through a link) to the new file `to`, with copied_file_mode
+// (read-only, never more open than the source). With `start_writeback`, the copy's pages start
+// going to disk at once (sync_file_range, no waiting), so that the sync at the end finds less to
+// write. Returns the bytes copied.
 std::uint64_t copy_regular_file(const fs::path& from, const fs::path& to, bool start_writeback = false) {
   auto in = open_or_throw(from, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   struct stat info {};
@@ -51,7 +51,7 @@ std::uint64_t copy_regular_file(const fs::path& from, const fs::path& to, bool s
   if (!S_ISREG(info.st_mode)) {
     throw SystemError::with_message(fmt::format("{} is no longer a regular file", from.string()), EINVAL);
   }
-  const mode_t mode = (info.st_mode & S_IXUSR) ? 0550 : 0440;
+  const mode_t mode = copied_file_mode(info.st_mode);
   auto out = open_or_throw(to, O_WRONLY | O_CREAT | O_EXCL, mode);
   const auto copied = copy_file_data(in.get(), out.get(), from, to);
   if (::fchmod(out.get(), mode) != 0) throw SystemError("chmod " + to.string(), errno);  // whatever the umask
@@ -78,20 +78,49 @@ void copy_link(const fs::path& from, const fs::path& to) {
   if (::symlink(target.c_str(), to.c_str()) != 0) throw SystemError("symlink " + to.string(), errno);
 }
 
-// Creates the directories of `relative`'s parent below `base` once each.
+// The mode of a directory's source (followed: the plan checked that no directory on a path is a
+// link), for copied_directory_mode.
+mode_t source_mode(const fs::path& directory) {
+  struct stat info {};
+  if (::stat(directory.c_str(), &info) != 0) throw SystemError("stat " + directory.string(), errno);
+  return info.st_mode;
+}
+
+// Creates the directories of `relative`'s parent below `base` once each, each with its source's
+// mode as copied_directory_mode has it, and keeps whether the group could read every file it is
+// told of, as the source's modes say (for code.diff's mode).
 class DirectoryMaker {
  public:
-  explicit DirectoryMaker(fs::path base) : base_(std::move(base)) {}
-  void make_parent(const fs::path& relative) {
-    const auto parent = relative.parent_path();
-    if (parent.empty() || made_.contains(parent.string())) return;
-    create_directories_with_mode(base_ / parent, 0750);
-    for (auto path = parent; !path.empty(); path = path.parent_path()) made_.insert(path.string());
+  DirectoryMaker(fs::path source, fs::path base) : source_(std::move(source)), base_(std::move(base)) {
+    group_enters_[""] = (source_mode(source_) & S_IXGRP) != 0;
   }
+  void make_parent(const fs::path& relative) {
+    std::string path;
+    for (const auto& part : relative.parent_path()) {
+      const std::string parent = path;
+      path = path.empty() ? part.string() : path + "/" + part.string();
+      if (group_enters_.contains(path)) continue;
+      const mode_t source = source_mode(source_ / path);
+      const mode_t mode = copied_directory_mode(source);
+      const auto made = base_ / path;
+      if (::mkdir(made.c_str(), mode) != 0) throw SystemError("mkdir " + made.string(), errno);
+      if (::chmod(made.c_str(), mode) != 0) throw SystemError("chmod " + made.string(), errno);  // whatever the umask
+      group_enters_[path] = group_enters_[parent] && (source & S_IXGRP) != 0;
+    }
+  }
+  // A file of the plan (its parent made): whether the group could read it at its source.
+  void note_file(const CodeEntry& entry) {
+    if (entry.symlink) return;
+    const auto parent = fs::path(entry.path).parent_path().string();
+    group_reads_all_ = group_reads_all_ && group_enters_[parent] && (entry.mode & S_IRGRP) != 0;
+  }
+  bool group_reads_all() const { return group_reads_all_; }
 
  private:
+  fs::path source_;
   fs::path base_;
-  std::set<std::string> made_;
+  std::map<std::string, bool> group_enters_;  // relative directory -> the group could enter it and all above
+  bool group_reads_all_ = true;
 };
 
 // Threads for copying the entries: one per 128 files, at most kMaxCopyThreads and the cores.
@@ -124,21 +153,29 @@ void sync_file_system(const fs::path& directory) {
 
 }  // namespace
 
+mode_t copied_file_mode(mode_t source) { return (source & 0550) | 0400; }
+
+mode_t copied_directory_mode(mode_t source) { return (source & 0750) | 0700; }
+
 void write_code_snapshot(CodePlan& plan, const fs::path& experiment_dir) {
   const auto started = std::chrono::steady_clock::now();
   const fs::path final_dir = experiment_dir / kCodeDirName;
   const fs::path staging = temporary_path_for(final_dir);
   std::uint64_t bytes = 0;
   try {
-    create_directories_with_mode(staging, 0750);
-    DirectoryMaker directories(staging);
-    for (const auto& entry : plan.files) directories.make_parent(entry.path);
+    create_directories_with_mode(staging, copied_directory_mode(source_mode(plan.root)));
+    DirectoryMaker directories(plan.root, staging);
+    for (const auto& entry : plan.files) {
+      directories.make_parent(entry.path);
+      directories.note_file(entry);
+    }
     bytes = copy_entries(plan.files, plan.root, staging);
     finish_git_state(plan);  // read meanwhile; its own message when a git command failed
     // code.diff at its final name, made durable by the sync below with the copy: until code.json
-    // exists nothing reads it.
+    // exists nothing reads it. It holds the changed lines of the tracked files: the group may read
+    // it only when it could read every file of the snapshot at its source.
     if (plan.git && !plan.git->commit.empty()) {
-      write_new_file(experiment_dir / kCodeDiffFileName, plan.git->diff, 0440);
+      write_new_file(experiment_dir / kCodeDiffFileName, plan.git->diff, directories.group_reads_all() ? 0440 : 0400);
     }
     sync_file_system(staging);  // every file and directory of the copy, and code.diff, in one call
     if (::rename(staging.c_str(), final_dir.c_str()) != 0) throw SystemError("rename to " + final_dir.string(), errno);

@@ -1,5 +1,6 @@
 // plan_code_snapshot: what the code snapshot will hold, decided with git's own plumbing (no
-// parsing of git's files): `rev-parse` finds the work tree, `ls-files` lists and filters (with
+// parsing of git's files): `rev-parse` finds the work tree, looking only where code_repository.hpp
+// allows (the user's own directories and repository), `ls-files` lists and filters (with
 // .gitignore and .dlxignore), `status`/`diff` record how the files differ from HEAD. Every git
 // command runs bounded in time (bounded_command.hpp): sbatch must not hang on a slow file system.
 // The git state is read on its own thread (std::async), started once the plan is within the cap:
@@ -14,9 +15,11 @@
 #include <cstdlib>
 #include <future>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
+#include "code_repository.hpp"
 #include "dlx/common/bounded_command.hpp"
 #include "dlx/store/code_snapshot.hpp"
 
@@ -26,34 +29,46 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// git as the user would run it, but never prompting, paging or taking the index lock for status.
-const std::vector<std::pair<std::string, std::string>> kGitEnv{
-    {"GIT_OPTIONAL_LOCKS", "0"}, {"GIT_TERMINAL_PROMPT", "0"}, {"GIT_PAGER", "cat"}, {"LC_ALL", "C"}};
+// How every git command runs: bounded in time (sbatch must not hang on a slow file system), never
+// prompting, paging or taking the index lock for status, discovery kept below the ceiling that
+// plan_git_search chose (code_repository.hpp), and nothing from a repository's configuration that
+// runs a program: no fsmonitor, no hooks (diff adds --no-ext-diff --no-textconv). Copied into the
+// thread that reads the git state.
+struct Git {
+  std::chrono::milliseconds timeout{20000};
+  std::string ceiling;
 
-CommandResult git(const CodeRequest& request, std::vector<std::string> args) {
-  args.insert(args.begin(), "git");
-  CommandLimits limits;
-  limits.timeout = request.git_timeout;
-  try {
-    return run_bounded(args, limits, kGitEnv);
-  } catch (const CommandError& e) {
-    throw CodeSnapshotError(fmt::format("code snapshot: {} (take no snapshot with code: {{snapshot: false}})",
-                                        e.what()));
+  CommandResult run(std::vector<std::string> args) const {
+    const std::vector<std::string> prefix{"git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null"};
+    args.insert(args.begin(), prefix.begin(), prefix.end());
+    CommandLimits limits;
+    limits.timeout = timeout;
+    const std::vector<std::pair<std::string, std::string>> env{{"GIT_OPTIONAL_LOCKS", "0"},
+                                                               {"GIT_TERMINAL_PROMPT", "0"},
+                                                               {"GIT_PAGER", "cat"},
+                                                               {"LC_ALL", "C"},
+                                                               {"GIT_CEILING_DIRECTORIES", ceiling}};
+    try {
+      return run_bounded(args, limits, env);
+    } catch (const CommandError& e) {
+      throw CodeSnapshotError(fmt::format("code snapshot: {} (take no snapshot with code: {{snapshot: false}})",
+                                          e.what()));
+    }
   }
-}
 
-// The output of a git command that must succeed.
-std::string git_output(const CodeRequest& request, const std::vector<std::string>& args) {
-  auto result = git(request, args);
-  if (result.exit_code != 0) {
-    std::string command = "git";
-    for (const auto& arg : args) command += " " + arg;
-    while (!result.err.empty() && result.err.back() == '\n') result.err.pop_back();
-    throw CodeSnapshotError(fmt::format("code snapshot: {} failed (exit {}): {}", command, result.exit_code,
-                                        result.err));
+  // The output of a git command that must succeed.
+  std::string output(const std::vector<std::string>& args) const {
+    auto result = run(args);
+    if (result.exit_code != 0) {
+      std::string command = "git";
+      for (const auto& arg : args) command += " " + arg;
+      while (!result.err.empty() && result.err.back() == '\n') result.err.pop_back();
+      throw CodeSnapshotError(fmt::format("code snapshot: {} failed (exit {}): {}", command, result.exit_code,
+                                          result.err));
+    }
+    return std::move(result.out);
   }
-  return std::move(result.out);
-}
+};
 
 std::string first_line(std::string text) {
   if (const auto end = text.find('\n'); end != std::string::npos) text.resize(end);
@@ -81,7 +96,7 @@ bool git_installed() {
 // (`--git-dir=T --work-tree=DIR ls-files -o`): its ignore matching, not one written here.
 class ScratchRepository {
  public:
-  explicit ScratchRepository(const CodeRequest& request) {
+  explicit ScratchRepository(const Git& git) {
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern = std::string(tmp && *tmp == '/' ? tmp : "/tmp") + "/dlx-ls.XXXXXX";
     if (::mkdtemp(pattern.data()) == nullptr) {
@@ -89,7 +104,7 @@ class ScratchRepository {
                                           std::strerror(errno)));
     }
     path_ = pattern;
-    git_output(request, {"init", "-q", "--bare", path_.string()});
+    git.output({"init", "-q", "--bare", path_.string()});
   }
   ~ScratchRepository() {
     std::error_code ignored;
@@ -104,7 +119,7 @@ class ScratchRepository {
 };
 
 // Sorted, unique paths git lists for the tree, minus those .dlxignore matches.
-std::vector<std::string> list_files(const CodeRequest& request, const fs::path& root, bool in_git) {
+std::vector<std::string> list_files(const Git& git, const fs::path& root, bool in_git) {
   const fs::path dlxignore = root / kDlxIgnoreFileName;
   std::error_code error;
   const bool has_ignore_file = fs::is_regular_file(dlxignore, error);
@@ -113,17 +128,17 @@ std::vector<std::string> list_files(const CodeRequest& request, const fs::path& 
   if (in_git) {
     std::vector<std::string> args{"-C", root.string(), "ls-files", "-z", "-c", "-o", "--exclude-standard"};
     if (has_ignore_file) args.push_back(exclude_from);
-    listed = split_nul(git_output(request, args));
+    listed = split_nul(git.output(args));
     // Tracked files are listed whatever the ignore rules say; this finds those .dlxignore matches.
     if (has_ignore_file) {
-      ignored = split_nul(git_output(request, {"-C", root.string(), "ls-files", "-z", "-c", "-i", exclude_from}));
+      ignored = split_nul(git.output({"-C", root.string(), "ls-files", "-z", "-c", "-i", exclude_from}));
     }
   } else {
-    ScratchRepository scratch(request);
+    ScratchRepository scratch(git);
     std::vector<std::string> args{"--git-dir=" + scratch.path().string(), "--work-tree=" + root.string(), "-C",
                                   root.string(), "ls-files", "-z", "-o"};
     if (has_ignore_file) args.push_back(exclude_from);
-    listed = split_nul(git_output(request, args));
+    listed = split_nul(git.output(args));
   }
   std::sort(listed.begin(), listed.end());
   listed.erase(std::unique(listed.begin(), listed.end()), listed.end());
@@ -168,13 +183,13 @@ void select_entries(CodePlan& plan, const std::vector<std::string>& paths) {
       throw CodeSnapshotError(fmt::format("code snapshot: cannot read {}: {}", full.string(), std::strerror(errno)));
     }
     if (S_ISREG(info.st_mode)) {
-      plan.files.push_back({path, static_cast<std::uint64_t>(info.st_size), false});
+      plan.files.push_back({path, static_cast<std::uint64_t>(info.st_size), false, info.st_mode & 07777});
       plan.bytes += static_cast<std::uint64_t>(info.st_size);
     } else if (S_ISLNK(info.st_mode)) {
       std::error_code error;
       const auto target = fs::read_symlink(full, error).string();
       if (!error && link_stays_inside(path, target)) {
-        plan.files.push_back({path, 0, true});
+        plan.files.push_back({path, 0, true, 0});
       } else {
         plan.skipped.push_back({path, fmt::format("symbolic link to {}, outside the tree: not copied", target)});
       }
@@ -186,31 +201,61 @@ void select_entries(CodePlan& plan, const std::vector<std::string>& paths) {
   }
 }
 
-GitState read_git_state(const CodeRequest& request, const fs::path& root) {
+GitState read_git_state(const Git& git, const fs::path& root) {
   GitState state;
   const std::string top = root.string();
-  auto head = git(request, {"-C", top, "rev-parse", "-q", "--verify", "HEAD"});
+  auto head = git.run({"-C", top, "rev-parse", "-q", "--verify", "HEAD"});
   if (head.exit_code == 0) state.commit = first_line(head.out);
   // The diff, the slowest, beside the others.
   std::future<std::string> diff;
   if (!state.commit.empty()) {
-    diff = std::async(std::launch::async, [&request, &top] {
-      return git_output(request, {"-C", top, "diff", "--binary", "HEAD"});
+    diff = std::async(std::launch::async, [&git, &top] {
+      return git.output({"-C", top, "diff", "--binary", "--no-ext-diff", "--no-textconv", "HEAD"});
     });
   }
-  auto branch = git(request, {"-C", top, "symbolic-ref", "-q", "--short", "HEAD"});
+  auto branch = git.run({"-C", top, "symbolic-ref", "-q", "--short", "HEAD"});
   if (branch.exit_code == 0) state.branch = first_line(branch.out);
-  auto remote = git(request, {"-C", top, "config", "--get", "remote.origin.url"});
+  auto remote = git.run({"-C", top, "config", "--get", "remote.origin.url"});
   if (remote.exit_code == 0) state.remote = without_credentials(first_line(remote.out));
-  state.status = git_output(request, {"-C", top, "status", "--porcelain"});
+  state.status = git.output({"-C", top, "status", "--porcelain"});
   state.dirty = !state.status.empty();
   if (diff.valid()) state.diff = diff.get();
   return state;
 }
 
+// The repository git finds for `start` (git looks only where plan_git_search allows): its top
+// level; or, when it or git's own ownership check says it is not the user's, why; or neither,
+// outside any work tree.
+struct FoundRepository {
+  std::optional<fs::path> top;
+  std::optional<std::string> not_yours;
+};
+
+FoundRepository find_own_repository(const Git& git, const fs::path& start, uid_t user) {
+  auto found = git.run({"-C", start.string(), "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir",
+                        "--git-common-dir"});
+  if (found.exit_code != 0) {
+    // git's own check (a repository reached through GIT_DIR, say): another user's too.
+    if (auto refused = unsafe_repository_message(found.err, start)) return {std::nullopt, refused};
+    return {};  // outside a work tree (or in a bare repository, or in .git itself)
+  }
+  std::vector<std::string> lines;
+  for (std::string_view text = found.out; !text.empty();) {
+    const auto end = text.find('\n');
+    lines.emplace_back(text.substr(0, end));
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  if (lines.size() != 3 || lines[0].empty()) return {};
+  if (auto foreign = foreign_git_part(lines[0], lines[1], lines[2], user)) {
+    return {std::nullopt, foreign_repository_reason(start, *foreign)};
+  }
+  return {fs::path(lines[0]), std::nullopt};
+}
+
 }  // namespace
 
-std::optional<CodePlan> plan_code_snapshot(const CodeRequest& request) {
+std::optional<CodePlan> plan_code_snapshot(const CodeRequest& request, std::string* no_snapshot_warning) {
   const auto started = std::chrono::steady_clock::now();
   const fs::path start = request.dir.value_or(request.submit_dir);
   std::error_code error;
@@ -224,18 +269,42 @@ std::optional<CodePlan> plan_code_snapshot(const CodeRequest& request) {
     throw CodeSnapshotError("code snapshot: git is not installed on this machine; dlx uses it to list and filter "
                             "code.dir (install git, or take no snapshot with code: {snapshot: false})");
   }
-  auto top = git(request, {"-C", start.string(), "rev-parse", "--show-toplevel"});
-  const bool in_git = top.exit_code == 0 && !first_line(top.out).empty();
-  // A work tree git will not read is not "outside git": say so rather than copy it as a plain
-  // directory (code.dir) or take no snapshot at all.
-  if (!in_git) {
-    if (auto refused = unsafe_repository_message(top.err, start)) throw CodeSnapshotError(*refused);
+  // Only the user's own repository (code_repository.hpp). Another user's means no snapshot, with a
+  // warning; named as code.dir it fails the submission.
+  const uid_t user = ::geteuid();
+  const auto not_yours = [&](const std::string& reason) -> std::optional<CodePlan> {
+    if (request.dir) {
+      throw CodeSnapshotError(fmt::format("code.dir: {} (name a directory of your own: copy the code there, or make "
+                                          "it a git repository of yours; or take no snapshot with code: "
+                                          "{{snapshot: false}})",
+                                          reason));
+    }
+    if (no_snapshot_warning) {
+      *no_snapshot_warning = fmt::format("{}, so trials run the files as they are when they start (submit from a "
+                                         "git repository of your own, name your code with code: {{dir: PATH}}, or "
+                                         "silence this with code: {{snapshot: false}})",
+                                         reason);
+    }
+    return std::nullopt;
+  };
+  const auto search = plan_git_search(start, user);
+  // A code.dir of the user's under another user's repository is a plain directory to git, which
+  // never climbs past the ceiling into that repository.
+  if (search.foreign && !(request.dir && search.foreign->above_ceiling)) {
+    return not_yours(foreign_repository_reason(start, *search.foreign));
   }
+  Git git;
+  git.timeout = request.git_timeout;
+  git.ceiling = search.ceiling;
+  FoundRepository repository;
+  if (search.run_git) repository = find_own_repository(git, start, user);
+  if (repository.not_yours) return not_yours(*repository.not_yours);
+  const bool in_git = repository.top.has_value();
   if (!in_git && !request.dir) return std::nullopt;
 
   CodePlan plan;
   plan.max_size = request.max_size;
-  plan.root = in_git ? fs::path(first_line(top.out)) : fs::canonical(start, error);
+  plan.root = in_git ? *repository.top : fs::canonical(start, error);
   if (error) throw CodeSnapshotError(fmt::format("code snapshot: cannot resolve {}: {}", start.string(), error.message()));
   // Trials start where the job starts (the submit directory) when it is inside the tree, else at
   // the named directory.
@@ -244,11 +313,11 @@ std::optional<CodePlan> plan_code_snapshot(const CodeRequest& request) {
   if (!is_inside(workdir)) workdir = fs::canonical(start, error).lexically_relative(plan.root);
   plan.workdir = workdir == "." || !is_inside(workdir) ? "" : workdir.string();
 
-  select_entries(plan, list_files(request, plan.root, in_git));
+  select_entries(plan, list_files(git, plan.root, in_git));
   if (plan.bytes > plan.max_size) throw CodeSnapshotError(over_cap_message(plan));
   if (in_git) {
-    plan.git_pending = std::async(std::launch::async, [request, root = plan.root] {
-                         return read_git_state(request, root);
+    plan.git_pending = std::async(std::launch::async, [git, root = plan.root] {
+                         return read_git_state(git, root);
                        }).share();
   }
   plan.planning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -75,28 +75,22 @@ std::string without_credentials(std::string_view url) {
 std::optional<std::string> unsafe_repository_message(std::string_view git_error,
                                                     const std::filesystem::path& directory) {
   // git 2.35.2 to 2.35.x said "unsafe repository ('...' is owned by someone else)", later releases
-  // "detected dubious ownership in repository at '...'" (LC_ALL=C: git's own English).
-  if (git_error.find("dubious ownership") == std::string_view::npos &&
-      git_error.find("unsafe repository") == std::string_view::npos) {
-    return std::nullopt;
-  }
-  // git's message on one line: it names the repository and the exact command that trusts it.
-  std::string said;
-  bool space = false;
-  for (const char c : git_error) {
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
-      space = !said.empty();
-      continue;
+  // "detected dubious ownership in repository at '...'" (LC_ALL=C: git's own English). Only that
+  // line is quoted: the rest is git's advice to trust the directory, which dlx must not relay.
+  for (std::string_view rest = git_error; !rest.empty();) {
+    const auto end = rest.find('\n');
+    const auto line = rest.substr(0, end);
+    if (line.find("dubious ownership") != std::string_view::npos ||
+        line.find("unsafe repository") != std::string_view::npos) {
+      return fmt::format("{} is inside a git repository that is not yours (git: {}): dlx reads only your own "
+                         "repositories, since git would run commands from another user's configuration as you "
+                         "(do not trust it with safe.directory)",
+                         directory.string(), line);
     }
-    if (space) said += ' ';
-    space = false;
-    said += c;
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end + 1);
   }
-  return fmt::format(
-      "code snapshot: {} is in a git work tree that another user owns, and git refuses to read it (git: {}); "
-      "to snapshot it, trust it as git says (safe.directory in your ~/.gitconfig; `git help config`), "
-      "or take no snapshot with code: {{snapshot: false}}",
-      directory.string(), said);
+  return std::nullopt;
 }
 
 }  // namespace dlx::store

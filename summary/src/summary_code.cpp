@@ -36,7 +36,15 @@ void write_code_group(hid_t root, const std::filesystem::path& experiment_dir, c
   const auto diff_path = experiment_dir / store::kCodeDiffFileName;
   std::error_code error;
   const auto diff_size = std::filesystem::file_size(diff_path, error);
-  if (!error && diff_size <= kMaxDiffInSummary) {
+  // experiment.h5 is the group's to read: a diff the owner kept to themselves (the snapshot holds a
+  // file the group could not read, store/code_snapshot.hpp) stays out of it.
+  const auto diff_perms = std::filesystem::status(diff_path, error).permissions();
+  if (!error && (diff_perms & std::filesystem::perms::group_read) == std::filesystem::perms::none) {
+    h5::write_attribute(code.get(), "diff_note",
+                        fmt::format("{} bytes, readable by the experiment's owner only: see {} beside this file",
+                                    diff_size, store::kCodeDiffFileName),
+                        file);
+  } else if (!error && diff_size <= kMaxDiffInSummary) {
     write_text(code.get(), "diff", read_small_file(diff_path, kMaxDiffInSummary), file);
   } else if (!error) {
     h5::write_attribute(code.get(), "diff_note",

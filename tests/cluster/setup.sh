@@ -9,7 +9,10 @@ if [ "$(id -u)" != 0 ]; then
   exit 77
 fi
 user=${DLX_TEST_USER:-dlxtest}
-mkdir -p "$DLX_TEST_STATE"
+# Root installs binaries into the state directory and runs them: it must be root's own, never a
+# directory or link another user made at that (predictable) path first (scripts/private_dir.sh).
+source "$(dirname "$0")/../../scripts/private_dir.sh"
+owned_dir "$DLX_TEST_STATE" > /dev/null || exit 1
 chmod 0755 "$DLX_TEST_STATE"
 # A fresh prefix: files an earlier build installed in another layout must not shadow this one.
 rm -rf "$DLX_TEST_STATE/prefix"

@@ -127,11 +127,20 @@ try:
     os.mkdir(bin_dir)
     with open(os.path.join(work, "slurm-40_3.out"), "w") as out:
         out.write("from slurm, attempt 0\nfrom slurm, attempt 1\n")
-    with open(os.path.join(bin_dir, "scontrol"), "w") as fake:
-        fake.write("#!/bin/sh\n[ \"$1 $2 $3 $4\" = 'show job -o 45' ] || exit 1\n"
-                   f"echo 'JobId=45 ArrayJobId=40 ArrayTaskId=3 JobName=job.sh UserId=u(1) "
-                   f"WorkDir={work} StdErr={work}/slurm-%A_%a.out StdIn=/dev/null StdOut={work}/slurm-%A_%a.out'\n")
-    os.chmod(os.path.join(bin_dir, "scontrol"), 0o755)
+
+    def fake_scontrol(uid=os.geteuid(), name="job.sh", stdout=f"{work}/slurm-%A_%a.out"):
+        """A stand-in scontrol: `show job 45` answers as Slurm 22.05 does (StdOut, StdErr, WorkDir
+        and UserId each at the start of a line); anything else fails."""
+        with open(os.path.join(bin_dir, "answer"), "w") as f:
+            f.write(f"JobId=45 ArrayJobId=40 ArrayTaskId=3 JobName={name}\n"
+                    f"   UserId=u({uid}) GroupId=u(0) MCS_label=N/A\n   NodeList=n1\n   BatchHost=n1\n"
+                    f"   WorkDir={work}\n   StdErr={work}/slurm-%A_%a.out\n   StdIn=/dev/null\n"
+                    f"   StdOut={stdout}\n   Power=\n")
+        with open(os.path.join(bin_dir, "scontrol"), "w") as fake:
+            fake.write(f"#!/bin/sh\n[ \"$*\" = 'show job 45' ] && exec cat {bin_dir}/answer\nexit 1\n")
+        os.chmod(os.path.join(bin_dir, "scontrol"), 0o755)
+
+    fake_scontrol()
     subprocess.run([WRITE_STATE, os.path.join(exp, "trials", "3", "trial.h5"), "running", "45"], check=True)
     path_env = {"PATH": bin_dir + ":" + os.environ["PATH"]}
     done = dlx(exp, "3", env_extra=path_env)
@@ -141,6 +150,45 @@ try:
           f"Slurm's file: {done.returncode} {done.stdout} {done.stderr}")
     doc = json.loads(dlx(exp, "3", "--json", env_extra=path_env).stdout)
     check(doc["source"] == "slurm" and doc["stdout"] == f"{work}/slurm-40_3.out", f"Slurm --json: {doc}")
+
+    # A job name that reads as a field is only a name; one with a line break starts a second
+    # StdOut line, and then nothing of the answer is used.
+    fake_scontrol(name="x StdOut=/etc/shadow")
+    done = dlx(exp, "3", env_extra=path_env)
+    check(done.returncode == 0 and done.stdout.endswith("from slurm, attempt 1\n") and "root:" not in done.stdout,
+          f"a job named like a field: {done.returncode} {done.stdout} {done.stderr}")
+    fake_scontrol(name="x\n   StdOut=/etc/shadow")
+    done = dlx(exp, "3", env_extra=path_env)
+    check(done.returncode == 1 and "root:" not in done.stdout and
+          "does not give its output file, error file, working directory and user exactly once each" in done.stderr,
+          f"a forged StdOut line: {done.returncode} {done.stdout} {done.stderr}")
+
+    # Issue 31, finding 7: Slurm's file is read only as a regular file of the user the job ran as,
+    # never through a link, and only for a job of the experiment's owner.
+    fake_scontrol(stdout=f"{work}/linked.out")
+    secret = os.path.join(work, "secret.txt")
+    with open(secret, "w") as f:
+        f.write("SECRET, not the job's output\n")
+    os.symlink(secret, os.path.join(work, "linked.out"))
+    done = dlx(exp, "3", env_extra=path_env)
+    check(done.returncode == 1 and "SECRET" not in done.stdout and
+          f"{work}/linked.out is a symbolic link, not the output file Slurm wrote for job 45 (not followed; remove it)"
+          in done.stderr, f"a linked Slurm file: {done.returncode} {done.stdout} {done.stderr}")
+    if os.geteuid() == 0:
+        fake_scontrol(stdout=f"{work}/theirs.out")
+        with open(os.path.join(work, "theirs.out"), "w") as f:
+            f.write("SECRET of another user\n")
+        os.chown(os.path.join(work, "theirs.out"), 65534, 65534)
+        done = dlx(exp, "3", env_extra=path_env)
+        check(done.returncode == 1 and "SECRET" not in done.stdout and
+              f"{work}/theirs.out belongs to nobody, not to root, the user job 45 ran as" in done.stderr,
+              f"another user's file as Slurm's: {done.returncode} {done.stdout} {done.stderr}")
+        fake_scontrol(uid=65534)
+        done = dlx(exp, "3", env_extra=path_env)
+        check(done.returncode == 1 and "from slurm" not in done.stdout and
+              f"trial 3: job 45 ran as nobody, but {exp} belongs to root" in done.stderr,
+              f"another user's job: {done.returncode} {done.stdout} {done.stderr}")
+    fake_scontrol()
 
     # --follow on Slurm's file: what is appended, until the trial ends.
     follower = subprocess.Popen([DLX, "logs", exp, "3", "--follow"], stdout=subprocess.PIPE,
@@ -190,6 +238,40 @@ try:
         os.close(master)
         child.wait(timeout=30)
         return shown
+    # Issue 31, finding 7: a 128 MiB log without a newline, on a terminal, is streamed in chunks
+    # (escaped each), not held whole: the reader's peak memory stays far below the log's size.
+    big = os.path.join(exp, "trials", "7", "logs")
+    os.makedirs(big)
+    with open(os.path.join(big, "attempt-0.rank-0.log"), "wb") as log:
+        block = b"x" * (1 << 20)
+        for _ in range(128):
+            log.write(block)
+    master, slave = pty.openpty()
+    child = subprocess.Popen([DLX, "logs", exp, "7"], stdout=slave, stderr=subprocess.DEVNULL)
+    os.close(slave)
+    received = 0
+    header = b""  # the "# trial 7 ..." line, whose path may hold an x
+    while True:
+        try:
+            chunk = os.read(master, 1 << 20)
+        except OSError:
+            break
+        if not chunk:
+            break
+        if not header.endswith(b"\n"):
+            cut = chunk.find(b"\n") + 1 if b"\n" in chunk else len(chunk)
+            header += chunk[:cut]
+            chunk = chunk[cut:]
+        received += chunk.count(b"x")
+    os.close(master)
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    peak_mib = usage.ru_maxrss / 1024
+    print(f"# 128 MiB newline-free log on a terminal: {received} bytes shown, peak RSS {peak_mib:.1f} MiB")
+    check(child.returncode == 0 and received == 128 << 20,
+          f"the 128 MiB log: exit {child.returncode}, {received} of {128 << 20} bytes shown")
+    check(peak_mib < 64, f"the 128 MiB newline-free log took {peak_mib:.1f} MiB of memory (held whole?)")
+
     shown = on_terminal(exp, "6")
     check(b"\\x1b[2Jcolour\\r" in shown and b"\x1b" not in shown, f"terminal: {shown!r}")
     check(b"\x1b[2Jcolour" in on_terminal(exp, "6", "--raw"), "--raw on a terminal")

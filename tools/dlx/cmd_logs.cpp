@@ -1,8 +1,13 @@
 // dlx logs: a trial's output, attempt by attempt. dlx-launch keeps each rank's output of each
 // attempt in trials/<id>/logs/ (store/trial_logs.hpp); where it kept none, Slurm's own output file
-// of the job that ran the trial last (logs_slurm.hpp). Reads only: any user who can read the
-// experiment can run it, while the trial runs (--follow) or after.
+// of the job that ran the trial last (logs_slurm.hpp), read only as a regular file of the job's
+// user who owns the experiment, as that user when run by root (slurm_file_reader). Reads only: any
+// user who can read the experiment can run it, while the trial runs (--follow) or after.
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -11,6 +16,7 @@
 #include "commands.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
 #include "dlx/common/error.hpp"
+#include "dlx/common/trusted_path.hpp"
 #include "dlx/config/display_text.hpp"
 #include "dlx/store/experiment_layout.hpp"
 #include "dlx/store/trial_logs.hpp"
@@ -19,6 +25,7 @@
 #include "logs_output.hpp"
 #include "logs_slurm.hpp"
 #include "options.hpp"
+#include "owner_rights.hpp"
 #include "terminal.hpp"
 #include "stop_signals.hpp"
 
@@ -36,7 +43,8 @@ CommandLine logs_command_line() {
       "attempt 0 is its first run, each requeue or restart the next. dlx-launch keeps every\n"
       "rank's output of every attempt in trials/<id>/logs/ (at most DLX_LOG_MAX_MB, 64 MiB,\n"
       "each); where it kept none, Slurm's own output file of the job that ran the trial\n"
-      "last is shown, as `scontrol show job` names it. Each file starts with a '# ' header\n"
+      "last is shown, as Slurm names it: only a file of the job's user, never through a\n"
+      "link (as root, read as that user). Each file starts with a '# ' header\n"
       "naming it. On a terminal control characters are shown escaped (--raw: as written).\n"
       "--follow prints the latest attempt and then what is written, next attempts included,\n"
       "until the trial is completed or failed, or Ctrl-C.",
@@ -159,13 +167,37 @@ nlohmann::ordered_json attempts_json(const std::vector<store::AttemptLogs>& atte
 std::optional<SlurmOutput> slurm_files_of(const Request& request, std::string& why_not) {
   const auto job = trial_job(request.experiment, request.trial, request.given, why_not);
   if (!job) return std::nullopt;
-  auto files = slurm_output_files(job->job_id);
+  std::string slurm_says;
+  auto files = slurm_output_files(job->job_id, slurm_says);
   if (!files) {
-    why_not = fmt::format("Slurm no longer knows job {} ({}; Slurm forgets finished jobs after "
-                          "MinJobAge): its output is where sbatch --output put it, slurm-%A_%a.out in "
-                          "the submit directory by default", job->job_id, job->how);
+    why_not = fmt::format("{} ({}; Slurm forgets finished jobs after MinJobAge): its output is where sbatch "
+                          "--output put it, slurm-%A_%a.out in the submit directory by default",
+                          slurm_says, job->how);
   }
   return files;
+}
+
+// Slurm's file is the job's user's, at a path the user chose: it is read only when that user owns
+// the experiment too (a trial record may name anyone's job), as that user when dlx runs as root
+// (owner_rights.hpp), and only as a regular file of theirs, never through a link (copy_log).
+std::optional<LogOwner> slurm_file_reader(const Request& request, const SlurmOutput& files, LogOutput& out) {
+  struct stat experiment {};
+  if (::stat(request.experiment.c_str(), &experiment) != 0) {
+    throw SystemError(fmt::format("cannot look at {}", request.experiment.string()), errno);
+  }
+  if (experiment.st_uid != files.uid) {
+    throw Error(fmt::format("trial {}: job {} ran as {}, but {} belongs to {}: Slurm's output file of another "
+                            "user's job is not shown (the trial's record names that job; dlx logs {} shows it "
+                            "to those who may read it)",
+                            request.trial, files.job_id, user_name_of(files.uid), request.experiment.string(),
+                            user_name_of(experiment.st_uid), files.job_id));
+  }
+  if (::geteuid() == 0 && files.uid != 0) {
+    act_as_user(files.uid);
+    out.header(fmt::format("reading Slurm's files as {}, the user job {} ran as, not as root", user_name_of(files.uid),
+                           files.job_id));
+  }
+  return LogOwner{files.uid, user_name_of(files.uid), files.job_id};
 }
 
 int print_slurm(const Request& request, const SlurmOutput& files, LogOutput& out) {
@@ -180,11 +212,12 @@ int print_slurm(const Request& request, const SlurmOutput& files, LogOutput& out
     fmt::print("{}\n", json_text(doc));
     return 0;
   }
+  const auto owner = slurm_file_reader(request, files, out);
   std::vector<std::uint64_t> offsets(paths.size(), 0);
   const auto pass = [&] {
     for (std::size_t i = 0; i < paths.size(); ++i) {
       const auto before = offsets[i];
-      offsets[i] = copy_log(paths[i], offsets[i], out, false);
+      offsets[i] = copy_log(paths[i], offsets[i], out, owner);
       if (offsets[i] != before) out.end_source();
     }
   };
@@ -193,7 +226,7 @@ int print_slurm(const Request& request, const SlurmOutput& files, LogOutput& out
                            "(every attempt, as Slurm wrote it): {}",
                            request.trial, request.logs_dir().string(), i == 0 ? "output" : "error",
                            files.job_id, paths[i].string()));
-    offsets[i] = copy_log(paths[i], 0, out, false);
+    offsets[i] = copy_log(paths[i], 0, out, owner);
     out.end_source();
   }
   if (!request.follow) return 0;

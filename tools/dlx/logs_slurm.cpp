@@ -1,12 +1,13 @@
 #include "logs_slurm.hpp"
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
-#include <memory>
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <system_error>
 
 #include <fmt/format.h>
+
+#include "dlx/common/bounded_command.hpp"
 
 namespace dlx::cli {
 
@@ -22,7 +23,7 @@ bool key_at(std::string_view line, std::size_t at) {
   return i > at && i < line.size() && line[i] == '=';
 }
 
-std::string field(const std::map<std::string, std::string>& job, const std::string& key) {
+std::string field(const JobFields& job, const std::string& key) {
   const auto found = job.find(key);
   if (found == job.end() || found->second == "N/A" || found->second == "(null)") return "";
   return found->second;
@@ -48,10 +49,10 @@ std::string first_node(const std::string& nodes) {
   return out;
 }
 
-}  // namespace
-
-std::map<std::string, std::string> parse_scontrol_fields(std::string_view line) {
-  std::map<std::string, std::string> fields;
+// One line of scontrol's text as Key=Value fields. A value runs to the next " Key=" (so paths with
+// spaces survive as long as no word in them looks like "Key="); the first of a key wins.
+JobFields line_fields(std::string_view line) {
+  JobFields fields;
   while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
   std::size_t at = 0;
   while (at < line.size()) {
@@ -66,7 +67,60 @@ std::map<std::string, std::string> parse_scontrol_fields(std::string_view line) 
   return fields;
 }
 
-std::string expand_output_pattern(std::string_view pattern, const std::map<std::string, std::string>& job) {
+}  // namespace
+
+std::optional<JobFields> parse_scontrol_text(std::string_view text) {
+  // The keys whose values decide what is opened, and as whom: each must start exactly one line.
+  static const char* const kLineKeys[] = {"StdOut", "StdErr", "WorkDir", "UserId"};
+  JobFields fields;
+  std::map<std::string, int> starts;
+  bool first_line = true;
+  for (std::string_view rest = text; !rest.empty();) {
+    const auto end = rest.find('\n');
+    std::string_view line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
+    const auto equals = line.find('=');
+    if (equals == std::string_view::npos) continue;
+    const std::string key(line.substr(0, equals));
+    const auto on_line = line_fields(line);
+    if (first_line) {
+      // "JobId=45 ArrayJobId=40 ArrayTaskId=5 JobName=...": only for the filename patterns.
+      for (const auto& [name, value] : on_line) fields.emplace(name, value);
+      first_line = false;
+    }
+    for (const char* line_key : kLineKeys) {
+      if (key != line_key) continue;
+      ++starts[key];
+      fields[key] = on_line.at(key);
+    }
+    for (const char* other : {"NodeList", "BatchHost"}) {
+      if (key == other) fields[key] = on_line.at(key);  // over what the first line's name may have said
+    }
+  }
+  for (const char* line_key : kLineKeys) {
+    if (starts[line_key] != 1) return std::nullopt;
+  }
+  return fields;
+}
+
+std::optional<uid_t> job_uid(const JobFields& job) {
+  const auto found = job.find("UserId");
+  if (found == job.end()) return std::nullopt;
+  const auto& value = found->second;
+  const auto open = value.rfind('(');
+  if (open == std::string::npos || value.empty() || value.back() != ')') return std::nullopt;
+  const char* first = value.data() + open + 1;
+  const char* last = value.data() + value.size() - 1;
+  std::uint32_t uid = 0;
+  const auto [end, error] = std::from_chars(first, last, uid);
+  if (error != std::errc() || end != last || first == last || uid == static_cast<std::uint32_t>(-1)) {
+    return std::nullopt;  // not a number, or (uid_t)-1, which no user has
+  }
+  return static_cast<uid_t>(uid);
+}
+
+std::string expand_output_pattern(std::string_view pattern, const JobFields& job) {
   std::string user = field(job, "UserId");
   user = user.substr(0, user.find('('));
   const std::string job_id = field(job, "JobId");
@@ -124,24 +178,43 @@ bool is_job_id(std::string_view text) {
   return i > task && i - task <= 10 && i == text.size();
 }
 
-std::optional<SlurmOutput> slurm_output_files(const std::string& job_id) {
-  if (!is_job_id(job_id)) return std::nullopt;  // never into the shell
-  const auto command = fmt::format("scontrol show job -o {} 2>/dev/null", job_id);
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
-  if (!pipe) return std::nullopt;
-  std::string output;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe.get())) > 0 && output.size() < (1 << 20)) {
-    output.append(buffer.data(), n);
+std::optional<SlurmOutput> slurm_output_files(const std::string& job_id, std::string& why_not) {
+  if (!is_job_id(job_id)) {  // never into scontrol's options
+    why_not = fmt::format("{} is not a Slurm job id", job_id);
+    return std::nullopt;
   }
-  const auto line = std::string_view(output).substr(0, output.find('\n'));
-  const auto job = parse_scontrol_fields(line);
-  const auto out = field(job, "StdOut");
-  if (out.empty()) return std::nullopt;
-  SlurmOutput files{job_id, expand_output_pattern(out, job), std::nullopt};
-  if (const auto err = field(job, "StdErr"); !err.empty()) {
-    std::filesystem::path err_path = expand_output_pattern(err, job);
+  CommandLimits limits;
+  limits.timeout = std::chrono::seconds(30);
+  limits.max_output = std::size_t{4} << 20;
+  std::optional<JobFields> job;
+  try {
+    const auto text = run_bounded({"scontrol", "show", "job", job_id}, limits, {{"LC_ALL", "C"}});
+    if (text.exit_code != 0) {
+      why_not = fmt::format("Slurm no longer knows job {}", job_id);
+      return std::nullopt;
+    }
+    job = parse_scontrol_text(text.out);
+  } catch (const CommandError& e) {
+    why_not = e.what();
+    return std::nullopt;
+  }
+  if (!job) {
+    why_not = fmt::format("scontrol's description of job {} does not give its output file, error file, working "
+                          "directory and user exactly once each at the start of a line (a job name, comment or path "
+                          "with a line break in it?): not used",
+                          job_id);
+    return std::nullopt;
+  }
+  const auto uid = job_uid(*job);
+  const auto out = field(*job, "StdOut");
+  if (!uid || out.empty()) {
+    why_not = fmt::format("Slurm names no output file or user for job {}", job_id);
+    return std::nullopt;
+  }
+  SlurmOutput files{job_id, *uid, field(*job, "UserId").substr(0, field(*job, "UserId").rfind('(')),
+                    expand_output_pattern(out, *job), std::nullopt};
+  if (const auto err = field(*job, "StdErr"); !err.empty()) {
+    std::filesystem::path err_path = expand_output_pattern(err, *job);
     if (err_path != files.stdout_path) files.stderr_path = err_path;
   }
   return files;

@@ -53,4 +53,9 @@ std::string act_as_experiment_owner(const std::filesystem::path& experiment_dir)
   return user_name_of(owner);
 }
 
+void act_as_user(uid_t uid) {
+  if (::geteuid() != 0 || uid == 0) return;
+  become(uid, 65534);  // without a passwd entry: no groups, and nogroup as the primary one
+}
+
 }  // namespace dlx::cli

@@ -19,6 +19,8 @@
 // renamed to code/, and code.json (with the git state) is written last as the completion marker.
 // The git state (HEAD, status, diff: most of git's time) is read on a thread started once the
 // plan is within the cap, while the files are copied; the copy itself runs on a few threads.
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -55,6 +57,7 @@ struct CodeEntry {
   std::string path;  // relative to the root, as git lists it
   std::uint64_t size = 0;
   bool symlink = false;
+  mode_t mode = 0;   // the source's permission bits (regular files)
 };
 
 struct SkippedEntry {
@@ -82,19 +85,25 @@ struct CodeRequest {
 };
 
 // Lists and measures what the snapshot will hold, and in a git work tree starts reading its git
-// state (git_pending). nullopt when there is nothing to snapshot (no code.dir and the submit
-// directory is not in a git work tree, or git is not installed). Throws CodeSnapshotError, with
-// the biggest files named, when the total is over request.max_size, with git's reason and the fix
-// for a work tree git refuses to read (owned by another user: "dubious ownership"), and for a
-// code.dir that is not a directory or a git command that fails or runs past its timeout.
-std::optional<CodePlan> plan_code_snapshot(const CodeRequest& request);
+// state (git_pending). Only the user's own repository is read (code_repository.hpp: git never
+// looks in a directory of another user's, and runs no fsmonitor, hook, external diff or textconv).
+// nullopt when there is nothing to snapshot: no code.dir and the submit directory is not in a git
+// work tree, or git is not installed, or the submit directory or its repository is not the
+// user's; in that last case `no_snapshot_warning` (when given) says why and what to do. Throws
+// CodeSnapshotError, with the biggest files named, when the total is over request.max_size; for a
+// code.dir that is not a directory, is not the user's, or is in a repository of another user's;
+// and for a git command that fails or runs past its timeout.
+std::optional<CodePlan> plan_code_snapshot(const CodeRequest& request, std::string* no_snapshot_warning = nullptr);
 
 // Waits for the git state plan_code_snapshot started and moves it into plan.git (nothing to do
 // outside git or when done already). Throws the CodeSnapshotError of a git command that failed.
 void finish_git_state(CodePlan& plan);
 
-// Copies the plan into <experiment_dir>/code/, then (finish_git_state) writes code.diff and
-// code.json. Throws CodeSnapshotError (the caller removes the experiment directory it just made).
+// Copies the plan into <experiment_dir>/code/ (modes: copied_file_mode, copied_directory_mode),
+// then (finish_git_state) writes code.diff and code.json. code.diff holds lines of the tracked
+// files: 0440 when the group could read every file of the snapshot at its source (its mode and
+// every directory above it), else 0400. code.json holds names and git's state, no file contents:
+// 0440. Throws CodeSnapshotError (the caller removes the experiment directory it just made).
 void write_code_snapshot(CodePlan& plan, const std::filesystem::path& experiment_dir);
 
 // Copies a finished snapshot tree (regular files and links, as they are) to `to`, which must not
@@ -102,6 +111,16 @@ void write_code_snapshot(CodePlan& plan, const std::filesystem::path& experiment
 std::uint64_t copy_code_tree(const std::filesystem::path& from, const std::filesystem::path& to);
 
 // ---- pure parts, unit-tested ----
+
+// The mode of a regular file's copy in code/: never more open than the source, never writable.
+// The source's read and execute bits of owner and group, capped at 0550 (others never: the
+// experiment directory is its owner's and group's), plus the owner's read: 0644 -> 0440,
+// 0755 -> 0550, 0600 -> 0400 (a private file stays private), 0700 -> 0500.
+mode_t copied_file_mode(mode_t source);
+
+// A directory's in code/: the source's group read and execute bits, and the owner's rwx (the
+// copy is made into it): 0755 -> 0750, 0700 -> 0700.
+mode_t copied_directory_mode(mode_t source);
 
 // "a\0b\0" -> {"a", "b"}.
 std::vector<std::string> split_nul(std::string_view text);
@@ -117,8 +136,8 @@ std::string over_cap_message(const CodePlan& plan, std::size_t biggest = 5);
 std::string without_credentials(std::string_view url);
 
 // When `git_error` (a git command's stderr) says git refused the repository because another user
-// owns it ("detected dubious ownership", safe.directory), what that means for `directory` and the
-// two fixes; nullopt for any other failure.
+// owns it ("detected dubious ownership"), what that means for `directory`: git's line, never its
+// advice to trust the directory (safe.directory); nullopt for any other failure.
 std::optional<std::string> unsafe_repository_message(std::string_view git_error, const std::filesystem::path& directory);
 
 }  // namespace dlx::store
