@@ -16,7 +16,6 @@
 //      epilog and job_submit.lua see it, with DLX_ARRAY_SPEC for the Lua fallback).
 #include "allocator.hpp"
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -29,6 +28,7 @@
 #include "cluster_limits.hpp"
 #include "code_snapshot_step.hpp"
 #include "data_check_step.hpp"
+#include "dlx/common/accounts.hpp"
 #include "dlx/common/byte_size.hpp"
 #include "dlx/common/trusted_path.hpp"
 #include "dlx/config/parse.hpp"
@@ -44,14 +44,6 @@
 namespace dlx::spank {
 
 namespace {
-
-std::string user_name() {
-  struct passwd entry {};
-  struct passwd* found = nullptr;
-  char buffer[4096];
-  if (::getpwuid_r(::getuid(), &entry, buffer, sizeof buffer, &found) == 0 && found) return found->pw_name;
-  return std::to_string(::getuid());
-}
 
 // The experiment's resources (with the site defaults merged in) become sbatch options unless the
 // user gave the same option on the command line or as #SBATCH.
@@ -165,7 +157,7 @@ int prepare_submission(spank_t sp) {
 
   std::filesystem::path directory;
   try {
-    directory = store::create_experiment_dir(plugin.options.storage_root, user_name(), ::getuid(), experiment.name);
+    directory = store::create_experiment_dir(plugin.options.storage_root, account_name(::getuid()), ::getuid(), experiment.name);
   } catch (const UntrustedPathError& e) {
     // Another user could swap what the trials will run: nothing is submitted (docs/security.md).
     report_error(fmt::format("dlx: --dl-experiment: refusing to create the experiment there: {}", e.what()));

@@ -1,7 +1,6 @@
 #include "dlx/common/trusted_path.hpp"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/common/accounts.hpp"
 #include "dlx/common/file_kind.hpp"
 
 namespace dlx {
@@ -291,14 +291,6 @@ std::string read_open_file(int fd, std::size_t max_bytes, const fs::path& shown)
     }
   }
   return contents;
-}
-
-std::string user_name_of(uid_t uid) {
-  struct passwd entry {};
-  struct passwd* found = nullptr;
-  char buffer[4096];
-  if (::getpwuid_r(uid, &entry, buffer, sizeof buffer, &found) == 0 && found) return found->pw_name;
-  return fmt::format("uid {}", uid);
 }
 
 }  // namespace dlx

@@ -1,9 +1,6 @@
 #include "dlx/launch/launch.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstring>
 #include <cstdlib>
@@ -12,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/common/host_name.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/env/trial_environment.hpp"
 #include "dlx/env/trusted_snapshot.hpp"
@@ -31,12 +29,6 @@
 namespace dlx::launch {
 
 namespace {
-
-std::string host_name() {
-  std::array<char, 256> host{};
-  if (::gethostname(host.data(), host.size() - 1) != 0) return "unknown-host";
-  return host.data();
-}
 
 std::vector<std::string> entrypoint_command(const config::Experiment& experiment) {
   if (experiment.entrypoint.empty()) {

@@ -1,8 +1,5 @@
 #include "dlx/launch/trial_data.hpp"
 
-#include <pwd.h>
-#include <unistd.h>
-
 #include <chrono>
 
 #include <fmt/format.h>
@@ -15,31 +12,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string effective_user_name() {
-  struct passwd entry {};
-  struct passwd* found = nullptr;
-  char buffer[4096];
-  if (::getpwuid_r(::geteuid(), &entry, buffer, sizeof buffer, &found) == 0 && found) return found->pw_name;
-  return std::to_string(::geteuid());
+data::LocalRootContext local_root_context(const slurm::TaskPlacement& placement, const env::EnvMap& env) {
+  return data::local_root_context([&env](const char* name) { return env::lookup(env, name); }, placement.node_name);
 }
 
 }  // namespace
 
 fs::path data_local_root(const config::DataConfig& data, const slurm::TaskPlacement& placement,
                          const env::EnvMap& env) {
-  if (data.to) return data::expand_local_dir(*data.to, placement.node_name, effective_user_name(), "data.to");
-  return site_local_root(placement, env);
+  const auto context = local_root_context(placement, env);
+  if (data.to) return data::expand_local_dir(*data.to, context.node_name, context.user_name, "data.to");
+  return data::resolve_local_root(context);
 }
 
 fs::path site_local_root(const slurm::TaskPlacement& placement, const env::EnvMap& env) {
-  const std::string user = effective_user_name();
-  data::LocalRootContext context;
-  context.local_dir_option = env::lookup(env, "DLX_SITE_LOCAL_DIR").value_or("");
-  context.node_name = placement.node_name;
-  context.user_name = user;
-  context.slurm_tmpfs = env::lookup(env, "DLX_SLURM_TMPFS").value_or("");  // the plugin's (remote.hpp)
-  context.tmpdir = env::lookup(env, "TMPDIR").value_or("");
-  return data::resolve_local_root(context);
+  return data::resolve_local_root(local_root_context(placement, env));
 }
 
 std::string describe_staged(const data::StagedDataset& dataset, const std::string& node_name, double elapsed) {

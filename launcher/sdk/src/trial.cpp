@@ -1,14 +1,12 @@
 #include "dlx/trial.hpp"
 
-#include <unistd.h>
-
-#include <array>
 #include <cstdio>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "dlx/checkpoint/metrics_log.hpp"
+#include "dlx/common/host_name.hpp"
 #include "dlx/comm/backends.hpp"
 #include "dlx/comm/mpi_check.hpp"
 #include "dlx/comm/mpi_runtime.hpp"
@@ -27,12 +25,6 @@
 namespace dlx {
 
 namespace {
-
-std::string host_name() {
-  std::array<char, 256> host{};
-  if (::gethostname(host.data(), host.size() - 1) != 0) return "unknown-host";
-  return host.data();
-}
 
 std::chrono::seconds comm_timeout(const env::EnvMap& env) {
   auto seconds = env::lookup_int(env, "DLX_COMM_TIMEOUT_S");
