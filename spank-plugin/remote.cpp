@@ -106,7 +106,7 @@ std::string export_or_explain(spank_t sp) {
               set(sp, "DLX_CHECKPOINT_DIR", planned ? checkpoints.string() : "") &&
               set(sp, "DLX_LATEST_CHECKPOINT", "");
     // The data cache's node-local base from plugstack.conf (local_dir=), %n and %u still in it:
-    // dlx-launch expands them with the node and user it runs as (data_staging.hpp).
+    // dlx-launch expands them with the node and user it runs as (trial_data.hpp).
     const auto& local_dir = state().options.local_dir;
     if (!local_dir.empty()) ok = ok && set(sp, kSiteLocalDirVariable, local_dir);
     // Slurm's TmpFS, from sbatch (allocator.cpp); under --export=NONE only its job-control copy.

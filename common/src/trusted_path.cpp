@@ -28,8 +28,8 @@ bool sticky(const struct stat& status) { return (status.st_mode & S_ISVTX) != 0;
 // Inside a user namespace that does not map root (a rootless container, e.g. pyxis/enroot, or
 // unshare --user), files of every unmapped uid, root's included, show as the overflow uid
 // (/proc/sys/kernel/overflowuid). There they stand for root: the rule cannot tell them apart,
-// so inside such a namespace it checks less (security.md, "Known limits"); slurmstepd and sbatch,
-// which check the same directories outside any namespace, are not weakened.
+// so inside such a namespace it checks less (docs/security.md, "Known limits"); slurmstepd and
+// sbatch, which check the same directories outside any namespace, are not weakened.
 uid_t unmapped_root_uid() {
   static const uid_t value = [] {
     std::ifstream map("/proc/self/uid_map");

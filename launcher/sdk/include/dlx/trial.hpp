@@ -29,7 +29,7 @@
 // that cannot be written shows at the next finish(), resume or checkpoint exit).
 //
 // Without a communicator (TrialOptions::communicator = false: a PyTorch or JAX program through
-// the C API and python/dlx.py) there is no MPI: rank and world size come from the environment
+// the C API and the `dlx` Python package, python/dlx/) there is no MPI: rank and world size come from the environment
 // dlx-launch sets, only rank 0 writes, and nothing is collective: the program's framework does
 // its own communication and agrees on should_checkpoint_and_exit() itself.
 //

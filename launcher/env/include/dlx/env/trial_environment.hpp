@@ -1,7 +1,7 @@
 #pragma once
-// The trial contract (docs: DESIGN.md "Contract points"): the variables the SPANK plugin exports
-// into every task of a trial, read once into a struct. Both libdlx (the trainer side) and
-// dlx-launch (the wrapper side) use this one reader, so the two never disagree.
+// The trial contract (docs/config-reference.md, "What a trial sees"): the variables the SPANK
+// plugin exports into every task of a trial, read once into a struct. Both libdlx (the trainer
+// side) and dlx-launch (the wrapper side) use this one reader, so the two never disagree.
 //   DLX_EXPERIMENT_DIR     the experiment directory on shared storage (unset: not a dlx trial)
 //   DLX_TRIAL_ID           integer id; trials/<id>/trial.h5 is the trial's record
 //   DLX_HPARAMS            JSON object of the hyperparameters, groups nested the way Determined

@@ -15,7 +15,9 @@
 //   6. --dry-run: print and stop
 //   7. enter the node-local copy of the code snapshot (code_workdir), export the variables (a
 //      notice already received: exit for a requeue), copy this rank's output into the trial's
-//      logs (trial_log), run the child and forward signals; a crash on another rank ends this one
+//      logs (trial_log), stage the experiment's data on this node (trial_data; on several nodes
+//      rank 0 waits until every node has it, data_barrier; a notice meanwhile: exit for a
+//      requeue), run the child and forward signals; a crash on another rank ends this one
 //      (peer_crash)
 //   8. rank 0: record a crash in trials/<id>/trial.h5 (trial_outcome); under max_restarts exit
 //      with the requeue code, past it tell the searcher the trial failed
