@@ -141,8 +141,8 @@ TEST_CASE("launcher data: without data.to the cache goes under local_dir=, else 
 // Issue 35, item 4: `dlx data` expanded %u as "uid 1234" for a uid without a passwd entry, where
 // dlx-launch expanded "1234", so `srun dlx data ls` looked in a directory the trials never used.
 // Run as such a uid, the two programs' own paths to the node-local directory (dlx-launch's
-// site_local_root and data_local_root; `dlx data`'s resolve_local_root over its environment) give
-// the same directory, with the uid in digits.
+// local_root_context, site_local_root and data_local_root; `dlx data`'s resolve_local_root over
+// its environment) give the same directory, with the uid in digits.
 TEST_CASE("launcher data: dlx-launch and dlx data expand %u alike for a uid without a passwd entry", "[launch][data]") {
   if (::geteuid() != 0) {
     WARN("not run: only root can become a uid without a passwd entry");
@@ -152,15 +152,16 @@ TEST_CASE("launcher data: dlx-launch and dlx data expand %u alike for a uid with
   while (::getpwuid(uid) != nullptr) ++uid;
   const auto paths = dlx::testing::run_in_child(
       [] {
-        dlx::slurm::TaskPlacement placement;
+        dlx::env::TaskPlacement placement;
         placement.node_name = "dlxfake1";
         const dlx::env::EnvMap env{{"DLX_SITE_LOCAL_DIR", "/local/%u/%n"}};
         dlx::config::DataConfig data;
         data.to = "/data/%u";
         ::setenv("DLX_SITE_LOCAL_DIR", "/local/%u/%n", 1);  // as `srun dlx data ls` sees it
         ::setenv("SLURMD_NODENAME", "dlxfake1", 1);
-        return dlx::launch::site_local_root(placement, env).string() + "\n" +
-               dlx::launch::data_local_root(data, placement, env).string() + "\n" +
+        const auto local = dlx::launch::local_root_context(placement, env);
+        return dlx::launch::site_local_root(local).string() + "\n" +
+               dlx::launch::data_local_root(data, local).string() + "\n" +
                dlx::data::resolve_local_root(dlx::data::local_root_context_from_environment()).string();
       },
       60, dlx::testing::Credentials{uid, uid});

@@ -10,9 +10,8 @@
 #include <fmt/format.h>
 
 #include "dlx/common/host_name.hpp"
-#include "dlx/config/parse.hpp"
-#include "dlx/env/trial_environment.hpp"
-#include "dlx/env/trusted_snapshot.hpp"
+#include "dlx/config/experiment.hpp"
+#include "dlx/env/trial_context.hpp"
 #include "dlx/launch/allocation_check.hpp"
 #include "dlx/launch/child_process.hpp"
 #include "dlx/launch/code_workdir.hpp"
@@ -40,10 +39,10 @@ std::vector<std::string> entrypoint_command(const config::Experiment& experiment
   return experiment.entrypoint;
 }
 
-void print_dry_run(std::FILE* out, const slurm::TaskPlacement& placement, const EnvVars& vars,
+void print_dry_run(std::FILE* out, const env::TaskPlacement& placement, const EnvVars& vars,
                    const env::EnvMap& env, const std::vector<std::string>& command) {
   fmt::print(out, "# dlx-launch: {} environment, node {}, rank {} of {}\n",
-             slurm::to_string(placement.launcher), placement.node_name, placement.rank,
+             env::to_string(placement.launcher), placement.node_name, placement.rank,
              placement.world_size);
   for (const auto& [name, value] : vars) fmt::print(out, "{}={}\n", name, value);
   for (const auto& [name, value] : env) {
@@ -59,12 +58,11 @@ void print_dry_run(std::FILE* out, const slurm::TaskPlacement& placement, const 
 std::string refusal_record(std::string_view message) { return fmt::format("dlx-launch: {}", message); }
 
 // Best effort: the exit status reaches Slurm anyway; only the record could not say it.
-void record_failure(const env::TrialEnvironment& trial, const slurm::TaskPlacement& placement,
-                    int status, std::string_view what,
+void record_failure(env::TrialContext& context, int status, std::string_view what,
                     const ExitDecision& decision = {.status = 1, .crash = true},
                     std::optional<int> max_restarts = std::nullopt) {
   try {
-    record_trainer_exit(trial, placement, status, what, decision, max_restarts);
+    record_trainer_exit(context, status, what, decision, max_restarts);
   } catch (const std::exception& error) {
     fmt::print(stderr, "dlx-launch: warning: cannot record exit {} in the trial record: {}\n",
                status, error.what());
@@ -88,9 +86,10 @@ std::optional<checkpoint::TrialRecord> record_at_start(const env::TrialEnvironme
 // on one node whatever its resources, and the preemption notice, sent to job steps, would never
 // reach it), and a shell that kept DLX_EXPERIMENT_DIR but has no ticket (ticket 0 would be taken
 // and trial 0's record rewritten, completed or not).
-void refuse_unlaunched_trial(const slurm::TaskPlacement& placement, const env::TrialEnvironment& trial,
-                             const env::EnvMap& env, bool dry_run) {
-  if (!trial.in_trial() || placement.launcher != slurm::Launcher::none) return;
+void refuse_unlaunched_trial(env::TrialContext& context, bool dry_run) {
+  const auto& placement = context.placement();
+  const auto& trial = context.trial();
+  if (!trial.in_trial() || placement.launcher != env::Launcher::none) return;
   if (!trial.slurm_job_id.empty()) {
     const std::string why = fmt::format(
         "not started by srun: this is job {}'s batch script (or another process outside "
@@ -99,11 +98,11 @@ void refuse_unlaunched_trial(const slurm::TaskPlacement& placement, const env::T
         "srun --mpi=pmix dlx-launch)",
         trial.slurm_job_id);
     // The trainer never runs: mark the trial failed so that `dlx status` says so.
-    if (!dry_run) record_failure(trial, placement, 1, refusal_record(why));
+    if (!dry_run) record_failure(context, 1, refusal_record(why));
     throw LaunchError(why);
   }
   // trial_id reads 0 when DLX_TRIAL_ID is unset, so that one is looked up again.
-  if (const auto trial_id = env::lookup(env, "DLX_TRIAL_ID"); !trial.ticket && (!trial_id || trial_id->empty())) {
+  if (const auto trial_id = env::lookup(context.env(), "DLX_TRIAL_ID"); !trial.ticket && (!trial_id || trial_id->empty())) {
     throw LaunchError(fmt::format(
         "DLX_EXPERIMENT_DIR is set ({}) but neither DLX_TICKET nor DLX_TRIAL_ID, and "
         "this is no Slurm job: running would take ticket 0 of that experiment and rewrite trial 0's "
@@ -117,15 +116,17 @@ void refuse_unlaunched_trial(const slurm::TaskPlacement& placement, const env::T
 // a multi-node trial rank 0 waits until every node has it (data_barrier.hpp). A failure is
 // recorded by rank 0 (a failed node's reason reaches it through the barrier) and ends this rank;
 // the other ranks' trainers, already waiting for rank 0, are ended through the crash signal.
-std::optional<TrialData> stage_trial_data(const config::Experiment& experiment, const env::TrialEnvironment& trial,
-                                          const slurm::TaskPlacement& placement, const env::EnvMap& env,
+std::optional<TrialData> stage_trial_data(const config::Experiment& experiment, env::TrialContext& context,
+                                          const data::LocalRootContext& local,
                                           const std::optional<PeerCrashSignal>& peers) {
+  const auto& placement = context.placement();
+  const auto& env = context.env();
   if (experiment.data.stage.empty()) return std::nullopt;
-  const auto barrier = DataBarrier::for_run(trial, placement, env);
+  const auto barrier = DataBarrier::for_run(context.trial(), placement, env);
   const bool node_leader = placement.local_rank == 0;
   std::optional<TrialData> data;
   try {
-    data = TrialData::stage(experiment.data, placement, env, node_leader ? stderr : nullptr);
+    data = TrialData::stage(experiment.data, local, node_leader ? stderr : nullptr);
     if (barrier && node_leader) barrier->arrive(placement.node_index, placement.node_name);
     if (barrier && placement.rank == 0) {
       barrier->remove_stale();
@@ -138,7 +139,7 @@ std::optional<TrialData> stage_trial_data(const config::Experiment& experiment, 
       if (barrier && node_leader) barrier->fail(placement.node_index, placement.node_name, why);
     }
     if (placement.rank == 0) {
-      record_failure(trial, placement, 1, refusal_record(why));
+      record_failure(context, 1, refusal_record(why));
       if (peers) peers->announce(fmt::format("rank 0 on {}: {}", placement.node_name, why));
     }
     throw LaunchError(why);
@@ -156,9 +157,12 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
   if (const auto refusal = env::lookup(env, "DLX_REFUSED"); refusal && !refusal->empty()) {
     throw LaunchError(fmt::format("not running the trial: the dlx plugin refused it: {}", *refusal));
   }
-  const auto placement = slurm::read_task_placement(env, host_name());
-  auto trial = env::read_trial_environment(env);
-  refuse_unlaunched_trial(placement, trial, env, options.dry_run);
+  env::TrialContext context(env, slurm::read_task_placement(env, host_name()));
+  const auto& placement = context.placement();
+  auto& trial = context.trial();
+  refuse_unlaunched_trial(context, options.dry_run);
+  // What decides the node-local directories (the code copy's, the data cache's): worked out once.
+  const auto local = local_root_context(placement, env);
   EnvVars vars = compute_launch_env(placement, env, resolve);
   std::error_code no_exe;
   const auto launcher = std::filesystem::read_symlink("/proc/self/exe", no_exe);
@@ -166,21 +170,22 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
     vars.emplace_back("PYTHONPATH", python_path_with(*package, env));
   }
 
-  std::optional<config::Experiment> experiment;
-  const bool under_srun = placement.launcher == slurm::Launcher::srun;
-  const bool has_snapshot = trial.in_trial() &&
-      std::filesystem::exists(*trial.experiment_dir / config::kSnapshotFileName);
-  if (trial.in_trial() && (options.command.empty() || under_srun || has_snapshot)) {
-    // Only the user's own experiment directory is acted on: its entrypoint runs as them.
-    experiment = env::load_trusted_snapshot(*trial.experiment_dir);
-    env::use_experiment_names(trial, *experiment);  // records hold the experiment's names
+  const config::Experiment* experiment = nullptr;
+  const bool under_srun = placement.launcher == env::Launcher::srun;
+  if (trial.in_trial()) {
+    // Only the user's own experiment directory is acted on (the context reads the snapshot
+    // through the trusted path): its entrypoint runs as them. Running the entrypoint or checking
+    // a step needs the snapshot; a command given by hand outside srun uses it when it is there.
+    experiment = options.command.empty() || under_srun ? &context.frozen_experiment() : context.experiment();
+  }
+  if (experiment) {
     if (under_srun) {
       try {
         check_allocation(placement, experiment->resources);
       } catch (const LaunchError& mismatch) {
         // The trainer never runs: rank 0 marks the trial failed, with the difference and its fix,
         // so that `dlx status` says why.
-        if (placement.rank == 0) record_failure(trial, placement, 1, refusal_record(mismatch.what()));
+        if (placement.rank == 0) record_failure(context, 1, refusal_record(mismatch.what()));
         throw;
       }
     }
@@ -206,9 +211,8 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
   // Hooks before the trainer starts: which checkpoint it resumes from (resume_checkpoint.hpp)
   // and, for crash restarts, the failure count as this run begins (trial_outcome.hpp).
   if (trial.in_trial()) {
-    const auto name = experiment ? experiment->name : env::experiment_name(*trial.experiment_dir);
-    vars.emplace_back("DLX_LATEST_CHECKPOINT",
-                      resume_checkpoint_value(trial, name, placement.rank == 0 ? stderr : nullptr));
+    vars.emplace_back("DLX_LATEST_CHECKPOINT", resume_checkpoint_value(trial, context.experiment_name(),
+                                                                       placement.rank == 0 ? stderr : nullptr));
   }
   const auto at_start = record_at_start(trial);
   std::optional<int> max_restarts;
@@ -226,14 +230,14 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
     try {
       std::filesystem::path local_root;
       try {
-        local_root = site_local_root(placement, env);
+        local_root = site_local_root(local);
       } catch (const data::DataError& error) {
         throw LaunchError(fmt::format("the node-local directory for the code copy: {}", error.what()));
       }
       return CodeWorkdir::prepare(*trial.experiment_dir, *experiment, env, local_root,
                                   placement.rank == 0 ? stderr : nullptr);
     } catch (const LaunchError& error) {
-      if (placement.rank == 0) record_failure(trial, placement, 1, refusal_record(error.what()));
+      if (placement.rank == 0) record_failure(context, 1, refusal_record(error.what()));
       throw;
     }
   }();
@@ -263,8 +267,7 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
     };
   }
   // Held until this function returns, i.e. until the trainer has exited.
-  const auto data = experiment && trial.in_trial() ? stage_trial_data(*experiment, trial, placement, env, peers)
-                                                   : std::nullopt;
+  const auto data = experiment && trial.in_trial() ? stage_trial_data(*experiment, context, local, peers) : std::nullopt;
   if (data) {
     ::unsetenv("DLX_DATA_DIR");  // set again below only for a single dataset
     for (const auto& [name, value] : data->variables()) ::setenv(name.c_str(), value.c_str(), 1);
@@ -295,7 +298,7 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
     if (const auto earlier = peers->announce(line)) what += fmt::format(" (after {})", *earlier);
   }
   if (placement.rank == 0 && decision.crash) {
-    record_failure(trial, placement, status, what, decision, max_restarts);
+    record_failure(context, status, what, decision, max_restarts);
   }
   if (decision.crash && !decision.requeue && placement.rank == 0 && experiment && trial.in_trial()) {
     const auto why = fmt::format("the trainer crashed ({}){}", what,

@@ -46,9 +46,7 @@
 #include "dlx/common/directories.hpp"
 #include "dlx/comm/mpi_check.hpp"
 #include "dlx/comm/mpi_runtime.hpp"
-#include "dlx/config/parse.hpp"
 #include "dlx/env/environment.hpp"
-#include "dlx/env/trusted_snapshot.hpp"
 #include "dlx/trial.hpp"
 #include "preemption.hpp"
 #include "rank_state.hpp"
@@ -94,9 +92,8 @@ std::string signal_name(int signal_number) {
   return abbreviation ? fmt::format("SIG{}", abbreviation) : fmt::format("signal {}", signal_number);
 }
 
-std::chrono::seconds exit_deadline(std::optional<std::chrono::seconds> given) {
+std::chrono::seconds exit_deadline(std::optional<std::chrono::seconds> given, const env::EnvMap& env) {
   if (given) return *given;
-  const auto env = env::current_environment();
   if (auto seconds = env::lookup_int(env, "DLX_EXIT_DEADLINE_S")) {
     return std::chrono::seconds(*seconds);
   }
@@ -181,22 +178,20 @@ void ResumedState::copy_out(const checkpoint::Tensor& tensor, std::span<std::byt
 
 namespace detail {
 
-CheckpointSettings read_checkpoint_settings(const env::TrialEnvironment& environment) {
+CheckpointSettings read_checkpoint_settings(env::TrialContext& context) {
   CheckpointSettings settings;
-  settings.directory = environment.checkpoint_dir.value_or(".");
-  settings.expect.trial_id = environment.trial_id;
-  if (environment.experiment_dir) {
-    settings.expect.experiment = env::experiment_name(*environment.experiment_dir);
-    const auto snapshot = *environment.experiment_dir / config::kSnapshotFileName;
-    if (std::filesystem::exists(snapshot)) {
-      const auto experiment = env::load_trusted_snapshot(*environment.experiment_dir);
-      settings.policy = experiment.checkpoint;
+  settings.directory = context.trial().checkpoint_dir.value_or(".");
+  settings.expect.trial_id = context.trial().trial_id;
+  if (context.in_trial()) {
+    settings.expect.experiment = context.experiment_name();
+    if (const auto* experiment = context.experiment()) {
+      settings.policy = experiment->checkpoint;
       settings.retention = checkpoint::RetentionPolicy{
-          .keep_latest = experiment.checkpoint.keep_latest,
-          .keep_best = experiment.checkpoint.keep_best,
-          .keep_experiment_best = experiment.checkpoint.keep_experiment_best,
-          .metric = experiment.searcher.metric,
-          .smaller_is_better = experiment.searcher.smaller_is_better};
+          .keep_latest = experiment->checkpoint.keep_latest,
+          .keep_best = experiment->checkpoint.keep_best,
+          .keep_experiment_best = experiment->checkpoint.keep_experiment_best,
+          .metric = experiment->searcher.metric,
+          .smaller_is_better = experiment->searcher.smaller_is_better};
     }
   }
   return settings;
@@ -248,7 +243,7 @@ detail::Checkpointer& Trial::checkpointer() {
           "plugin sets it; outside one, export DLX_CHECKPOINT_DIR=DIR)");
     }
     checkpointer_ = std::make_unique<detail::Checkpointer>(
-        detail::read_checkpoint_settings(environment_), rank_ == 0);
+        detail::read_checkpoint_settings(context_), rank_ == 0);
   }
   return *checkpointer_;
 }
@@ -265,15 +260,15 @@ std::optional<ResumedState> Trial::resume(RankStateRule ranks) {
           "dlx: resume() on several ranks without a communicator needs a dlx trial (the ranks "
           "agree on the checkpoint through the trial's directory): run under srun dlx-launch");
     }
-    rendezvous = detail::ResumeRendezvous::for_run(environment_.record_path().parent_path(),
-                                                   env::current_environment(), resume_calls_);
+    rendezvous = detail::ResumeRendezvous::for_run(context_.trial().record_path().parent_path(),
+                                                   context_.env(), resume_calls_);
   }
   ++resume_calls_;
   detail::Chosen chosen;
   std::string failure;
   if (rank_ == 0) {
     try {
-      chosen = detail::choose_checkpoint(environment_, checkpoints.settings(),
+      chosen = detail::choose_checkpoint(context_.trial(), checkpoints.settings(),
                                  [this] { return searcher_start_checkpoint(); });
     } catch (const std::exception& error) {
       failure = fmt::format("dlx: cannot look for a checkpoint to resume from in {}: {}",
@@ -291,7 +286,7 @@ std::optional<ResumedState> Trial::resume(RankStateRule ranks) {
     }
   } else if (rendezvous) {
     const auto told = rendezvous->wait(
-        detail::ResumeRendezvous::wait_limit(env::current_environment()));
+        detail::ResumeRendezvous::wait_limit(context_.env()));
     if (!told.error.empty()) {
       throw CheckpointingError(fmt::format("dlx: rank 0 could not choose a checkpoint: {}",
                                            told.error));
@@ -376,11 +371,11 @@ void Trial::save_checkpoint(const TrainingState& state) {
       const auto& settings = checkpoints.settings();
       checkpoint::CheckpointContent content;
       content.metadata.experiment = settings.expect.experiment.value_or("");
-      content.metadata.trial_id = environment_.trial_id;
+      content.metadata.trial_id = context_.trial().trial_id;
       content.metadata.step = state.step;
       content.metadata.epoch = state.epoch;
       content.metadata.world_size = size_;
-      content.metadata.hparams = environment_.flat_hparams;
+      content.metadata.hparams = context_.trial().flat_hparams;
       if (settings.retention) content.metadata.metric_name = settings.retention->metric;
       content.metadata.metric_value = state.metric;
       content.state = state.state;
@@ -436,7 +431,7 @@ int Trial::checkpoint_and_exit(const TrainingState& state,
   std::string reason = fmt::format("requeue: checkpoint at step {} after {}", state.step,
                                    signal_name(signal_number));
   if (checkpointing_enabled()) {
-    const auto limit = exit_deadline(deadline);
+    const auto limit = exit_deadline(deadline, context_.env());
     try {
       auto& checkpoints = checkpointer();
       if (checkpoints.last_saved_step != state.step) save_checkpoint(state);

@@ -68,11 +68,6 @@ struct TrialEnvironment {
 // object, or nested past kMaxHparamsDepth), or an unreadable DLX_HPARAMS_FILE.
 TrialEnvironment read_trial_environment(const EnvMap& env);
 
-// The experiment's name for records: the frozen snapshot's `name` when <dir>/experiment.yaml
-// exists (a real trial), else the directory's own name (a scratch directory used by hand).
-// Throws config::ConfigError when the snapshot exists but is invalid.
-std::string experiment_name(const std::filesystem::path& experiment_dir);
-
 // Parses a hyperparameter object (any JSON values); `origin` names the source in errors.
 inline constexpr int kMaxHparamsDepth = 64;
 nlohmann::ordered_json parse_hparams_json(std::string_view text, std::string_view origin);
