@@ -39,6 +39,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -105,6 +107,64 @@ bool has_rank_state(const checkpoint::Checkpoint& checkpoint) {
     if (tensor.name.starts_with("ranks/") || tensor.name.starts_with("rng/rank-")) return true;
   }
   return false;
+}
+
+// How the ranks of one resume() learn rank 0's choice: through MPI, or without a communicator
+// through the trial's directory (resume_rendezvous.hpp), or not at all (a single rank).
+struct ResumeRanks {
+  int rank = 0;
+  bool with_mpi = false;
+  std::optional<detail::ResumeRendezvous> rendezvous;
+};
+
+// Rank 0 chooses the checkpoint (`choose`: its path, loaded, or an empty path for a fresh start)
+// and every rank learns its path; the others have not loaded it yet.
+detail::Chosen agree_on_checkpoint(const ResumeRanks& ranks, const std::function<detail::Chosen()>& choose,
+                                   const std::filesystem::path& directory, const env::EnvMap& env) {
+  detail::Chosen chosen;
+  std::string failure;
+  if (ranks.rank == 0) {
+    try {
+      chosen = choose();
+    } catch (const std::exception& error) {
+      failure = fmt::format("dlx: cannot look for a checkpoint to resume from in {}: {}", directory.string(),
+                            error.what());
+    }
+    if (ranks.rendezvous) {
+      try {
+        ranks.rendezvous->publish({chosen.path, failure});
+      } catch (const std::exception& error) {
+        // The other ranks wait for nothing: they end at their limit, or with this rank's exit.
+        throw CheckpointingError(fmt::format(
+            "dlx: cannot tell the other ranks which checkpoint to resume from ({}): {}",
+            ranks.rendezvous->path().string(), error.what()));
+      }
+    }
+  } else if (ranks.rendezvous) {
+    const auto told = ranks.rendezvous->wait(detail::ResumeRendezvous::wait_limit(env));
+    if (!told.error.empty()) {
+      throw CheckpointingError(fmt::format("dlx: rank 0 could not choose a checkpoint: {}", told.error));
+    }
+    chosen.path = told.checkpoint;
+  }
+  agree(ranks.with_mpi, failure, "look for a checkpoint to resume from");
+  chosen.path = broadcast_text(ranks.with_mpi, chosen.path.string());
+  return chosen;
+}
+
+// The other ranks load the checkpoint rank 0 chose (rank 0 loaded it as it chose).
+void load_chosen_elsewhere(const ResumeRanks& ranks, detail::Chosen& chosen, const detail::CheckpointSettings& settings) {
+  std::string failure;
+  if (ranks.rank != 0 && (ranks.with_mpi || ranks.rendezvous)) {
+    try {
+      chosen.checkpoint = checkpoint::load_checkpoint(chosen.path, detail::expectation_for(chosen.path, settings));
+    } catch (const std::exception& error) {
+      failure = fmt::format("dlx: rank {} cannot load checkpoint {}: {}", ranks.rank, chosen.path.string(),
+                            error.what());
+      if (!ranks.with_mpi) throw CheckpointingError(failure);
+    }
+  }
+  agree(ranks.with_mpi, failure, "load checkpoint " + chosen.path.string());
 }
 
 }  // namespace
@@ -248,67 +308,33 @@ detail::Checkpointer& Trial::checkpointer() {
   return *checkpointer_;
 }
 
-std::optional<ResumedState> Trial::resume(RankStateRule ranks) {
+std::optional<ResumedState> Trial::resume(RankStateRule rule) {
   if (!checkpointing_enabled()) return std::nullopt;
   auto& checkpoints = checkpointer();
-  const bool with_mpi = mpi_ != nullptr;
+  ResumeRanks ranks{.rank = rank_, .with_mpi = mpi_ != nullptr, .rendezvous = std::nullopt};
   // Without a communicator the ranks meet in the trial's directory (resume_rendezvous.hpp).
-  std::optional<detail::ResumeRendezvous> rendezvous;
-  if (!with_mpi && size_ > 1) {
+  if (!ranks.with_mpi && size_ > 1) {
     if (!in_trial()) {
       throw CheckpointingError(
           "dlx: resume() on several ranks without a communicator needs a dlx trial (the ranks "
           "agree on the checkpoint through the trial's directory): run under srun dlx-launch");
     }
-    rendezvous = detail::ResumeRendezvous::for_run(context_.trial().record_path().parent_path(),
-                                                   context_.env(), resume_calls_);
+    ranks.rendezvous = detail::ResumeRendezvous::for_run(context_.trial().record_path().parent_path(),
+                                                         context_.env(), resume_calls_);
   }
   ++resume_calls_;
-  detail::Chosen chosen;
-  std::string failure;
-  if (rank_ == 0) {
-    try {
-      chosen = detail::choose_checkpoint(context_.trial(), checkpoints.settings(),
-                                 [this] { return searcher_start_checkpoint(); });
-    } catch (const std::exception& error) {
-      failure = fmt::format("dlx: cannot look for a checkpoint to resume from in {}: {}",
-                            checkpoints.settings().directory.string(), error.what());
-    }
-    if (rendezvous) {
-      try {
-        rendezvous->publish({chosen.path, failure});
-      } catch (const std::exception& error) {
-        // The other ranks wait for nothing: they end at their limit, or with this rank's exit.
-        throw CheckpointingError(fmt::format(
-            "dlx: cannot tell the other ranks which checkpoint to resume from ({}): {}",
-            rendezvous->path().string(), error.what()));
-      }
-    }
-  } else if (rendezvous) {
-    const auto told = rendezvous->wait(
-        detail::ResumeRendezvous::wait_limit(context_.env()));
-    if (!told.error.empty()) {
-      throw CheckpointingError(fmt::format("dlx: rank 0 could not choose a checkpoint: {}",
-                                           told.error));
-    }
-    chosen.path = told.checkpoint;
-  }
-  agree(with_mpi, failure, "look for a checkpoint to resume from");
-  const std::filesystem::path path = broadcast_text(with_mpi, chosen.path.string());
-  if (path.empty()) return std::nullopt;  // a fresh start
-  if (rank_ != 0 && (with_mpi || rendezvous)) {
-    try {
-      chosen.checkpoint =
-          checkpoint::load_checkpoint(path, detail::expectation_for(path, checkpoints.settings()));
-    } catch (const std::exception& error) {
-      failure = fmt::format("dlx: rank {} cannot load checkpoint {}: {}", rank_, path.string(),
-                            error.what());
-      if (!with_mpi) throw CheckpointingError(failure);
-    }
-  }
-  agree(with_mpi, failure, "load checkpoint " + path.string());
+  auto chosen = agree_on_checkpoint(
+      ranks,
+      [&] {
+        return detail::choose_checkpoint(context_.trial(), checkpoints.settings(),
+                                         [this] { return searcher_start_checkpoint(); });
+      },
+      checkpoints.settings().directory, context_.env());
+  if (chosen.path.empty()) return std::nullopt;  // a fresh start
+  load_chosen_elsewhere(ranks, chosen, checkpoints.settings());
+  const auto& path = chosen.path;
   const auto& metadata = chosen.checkpoint->metadata;
-  if (ranks == RankStateRule::refuse_other_world_size && metadata.world_size != size_ &&
+  if (rule == RankStateRule::refuse_other_world_size && metadata.world_size != size_ &&
       has_rank_state(*chosen.checkpoint)) {
     throw CheckpointingError(fmt::format(
         "dlx: checkpoint {} holds per-rank state of {} ranks but this run has {}: resume it on "
