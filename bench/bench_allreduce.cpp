@@ -38,12 +38,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "dlx/common/host_name.hpp"
 #include "dlx/comm/fused_allreduce.hpp"
 #include "dlx/comm/mpi_communicator.hpp"
 #include "dlx/comm/mpi_runtime.hpp"
 
 namespace {
 
+using dlx::host_name;
 using dlx::comm::FusedAllreduce;
 using dlx::comm::MpiCommunicator;
 using dlx::comm::Tensor;
@@ -243,12 +245,6 @@ int sweep(MPI_Comm raw, std::size_t segment_bytes) {
     if (bytes < kListBytes) sweep_one(comm, raw, bytes, kListBytes / bytes);
   }
   return 0;
-}
-
-std::string host_name() {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  return host;
 }
 
 }  // namespace

@@ -1,27 +1,32 @@
 // The allocator context (sbatch, running as the submitting user).
 //
 //   1. parse and validate the experiment file: a bad file fails the submission before anything
-//      is created or queued;
-//   2. size the array from the searcher; respect (or reject) a user's explicit --array;
+//      is created or queued (parse_and_validate);
+//   2. size the array from the searcher, within the cluster's MaxArraySize; respect (or reject)
+//      a user's explicit --array (size_array);
 //   3. apply the experiment's resources unless the user set the same option (command line and
-//      #SBATCH win over the experiment file), and the preemption notice (--signal from
-//      plugstack.conf's signal=) unless the user gave --signal;
+//      #SBATCH win over the experiment file), the preemption notice (--signal from plugstack.conf's
+//      signal=) unless the user gave --signal, and the array unless the user gave --array or the
+//      site sets it in job_submit.lua (apply_options);
 //   4. plan the code snapshot (code_snapshot_step.hpp): over its size cap, nothing is created;
 //      check the data to stage (data_check_step.hpp): a path that is missing or unreadable, or
-//      datasets over the cache's cap, fail the submission the same way;
+//      datasets over the cache's cap, fail the submission the same way (plan_code_and_data);
 //   5. create <storage_root>/<user>/<name>[.N]/, freeze experiment.yaml into it (seed included) and
-//      copy the code snapshot into code/ (a failure removes the directory again);
+//      copy the code snapshot into code/ (a failure removes the directory again)
+//      (create_and_freeze);
 //   6. hand the directory to the job: exported into sbatch's environment (so the batch script and
 //      every step inherit DLX_EXPERIMENT_DIR) and into the job-control environment (prolog,
-//      epilog and job_submit.lua see it, with DLX_ARRAY_SPEC for the Lua fallback).
+//      epilog and job_submit.lua see it, with DLX_ARRAY_SPEC for the Lua fallback) (hand_to_job).
+// prepare_submission runs them in order over one Submission; the first that fails ends it.
 #include "allocator.hpp"
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <random>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -29,6 +34,7 @@
 #include "cluster_limits.hpp"
 #include "code_snapshot_step.hpp"
 #include "data_check_step.hpp"
+#include "dlx/common/accounts.hpp"
 #include "dlx/common/byte_size.hpp"
 #include "dlx/common/trusted_path.hpp"
 #include "dlx/config/parse.hpp"
@@ -45,14 +51,6 @@ namespace dlx::spank {
 
 namespace {
 
-std::string user_name() {
-  struct passwd entry {};
-  struct passwd* found = nullptr;
-  char buffer[4096];
-  if (::getpwuid_r(::getuid(), &entry, buffer, sizeof buffer, &found) == 0 && found) return found->pw_name;
-  return std::to_string(::getuid());
-}
-
 // The experiment's resources (with the site defaults merged in) become sbatch options unless the
 // user gave the same option on the command line or as #SBATCH.
 bool apply_resources(SbatchOptions& sbatch, const config::Experiment& experiment) {
@@ -67,137 +65,191 @@ bool apply_resources(SbatchOptions& sbatch, const config::Experiment& experiment
   return true;
 }
 
-}  // namespace
-
-int prepare_submission(spank_t sp) {
-  auto& plugin = state();
-  const std::string& file = *plugin.experiment_file;
-
-  config::Experiment experiment;
+// What the six steps (above) build up, one after another.
+struct Submission {
+  std::string file;               // the --dl-experiment file
+  config::Experiment experiment;  // parsed, site defaults merged, the seed chosen
   int trials = 0;
   int tasks = 0;  // array tasks: more than trials when ASHA promotions run in later tasks
+  ClusterFacts cluster;
+  SbatchOptions sbatch;
+  std::string spec;        // the array the searcher needs
+  bool user_array = false;  // the user gave --array
+  std::string array_note;   // the array as the last line names it
+  std::optional<store::CodePlan> code;
+  std::filesystem::path directory;
+};
+
+// Each step below does its part, or reports why the submission fails and returns false.
+
+// Every problem of the file (the first 20), each on its own line.
+void report_problems(const config::ConfigError& error) {
+  const std::string problems = config::first_problems(error, 20);
+  std::size_t start = 0;
+  while (start <= problems.size()) {
+    const auto end = problems.find('\n', start);
+    report_error(fmt::format("dlx: --dl-experiment: {}", problems.substr(start, end - start)));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+}
+
+// 1. Parse and validate the experiment file (with the site's defaults and trial cap).
+bool parse_and_validate(Submission& submission, const PluginOptions& options) {
   try {
     std::optional<config::SiteConfig> site;
-    if (!plugin.options.site_config.empty()) site = config::parse_site_config_file(plugin.options.site_config);
-    experiment = config::parse_experiment_file(file, site ? &*site : nullptr);
-    trials = searcher::trial_count(experiment);
-    tasks = searcher::ticket_count(experiment);
-    if (site && site->max_trials && trials > *site->max_trials) {
-      throw config::ConfigError(experiment.searcher.where, "searcher",
+    if (!options.site_config.empty()) site = config::parse_site_config_file(options.site_config);
+    submission.experiment = config::parse_experiment_file(submission.file, site ? &*site : nullptr);
+    submission.trials = searcher::trial_count(submission.experiment);
+    submission.tasks = searcher::ticket_count(submission.experiment);
+    if (site && site->max_trials && submission.trials > *site->max_trials) {
+      throw config::ConfigError(submission.experiment.searcher.where, "searcher",
                                 fmt::format("the experiment has {} trials, above this site's limit of {} (set in {})",
-                                            trials, *site->max_trials, site->source),
+                                            submission.trials, *site->max_trials, site->source),
                                 "run fewer trials, or ask your administrator");
     }
   } catch (const config::ConfigError& e) {
-    // Every problem of the file (the first 20), each on its own line.
-    const std::string problems = config::first_problems(e, 20);
-    std::size_t start = 0;
-    while (start <= problems.size()) {
-      const auto end = problems.find('\n', start);
-      report_error(fmt::format("dlx: --dl-experiment: {}", problems.substr(start, end - start)));
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
-    return -1;
+    report_problems(e);
+    return false;
   }
-  for (const auto& warning : experiment.warnings) report_info(fmt::format("dlx: --dl-experiment: {}", warning));
-  const ClusterFacts cluster = load_cluster_facts();
-  if (cluster.max_array_size && static_cast<unsigned>(tasks) > *cluster.max_array_size) {
+  for (const auto& warning : submission.experiment.warnings) {
+    report_info(fmt::format("dlx: --dl-experiment: {}", warning));
+  }
+  if (!submission.experiment.seed_given) {
+    // Chosen once, here, and frozen: every trial and every rerun from the snapshot agrees.
+    submission.experiment.seed = std::random_device{}() & 0x7fffffffULL;
+  }
+  return true;
+}
+
+// 2. Size the array from the searcher, within the cluster's MaxArraySize; respect (or reject) a
+//    user's explicit --array.
+bool size_array(Submission& submission) {
+  submission.cluster = load_cluster_facts();
+  const auto& cluster = submission.cluster;
+  if (cluster.max_array_size && static_cast<unsigned>(submission.tasks) > *cluster.max_array_size) {
     report_error(fmt::format("dlx: --dl-experiment: {}: the experiment needs {} array tasks but this "
                              "cluster's MaxArraySize is {} (run fewer trials, or ask your administrator)",
-                             file, tasks, *cluster.max_array_size));
-    return -1;
+                             submission.file, submission.tasks, *cluster.max_array_size));
+    return false;
   }
-  if (!experiment.seed_given) {
-    // Chosen once, here, and frozen: every trial and every rerun from the snapshot agrees.
-    experiment.seed = std::random_device{}() & 0x7fffffffULL;
-  }
-
-  SbatchOptions sbatch;
-  if (!sbatch.available()) {
+  if (!submission.sbatch.available()) {
     report_error("dlx: --dl-experiment: works with sbatch only (this Slurm command or version does not "
                  "expose sbatch's options; submit with sbatch)");
-    return -1;
+    return false;
   }
-  const std::string spec = searcher::array_spec(experiment);
-  const bool user_array = sbatch.is_set("array");
-  std::string array_note = spec;
-  if (user_array) {
-    std::string user_spec = sbatch.get("array").value_or("");
-    if (auto problem = check_user_array(user_spec, tasks, file); !problem.empty()) {
+  submission.spec = searcher::array_spec(submission.experiment);
+  submission.user_array = submission.sbatch.is_set("array");
+  submission.array_note = submission.spec;
+  if (submission.user_array) {
+    const std::string user_spec = submission.sbatch.get("array").value_or("");
+    if (auto problem = check_user_array(user_spec, submission.tasks, submission.file); !problem.empty()) {
       report_error("dlx: " + problem);
-      return -1;
+      return false;
     }
-    array_note = user_spec + " (from --array)";
+    submission.array_note = user_spec + " (from --array)";
   }
-  if (!apply_resources(sbatch, experiment)) return -1;
+  return true;
+}
+
+// 3. The experiment's resources, the preemption notice and the array as sbatch options, each
+//    unless the user gave it.
+bool apply_options(Submission& submission, const PluginOptions& options) {
+  auto& sbatch = submission.sbatch;
+  if (!apply_resources(sbatch, submission.experiment)) return false;
   // The preemption notice (docs/fault-tolerance.md), unless the user chose their own --signal.
-  if (!plugin.options.signal.empty() && !sbatch.is_set("signal") &&
-      !sbatch.set("signal", plugin.options.signal)) {
+  if (!options.signal.empty() && !sbatch.is_set("signal") && !sbatch.set("signal", options.signal)) {
     report_error(fmt::format("dlx: --dl-experiment: sbatch rejected --signal={} from plugstack.conf "
                              "(ask your administrator to fix the signal= option)",
-                             plugin.options.signal));
-    return -1;
+                             options.signal));
+    return false;
   }
-  if (!user_array && plugin.options.array_via == ArrayVia::sbatch && !sbatch.set("array", spec)) {
+  if (!submission.user_array && options.array_via == ArrayVia::sbatch && !sbatch.set("array", submission.spec)) {
     report_error(fmt::format("dlx: --dl-experiment: sbatch rejected --array={} (is MaxArraySize below {}?)",
-                             spec, tasks));
-    return -1;
+                             submission.spec, submission.tasks));
+    return false;
   }
+  return true;
+}
 
-  std::optional<store::CodePlan> code;
+// 4. Plan the code snapshot and check the data to stage, before anything is created.
+bool plan_code_and_data(Submission& submission) {
+  auto& experiment = submission.experiment;  // the code plan and the data check complete it
   try {
-    code = plan_code(experiment, sbatch);
+    submission.code = plan_code(experiment, submission.sbatch);
   } catch (const store::CodeSnapshotError& e) {
     report_error(fmt::format("dlx: --dl-experiment: {}", e.what()));
-    return -1;
+    return false;
   }
-
   try {
     if (const auto bytes = check_data(experiment); bytes != 0) {
       report_info(fmt::format("dlx: data: {} dataset{} ({}) to stage on each node", experiment.data.stage.size(),
                               experiment.data.stage.size() == 1 ? "" : "s", format_byte_size(bytes)));
     }
   } catch (const DataCheckError& e) {
-    report_error(fmt::format("dlx: --dl-experiment: {}: {} (nothing was submitted)", file, e.what()));
-    return -1;
+    report_error(fmt::format("dlx: --dl-experiment: {}: {} (nothing was submitted)", submission.file, e.what()));
+    return false;
   }
+  return true;
+}
 
-  std::filesystem::path directory;
+// 5. Create the experiment directory, freeze experiment.yaml into it and copy the code snapshot
+//    (a failure removes the directory again).
+bool create_and_freeze(Submission& submission, const PluginOptions& options) {
   try {
-    directory = store::create_experiment_dir(plugin.options.storage_root, user_name(), ::getuid(), experiment.name);
+    submission.directory = store::create_experiment_dir(options.storage_root, account_name(::getuid()), ::getuid(),
+                                                        submission.experiment.name);
   } catch (const UntrustedPathError& e) {
     // Another user could swap what the trials will run: nothing is submitted (docs/security.md).
     report_error(fmt::format("dlx: --dl-experiment: refusing to create the experiment there: {}", e.what()));
-    return -1;
+    return false;
   } catch (const Error& e) {
     report_error(fmt::format("dlx: --dl-experiment: cannot create the experiment directory: {} "
                              "(check storage_root in plugstack.conf and its permissions)", e.what()));
-    return -1;
+    return false;
   }
   try {
-    config::write_snapshot(experiment, directory);
-    if (code) write_code(*code, directory);
+    config::write_snapshot(submission.experiment, submission.directory);
+    if (submission.code) write_code(*submission.code, submission.directory);
   } catch (const std::exception& e) {
     // Made by this sbatch moments ago and not yet handed to any job: nothing half-made is left.
     std::error_code ignored;
-    std::filesystem::remove_all(directory, ignored);
+    std::filesystem::remove_all(submission.directory, ignored);
     report_error(fmt::format("dlx: --dl-experiment: {} (nothing was submitted)", e.what()));
-    return -1;
+    return false;
   }
+  return true;
+}
 
-  ::setenv("DLX_EXPERIMENT_DIR", directory.c_str(), 1);
-  spank_job_control_setenv(sp, "DLX_EXPERIMENT_DIR", directory.c_str(), 1);
-  if (!user_array) spank_job_control_setenv(sp, "DLX_ARRAY_SPEC", spec.c_str(), 1);
-  if (!cluster.tmp_fs.empty()) {
+// 6. Hand the directory to the job: sbatch's environment and the job-control environment.
+void hand_to_job(spank_t sp, const Submission& submission) {
+  const char* directory = submission.directory.c_str();
+  ::setenv("DLX_EXPERIMENT_DIR", directory, 1);
+  spank_job_control_setenv(sp, "DLX_EXPERIMENT_DIR", directory, 1);
+  if (!submission.user_array) spank_job_control_setenv(sp, "DLX_ARRAY_SPEC", submission.spec.c_str(), 1);
+  if (const auto& tmp_fs = submission.cluster.tmp_fs; !tmp_fs.empty()) {
     // Slurm's TmpFS, one of the places the node-local code copy and data cache may go
     // (site_local_root): the job steps could not ask slurmctld without an RPC per step.
-    ::setenv(kSlurmTmpFsVariable, cluster.tmp_fs.c_str(), 1);
-    spank_job_control_setenv(sp, kSlurmTmpFsVariable, cluster.tmp_fs.c_str(), 1);
+    ::setenv(kSlurmTmpFsVariable, tmp_fs.c_str(), 1);
+    spank_job_control_setenv(sp, kSlurmTmpFsVariable, tmp_fs.c_str(), 1);
   }
+  const int trials = submission.trials;
+  report_info(fmt::format("dlx: experiment {}: {} trial{} as array {} in {}", submission.experiment.name, trials,
+                          trials == 1 ? "" : "s", submission.array_note, submission.directory.string()));
+}
 
-  report_info(fmt::format("dlx: experiment {}: {} trial{} as array {} in {}", experiment.name, trials,
-                          trials == 1 ? "" : "s", array_note, directory.string()));
+}  // namespace
+
+int prepare_submission(spank_t sp) {
+  const auto& plugin = state();
+  Submission submission;
+  submission.file = *plugin.experiment_file;
+  if (!parse_and_validate(submission, plugin.options) || !size_array(submission) ||
+      !apply_options(submission, plugin.options) || !plan_code_and_data(submission) ||
+      !create_and_freeze(submission, plugin.options)) {
+    return -1;
+  }
+  hand_to_job(sp, submission);
   return 0;
 }
 

@@ -111,7 +111,7 @@ void write_tensors(hid_t root, const std::vector<const TensorView*>& tensors,
       auto type = file_type_of(t->dtype, file);
       h5::check(H5Dwrite(datasets[i].get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, t->data),
                 file, "write tensor " + t->name);
-      crcs.push_back(detail::block_crc32c(bytes, 1));
+      crcs.push_back(detail::block_crc32c(bytes, detail::checksum_threads()));
     }
   }
   writer.close();

@@ -13,7 +13,8 @@ namespace dlx::checkpoint::detail {
 
 std::size_t crc_block_count(std::uint64_t byte_size);
 
-// All block CRCs of `bytes`, computed by up to `threads` threads.
+// All block CRCs of `bytes`, computed by up to `threads` threads (common's parallel_for; 1 starts
+// none).
 std::vector<std::uint32_t> block_crc32c(std::span<const std::byte> bytes, unsigned threads);
 
 // Threads to use for checksums. One core checksums faster than any disk writes, so 1.

@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <thread>
-#include <vector>
+
+#include "dlx/common/parallel_for.hpp"
 
 namespace dlx::checkpoint::detail {
 namespace {
@@ -40,16 +41,12 @@ void copy_on_host(std::span<const HostCopy> copies) {
   std::size_t total = 0;
   for (const auto& copy : copies) total += copy.bytes;
   const unsigned threads = host_copy_threads(total);
-  // Slices are whole multiples of 4 KiB of the concatenation.
+  // One slice per thread, each a whole multiple of 4 KiB of the concatenation.
   const std::size_t slice = (total / threads + 4095) / 4096 * 4096;
-  std::vector<std::jthread> helpers;
-  helpers.reserve(threads - 1);
-  for (unsigned t = 1; t < threads; ++t) {
+  parallel_for(threads, threads, [&](std::size_t t) {
     const auto begin = std::min(total, t * slice);
-    const auto end = std::min(total, begin + slice);
-    if (begin < end) helpers.emplace_back([copies, begin, end] { copy_range(copies, begin, end); });
-  }
-  copy_range(copies, 0, std::min(total, slice));
-}  // the jthreads join here
+    copy_range(copies, begin, std::min(total, begin + slice));
+  });
+}
 
 }  // namespace dlx::checkpoint::detail

@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 
@@ -62,22 +64,32 @@ void kill_and_reap(pid_t child) {
   }
 }
 
-}  // namespace
+// The child's end of its stdout and stderr pipes, and the parent's.
+struct ChildPipes {
+  UniqueFd out_read, out_write, err_read, err_write;
+};
 
-CommandResult run_bounded(const std::vector<std::string>& argv, const CommandLimits& limits,
-                          const std::vector<std::pair<std::string, std::string>>& extra_env) {
-  const std::string what = command_text(argv);
+ChildPipes make_pipes(const std::string& what) {
+  ChildPipes pipes;
   std::array<int, 2> out_pipe{}, err_pipe{};
   if (::pipe2(out_pipe.data(), O_CLOEXEC) != 0) throw SystemError("pipe for " + what, errno);
-  UniqueFd out_read(out_pipe[0]), out_write(out_pipe[1]);
+  pipes.out_read.reset(out_pipe[0]);
+  pipes.out_write.reset(out_pipe[1]);
   if (::pipe2(err_pipe.data(), O_CLOEXEC) != 0) throw SystemError("pipe for " + what, errno);
-  UniqueFd err_read(err_pipe[0]), err_write(err_pipe[1]);
+  pipes.err_read.reset(err_pipe[0]);
+  pipes.err_write.reset(err_pipe[1]);
+  return pipes;
+}
 
+// Starts `argv` in a process group of its own, stdin from /dev/null, stdout and stderr into
+// `pipes`, with the signals it may have inherited ignored or blocked back to their defaults.
+pid_t spawn_child(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& extra_env,
+                  const ChildPipes& pipes) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_write.get(), 1);
-  posix_spawn_file_actions_adddup2(&actions, err_write.get(), 2);
+  posix_spawn_file_actions_adddup2(&actions, pipes.out_write.get(), 1);
+  posix_spawn_file_actions_adddup2(&actions, pipes.err_write.get(), 2);
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   posix_spawnattr_setpgroup(&attributes, 0);  // its own group, killed as one
@@ -104,22 +116,27 @@ CommandResult run_bounded(const std::vector<std::string>& argv, const CommandLim
   if (spawn_error != 0) {
     throw CommandError(fmt::format("cannot run {}: {}", argv.front(), std::strerror(spawn_error)));
   }
-  out_write.reset();
-  err_write.reset();
+  return child;
+}
 
-  CommandResult result;
-  const auto deadline = std::chrono::steady_clock::now() + limits.timeout;
+[[noreturn]] void give_up_waiting(pid_t child, const std::string& what, const char* did_not,
+                                  std::chrono::steady_clock::duration timeout) {
+  kill_and_reap(child);
+  throw CommandError(fmt::format("{} did not {} within {:.0f} s and was killed", what, did_not,
+                                 std::chrono::duration<double>(timeout).count()));
+}
+
+// Reads the child's stdout (up to limits.max_output: more kills it) and stderr (the first
+// kMaxErrBytes kept) until it closes both, or kills it at `deadline`.
+void collect_output(pid_t child, ChildPipes& pipes, const CommandLimits& limits, const std::string& what,
+                    std::chrono::steady_clock::time_point deadline, CommandResult& result) {
   std::array<char, 65536> buffer{};
   bool out_open = true, err_open = true;
   while (out_open || err_open) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      kill_and_reap(child);
-      throw CommandError(fmt::format("{} did not finish within {:.0f} s and was killed", what,
-                                     std::chrono::duration<double>(limits.timeout).count()));
-    }
-    std::array<pollfd, 2> fds{pollfd{out_open ? out_read.get() : -1, POLLIN, 0},
-                              pollfd{err_open ? err_read.get() : -1, POLLIN, 0}};
+    if (left.count() <= 0) give_up_waiting(child, what, "finish", limits.timeout);
+    std::array<pollfd, 2> fds{pollfd{out_open ? pipes.out_read.get() : -1, POLLIN, 0},
+                              pollfd{err_open ? pipes.err_read.get() : -1, POLLIN, 0}};
     const int ready = ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long>(left.count(), 1000)));
     if (ready < 0 && errno != EINTR) {
       const int error = errno;
@@ -145,23 +162,36 @@ CommandResult run_bounded(const std::vector<std::string>& argv, const CommandLim
       }
     }
   }
-  // Both pipes closed: the program has exited or is about to (or closed them and goes on: the
-  // deadline still holds).
+}
+
+// Both pipes closed: the program has exited or is about to (or closed them and goes on: the
+// deadline still holds). Its exit code.
+int wait_for_exit(pid_t child, const CommandLimits& limits, const std::string& what,
+                  std::chrono::steady_clock::time_point deadline) {
   for (;;) {
     int status = 0;
     const pid_t done = ::waitpid(child, &status, WNOHANG);
-    if (done == child) {
-      result.exit_code = wait_status_to_code(status);
-      return result;
-    }
+    if (done == child) return wait_status_to_code(status);
     if (done < 0 && errno != EINTR) throw SystemError("waitpid for " + what, errno);
-    if (std::chrono::steady_clock::now() >= deadline) {
-      kill_and_reap(child);
-      throw CommandError(fmt::format("{} did not exit within {:.0f} s and was killed", what,
-                                     std::chrono::duration<double>(limits.timeout).count()));
-    }
+    if (std::chrono::steady_clock::now() >= deadline) give_up_waiting(child, what, "exit", limits.timeout);
     ::usleep(1000);
   }
+}
+
+}  // namespace
+
+CommandResult run_bounded(const std::vector<std::string>& argv, const CommandLimits& limits,
+                          const std::vector<std::pair<std::string, std::string>>& extra_env) {
+  const std::string what = command_text(argv);
+  ChildPipes pipes = make_pipes(what);
+  const pid_t child = spawn_child(argv, extra_env, pipes);
+  pipes.out_write.reset();
+  pipes.err_write.reset();
+  CommandResult result;
+  const auto deadline = std::chrono::steady_clock::now() + limits.timeout;
+  collect_output(child, pipes, limits, what, deadline, result);
+  result.exit_code = wait_for_exit(child, limits, what, deadline);
+  return result;
 }
 
 }  // namespace dlx

@@ -1,7 +1,6 @@
 #include "dlx/common/trusted_path.hpp"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/common/accounts.hpp"
 #include "dlx/common/file_kind.hpp"
 
 namespace dlx {
@@ -28,8 +28,8 @@ bool sticky(const struct stat& status) { return (status.st_mode & S_ISVTX) != 0;
 // Inside a user namespace that does not map root (a rootless container, e.g. pyxis/enroot, or
 // unshare --user), files of every unmapped uid, root's included, show as the overflow uid
 // (/proc/sys/kernel/overflowuid). There they stand for root: the rule cannot tell them apart,
-// so inside such a namespace it checks less (security.md, "Known limits"); slurmstepd and sbatch,
-// which check the same directories outside any namespace, are not weakened.
+// so inside such a namespace it checks less (docs/security.md, "Known limits"); slurmstepd and
+// sbatch, which check the same directories outside any namespace, are not weakened.
 uid_t unmapped_root_uid() {
   static const uid_t value = [] {
     std::ifstream map("/proc/self/uid_map");
@@ -291,14 +291,6 @@ std::string read_open_file(int fd, std::size_t max_bytes, const fs::path& shown)
     }
   }
   return contents;
-}
-
-std::string user_name_of(uid_t uid) {
-  struct passwd entry {};
-  struct passwd* found = nullptr;
-  char buffer[4096];
-  if (::getpwuid_r(uid, &entry, buffer, sizeof buffer, &found) == 0 && found) return found->pw_name;
-  return fmt::format("uid {}", uid);
 }
 
 }  // namespace dlx

@@ -120,6 +120,103 @@ std::string ignored_keys_warning(const Experiment& experiment) {
                      fmt::join(ignored_determined_keys(experiment), "; "));
 }
 
+// The top level's keys: dlx's and Determined's; a key of a section written at the top level is
+// named with the section it belongs to.
+void check_top_level_keys(MappingReader& root) {
+  const std::vector<std::string> dlx_keys{"name",         "description",     "entrypoint", "seed",      "environment",
+                                          "max_restarts", "hyperparameters", "searcher",   "resources", "checkpoint", "code",
+                                          "data"};
+  std::vector<std::string> known = dlx_keys;
+  for (const auto& key : detail::determined_top_keys()) known.push_back(key);
+  report_misplaced(root, known);
+  root.allow_only(known, dlx_keys, ", and Determined's (docs/config-reference.md, Coming from Determined)");
+}
+
+// The top level's own values. Each is a recovery boundary (detail::Diagnostics::attempt): its
+// first problem is recorded and the next one is read.
+void parse_top_level_values(MappingReader& root, Experiment& experiment, detail::Diagnostics& sink) {
+  sink.attempt([&] { experiment.description = root.optional_string("description").value_or(""); });
+  sink.attempt([&] { parse_name(root, experiment); });
+  sink.attempt([&] { experiment.entrypoint = parse_entrypoint(root, experiment.entrypoint_is_shell); });
+  sink.attempt([&] {
+    if (auto seed = root.optional_integer_in("seed", 0, std::numeric_limits<std::int64_t>::max(),
+                                             "use a non-negative seed")) {
+      experiment.seed = static_cast<std::uint64_t>(*seed);
+      experiment.seed_given = true;
+    }
+  });
+  sink.attempt([&] {
+    if (auto restarts = root.optional_integer_in("max_restarts", 0, 1000, "how many crashes a trial may survive")) {
+      experiment.max_restarts = static_cast<int>(*restarts);
+    }
+  });
+}
+
+struct SectionsRead {
+  bool hyperparameters = false;  // read without a problem
+  bool searcher = false;
+};
+
+// The sections, each a recovery boundary as above.
+SectionsRead parse_sections(MappingReader& root, Experiment& experiment, const SiteConfig* site,
+                            detail::Diagnostics& sink) {
+  SectionsRead read;
+  read.hyperparameters = sink.attempt([&] {
+    if (root.has("hyperparameters") && !root.raw("hyperparameters").IsNull()) {
+      experiment.hyperparameters = detail::parse_hyperparameters(root.mapping("hyperparameters"));
+    }
+  });
+  read.searcher = sink.attempt([&] { experiment.searcher = detail::parse_searcher(root.mapping("searcher")); });
+  sink.attempt([&] {
+    if (!root.has("resources")) return;
+    std::optional<int> gpus_per_node = site ? site->resources.gpus_per_node : std::nullopt;
+    if (auto launcher = detail::launcher_slots_per_node(root)) gpus_per_node = launcher;
+    detail::parse_experiment_resources(root.mapping("resources"), experiment, gpus_per_node);
+  });
+  sink.attempt([&] {
+    if (root.has("environment") && !root.raw("environment").IsNull()) {
+      detail::parse_experiment_environment(root.mapping("environment"), experiment);
+    }
+  });
+  sink.attempt([&] {
+    if (root.has("checkpoint")) detail::parse_checkpoint(root.mapping("checkpoint"), experiment.checkpoint);
+  });
+  sink.attempt([&] {
+    if (root.has("code")) detail::parse_code(root.mapping("code"), experiment.code, detail::CodeKeys::experiment);
+  });
+  sink.attempt([&] {
+    if (!root.has("data") || !detail::is_dlx_data(root.raw("data"))) return;  // else Determined's
+    const auto section = root.mapping("data");
+    detail::parse_data(section, experiment.data, detail::DataKeys::experiment);
+    if (site) detail::check_data_limits(section, experiment.data, site->data, site->source);
+  });
+  if (read.hyperparameters) {
+    sink.attempt([&] {
+      if (root.has("min_checkpoint_period") && !root.raw("min_checkpoint_period").IsNull()) {
+        detail::parse_min_checkpoint_period(root, experiment);
+      }
+    });
+  }
+  return read;
+}
+
+// The rules across sections need every section read: with a problem already, they would only
+// repeat it in other words.
+void check_across_sections(MappingReader& root, const Experiment& experiment, const SiteConfig* site,
+                           const SectionsRead& read, detail::Diagnostics& sink) {
+  if (sink.empty() && read.hyperparameters && read.searcher) {
+    sink.attempt([&] { detail::check_cross_field_rules(experiment, root); });
+  }
+  if (sink.empty() && site && site->max_trials && experiment.searcher.max_trials > *site->max_trials) {
+    sink.attempt([&] {
+      root.fail(root.raw("searcher")["max_trials"], "searcher.max_trials",
+                fmt::format("is {}, above this site's limit of {} (set in {})", experiment.searcher.max_trials,
+                            *site->max_trials, site->source),
+                fmt::format("use at most {} trials, or ask your administrator", *site->max_trials));
+    });
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> ignored_determined_keys(const Experiment& experiment) {
@@ -132,84 +229,15 @@ Experiment parse_experiment(std::string_view text, const std::string& file_label
   YAML::Node document = detail::load_document(text, file_label);
   detail::Diagnostics sink;
   MappingReader root(document, "", file_label, &sink);
-  const std::vector<std::string> dlx_keys{"name",         "description",     "entrypoint", "seed",      "environment",
-                                          "max_restarts", "hyperparameters", "searcher",   "resources", "checkpoint", "code",
-                                          "data"};
-  std::vector<std::string> known = dlx_keys;
-  for (const auto& key : detail::determined_top_keys()) known.push_back(key);
-  report_misplaced(root, known);
-  root.allow_only(known, dlx_keys, ", and Determined's (docs/config-reference.md, Coming from Determined)");
+  check_top_level_keys(root);
 
   Experiment experiment;
   if (site) apply_site(experiment, *site);
   experiment.source_file = file_label;
-  // Each step is a recovery boundary: its first problem is recorded and the next step runs.
-  auto step = [&](auto&& work) { return sink.attempt(work); };
-  step([&] { experiment.description = root.optional_string("description").value_or(""); });
-  step([&] { parse_name(root, experiment); });
-  step([&] { experiment.entrypoint = parse_entrypoint(root, experiment.entrypoint_is_shell); });
-  step([&] {
-    if (auto seed = root.optional_integer_in("seed", 0, std::numeric_limits<std::int64_t>::max(),
-                                             "use a non-negative seed")) {
-      experiment.seed = static_cast<std::uint64_t>(*seed);
-      experiment.seed_given = true;
-    }
-  });
-  step([&] {
-    if (auto restarts = root.optional_integer_in("max_restarts", 0, 1000, "how many crashes a trial may survive")) {
-      experiment.max_restarts = static_cast<int>(*restarts);
-    }
-  });
+  parse_top_level_values(root, experiment, sink);
   detail::parse_determined_top(root, experiment);
-  bool hyperparameters_ok = step([&] {
-    if (root.has("hyperparameters") && !root.raw("hyperparameters").IsNull()) {
-      experiment.hyperparameters = detail::parse_hyperparameters(root.mapping("hyperparameters"));
-    }
-  });
-  bool searcher_ok = step([&] { experiment.searcher = detail::parse_searcher(root.mapping("searcher")); });
-  step([&] {
-    if (!root.has("resources")) return;
-    std::optional<int> gpus_per_node = site ? site->resources.gpus_per_node : std::nullopt;
-    if (auto launcher = detail::launcher_slots_per_node(root)) gpus_per_node = launcher;
-    detail::parse_experiment_resources(root.mapping("resources"), experiment, gpus_per_node);
-  });
-  step([&] {
-    if (root.has("environment") && !root.raw("environment").IsNull()) {
-      detail::parse_experiment_environment(root.mapping("environment"), experiment);
-    }
-  });
-  step([&] {
-    if (root.has("checkpoint")) detail::parse_checkpoint(root.mapping("checkpoint"), experiment.checkpoint);
-  });
-  step([&] {
-    if (root.has("code")) detail::parse_code(root.mapping("code"), experiment.code, detail::CodeKeys::experiment);
-  });
-  step([&] {
-    if (!root.has("data") || !detail::is_dlx_data(root.raw("data"))) return;  // else Determined's
-    const auto section = root.mapping("data");
-    detail::parse_data(section, experiment.data, detail::DataKeys::experiment);
-    if (site) detail::check_data_limits(section, experiment.data, site->data, site->source);
-  });
-  if (hyperparameters_ok) {
-    step([&] {
-      if (root.has("min_checkpoint_period") && !root.raw("min_checkpoint_period").IsNull()) {
-        detail::parse_min_checkpoint_period(root, experiment);
-      }
-    });
-  }
-  // The rules across sections need every section read: with a problem already, they would only
-  // repeat it in other words.
-  if (sink.empty() && hyperparameters_ok && searcher_ok) {
-    step([&] { detail::check_cross_field_rules(experiment, root); });
-  }
-  if (sink.empty() && site && site->max_trials && experiment.searcher.max_trials > *site->max_trials) {
-    step([&] {
-      root.fail(root.raw("searcher")["max_trials"], "searcher.max_trials",
-                fmt::format("is {}, above this site's limit of {} (set in {})", experiment.searcher.max_trials,
-                            *site->max_trials, site->source),
-                fmt::format("use at most {} trials, or ask your administrator", *site->max_trials));
-    });
-  }
+  const SectionsRead read = parse_sections(root, experiment, site, sink);
+  check_across_sections(root, experiment, site, read, sink);
   sink.throw_if_any();
   // One line for all of them, the searcher's included: a file must not get a warning per section.
   if (!ignored_determined_keys(experiment).empty()) experiment.warnings.push_back(ignored_keys_warning(experiment));

@@ -315,33 +315,29 @@ void parse_determined_top(const MappingReader& root, Experiment& experiment) {
   }
 }
 
-void parse_experiment_resources(const MappingReader& section, Experiment& experiment, std::optional<int> gpus_per_node) {
-  std::vector<std::string> known = resource_keys();
-  for (const auto& ignored : ignored_resources()) known.emplace_back(ignored.key);
-  for (const char* key : {"slots_per_trial", "resource_pool", "is_single_node"}) known.emplace_back(key);
-  section.allow_only(known);
-  for (const auto& entry : section.node()) {
-    if (const Ignored* ignored = find(ignored_resources(), entry.first.Scalar())) {
-      note_ignored(experiment, "resources." + entry.first.Scalar(), ignored->why);
-    }
-  }
-  Resources& into = experiment.resources;
-  read_resources(section, into);
+namespace {
 
-  if (auto pool = section.optional_string("resource_pool")) {
-    // Determined's Slurm launcher ran a resource pool as the partition of that name.
-    if (section.has("partition")) {
-      section.fail(section.raw("resource_pool"), "resources.resource_pool", "gives the partition a second time",
-                   "keep one of partition and resource_pool");
-    }
-    if (pool->size() > kMaxValueLength || !is_partition_name(*pool)) {
-      section.fail(section.raw("resource_pool"), "resources.resource_pool",
-                   fmt::format("'{}' is not valid as a Slurm partition", abbreviated(*pool)),
-                   "give a partition name as sinfo shows it");
-    }
-    into.partition = pool;
-    experiment.determined.mapped.push_back(fmt::format("resources.resource_pool: {} -> resources.partition", *pool));
+// Determined's resources.resource_pool: its Slurm launcher ran a pool as the partition of that name.
+void map_resource_pool(const MappingReader& section, Experiment& experiment) {
+  auto pool = section.optional_string("resource_pool");
+  if (!pool) return;
+  if (section.has("partition")) {
+    section.fail(section.raw("resource_pool"), "resources.resource_pool", "gives the partition a second time",
+                 "keep one of partition and resource_pool");
   }
+  if (pool->size() > kMaxValueLength || !is_partition_name(*pool)) {
+    section.fail(section.raw("resource_pool"), "resources.resource_pool",
+                 fmt::format("'{}' is not valid as a Slurm partition", abbreviated(*pool)),
+                 "give a partition name as sinfo shows it");
+  }
+  experiment.resources.partition = pool;
+  experiment.determined.mapped.push_back(fmt::format("resources.resource_pool: {} -> resources.partition", *pool));
+}
+
+// Determined's resources.slots_per_trial (GPUs per trial; 0: a CPU trial) as dlx's nodes, tasks
+// and GPUs per node: one node with all of them when no node size is known, the trial fits on one
+// node or is_single_node says so; else whole nodes of `gpus_per_node`.
+void map_slots_per_trial(const MappingReader& section, Experiment& experiment, std::optional<int> gpus_per_node) {
   const bool single_node = section.optional_boolean("is_single_node").value_or(false);
   auto slots = section.optional_integer_in("slots_per_trial", 0, 100'000, "give the GPUs each trial uses");
   if (!slots) return;
@@ -352,6 +348,7 @@ void parse_experiment_resources(const MappingReader& section, Experiment& experi
                    "keep slots_per_trial alone (dlx derives nodes, tasks and GPUs from it), or use dlx's keys");
     }
   }
+  Resources& into = experiment.resources;
   const int wanted = static_cast<int>(*slots);
   if (wanted == 0) {  // a CPU trial: one rank
     into.nodes_per_trial = 1;
@@ -381,6 +378,23 @@ void parse_experiment_resources(const MappingReader& section, Experiment& experi
   experiment.determined.mapped.push_back(
       fmt::format("resources.slots_per_trial: {} -> resources: nodes_per_trial {}, tasks_per_node {}, gpus_per_node {}",
                   wanted, into.nodes_per_trial, into.tasks_per_node, *into.gpus_per_node));
+}
+
+}  // namespace
+
+void parse_experiment_resources(const MappingReader& section, Experiment& experiment, std::optional<int> gpus_per_node) {
+  std::vector<std::string> known = resource_keys();
+  for (const auto& ignored : ignored_resources()) known.emplace_back(ignored.key);
+  for (const char* key : {"slots_per_trial", "resource_pool", "is_single_node"}) known.emplace_back(key);
+  section.allow_only(known);
+  for (const auto& entry : section.node()) {
+    if (const Ignored* ignored = find(ignored_resources(), entry.first.Scalar())) {
+      note_ignored(experiment, "resources." + entry.first.Scalar(), ignored->why);
+    }
+  }
+  read_resources(section, experiment.resources);
+  map_resource_pool(section, experiment);
+  map_slots_per_trial(section, experiment, gpus_per_node);
 }
 
 void parse_experiment_environment(const MappingReader& section, Experiment& experiment) {

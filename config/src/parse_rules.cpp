@@ -15,10 +15,9 @@ namespace {
   throw ConfigError(position_of(at, root.file()), key, problem, fix);
 }
 
-}  // namespace
-
-void check_cross_field_rules(const Experiment& experiment, const MappingReader& root) {
-  // Two hyperparameters must not collide in the environment (a-b and a_b are both DLX_HP_A_B).
+// Two hyperparameters must not collide in the environment (a-b and a_b are both DLX_HP_A_B), and
+// DLX_HPARAMS nests dotted names (hparam_tree.hpp): `a` cannot be a value and the group of `a.b`.
+void check_hyperparameter_names(const Experiment& experiment) {
   std::set<std::string> variables;
   for (const auto& hp : experiment.hyperparameters) {
     if (!variables.insert(hyperparameter_variable(hp.name)).second) {
@@ -28,7 +27,6 @@ void check_cross_field_rules(const Experiment& experiment, const MappingReader& 
                         "rename one of them");
     }
   }
-  // DLX_HPARAMS nests dotted names (hparam_tree.hpp): `a` cannot be a value and the group of `a.b`.
   std::set<std::string> names;
   for (const auto& hp : experiment.hyperparameters) names.insert(hp.name);
   for (const auto& hp : experiment.hyperparameters) {
@@ -42,6 +40,10 @@ void check_cross_field_rules(const Experiment& experiment, const MappingReader& 
       }
     }
   }
+}
+
+// What a searcher asks of the hyperparameters and of its own keys.
+void check_searcher_rules(const Experiment& experiment, const MappingReader& root) {
   const auto& searcher = experiment.searcher;
   YAML::Node section = root.raw("searcher");
   if (searcher.name == SearcherName::grid) {
@@ -72,6 +74,13 @@ void check_cross_field_rules(const Experiment& experiment, const MappingReader& 
                         searcher.max_concurrent_trials, searcher.pbt.population_size),
             "raise it to population_size or set 0");
   }
+}
+
+}  // namespace
+
+void check_cross_field_rules(const Experiment& experiment, const MappingReader& root) {
+  check_hyperparameter_names(experiment);
+  check_searcher_rules(experiment, root);
   if (experiment.checkpoint.keep_latest + experiment.checkpoint.keep_best == 0) {
     fail_at(root, root.raw("checkpoint"), "checkpoint",
             "keep_latest and keep_best are both 0: no checkpoint would survive to resume from",

@@ -171,11 +171,8 @@ void emit_checkpoint(YAML::Emitter& out, const CheckpointPolicy& policy) {
 
 namespace {
 
-std::string emit_experiment(const Experiment& experiment, const std::string& header, bool seed_always) {
-  YAML::Emitter out;
-  out.SetDoublePrecision(17);
-  out << YAML::Comment(header);
-  out << YAML::BeginMap;
+// The top level's own values: name, entrypoint, seed, description, labels, records_per_epoch.
+void emit_top_level(YAML::Emitter& out, const Experiment& experiment, bool seed_always) {
   out << YAML::Key << "name" << YAML::Value << experiment.name;
   out << YAML::Key << "entrypoint" << YAML::Value;
   if (experiment.entrypoint_is_shell) {
@@ -189,7 +186,6 @@ std::string emit_experiment(const Experiment& experiment, const std::string& hea
   if (!experiment.description.empty()) {
     out << YAML::Key << "description" << YAML::Value << YAML::DoubleQuoted << experiment.description;
   }
-
   if (!experiment.labels.empty()) {
     out << YAML::Key << "labels" << YAML::Value << YAML::Flow << YAML::BeginSeq;
     for (const auto& label : experiment.labels) out << YAML::DoubleQuoted << label;
@@ -198,29 +194,38 @@ std::string emit_experiment(const Experiment& experiment, const std::string& hea
   if (experiment.records_per_epoch) {
     out << YAML::Key << "records_per_epoch" << YAML::Value << *experiment.records_per_epoch;
   }
+}
 
-  if (!experiment.hyperparameters.empty()) {
-    Group root;
-    for (const auto& hp : experiment.hyperparameters) {
-      Group* group = &root;
-      // The keys as the file nested them (a key may contain '.'); a Hyperparameter made without
-      // a path nests at every '.' of its name.
-      std::vector<std::string> path = hp.path;
-      if (path.empty()) {
-        std::string::size_type start = 0, dot;
-        while ((dot = hp.name.find('.', start)) != std::string::npos) {
-          path.push_back(hp.name.substr(start, dot - start));
-          start = dot + 1;
-        }
-        path.push_back(hp.name.substr(start));
+// The hyperparameters nested as the file nested them (a key may contain '.'); a Hyperparameter
+// made without a path nests at every '.' of its name.
+void emit_hyperparameters(YAML::Emitter& out, const std::vector<Hyperparameter>& hyperparameters) {
+  if (hyperparameters.empty()) return;
+  Group root;
+  for (const auto& hp : hyperparameters) {
+    Group* group = &root;
+    std::vector<std::string> path = hp.path;
+    if (path.empty()) {
+      std::string::size_type start = 0, dot;
+      while ((dot = hp.name.find('.', start)) != std::string::npos) {
+        path.push_back(hp.name.substr(start, dot - start));
+        start = dot + 1;
       }
-      for (std::size_t k = 0; k + 1 < path.size(); ++k) group = &group->child(path[k]);
-      group->child(path.back()).leaf = &hp;
+      path.push_back(hp.name.substr(start));
     }
-    out << YAML::Key << "hyperparameters" << YAML::Value;
-    emit_group(out, root);
+    for (std::size_t k = 0; k + 1 < path.size(); ++k) group = &group->child(path[k]);
+    group->child(path.back()).leaf = &hp;
   }
+  out << YAML::Key << "hyperparameters" << YAML::Value;
+  emit_group(out, root);
+}
 
+std::string emit_experiment(const Experiment& experiment, const std::string& header, bool seed_always) {
+  YAML::Emitter out;
+  out.SetDoublePrecision(17);
+  out << YAML::Comment(header);
+  out << YAML::BeginMap;
+  emit_top_level(out, experiment, seed_always);
+  emit_hyperparameters(out, experiment.hyperparameters);
   emit_searcher(out, experiment.searcher);
   emit_resources(out, experiment.resources);
   emit_checkpoint(out, experiment.checkpoint);

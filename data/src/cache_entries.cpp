@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cstring>
 #include <string_view>
@@ -15,6 +14,7 @@
 
 #include "dlx/common/clock.hpp"
 #include "dlx/common/error.hpp"
+#include "dlx/common/host_name.hpp"
 #include "dlx/common/trusted_path.hpp"
 #include "dlx/data/node_local_dir.hpp"
 #include "tree_walk.hpp"
@@ -31,12 +31,6 @@ constexpr std::size_t kKeyLength = 64;
 bool is_key(const std::string& name) {
   return name.size() == kKeyLength &&
          std::all_of(name.begin(), name.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-}
-
-std::string host_name() {
-  std::array<char, 256> host{};
-  if (::gethostname(host.data(), host.size() - 1) != 0) return "host";
-  return host.data();
 }
 
 void fsync_cache(const CacheDir& cache) {

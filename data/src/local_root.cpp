@@ -1,14 +1,15 @@
-// Where the node-local cache lives when the experiment names no `data: to:` (data-api.md): the
-// plugstack's local_dir=, else Slurm's TmpFS, else $TMPDIR, else /tmp. One function, so that
-// dlx-launch and `dlx data` agree on it.
+// Where the node-local cache lives when the experiment names no `data: to:`
+// (docs/config-reference.md, `data`): the plugstack's local_dir=, else Slurm's TmpFS, else
+// $TMPDIR, else /tmp. One function, and one context (node, user, variables), so that dlx-launch and
+// `dlx data` agree on it.
 #include <unistd.h>
 
-#include <array>
 #include <cstdlib>
 
 #include <fmt/format.h>
 
-#include "dlx/common/trusted_path.hpp"
+#include "dlx/common/accounts.hpp"
+#include "dlx/common/host_name.hpp"
 #include "dlx/data/stage.hpp"
 
 namespace dlx::data {
@@ -60,21 +61,26 @@ fs::path resolve_local_root(const LocalRootContext& context) {
   return "/tmp";
 }
 
-LocalRootContext local_root_context_from_environment() {
+LocalRootContext local_root_context(const std::function<std::optional<std::string>(const char*)>& variable,
+                                    std::string node_name) {
   LocalRootContext context;
   // Inside a job step the plugin has exported the site's choices (spank-plugin/remote.hpp), so
-  // `srun dlx data ls` finds the cache where the trials put it.
-  if (const char* local_dir = std::getenv("DLX_SITE_LOCAL_DIR")) context.local_dir_option = local_dir;
-  if (const char* tmp_fs = std::getenv("DLX_SLURM_TMPFS")) context.slurm_tmpfs = tmp_fs;
-  if (const char* tmpdir = std::getenv("TMPDIR")) context.tmpdir = tmpdir;
-  if (const char* node = std::getenv("SLURMD_NODENAME"); node && *node) {
-    context.node_name = node;
-  } else {
-    std::array<char, 256> host{};
-    if (::gethostname(host.data(), host.size() - 1) == 0) context.node_name = host.data();
-  }
-  context.user_name = user_name_of(::geteuid());
+  // that dlx-launch and `srun dlx data ls` find the cache where the site wants it.
+  context.local_dir_option = variable("DLX_SITE_LOCAL_DIR").value_or("");
+  context.slurm_tmpfs = variable("DLX_SLURM_TMPFS").value_or("");
+  context.tmpdir = variable("TMPDIR").value_or("");
+  context.node_name = std::move(node_name);
+  context.user_name = account_name(::geteuid());
   return context;
+}
+
+LocalRootContext local_root_context_from_environment() {
+  auto variable = [](const char* name) -> std::optional<std::string> {
+    if (const char* value = std::getenv(name)) return std::string(value);
+    return std::nullopt;
+  };
+  const auto node = variable("SLURMD_NODENAME");
+  return local_root_context(variable, node && !node->empty() ? *node : host_name());
 }
 
 fs::path user_cache_dir(const fs::path& local_root) {

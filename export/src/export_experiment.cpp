@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "dlx/common/error.hpp"
+#include "dlx/common/host_name.hpp"
 #include "dlx/export/tensorboard_events.hpp"
 #include "dlx/export/tfrecord.hpp"
 
@@ -23,9 +24,7 @@ namespace fs = std::filesystem;
 // TensorBoard only reads files whose name contains "tfevents"; the rest of the name is the
 // convention (creation time, host) with dlx as the suffix.
 std::string event_file_name() {
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
-  return fmt::format("events.out.tfevents.{}.{}.dlx", std::time(nullptr), host[0] ? host : "localhost");
+  return fmt::format("events.out.tfevents.{}.{}.dlx", std::time(nullptr), host_name());
 }
 
 fs::path parent_of(const fs::path& output) {

@@ -1,15 +1,14 @@
 #include "dlx/export/tfrecord.hpp"
 
+#include <cstdint>
+
 #include "dlx/common/crc32c.hpp"
+#include "dlx/common/little_endian.hpp"
 
 namespace dlx::tensorboard {
 namespace {
 
 constexpr std::uint32_t kMaskDelta = 0xa282ead8u;
-
-void append_le(std::string& stream, std::uint64_t value, int bytes) {
-  for (int i = 0; i < bytes; ++i) stream.push_back(static_cast<char>((value >> (8 * i)) & 0xFFu));
-}
 
 }  // namespace
 
@@ -19,11 +18,11 @@ std::uint32_t mask_crc(std::uint32_t crc) {
 
 void append_tfrecord(std::string& stream, std::string_view data) {
   std::string length;
-  append_le(length, data.size(), 8);
+  append_little_endian<std::uint64_t>(length, data.size());
   stream += length;
-  append_le(stream, mask_crc(crc32c(length)), 4);
+  append_little_endian(stream, mask_crc(crc32c(length)));
   stream += data;
-  append_le(stream, mask_crc(crc32c(data)), 4);
+  append_little_endian(stream, mask_crc(crc32c(data)));
 }
 
 }  // namespace dlx::tensorboard

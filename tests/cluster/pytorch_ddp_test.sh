@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The PyTorch DDP example (examples/pytorch) on 2 nodes under `srun dlx-launch -- /usr/bin/python3
-# ...`: torch.distributed (gloo) wires itself from dlx-launch's variables, python/dlx.py records
+# ...`: torch.distributed (gloo) wires itself from dlx-launch's variables, the dlx package records
 # the metrics, and the trial completes with a loss that went down.
 source "$(dirname "$0")/lib.sh"
 

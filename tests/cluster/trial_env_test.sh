@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Each array task gets its trial's environment (DESIGN.md contract) from the plugin's remote
-# context, and dlx-launch adds the torchrun-compatible variables.
+# Each array task gets its trial's environment (docs/config-reference.md, "What a trial sees")
+# from the plugin's remote context, and dlx-launch adds the torchrun-compatible variables.
 source "$(dirname "$0")/lib.sh"
 
 cat > "$WORK/env.yaml" <<'YAML'

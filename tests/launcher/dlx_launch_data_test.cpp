@@ -2,17 +2,22 @@
 // staging into a temporary node-local directory through the real cache (dlx::data).
 #include <catch2/catch.hpp>
 
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 
 #include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/data/stage.hpp"
+#include "dlx/launch/trial_data.hpp"
 #include "dlx/store/code_snapshot.hpp"
 #include "process_helpers.hpp"
+#include "run_in_child.hpp"
 
 using dlx::test::run_with_env;
 using dlx::test::TempDir;
@@ -131,6 +136,38 @@ TEST_CASE("launcher data: without data.to the cache goes under local_dir=, else 
   INFO(site.output);
   REQUIRE(site.status == 0);
   CHECK_THAT(site.output, Catch::Contains("dir=" + (dir.path() / "site" / user_dir / "data").string() + "/"));
+}
+
+// Issue 35, item 4: `dlx data` expanded %u as "uid 1234" for a uid without a passwd entry, where
+// dlx-launch expanded "1234", so `srun dlx data ls` looked in a directory the trials never used.
+// Run as such a uid, the two programs' own paths to the node-local directory (dlx-launch's
+// local_root_context, site_local_root and data_local_root; `dlx data`'s resolve_local_root over
+// its environment) give the same directory, with the uid in digits.
+TEST_CASE("launcher data: dlx-launch and dlx data expand %u alike for a uid without a passwd entry", "[launch][data]") {
+  if (::geteuid() != 0) {
+    WARN("not run: only root can become a uid without a passwd entry");
+    return;
+  }
+  uid_t uid = 4000000;
+  while (::getpwuid(uid) != nullptr) ++uid;
+  const auto paths = dlx::testing::run_in_child(
+      [] {
+        dlx::env::TaskPlacement placement;
+        placement.node_name = "dlxfake1";
+        const dlx::env::EnvMap env{{"DLX_SITE_LOCAL_DIR", "/local/%u/%n"}};
+        dlx::config::DataConfig data;
+        data.to = "/data/%u";
+        ::setenv("DLX_SITE_LOCAL_DIR", "/local/%u/%n", 1);  // as `srun dlx data ls` sees it
+        ::setenv("SLURMD_NODENAME", "dlxfake1", 1);
+        const auto local = dlx::launch::local_root_context(placement, env);
+        return dlx::launch::site_local_root(local).string() + "\n" +
+               dlx::launch::data_local_root(data, local).string() + "\n" +
+               dlx::data::resolve_local_root(dlx::data::local_root_context_from_environment()).string();
+      },
+      60, dlx::testing::Credentials{uid, uid});
+  REQUIRE(paths.status == 0);
+  const std::string digits = std::to_string(uid);
+  CHECK(paths.text == "/local/" + digits + "/dlxfake1\n/data/" + digits + "\n/local/" + digits + "/dlxfake1");
 }
 
 TEST_CASE("launcher data: two datasets give DLX_DATA_DIRS in stage: order and no DLX_DATA_DIR", "[launch-cli][data]") {

@@ -12,6 +12,7 @@
 #include "dlx/checkpoint/checkpoint.hpp"
 #include "dlx/checkpoint/trial_record.hpp"
 #include "dlx/launch/trial_outcome.hpp"
+#include "open_counter.hpp"
 #include "process_helpers.hpp"
 
 using dlx::checkpoint::TrialRecord;
@@ -112,6 +113,29 @@ TEST_CASE("launcher: a step that does not match the experiment's resources is re
   CHECK(record.exit_code == 1);
   CHECK_THAT(record.stop_reason, Catch::StartsWith("failed: dlx-launch: this step has 1 node but the experiment "
                                                    "asks for nodes_per_trial: 2 (submit with sbatch -N 2"));
+}
+
+// One context per process (launch.hpp): the snapshot is read once, by the context, also when
+// dlx-launch then records the trial failed (the record names the experiment) or crashed.
+TEST_CASE("launcher: dlx-launch reads experiment.yaml once, also when it records a failure", "[launch-cli]") {
+  TempDir dir("one-read");
+  freeze_example(dir.path());  // nodes_per_trial: 2
+  dlx::testing::OpenCounter opens(dir.path() / "experiment.yaml");
+  auto refused = run_with_env(merged(srun_env(0, 1), trial_env(dir.path())), {kLaunch, "--", "true"});
+  CHECK(refused.status == 1);
+  CHECK(dlx::checkpoint::load_trial_record(record_path(dir.path())).experiment == "logreg-grid");
+  CHECK(opens.take() == 1);
+
+  TempDir crash_dir("one-read-crash");
+  freeze_example(crash_dir.path(), 0);  // max_restarts: 0, so the crash fails the trial
+  dlx::testing::OpenCounter crash_opens(crash_dir.path() / "experiment.yaml");
+  auto crashed = run_with_env(merged(srun_env(0), trial_env(crash_dir.path())), {kLaunch, "--", "sh", "-c", "exit 3"});
+  INFO(crashed.output);
+  CHECK(crashed.status == 3);
+  const auto record = dlx::checkpoint::load_trial_record(record_path(crash_dir.path()));
+  CHECK(record.state == "failed");
+  CHECK(record.experiment == "logreg-grid");
+  CHECK(crash_opens.take() == 1);
 }
 
 TEST_CASE("launcher: no trial and no command is a clear error", "[launch-cli]") {

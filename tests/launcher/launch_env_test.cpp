@@ -19,9 +19,9 @@ std::map<std::string, std::string> as_map(const dlx::launch::EnvVars& vars) {
   return {vars.begin(), vars.end()};
 }
 
-dlx::slurm::TaskPlacement two_by_two(int rank) {
-  dlx::slurm::TaskPlacement p;
-  p.launcher = dlx::slurm::Launcher::srun;
+dlx::env::TaskPlacement two_by_two(int rank) {
+  dlx::env::TaskPlacement p;
+  p.launcher = dlx::env::Launcher::srun;
   p.rank = rank;
   p.world_size = 4;
   p.local_rank = rank % 2;

@@ -56,7 +56,7 @@ hyperparameters:
 checkpoint: {{keep_latest: 1, keep_best: 0}}
 """
 
-# Saves checkpoints of trial 0 at steps 27 and 30 through python/dlx.py (retention after each).
+# Saves checkpoints of trial 0 at steps 27 and 30 through the dlx package (retention after each).
 SAVER = """
 import numpy, dlx
 with dlx.Trial() as trial:
@@ -66,7 +66,7 @@ with dlx.Trial() as trial:
 """
 
 
-# Resumes through python/dlx.py and prints which checkpoint of which trial it got.
+# Resumes through the dlx package and prints which checkpoint of which trial it got.
 RESUMER = """
 import dlx, h5py
 with dlx.Trial() as trial:

@@ -1,7 +1,8 @@
-"""Checkpoints from Python through python/dlx.py and libdlx_c.so, as a PyTorch program saves them
-(numpy arrays of its tensors): save named float32/float64/int tensors and small state, resume the
-newest valid checkpoint in a new process-like Trial and get the same arrays back, and read the
-file with h5py the way docs/checkpoint-format.md says. Bad input raises dlx.Error with a message.
+"""Checkpoints from Python through the dlx package (python/dlx/) and libdlx_c.so, as a PyTorch
+program saves them (numpy arrays of its tensors): save named float32/float64/int tensors and small
+state, resume the newest valid checkpoint in a new process-like Trial and get the same arrays back,
+and read the file with h5py the way docs/checkpoint-format.md says. Bad input raises dlx.Error with
+a message.
 Needs DLX_LIBRARY and PYTHONPATH (python/)."""
 import json
 import os

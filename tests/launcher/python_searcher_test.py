@@ -1,6 +1,6 @@
-"""The searcher through dlx-launch and python/dlx.py, as a PyTorch program meets it (no MPI, no
-Slurm): dlx-launch asks the journal for each ticket's work and sets DLX_TARGET_LENGTH; the
-program trains to it and reports; the searcher's answer comes back from report_validation; the
+"""The searcher through dlx-launch and the dlx package (python/dlx/), as a PyTorch program meets it
+(no MPI, no Slurm): dlx-launch asks the journal for each ticket's work and sets DLX_TARGET_LENGTH;
+the program trains to it and reports; the searcher's answer comes back from report_validation; the
 stopped trial ends as "stopped" in trial.h5; `dlx replay` rebuilds and checks every decision.
 Needs DLX_LIBRARY, DLX_LAUNCH, DLX_CLI and PYTHONPATH (python/)."""
 import os

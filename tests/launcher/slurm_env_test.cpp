@@ -7,7 +7,7 @@
 
 using dlx::env::EnvError;
 using dlx::env::EnvMap;
-using dlx::slurm::Launcher;
+using dlx::env::Launcher;
 
 TEST_CASE("launcher: Slurm task counts per node are expanded", "[slurm]") {
   struct Row {

@@ -1,5 +1,5 @@
 """experiment.h5 written by the trials themselves (no Slurm, no MPI): an ASHA search with
-promotions runs ticket after ticket through dlx-launch and python/dlx.py, each question answered
+promotions runs ticket after ticket through dlx-launch and the dlx package, each question answered
 under the journal lock, which also rewrites experiment.h5. Then experiment_summary_check.py reads
 it with h5py and h5dump and compares it with `dlx replay --json|--state`. Also: experiment.h5
 that cannot be written (a directory in its place) never fails a trial, only warns, and

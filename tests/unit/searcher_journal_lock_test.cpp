@@ -29,11 +29,14 @@
 #include "dlx/searcher/journal.hpp"
 #include "dlx/searcher/journal_snapshot.hpp"
 #include "forked_lock_holder.hpp"
+#include "run_in_child.hpp"
 #include "searcher_temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using dlx::searcher::Journal;
 using dlx::searcher::JournalError;
+using dlx::testing::Credentials;
+using dlx::testing::run_in_child;
 using dlx::testing::slurp;
 using dlx::testing::spit;
 using dlx::testing::TempDir;
@@ -63,63 +66,11 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-// Who a forked child becomes before it acts (run as root only): a user and its group.
-struct Credentials {
-  uid_t uid;
-  gid_t gid;
-};
-
-bool become(const std::optional<Credentials>& who) {
-  if (!who) return true;
-  return ::setgroups(0, nullptr) == 0 && ::setgid(who->gid) == 0 && ::setuid(who->uid) == 0;
-}
-
-struct ChildResult {
-  int status = -1;   // exit status; 128 + signal when killed (SIGALRM: it hung)
-  std::string text;  // what the body returned
-};
-
-// Runs `body` in a forked child (as `who`, when given) under alarm(`seconds`), so that a call that
-// blocks fails the test instead of hanging it; the child sends back what `body` returns, or the
-// exception's message.
-ChildResult run_in_child(const std::function<std::string()>& body, unsigned seconds = 60,
-                         std::optional<Credentials> who = std::nullopt) {
-  int out[2];
-  REQUIRE(::pipe(out) == 0);
-  const pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    ::close(out[0]);
-    ::alarm(seconds);
-    std::string text;
-    if (!become(who)) {
-      text = "cannot change user";
-    } else {
-      try {
-        text = body();
-      } catch (const std::exception& error) {
-        text = std::string("threw: ") + error.what();
-      }
-    }
-    const bool sent = ::write(out[1], text.data(), text.size()) == static_cast<ssize_t>(text.size());
-    ::_exit(sent ? 0 : 1);
-  }
-  ::close(out[1]);
-  ChildResult result;
-  char buffer[4096];
-  for (ssize_t n; (n = ::read(out[0], buffer, sizeof buffer)) > 0;) result.text.append(buffer, static_cast<std::size_t>(n));
-  ::close(out[0]);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return result;
-}
-
 // A forked process that opens `path` with `flags` and holds the POSIX fcntl lock `type` on it (as
 // an older dlx, or any user's program, takes it), as `who` when given, until release().
 struct LockHolder : dlx::testing::ForkedLockHolder {
   LockHolder(const fs::path& path, int flags, short type, std::optional<Credentials> who = std::nullopt)
-      : ForkedLockHolder(path, flags, type, [who] { return become(who); }) {}
+      : ForkedLockHolder(path, flags, type, [who] { return dlx::testing::become(who); }) {}
 };
 
 unsigned mode_of(const fs::path& path) {

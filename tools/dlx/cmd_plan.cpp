@@ -94,74 +94,78 @@ CommandLine plan_command_line() {
   return command;
 }
 
-}  // namespace
-
-int run_plan(const Arguments& arguments) {
-  auto values = parse_options(arguments, plan_command_line());
-  const auto file = values["file"].as<std::string>();
-
+// What `dlx plan` shows: the parsed experiment, its planned search and the trials known before
+// the run.
+struct PlannedExperiment {
   config::Experiment experiment;
   std::vector<searcher::TrialSpec> trials;
   searcher::SearchPlan plan;
-  try {
-    auto site = load_site_defaults(values["site-config"].as<std::string>());
-    experiment = config::parse_experiment_file(file, site ? &*site : nullptr);
-    trials = searcher::plan_all_trials(experiment);
-    plan = searcher::plan_search(experiment);
-  } catch (const config::ConfigError& e) {
-    fmt::print(stderr, "{}\n", e.what());
-    return 1;
-  }
-  const auto& searcher_config = experiment.searcher;
-  const char* unit = searcher_config.max_length ? config::to_string(searcher_config.max_length->unit)
-                     : searcher_config.name == config::SearcherName::pbt
-                         ? config::to_string(searcher_config.pbt.length_per_round.unit)
-                         : "";
+  const char* unit = "";  // of the lengths
+};
+
+PlannedExperiment plan_experiment(const std::string& file, const std::string& site_config) {
+  PlannedExperiment planned;
+  auto site = load_site_defaults(site_config);
+  planned.experiment = config::parse_experiment_file(file, site ? &*site : nullptr);
+  planned.trials = searcher::plan_all_trials(planned.experiment);
+  planned.plan = searcher::plan_search(planned.experiment);
+  const auto& searcher_config = planned.experiment.searcher;
+  planned.unit = searcher_config.max_length ? config::to_string(searcher_config.max_length->unit)
+                 : searcher_config.name == config::SearcherName::pbt
+                     ? config::to_string(searcher_config.pbt.length_per_round.unit)
+                     : "";
   // PBT: only round 0's points are known before the run (later trials are explored copies).
-  if (searcher_config.name == config::SearcherName::pbt) trials.resize(static_cast<std::size_t>(searcher_config.pbt.population_size));
-
-  if (values.count("json")) {
-    auto out = nlohmann::ordered_json::object();
-    out["experiment"] = experiment.name;
-    out["searcher"] = config::to_string(experiment.searcher.name);
-    out["array"] = searcher::array_spec(experiment);
-    out["sbatch"] = sbatch_words(experiment);
-    out["seed"] = experiment.seed_given ? nlohmann::ordered_json(experiment.seed) : nlohmann::ordered_json();
-    out["trial_count"] = plan.trials;
-    out["tickets"] = plan.tickets;
-    out["throttle"] = plan.throttle;
-    out["brackets"] = nlohmann::ordered_json::array();
-    for (const auto& bracket : plan.brackets) {
-      auto rungs = nlohmann::ordered_json::array();
-      for (const auto& rung : bracket.rungs) {
-        rungs.push_back({{"rung", rung.index}, {"length", rung.length}, {"unit", unit}, {"trials", rung.trials}});
-      }
-      out["brackets"].push_back({{"trials", bracket.trials}, {"trial_ids", bracket.trial_ids}, {"rungs", rungs}});
-    }
-    out["rounds"] = nlohmann::ordered_json::array();
-    for (const auto& round : plan.rounds) {
-      out["rounds"].push_back({{"round", round.round}, {"first_ticket", round.first_ticket},
-                               {"continued", round.continued}, {"replaced", round.replaced},
-                               {"new_trials", round.new_trials}});
-    }
-    out["ignored"] = config::ignored_determined_keys(experiment);
-    out["trials"] = nlohmann::ordered_json::array();
-    for (const auto& trial : trials) out["trials"].push_back({{"id", trial.id}, {"hparams", trial.hparams}});
-    out["resolved_config"] = config::to_yaml(experiment);
-    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    return 0;
+  if (searcher_config.name == config::SearcherName::pbt) {
+    planned.trials.resize(static_cast<std::size_t>(searcher_config.pbt.population_size));
   }
+  return planned;
+}
 
-  // '#' lines and cells are shown through config::printable (table.hpp): values from the file
-  // cannot act on the terminal or add lines.
+void print_plan_json(const PlannedExperiment& planned) {
+  const auto& experiment = planned.experiment;
+  const auto& plan = planned.plan;
+  auto out = nlohmann::ordered_json::object();
+  out["experiment"] = experiment.name;
+  out["searcher"] = config::to_string(experiment.searcher.name);
+  out["array"] = searcher::array_spec(experiment);
+  out["sbatch"] = sbatch_words(experiment);
+  out["seed"] = experiment.seed_given ? nlohmann::ordered_json(experiment.seed) : nlohmann::ordered_json();
+  out["trial_count"] = plan.trials;
+  out["tickets"] = plan.tickets;
+  out["throttle"] = plan.throttle;
+  out["brackets"] = nlohmann::ordered_json::array();
+  for (const auto& bracket : plan.brackets) {
+    auto rungs = nlohmann::ordered_json::array();
+    for (const auto& rung : bracket.rungs) {
+      rungs.push_back({{"rung", rung.index}, {"length", rung.length}, {"unit", planned.unit}, {"trials", rung.trials}});
+    }
+    out["brackets"].push_back({{"trials", bracket.trials}, {"trial_ids", bracket.trial_ids}, {"rungs", rungs}});
+  }
+  out["rounds"] = nlohmann::ordered_json::array();
+  for (const auto& round : plan.rounds) {
+    out["rounds"].push_back({{"round", round.round}, {"first_ticket", round.first_ticket},
+                             {"continued", round.continued}, {"replaced", round.replaced},
+                             {"new_trials", round.new_trials}});
+  }
+  out["ignored"] = config::ignored_determined_keys(experiment);
+  out["trials"] = nlohmann::ordered_json::array();
+  for (const auto& trial : planned.trials) out["trials"].push_back({{"id", trial.id}, {"hparams", trial.hparams}});
+  out["resolved_config"] = config::to_yaml(experiment);
+  std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
+// '#' lines and cells are shown through config::printable (table.hpp): values from the file
+// cannot act on the terminal or add lines.
+void print_plan_text(const PlannedExperiment& planned) {
+  const auto& experiment = planned.experiment;
   fmt::print("# experiment {}: {} trials, searcher {}, metric {} ({} is better)\n", config::printable(experiment.name),
-             plan.trials, config::to_string(experiment.searcher.name), config::printable(experiment.searcher.metric),
-             experiment.searcher.smaller_is_better ? "smaller" : "larger");
+             planned.plan.trials, config::to_string(experiment.searcher.name),
+             config::printable(experiment.searcher.metric), experiment.searcher.smaller_is_better ? "smaller" : "larger");
   fmt::print("# sbatch {}\n", config::printable(fmt::format("{}", fmt::join(sbatch_words(experiment), " "))));
   if (!experiment.seed_given) {
     fmt::print("# no seed in the file: random values below use seed 0; sbatch picks a seed and freezes it\n");
   }
-  print_search_plan(plan, experiment, unit);
+  print_search_plan(planned.plan, experiment, planned.unit);
   // The same keys, in the same order, as the one warning line of `dlx validate` and sbatch.
   for (const auto& ignored : config::ignored_determined_keys(experiment)) {
     fmt::print("# ignored: {}\n", config::printable(ignored));
@@ -169,7 +173,7 @@ int run_plan(const Arguments& arguments) {
   std::vector<std::string> headers{"trial"};
   for (const auto& hp : experiment.hyperparameters) headers.push_back(hp.name);
   Table table(headers);
-  for (const auto& trial : trials) {
+  for (const auto& trial : planned.trials) {
     std::vector<std::string> row{std::to_string(trial.id)};
     for (const auto& hp : experiment.hyperparameters) row.push_back(format_value(trial.hparams[hp.name]));
     table.add_row(row);
@@ -179,6 +183,24 @@ int run_plan(const Arguments& arguments) {
   std::istringstream yaml(config::to_yaml(experiment));
   for (std::string line; std::getline(yaml, line);) {
     if (line.rfind("#", 0) != 0) fmt::print("#   {}\n", config::printable(line));
+  }
+}
+
+}  // namespace
+
+int run_plan(const Arguments& arguments) {
+  auto values = parse_options(arguments, plan_command_line());
+  PlannedExperiment planned;
+  try {
+    planned = plan_experiment(values["file"].as<std::string>(), values["site-config"].as<std::string>());
+  } catch (const config::ConfigError& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return 1;
+  }
+  if (values.count("json")) {
+    print_plan_json(planned);
+  } else {
+    print_plan_text(planned);
   }
   return 0;
 }

@@ -7,7 +7,9 @@
 // checking every recorded answer and printing every decision needs every record.
 // --write-h5 (re)writes experiment.h5 from the whole journal, under the journal's lock, so it is
 // safe while trials run; the experiment's owner runs it (the directory is theirs).
+#include <filesystem>
 #include <iostream>
+#include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -61,6 +63,56 @@ CommandLine replay_command_line() {
   return command;
 }
 
+void print_decisions_json(const config::Experiment& experiment, const std::filesystem::path& path,
+                          const searcher::JournalScan& scan, const searcher::SearchState& state,
+                          const std::string& mismatch) {
+  nlohmann::ordered_json out{{"experiment", experiment.name}, {"journal", path.string()},
+                             {"records", scan.records.size()}, {"torn_tail", scan.torn_tail}};
+  out["decisions"] = nlohmann::ordered_json::array();
+  for (const auto& entry : state.decisions()) out["decisions"].push_back(entry_json(entry));
+  const auto best = state.best_trial();
+  out["best_trial"] = best ? nlohmann::ordered_json(*best) : nlohmann::ordered_json();
+  out["mismatch"] = mismatch.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(mismatch);
+  std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
+// '#' lines and cells are shown through config::printable (table.hpp): reasons and paths cannot
+// act on the terminal or add lines.
+void print_decisions_table(const config::Experiment& experiment, const std::filesystem::path& path,
+                           const searcher::JournalScan& scan, const searcher::SearchState& state) {
+  fmt::print("# experiment {}  journal {}: {} records{}\n", config::printable(experiment.name),
+             config::printable(path.string()),
+             scan.records.size(), scan.torn_tail ? " (a torn tail from a killed writer: ignored)" : "");
+  fmt::print("# searcher {}, metric {} ({} is better)\n", config::to_string(experiment.searcher.name),
+             config::printable(experiment.searcher.metric), experiment.searcher.smaller_is_better ? "smaller" : "larger");
+  Table table({"event", "ticket", "trial", "length", experiment.searcher.metric, "action", "target", "reason"});
+  for (const auto& entry : state.decisions()) {
+    table.add_row({entry.type, entry.ticket ? std::to_string(*entry.ticket) : "-",
+                   std::to_string(entry.trial), std::to_string(entry.length), metric_text(entry.metric),
+                   entry.action, entry.target_length ? std::to_string(entry.target_length) : "-",
+                   entry.reason});
+  }
+  std::cout << table.render();
+  if (auto best = state.best_trial()) {
+    const auto& trial = state.trials().at(*best);
+    fmt::print("# best: trial {} {}={} at length {}\n", *best, config::printable(experiment.searcher.metric),
+               metric_text(trial.last_metric), trial.last_length);
+  }
+}
+
+// --write-h5: experiment.h5 from the journal that replayed cleanly. False (said) when it fails.
+bool write_summary(const std::filesystem::path& directory, const config::Experiment& experiment) {
+  try {
+    summary::rewrite_experiment_summary(directory, experiment, "dlx replay --write-h5");
+    // On stderr: stdout stays the decisions (or JSON) alone.
+    fmt::print(stderr, "dlx replay: wrote {}\n", (directory / summary::kExperimentSummaryFileName).string());
+    return true;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "dlx replay: {}\n", config::printable(e.what()));
+    return false;
+  }
+}
+
 }  // namespace
 
 int run_replay(const Arguments& arguments) {
@@ -91,35 +143,9 @@ int run_replay(const Arguments& arguments) {
   if (values.count("state")) {
     std::cout << state.to_json().dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else if (values.count("json")) {
-    nlohmann::ordered_json out{{"experiment", experiment.name}, {"journal", path.string()},
-                               {"records", scan.records.size()}, {"torn_tail", scan.torn_tail}};
-    out["decisions"] = nlohmann::ordered_json::array();
-    for (const auto& entry : state.decisions()) out["decisions"].push_back(entry_json(entry));
-    const auto best = state.best_trial();
-    out["best_trial"] = best ? nlohmann::ordered_json(*best) : nlohmann::ordered_json();
-    out["mismatch"] = mismatch.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(mismatch);
-    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    print_decisions_json(experiment, path, scan, state, mismatch);
   } else {
-    // '#' lines and cells are shown through config::printable (table.hpp): reasons and paths
-    // cannot act on the terminal or add lines.
-    fmt::print("# experiment {}  journal {}: {} records{}\n", config::printable(experiment.name),
-               config::printable(path.string()),
-               scan.records.size(), scan.torn_tail ? " (a torn tail from a killed writer: ignored)" : "");
-    fmt::print("# searcher {}, metric {} ({} is better)\n", config::to_string(experiment.searcher.name),
-               config::printable(experiment.searcher.metric), experiment.searcher.smaller_is_better ? "smaller" : "larger");
-    Table table({"event", "ticket", "trial", "length", experiment.searcher.metric, "action", "target", "reason"});
-    for (const auto& entry : state.decisions()) {
-      table.add_row({entry.type, entry.ticket ? std::to_string(*entry.ticket) : "-",
-                     std::to_string(entry.trial), std::to_string(entry.length), metric_text(entry.metric),
-                     entry.action, entry.target_length ? std::to_string(entry.target_length) : "-",
-                     entry.reason});
-    }
-    std::cout << table.render();
-    if (auto best = state.best_trial()) {
-      const auto& trial = state.trials().at(*best);
-      fmt::print("# best: trial {} {}={} at length {}\n", *best, config::printable(experiment.searcher.metric),
-                 metric_text(trial.last_metric), trial.last_length);
-    }
+    print_decisions_table(experiment, path, scan, state);
   }
   if (!mismatch.empty()) {
     fmt::print(stderr, "dlx replay: {}. The decisions from that record on are the journal's as recorded, not "
@@ -127,16 +153,7 @@ int run_replay(const Arguments& arguments) {
     if (values.count("write-h5")) fmt::print(stderr, "dlx replay: experiment.h5 not written: the journal does not replay\n");
     return 1;
   }
-  if (values.count("write-h5")) {
-    try {
-      summary::rewrite_experiment_summary(directory, experiment, "dlx replay --write-h5");
-      // On stderr: stdout stays the decisions (or JSON) alone.
-      fmt::print(stderr, "dlx replay: wrote {}\n", (directory / summary::kExperimentSummaryFileName).string());
-    } catch (const std::exception& e) {
-      fmt::print(stderr, "dlx replay: {}\n", config::printable(e.what()));
-      return 1;
-    }
-  }
+  if (values.count("write-h5") && !write_summary(directory, experiment)) return 1;
   return 0;
 }
 

@@ -1,6 +1,5 @@
 #include "experiment_locator.hpp"
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <array>
@@ -13,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/common/accounts.hpp"
 #include "dlx/common/error.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/store/experiment_layout.hpp"
@@ -33,10 +33,6 @@ std::string command_output(const char* command) {
   return output;
 }
 
-std::string user_name() {
-  if (auto* entry = ::getpwuid(::getuid())) return entry->pw_name;
-  return std::to_string(::getuid());
-}
 
 bool is_digit_char(char c) { return c >= '0' && c <= '9'; }
 bool is_blank_char(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
@@ -134,7 +130,7 @@ fs::path locate_experiment(const std::string& job_or_directory) {
   if (root.empty()) {
     throw Error("cannot find the storage root: set DLX_STORAGE_ROOT or give the experiment directory");
   }
-  fs::path link = store::job_link_path(fs::path(root) / user_name(), *job_id);
+  fs::path link = store::job_link_path(fs::path(root) / account_name(::getuid()), *job_id);
   std::error_code error;
   fs::path directory = fs::read_symlink(link, error);
   if (error) {

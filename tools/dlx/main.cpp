@@ -48,44 +48,28 @@ void release_reserve_and_throw() {
   throw std::bad_alloc();
 }
 
-}  // namespace
+// One command, dispatched by name. Throws UsageError for a name that is no command.
+int run_command(const std::string& command, const dlx::cli::Arguments& arguments, const char* program) {
+  if (command == "validate") return dlx::cli::run_validate(arguments);
+  if (command == "plan") return dlx::cli::run_plan(arguments);
+  if (command == "convert-determined") return dlx::cli::run_convert_determined(arguments);
+  if (command == "status") return dlx::cli::run_status(arguments);
+  if (command == "cluster") return dlx::cli::run_cluster(arguments, program);
+  if (command == "ckpt") return dlx::cli::run_ckpt(arguments);
+  if (command == "replay") return dlx::cli::run_replay(arguments);
+  if (command == "export") return dlx::cli::run_export(arguments);
+  if (command == "report") return dlx::cli::run_report(arguments);
+  if (command == "doctor") return dlx::cli::run_doctor(arguments);
+  if (command == "storage") return dlx::cli::run_storage(arguments);
+  if (command == "logs") return dlx::cli::run_logs(arguments);
+  if (command == "data") return dlx::cli::run_data(arguments);
+  throw dlx::cli::UsageError(fmt::format("unknown command '{}'", dlx::config::abbreviated(command)));
+}
 
-int main(int argc, char** argv) {
-  out_of_memory_reserve = new char[64 << 20];  // address space only: its pages are never touched
-  std::set_new_handler(release_reserve_and_throw);
-  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    std::fputs(kUsage, argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
-  }
-  std::string command = argv[1];
-  dlx::cli::Arguments arguments(argv + 2, argv + argc);
-  // `dlx help COMMAND [SUBCOMMAND]` is `dlx COMMAND [SUBCOMMAND] --help`; `dlx help`, this list.
-  if (command == "help") {
-    const bool list = arguments.empty() || arguments.front() == "help" || arguments.front() == "--help" ||
-                      arguments.front() == "-h";
-    if (list) {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    command = arguments.front();
-    arguments.erase(arguments.begin());
-    arguments.emplace_back("--help");
-  }
+// The command's run, every error turned into its message and exit status at this one edge.
+int run_reporting_errors(const std::string& command, const dlx::cli::Arguments& arguments, const char* program) {
   try {
-    if (command == "validate") return dlx::cli::run_validate(arguments);
-    if (command == "plan") return dlx::cli::run_plan(arguments);
-    if (command == "convert-determined") return dlx::cli::run_convert_determined(arguments);
-    if (command == "status") return dlx::cli::run_status(arguments);
-    if (command == "cluster") return dlx::cli::run_cluster(arguments, argv[0]);
-    if (command == "ckpt") return dlx::cli::run_ckpt(arguments);
-    if (command == "replay") return dlx::cli::run_replay(arguments);
-    if (command == "export") return dlx::cli::run_export(arguments);
-    if (command == "report") return dlx::cli::run_report(arguments);
-    if (command == "doctor") return dlx::cli::run_doctor(arguments);
-    if (command == "storage") return dlx::cli::run_storage(arguments);
-    if (command == "logs") return dlx::cli::run_logs(arguments);
-    if (command == "data") return dlx::cli::run_data(arguments);
-    throw dlx::cli::UsageError(fmt::format("unknown command '{}'", dlx::config::abbreviated(command)));
+    return run_command(command, arguments, program);
   } catch (const dlx::cli::HelpRequested& help) {
     std::fputs(help.what(), stdout);
     return 0;
@@ -112,4 +96,30 @@ int main(int argc, char** argv) {
                "the files it read)\n", dlx::config::printable(command));
     return 1;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  out_of_memory_reserve = new char[64 << 20];  // address space only: its pages are never touched
+  std::set_new_handler(release_reserve_and_throw);
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  std::string command = argv[1];
+  dlx::cli::Arguments arguments(argv + 2, argv + argc);
+  // `dlx help COMMAND [SUBCOMMAND]` is `dlx COMMAND [SUBCOMMAND] --help`; `dlx help`, this list.
+  if (command == "help") {
+    const bool list = arguments.empty() || arguments.front() == "help" || arguments.front() == "--help" ||
+                      arguments.front() == "-h";
+    if (list) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    command = arguments.front();
+    arguments.erase(arguments.begin());
+    arguments.emplace_back("--help");
+  }
+  return run_reporting_errors(command, arguments, argv[0]);
 }

@@ -1,7 +1,6 @@
 #include "owner_rights.hpp"
 
 #include <grp.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/common/accounts.hpp"
 #include "dlx/common/error.hpp"
 #include "dlx/common/trusted_path.hpp"
 
@@ -17,13 +17,10 @@ namespace dlx::cli {
 namespace {
 
 void become(uid_t uid, gid_t fallback_gid) {
-  struct passwd entry {};
-  struct passwd* found = nullptr;
-  char buffer[4096];
-  const bool known = ::getpwuid_r(uid, &entry, buffer, sizeof buffer, &found) == 0 && found;
-  const gid_t gid = known ? found->pw_gid : fallback_gid;
+  const auto known = passwd_entry(uid);
+  const gid_t gid = known ? known->gid : fallback_gid;
   // Groups first, then gid, then uid: after setuid there is no right left to change them.
-  if (known ? ::initgroups(found->pw_name, gid) != 0 : ::setgroups(0, nullptr) != 0) {
+  if (known ? ::initgroups(known->name.c_str(), gid) != 0 : ::setgroups(0, nullptr) != 0) {
     throw SystemError(fmt::format("cannot take on the groups of {}", user_name_of(uid)), errno);
   }
   if (::setgid(gid) != 0) throw SystemError(fmt::format("cannot take on group id {}", gid), errno);

@@ -103,11 +103,43 @@ void read_code_origin(const std::filesystem::path& directory, StatusReport& repo
   }
 }
 
+// One trial's row: its plan, what the searcher says of it (its hyperparameters, for a trial it
+// created) and what its trial.h5 says; the record itself into `kept` when the caller keeps it.
+TrialRow trial_row(searcher::TrialSpec spec, const std::filesystem::path& directory, const config::Experiment& experiment,
+                   const std::optional<searcher::SearchState>& search, std::optional<checkpoint::TrialRecord>* kept) {
+  const auto& metric = experiment.searcher.metric;
+  TrialRow row;
+  row.spec = std::move(spec);
+  if (search) {
+    if (auto found = search->trials().find(row.spec.id); found != search->trials().end()) {
+      row.spec.hparams = found->second.hparams;
+      row.searcher = searcher_summary(found->second);
+      if (found->second.status == "running") row.target_length = found->second.target_length;
+    }
+  }
+  try {
+    if (auto record = checkpoint::load_trial_record_if_exists(store::trial_record_path(directory, row.spec.id))) {
+      row.state = record->state;
+      row.last = record->validation.last(metric);
+      row.best = record->validation.best(metric, experiment.searcher.smaller_is_better);
+      row.stop_reason = record->stop_reason;
+      row.last_step = last_step(*record);
+      if (auto column = record->validation.columns.find(metric); column != record->validation.columns.end()) {
+        row.metric_values = column->second;
+      }
+      if (kept) *kept = std::move(record);
+    }
+  } catch (const std::exception& e) {
+    row.state = "unreadable";
+    row.problem = e.what();
+  }
+  return row;
+}
+
 }  // namespace
 
 StatusReport read_status(const std::filesystem::path& directory, const config::Experiment& experiment,
                          StatusSources* sources) {
-  const auto& metric = experiment.searcher.metric;
   const bool smaller = experiment.searcher.smaller_is_better;
   StatusReport report;
   report.directory = directory;
@@ -115,32 +147,8 @@ StatusReport read_status(const std::filesystem::path& directory, const config::E
   auto& rows = report.rows;
   auto search = search_state(directory, experiment, report.warnings);
   for (auto& spec : searcher::plan_all_trials(experiment)) {
-    TrialRow row;
-    row.spec = std::move(spec);
     std::optional<checkpoint::TrialRecord> kept;
-    if (search) {
-      if (auto found = search->trials().find(row.spec.id); found != search->trials().end()) {
-        row.spec.hparams = found->second.hparams;
-        row.searcher = searcher_summary(found->second);
-        if (found->second.status == "running") row.target_length = found->second.target_length;
-      }
-    }
-    try {
-      if (auto record = checkpoint::load_trial_record_if_exists(store::trial_record_path(directory, row.spec.id))) {
-        row.state = record->state;
-        row.last = record->validation.last(metric);
-        row.best = record->validation.best(metric, smaller);
-        row.stop_reason = record->stop_reason;
-        row.last_step = last_step(*record);
-        if (auto column = record->validation.columns.find(metric); column != record->validation.columns.end()) {
-          row.metric_values = column->second;
-        }
-        if (sources) kept = std::move(record);
-      }
-    } catch (const std::exception& e) {
-      row.state = "unreadable";
-      row.problem = e.what();
-    }
+    TrialRow row = trial_row(std::move(spec), directory, experiment, search, sources ? &kept : nullptr);
     if (sources) sources->records.push_back(std::move(kept));
     report.states[row.state]++;
     const auto& best_row = report.best_row;

@@ -206,6 +206,41 @@ void check_requeue(const SiteFacts& facts, std::vector<Finding>& findings) {
   }
 }
 
+long priority_tier(const Partition& partition) {
+  return std::strtol(partition.count("PriorityTier") ? partition.at("PriorityTier").c_str() : "1", nullptr, 10);
+}
+
+// One partition whose jobs can be preempted: its PreemptMode (requeue, not cancel) and its
+// GraceTime (long enough for a checkpoint after the notice).
+void check_preemptible_partition(const Partition& partition, const std::string& mode,
+                                 std::vector<Finding>& findings) {
+  const std::string name = partition.at("PartitionName");
+  const std::string check = fmt::format("partition {}: PreemptMode", name);
+  if (mode.find("REQUEUE") != std::string::npos) {
+    findings.push_back(ok(check, mode));
+  } else if (mode.find("CANCEL") != std::string::npos) {
+    findings.push_back({Verdict::fail, check, mode,
+                        "preempted trials are cancelled, not requeued: set PreemptMode=REQUEUE (globally or on the "
+                        "partition)"});
+  } else {
+    findings.push_back({Verdict::warn, check, mode,
+                        "dlx resumes preempted trials by requeue (PreemptMode=REQUEUE); other modes keep them "
+                        "in memory or end them"});
+  }
+  const std::string grace = partition.count("GraceTime") ? partition.at("GraceTime") : "0";
+  const long grace_seconds = std::strtol(grace.c_str(), nullptr, 10);
+  const std::string grace_check = fmt::format("partition {}: GraceTime", name);
+  if (grace_seconds >= kDefaultExitDeadlineSeconds) {
+    findings.push_back(ok(grace_check, fmt::format("{} s", grace_seconds)));
+  } else {
+    findings.push_back({Verdict::warn, grace_check, fmt::format("{} s", grace_seconds),
+                        fmt::format("a preempted trial has {} s from the notice to SIGKILL; dlx-launch waits up to {} s "
+                                    "(DLX_EXIT_DEADLINE_S) for its checkpoint, so a slower save loses the work since "
+                                    "the previous one: give the partition a GraceTime longer than one checkpoint save",
+                                    grace_seconds, kDefaultExitDeadlineSeconds)});
+  }
+}
+
 // A partition whose jobs can be preempted: preemption on, its PriorityTier below another's, and
 // its own PreemptMode (or the global one) not OFF.
 void check_preemption(const SiteFacts& facts, std::vector<Finding>& findings) {
@@ -233,40 +268,15 @@ void check_preemption(const SiteFacts& facts, std::vector<Finding>& findings) {
     return;
   }
   long top_tier = 0;
-  for (const auto& partition : *facts.partitions) {
-    top_tier = std::max(top_tier, std::strtol(partition.count("PriorityTier") ? partition.at("PriorityTier").c_str() : "1", nullptr, 10));
-  }
+  for (const auto& partition : *facts.partitions) top_tier = std::max(top_tier, priority_tier(partition));
   const bool by_partition = type == "preempt/partition_prio";
   for (const auto& partition : *facts.partitions) {
-    const std::string name = partition.at("PartitionName");
-    const long tier = std::strtol(partition.count("PriorityTier") ? partition.at("PriorityTier").c_str() : "1", nullptr, 10);
     std::string mode = partition.count("PreemptMode") ? upper(partition.at("PreemptMode")) : global_mode;
     if (mode.empty() || mode == "GANG") mode = global_mode;
-    if (mode.find("OFF") != std::string::npos || (by_partition && tier >= top_tier)) continue;  // never preempted
-    const std::string check = fmt::format("partition {}: PreemptMode", name);
-    if (mode.find("REQUEUE") != std::string::npos) {
-      findings.push_back(ok(check, mode));
-    } else if (mode.find("CANCEL") != std::string::npos) {
-      findings.push_back({Verdict::fail, check, mode,
-                          "preempted trials are cancelled, not requeued: set PreemptMode=REQUEUE (globally or on the "
-                          "partition)"});
-    } else {
-      findings.push_back({Verdict::warn, check, mode,
-                          "dlx resumes preempted trials by requeue (PreemptMode=REQUEUE); other modes keep them "
-                          "in memory or end them"});
+    if (mode.find("OFF") != std::string::npos || (by_partition && priority_tier(partition) >= top_tier)) {
+      continue;  // never preempted
     }
-    const std::string grace = partition.count("GraceTime") ? partition.at("GraceTime") : "0";
-    const long grace_seconds = std::strtol(grace.c_str(), nullptr, 10);
-    const std::string grace_check = fmt::format("partition {}: GraceTime", name);
-    if (grace_seconds >= kDefaultExitDeadlineSeconds) {
-      findings.push_back(ok(grace_check, fmt::format("{} s", grace_seconds)));
-    } else {
-      findings.push_back({Verdict::warn, grace_check, fmt::format("{} s", grace_seconds),
-                          fmt::format("a preempted trial has {} s from the notice to SIGKILL; dlx-launch waits up to {} s "
-                                      "(DLX_EXIT_DEADLINE_S) for its checkpoint, so a slower save loses the work since "
-                                      "the previous one: give the partition a GraceTime longer than one checkpoint save",
-                                      grace_seconds, kDefaultExitDeadlineSeconds)});
-    }
+    check_preemptible_partition(partition, mode, findings);
   }
 }
 

@@ -1,5 +1,6 @@
 #include "dlx/comm/preflight.hpp"
 
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -53,65 +54,85 @@ std::vector<int> wait_until(std::vector<MPI_Request>& requests, Clock::time_poin
   throw PreflightError(what);
 }
 
-void run_check(MPI_Comm comm, std::chrono::milliseconds timeout, const std::string& host) {
-  int rank = 0, size = 1;
-  DLX_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  DLX_MPI_CHECK(MPI_Comm_size(comm, &size));
-  const auto deadline = Clock::now() + timeout;
-  const double seconds = static_cast<double>(timeout.count()) / 1000.0;
-  const auto n = static_cast<std::size_t>(size);
+// One start-up check's communicator, who this rank is and when it gives up.
+struct Check {
+  MPI_Comm comm;
+  int rank = 0;
+  int size = 1;
+  Clock::time_point deadline;
+  double seconds = 0;  // the timeout, for messages
+  std::string host;
+};
 
-  // 1-3. hello to rank 0, answer from rank 0
+// Steps 1-3 on rank 0: a hello from every other rank, then an answer to each.
+void hear_every_rank(const Check& check) {
+  const auto n = static_cast<std::size_t>(check.size);
   std::vector<int> hellos(n, 0);
-  int hello = 1, answer = 0;
-  if (rank == 0) {
-    std::vector<MPI_Request> requests(n, MPI_REQUEST_NULL);
-    for (int r = 1; r < size; ++r) {
-      DLX_MPI_CHECK(MPI_Irecv(&hellos[static_cast<std::size_t>(r)], 1, MPI_INT, r, kHelloTag,
-                              comm, &requests[static_cast<std::size_t>(r)]));
-    }
-    const auto missing = wait_until(requests, deadline);
-    if (!missing.empty()) {
-      fail(fmt::format(
-          "dlx: start-up check failed: rank 0 on {} heard nothing within {:g} s from rank{} {} "
-          "(of {} ranks): {} did not start or cannot reach {} ({})",
-          host, seconds, missing.size() == 1 ? "" : "s", fmt::join(missing, ", "), size,
-          missing.size() == 1 ? "it" : "they", host, kLikelyCauses));
-    }
-    requests.assign(n, MPI_REQUEST_NULL);
-    for (int r = 1; r < size; ++r) {
-      DLX_MPI_CHECK(MPI_Isend(&hello, 1, MPI_INT, r, kAnswerTag, comm,
-                              &requests[static_cast<std::size_t>(r)]));
-    }
-    if (!wait_until(requests, deadline).empty()) {
-      fail(fmt::format("dlx: start-up check failed: rank 0 on {} could not answer every rank "
-                       "within {:g} s ({})", host, seconds, kLikelyCauses));
-    }
-  } else {
-    std::vector<MPI_Request> requests(2, MPI_REQUEST_NULL);
-    DLX_MPI_CHECK(MPI_Isend(&hello, 1, MPI_INT, 0, kHelloTag, comm, &requests[0]));
-    DLX_MPI_CHECK(MPI_Irecv(&answer, 1, MPI_INT, 0, kAnswerTag, comm, &requests[1]));
-    if (!wait_until(requests, deadline).empty()) {
-      fail(fmt::format("dlx: start-up check failed: rank {} on {} got no answer from rank 0 "
-                       "within {:g} s: rank 0 is unreachable from {}, or another rank is "
-                       "missing (see rank 0's message) ({})",
-                       rank, host, seconds, host, kLikelyCauses));
-    }
+  int hello = 1;
+  std::vector<MPI_Request> requests(n, MPI_REQUEST_NULL);
+  for (int r = 1; r < check.size; ++r) {
+    DLX_MPI_CHECK(MPI_Irecv(&hellos[static_cast<std::size_t>(r)], 1, MPI_INT, r, kHelloTag, check.comm,
+                            &requests[static_cast<std::size_t>(r)]));
   }
+  const auto missing = wait_until(requests, check.deadline);
+  if (!missing.empty()) {
+    fail(fmt::format(
+        "dlx: start-up check failed: rank 0 on {} heard nothing within {:g} s from rank{} {} "
+        "(of {} ranks): {} did not start or cannot reach {} ({})",
+        check.host, check.seconds, missing.size() == 1 ? "" : "s", fmt::join(missing, ", "), check.size,
+        missing.size() == 1 ? "it" : "they", check.host, kLikelyCauses));
+  }
+  requests.assign(n, MPI_REQUEST_NULL);
+  for (int r = 1; r < check.size; ++r) {
+    DLX_MPI_CHECK(MPI_Isend(&hello, 1, MPI_INT, r, kAnswerTag, check.comm, &requests[static_cast<std::size_t>(r)]));
+  }
+  if (!wait_until(requests, check.deadline).empty()) {
+    fail(fmt::format("dlx: start-up check failed: rank 0 on {} could not answer every rank "
+                     "within {:g} s ({})", check.host, check.seconds, kLikelyCauses));
+  }
+}
 
-  // 4. a tiny collective
+// Steps 1-3 on the other ranks: a hello to rank 0, and its answer.
+void reach_rank0(const Check& check) {
+  int hello = 1, answer = 0;
+  std::vector<MPI_Request> requests(2, MPI_REQUEST_NULL);
+  DLX_MPI_CHECK(MPI_Isend(&hello, 1, MPI_INT, 0, kHelloTag, check.comm, &requests[0]));
+  DLX_MPI_CHECK(MPI_Irecv(&answer, 1, MPI_INT, 0, kAnswerTag, check.comm, &requests[1]));
+  if (!wait_until(requests, check.deadline).empty()) {
+    fail(fmt::format("dlx: start-up check failed: rank {} on {} got no answer from rank 0 "
+                     "within {:g} s: rank 0 is unreachable from {}, or another rank is "
+                     "missing (see rank 0's message) ({})",
+                     check.rank, check.host, check.seconds, check.host, kLikelyCauses));
+  }
+}
+
+// Step 4: a tiny collective.
+void sum_over_ranks(const Check& check) {
   int one = 1, total = 0;
   std::vector<MPI_Request> collective(1, MPI_REQUEST_NULL);
-  DLX_MPI_CHECK(MPI_Iallreduce(&one, &total, 1, MPI_INT, MPI_SUM, comm, collective.data()));
-  if (!wait_until(collective, deadline).empty()) {
+  DLX_MPI_CHECK(MPI_Iallreduce(&one, &total, 1, MPI_INT, MPI_SUM, check.comm, collective.data()));
+  if (!wait_until(collective, check.deadline).empty()) {
     fail(fmt::format("dlx: start-up check failed: a one-element allreduce over {} ranks did not "
                      "finish within {:g} s on rank {} ({}) ({})",
-                     size, seconds, rank, host, kLikelyCauses));
+                     check.size, check.seconds, check.rank, check.host, kLikelyCauses));
   }
-  if (total != size) {
+  if (total != check.size) {
     fail(fmt::format("dlx: start-up check failed: the allreduce counted {} ranks, not {}", total,
-                     size));
+                     check.size));
   }
+}
+
+void run_check(MPI_Comm comm, std::chrono::milliseconds timeout, const std::string& host) {
+  Check check{.comm = comm, .rank = 0, .size = 1, .deadline = Clock::now() + timeout,
+              .seconds = static_cast<double>(timeout.count()) / 1000.0, .host = host};
+  DLX_MPI_CHECK(MPI_Comm_rank(comm, &check.rank));
+  DLX_MPI_CHECK(MPI_Comm_size(comm, &check.size));
+  if (check.rank == 0) {
+    hear_every_rank(check);
+  } else {
+    reach_rank0(check);
+  }
+  sum_over_ranks(check);
 }
 
 }  // namespace

@@ -5,9 +5,8 @@
 #include "dlx/common/durable_file.hpp"
 #include "dlx/common/bounded_json.hpp"
 #include "dlx/config/hparam_tree.hpp"
-#include "dlx/config/parse.hpp"
+#include "dlx/config/experiment.hpp"
 #include "dlx/env/environment.hpp"
-#include "dlx/env/trusted_snapshot.hpp"
 
 namespace dlx::env {
 
@@ -35,13 +34,6 @@ std::string slurm_job_id(const EnvMap& env) {
 std::filesystem::path TrialEnvironment::record_path() const {
   if (!experiment_dir) throw EnvError("not inside a dlx trial: DLX_EXPERIMENT_DIR is not set");
   return *experiment_dir / "trials" / std::to_string(trial_id) / "trial.h5";
-}
-
-std::string experiment_name(const std::filesystem::path& experiment_dir) {
-  if (std::filesystem::exists(experiment_dir / config::kSnapshotFileName)) {
-    return load_trusted_snapshot(experiment_dir).name;
-  }
-  return experiment_dir.filename().string();
 }
 
 nlohmann::ordered_json parse_hparams_json(std::string_view text, std::string_view origin) {

@@ -24,7 +24,7 @@ void check_tasks(int node, const std::string& node_name, int tasks, int wanted) 
 
 }  // namespace
 
-void check_allocation(const slurm::TaskPlacement& placement, const config::Resources& resources) {
+void check_allocation(const env::TaskPlacement& placement, const config::Resources& resources) {
   if (placement.num_nodes != resources.nodes_per_trial) {
     throw LaunchError(fmt::format(
         "this step has {} {} but the experiment asks for nodes_per_trial: {} (submit "

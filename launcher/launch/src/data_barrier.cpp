@@ -31,8 +31,8 @@ std::optional<std::string> first_line(const fs::path& file) {
 }  // namespace
 
 std::optional<DataBarrier> DataBarrier::for_run(const env::TrialEnvironment& trial,
-                                                const slurm::TaskPlacement& placement, const env::EnvMap& env) {
-  if (!trial.in_trial() || placement.launcher != slurm::Launcher::srun || placement.num_nodes < 2 ||
+                                                const env::TaskPlacement& placement, const env::EnvMap& env) {
+  if (!trial.in_trial() || placement.launcher != env::Launcher::srun || placement.num_nodes < 2 ||
       placement.job_id.empty()) {
     return std::nullopt;
   }

@@ -14,7 +14,7 @@ namespace dlx::launch {
 
 namespace {
 
-std::string master_addr(const slurm::TaskPlacement& placement, const env::EnvMap& env,
+std::string master_addr(const env::TaskPlacement& placement, const env::EnvMap& env,
                         const Resolver& resolve) {
   if (auto given = env::lookup(env, "MASTER_ADDR"); given && !given->empty()) return *given;
   if (!placement.first_node.empty()) {
@@ -53,7 +53,7 @@ int master_port_for_job(const std::string& job_id) {
          static_cast<int>(env::parse_non_negative("SLURM_JOB_ID", job_id) % 10000);
 }
 
-EnvVars compute_launch_env(const slurm::TaskPlacement& placement, const env::EnvMap& env,
+EnvVars compute_launch_env(const env::TaskPlacement& placement, const env::EnvMap& env,
                            const Resolver& resolve) {
   std::string port;
   if (auto given = env::lookup(env, "MASTER_PORT"); given && !given->empty()) {

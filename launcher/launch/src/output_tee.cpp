@@ -63,6 +63,48 @@ std::string truncation_marker(std::uint64_t max_bytes) {
                      max_bytes);
 }
 
+namespace {
+
+// The log's side of the copy: every byte up to the cap, then (at the first byte over it, or a
+// failed write) the truncation marker, once, and nothing more.
+class CappedLog {
+ public:
+  CappedLog(int fd, std::uint64_t max_bytes, TeeResult& result)
+      : fd_(fd), max_bytes_(max_bytes), result_(result), logging_(fd >= 0 && max_bytes > 0) {}
+
+  void write(const char* data, std::size_t size) {
+    if (!logging_) return;
+    const auto room = max_bytes_ - result_.logged_bytes;
+    const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(room, size));
+    if (!write_all(fd_, data, take)) {
+      stop();
+      return;
+    }
+    result_.logged_bytes += take;
+    if (take > 0) last_logged_ = data[take - 1];
+    // At the cap, the marker comes with the first byte that does not fit (a log that ends
+    // exactly at the cap is whole).
+    if (take < size) stop();
+  }
+
+ private:
+  void stop() {
+    logging_ = false;
+    result_.truncated = true;
+    std::string marker = truncation_marker(max_bytes_);
+    if (last_logged_ != '\n') marker.insert(marker.begin(), '\n');
+    (void)write_all(fd_, marker.data(), marker.size());
+  }
+
+  int fd_;
+  std::uint64_t max_bytes_;
+  TeeResult& result_;
+  bool logging_;
+  char last_logged_ = '\n';
+};
+
+}  // namespace
+
 OutputTee::OutputTee(UniqueFd log, int pass_out, int pass_err, TeeOptions options)
     : log_(std::move(log)), pass_out_(pass_out), pass_err_(pass_err), options_(options) {
   auto out = make_pipe();
@@ -112,18 +154,9 @@ void OutputTee::run() {
   std::array<int, 2> pass{pass_out_, pass_err_};
   std::array<pollfd, 3> fds{pollfd{out_read_.get(), POLLIN, 0}, pollfd{err_read_.get(), POLLIN, 0},
                             pollfd{wake_read_.get(), POLLIN, 0}};
-  bool logging = log_.get() >= 0 && options_.max_bytes > 0;
-  char last_logged = '\n';
-  const auto stop_logging = [&] {
-    if (!logging) return;
-    logging = false;
-    result_.truncated = true;
-    std::string marker = truncation_marker(options_.max_bytes);
-    if (last_logged != '\n') marker.insert(marker.begin(), '\n');
-    (void)write_all(log_.get(), marker.data(), marker.size());
-  };
+  CappedLog log(log_.get(), options_.max_bytes, result_);
   using Clock = std::chrono::steady_clock;
-  std::optional<Clock::time_point> deadline;
+  std::optional<Clock::time_point> deadline;  // set by finish(): the grace to drain what is left
   int open_streams = 2;
   while (open_streams > 0) {
     int timeout = -1;
@@ -150,18 +183,7 @@ void OutputTee::run() {
       const auto size = static_cast<std::size_t>(n);
       result_.seen_bytes += size;
       if (pass[i] >= 0 && !write_all(pass[i], buffer.data(), size)) pass[i] = -1;
-      if (!logging) continue;
-      const auto room = options_.max_bytes - result_.logged_bytes;
-      const auto take = static_cast<std::size_t>(std::min<std::uint64_t>(room, size));
-      if (!write_all(log_.get(), buffer.data(), take)) {
-        stop_logging();
-        continue;
-      }
-      result_.logged_bytes += take;
-      if (take > 0) last_logged = buffer[take - 1];
-      // At the cap, the marker comes with the first byte that does not fit (a log that ends
-      // exactly at the cap is whole).
-      if (take < size) stop_logging();
+      log.write(buffer.data(), size);
     }
     if (fds[2].fd >= 0 && fds[2].revents != 0) {
       deadline = Clock::now() + options_.drain_grace;

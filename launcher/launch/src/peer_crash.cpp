@@ -22,9 +22,9 @@ constexpr std::string_view kPrefix = ".crash.";
 }  // namespace
 
 std::optional<PeerCrashSignal> PeerCrashSignal::for_run(const env::TrialEnvironment& trial,
-                                                        const slurm::TaskPlacement& placement,
+                                                        const env::TaskPlacement& placement,
                                                         const env::EnvMap& env) {
-  if (!trial.in_trial() || placement.launcher != slurm::Launcher::srun ||
+  if (!trial.in_trial() || placement.launcher != env::Launcher::srun ||
       placement.world_size < 2 || placement.job_id.empty()) {
     return std::nullopt;
   }

@@ -1,8 +1,5 @@
 #include "dlx/launch/trial_data.hpp"
 
-#include <pwd.h>
-#include <unistd.h>
-
 #include <chrono>
 
 #include <fmt/format.h>
@@ -13,34 +10,16 @@ namespace dlx::launch {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string effective_user_name() {
-  struct passwd entry {};
-  struct passwd* found = nullptr;
-  char buffer[4096];
-  if (::getpwuid_r(::geteuid(), &entry, buffer, sizeof buffer, &found) == 0 && found) return found->pw_name;
-  return std::to_string(::geteuid());
+data::LocalRootContext local_root_context(const env::TaskPlacement& placement, const env::EnvMap& env) {
+  return data::local_root_context([&env](const char* name) { return env::lookup(env, name); }, placement.node_name);
 }
 
-}  // namespace
-
-fs::path data_local_root(const config::DataConfig& data, const slurm::TaskPlacement& placement,
-                         const env::EnvMap& env) {
-  if (data.to) return data::expand_local_dir(*data.to, placement.node_name, effective_user_name(), "data.to");
-  return site_local_root(placement, env);
+fs::path data_local_root(const config::DataConfig& data, const data::LocalRootContext& local) {
+  if (data.to) return data::expand_local_dir(*data.to, local.node_name, local.user_name, "data.to");
+  return site_local_root(local);
 }
 
-fs::path site_local_root(const slurm::TaskPlacement& placement, const env::EnvMap& env) {
-  const std::string user = effective_user_name();
-  data::LocalRootContext context;
-  context.local_dir_option = env::lookup(env, "DLX_SITE_LOCAL_DIR").value_or("");
-  context.node_name = placement.node_name;
-  context.user_name = user;
-  context.slurm_tmpfs = env::lookup(env, "DLX_SLURM_TMPFS").value_or("");  // the plugin's (remote.hpp)
-  context.tmpdir = env::lookup(env, "TMPDIR").value_or("");
-  return data::resolve_local_root(context);
-}
+fs::path site_local_root(const data::LocalRootContext& local) { return data::resolve_local_root(local); }
 
 std::string describe_staged(const data::StagedDataset& dataset, const std::string& node_name, double elapsed) {
   if (dataset.reused) {
@@ -53,12 +32,12 @@ std::string describe_staged(const data::StagedDataset& dataset, const std::strin
                      format_byte_size(static_cast<std::uint64_t>(rate)), dataset.dir.string());
 }
 
-std::optional<TrialData> TrialData::stage(const config::DataConfig& data, const slurm::TaskPlacement& placement,
-                                          const env::EnvMap& env, std::FILE* log) {
+std::optional<TrialData> TrialData::stage(const config::DataConfig& data, const data::LocalRootContext& local,
+                                          std::FILE* log) {
   if (data.stage.empty()) return std::nullopt;
   data::StageRequest request;
   for (const auto& source : data.stage) request.sources.emplace_back(source);
-  request.local_root = data_local_root(data, placement, env);
+  request.local_root = data_local_root(data, local);
   request.checksum = data.checksum;
   request.policy.max_bytes = data.max_bytes;
   request.policy.high_watermark = data.high_watermark;
@@ -68,7 +47,7 @@ std::optional<TrialData> TrialData::stage(const config::DataConfig& data, const 
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (log) {
     for (const auto& dataset : result.staged_.datasets()) {
-      fmt::print(log, "{}\n", describe_staged(dataset, placement.node_name, elapsed));
+      fmt::print(log, "{}\n", describe_staged(dataset, local.node_name, elapsed));
     }
     std::fflush(log);
   }

@@ -64,7 +64,7 @@ std::string run_key(const env::TrialEnvironment& trial, const env::EnvMap& env) 
 }
 
 std::unique_ptr<StdioThroughTee> start_trial_log(const env::TrialEnvironment& trial,
-                                                 const slurm::TaskPlacement& placement,
+                                                 const env::TaskPlacement& placement,
                                                  const env::EnvMap& env) {
   if (!trial.in_trial()) return nullptr;
   if (::isatty(STDOUT_FILENO) || !fd_open(STDOUT_FILENO) || !fd_open(STDERR_FILENO)) return nullptr;

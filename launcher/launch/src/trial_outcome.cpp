@@ -15,10 +15,11 @@ namespace dlx::launch {
 namespace {
 
 // A record for a trainer that died before libdlx created one (or that does not use libdlx).
-checkpoint::TrialRecord new_record(const env::TrialEnvironment& trial,
-                                   const slurm::TaskPlacement& placement) {
+checkpoint::TrialRecord new_record(env::TrialContext& context) {
+  const auto& trial = context.trial();
+  const auto& placement = context.placement();
   checkpoint::TrialRecord record;
-  record.experiment = env::experiment_name(*trial.experiment_dir);
+  record.experiment = context.experiment_name();
   record.trial_id = trial.trial_id;
   record.restarts = trial.restarts;
   record.world_size = placement.world_size;
@@ -59,16 +60,15 @@ std::string describe_exit(int exit_status) {
   return fmt::format("exit {}", exit_status);
 }
 
-bool record_trainer_exit(const env::TrialEnvironment& trial, const slurm::TaskPlacement& placement,
-                         int exit_status, std::string_view what, const ExitDecision& decision,
-                         std::optional<int> max_restarts) {
-  if (!trial.in_trial() || !decision.crash) return false;
-  const auto path = trial.record_path();
+bool record_trainer_exit(env::TrialContext& context, int exit_status, std::string_view what,
+                         const ExitDecision& decision, std::optional<int> max_restarts) {
+  if (!context.in_trial() || !decision.crash) return false;
+  const auto path = context.trial().record_path();
   auto record = checkpoint::load_trial_record_if_exists(path);
   if (!should_mark_failed(exit_status, record)) return false;
   if (!record) {
     dlx::create_directories_with_mode(path.parent_path());
-    record = new_record(trial, placement);
+    record = new_record(context);
   }
   record->failures += 1;
   record->exit_code = exit_status;
@@ -89,12 +89,6 @@ bool record_trainer_exit(const env::TrialEnvironment& trial, const slurm::TaskPl
   checkpoint::save_trial_record(*record, path);
   checkpoint::retire_metrics_logs(path.parent_path(), record->metrics_log);
   return true;
-}
-
-bool record_trainer_exit(const env::TrialEnvironment& trial,
-                         const slurm::TaskPlacement& placement, int exit_status) {
-  return record_trainer_exit(trial, placement, exit_status, describe_exit(exit_status),
-                             decide_exit(exit_status, std::nullopt, std::nullopt), std::nullopt);
 }
 
 }  // namespace dlx::launch

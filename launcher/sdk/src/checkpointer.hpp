@@ -1,6 +1,6 @@
 #pragma once
-// The Trial's checkpoint machinery (src/checkpointing.cpp): the experiment's policy read once
-// from the frozen snapshot, and rank 0's CheckpointWriter.
+// The Trial's checkpoint machinery (src/checkpointing.cpp): the experiment's policy, from the
+// trial's context (its frozen experiment), and rank 0's CheckpointWriter.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -13,7 +13,7 @@
 #include "dlx/checkpoint/retention.hpp"
 #include "dlx/checkpoint/writer.hpp"
 #include "dlx/config/experiment.hpp"
-#include "dlx/env/trial_environment.hpp"
+#include "dlx/env/trial_context.hpp"
 
 namespace dlx::detail {
 
@@ -24,9 +24,9 @@ struct CheckpointSettings {
   checkpoint::Expectation expect;              // this experiment and trial
 };
 
-// From the environment and <experiment dir>/experiment.yaml (defaults without a snapshot).
-// Throws config::ConfigError for a broken snapshot.
-CheckpointSettings read_checkpoint_settings(const env::TrialEnvironment& environment);
+// From the trial's context: its checkpoint directory and its frozen experiment's policy (defaults
+// without a snapshot). Throws config::ConfigError for a broken snapshot.
+CheckpointSettings read_checkpoint_settings(env::TrialContext& context);
 
 class Checkpointer {
  public:

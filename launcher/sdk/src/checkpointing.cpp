@@ -39,6 +39,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -46,9 +48,7 @@
 #include "dlx/common/directories.hpp"
 #include "dlx/comm/mpi_check.hpp"
 #include "dlx/comm/mpi_runtime.hpp"
-#include "dlx/config/parse.hpp"
 #include "dlx/env/environment.hpp"
-#include "dlx/env/trusted_snapshot.hpp"
 #include "dlx/trial.hpp"
 #include "preemption.hpp"
 #include "rank_state.hpp"
@@ -94,9 +94,8 @@ std::string signal_name(int signal_number) {
   return abbreviation ? fmt::format("SIG{}", abbreviation) : fmt::format("signal {}", signal_number);
 }
 
-std::chrono::seconds exit_deadline(std::optional<std::chrono::seconds> given) {
+std::chrono::seconds exit_deadline(std::optional<std::chrono::seconds> given, const env::EnvMap& env) {
   if (given) return *given;
-  const auto env = env::current_environment();
   if (auto seconds = env::lookup_int(env, "DLX_EXIT_DEADLINE_S")) {
     return std::chrono::seconds(*seconds);
   }
@@ -108,6 +107,64 @@ bool has_rank_state(const checkpoint::Checkpoint& checkpoint) {
     if (tensor.name.starts_with("ranks/") || tensor.name.starts_with("rng/rank-")) return true;
   }
   return false;
+}
+
+// How the ranks of one resume() learn rank 0's choice: through MPI, or without a communicator
+// through the trial's directory (resume_rendezvous.hpp), or not at all (a single rank).
+struct ResumeRanks {
+  int rank = 0;
+  bool with_mpi = false;
+  std::optional<detail::ResumeRendezvous> rendezvous;
+};
+
+// Rank 0 chooses the checkpoint (`choose`: its path, loaded, or an empty path for a fresh start)
+// and every rank learns its path; the others have not loaded it yet.
+detail::Chosen agree_on_checkpoint(const ResumeRanks& ranks, const std::function<detail::Chosen()>& choose,
+                                   const std::filesystem::path& directory, const env::EnvMap& env) {
+  detail::Chosen chosen;
+  std::string failure;
+  if (ranks.rank == 0) {
+    try {
+      chosen = choose();
+    } catch (const std::exception& error) {
+      failure = fmt::format("dlx: cannot look for a checkpoint to resume from in {}: {}", directory.string(),
+                            error.what());
+    }
+    if (ranks.rendezvous) {
+      try {
+        ranks.rendezvous->publish({chosen.path, failure});
+      } catch (const std::exception& error) {
+        // The other ranks wait for nothing: they end at their limit, or with this rank's exit.
+        throw CheckpointingError(fmt::format(
+            "dlx: cannot tell the other ranks which checkpoint to resume from ({}): {}",
+            ranks.rendezvous->path().string(), error.what()));
+      }
+    }
+  } else if (ranks.rendezvous) {
+    const auto told = ranks.rendezvous->wait(detail::ResumeRendezvous::wait_limit(env));
+    if (!told.error.empty()) {
+      throw CheckpointingError(fmt::format("dlx: rank 0 could not choose a checkpoint: {}", told.error));
+    }
+    chosen.path = told.checkpoint;
+  }
+  agree(ranks.with_mpi, failure, "look for a checkpoint to resume from");
+  chosen.path = broadcast_text(ranks.with_mpi, chosen.path.string());
+  return chosen;
+}
+
+// The other ranks load the checkpoint rank 0 chose (rank 0 loaded it as it chose).
+void load_chosen_elsewhere(const ResumeRanks& ranks, detail::Chosen& chosen, const detail::CheckpointSettings& settings) {
+  std::string failure;
+  if (ranks.rank != 0 && (ranks.with_mpi || ranks.rendezvous)) {
+    try {
+      chosen.checkpoint = checkpoint::load_checkpoint(chosen.path, detail::expectation_for(chosen.path, settings));
+    } catch (const std::exception& error) {
+      failure = fmt::format("dlx: rank {} cannot load checkpoint {}: {}", ranks.rank, chosen.path.string(),
+                            error.what());
+      if (!ranks.with_mpi) throw CheckpointingError(failure);
+    }
+  }
+  agree(ranks.with_mpi, failure, "load checkpoint " + chosen.path.string());
 }
 
 }  // namespace
@@ -181,22 +238,20 @@ void ResumedState::copy_out(const checkpoint::Tensor& tensor, std::span<std::byt
 
 namespace detail {
 
-CheckpointSettings read_checkpoint_settings(const env::TrialEnvironment& environment) {
+CheckpointSettings read_checkpoint_settings(env::TrialContext& context) {
   CheckpointSettings settings;
-  settings.directory = environment.checkpoint_dir.value_or(".");
-  settings.expect.trial_id = environment.trial_id;
-  if (environment.experiment_dir) {
-    settings.expect.experiment = env::experiment_name(*environment.experiment_dir);
-    const auto snapshot = *environment.experiment_dir / config::kSnapshotFileName;
-    if (std::filesystem::exists(snapshot)) {
-      const auto experiment = env::load_trusted_snapshot(*environment.experiment_dir);
-      settings.policy = experiment.checkpoint;
+  settings.directory = context.trial().checkpoint_dir.value_or(".");
+  settings.expect.trial_id = context.trial().trial_id;
+  if (context.in_trial()) {
+    settings.expect.experiment = context.experiment_name();
+    if (const auto* experiment = context.experiment()) {
+      settings.policy = experiment->checkpoint;
       settings.retention = checkpoint::RetentionPolicy{
-          .keep_latest = experiment.checkpoint.keep_latest,
-          .keep_best = experiment.checkpoint.keep_best,
-          .keep_experiment_best = experiment.checkpoint.keep_experiment_best,
-          .metric = experiment.searcher.metric,
-          .smaller_is_better = experiment.searcher.smaller_is_better};
+          .keep_latest = experiment->checkpoint.keep_latest,
+          .keep_best = experiment->checkpoint.keep_best,
+          .keep_experiment_best = experiment->checkpoint.keep_experiment_best,
+          .metric = experiment->searcher.metric,
+          .smaller_is_better = experiment->searcher.smaller_is_better};
     }
   }
   return settings;
@@ -248,72 +303,38 @@ detail::Checkpointer& Trial::checkpointer() {
           "plugin sets it; outside one, export DLX_CHECKPOINT_DIR=DIR)");
     }
     checkpointer_ = std::make_unique<detail::Checkpointer>(
-        detail::read_checkpoint_settings(environment_), rank_ == 0);
+        detail::read_checkpoint_settings(context_), rank_ == 0);
   }
   return *checkpointer_;
 }
 
-std::optional<ResumedState> Trial::resume(RankStateRule ranks) {
+std::optional<ResumedState> Trial::resume(RankStateRule rule) {
   if (!checkpointing_enabled()) return std::nullopt;
   auto& checkpoints = checkpointer();
-  const bool with_mpi = mpi_ != nullptr;
+  ResumeRanks ranks{.rank = rank_, .with_mpi = mpi_ != nullptr, .rendezvous = std::nullopt};
   // Without a communicator the ranks meet in the trial's directory (resume_rendezvous.hpp).
-  std::optional<detail::ResumeRendezvous> rendezvous;
-  if (!with_mpi && size_ > 1) {
+  if (!ranks.with_mpi && size_ > 1) {
     if (!in_trial()) {
       throw CheckpointingError(
           "dlx: resume() on several ranks without a communicator needs a dlx trial (the ranks "
           "agree on the checkpoint through the trial's directory): run under srun dlx-launch");
     }
-    rendezvous = detail::ResumeRendezvous::for_run(environment_.record_path().parent_path(),
-                                                   env::current_environment(), resume_calls_);
+    ranks.rendezvous = detail::ResumeRendezvous::for_run(context_.trial().record_path().parent_path(),
+                                                         context_.env(), resume_calls_);
   }
   ++resume_calls_;
-  detail::Chosen chosen;
-  std::string failure;
-  if (rank_ == 0) {
-    try {
-      chosen = detail::choose_checkpoint(environment_, checkpoints.settings(),
-                                 [this] { return searcher_start_checkpoint(); });
-    } catch (const std::exception& error) {
-      failure = fmt::format("dlx: cannot look for a checkpoint to resume from in {}: {}",
-                            checkpoints.settings().directory.string(), error.what());
-    }
-    if (rendezvous) {
-      try {
-        rendezvous->publish({chosen.path, failure});
-      } catch (const std::exception& error) {
-        // The other ranks wait for nothing: they end at their limit, or with this rank's exit.
-        throw CheckpointingError(fmt::format(
-            "dlx: cannot tell the other ranks which checkpoint to resume from ({}): {}",
-            rendezvous->path().string(), error.what()));
-      }
-    }
-  } else if (rendezvous) {
-    const auto told = rendezvous->wait(
-        detail::ResumeRendezvous::wait_limit(env::current_environment()));
-    if (!told.error.empty()) {
-      throw CheckpointingError(fmt::format("dlx: rank 0 could not choose a checkpoint: {}",
-                                           told.error));
-    }
-    chosen.path = told.checkpoint;
-  }
-  agree(with_mpi, failure, "look for a checkpoint to resume from");
-  const std::filesystem::path path = broadcast_text(with_mpi, chosen.path.string());
-  if (path.empty()) return std::nullopt;  // a fresh start
-  if (rank_ != 0 && (with_mpi || rendezvous)) {
-    try {
-      chosen.checkpoint =
-          checkpoint::load_checkpoint(path, detail::expectation_for(path, checkpoints.settings()));
-    } catch (const std::exception& error) {
-      failure = fmt::format("dlx: rank {} cannot load checkpoint {}: {}", rank_, path.string(),
-                            error.what());
-      if (!with_mpi) throw CheckpointingError(failure);
-    }
-  }
-  agree(with_mpi, failure, "load checkpoint " + path.string());
+  auto chosen = agree_on_checkpoint(
+      ranks,
+      [&] {
+        return detail::choose_checkpoint(context_.trial(), checkpoints.settings(),
+                                         [this] { return searcher_start_checkpoint(); });
+      },
+      checkpoints.settings().directory, context_.env());
+  if (chosen.path.empty()) return std::nullopt;  // a fresh start
+  load_chosen_elsewhere(ranks, chosen, checkpoints.settings());
+  const auto& path = chosen.path;
   const auto& metadata = chosen.checkpoint->metadata;
-  if (ranks == RankStateRule::refuse_other_world_size && metadata.world_size != size_ &&
+  if (rule == RankStateRule::refuse_other_world_size && metadata.world_size != size_ &&
       has_rank_state(*chosen.checkpoint)) {
     throw CheckpointingError(fmt::format(
         "dlx: checkpoint {} holds per-rank state of {} ranks but this run has {}: resume it on "
@@ -376,11 +397,11 @@ void Trial::save_checkpoint(const TrainingState& state) {
       const auto& settings = checkpoints.settings();
       checkpoint::CheckpointContent content;
       content.metadata.experiment = settings.expect.experiment.value_or("");
-      content.metadata.trial_id = environment_.trial_id;
+      content.metadata.trial_id = context_.trial().trial_id;
       content.metadata.step = state.step;
       content.metadata.epoch = state.epoch;
       content.metadata.world_size = size_;
-      content.metadata.hparams = environment_.flat_hparams;
+      content.metadata.hparams = context_.trial().flat_hparams;
       if (settings.retention) content.metadata.metric_name = settings.retention->metric;
       content.metadata.metric_value = state.metric;
       content.state = state.state;
@@ -436,7 +457,7 @@ int Trial::checkpoint_and_exit(const TrainingState& state,
   std::string reason = fmt::format("requeue: checkpoint at step {} after {}", state.step,
                                    signal_name(signal_number));
   if (checkpointing_enabled()) {
-    const auto limit = exit_deadline(deadline);
+    const auto limit = exit_deadline(deadline, context_.env());
     try {
       auto& checkpoints = checkpointer();
       if (checkpoints.last_saved_step != state.step) save_checkpoint(state);

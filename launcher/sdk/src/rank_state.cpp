@@ -7,25 +7,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "dlx/common/little_endian.hpp"
 #include "dlx/comm/mpi_check.hpp"
 
 namespace dlx::detail {
 
 namespace {
 
-constexpr std::size_t kLengthBytes = 8;
-
-void append_length(std::string& out, std::uint64_t length) {
-  for (std::size_t i = 0; i < kLengthBytes; ++i) out.push_back(static_cast<char>(length >> (8 * i)));
-}
-
-std::uint64_t read_length(const std::string& in) {
-  std::uint64_t length = 0;
-  for (std::size_t i = 0; i < kLengthBytes; ++i) {
-    length |= static_cast<std::uint64_t>(static_cast<unsigned char>(in[i])) << (8 * i);
-  }
-  return length;
-}
+constexpr std::size_t kLengthBytes = sizeof(std::uint64_t);
 
 [[noreturn]] void malformed(int rank, const std::string& why) {
   throw CheckpointingError(
@@ -63,7 +52,7 @@ std::string pack_rank_state(const TrainingState& state) {
   const std::string text = header.dump();
   std::string out;
   out.reserve(kLengthBytes + text.size() + payload);
-  append_length(out, text.size());
+  append_little_endian<std::uint64_t>(out, text.size());
   out += text;
   for (const auto& tensor : state.rank_tensors) {
     out.append(static_cast<const char*>(tensor.data), tensor.byte_size());
@@ -74,7 +63,7 @@ std::string pack_rank_state(const TrainingState& state) {
 
 std::vector<checkpoint::TensorView> unpack_rank_state(int rank, const std::string& packed) {
   if (packed.size() < kLengthBytes) malformed(rank, "shorter than its header length");
-  const auto header_length = read_length(packed);
+  const auto header_length = read_little_endian<std::uint64_t>(packed);
   if (header_length > packed.size() - kLengthBytes) malformed(rank, "header longer than the data");
   auto header = nlohmann::json::parse(packed.substr(kLengthBytes, header_length), nullptr, false);
   if (header.is_discarded() || !header.is_object()) malformed(rank, "header is not JSON");

@@ -9,8 +9,6 @@
 #include <fmt/format.h>
 
 #include "dlx/comm/mpi_check.hpp"
-#include "dlx/config/parse.hpp"
-#include "dlx/env/trusted_snapshot.hpp"
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/summary/experiment_summary.hpp"
 #include "dlx/searcher/references.hpp"
@@ -44,8 +42,8 @@ const char* to_string(Next next) {
 
 searcher::Coordinator& Trial::coordinator() {
   if (!coordinator_) {
-    const auto& dir = *environment_.experiment_dir;
-    coordinator_ = std::make_unique<searcher::Coordinator>(env::load_trusted_snapshot(dir),
+    const auto& dir = *context_.trial().experiment_dir;
+    coordinator_ = std::make_unique<searcher::Coordinator>(context_.frozen_experiment(),
                                                            dir / searcher::kJournalFileName);
     summary::write_summary_on_commit(*coordinator_, dir, fmt::format("libdlx, trial {} rank 0", id()));
   }
@@ -57,7 +55,7 @@ std::optional<std::map<std::int64_t, std::string>> Trial::searcher_references() 
   // No journal: no searcher decision was ever taken in this experiment, so none references a
   // checkpoint (dlx-launch creates it when it asks for the first work).
   std::error_code error;
-  if (!std::filesystem::exists(*environment_.experiment_dir / searcher::kJournalFileName, error)) {
+  if (!std::filesystem::exists(*context_.trial().experiment_dir / searcher::kJournalFileName, error)) {
     return std::map<std::int64_t, std::string>{};
   }
   try {
@@ -75,12 +73,12 @@ std::optional<std::map<std::int64_t, std::string>> Trial::searcher_references() 
 std::optional<std::pair<std::int64_t, std::int64_t>> Trial::searcher_start_checkpoint() {
   std::error_code error;
   if (!in_trial() ||
-      !std::filesystem::exists(*environment_.experiment_dir / searcher::kJournalFileName, error)) {
+      !std::filesystem::exists(*context_.trial().experiment_dir / searcher::kJournalFileName, error)) {
     return std::nullopt;
   }
   auto& searcher = coordinator();
   searcher.refresh();
-  const auto ticket = static_cast<int>(environment_.ticket.value_or(id()));
+  const auto ticket = static_cast<int>(context_.trial().ticket.value_or(id()));
   const auto work = searcher.state().work_of(ticket);
   if (!work || work->trial != id() || !work->checkpoint_trial) return std::nullopt;
   return std::pair<std::int64_t, std::int64_t>{*work->checkpoint_trial, work->start_length};
@@ -92,7 +90,7 @@ Next Trial::report_validation(std::int64_t step, const Metrics& metrics) {
 }
 
 Next Trial::ask_searcher(std::int64_t step, const Metrics& metrics) {
-  const auto target = environment_.target_length;
+  const auto target = context_.trial().target_length;
   if (!in_trial() || target == 0 || step < target || searcher_next_ != Next::train) {
     return searcher_next_;
   }
@@ -126,7 +124,7 @@ Next Trial::ask_searcher(std::int64_t step, const Metrics& metrics) {
     }
   }
   searcher_next_ = static_cast<Next>(answer[0]);
-  if (searcher_next_ == Next::train) environment_.target_length = answer[1];
+  if (searcher_next_ == Next::train) context_.trial().target_length = answer[1];
   if (rank() == 0) {
     fmt::print("dlx: trial {} step {}: searcher says {}: {}\n", id(), step, to_string(searcher_next_),
                searcher_reason_);

@@ -1,22 +1,18 @@
 #include "dlx/trial.hpp"
 
-#include <unistd.h>
-
-#include <array>
 #include <cstdio>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "dlx/checkpoint/metrics_log.hpp"
+#include "dlx/common/host_name.hpp"
 #include "dlx/comm/backends.hpp"
 #include "dlx/comm/mpi_check.hpp"
 #include "dlx/comm/mpi_runtime.hpp"
 #include "dlx/comm/preflight.hpp"
 #include "dlx/config/display_text.hpp"
-#include "dlx/config/parse.hpp"
 #include "dlx/env/environment.hpp"
-#include "dlx/env/trusted_snapshot.hpp"
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/slurm/task_placement.hpp"
 #include "checkpointer.hpp"
@@ -27,12 +23,6 @@
 namespace dlx {
 
 namespace {
-
-std::string host_name() {
-  std::array<char, 256> host{};
-  if (::gethostname(host.data(), host.size() - 1) != 0) return "unknown-host";
-  return host.data();
-}
 
 std::chrono::seconds comm_timeout(const env::EnvMap& env) {
   auto seconds = env::lookup_int(env, "DLX_COMM_TIMEOUT_S");
@@ -55,6 +45,17 @@ std::size_t alone_bytes(const env::EnvMap& env) {
   return comm::kDefaultAloneBytes;
 }
 
+// This process's context: its environment (TrialOptions::hparams_file standing in for an unset
+// DLX_HPARAMS) and its placement.
+env::TrialContext read_context(const TrialOptions& options) {
+  env::EnvMap env = env::current_environment();
+  if (options.hparams_file && !env::lookup(env, "DLX_HPARAMS")) {
+    env["DLX_HPARAMS_FILE"] = options.hparams_file->string();
+  }
+  auto placement = slurm::read_task_placement(env, host_name());
+  return env::TrialContext(std::move(env), std::move(placement));
+}
+
 // The nodes of a framework program's step, for the record (no MPI to gather them).
 std::string step_nodes(const env::EnvMap& env, const std::string& own) {
   return env::lookup_first(env, {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST"}).value_or(own);
@@ -62,19 +63,10 @@ std::string step_nodes(const env::EnvMap& env, const std::string& own) {
 
 }  // namespace
 
-Trial::Trial(TrialOptions options) {
-  const env::EnvMap env = env::current_environment();
-  environment_ = env::read_trial_environment(env);
-  if (options.hparams_file && !env::lookup(env, "DLX_HPARAMS")) {
-    env::EnvMap with_file = env;
-    with_file["DLX_HPARAMS_FILE"] = options.hparams_file->string();
-    auto from_file = env::read_trial_environment(with_file);
-    environment_.hparams = std::move(from_file.hparams);
-    environment_.flat_hparams = std::move(from_file.flat_hparams);
-  }
-  hparams_ = Hparams(environment_.hparams);
+Trial::Trial(TrialOptions options) : context_(read_context(options)), hparams_(context_.trial().hparams) {
+  const env::EnvMap& env = context_.env();
+  const env::TaskPlacement& placement = context_.placement();
   const std::string host = host_name();
-  const auto placement = slurm::read_task_placement(env, host);
   local_rank_ = placement.local_rank;
 
   std::string nodes;
@@ -111,20 +103,14 @@ Trial::Trial(TrialOptions options) {
   if (!options.checkpoint_signals.empty()) {
     signals_ = std::make_unique<detail::PreemptionSignals>(options.checkpoint_signals);
   }
-  if (environment_.in_trial()) {
+  if (context_.trial().in_trial()) {
     on_rank0("create the trial record", [&] {
       auto metrics = detail::MetricsPipelineOptions::from_environment();
-      metrics.print_as_trial = environment_.trial_id;
+      metrics.print_as_trial = context_.trial().trial_id;
       // Records keep the experiment's flat names (rank 0 alone writes records and checkpoints):
-      // by the snapshot's name list a mapping that is a value stays one.
-      const auto& dir = *environment_.experiment_dir;
-      std::string name = dir.filename().string();  // a scratch directory used by hand
-      if (std::filesystem::exists(dir / config::kSnapshotFileName)) {
-        const auto experiment = env::load_trusted_snapshot(dir);
-        env::use_experiment_names(environment_, experiment);
-        name = experiment.name;
-      }
-      recorder_ = std::make_unique<detail::TrialRecorder>(environment_, std::move(name), size_,
+      // the context names them by the snapshot's name list as it reads it.
+      auto name = context_.experiment_name();
+      recorder_ = std::make_unique<detail::TrialRecorder>(context_.trial(), std::move(name), size_,
                                                           nodes, metrics);
     });
   }
@@ -164,7 +150,7 @@ bool Trial::should_checkpoint_and_exit() {
 }
 
 std::filesystem::path Trial::experiment_dir() const {
-  return environment_.experiment_dir.value_or(std::filesystem::path("."));
+  return context_.trial().experiment_dir.value_or(std::filesystem::path("."));
 }
 
 void Trial::on_rank0(const char* what, const std::function<void()>& action) {

@@ -8,6 +8,8 @@
 namespace dlx::slurm {
 
 using env::EnvError;
+using env::Launcher;
+using env::TaskPlacement;
 using env::lookup;
 using env::lookup_int;
 
@@ -75,15 +77,6 @@ void check_consistent(const TaskPlacement& out) {
 }
 
 }  // namespace
-
-const char* to_string(Launcher launcher) {
-  switch (launcher) {
-    case Launcher::none: return "single-process";
-    case Launcher::srun: return "srun";
-    case Launcher::mpirun: return "mpirun";
-  }
-  return "unknown";
-}
 
 std::vector<std::string> parse_gpu_list(std::string_view list) {
   std::vector<std::string> out;

@@ -2,16 +2,15 @@
 #include "journal_files.hpp"
 
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <string>
-#include <vector>
 
 #include <fmt/format.h>
 
+#include "dlx/common/accounts.hpp"
 #include "dlx/common/error.hpp"
 #include "dlx/common/file_kind.hpp"
 #include "dlx/searcher/journal.hpp"
@@ -80,12 +79,7 @@ UniqueFd open_owned_journal_file(const std::filesystem::path& path, mode_t creat
 }  // namespace
 
 std::string describe_user(uid_t uid) {
-  std::vector<char> buffer(4096);
-  struct passwd entry {};
-  struct passwd* found = nullptr;
-  if (::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found) {
-    return fmt::format("uid {} ({})", uid, found->pw_name);
-  }
+  if (auto entry = passwd_entry(uid)) return fmt::format("uid {} ({})", uid, entry->name);
   return fmt::format("uid {}", uid);
 }
 

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "dlx/common/crc32c.hpp"
+#include "dlx/common/little_endian.hpp"
 #include "dlx/searcher/journal.hpp"
 #include "json_limits.hpp"
 
@@ -29,15 +30,7 @@ constexpr std::size_t kHeaderBytes = 12;
 constexpr std::uint32_t kMaxPayload = 1 << 20;
 
 
-void put_u32(std::string& out, std::uint32_t value) {
-  for (int shift = 0; shift < 32; shift += 8) out.push_back(static_cast<char>((value >> shift) & 0xFF));
-}
-
-std::uint32_t get_u32(const std::string& bytes, std::size_t at) {
-  std::uint32_t value = 0;
-  for (int k = 3; k >= 0; --k) value = (value << 8) | static_cast<unsigned char>(bytes[at + static_cast<std::size_t>(k)]);
-  return value;
-}
+std::uint32_t get_u32(const std::string& bytes, std::size_t at) { return read_little_endian<std::uint32_t>(bytes, at); }
 
 // The record at `at`: its payload length, or the reason it is invalid.
 struct Probe {
@@ -111,9 +104,9 @@ std::string encode_journal_record(const nlohmann::json& event) {
   if (payload.size() > kMaxPayload) throw JournalError(fmt::format("journal event of {} bytes is too large", payload.size()));
   std::string record;
   record.reserve(kHeaderBytes + payload.size());
-  put_u32(record, kMagic);
-  put_u32(record, static_cast<std::uint32_t>(payload.size()));
-  put_u32(record, crc32c(payload));
+  append_little_endian(record, kMagic);
+  append_little_endian(record, static_cast<std::uint32_t>(payload.size()));
+  append_little_endian(record, crc32c(payload));
   return record + payload;
 }
 

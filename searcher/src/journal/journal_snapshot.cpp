@@ -188,58 +188,94 @@ std::optional<SnapshotCoverage> peek_journal_snapshot(const std::filesystem::pat
   return std::nullopt;
 }
 
+namespace {
+
+// The snapshot file and its parsed header; nullopt when there is none (a missing file says
+// nothing) or it cannot be used (out.ignored says why).
+struct SnapshotFile {
+  std::string bytes;
+  Header header;
+};
+
+std::optional<SnapshotFile> read_snapshot_file(const std::filesystem::path& snapshot_path, CatchUp& out) {
+  SnapshotFile file;
+  try {
+    file.bytes = read_small_file(snapshot_path, kMaxSnapshotBytes);
+  } catch (const SystemError& error) {
+    if (error.error_number() != ENOENT) out.ignored = ignored(snapshot_path, error.what());
+    return std::nullopt;
+  } catch (const Error& error) {
+    out.ignored = ignored(snapshot_path, error.what());
+    return std::nullopt;
+  }
+  if (file.bytes.size() < kHeaderBytes) {
+    out.ignored = ignored(snapshot_path, fmt::format("truncated: {} bytes, shorter than its {}-byte header",
+                                                     file.bytes.size(), kHeaderBytes));
+    return std::nullopt;
+  }
+  auto parsed = parse_header(file.bytes);
+  if (auto* why = std::get_if<std::string>(&parsed)) {
+    out.ignored = ignored(snapshot_path, *why);
+    return std::nullopt;
+  }
+  file.header = std::get<Header>(parsed);
+  return file;
+}
+
+// Decodes the snapshot into `state` when it is whole and was taken of this experiment and this
+// journal (out.snapshot then says what it covers); else out.ignored says why. The journal's bytes
+// from the snapshot's last record on, when it was used.
+std::optional<JournalBytes> load_snapshot(SearchState& state, const Journal& journal,
+                                          const std::filesystem::path& snapshot_path, const SnapshotFile& file,
+                                          CatchUp& out) {
+  const Header& header = file.header;
+  const std::string_view body = std::string_view(file.bytes).substr(kHeaderBytes);
+  const auto& coverage = header.coverage;
+  if (body.size() != header.body_bytes) {
+    out.ignored = ignored(snapshot_path, fmt::format("truncated: a {}-byte body, the header says {}", body.size(),
+                                                     header.body_bytes));
+    return std::nullopt;
+  }
+  if (crc32c(body) != header.body_crc) {
+    out.ignored = ignored(snapshot_path, "body checksum mismatch (corrupt)");
+    return std::nullopt;
+  }
+  if (header.experiment_crc != experiment_checksum(state.experiment())) {
+    out.ignored = ignored(snapshot_path, "written for a different experiment.yaml");
+    return std::nullopt;
+  }
+  auto tail = journal.read_bytes(coverage.last.offset);
+  if (tail.file_size < coverage.journal_end) {
+    out.ignored = ignored(snapshot_path, fmt::format("stale: the journal is {} bytes, shorter than the {} it covers "
+                                                     "(the journal was cut or replaced)",
+                                                     tail.file_size, coverage.journal_end));
+    return std::nullopt;
+  }
+  if (stamp_journal_record(tail.bytes, 0, coverage.last.offset) != coverage.last) {
+    out.ignored = ignored(snapshot_path, fmt::format("does not match the journal: the record at offset {} is not "
+                                                     "the one it was taken after (another experiment's or a "
+                                                     "rewritten journal)", coverage.last.offset));
+    return std::nullopt;
+  }
+  try {
+    state.decode(body);
+  } catch (const JournalError& error) {
+    out.ignored = ignored(snapshot_path, error.what());
+    return std::nullopt;
+  }
+  out.snapshot = coverage;
+  return tail;
+}
+
+}  // namespace
+
 CatchUp catch_up(SearchState& state, const Journal& journal, const std::filesystem::path& snapshot_path) {
   CatchUp out;
   std::optional<JournalBytes> tail;  // the journal from the snapshot's last record on
-  std::string file;
-  bool readable = false;
-  try {
-    file = read_small_file(snapshot_path, kMaxSnapshotBytes);
-    readable = true;
-  } catch (const SystemError& error) {
-    if (error.error_number() != ENOENT) out.ignored = ignored(snapshot_path, error.what());
-  } catch (const Error& error) {
-    out.ignored = ignored(snapshot_path, error.what());
+  if (const auto file = read_snapshot_file(snapshot_path, out)) {
+    tail = load_snapshot(state, journal, snapshot_path, *file, out);
   }
-  std::optional<Header> header;
-  if (readable && file.size() < kHeaderBytes) {
-    out.ignored = ignored(snapshot_path, fmt::format("truncated: {} bytes, shorter than its {}-byte header",
-                                                     file.size(), kHeaderBytes));
-  } else if (readable) {
-    auto parsed = parse_header(file);
-    if (auto* why = std::get_if<std::string>(&parsed)) {
-      out.ignored = ignored(snapshot_path, *why);
-    } else {
-      header = std::get<Header>(parsed);
-    }
-  }
-  if (header) {
-    const std::string_view body = std::string_view(file).substr(kHeaderBytes);
-    const auto& coverage = header->coverage;
-    if (body.size() != header->body_bytes) {
-      out.ignored = ignored(snapshot_path, fmt::format("truncated: a {}-byte body, the header says {}", body.size(),
-                                                       header->body_bytes));
-    } else if (crc32c(body) != header->body_crc) {
-      out.ignored = ignored(snapshot_path, "body checksum mismatch (corrupt)");
-    } else if (header->experiment_crc != experiment_checksum(state.experiment())) {
-      out.ignored = ignored(snapshot_path, "written for a different experiment.yaml");
-    } else if (tail = journal.read_bytes(coverage.last.offset); tail->file_size < coverage.journal_end) {
-      out.ignored = ignored(snapshot_path, fmt::format("stale: the journal is {} bytes, shorter than the {} it covers "
-                                                       "(the journal was cut or replaced)",
-                                                       tail->file_size, coverage.journal_end));
-    } else if (stamp_journal_record(tail->bytes, 0, coverage.last.offset) != coverage.last) {
-      out.ignored = ignored(snapshot_path, fmt::format("does not match the journal: the record at offset {} is not "
-                                                       "the one it was taken after (another experiment's or a "
-                                                       "rewritten journal)", coverage.last.offset));
-    } else {
-      try {
-        state.decode(body);
-        out.snapshot = coverage;
-      } catch (const JournalError& error) {
-        out.ignored = ignored(snapshot_path, error.what());
-      }
-    }
-  }
+  // The records after the snapshot (every record, without one).
   JournalScan scan;
   if (out.snapshot) {
     const auto skip = static_cast<std::size_t>(out.snapshot->last.size);

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/common/little_endian.hpp"
 #include "dlx/config/display_text.hpp"
 #include "dlx/searcher/journal.hpp"
 
@@ -20,8 +21,8 @@ namespace dlx::searcher::detail {
 class ByteWriter {
  public:
   void u8(std::uint8_t value) { out_.push_back(static_cast<char>(value)); }
-  void u32(std::uint32_t value) { little_endian<4>(value); }
-  void u64(std::uint64_t value) { little_endian<8>(value); }
+  void u32(std::uint32_t value) { append_little_endian(out_, value); }
+  void u64(std::uint64_t value) { append_little_endian(out_, value); }
   void i64(std::int64_t value) { u64(static_cast<std::uint64_t>(value)); }
   void f64(double value) { u64(std::bit_cast<std::uint64_t>(value)); }
   void boolean(bool value) { u8(value ? 1 : 0); }
@@ -32,13 +33,6 @@ class ByteWriter {
   std::string& bytes() { return out_; }
 
  private:
-  // One append per value, not one per byte (a third of encode()'s time at 10,000 trials).
-  template <int Bytes>
-  void little_endian(std::uint64_t value) {
-    char buffer[Bytes];
-    for (int k = 0; k < Bytes; ++k) buffer[k] = static_cast<char>((value >> (8 * k)) & 0xFF);
-    out_.append(buffer, Bytes);
-  }
   std::string out_;
 };
 
@@ -49,20 +43,8 @@ class ByteReader {
     need(1);
     return static_cast<std::uint8_t>(in_[at_++]);
   }
-  std::uint32_t u32() {
-    need(4);
-    std::uint32_t value = 0;
-    for (int k = 3; k >= 0; --k) value = (value << 8) | static_cast<unsigned char>(in_[at_ + static_cast<std::size_t>(k)]);
-    at_ += 4;
-    return value;
-  }
-  std::uint64_t u64() {
-    need(8);
-    std::uint64_t value = 0;
-    for (int k = 7; k >= 0; --k) value = (value << 8) | static_cast<unsigned char>(in_[at_ + static_cast<std::size_t>(k)]);
-    at_ += 8;
-    return value;
-  }
+  std::uint32_t u32() { return fixed<std::uint32_t>(); }
+  std::uint64_t u64() { return fixed<std::uint64_t>(); }
   std::int64_t i64() { return static_cast<std::int64_t>(u64()); }
   int i32() {
     const auto value = i64();
@@ -99,6 +81,13 @@ class ByteReader {
   }
 
  private:
+  template <typename T>
+  T fixed() {
+    need(sizeof(T));
+    const auto value = read_little_endian<T>(in_, at_);
+    at_ += sizeof(T);
+    return value;
+  }
   void need(std::uint64_t bytes) const {
     if (bytes > in_.size() - at_) fail(fmt::format("ends early (wanted {} more bytes, {} left)", bytes, in_.size() - at_));
   }

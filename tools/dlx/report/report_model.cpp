@@ -147,92 +147,79 @@ nlohmann::json importance(const config::Experiment& experiment, const StatusRepo
                          "a result on.", kMaxBins, kMaxBins, kMinTrials)}};
 }
 
-}  // namespace
-
-nlohmann::json report_model(const config::Experiment& experiment, const StatusReport& status,
-                            const StatusSources& sources, const ModelOptions& options) {
-  const auto& metric = experiment.searcher.metric;
-  const bool smaller = experiment.searcher.smaller_is_better;
-  const auto* search = sources.search ? &*sources.search : nullptr;
-  const std::size_t curves = curve_count(sources);
-  const std::size_t points =
-      std::clamp(curves ? options.point_budget / curves : options.max_curve_points, options.min_curve_points,
-                 options.max_curve_points);
-
+// The hyperparameters the page shows (the constants are not searched).
+nlohmann::json searched_hparams(const config::Experiment& experiment) {
   nlohmann::json hparams = nlohmann::json::array();
   for (const auto& hp : experiment.hyperparameters) {
     if (hp.type == config::HyperparameterType::constant) continue;
     hparams.push_back({{"name", hp.name}, {"type", config::to_string(hp.type)}});
   }
+  return hparams;
+}
 
-  nlohmann::json trials = nlohmann::json::array();
-  std::vector<const TrialRecord*> by_id;
-  bool ended = !status.rows.empty();
-  for (std::size_t i = 0; i < status.rows.size(); ++i) {
-    const auto& row = status.rows[i];
-    const auto* record = i < sources.records.size() && sources.records[i] ? &*sources.records[i] : nullptr;
-    nlohmann::json trial{{"id", row.spec.id}, {"state", row.state}, {"searcher", row.searcher},
-                         {"problem", row.problem}, {"hparams", row.spec.hparams},
-                         {"last", optional_number(row.last)}, {"best", optional_number(row.best)},
-                         {"stop_reason", row.stop_reason}, {"status", nullptr}, {"ended_unix", nullptr}};
-    ended = ended && row.ended();
-    if (search) {
-      if (const auto found = search->trials().find(row.spec.id); found != search->trials().end()) {
-        trial["status"] = found->second.status;
-      }
+// One trial of the page: its status row, and from its record (when read) its curves, attempts,
+// times and origin.
+nlohmann::json trial_model(const TrialRow& row, const TrialRecord* record, const searcher::SearchState* search,
+                           std::size_t points) {
+  nlohmann::json trial{{"id", row.spec.id}, {"state", row.state}, {"searcher", row.searcher},
+                       {"problem", row.problem}, {"hparams", row.spec.hparams},
+                       {"last", optional_number(row.last)}, {"best", optional_number(row.best)},
+                       {"stop_reason", row.stop_reason}, {"status", nullptr}, {"ended_unix", nullptr}};
+  if (search) {
+    if (const auto found = search->trials().find(row.spec.id); found != search->trials().end()) {
+      trial["status"] = found->second.status;
     }
-    nlohmann::json curves_json = nlohmann::json::array(), attempts_json = nlohmann::json::array();
-    if (record) {
-      const auto pauses = searcher_pauses(search, row.spec.id);
-      const auto cuts = cuts_of(*record, pauses);
-      add_curves(curves_json, record->training, "training", cuts, points);
-      add_curves(curves_json, record->validation, "validation", cuts, points);
-      attempts_json = attempts(*record, pauses);
-      double used = 0;
-      for (const auto& attempt : attempts_json) used += attempt["end"].get<double>() - attempt["start"].get<double>();
-      trial.update({{"restarts", record->restarts}, {"failures", record->failures}, {"nodes", record->nodes},
-                    {"slurm_job_id", record->slurm_job_id}, {"world_size", record->world_size},
-                    {"created", record->created_unix}, {"updated", record->updated_unix}, {"time_used", used},
-                    {"time_lost", round_for_page(sum_of(attempts_json, "seconds_lost") + sum_of(attempts_json, "downtime"))},
-                    {"cuts", cuts}});
-      const auto searcher_status = trial["status"].is_string() ? trial["status"].get<std::string>() : "";
-      if (row.ended() || row.state == "stopped" || searcher_status == "stopped") trial["ended_unix"] = record->updated_unix;
-      if (record->started_from) {
-        trial["started_from"] = {{"trial", record->started_from->trial_id}, {"step", record->started_from->step}};
-      }
-      by_id.push_back(record);
-    }
-    trial["curves"] = std::move(curves_json);
-    trial["attempts"] = std::move(attempts_json);
-    trials.push_back(std::move(trial));
   }
+  nlohmann::json curves_json = nlohmann::json::array(), attempts_json = nlohmann::json::array();
+  if (record) {
+    const auto pauses = searcher_pauses(search, row.spec.id);
+    const auto cuts = cuts_of(*record, pauses);
+    add_curves(curves_json, record->training, "training", cuts, points);
+    add_curves(curves_json, record->validation, "validation", cuts, points);
+    attempts_json = attempts(*record, pauses);
+    double used = 0;
+    for (const auto& attempt : attempts_json) used += attempt["end"].get<double>() - attempt["start"].get<double>();
+    trial.update({{"restarts", record->restarts}, {"failures", record->failures}, {"nodes", record->nodes},
+                  {"slurm_job_id", record->slurm_job_id}, {"world_size", record->world_size},
+                  {"created", record->created_unix}, {"updated", record->updated_unix}, {"time_used", used},
+                  {"time_lost", round_for_page(sum_of(attempts_json, "seconds_lost") + sum_of(attempts_json, "downtime"))},
+                  {"cuts", cuts}});
+    const auto searcher_status = trial["status"].is_string() ? trial["status"].get<std::string>() : "";
+    if (row.ended() || row.state == "stopped" || searcher_status == "stopped") trial["ended_unix"] = record->updated_unix;
+    if (record->started_from) {
+      trial["started_from"] = {{"trial", record->started_from->trial_id}, {"step", record->started_from->step}};
+    }
+  }
+  trial["curves"] = std::move(curves_json);
+  trial["attempts"] = std::move(attempts_json);
+  return trial;
+}
 
-  // The searcher may end an experiment with trials paused for good (ASHA's promotion variant
-  // leaves its losers paused): it has ended once every array task has had its answer and no trial
-  // runs.
-  if (search && !status.rows.empty() && search->tickets_answered() >= static_cast<std::size_t>(searcher::ticket_count(experiment)) &&
-      std::ranges::none_of(search->trials(), [](const auto& entry) { return entry.second.status == "running"; })) {
-    ended = true;
-  }
-  // Once the experiment has ended, a trial the searcher left paused is finished too (for the best
-  // value against trials finished), at its last update.
-  if (ended) {
-    for (auto& trial : trials) {
-      if (trial["ended_unix"].is_null() && trial.contains("updated")) trial["ended_unix"] = trial["updated"];
-    }
-  }
+// Whether the experiment has ended: every trial ended, or the searcher ended it with trials paused
+// for good (ASHA's promotion variant leaves its losers paused) once every array task has had its
+// answer and no trial runs.
+bool experiment_ended(const config::Experiment& experiment, const StatusReport& status,
+                      const searcher::SearchState* search) {
+  if (status.rows.empty()) return false;
+  if (std::ranges::all_of(status.rows, [](const TrialRow& row) { return row.ended(); })) return true;
+  return search && search->tickets_answered() >= static_cast<std::size_t>(searcher::ticket_count(experiment)) &&
+         std::ranges::none_of(search->trials(), [](const auto& entry) { return entry.second.status == "running"; });
+}
+
+nlohmann::json meta_model(const config::Experiment& experiment, const StatusReport& status,
+                          const ModelOptions& options, bool ended, std::size_t points) {
   nlohmann::json states = nlohmann::json::object();
   for (const auto& [state, count] : status.states) states[state] = count;
   nlohmann::json warnings = nlohmann::json::array();
   for (const auto& warning : status.warnings) warnings.push_back(warning);
-  nlohmann::json meta{
+  return {
       {"experiment", experiment.name},
       {"directory", status.directory.string()},
       {"code", status.code},
       {"searcher", config::to_string(experiment.searcher.name)},
       {"sampler", config::to_string(experiment.searcher.sampler)},
-      {"metric", metric},
-      {"smaller_is_better", smaller},
+      {"metric", experiment.searcher.metric},
+      {"smaller_is_better", experiment.searcher.smaller_is_better},
       {"generated_unix", options.now_unix},
       {"watch_seconds", options.watch_seconds ? nlohmann::json(*options.watch_seconds) : nlohmann::json(nullptr)},
       {"ended", ended},
@@ -241,8 +228,38 @@ nlohmann::json report_model(const config::Experiment& experiment, const StatusRe
       {"points_per_curve", points},
       {"best_trial", status.best_row ? nlohmann::json(status.rows[*status.best_row].spec.id) : nlohmann::json(nullptr)},
       {"min_trials_importance", kMinTrials}};
+}
 
-  nlohmann::json model{{"meta", meta}, {"hparams", hparams}};
+}  // namespace
+
+nlohmann::json report_model(const config::Experiment& experiment, const StatusReport& status,
+                            const StatusSources& sources, const ModelOptions& options) {
+  const auto* search = sources.search ? &*sources.search : nullptr;
+  const std::size_t curves = curve_count(sources);
+  const std::size_t points =
+      std::clamp(curves ? options.point_budget / curves : options.max_curve_points, options.min_curve_points,
+                 options.max_curve_points);
+  const nlohmann::json hparams = searched_hparams(experiment);
+
+  nlohmann::json trials = nlohmann::json::array();
+  std::vector<const TrialRecord*> by_id;
+  for (std::size_t i = 0; i < status.rows.size(); ++i) {
+    const auto* record = i < sources.records.size() && sources.records[i] ? &*sources.records[i] : nullptr;
+    trials.push_back(trial_model(status.rows[i], record, search, points));
+    if (record) by_id.push_back(record);
+  }
+  const bool ended = experiment_ended(experiment, status, search);
+  // Once the experiment has ended, a trial the searcher left paused is finished too (for the best
+  // value against trials finished), at its last update.
+  if (ended) {
+    for (auto& trial : trials) {
+      if (trial["ended_unix"].is_null() && trial.contains("updated")) trial["ended_unix"] = trial["updated"];
+    }
+  }
+
+  const auto& metric = experiment.searcher.metric;
+  const bool smaller = experiment.searcher.smaller_is_better;
+  nlohmann::json model{{"meta", meta_model(experiment, status, options, ended, points)}, {"hparams", hparams}};
   model["best_so_far"] = best_so_far(status, sources, trials, metric, smaller);
   model["importance"] = importance(experiment, status, search, hparams);
   model["asha"] = asha_story(experiment, search);

@@ -6,7 +6,7 @@
 // Intel ISA-L's crc32_iscsi computes it (SSE4.2 crc32 instruction + PCLMUL folding, chosen at run
 // time; > 10 GB/s per core). It is the same function as Boost.CRC's table-driven
 // crc_optimal<32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true, true>, the definition the tests check
-// it against on every length, alignment and split point (tests/unit/common_crc32c_test.cpp), so
+// it against on every length, alignment and split point (tests/checkpoint/crc32c_test.cpp), so
 // files written before dlx switched from Boost verify, and any CRC-32C reads dlx's files.
 #include <cstddef>
 #include <cstdint>

@@ -3,7 +3,8 @@
 // caller's own included, so 1 starts none), each taking the next index from one shared counter, so
 // that uneven items (a large file beside small ones) keep every thread busy. The first exception
 // stops the others from taking more indices and is rethrown once every thread has returned. Used
-// by the copies of the code snapshot and of the data cache.
+// by the copies of the code snapshot, of the data cache and of a checkpoint snapshot, and by the
+// checkpoint's block CRCs.
 #include <algorithm>
 #include <atomic>
 #include <cstddef>

@@ -27,6 +27,7 @@
 #include <filesystem>
 #include <string>
 
+#include "dlx/common/accounts.hpp"  // user_name_of, how its refusals name owners
 #include "dlx/common/error.hpp"
 #include "dlx/common/unique_fd.hpp"
 
@@ -65,8 +66,5 @@ UniqueFd open_owned_file_at(int directory, const std::string& name, uid_t owner,
 
 // All of an open file, refusing more than `max_bytes`. `shown` names it in messages.
 std::string read_open_file(int fd, std::size_t max_bytes, const std::filesystem::path& shown);
-
-// "alice" for a uid with a passwd entry, else "uid 1234".
-std::string user_name_of(uid_t uid);
 
 }  // namespace dlx

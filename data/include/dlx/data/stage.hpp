@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -114,8 +115,15 @@ std::filesystem::path resolve_local_root(const LocalRootContext& context);
 std::filesystem::path expand_local_dir(const std::string& pattern, const std::string& node_name,
                                        const std::string& user_name, const std::string& what);
 
-// This process's context without Slurm's: $TMPDIR, the node name (SLURMD_NODENAME, else the host
-// name) and the user name of the effective uid. `dlx data` uses it when given no --dir.
+// The context of a process on `node_name` that sees the variables `variable` gives (the plugin's
+// DLX_SITE_LOCAL_DIR and DLX_SLURM_TMPFS, and TMPDIR), for its effective uid: %u is the uid's
+// account_name (dlx/common/accounts.hpp: the digits for a uid without a passwd entry). dlx-launch
+// and `dlx data` both build it here, so that they expand every pattern alike.
+LocalRootContext local_root_context(const std::function<std::optional<std::string>(const char*)>& variable,
+                                    std::string node_name);
+
+// local_root_context over this process's environment, on the node SLURMD_NODENAME names, else
+// this host. `dlx data` uses it when given no --dir.
 LocalRootContext local_root_context_from_environment();
 
 // <local_root>/dlx-<uid>/data for the effective uid, for messages (not created, not checked).

@@ -1,5 +1,5 @@
-/* libdlx's C API: the surface of dlx::Trial (dlx/trial.hpp) for other languages (python/dlx.py
- * binds it with ctypes). Library: libdlx_c.so.
+/* libdlx's C API: the surface of dlx::Trial (dlx/trial.hpp) for other languages (the Python
+ * package python/dlx/ binds it with ctypes). Library: libdlx_c.so.
  *
  * Every function returns a dlx_status; DLX_OK is 0. On failure dlx_last_error() returns the
  * message of this thread's last failure (valid until the thread's next failing call). No C++

@@ -29,7 +29,7 @@
 // that cannot be written shows at the next finish(), resume or checkpoint exit).
 //
 // Without a communicator (TrialOptions::communicator = false: a PyTorch or JAX program through
-// the C API and python/dlx.py) there is no MPI: rank and world size come from the environment
+// the C API and the `dlx` Python package, python/dlx/) there is no MPI: rank and world size come from the environment
 // dlx-launch sets, only rank 0 writes, and nothing is collective: the program's framework does
 // its own communication and agrees on should_checkpoint_and_exit() itself.
 //
@@ -55,6 +55,7 @@
 #include "dlx/comm/fused_allreduce.hpp"
 #include "dlx/comm/tensor.hpp"
 #include "dlx/common/error.hpp"
+#include "dlx/env/trial_context.hpp"
 #include "dlx/env/trial_environment.hpp"
 #include "dlx/hparams.hpp"
 
@@ -133,17 +134,17 @@ class Trial {
   // reports this process's signal only.
   bool should_checkpoint_and_exit();
 
-  bool in_trial() const noexcept { return environment_.in_trial(); }
-  std::int64_t id() const noexcept { return environment_.trial_id; }
-  const env::TrialEnvironment& environment() const noexcept { return environment_; }
+  bool in_trial() const noexcept { return context_.trial().in_trial(); }
+  std::int64_t id() const noexcept { return context_.trial().trial_id; }
+  const env::TrialEnvironment& environment() const noexcept { return context_.trial(); }
   // Where the trainer keeps data shared by trials: <experiment dir>, or "." outside a trial.
   std::filesystem::path experiment_dir() const;
   const std::optional<std::filesystem::path>& checkpoint_dir() const noexcept {
-    return environment_.checkpoint_dir;
+    return context_.trial().checkpoint_dir;
   }
   // The checkpoint to resume from; nullopt on a fresh start.
   const std::optional<std::filesystem::path>& latest_checkpoint() const noexcept {
-    return environment_.latest_checkpoint;
+    return context_.trial().latest_checkpoint;
   }
 
   void report_training(std::int64_t step, const Metrics& metrics) { report(false, step, metrics); }
@@ -168,8 +169,8 @@ class Trial {
   //   }
   //   trial.finish();
   // Where the work starts (a promotion or a PBT exploit starts past 0) and where to report next.
-  std::int64_t start_length() const noexcept { return environment_.start_length; }
-  std::int64_t target_length() const noexcept { return environment_.target_length; }
+  std::int64_t start_length() const noexcept { return context_.trial().start_length; }
+  std::int64_t target_length() const noexcept { return context_.trial().target_length; }
   // The searcher's last word, for logs: "rung 1 (length 27): accuracy 0.91 ranks 1 of 4; ...".
   const std::string& searcher_reason() const noexcept { return searcher_reason_; }
 
@@ -214,7 +215,9 @@ class Trial {
   // Runs `action` on rank 0, then agrees on the outcome with every rank (see above).
   void on_rank0(const char* what, const std::function<void()>& action);
 
-  env::TrialEnvironment environment_;
+  // The process's environment, trial contract, placement and frozen experiment, read once and
+  // handed to the record, the checkpoint settings and the searcher's coordinator.
+  env::TrialContext context_;
   Hparams hparams_;
   int rank_ = 0;
   int size_ = 1;

@@ -1,7 +1,7 @@
 #pragma once
-// The trial contract (docs: DESIGN.md "Contract points"): the variables the SPANK plugin exports
-// into every task of a trial, read once into a struct. Both libdlx (the trainer side) and
-// dlx-launch (the wrapper side) use this one reader, so the two never disagree.
+// The trial contract (docs/config-reference.md, "What a trial sees"): the variables the SPANK
+// plugin exports into every task of a trial, read once into a struct. Both libdlx (the trainer
+// side) and dlx-launch (the wrapper side) use this one reader, so the two never disagree.
 //   DLX_EXPERIMENT_DIR     the experiment directory on shared storage (unset: not a dlx trial)
 //   DLX_TRIAL_ID           integer id; trials/<id>/trial.h5 is the trial's record
 //   DLX_HPARAMS            JSON object of the hyperparameters, groups nested the way Determined
@@ -67,11 +67,6 @@ struct TrialEnvironment {
 // Throws EnvError naming the variable for a malformed DLX_TRIAL_ID or DLX_HPARAMS (not a JSON
 // object, or nested past kMaxHparamsDepth), or an unreadable DLX_HPARAMS_FILE.
 TrialEnvironment read_trial_environment(const EnvMap& env);
-
-// The experiment's name for records: the frozen snapshot's `name` when <dir>/experiment.yaml
-// exists (a real trial), else the directory's own name (a scratch directory used by hand).
-// Throws config::ConfigError when the snapshot exists but is invalid.
-std::string experiment_name(const std::filesystem::path& experiment_dir);
 
 // Parses a hyperparameter object (any JSON values); `origin` names the source in errors.
 inline constexpr int kMaxHparamsDepth = 64;

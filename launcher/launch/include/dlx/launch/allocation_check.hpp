@@ -9,6 +9,6 @@ namespace dlx::launch {
 // Throws LaunchError saying what differs and how to fix the submission, e.g.
 //   this step has 1 node but the experiment asks for nodes_per_trial: 2 (...)
 // (dlx-launch's main prints it after "dlx-launch: ")
-void check_allocation(const slurm::TaskPlacement& placement, const config::Resources& resources);
+void check_allocation(const env::TaskPlacement& placement, const config::Resources& resources);
 
 }  // namespace dlx::launch

@@ -31,7 +31,7 @@ namespace dlx::launch {
 class DataBarrier {
  public:
   // nullopt where the protocol does not apply (see above) or the run cannot be named.
-  static std::optional<DataBarrier> for_run(const env::TrialEnvironment& trial, const slurm::TaskPlacement& placement,
+  static std::optional<DataBarrier> for_run(const env::TrialEnvironment& trial, const env::TaskPlacement& placement,
                                             const env::EnvMap& env);
   // For tests and for for_run: the barrier of `num_nodes` nodes in `directory`.
   DataBarrier(std::filesystem::path directory, int num_nodes) : directory_(std::move(directory)), num_nodes_(num_nodes) {}

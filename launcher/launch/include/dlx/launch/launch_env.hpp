@@ -32,7 +32,7 @@ inline constexpr int kMasterPortBase = 29500;
 int master_port_for_job(const std::string& job_id);
 
 // Pure apart from `resolve`.
-EnvVars compute_launch_env(const slurm::TaskPlacement& placement, const env::EnvMap& env,
+EnvVars compute_launch_env(const env::TaskPlacement& placement, const env::EnvMap& env,
                            const Resolver& resolve);
 
 // The Python package (import dlx, dlx.torch) installed with dlx-launch: <prefix>/lib/dlx/python

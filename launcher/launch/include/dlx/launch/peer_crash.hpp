@@ -41,7 +41,7 @@ class PeerCrashSignal {
   // nullopt where the protocol does not apply (see above) or the run cannot be named
   // (SLURM_JOB_ID or SLURM_STEP_ID unset).
   static std::optional<PeerCrashSignal> for_run(const env::TrialEnvironment& trial,
-                                                const slurm::TaskPlacement& placement,
+                                                const env::TaskPlacement& placement,
                                                 const env::EnvMap& env);
 
   // trials/<id>/.crash.<run>

@@ -22,16 +22,20 @@
 
 namespace dlx::launch {
 
+// What decides this task's node-local directories: the site's choices as the plugin passed them
+// (DLX_SITE_LOCAL_DIR, DLX_SLURM_TMPFS), $TMPDIR, this node's name and this user's
+// (data::local_root_context, the one `dlx data` uses too). dlx-launch builds it once per run.
+data::LocalRootContext local_root_context(const env::TaskPlacement& placement, const env::EnvMap& env);
+
 // The site's node-local directory: plugstack.conf's local_dir= (DLX_SITE_LOCAL_DIR), else Slurm's
 // TmpFS (DLX_SLURM_TMPFS), else $TMPDIR, else /tmp, with %n and %u expanded for this node and
 // user. The data cache goes there unless the experiment says data.to; the code copy always does
 // (code_workdir.hpp). Throws data::DataError for a pattern that is not absolute or holds an
 // unknown %-escape.
-std::filesystem::path site_local_root(const slurm::TaskPlacement& placement, const env::EnvMap& env);
+std::filesystem::path site_local_root(const data::LocalRootContext& local);
 
 // The node-local base directory of the cache (see above): data.to, else site_local_root.
-std::filesystem::path data_local_root(const config::DataConfig& data, const slurm::TaskPlacement& placement,
-                                      const env::EnvMap& env);
+std::filesystem::path data_local_root(const config::DataConfig& data, const data::LocalRootContext& local);
 
 // What the trial log says of one dataset: "dlx-launch: data on n1: /shared/mnist: copied 64.0 MB
 // in 0.41 s (156 MB/s) to /local/dlx-1001/data/3f2a...", or "...: reused 64.0 MB (cached; found in
@@ -40,10 +44,10 @@ std::string describe_staged(const data::StagedDataset& dataset, const std::strin
 
 class TrialData {
  public:
-  // Stages data.stage; nullopt when it names nothing. `log` (may be null) gets one line per
-  // dataset. Throws data::DataError.
-  static std::optional<TrialData> stage(const config::DataConfig& data, const slurm::TaskPlacement& placement,
-                                        const env::EnvMap& env, std::FILE* log);
+  // Stages data.stage under data_local_root(data, local); nullopt when it names nothing. `log`
+  // (may be null) gets one line per dataset. Throws data::DataError.
+  static std::optional<TrialData> stage(const config::DataConfig& data, const data::LocalRootContext& local,
+                                        std::FILE* log);
 
   // DLX_DATA_DIRS, and DLX_DATA_DIR for a single dataset.
   EnvVars variables() const;

@@ -26,7 +26,7 @@ std::string run_key(const env::TrialEnvironment& trial, const env::EnvMap& env);
 // Redirects this process's stdout and stderr through the tee into the rank's log; nullptr when
 // no log is kept (above), after a warning on stderr when one should have been.
 std::unique_ptr<StdioThroughTee> start_trial_log(const env::TrialEnvironment& trial,
-                                                 const slurm::TaskPlacement& placement,
+                                                 const env::TaskPlacement& placement,
                                                  const env::EnvMap& env);
 
 }  // namespace dlx::launch

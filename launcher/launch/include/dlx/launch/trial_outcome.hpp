@@ -18,8 +18,7 @@
 #include <string_view>
 
 #include "dlx/checkpoint/trial_record.hpp"
-#include "dlx/env/trial_environment.hpp"
-#include "dlx/slurm/task_placement.hpp"
+#include "dlx/env/trial_context.hpp"
 
 namespace dlx::launch {
 
@@ -44,11 +43,7 @@ std::string describe_exit(int exit_status);
 // (describe_exit(exit_status), or the crash of another rank that ended this one: peer_crash.hpp).
 // Returns true when it wrote the file. Throws CheckpointError (or ConfigError for a broken
 // snapshot) on failure.
-bool record_trainer_exit(const env::TrialEnvironment& trial, const slurm::TaskPlacement& placement,
-                         int exit_status, std::string_view what, const ExitDecision& decision,
-                         std::optional<int> max_restarts);
-// The old form: a crash that is not restarted.
-bool record_trainer_exit(const env::TrialEnvironment& trial,
-                         const slurm::TaskPlacement& placement, int exit_status);
+bool record_trainer_exit(env::TrialContext& context, int exit_status, std::string_view what,
+                         const ExitDecision& decision, std::optional<int> max_restarts);
 
 }  // namespace dlx::launch

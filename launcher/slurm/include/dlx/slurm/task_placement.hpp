@@ -1,6 +1,7 @@
 #pragma once
-// Where this task sits in a parallel job: rank, world size, local rank, node, first node, GPUs.
-// This reader is the only Slurm-specific code in the launcher. Sources, in order of precedence:
+// Where this task sits in a parallel job (env::TaskPlacement: rank, world size, local rank, node,
+// first node, GPUs), read from the environment. This reader is the only Slurm-specific code in the
+// launcher. Sources, in order of precedence:
 //   mpirun (Open MPI): OMPI_COMM_WORLD_{RANK,SIZE,LOCAL_RANK,LOCAL_SIZE} (PMIX_RANK for the rank
 //                      when OMPI_COMM_WORLD_RANK is missing). Checked first because mpirun inside
 //                      an allocation inherits the batch shell's SLURM_PROCID=0.
@@ -17,30 +18,13 @@
 #include <vector>
 
 #include "dlx/env/environment.hpp"
+#include "dlx/env/task_placement.hpp"
 
 namespace dlx::slurm {
 
-enum class Launcher { none, srun, mpirun };
-const char* to_string(Launcher launcher);
-
-struct TaskPlacement {
-  Launcher launcher = Launcher::none;
-  int rank = 0;
-  int world_size = 1;
-  int local_rank = 0;
-  int local_world_size = 1;
-  int node_index = 0;               // SLURM_NODEID under srun, else 0
-  int num_nodes = 1;                // 1 when the launcher does not say
-  std::vector<int> tasks_per_node;  // one entry per node when Slurm says; empty otherwise
-  std::string node_name;
-  std::string first_node;           // first host of the step's node list; "" when unknown
-  std::vector<std::string> gpus;    // visible GPU ids as the variable lists them
-  std::string job_id;               // SLURM_JOB_ID; "" outside Slurm
-};
-
 // Pure: everything comes from `env` and `hostname`. Throws env::EnvError naming the variable on a
 // malformed or inconsistent value (rank >= world size, ...).
-TaskPlacement read_task_placement(const env::EnvMap& env, std::string_view hostname);
+env::TaskPlacement read_task_placement(const env::EnvMap& env, std::string_view hostname);
 
 // "0,1,3" -> {"0","1","3"}; "" -> {}. Also accepts Slurm's "NoDevFiles" as none.
 std::vector<std::string> parse_gpu_list(std::string_view list);

@@ -1,0 +1,336 @@
+// dlx-launch's phases (launch_state.hpp), each over the one LaunchState.
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "dlx/launch/allocation_check.hpp"
+#include "dlx/launch/child_process.hpp"
+#include "dlx/launch/data_barrier.hpp"
+#include "dlx/launch/launch_error.hpp"
+#include "dlx/launch/resume_checkpoint.hpp"
+#include "dlx/launch/searcher_work.hpp"
+#include "dlx/launch/trial_log.hpp"
+#include "dlx/launch/trial_outcome.hpp"
+#include "launch_state.hpp"
+
+namespace dlx::launch {
+
+namespace {
+
+std::vector<std::string> entrypoint_command(const config::Experiment& experiment) {
+  if (experiment.entrypoint.empty()) {
+    throw LaunchError(fmt::format("experiment '{}' has no entrypoint (add "
+                                  "entrypoint: to the experiment file, or run dlx-launch -- "
+                                  "COMMAND)", experiment.name));
+  }
+  if (experiment.entrypoint_is_shell) return {"/bin/sh", "-c", experiment.entrypoint.front()};
+  return experiment.entrypoint;
+}
+
+// A LaunchError's message (without the "dlx-launch: " main prints before it) as the trial record
+// keeps it: saying that dlx-launch, not the trainer, stopped the trial.
+std::string refusal_record(std::string_view message) { return fmt::format("dlx-launch: {}", message); }
+
+// Best effort: the exit status reaches Slurm anyway; only the record could not say it.
+void record_failure(env::TrialContext& context, int status, std::string_view what,
+                    const ExitDecision& decision = {.status = 1, .crash = true},
+                    std::optional<int> max_restarts = std::nullopt) {
+  try {
+    record_trainer_exit(context, status, what, decision, max_restarts);
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "dlx-launch: warning: cannot record exit {} in the trial record: {}\n",
+               status, error.what());
+  }
+}
+
+// Runs `step`; a LaunchError it throws first marks the trial failed (rank 0), so that `dlx status`
+// says why the trainer never ran.
+template <typename Step>
+auto refused_unless(LaunchState& state, Step&& step) {
+  try {
+    return step();
+  } catch (const LaunchError& error) {
+    if (state.rank0()) record_failure(state.context, 1, refusal_record(error.what()));
+    throw;
+  }
+}
+
+// The record as this run starts (its failure count decides crash restarts on every rank alike).
+std::optional<checkpoint::TrialRecord> record_at_start(const env::TrialEnvironment& trial) {
+  if (!trial.in_trial()) return std::nullopt;
+  try {
+    return checkpoint::load_trial_record_if_exists(trial.record_path());
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "dlx-launch: warning: cannot read the trial record: {}\n", error.what());
+    return std::nullopt;
+  }
+}
+
+// A trial runs only as the tasks of a launched step (srun in the job script; mpirun in tests and
+// by hand). Two mistakes look like a trial but are not, and both are refused before anything is
+// touched: dlx-launch in the batch script itself, without srun (the trial would run as one process
+// on one node whatever its resources, and the preemption notice, sent to job steps, would never
+// reach it), and a shell that kept DLX_EXPERIMENT_DIR but has no ticket (ticket 0 would be taken
+// and trial 0's record rewritten, completed or not).
+void refuse_unlaunched_trial(env::TrialContext& context, bool dry_run) {
+  const auto& placement = context.placement();
+  const auto& trial = context.trial();
+  if (!trial.in_trial() || placement.launcher != env::Launcher::none) return;
+  if (!trial.slurm_job_id.empty()) {
+    const std::string why = fmt::format(
+        "not started by srun: this is job {}'s batch script (or another process outside "
+        "a job step), where the trial would run as one process on this node whatever its resources "
+        "and would never get the preemption notice (start it with srun, as examples/job.sh does: "
+        "srun --mpi=pmix dlx-launch)",
+        trial.slurm_job_id);
+    // The trainer never runs: mark the trial failed so that `dlx status` says so.
+    if (!dry_run) record_failure(context, 1, refusal_record(why));
+    throw LaunchError(why);
+  }
+  // trial_id reads 0 when DLX_TRIAL_ID is unset, so that one is looked up again.
+  if (const auto trial_id = env::lookup(context.env(), "DLX_TRIAL_ID"); !trial.ticket && (!trial_id || trial_id->empty())) {
+    throw LaunchError(fmt::format(
+        "DLX_EXPERIMENT_DIR is set ({}) but neither DLX_TICKET nor DLX_TRIAL_ID, and "
+        "this is no Slurm job: running would take ticket 0 of that experiment and rewrite trial 0's "
+        "record (submit with sbatch --dl-experiment=FILE; to run a command outside a trial, unset "
+        "DLX_EXPERIMENT_DIR; to run one trial by hand, set DLX_TRIAL_ID)",
+        trial.experiment_dir->string()));
+  }
+}
+
+// The torchrun variables, and PYTHONPATH with dlx's Python package.
+EnvVars trainer_variables(const LaunchState& state, const Resolver& resolve) {
+  EnvVars vars = compute_launch_env(state.placement(), state.context.env(), resolve);
+  std::error_code no_exe;
+  const auto launcher = std::filesystem::read_symlink("/proc/self/exe", no_exe);
+  if (const auto package = no_exe ? std::nullopt : python_package_dir(launcher)) {
+    vars.emplace_back("PYTHONPATH", python_path_with(*package, state.context.env()));
+  }
+  return vars;
+}
+
+// In a trial, the frozen experiment: only the user's own experiment directory is acted on (the
+// context reads the snapshot through the trusted path), since its entrypoint runs as them.
+// Running the entrypoint or checking a step needs the snapshot; a command given by hand outside
+// srun uses it when it is there. Under srun, the step must match its resources.
+void load_experiment(LaunchState& state) {
+  if (!state.in_trial()) return;
+  const bool under_srun = state.placement().launcher == env::Launcher::srun;
+  state.experiment = state.options.command.empty() || under_srun ? &state.context.frozen_experiment()
+                                                                  : state.context.experiment();
+  if (state.experiment && under_srun) {
+    refused_unless(state, [&] { check_allocation(state.placement(), state.experiment->resources); });
+  }
+}
+
+std::vector<std::string> command_to_run(const LaunchState& state) {
+  if (!state.options.command.empty()) return state.options.command;
+  if (!state.experiment) {
+    throw LaunchError(
+        "no command to run: this is not a dlx trial (DLX_EXPERIMENT_DIR is not set) "
+        "and no command was given (submit with sbatch --dl-experiment=FILE, or run "
+        "dlx-launch -- COMMAND ARGS...)");
+  }
+  return entrypoint_command(*state.experiment);
+}
+
+// A preemption notice that came before the trainer started: nothing to checkpoint yet, so exit
+// for a requeue at once.
+std::optional<int> requeue_on_notice(std::string_view when) {
+  const int notice = notice_received();
+  if (notice == 0) return std::nullopt;
+  fmt::print(stderr, "dlx-launch: a notice (signal {}) arrived {}: exiting {} for a requeue\n", notice, when,
+             env::kRequeueExitCode);
+  return env::kRequeueExitCode;
+}
+
+// The trainer runs the code as submitted: in a node-local copy of the experiment's code snapshot
+// (code_workdir.hpp), where relative entrypoints resolve.
+std::optional<CodeWorkdir> code_copy(LaunchState& state) {
+  if (!state.experiment || !state.in_trial()) return std::nullopt;
+  return refused_unless(state, [&] {
+    std::filesystem::path local_root;
+    try {
+      local_root = site_local_root(state.local);
+    } catch (const data::DataError& error) {
+      throw LaunchError(fmt::format("the node-local directory for the code copy: {}", error.what()));
+    }
+    return CodeWorkdir::prepare(*state.context.trial().experiment_dir, *state.experiment, state.context.env(),
+                                local_root, state.rank0_log());
+  });
+}
+
+// The experiment's data: on this node, staged before the trainer starts (trial_data.hpp), and on
+// a multi-node trial rank 0 waits until every node has it (data_barrier.hpp). A failure is
+// recorded by rank 0 (a failed node's reason reaches it through the barrier) and ends this rank;
+// the other ranks' trainers, already waiting for rank 0, are ended through the crash signal.
+std::optional<TrialData> stage_trial_data(LaunchState& state) {
+  const auto& placement = state.placement();
+  const auto& env = state.context.env();
+  if (state.experiment->data.stage.empty()) return std::nullopt;
+  const auto barrier = DataBarrier::for_run(state.context.trial(), placement, env);
+  const bool node_leader = placement.local_rank == 0;
+  std::optional<TrialData> data;
+  try {
+    data = TrialData::stage(state.experiment->data, state.local, node_leader ? stderr : nullptr);
+    if (barrier && node_leader) barrier->arrive(placement.node_index, placement.node_name);
+    if (barrier && placement.rank == 0) {
+      barrier->remove_stale();
+      barrier->wait_for_all(DataBarrier::deadline_from(env));
+    }
+  } catch (const std::exception& error) {
+    std::string why = error.what();
+    if (dynamic_cast<const LaunchError*>(&error) == nullptr) {  // this node's own staging
+      why = fmt::format("cannot stage the experiment's data on {}: {}", placement.node_name, why);
+      if (barrier && node_leader) barrier->fail(placement.node_index, placement.node_name, why);
+    }
+    if (placement.rank == 0) {
+      record_failure(state.context, 1, refusal_record(why));
+      if (state.peers) state.peers->announce(fmt::format("rank 0 on {}: {}", placement.node_name, why));
+    }
+    throw LaunchError(why);
+  }
+  return data;
+}
+
+// The trainer, with the signals forwarded; ended when another rank crashed. Its exit status, the
+// requeue code when the notice itself ended it.
+int run_trainer(LaunchState& state) {
+  std::function<bool()> end_if_peer_crashed;
+  if (state.peers) {
+    end_if_peer_crashed = [&state] {
+      state.peer_crash = state.peers->peer_crash();
+      return state.peer_crash.has_value();
+    };
+  }
+  const int status = run_child(state.command, end_if_peer_crashed);
+  if (state.peer_crash) {
+    fmt::print(stderr, "dlx-launch: {} crashed; this rank's trainer cannot go on without it "
+               "and was ended\n", *state.peer_crash);
+  }
+  if (const int notice = notice_received(); notice != 0 && status == 128 + notice) {
+    // Killed by the notice itself (it came before the trainer installed its handlers): not a
+    // crash; the requeued run resumes from the last checkpoint.
+    fmt::print(stderr, "dlx-launch: the trainer was ended by the notice (signal {}) before it "
+               "could checkpoint: exiting {} for a requeue\n", notice, env::kRequeueExitCode);
+    return env::kRequeueExitCode;
+  }
+  return status;
+}
+
+// A crash: the other ranks told, rank 0's record updated, and past max_restarts the searcher told
+// that the trial failed.
+void account_for_crash(LaunchState& state, int status, const ExitDecision& decision) {
+  const auto& placement = state.placement();
+  // What the record and the messages call the error: this rank's, or the peer's that ended it.
+  std::string what = state.peer_crash ? *state.peer_crash : describe_exit(status);
+  if (state.peers && !state.peer_crash) {
+    // First, so that the other ranks stop waiting for this one as soon as possible.
+    const auto line = fmt::format("rank {} on {}: {}", placement.rank, placement.node_name, what);
+    if (const auto earlier = state.peers->announce(line)) what += fmt::format(" (after {})", *earlier);
+  }
+  if (state.rank0()) record_failure(state.context, status, what, decision, state.max_restarts);
+  if (!decision.requeue && state.rank0() && state.experiment && state.in_trial()) {
+    const auto why = fmt::format("the trainer crashed ({}){}", what,
+                                 state.max_restarts ? fmt::format(" past max_restarts {}", *state.max_restarts) : "");
+    fmt::print(stderr, "dlx-launch: {}: trial {} is failed\n", why, state.context.trial().trial_id);
+    tell_searcher_failed(*state.experiment, state.context.trial(), why);
+  }
+  if (decision.requeue) {
+    fmt::print(stderr, "dlx-launch: the trainer crashed ({}): exiting {} so that Slurm requeues "
+               "the trial (crash {} of max_restarts {})\n", what, decision.status,
+               (state.at_start ? state.at_start->failures : 0) + 1, state.max_restarts.value_or(0));
+  }
+}
+
+}  // namespace
+
+LaunchState::LaunchState(const Options& given, env::TrialContext trial_context)
+    : options(given), context(std::move(trial_context)),
+      local(local_root_context(context.placement(), context.env())) {}
+
+void prepare(LaunchState& state, const Resolver& resolve) {
+  refuse_unlaunched_trial(state.context, state.options.dry_run);
+  state.vars = trainer_variables(state, resolve);
+  load_experiment(state);
+  state.command = command_to_run(state);
+}
+
+std::optional<int> take_work(LaunchState& state) {
+  auto& trial = state.context.trial();
+  // The searcher's work for this array task (searcher_work.hpp): which trial, from where, how far.
+  if (state.experiment && trial.in_trial() && !state.options.dry_run) {
+    auto work = take_searcher_work(*state.experiment, trial, state.context.env(), state.rank0_log());
+    if (!work) return 0;
+    if (work->kind == searcher::Work::Kind::wait) return env::kRequeueExitCode;  // slot given back
+    apply_searcher_work(*work, *state.experiment, trial, state.vars, state.rank0_log());
+  }
+  // Which checkpoint the trainer resumes from (resume_checkpoint.hpp) and, for crash restarts,
+  // the failure count as this run begins (trial_outcome.hpp).
+  if (trial.in_trial()) {
+    state.vars.emplace_back("DLX_LATEST_CHECKPOINT",
+                            resume_checkpoint_value(trial, state.context.experiment_name(), state.rank0_log()));
+  }
+  state.at_start = record_at_start(trial);
+  if (state.experiment && !trial.slurm_job_id.empty()) state.max_restarts = state.experiment->max_restarts;
+  return std::nullopt;
+}
+
+void print_dry_run(std::FILE* out, const LaunchState& state) {
+  const auto& placement = state.placement();
+  fmt::print(out, "# dlx-launch: {} environment, node {}, rank {} of {}\n",
+             env::to_string(placement.launcher), placement.node_name, placement.rank,
+             placement.world_size);
+  for (const auto& [name, value] : state.vars) fmt::print(out, "{}={}\n", name, value);
+  for (const auto& [name, value] : state.context.env()) {
+    const bool computed = std::any_of(state.vars.begin(), state.vars.end(),
+                                      [&](const auto& var) { return var.first == name; });
+    if (name.starts_with("DLX_") && !computed) fmt::print(out, "{}={}\n", name, value);
+  }
+  fmt::print(out, "# command: {}\n", fmt::join(state.command, " "));
+}
+
+std::optional<int> enter_code(LaunchState& state) {
+  if (auto code = code_copy(state)) {
+    state.code.emplace(std::move(*code));
+    state.vars.emplace_back("DLX_CODE_DIR", state.code->code_dir().string());
+    state.vars.emplace_back("PWD", state.code->working_dir().string());
+    state.code->enter();  // through the handle the directory was checked with
+  }
+  for (const auto& [name, value] : state.vars) ::setenv(name.c_str(), value.c_str(), 1);
+  return requeue_on_notice("before the trainer started");
+}
+
+std::optional<int> stage_data(LaunchState& state) {
+  const auto& trial = state.context.trial();
+  // From here until dlx-launch exits, this rank's output (the trainer's and dlx-launch's) is also
+  // copied into the trial's logs directory (trial_log.hpp), for `dlx logs`.
+  state.trial_log = start_trial_log(trial, state.placement(), state.context.env());
+  // A crash on another rank ends this one too (peer_crash.hpp): no rank is left hanging.
+  if (auto peers = PeerCrashSignal::for_run(trial, state.placement(), state.context.env())) {
+    state.peers.emplace(std::move(*peers));
+    if (state.rank0()) state.peers->remove_stale();
+  }
+  if (!state.experiment || !state.in_trial()) return std::nullopt;
+  // Held until dlx-launch exits, i.e. until the trainer has exited.
+  state.data = stage_trial_data(state);
+  if (!state.data) return std::nullopt;
+  ::unsetenv("DLX_DATA_DIR");  // set again below only for a single dataset
+  for (const auto& [name, value] : state.data->variables()) ::setenv(name.c_str(), value.c_str(), 1);
+  return requeue_on_notice("while the data was staged");
+}
+
+int run_and_account(LaunchState& state) {
+  const int status = run_trainer(state);
+  const auto decision = decide_exit(status, state.at_start, state.max_restarts);
+  if (decision.crash) account_for_crash(state, status, decision);
+  return decision.status;
+}
+
+}  // namespace dlx::launch

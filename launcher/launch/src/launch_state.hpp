@@ -1,0 +1,71 @@
+#pragma once
+// dlx-launch's run as named phases over one state (launch.hpp lists the steps; launch.cpp runs
+// them in order). Each phase reads what the earlier ones left in LaunchState and adds its own
+// part; a phase that ends the run early returns the exit status.
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/config/experiment.hpp"
+#include "dlx/data/stage.hpp"
+#include "dlx/env/trial_context.hpp"
+#include "dlx/launch/code_workdir.hpp"
+#include "dlx/launch/launch_env.hpp"
+#include "dlx/launch/options.hpp"
+#include "dlx/launch/output_tee.hpp"
+#include "dlx/launch/peer_crash.hpp"
+#include "dlx/launch/trial_data.hpp"
+
+namespace dlx::launch {
+
+// What dlx-launch knows as it goes. The members that hold something while the trainer runs are
+// declared in the order the phases take them, so that they are let go in reverse once it has
+// exited: the staged data's shared locks, the crash signal, the copy of the output, the code copy.
+struct LaunchState {
+  LaunchState(const Options& given, env::TrialContext trial_context);
+
+  bool in_trial() const noexcept { return context.in_trial(); }
+  const env::TaskPlacement& placement() const noexcept { return context.placement(); }
+  // Rank 0 speaks for the trial: its messages, its records.
+  bool rank0() const noexcept { return placement().rank == 0; }
+  std::FILE* rank0_log() const noexcept { return rank0() ? stderr : nullptr; }
+
+  const Options& options;
+  env::TrialContext context;                       // environment, contract, placement, snapshot
+  data::LocalRootContext local;                    // what decides the node-local directories
+  const config::Experiment* experiment = nullptr;  // the frozen one (the context's), in a trial
+  EnvVars vars;                                    // what the trainer gets on top of env
+  std::vector<std::string> command;
+  std::optional<checkpoint::TrialRecord> at_start;  // the record as this run starts
+  std::optional<int> max_restarts;                  // crashes are restarted: a Slurm job with a snapshot
+
+  std::optional<CodeWorkdir> code;
+  std::unique_ptr<StdioThroughTee> trial_log;
+  std::optional<PeerCrashSignal> peers;
+  std::optional<std::string> peer_crash;  // the crash on another rank that ended this one
+  std::optional<TrialData> data;
+};
+
+// 1. Prepare: refuse what is not a launched trial, the trainer's variables, the frozen experiment
+//    and the step's resources against it, the command.
+void prepare(LaunchState& state, const Resolver& resolve);
+// 2. Take work: the ticket's work from the searcher, the checkpoint to resume from, the record as
+//    the run starts. An exit status when there is nothing to run.
+std::optional<int> take_work(LaunchState& state);
+// --dry-run: what would run, with which variables.
+void print_dry_run(std::FILE* out, const LaunchState& state);
+// 3. Enter code: the node-local copy of the code snapshot as the working directory, the
+//    variables exported. The requeue status when a notice came first.
+std::optional<int> enter_code(LaunchState& state);
+// 4. Stage data: from here this rank's output is copied into the trial's logs and a crash on
+//    another rank ends this one; the experiment's data staged on this node (and on every node,
+//    rank 0 waits). The requeue status when a notice came meanwhile.
+std::optional<int> stage_data(LaunchState& state);
+// 5. Run and account: the trainer, its exit as a crash or not, the record and the searcher told.
+//    dlx-launch's exit status.
+int run_and_account(LaunchState& state);
+
+}  // namespace dlx::launch
