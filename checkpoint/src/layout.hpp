@@ -16,6 +16,7 @@ inline constexpr const char* kTrialId = "trial_id";
 inline constexpr const char* kState = "state";
 inline constexpr const char* kExitCode = "exit_code";
 inline constexpr const char* kStopReason = "stop_reason";
+inline constexpr const char* kStopCause = "stop_cause";  // format 3
 inline constexpr const char* kRestarts = "restarts";
 inline constexpr const char* kFailures = "failures";
 inline constexpr const char* kWorldSize = "world_size";

@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -26,6 +27,7 @@ constexpr std::uint32_t kLogFormatVersion = 1;
 constexpr std::string_view kPrefix = "metrics.", kSuffix = ".log";
 constexpr std::uint8_t kName = 1, kRow = 2, kDrop = 3;
 constexpr std::size_t kRowFixedBytes = 1 + 1 + 8 + 8, kValueBytes = 4 + 8;
+constexpr std::uint32_t kUnmapped = std::numeric_limits<std::uint32_t>::max();
 
 template <typename T>
 void put(std::vector<std::byte>& out, T value) {
@@ -178,7 +180,7 @@ void MetricRowApplier::define(std::uint32_t id, std::string name) {
     throw CheckpointError(fmt::format("metric id {} is defined twice", id));
   if (id >= names_.size()) {
     names_.resize(id + 1);
-    for (auto& columns : columns_) columns.resize(id + 1, nullptr);
+    for (auto& metrics : metrics_) metrics.resize(id + 1, kUnmapped);
   }
   names_[id] = std::move(name);
 }
@@ -187,31 +189,20 @@ MetricTable& MetricRowApplier::table(MetricTableId id) {
   return id == MetricTableId::training ? record_->training : record_->validation;
 }
 
-std::vector<double>& MetricRowApplier::column(MetricTable& table, std::size_t table_index, std::uint32_t id) {
+std::uint32_t MetricRowApplier::metric(MetricTable& table, std::size_t table_index, std::uint32_t id) {
   if (id >= names_.size() || names_[id].empty())
     throw CheckpointError(fmt::format("metric id {} is used before it is named", id));
-  auto& cached = columns_[table_index][id];
-  if (cached == nullptr) {
-    auto found = table.columns.find(names_[id]);
-    if (found == table.columns.end()) {
-      if (table.columns.size() >= kMaxMetricNames)
-        throw CheckpointError(fmt::format("more than {} metric names in one table", kMaxMetricNames));
-      found = table.columns.try_emplace(names_[id], table.steps.size() - 1,
-                                        std::numeric_limits<double>::quiet_NaN()).first;
-      found->second.push_back(std::numeric_limits<double>::quiet_NaN());
-    }
-    cached = &found->second;
-  }
-  return *cached;
+  auto& mapped = metrics_[table_index][id];
+  if (mapped == kUnmapped) mapped = table.add_name(names_[id]);
+  return mapped;
 }
 
 void MetricRowApplier::row(MetricTableId id, std::int64_t step, double wall_time,
                            std::span<const std::pair<std::uint32_t, double>> values) {
   auto& target = table(id);
-  if (!target.steps.empty() && step <= target.steps.back()) target.drop_from(step);
-  target.open_row(step, wall_time);
   const auto index = static_cast<std::size_t>(id);
-  for (const auto& [metric, value] : values) column(target, index, metric).back() = value;
+  target.open_row(step, wall_time);
+  for (const auto& [metric_id, value] : values) target.set(metric(target, index, metric_id), value);
 }
 
 void MetricRowApplier::drop(MetricTableId id, std::int64_t from_step) {

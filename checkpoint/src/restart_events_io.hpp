@@ -13,6 +13,7 @@
 
 namespace dlx::checkpoint {
 
+// Creates the groups, or rewrites the attributes of those that exist (a writer extending its file).
 void write_restart_events(hid_t root, const std::vector<RestartEvent>& events,
                           const std::filesystem::path& file);
 std::vector<RestartEvent> read_restart_events(hid_t root, h5::ReadGuard& guard);

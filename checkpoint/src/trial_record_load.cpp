@@ -57,6 +57,8 @@ TrialRecord read_record(hid_t file_id, h5::ReadGuard& guard) {
   record.state = read_text(root.get(), layout::kState, guard);
   record.exit_code = h5::read_int_attribute(root.get(), layout::kExitCode, path);
   record.stop_reason = read_text(root.get(), layout::kStopReason, guard);
+  if (h5::has_attribute(root.get(), layout::kStopCause, path))  // format 3
+    record.stop_cause = read_text(root.get(), layout::kStopCause, guard);
   record.restarts = h5::read_int_attribute(root.get(), layout::kRestarts, path);
   // Absent in records written before crashes were counted: none then.
   if (h5::has_attribute(root.get(), layout::kFailures, path))

@@ -83,8 +83,8 @@ std::string experiment_event(const std::string& experiment_name, const std::stri
       if (inserted) names.push_back(name);
       else if (found->second != type_of(value)) found->second = DATA_TYPE_UNSET;
     }
-    for (const auto& column : trial.training.columns) training.insert(column.first);
-    for (const auto& column : trial.validation.columns) validation.insert(column.first);
+    training.insert(trial.training.names().begin(), trial.training.names().end());
+    validation.insert(trial.validation.names().begin(), trial.validation.names().end());
   }
   const double created = experiment_start(trials);
   experiment->set_time_created_secs(created);

@@ -57,11 +57,13 @@ std::map<int, Hostile> write_trial_records(const fs::path& experiment, const fs:
   std::map<int, Hostile> out;
   write_trial_record_then(record(1), [](hid_t f) {
     add_declared_dataset(f, "/metrics/training/steps", std::uint64_t{1} << 29, H5T_STD_I64LE,
-                         Storage::chunked, false);
+                         Storage::chunked_small, false);
     add_declared_dataset(f, "/metrics/training/loss", std::uint64_t{1} << 29, H5T_IEEE_F64LE,
-                         Storage::chunked, false);
+                         Storage::chunked_small, false);
   });
-  out[1] = {"2^29-row chunked metric tables", "dataset /metrics/training/steps is stored chunked"};
+  out[1] = {"2^29-row chunked metric tables, no chunk stored",
+            "dataset /metrics/training/steps declares 4294967296 bytes ([536870912] x 8 bytes) but the file "
+            "holds 0 bytes of chunks for it"};
   write_trial_record_then(record(2), [](hid_t f) {
     add_declared_dataset(f, "/metrics/validation/val_loss", std::uint64_t{1} << 29, H5T_IEEE_F64LE,
                          Storage::contiguous_missing, false);

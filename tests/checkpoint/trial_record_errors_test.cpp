@@ -120,11 +120,6 @@ TEST_CASE("records that cannot be stored are refused by name", "[unit][trial_rec
     record.training.append(400, {{"val/loss", 0.5}});
     CHECK_THROWS_WITH(save_trial_record(record, path), Contains("metric name 'val/loss'"));
   }
-  SECTION("ragged metric table") {
-    record.validation.columns["val_loss"].pop_back();
-    CHECK_THROWS_WITH(save_trial_record(record, path),
-                      Contains("metric 'val_loss' has 1 values for 2 steps"));
-  }
   CHECK(testing::file_names_in(dir.path()).empty());
 }
 

@@ -123,10 +123,10 @@ void mixed(const fs::path& dir) {
     if (id == 6) {  // requeued after a notice, then a crash
       record.restarts = 2;
       record.failures = 1;
-      record.restart_events.push_back({"notice", "requeue: checkpoint at step 100 after SIGUSR2",
-                                       record.created_unix + 200, 100, 0, 0, 30});
+      record.restart_events.push_back({"preemption", "requeue: checkpoint at step 100 after SIGUSR2",
+                                       record.created_unix + 200, 100, 0, 0, 30, "n1,n2"});
       record.restart_events.push_back({"crash", "crash: exit 3; restart 1 of max_restarts 5", record.created_unix + 400,
-                                       300, 20, 45.5, 12});
+                                       300, 20, 45.5, 12, "n2,n3"});
       record.updated_unix = record.created_unix + 700;
     }
     if (id == 4) {
@@ -134,7 +134,7 @@ void mixed(const fs::path& dir) {
       record.restarts = 6;
       record.exit_code = 137;
       record.stop_reason = std::string("failed: crash 6 is past max_restarts 5; last error: ") + kHostile;
-      record.restart_events.push_back({"crash", "crash: exit 137 (signal 9)", record.created_unix + 100, 0, 50, 80, 5});
+      record.restart_events.push_back({"crash", "crash: exit 137 (signal 9)", record.created_unix + 100, 0, 50, 80, 5, ""});
     }
     save(dir, record);
   }

@@ -77,7 +77,7 @@ std::string searcher_summary(const searcher::TrialState& trial) {
 std::optional<std::int64_t> last_step(const checkpoint::TrialRecord& record) {
   std::optional<std::int64_t> step;
   for (const auto* table : {&record.training, &record.validation}) {
-    if (!table->steps.empty()) step = std::max(step.value_or(table->steps.back()), table->steps.back());
+    if (!table->empty()) step = std::max(step.value_or(table->steps().back()), table->steps().back());
   }
   return step;
 }
@@ -131,10 +131,10 @@ StatusReport read_status(const std::filesystem::path& directory, const config::E
         row.last = record->validation.last(metric);
         row.best = record->validation.best(metric, smaller);
         row.stop_reason = record->stop_reason;
+        row.nodes = record->nodes;
+        row.restarts = record->restart_events;
         row.last_step = last_step(*record);
-        if (auto column = record->validation.columns.find(metric); column != record->validation.columns.end()) {
-          row.metric_values = column->second;
-        }
+        row.metric_values = record->validation.series(metric).values;
         if (sources) kept = std::move(record);
       }
     } catch (const std::exception& e) {

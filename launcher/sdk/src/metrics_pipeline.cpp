@@ -12,7 +12,9 @@
 #include <cstring>
 #include <ctime>
 #include <exception>
+#include <limits>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -61,11 +63,24 @@ MetricsPipelineOptions MetricsPipelineOptions::from_environment() {
 
 MetricsPipeline::MetricsPipeline(std::filesystem::path record_path, checkpoint::TrialRecord record,
                                  MetricsPipelineOptions options)
-    : record_path_(std::move(record_path)), options_(options), record_(std::move(record)) {
-  // The record has every log up to its metrics_log applied: continue in that generation.
+    : record_path_(std::move(record_path)), options_(options), record_(std::move(record)), writer_(record_path_) {
+  // The record has every log up to its metrics_log applied: continue in that generation, with
+  // the whole record written once; from then on trial.h5 is extended, and only the rows it lacks
+  // are kept here.
   generation_ = record_.metrics_log - 1;
-  auto copy = rotate_and_copy_record(nullptr);
-  write_record(copy);
+  {
+    std::lock_guard file(file_mutex_);
+    start_new_generation();
+  }
+  record_.metrics_log = generation_;
+  record_.updated_unix = unix_seconds_now();
+  writer_.write(record_);
+  checkpoint::retire_metrics_logs(record_path_.parent_path(), record_.metrics_log);
+  for (auto id : {MetricTableId::training, MetricTableId::validation}) {
+    auto& table = id == MetricTableId::training ? record_.training : record_.validation;
+    if (!table.empty()) saved_[static_cast<std::size_t>(id)].last_step = table.steps().back();
+    table.clear_rows();
+  }
   last_compaction_ = Clock::now();
   flusher_ = std::thread([this] { flusher_loop(); });
   compactor_ = std::thread([this] { compactor_loop(); });
@@ -133,6 +148,29 @@ void MetricsPipeline::report(MetricTableId table, std::int64_t step, const Metri
   if (pending_.values.size() >= kEarlyFlushValues && !early_flush_.exchange(true)) control_changed_.notify_all();
 }
 
+std::vector<std::uint32_t> MetricsPipeline::ids_of(const std::vector<std::string>& names) {
+  std::lock_guard lock(pending_mutex_);
+  std::vector<std::uint32_t> ids;
+  ids.reserve(names.size());
+  for (const auto& name : names) ids.push_back(id_of(name));
+  return ids;
+}
+
+void MetricsPipeline::report_values(MetricTableId table, std::int64_t step, std::span<const std::uint32_t> ids,
+                                    std::span<const double> values) {
+  const double wall_time = unix_time_now();
+  std::lock_guard lock(pending_mutex_);
+  Entry entry;
+  entry.table = table;
+  entry.step = step;
+  entry.wall_time = wall_time;
+  entry.first_value = static_cast<std::uint32_t>(pending_.values.size());
+  entry.value_count = static_cast<std::uint32_t>(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) pending_.values.emplace_back(ids[i], values[i]);
+  pending_.entries.push_back(entry);
+  if (pending_.values.size() >= kEarlyFlushValues && !early_flush_.exchange(true)) control_changed_.notify_all();
+}
+
 void MetricsPipeline::drop_from(std::int64_t step) {
   std::lock_guard lock(pending_mutex_);
   Entry entry;
@@ -168,7 +206,7 @@ void MetricsPipeline::commit(const std::function<void(checkpoint::TrialRecord&)>
   }
   std::string failure;
   try {
-    write_record(rotate_and_copy_record(edit));
+    write_snapshot(rotate_and_snapshot(edit));
   } catch (const std::exception& error) {
     failure = error.what();
   }
@@ -223,9 +261,9 @@ void MetricsPipeline::flusher_loop() {
       }
     }
     if (compact) {
-      std::optional<checkpoint::TrialRecord> copy;
+      std::optional<Snapshot> copy;
       try {
-        copy = rotate_and_copy_record(nullptr);
+        copy = rotate_and_snapshot(nullptr);
       } catch (const std::exception& error) {
         std::fprintf(stderr, "dlx: cannot start a new metrics log: %s\n", error.what());
       }
@@ -248,22 +286,22 @@ void MetricsPipeline::flusher_loop() {
 
 void MetricsPipeline::compactor_loop() {
   for (;;) {
-    checkpoint::TrialRecord record;
+    std::optional<Snapshot> snapshot;
     {
       std::unique_lock lock(control_mutex_);
       control_changed_.wait(lock, [&] { return stopping_ || to_compact_.has_value(); });
       if (!to_compact_) return;
-      record = std::move(*to_compact_);
+      snapshot = std::move(to_compact_);
       to_compact_.reset();
     }
     const auto start = Clock::now();
     bool failed = false;
     try {
-      write_record(record);
+      write_snapshot(std::move(*snapshot));
     } catch (const std::exception& error) {
       // The log chain still holds everything (trial.h5 names the older generation, which is
-      // kept): a later compaction tries again, each one twice as far apart, so that a file system
-      // refusing trial.h5 for hours leaves a short chain of logs.
+      // kept), and record_ the rows: a later compaction tries again, each one twice as far apart,
+      // so that a file system refusing trial.h5 for hours leaves a short chain of logs.
       std::fprintf(stderr, "dlx: cannot compact the metrics into %s: %s\n", record_path_.c_str(), error.what());
       failed = true;
     }
@@ -331,6 +369,10 @@ void MetricsPipeline::flush_once() {
     for (std::size_t i = 0; i < batch.new_names.size(); ++i)
       applier_.define(batch.first_new_id + static_cast<std::uint32_t>(i), batch.new_names[i]);
     for (const auto& entry : batch.entries) {
+      // What trial.h5 (and a compaction in flight) holds from this step on is replaced too.
+      for (auto id : {MetricTableId::training, MetricTableId::validation})
+        if (entry.table == id || (entry.drop && entry.table == MetricTableId::both))
+          saved_[static_cast<std::size_t>(id)].replace_from(entry.step);
       if (entry.drop) {
         applier_.drop(entry.table, entry.step);
       } else {
@@ -338,6 +380,8 @@ void MetricsPipeline::flush_once() {
                      std::span(batch.values).subspan(entry.first_value, entry.value_count));
       }
     }
+    in_flight_[0] = std::min(in_flight_[0], record_.training.rows());
+    in_flight_[1] = std::min(in_flight_[1], record_.validation.rows());
   }
   {
     std::lock_guard lock(control_mutex_);
@@ -381,11 +425,14 @@ void MetricsPipeline::write_unwritten() {
   unwritten_.clear();
 }
 
-checkpoint::TrialRecord MetricsPipeline::rotate_and_copy_record(
-    const std::function<void(checkpoint::TrialRecord&)>& edit) {
-  std::lock_guard file(file_mutex_);
-  if (!unwritten_.empty())
-    throw TrialError("dlx: the metrics log has reports it could not write yet; trial.h5 is not rewritten");
+void MetricsPipeline::SavedRows::replace_from(std::int64_t step) {
+  if (!last_step || step > *last_step) return;
+  drop_from = std::min(drop_from.value_or(step), step);
+  // Its rows are all before `step` now.
+  last_step = step == std::numeric_limits<std::int64_t>::min() ? std::nullopt : std::optional(step - 1);
+}
+
+void MetricsPipeline::start_new_generation() {
   const auto directory = record_path_.parent_path();
   const auto next = generation_ + 1;
   const auto path = directory / checkpoint::metrics_log_name(next);
@@ -414,16 +461,54 @@ checkpoint::TrialRecord MetricsPipeline::rotate_and_copy_record(
   generation_ = next;
   log_bytes_ = header.size();
   named_in_log_.assign(names_.size(), false);
+}
+
+MetricsPipeline::Snapshot MetricsPipeline::rotate_and_snapshot(
+    const std::function<void(checkpoint::TrialRecord&)>& edit) {
+  std::lock_guard file(file_mutex_);
+  if (!unwritten_.empty())
+    throw TrialError("dlx: the metrics log has reports it could not write yet; trial.h5 is not rewritten");
+  start_new_generation();
   std::lock_guard record(record_mutex_);
   if (edit) edit(record_);
   record_.metrics_log = generation_;
   record_.updated_unix = unix_seconds_now();
-  return record_;
+  // The rows trial.h5 lacks (O(rows since the last compaction)), and its drops: from now on a
+  // replay that reaches these rows counts as reaching trial.h5's.
+  Snapshot snapshot{record_, {}, {record_.training.rows(), record_.validation.rows()}};
+  for (std::size_t t = 0; t < 2; ++t) {
+    auto& saved = saved_[t];
+    const auto& table = t == 0 ? record_.training : record_.validation;
+    snapshot.drop_from[t] = std::exchange(saved.drop_from, std::nullopt);
+    if (!table.empty()) saved.last_step = std::max(saved.last_step.value_or(table.steps().back()), table.steps().back());
+    in_flight_[t] = snapshot.rows[t];
+  }
+  return snapshot;
 }
 
-void MetricsPipeline::write_record(const checkpoint::TrialRecord& record) {
-  checkpoint::save_trial_record(record, record_path_);
-  checkpoint::retire_metrics_logs(record_path_.parent_path(), record.metrics_log);
+void MetricsPipeline::write_snapshot(Snapshot snapshot) {
+  const auto generation = snapshot.head.metrics_log;
+  try {
+    checkpoint::MetricTableChanges training{snapshot.drop_from[0], std::move(snapshot.head.training)};
+    checkpoint::MetricTableChanges validation{snapshot.drop_from[1], std::move(snapshot.head.validation)};
+    writer_.append(snapshot.head, training, validation);
+  } catch (...) {
+    // Not written: the rows stay (they are still record_'s first ones), and so do the drops.
+    std::lock_guard record(record_mutex_);
+    for (std::size_t t = 0; t < 2; ++t) {
+      if (snapshot.drop_from[t])
+        saved_[t].drop_from = std::min(saved_[t].drop_from.value_or(*snapshot.drop_from[t]), *snapshot.drop_from[t]);
+      in_flight_[t] = 0;
+    }
+    throw;
+  }
+  {
+    std::lock_guard record(record_mutex_);
+    record_.training.drop_first_rows(in_flight_[0]);
+    record_.validation.drop_first_rows(in_flight_[1]);
+    in_flight_[0] = in_flight_[1] = 0;
+  }
+  checkpoint::retire_metrics_logs(record_path_.parent_path(), generation);
 }
 
 void MetricsPipeline::print_lines(const Batch& batch) {

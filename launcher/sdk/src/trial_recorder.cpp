@@ -7,6 +7,7 @@
 
 #include "dlx/common/directories.hpp"
 #include "dlx/common/clock.hpp"
+#include "notice_cause.hpp"
 
 namespace dlx::detail {
 
@@ -14,7 +15,8 @@ const char* to_string(MetricKind kind) {
   return kind == MetricKind::training ? "training" : "validation";
 }
 
-std::string restart_cause(const std::string& stop_reason) {
+std::string restart_cause(const std::string& stop_reason, const std::string& stop_cause) {
+  if (!stop_cause.empty()) return stop_cause.substr(0, stop_cause.find(':'));
   if (stop_reason.starts_with("requeue")) return "notice";
   if (stop_reason.starts_with("crash")) return "crash";
   return "unknown";
@@ -23,7 +25,7 @@ std::string restart_cause(const std::string& stop_reason) {
 std::int64_t last_reported_step(const checkpoint::TrialRecord& record) {
   std::int64_t last = 0;
   for (const auto* table : {&record.training, &record.validation}) {
-    if (!table->steps.empty()) last = std::max(last, table->steps.back());
+    if (!table->empty()) last = std::max(last, table->steps().back());
   }
   return last;
 }
@@ -42,8 +44,8 @@ namespace {
 std::int64_t last_sign_of_life(const checkpoint::TrialRecord& record) {
   double last = static_cast<double>(record.updated_unix);
   for (const auto* table : {&record.training, &record.validation})
-    if (!table->wall_times.empty() && std::isfinite(table->wall_times.back()))
-      last = std::max(last, table->wall_times.back());
+    if (!table->empty() && std::isfinite(table->wall_times().back()))
+      last = std::max(last, table->wall_times().back());
   return static_cast<std::int64_t>(last);
 }
 
@@ -70,9 +72,11 @@ TrialRecorder::TrialRecorder(const env::TrialEnvironment& environment,
             const auto now = unix_seconds_now();
             if (environment.restarts > record.restarts) {  // a requeued run of an existing trial
               checkpoint::RestartEvent event;
-              event.cause = restart_cause(record.stop_reason);
+              event.cause = restart_cause(record.stop_reason, record.stop_cause);
               event.reason = record.stop_reason.empty() ? "no exit recorded (node failure, or killed)"
                                                         : record.stop_reason;
+              if (!record.stop_cause.empty()) event.reason += " (" + record.stop_cause + ")";
+              event.previous_nodes = record.nodes;  // before this run's replace them
               event.unix_time = now;
               event.steps_lost = start.previous_last_step;  // until note_resume says from where
               event.downtime_seconds =
@@ -83,6 +87,7 @@ TrialRecorder::TrialRecorder(const env::TrialEnvironment& environment,
             record.state = "running";
             record.exit_code = 0;
             record.stop_reason.clear();
+            record.stop_cause.clear();
             record.restarts = environment.restarts;
             record.world_size = world_size;
             record.nodes = std::move(nodes);
@@ -104,6 +109,13 @@ void TrialRecorder::report(MetricKind kind, std::int64_t step, const Metrics& me
                   step, metrics);
 }
 
+void TrialRecorder::report_values(MetricKind kind, std::int64_t step, std::span<const std::uint32_t> ids,
+                                  std::span<const double> values) {
+  metrics_.report_values(kind == MetricKind::training ? checkpoint::MetricTableId::training
+                                                      : checkpoint::MetricTableId::validation,
+                         step, ids, values);
+}
+
 void TrialRecorder::note_resume(std::int64_t step, std::int64_t checkpoint_unix) {
   metrics_.drop_from(step + 1);
   metrics_.commit([&](checkpoint::TrialRecord& record) {
@@ -123,8 +135,12 @@ void TrialRecorder::note_start(const checkpoint::StartCheckpoint& start) {
   });
 }
 
-void TrialRecorder::note_requeue_exit(const std::string& reason) {
-  metrics_.commit([&](checkpoint::TrialRecord& record) { record.stop_reason = reason; });
+void TrialRecorder::note_requeue_exit(const std::string& reason, int signal_number) {
+  const auto cause = classify_notice(signal_number, job_time_left());
+  metrics_.commit([&](checkpoint::TrialRecord& record) {
+    record.stop_reason = reason;
+    record.stop_cause = cause.cause + ": " + cause.detail;
+  });
 }
 
 void TrialRecorder::finish(const std::string& state, const std::string& reason) {

@@ -45,7 +45,7 @@ nlohmann::json attempts(const checkpoint::TrialRecord& record, const std::vector
   // event; a run ends `downtime` before the next one starts, the last one at the last update.
   struct Run {
     double start, end;
-    std::string how, reason;
+    std::string how, reason, nodes;
     const checkpoint::RestartEvent* resumed_by = nullptr;
   };
   std::vector<Run> runs;
@@ -53,20 +53,20 @@ nlohmann::json attempts(const checkpoint::TrialRecord& record, const std::vector
   const checkpoint::RestartEvent* resumed_by = nullptr;
   for (const auto& event : record.restart_events) {
     const double next = static_cast<double>(event.unix_time);
-    runs.push_back({start, std::max(start, next - event.downtime_seconds), event.cause, event.reason, resumed_by});
+    runs.push_back({start, std::max(start, next - event.downtime_seconds), event.cause, event.reason,
+                    event.previous_nodes, resumed_by});
     start = next;
     resumed_by = &event;
   }
   runs.push_back({start, std::max(start, static_cast<double>(record.updated_unix)), record.state,
-                  record.stop_reason, resumed_by});
+                  record.stop_reason, record.nodes, resumed_by});
 
   nlohmann::json out = nlohmann::json::array();
   for (std::size_t r = 0; r < runs.size(); ++r) {
     auto run = runs[r];
-    const bool last = r + 1 == runs.size();
     const auto emit = [&](double from, double to, const std::string& how, const std::string& reason, bool first_piece) {
       nlohmann::json attempt{{"start", from}, {"end", to}, {"how", how}, {"reason", reason}};
-      if (last && how == record.state && !record.nodes.empty()) attempt["nodes"] = record.nodes;
+      if (!run.nodes.empty()) attempt["nodes"] = run.nodes;
       if (first_piece && run.resumed_by) {
         attempt["resumed_step"] = run.resumed_by->resumed_step;
         attempt["steps_lost"] = run.resumed_by->steps_lost;
