@@ -166,7 +166,7 @@ TEST_CASE("launcher: rank 0 marks the trial failed when the trainer exits non-ze
   CHECK(record.exit_code == 3);
   CHECK(record.failures == 1);
   CHECK(record.stop_reason == "failed: crash 1 is past max_restarts 0; last error: exit 3");
-  CHECK(record.training.steps == std::vector<std::int64_t>{10});  // history kept
+  CHECK(record.training.steps() == std::vector<std::int64_t>{10});  // history kept
 }
 
 TEST_CASE("launcher: the trainer gets a group nested in DLX_HPARAMS; the record keeps dotted names", "[launch-cli]") {
