@@ -1,7 +1,7 @@
 // bench_compaction: what folding new metric rows into trial.h5 costs the writer, as the table
 // grows: the whole-record rewrite the metrics pipeline did before (the whole table in memory,
 // every row encoded again) against TrialRecordWriter::append (a copy of its last file extended by
-// the new rows: dlx/checkpoint/trial_record_writer.hpp). Results: docs/benchmarks.md, "Metrics".
+// the new rows: dlx/record/trial_record_writer.hpp). Results: docs/benchmarks.md, "Metrics".
 //   bench_compaction [--dir DIR] [--metrics M] [--new N] [--sizes T1,T2,...] [--repeats R] [--smoke]
 // For each table size T (training rows of M metrics, every metric in every row): the heap the
 // writer holds for its rows (the whole table before, the N new rows now), the peak heap and time
@@ -23,8 +23,8 @@
 
 #include <fmt/format.h>
 
-#include "dlx/checkpoint/trial_record.hpp"
-#include "dlx/checkpoint/trial_record_writer.hpp"
+#include "dlx/record/trial_record.hpp"
+#include "dlx/record/trial_record_writer.hpp"
 #include "dlx/common/file_copy.hpp"
 #include "dlx/common/unique_fd.hpp"
 #include "heap_meter.hpp"
@@ -33,7 +33,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-using dlx::checkpoint::MetricTable;
+using dlx::record::MetricTable;
 
 struct Options {
   // tmpfs by default: the copy and its fsync then cost no disk, so what is left of an append's
@@ -66,8 +66,8 @@ void add_rows(MetricTable& table, std::size_t first, std::size_t count, std::siz
   }
 }
 
-dlx::checkpoint::TrialRecord record_of(std::size_t rows, std::size_t metrics) {
-  dlx::checkpoint::TrialRecord record;
+dlx::record::TrialRecord record_of(std::size_t rows, std::size_t metrics) {
+  dlx::record::TrialRecord record;
   record.experiment = "bench";
   record.hparams = {{"lr", 0.1}};
   add_rows(record.training, 0, rows, metrics);
@@ -89,24 +89,24 @@ Row measure(const Options& o, std::size_t rows) {
   std::vector<double> full_ms, full_heap, append_ms, append_heap, copy_ms, rest_ms;
   {
     // Before: the pipeline held the whole record and wrote all of it at every compaction.
-    dlx::checkpoint::TrialRecord record;
+    dlx::record::TrialRecord record;
     out.full_held_mb = mb(dlx::testing::peak_heap_bytes_during([&] { record = record_of(rows, o.metrics); }));
     for (std::size_t r = 0; r < o.repeats; ++r) {
       add_rows(record.training, rows + r * o.added, o.added, o.metrics);
       double took = 0;
       full_heap.push_back(mb(dlx::testing::peak_heap_bytes_during(
-          [&] { took = milliseconds_of([&] { dlx::checkpoint::save_trial_record(record, path); }); })));
+          [&] { took = milliseconds_of([&] { dlx::record::save_trial_record(record, path); }); })));
       full_ms.push_back(took);
     }
   }
   // Now: the whole record once (a trainer's start), then each compaction appends the new rows.
-  dlx::checkpoint::TrialRecordWriter writer(path);
+  dlx::record::TrialRecordWriter writer(path);
   auto head = record_of(rows, o.metrics);
   writer.write(head);
   head.training.clear_rows();
   head.validation.clear_rows();
   for (std::size_t r = 0; r < o.repeats; ++r) {
-    dlx::checkpoint::MetricTableChanges training, validation;
+    dlx::record::MetricTableChanges training, validation;
     out.append_held_mb = mb(dlx::testing::peak_heap_bytes_during(
         [&] { add_rows(training.rows, rows + r * o.added, o.added, o.metrics); }));
     double took = 0;

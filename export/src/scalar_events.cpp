@@ -18,7 +18,7 @@ std::string file_version_event(double wall_time) {
   return event.SerializeAsString();
 }
 
-std::size_t append_scalar_records(std::string& stream, const checkpoint::MetricTable& table,
+std::size_t append_scalar_records(std::string& stream, const record::MetricTable& table,
                                   const std::string& group, double fallback_wall_time) {
   // Each row's values in name order (as the tags of one event always were): the metrics' ranks
   // by name, once, then each row's few cells sorted by them. O(rows + cells log).
@@ -34,7 +34,7 @@ std::size_t append_scalar_records(std::string& stream, const checkpoint::MetricT
   std::string serialized;
   std::size_t appended = 0;
   auto* summary = event.mutable_summary();
-  std::vector<checkpoint::MetricCell> cells;
+  std::vector<record::MetricCell> cells;
   for (std::size_t row = 0; row < table.rows(); ++row) {
     // Every field is set anew; clear_value() keeps the values and their tag strings for reuse
     // (Event::Clear() would free the summary, which sits in a oneof).

@@ -4,9 +4,9 @@
 #include <string>
 #include <utility>
 
-#include "dlx/checkpoint/metrics_log.hpp"
+#include "dlx/record/metrics_log.hpp"
 
-namespace dlx::checkpoint::testing {
+namespace dlx::record::testing {
 
 using Values = std::vector<std::pair<std::uint32_t, double>>;
 
@@ -36,4 +36,4 @@ std::vector<std::byte> repeated_steps(std::size_t increasing, std::size_t bytes)
   return log;
 }
 
-}  // namespace dlx::checkpoint::testing
+}  // namespace dlx::record::testing

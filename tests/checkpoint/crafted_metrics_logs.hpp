@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace dlx::checkpoint::testing {
+namespace dlx::record::testing {
 
 // `names` metric names, one training row reporting each of them once, then empty training rows
 // (26 bytes each: the cheapest record there is) until the log holds at least `bytes` bytes. As
@@ -16,4 +16,4 @@ std::vector<std::byte> names_then_empty_rows(std::size_t names, std::size_t byte
 // a reader that looks for the drop point from the first row does rows x repeats work.
 std::vector<std::byte> repeated_steps(std::size_t increasing, std::size_t bytes);
 
-}  // namespace dlx::checkpoint::testing
+}  // namespace dlx::record::testing

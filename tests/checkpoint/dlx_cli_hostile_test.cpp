@@ -19,12 +19,13 @@
 
 #include "checkpoint_samples.hpp"
 #include "dlx/checkpoint/checkpoint.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "hostile_files.hpp"
 #include "run_program.hpp"
 #include "test_support.hpp"
 
 using namespace dlx::checkpoint;
+using namespace dlx::record;
 using namespace dlx::checkpoint::testing;
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;

@@ -10,7 +10,7 @@
 #include "checkpoint_samples.hpp"
 #include "dlx/checkpoint/checkpoint.hpp"
 #include "dlx/h5/handle.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "test_support.hpp"
 
 namespace dlx::checkpoint::testing {

@@ -4,9 +4,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 
-using dlx::checkpoint::MetricTable;
+using dlx::record::MetricTable;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -99,7 +99,7 @@ TEST_CASE("MetricTable: a step at or before the last drops the rows it replaces"
 
 TEST_CASE("MetricTable refuses a name past the limit and a value without a row", "[unit][metrics]") {
   MetricTable table;
-  for (std::size_t i = 0; i < dlx::checkpoint::kMaxMetricNames; ++i) table.add_name("m" + std::to_string(i));
+  for (std::size_t i = 0; i < dlx::record::kMaxMetricNames; ++i) table.add_name("m" + std::to_string(i));
   CHECK(table.add_name("m7") == 7);  // a known name is not a new one
   CHECK_THROWS_WITH(table.add_name("one too many"), Contains("more than 4096 metric names in one table"));
   MetricTable empty;

@@ -9,12 +9,13 @@
 #include <catch2/catch.hpp>
 
 #include "crafted_metrics_logs.hpp"
-#include "dlx/checkpoint/metrics_log.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/metrics_log.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "heap_meter.hpp"
 #include "test_support.hpp"
 
 using namespace dlx::checkpoint;
+using namespace dlx::record;
 using dlx::testing::peak_heap_bytes_during;
 
 namespace {
@@ -38,7 +39,7 @@ struct CountedSteps {
 
 TEST_CASE("a 1 MiB log of 4,096 names then empty rows costs memory in proportion to its bytes",
           "[unit][metrics_log][bounds]") {
-  const auto log = testing::names_then_empty_rows(kMaxMetricNames, std::size_t{1} << 20);
+  const auto log = dlx::record::testing::names_then_empty_rows(kMaxMetricNames, std::size_t{1} << 20);
   TrialRecord record;
   MetricsLogReplay replay;
   const auto peak = peak_heap_bytes_during([&] { replay = apply_metrics_log(log, record, "crafted.log"); });
@@ -58,7 +59,7 @@ TEST_CASE("memory per log byte does not grow with the number of names or rows", 
   // byte stays within the budget's factor (padded columns grew with rows x names).
   const auto [names, bytes] = GENERATE(table<std::size_t, std::size_t>({
       {4096, 256u << 10}, {4096, 512u << 10}, {4096, 1u << 20}, {16, 1u << 20}}));
-  const auto log = testing::names_then_empty_rows(names, bytes);
+  const auto log = dlx::record::testing::names_then_empty_rows(names, bytes);
   TrialRecord record;
   const auto peak = peak_heap_bytes_during([&] { apply_metrics_log(log, record, "crafted.log"); });
   CAPTURE(names, log.size(), peak);
@@ -68,7 +69,7 @@ TEST_CASE("memory per log byte does not grow with the number of names or rows", 
 TEST_CASE("a log of rows repeating a step replays in bounded memory, each drop a binary search",
           "[unit][metrics_log][bounds]") {
   const std::size_t increasing = 10000;
-  const auto log = testing::repeated_steps(increasing, std::size_t{1} << 20);
+  const auto log = dlx::record::testing::repeated_steps(increasing, std::size_t{1} << 20);
   TrialRecord record;
   MetricsLogReplay replay;
   const auto peak = peak_heap_bytes_during([&] { replay = apply_metrics_log(log, record, "repeated.log"); });
@@ -93,13 +94,13 @@ TEST_CASE("a log of rows repeating a step replays in bounded memory, each drop a
 
 TEST_CASE("load_trial_record with a crafted log beside trial.h5 stays within the budget",
           "[unit][metrics_log][bounds]") {
-  testing::ScratchDir dir;
+  dlx::checkpoint::testing::ScratchDir dir;
   const auto path = dir.path() / kTrialFileName;
-  const auto record = testing::sample_record();
+  const auto record = dlx::checkpoint::testing::sample_record();
   save_trial_record(record, path);  // names generation 1
   // All the names a table may hold, with those trial.h5 has.
-  const auto log = testing::names_then_empty_rows(kMaxMetricNames - record.training.names().size(), std::size_t{1} << 20);
-  testing::write_bytes(dir.path() / "metrics.1.log", std::string(reinterpret_cast<const char*>(log.data()), log.size()));
+  const auto log = dlx::record::testing::names_then_empty_rows(kMaxMetricNames - record.training.names().size(), std::size_t{1} << 20);
+  dlx::checkpoint::testing::write_bytes(dir.path() / "metrics.1.log", std::string(reinterpret_cast<const char*>(log.data()), log.size()));
   const auto input = std::filesystem::file_size(path) + log.size();
   TrialRecord loaded;
   // Counted: the log's reading and replay, and the record's tables (libhdf5's own mallocs are

@@ -1,4 +1,4 @@
-// The metrics log (dlx/checkpoint/metrics_log.hpp): its records round trip, a torn or damaged tail
+// The metrics log (dlx/record/metrics_log.hpp): its records round trip, a torn or damaged tail
 // is ignored at any byte, a chain of generations is applied in order, and trial.h5 with its logs
 // is what load_trial_record returns; format 1 records still load.
 #include <sys/stat.h>
@@ -11,12 +11,13 @@
 
 #include <catch2/catch.hpp>
 
-#include "dlx/checkpoint/metrics_log.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/metrics_log.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "h5_edit.hpp"
 #include "test_support.hpp"
 
 using namespace dlx::checkpoint;
+using namespace dlx::record;
 using Catch::Matchers::Contains;
 using dlx::checkpoint::testing::ScratchDir;
 
@@ -48,10 +49,10 @@ void write_file(const std::filesystem::path& path, std::span<const std::byte> by
 std::string error_of(const std::function<void()>& action) {
   try {
     action();
-  } catch (const CheckpointError& e) {
+  } catch (const RecordError& e) {
     return e.what();
   }
-  FAIL("no CheckpointError");
+  FAIL("no RecordError");
   return {};
 }
 

@@ -1,4 +1,4 @@
-// TrialRecordWriter (dlx/checkpoint/trial_record_writer.hpp): extending the file it wrote last
+// TrialRecordWriter (dlx/record/trial_record_writer.hpp): extending the file it wrote last
 // gives the same record as writing everything again: rows appended, resumes' drops (found in the
 // file by binary search), new metrics, changed attributes and restart events; a failed append
 // leaves the previous file in place; a file whose tables were made contiguous (format 2) is still
@@ -10,11 +10,12 @@
 
 #include <catch2/catch.hpp>
 
-#include "dlx/checkpoint/trial_record.hpp"
-#include "dlx/checkpoint/trial_record_writer.hpp"
+#include "dlx/record/trial_record.hpp"
+#include "dlx/record/trial_record_writer.hpp"
 #include "test_support.hpp"
 
 using namespace dlx::checkpoint;
+using namespace dlx::record;
 using dlx::checkpoint::testing::sample_record;
 using dlx::checkpoint::testing::ScratchDir;
 using Catch::Matchers::Contains;

@@ -7,12 +7,13 @@
 
 #include <catch2/catch.hpp>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "h5_edit.hpp"
 #include "hostile_files.hpp"
 #include "test_support.hpp"
 
 using namespace dlx::checkpoint;
+using namespace dlx::record;
 using namespace dlx::checkpoint::testing;
 using Catch::Matchers::Contains;
 
@@ -21,10 +22,10 @@ namespace {
 std::string load_error(const std::filesystem::path& path) {
   try {
     load_trial_record(path);
-  } catch (const CheckpointError& e) {
+  } catch (const RecordError& e) {
     return e.what();
   }
-  return "(no CheckpointError)";
+  return "(no RecordError)";
 }
 
 constexpr std::uint64_t kRows = std::uint64_t{1} << 29;

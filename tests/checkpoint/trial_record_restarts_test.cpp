@@ -4,10 +4,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "test_support.hpp"
 
 using namespace dlx::checkpoint;
+using namespace dlx::record;
 using dlx::checkpoint::testing::sample_record;
 using dlx::checkpoint::testing::ScratchDir;
 

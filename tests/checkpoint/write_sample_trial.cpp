@@ -4,8 +4,8 @@
 #include <exception>
 #include <iostream>
 
-#include "dlx/checkpoint/trial_record.hpp"
-#include "dlx/checkpoint/trial_record_writer.hpp"
+#include "dlx/record/trial_record.hpp"
+#include "dlx/record/trial_record_writer.hpp"
 #include "test_support.hpp"
 
 int main(int argc, char** argv) {
@@ -15,9 +15,9 @@ int main(int argc, char** argv) {
   }
   try {
     const auto record = dlx::checkpoint::testing::sample_record();
-    dlx::checkpoint::TrialRecordWriter writer(argv[1]);
+    dlx::record::TrialRecordWriter writer(argv[1]);
     writer.write(record);
-    dlx::checkpoint::MetricTableChanges training, validation;
+    dlx::record::MetricTableChanges training, validation;
     training.rows.append(400, {{"loss", 0.5}}, 1700000400.0);
     writer.append(record, training, validation);
   } catch (const std::exception& e) {

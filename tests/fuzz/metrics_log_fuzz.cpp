@@ -1,4 +1,4 @@
-// libFuzzer target over the metrics log reader (checkpoint/src/metrics_log.cpp): what `dlx status`,
+// libFuzzer target over the metrics log reader (record/src/metrics_log.cpp): what `dlx status`,
 // `dlx report`, `dlx export`, dlx-launch and every trainer's start apply to trial.h5, from a file
 // another user of the trial's group could have written (issue 31, finding 4). Any log must end in
 // a table or a CheckpointError, and cost the reader's heap at most a small multiple of its bytes:
@@ -24,15 +24,15 @@
 #include <utility>
 #include <vector>
 
-#include "dlx/checkpoint/metrics_log.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/metrics_log.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/common/error.hpp"
 #include "h5_fuzz_input.hpp"
 #include "heap_meter.hpp"
 
 namespace {
 
-using namespace dlx::checkpoint;
+using namespace dlx::record;
 using dlx::fuzz::ByteReader;
 using Values = std::vector<std::pair<std::uint32_t, double>>;
 

@@ -16,14 +16,14 @@
 #include <string>
 
 #include "dlx/h5/handle.hpp"
-#include "dlx/checkpoint/metrics_log.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/metrics_log.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "h5_fuzz_input.hpp"
 #include "h5_fuzz_mutate.hpp"
 
 namespace {
 
-using namespace dlx::checkpoint;
+using namespace dlx::record;
 using dlx::fuzz::ByteReader;
 namespace h5 = dlx::h5;
 namespace fs = std::filesystem;

@@ -9,7 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "dlx/c_api.h"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
@@ -36,11 +36,11 @@ struct TrialInDirectory {
     if (trial != nullptr) dlx_trial_destroy(trial);
     fs::remove_all(directory);
   }
-  dlx::checkpoint::TrialRecord finish_and_load() {
+  dlx::record::TrialRecord finish_and_load() {
     REQUIRE(dlx_trial_finish(trial) == DLX_OK);
     dlx_trial_destroy(trial);
     trial = nullptr;
-    return dlx::checkpoint::load_trial_record(directory / "trials" / "0" / dlx::checkpoint::kTrialFileName);
+    return dlx::record::load_trial_record(directory / "trials" / "0" / dlx::record::kTrialFileName);
   }
 };
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 6) {
@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> problems;
   try {
-    const auto record = dlx::checkpoint::load_trial_record(argv[1]);
+    const auto record = dlx::record::load_trial_record(argv[1]);
     const std::string state = argv[2];
     const int world_size = std::atoi(argv[3]);
     const double min_accuracy = std::atof(argv[4]);
@@ -50,9 +50,9 @@ int main(int argc, char** argv) {
       problems.push_back("restarts is " + std::to_string(record.restarts) + ", not " + argv[7]);
     }
     if (argc > 6 && std::string(argv[6]) != "-") {  // determinism: the same seed and world size give the same numbers
-      const auto other = dlx::checkpoint::load_trial_record(argv[6]);
+      const auto other = dlx::record::load_trial_record(argv[6]);
       // The values and their steps, not the wall times (two runs report at different times).
-      const auto reported = [](const dlx::checkpoint::MetricTable& table) {
+      const auto reported = [](const dlx::record::MetricTable& table) {
         std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<double>>> out;
         for (auto& [name, series] : table.all_series()) out[name] = {series.steps, series.values};
         return out;

@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 
 namespace {
 
-nlohmann::json summary(const dlx::checkpoint::MetricTable& table) {
+nlohmann::json summary(const dlx::record::MetricTable& table) {
   const auto& steps = table.steps();
   const auto& wall_times = table.wall_times();
   bool consecutive = true, timed = true;
@@ -44,8 +44,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const auto record = argc == 3 ? dlx::checkpoint::load_trial_record_file(argv[1])
-                                  : dlx::checkpoint::load_trial_record(argv[1]);
+    const auto record = argc == 3 ? dlx::record::load_trial_record_file(argv[1])
+                                  : dlx::record::load_trial_record(argv[1]);
     const nlohmann::json out = {{"training", summary(record.training)},
                                 {"validation", summary(record.validation)},
                                 {"metrics_log", record.metrics_log},

@@ -21,7 +21,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "crafted_metrics_logs.hpp"
 #include "dlx/common/crc32c.hpp"
 #include "dlx/searcher/journal.hpp"
@@ -175,13 +175,13 @@ TEST_CASE("dlx plan and dlx status: control characters in values are escaped, ro
 
   // dlx status on the experiment directory: the planned values, and a failed trial's stop_reason
   // (from trial.h5, where any bytes may be, invalid UTF-8 included), escaped.
-  dlx::checkpoint::TrialRecord trial;
+  dlx::record::TrialRecord trial;
   trial.experiment = "hostile";
   trial.trial_id = 1;
   trial.state = "failed";
   trial.stop_reason = "failed: \x1b]0;owned\x07\nline 2 \xff\xfe";
   fs::create_directories(dir.path / "trials" / "1");
-  dlx::checkpoint::save_trial_record(trial, dir.path / "trials" / "1" / "trial.h5");
+  dlx::record::save_trial_record(trial, dir.path / "trials" / "1" / "trial.h5");
   auto status = run_dlx({"status", dir.path.string()});
   REQUIRE(status.status == 0);
   CHECK_FALSE(has_terminal_controls(status.out));
@@ -261,10 +261,10 @@ TEST_CASE("dlx status, report and export on a crafted 1 MiB metrics log stay und
                                              "hyperparameters: {}\n");
   const auto trial = dir.path / "trials" / "0";
   fs::create_directories(trial);
-  dlx::checkpoint::TrialRecord record;
+  dlx::record::TrialRecord record;
   record.experiment = "hostile";
-  save_trial_record(record, trial / dlx::checkpoint::kTrialFileName);  // names metrics.1.log
-  const auto log = dlx::checkpoint::testing::names_then_empty_rows(4096, std::size_t{1} << 20);
+  save_trial_record(record, trial / dlx::record::kTrialFileName);  // names metrics.1.log
+  const auto log = dlx::record::testing::names_then_empty_rows(4096, std::size_t{1} << 20);
   spit(trial / "metrics.1.log", std::string(reinterpret_cast<const char*>(log.data()), log.size()));
   const std::string cap = "ulimit -v 524288";
   const auto status = run_dlx({"status", "--json", dir.path.string()}, cap);

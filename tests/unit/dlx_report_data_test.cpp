@@ -112,7 +112,7 @@ TEST_CASE("inlined JSON cannot close the script element, and stays JSON") {
 }
 
 TEST_CASE("attempts: restarts split a trial's time, and so do the searcher's pauses") {
-  dlx::checkpoint::TrialRecord record;
+  dlx::record::TrialRecord record;
   record.state = "completed";
   record.created_unix = 1000;
   record.updated_unix = 2000;

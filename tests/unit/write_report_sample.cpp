@@ -24,7 +24,7 @@
 
 #include <fmt/format.h>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/store/code_info.hpp"
@@ -33,7 +33,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using dlx::checkpoint::TrialRecord;
+using dlx::record::TrialRecord;
 
 constexpr std::int64_t kStart = 1700000000;
 constexpr const char* kHostile = "<img src=x onerror=\"window.dlxInjected=1\"></script><script>window.dlxInjected=1</script>";
@@ -55,7 +55,7 @@ TrialRecord trial(const std::string& experiment, std::int64_t id, const char* st
 void save(const fs::path& dir, const TrialRecord& record) {
   const auto path = dlx::store::trial_record_path(dir, static_cast<int>(record.trial_id));
   fs::create_directories(path.parent_path());
-  dlx::checkpoint::save_trial_record(record, path);
+  dlx::record::save_trial_record(record, path);
 }
 
 // A learning curve: loss falling from `top` towards `floor` over about `tau` steps, with a little
@@ -157,7 +157,7 @@ void search(const fs::path& dir, int tickets) {
       auto record = trial(experiment.name, work.trial, "running", work.hparams);
       record.created_unix = clock;
       if (work.checkpoint_trial && *work.checkpoint_trial != work.trial) {
-        record.started_from = dlx::checkpoint::StartCheckpoint{*work.checkpoint_trial, work.start_length,
+        record.started_from = dlx::record::StartCheckpoint{*work.checkpoint_trial, work.start_length,
                                                                fmt::format("trials/{}/checkpoints/step-{}.h5",
                                                                            *work.checkpoint_trial, work.start_length)};
       }

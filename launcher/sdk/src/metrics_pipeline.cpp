@@ -26,7 +26,7 @@
 namespace dlx::detail {
 namespace {
 
-using checkpoint::MetricTableId;
+using record::MetricTableId;
 using Clock = std::chrono::steady_clock;
 
 double unix_time_now() {
@@ -61,7 +61,7 @@ MetricsPipelineOptions MetricsPipelineOptions::from_environment() {
   return options;
 }
 
-MetricsPipeline::MetricsPipeline(std::filesystem::path record_path, checkpoint::TrialRecord record,
+MetricsPipeline::MetricsPipeline(std::filesystem::path record_path, record::TrialRecord record,
                                  MetricsPipelineOptions options)
     : record_path_(std::move(record_path)), options_(options), record_(std::move(record)), writer_(record_path_) {
   // The record has every log up to its metrics_log applied: continue in that generation, with
@@ -75,7 +75,7 @@ MetricsPipeline::MetricsPipeline(std::filesystem::path record_path, checkpoint::
   record_.metrics_log = generation_;
   record_.updated_unix = unix_seconds_now();
   writer_.write(record_);
-  checkpoint::retire_metrics_logs(record_path_.parent_path(), record_.metrics_log);
+  record::retire_metrics_logs(record_path_.parent_path(), record_.metrics_log);
   for (auto id : {MetricTableId::training, MetricTableId::validation}) {
     auto& table = id == MetricTableId::training ? record_.training : record_.validation;
     if (!table.empty()) saved_[static_cast<std::size_t>(id)].last_step = table.steps().back();
@@ -197,7 +197,7 @@ void MetricsPipeline::flush() {
   if (!error_.empty()) throw TrialError(error_);
 }
 
-void MetricsPipeline::commit(const std::function<void(checkpoint::TrialRecord&)>& edit) {
+void MetricsPipeline::commit(const std::function<void(record::TrialRecord&)>& edit) {
   flush();
   {
     std::unique_lock lock(control_mutex_);
@@ -340,16 +340,16 @@ void MetricsPipeline::flush_once() {
   named_in_log_.resize(names_.size(), false);
   for (const auto& entry : batch.entries) {
     if (entry.drop) {
-      checkpoint::append_metric_drop_record(unwritten_, entry.table, entry.step);
+      record::append_metric_drop_record(unwritten_, entry.table, entry.step);
       continue;
     }
     const auto values = std::span(batch.values).subspan(entry.first_value, entry.value_count);
     for (const auto& [id, value] : values) {
       if (named_in_log_[id]) continue;
-      checkpoint::append_metric_name_record(unwritten_, id, names_[id]);
+      record::append_metric_name_record(unwritten_, id, names_[id]);
       named_in_log_[id] = true;
     }
-    checkpoint::append_metric_row_record(unwritten_, entry.table, entry.step, entry.wall_time, values);
+    record::append_metric_row_record(unwritten_, entry.table, entry.step, entry.wall_time, values);
   }
   std::exception_ptr write_failure;
   try {
@@ -408,18 +408,18 @@ void MetricsPipeline::write_unwritten() {
       if (::ftruncate(log_.get(), static_cast<off_t>(log_bytes_)) != 0 ||
           ::lseek(log_.get(), static_cast<off_t>(log_bytes_), SEEK_SET) < 0) {
         throw SystemError(fmt::format("cannot write the metrics log {} and cannot cut its torn end",
-                                      (record_path_.parent_path() / checkpoint::metrics_log_name(generation_)).string()),
+                                      (record_path_.parent_path() / record::metrics_log_name(generation_)).string()),
                           errno);
       }
       throw SystemError(fmt::format("cannot write the metrics log {}",
-                                    (record_path_.parent_path() / checkpoint::metrics_log_name(generation_)).string()),
+                                    (record_path_.parent_path() / record::metrics_log_name(generation_)).string()),
                         code);
     }
     done += static_cast<std::size_t>(n);
   }
   if (::fdatasync(log_.get()) != 0)
     throw SystemError(fmt::format("cannot fdatasync the metrics log {}",
-                                  (record_path_.parent_path() / checkpoint::metrics_log_name(generation_)).string()),
+                                  (record_path_.parent_path() / record::metrics_log_name(generation_)).string()),
                       errno);
   log_bytes_ += unwritten_.size();
   unwritten_.clear();
@@ -435,9 +435,9 @@ void MetricsPipeline::SavedRows::replace_from(std::int64_t step) {
 void MetricsPipeline::start_new_generation() {
   const auto directory = record_path_.parent_path();
   const auto next = generation_ + 1;
-  const auto path = directory / checkpoint::metrics_log_name(next);
+  const auto path = directory / record::metrics_log_name(next);
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                     checkpoint::kMetricsLogFileMode));
+                     record::kMetricsLogFileMode));
   if (!fd) {
     throw SystemError(fmt::format("cannot create the metrics log {}{}", path.string(),
                                   errno == EEXIST ? " (it exists: another writer of this trial is running, "
@@ -448,8 +448,8 @@ void MetricsPipeline::start_new_generation() {
   // 0640 whatever the umask, as trial.h5: whoever may read trial.h5 (the experiment's group,
   // `dlx status`) must be able to read the log that continues it.
   std::vector<std::byte> header;
-  checkpoint::append_metrics_log_header(header);
-  if (::fchmod(fd.get(), checkpoint::kMetricsLogFileMode) != 0 ||
+  record::append_metrics_log_header(header);
+  if (::fchmod(fd.get(), record::kMetricsLogFileMode) != 0 ||
       ::write(fd.get(), header.data(), header.size()) != static_cast<ssize_t>(header.size()) ||
       ::fsync(fd.get()) != 0) {
     const int code = errno;
@@ -464,7 +464,7 @@ void MetricsPipeline::start_new_generation() {
 }
 
 MetricsPipeline::Snapshot MetricsPipeline::rotate_and_snapshot(
-    const std::function<void(checkpoint::TrialRecord&)>& edit) {
+    const std::function<void(record::TrialRecord&)>& edit) {
   std::lock_guard file(file_mutex_);
   if (!unwritten_.empty())
     throw TrialError("dlx: the metrics log has reports it could not write yet; trial.h5 is not rewritten");
@@ -489,8 +489,8 @@ MetricsPipeline::Snapshot MetricsPipeline::rotate_and_snapshot(
 void MetricsPipeline::write_snapshot(Snapshot snapshot) {
   const auto generation = snapshot.head.metrics_log;
   try {
-    checkpoint::MetricTableChanges training{snapshot.drop_from[0], std::move(snapshot.head.training)};
-    checkpoint::MetricTableChanges validation{snapshot.drop_from[1], std::move(snapshot.head.validation)};
+    record::MetricTableChanges training{snapshot.drop_from[0], std::move(snapshot.head.training)};
+    record::MetricTableChanges validation{snapshot.drop_from[1], std::move(snapshot.head.validation)};
     writer_.append(snapshot.head, training, validation);
   } catch (...) {
     // Not written: the rows stay (they are still record_'s first ones), and so do the drops.
@@ -508,7 +508,7 @@ void MetricsPipeline::write_snapshot(Snapshot snapshot) {
     record_.validation.drop_first_rows(in_flight_[1]);
     in_flight_[0] = in_flight_[1] = 0;
   }
-  checkpoint::retire_metrics_logs(record_path_.parent_path(), generation);
+  record::retire_metrics_logs(record_path_.parent_path(), generation);
 }
 
 void MetricsPipeline::print_lines(const Batch& batch) {

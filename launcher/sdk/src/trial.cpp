@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "dlx/checkpoint/metrics_log.hpp"
+#include "dlx/record/metrics_log.hpp"
 #include "dlx/comm/backends.hpp"
 #include "dlx/comm/mpi_check.hpp"
 #include "dlx/comm/mpi_runtime.hpp"
@@ -205,12 +205,12 @@ void Trial::report(bool validation, std::int64_t step, const Metrics& metrics) {
 
 std::optional<std::string> Trial::metric_name_refusal(const std::string& name) {
   if (reported_names_.contains(name)) return std::nullopt;
-  auto problem = checkpoint::metric_name_problem(name);
-  if (!problem && reported_names_.size() >= checkpoint::kMaxMetricNames)
+  auto problem = record::metric_name_problem(name);
+  if (!problem && reported_names_.size() >= record::kMaxMetricNames)
     problem = fmt::format("'{}' would be metric name {}, over the limit of {} names a trial "
                           "reports (a value in a name, such as a step or a sample id?)",
                           config::abbreviated(name), reported_names_.size() + 1,
-                          checkpoint::kMaxMetricNames);
+                          record::kMaxMetricNames);
   if (!problem) reported_names_.insert(name);
   return problem;
 }

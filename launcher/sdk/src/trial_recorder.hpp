@@ -1,5 +1,5 @@
 #pragma once
-// Rank 0's keeper of trials/<id>/trial.h5 (checkpoint::TrialRecord). Reports go through the
+// Rank 0's keeper of trials/<id>/trial.h5 (record::TrialRecord). Reports go through the
 // MetricsPipeline (buffered, durable in the metrics log within a second, compacted into trial.h5
 // now and then); every other change (start, resume, finish, requeue exit) is written to trial.h5
 // at once, with every report before it.
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/env/trial_environment.hpp"
 #include "dlx/trial.hpp"
 #include "metrics_pipeline.hpp"
@@ -49,7 +49,7 @@ class TrialRecorder {
   void note_resume(std::int64_t step, std::int64_t checkpoint_unix);
   // The trial began from another trial's checkpoint, the one the searcher named for its start
   // (PBT): recorded once, as trial.h5's started_from ("trial 3 step 400").
-  void note_start(const checkpoint::StartCheckpoint& start);
+  void note_start(const record::StartCheckpoint& start);
   // The trainer checkpointed on request (`signal_number` arrived) and exits for a requeue: the
   // record stays "running" and says why it stopped, and what the notice was as far as this run
   // can tell (stop_cause: notice_cause.hpp).
@@ -71,6 +71,6 @@ class TrialRecorder {
 // exit), else "unknown".
 std::string restart_cause(const std::string& stop_reason, const std::string& stop_cause = "");
 // The highest step in either metric table, 0 when both are empty.
-std::int64_t last_reported_step(const checkpoint::TrialRecord& record);
+std::int64_t last_reported_step(const record::TrialRecord& record);
 
 }  // namespace dlx::detail

@@ -15,8 +15,8 @@
 namespace dlx::cli::report {
 namespace {
 
-using checkpoint::MetricTable;
-using checkpoint::TrialRecord;
+using record::MetricTable;
+using record::TrialRecord;
 
 nlohmann::json optional_number(const std::optional<double>& value) {
   return value ? number(*value) : nlohmann::json(nullptr);

@@ -18,7 +18,7 @@
 // Inside a dlx trial (DLX_EXPERIMENT_DIR set) rank 0 keeps trials/<id>/trial.h5: created (or, on
 // a requeue, loaded with its history) by the constructor, marked completed by finish(). A report
 // costs an append to a buffer: a background thread makes it durable in the trial's metrics log
-// within a second and folds the log into trial.h5 now and then (dlx/checkpoint/metrics_log.hpp).
+// within a second and folds the log into trial.h5 now and then (dlx/record/metrics_log.hpp).
 // Outside a trial nothing is written and hyperparameters come from DLX_HPARAMS,
 // DLX_HPARAMS_FILE or TrialOptions::hparams_file (else none: use defaults).
 //

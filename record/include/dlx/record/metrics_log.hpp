@@ -43,9 +43,9 @@
 #include <utility>
 #include <vector>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 
-namespace dlx::checkpoint {
+namespace dlx::record {
 
 static_assert(std::endian::native == std::endian::little, "the metrics log is little-endian");
 
@@ -84,10 +84,10 @@ class MetricRowApplier {
  public:
   explicit MetricRowApplier(TrialRecord& record) : record_(&record) {}
 
-  // Throws CheckpointError for a name metric_name_problem refuses or an id defined twice.
+  // Throws RecordError for a name metric_name_problem refuses or an id defined twice.
   void define(std::uint32_t id, std::string name);
   // A row; a step at or before the table's last one first drops the rows it replaces. Throws
-  // CheckpointError for an undefined id, and for a table past kMaxMetricNames names.
+  // RecordError for an undefined id, and for a table past kMaxMetricNames names.
   void row(MetricTableId table, std::int64_t step, double wall_time,
            std::span<const std::pair<std::uint32_t, double>> values);
   void drop(MetricTableId table, std::int64_t from_step);
@@ -107,7 +107,7 @@ struct MetricsLogReplay {
   std::uint64_t ignored_bytes = 0;  // after them: a torn or damaged tail
 };
 
-// Applies the records of one log's bytes (header included) to `record`. Throws CheckpointError
+// Applies the records of one log's bytes (header included) to `record`. Throws RecordError
 // naming `shown` when the header is not a metrics log of a version this dlx reads.
 MetricsLogReplay apply_metrics_log(std::span<const std::byte> bytes, TrialRecord& record,
                                    const std::filesystem::path& shown);
@@ -115,7 +115,7 @@ MetricsLogReplay apply_metrics_log(std::span<const std::byte> bytes, TrialRecord
 // Reads `directory`/metrics.G.log for G = from, from + 1, ... while they exist and applies them
 // to `record`; returns the first generation not found. The files are input like any other: a
 // link, a FIFO or anything but a regular file in a log's place is refused without being waited
-// on. Throws CheckpointError naming the file.
+// on. Throws RecordError naming the file.
 std::uint64_t apply_metrics_logs(const std::filesystem::path& directory, std::uint64_t from,
                                  TrialRecord& record);
 
@@ -123,4 +123,4 @@ std::uint64_t apply_metrics_logs(const std::filesystem::path& directory, std::ui
 // clean-up after a writer killed between steps 1 and 3). Best effort: returns how many it removed.
 int retire_metrics_logs(const std::filesystem::path& directory, std::uint64_t generation);
 
-}  // namespace dlx::checkpoint
+}  // namespace dlx::record

@@ -1,4 +1,4 @@
-#include "dlx/checkpoint/metric_table.hpp"
+#include "dlx/record/metric_table.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "dlx/checkpoint/error.hpp"
+#include "dlx/record/error.hpp"
 
-namespace dlx::checkpoint {
+namespace dlx::record {
 namespace {
 
 constexpr std::size_t kNoCell = std::numeric_limits<std::size_t>::max();
@@ -32,7 +32,7 @@ std::optional<std::uint32_t> MetricTable::index_of(std::string_view name) const 
 std::uint32_t MetricTable::add_name(std::string_view name) {
   if (const auto found = index_.find(name); found != index_.end()) return found->second;
   if (names_.size() >= kMaxMetricNames)
-    throw CheckpointError(fmt::format("more than {} metric names in one table", kMaxMetricNames));
+    throw RecordError(fmt::format("more than {} metric names in one table", kMaxMetricNames));
   const auto metric = static_cast<std::uint32_t>(names_.size());
   names_.emplace_back(name);
   index_.emplace(names_.back(), metric);
@@ -48,9 +48,9 @@ void MetricTable::open_row(std::int64_t step, double wall_time) {
 }
 
 void MetricTable::set(std::uint32_t metric, double value) {
-  if (steps_.empty()) throw CheckpointError("a metric value was set before any row was opened");
+  if (steps_.empty()) throw RecordError("a metric value was set before any row was opened");
   if (metric >= names_.size())
-    throw CheckpointError(fmt::format("metric index {} is not one of the table's {} names", metric, names_.size()));
+    throw RecordError(fmt::format("metric index {} is not one of the table's {} names", metric, names_.size()));
   // open_cell_ may be stale (a row dropped since): it counts only when it points into the open
   // row at this metric's cell.
   const auto at = open_cell_[metric];
@@ -196,4 +196,4 @@ bool MetricTable::operator==(const MetricTable& other) const {
   return reported(*this) == reported(other);
 }
 
-}  // namespace dlx::checkpoint
+}  // namespace dlx::record

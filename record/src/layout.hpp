@@ -1,6 +1,6 @@
 #pragma once
 // Names in trial.h5 (docs/file-format.md), shared by the writer and the reader.
-namespace dlx::checkpoint::layout {
+namespace dlx::record::layout {
 
 inline constexpr const char* kHparamsGroup = "hparams";
 inline constexpr const char* kMetricsGroup = "metrics";
@@ -31,4 +31,4 @@ inline constexpr const char* kStartedFromTrial = "started_from_trial";
 inline constexpr const char* kStartedFromStep = "started_from_step";
 inline constexpr const char* kStartedFromPath = "started_from_path";
 
-}  // namespace dlx::checkpoint::layout
+}  // namespace dlx::record::layout

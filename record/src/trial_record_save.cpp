@@ -12,17 +12,17 @@
 #include "dlx/h5/attributes.hpp"
 #include "dlx/h5/error.hpp"
 #include "dlx/h5/objects.hpp"
-#include "dlx/checkpoint/metrics_log.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
-#include "dlx/checkpoint/trial_record_writer.hpp"
+#include "dlx/record/metrics_log.hpp"
+#include "dlx/record/trial_record.hpp"
+#include "dlx/record/trial_record_writer.hpp"
 #include "dlx/common/error.hpp"
 #include "dlx/common/durable_file.hpp"
-#include "hparams_io.hpp"
+#include "dlx/h5/hparams.hpp"
 #include "layout.hpp"
 #include "metric_table_io.hpp"
 #include "restart_events_io.hpp"
 
-namespace dlx::checkpoint {
+namespace dlx::record {
 namespace {
 
 void write_root_attributes(hid_t root, const TrialRecord& record, const std::string& hparams_json,
@@ -58,7 +58,7 @@ void write_contents(hid_t file_id, const TrialRecord& record, const std::string&
                     const std::filesystem::path& file) {
   auto root = h5::open_root_group(file_id, file);
   write_root_attributes(root.get(), record, hparams_json, file);
-  detail::write_hparams_group(root.get(), layout::kHparamsGroup, record.hparams, file);
+  h5::write_hparams_group(root.get(), layout::kHparamsGroup, record.hparams, file);
   auto metrics = h5::create_group(root.get(), layout::kMetricsGroup, file);
   write_metric_table(metrics.get(), layout::kTrainingGroup, record.training, file);
   write_metric_table(metrics.get(), layout::kValidationGroup, record.validation, file);
@@ -79,7 +79,7 @@ void extend_contents(hid_t file_id, const TrialRecord& head, const std::string& 
 }
 
 // Runs `body` on a new temporary file beside the record; removes it on any failure, naming the
-// record in the CheckpointError.
+// record in the RecordError.
 template <typename Body>
 void with_temporary(const std::filesystem::path& path, Body&& body) {
   h5::QuietErrors quiet;
@@ -88,7 +88,7 @@ void with_temporary(const std::filesystem::path& path, Body&& body) {
     body(temporary);
   } catch (const Error& e) {
     ::unlink(temporary.c_str());
-    throw CheckpointError(fmt::format("cannot save trial record {}: {}", path.string(), e.what()));
+    throw RecordError(fmt::format("cannot save trial record {}: {}", path.string(), e.what()));
   } catch (...) {
     ::unlink(temporary.c_str());
     throw;
@@ -107,7 +107,7 @@ void TrialRecordWriter::publish(const std::filesystem::path& temporary) {
 
 void TrialRecordWriter::write(const TrialRecord& record) {
   with_temporary(path_, [&](const std::filesystem::path& temporary) {
-    auto hparams_json = detail::hparams_as_json(record.hparams);
+    auto hparams_json = h5::hparams_as_json(record.hparams);
     auto file = h5::create_file(temporary);
     write_contents(file.get(), record, hparams_json, temporary);
     file.close(temporary, "HDF5 file");
@@ -117,9 +117,9 @@ void TrialRecordWriter::write(const TrialRecord& record) {
 
 void TrialRecordWriter::append(const TrialRecord& head, const MetricTableChanges& training,
                                const MetricTableChanges& validation) {
-  if (!written_) throw CheckpointError(fmt::format("cannot append to {}: this writer has not written it", path_.string()));
+  if (!written_) throw RecordError(fmt::format("cannot append to {}: this writer has not written it", path_.string()));
   with_temporary(path_, [&](const std::filesystem::path& temporary) {
-    auto hparams_json = detail::hparams_as_json(head.hparams);
+    auto hparams_json = h5::hparams_as_json(head.hparams);
     auto file = h5::create_file_copy(temporary, written_.get());
     extend_contents(file.get(), head, hparams_json, training, validation, temporary);
     file.close(temporary, "HDF5 file");
@@ -131,4 +131,4 @@ void save_trial_record(const TrialRecord& record, const std::filesystem::path& p
   TrialRecordWriter(path).write(record);
 }
 
-}  // namespace dlx::checkpoint
+}  // namespace dlx::record

@@ -26,10 +26,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dlx/checkpoint/error.hpp"
-#include "dlx/checkpoint/metric_table.hpp"
+#include "dlx/record/error.hpp"
+#include "dlx/record/metric_table.hpp"
 
-namespace dlx::checkpoint {
+namespace dlx::record {
 
 // One restart of the trial (a requeue after a preemption, a time limit, `scontrol requeue`, or
 // a crash that max_restarts still allowed), recorded by the run that resumed.
@@ -63,7 +63,7 @@ struct StartCheckpoint {
 
 struct TrialRecord {
   // 2: metric tables have wall_time; metrics reported since the file was written are in the
-  // metrics log it names (dlx/checkpoint/metrics_log.hpp). 3: the metric tables' datasets are
+  // metrics log it names (dlx/record/metrics_log.hpp). 3: the metric tables' datasets are
   // chunked and extendible, so that the writer appends rows instead of rewriting them
   // (trial_record_writer.hpp). Formats 1 and 2 are still read.
   static constexpr int kFormatVersion = 3;
@@ -97,11 +97,11 @@ struct TrialRecord {
 
 inline constexpr const char* kTrialFileName = "trial.h5";
 
-// Durable whole-file save (temp + fsync + rename + directory fsync). Throws CheckpointError.
+// Durable whole-file save (temp + fsync + rename + directory fsync). Throws RecordError.
 void save_trial_record(const TrialRecord& record, const std::filesystem::path& path);
 
 // The record as readers see it: trial.h5 with the metrics logs that continue it applied (read
-// again when trial.h5 is replaced meanwhile). Throws CheckpointError naming the file when it is
+// again when trial.h5 is replaced meanwhile). Throws RecordError naming the file when it is
 // unreadable or not a dlx trial record. The files are treated as hostile input: a symbolic link,
 // a FIFO or a device at `path` is refused without being opened for reading (never waited on),
 // soft and external links inside it are refused, and every dataset is checked against the
@@ -114,4 +114,4 @@ TrialRecord load_trial_record_file(const std::filesystem::path& path);
 // otherwise.
 std::optional<TrialRecord> load_trial_record_if_exists(const std::filesystem::path& path);
 
-}  // namespace dlx::checkpoint
+}  // namespace dlx::record

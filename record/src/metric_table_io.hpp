@@ -9,13 +9,13 @@
 #include <hdf5.h>
 
 #include "dlx/h5/read_guard.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
-#include "dlx/checkpoint/trial_record_writer.hpp"
+#include "dlx/record/trial_record.hpp"
+#include "dlx/record/trial_record_writer.hpp"
 
-namespace dlx::checkpoint {
+namespace dlx::record {
 
 // Creates group `group_name` with the whole table: extendible chunked datasets (format 3), so
-// that append_metric_table can extend them. Throws CheckpointError for a metric name that cannot
+// that append_metric_table can extend them. Throws RecordError for a metric name that cannot
 // be a dataset name.
 void write_metric_table(hid_t parent, const std::string& group_name, const MetricTable& table,
                         const std::filesystem::path& file);
@@ -33,4 +33,4 @@ MetricTable read_metric_table(hid_t parent, const std::string& parent_path,
                               const std::string& group_name, h5::ReadGuard& guard,
                               std::int64_t format_version);
 
-}  // namespace dlx::checkpoint
+}  // namespace dlx::record

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-namespace dlx::checkpoint {
+namespace dlx::record {
 
 // The index of the first of `steps` (strictly increasing) at or after `step`: a binary search, so
 // that a drop costs O(log rows) whatever the table holds (issue 31: a scan from the first row per
@@ -70,7 +70,7 @@ class MetricTable {
   // column is then all NaN in trial.h5, as it was before the drop).
   const std::vector<std::string>& names() const noexcept { return names_; }
   std::optional<std::uint32_t> index_of(std::string_view name) const;
-  // The index of `name`, added when new. Throws CheckpointError past kMaxMetricNames (the name is
+  // The index of `name`, added when new. Throws RecordError past kMaxMetricNames (the name is
   // not checked here: metric_name_problem is the writers' and readers' check).
   std::uint32_t add_name(std::string_view name);
 
@@ -126,4 +126,4 @@ class MetricTable {
   std::vector<std::size_t> open_cell_;  // by metric: where set() last put it (valid in the open row only)
 };
 
-}  // namespace dlx::checkpoint
+}  // namespace dlx::record

@@ -14,17 +14,17 @@
 #include "dlx/h5/error.hpp"
 #include "dlx/h5/objects.hpp"
 #include "dlx/h5/read_guard.hpp"
-#include "dlx/checkpoint/metrics_log.hpp"
+#include "dlx/record/metrics_log.hpp"
 #include "layout.hpp"
 
-namespace dlx::checkpoint {
+namespace dlx::record {
 namespace {
 
 // Problems of the record itself, not of the file: the caller names the file.
 void validate(const std::string& group_name, const MetricTable& table) {
   for (const auto& name : table.names()) {
     if (auto problem = metric_name_problem(name))
-      throw CheckpointError(fmt::format("{}: {}", group_name, *problem));
+      throw RecordError(fmt::format("{}: {}", group_name, *problem));
   }
 }
 
@@ -185,4 +185,4 @@ MetricTable read_metric_table(hid_t parent, const std::string& parent_path,
   return table;
 }
 
-}  // namespace dlx::checkpoint
+}  // namespace dlx::record

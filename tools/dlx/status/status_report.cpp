@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/common/error.hpp"
 #include "dlx/config/display_text.hpp"
 #include "dlx/searcher/coordinator.hpp"
@@ -74,7 +74,7 @@ std::string searcher_summary(const searcher::TrialState& trial) {
   return fmt::format("{} at {}", trial.status, trial.last_length);
 }
 
-std::optional<std::int64_t> last_step(const checkpoint::TrialRecord& record) {
+std::optional<std::int64_t> last_step(const record::TrialRecord& record) {
   std::optional<std::int64_t> step;
   for (const auto* table : {&record.training, &record.validation}) {
     if (!table->empty()) step = std::max(step.value_or(table->steps().back()), table->steps().back());
@@ -117,7 +117,7 @@ StatusReport read_status(const std::filesystem::path& directory, const config::E
   for (auto& spec : searcher::plan_all_trials(experiment)) {
     TrialRow row;
     row.spec = std::move(spec);
-    std::optional<checkpoint::TrialRecord> kept;
+    std::optional<record::TrialRecord> kept;
     if (search) {
       if (auto found = search->trials().find(row.spec.id); found != search->trials().end()) {
         row.spec.hparams = found->second.hparams;
@@ -126,7 +126,7 @@ StatusReport read_status(const std::filesystem::path& directory, const config::E
       }
     }
     try {
-      if (auto record = checkpoint::load_trial_record_if_exists(store::trial_record_path(directory, row.spec.id))) {
+      if (auto record = record::load_trial_record_if_exists(store::trial_record_path(directory, row.spec.id))) {
         row.state = record->state;
         row.last = record->validation.last(metric);
         row.best = record->validation.best(metric, smaller);

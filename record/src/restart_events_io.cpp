@@ -13,7 +13,7 @@
 #include "dlx/h5/read_guard.hpp"
 #include "layout.hpp"
 
-namespace dlx::checkpoint {
+namespace dlx::record {
 namespace {
 
 constexpr const char* kCause = "cause";
@@ -98,4 +98,4 @@ std::vector<RestartEvent> read_restart_events(hid_t root, h5::ReadGuard& guard) 
   return events;
 }
 
-}  // namespace dlx::checkpoint
+}  // namespace dlx::record

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/config/experiment.hpp"
 #include "dlx/searcher/trial_plan.hpp"
 
@@ -28,7 +28,7 @@ struct TrialRow {
   // trial.h5's attempts: the nodes of the latest one, and each restart (the attempt it ended, on
   // which nodes, why: docs/file-format.md, restart_events).
   std::string nodes;
-  std::vector<checkpoint::RestartEvent> restarts;
+  std::vector<record::RestartEvent> restarts;
 
   // Completed or failed in its trial.h5: it will not change again (a pending, running or paused
   // trial may).

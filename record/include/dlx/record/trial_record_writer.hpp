@@ -15,18 +15,18 @@
 //   3. close, fsync, rename over trial.h5, fsync the directory (publish_file), and keep the new
 //      file open for the next append.
 // A kill -9 at any point leaves the previous trial.h5 whole (only the temporary copy was written)
-// and the metrics log chain holding every row since it (dlx/checkpoint/metrics_log.hpp); any
+// and the metrics log chain holding every row since it (dlx/record/metrics_log.hpp); any
 // failure removes the temporary copy and throws, leaving the previous file in place, and the
 // caller keeps the rows for the next try.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 
-#include "dlx/checkpoint/metric_table.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/metric_table.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/common/unique_fd.hpp"
 
-namespace dlx::checkpoint {
+namespace dlx::record {
 
 // What trial.h5 lacks of one metric table since its writer last wrote it.
 struct MetricTableChanges {
@@ -38,11 +38,11 @@ class TrialRecordWriter {
  public:
   explicit TrialRecordWriter(std::filesystem::path path) : path_(std::move(path)) {}
 
-  // The whole record, as save_trial_record. Throws CheckpointError.
+  // The whole record, as save_trial_record. Throws RecordError.
   void write(const TrialRecord& record);
   // Everything of `head` but its metric tables, and the file's tables extended by `training` and
   // `validation` (the append protocol above). Requires a file this writer wrote (can_append).
-  // Throws CheckpointError.
+  // Throws RecordError.
   void append(const TrialRecord& head, const MetricTableChanges& training,
               const MetricTableChanges& validation);
   bool can_append() const noexcept { return static_cast<bool>(written_); }
@@ -56,4 +56,4 @@ class TrialRecordWriter {
   UniqueFd written_;  // the file this writer published last, read-only
 };
 
-}  // namespace dlx::checkpoint
+}  // namespace dlx::record
