@@ -204,7 +204,7 @@ class Trial(_Owned):
 
     def report_training(self, step: int, metrics: Mapping[str, float] | None = None,
                         **named: float) -> None:
-        """Record training metrics at `step`: about a microsecond, buffered; durable in the
+        """Record training metrics at `step`: a few microseconds, buffered; durable in the
         trial's metrics log within a second (rank 0 writes; every rank may call)."""
         # The hot path of a training loop, written out: the names compared with the previous
         # report's (the same string objects: a pointer comparison each), the values packed into
@@ -235,9 +235,11 @@ class Trial(_Owned):
         names = tuple(metrics)
         if names != self._last_names:
             self._use(names, "validation", step)
-        self._pack(metrics)
+        # Its own array: this call releases the GIL (it may ask the searcher), and another thread's
+        # report_training may meanwhile refill the set's shared buffer.
+        values = (ctypes.c_double * max(1, len(names)))(*map(float, metrics.values()))
         said = ctypes.c_int(0)
-        check(self._report_validation_values(self._handle, int(step), self._last_set, self._last_address,
+        check(self._report_validation_values(self._handle, int(step), self._last_set, ctypes.addressof(values),
                                              ctypes.byref(said)))
         return _DECISIONS[said.value]
 
