@@ -23,12 +23,15 @@ declare -A options=(
   [config]="-max_len=8192 -dict=tests/fuzz/experiment.dict -rss_limit_mb=1024 -timeout=2"
   [checkpoint]="-max_len=2048 -rss_limit_mb=2048 -malloc_limit_mb=256 -timeout=10"
   [trial_record]="-max_len=2048 -rss_limit_mb=2048 -malloc_limit_mb=256 -timeout=10"
+  # The metrics log reader: its heap counted, aborting past 4x the log's bytes + 2 MiB
+  # (metrics_log_fuzz.cpp); the timeout catches a quadratic replay of a 4 MiB log.
+  [metrics_log]="-max_len=4096 -rss_limit_mb=1024 -malloc_limit_mb=64 -timeout=10"
   # The journal scan, searcher-event replay and snapshot decoding (journal_fuzz.cpp).
   [journal]="-max_len=65536 -dict=tests/fuzz/journal.dict -rss_limit_mb=2048 -timeout=5"
   # Raw bytes as an HDF5 file: by hand only (libhdf5 1.10.8's own crash bugs, h5_raw_fuzz.cpp).
   [h5_raw]="-max_len=65536 -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10"
 )
-ci_targets=(config checkpoint trial_record journal)
+ci_targets=(config checkpoint trial_record metrics_log journal)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${ci_targets[@]}")
 for target in "${targets[@]}"; do

@@ -21,7 +21,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "dlx/checkpoint/metrics_log.hpp"
+#include "dlx/record/metrics_log.hpp"
 #include "dlx/trial.hpp"
 
 namespace {
@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
       double value = static_cast<double>(step);
       for (std::size_t i = 0; i < values.size(); ++i) values[i] = {static_cast<std::uint32_t>(i), value += 0.5};
       record.clear();
-      dlx::checkpoint::append_metric_row_record(record, dlx::checkpoint::MetricTableId::training, step, 0.0, values);
+      dlx::record::append_metric_row_record(record, dlx::record::MetricTableId::training, step, 0.0, values);
       std::fwrite(record.data(), 1, record.size(), file);
       if ((step & 1023) == 0 && Clock::now() - last_sync >= std::chrono::seconds(1)) {
         std::fflush(file);

@@ -18,7 +18,7 @@
 #include "dlx/h5/read_guard.hpp"
 #include "h5_boundary.hpp"
 #include "h5_types.hpp"
-#include "hparams_io.hpp"
+#include "dlx/h5/hparams.hpp"
 #include "metadata_digest.hpp"
 
 namespace dlx::checkpoint::detail {
@@ -51,7 +51,7 @@ CheckpointMetadata read_metadata(hid_t root, const fs::path& path) {
   m.epoch = h5::read_int64_attribute(root, names::kEpoch, path);
   m.world_size = h5::read_int_attribute(root, names::kWorldSize, path);
   m.created_unix = h5::read_int64_attribute(root, names::kCreatedUnix, path);
-  m.hparams = parse_hparams_json(h5::read_string_attribute(root, names::kHparamsJson, path), path);
+  m.hparams = h5::parse_hparams_json(h5::read_string_attribute(root, names::kHparamsJson, path), path);
   m.metric_name = h5::read_string_attribute(root, names::kMetricName, path);
   auto value = h5::read_double_attribute(root, names::kMetricValue, path);
   if (std::isfinite(value)) m.metric_value = value;

@@ -21,7 +21,7 @@
 #include "dlx/h5/error.hpp"
 #include "dlx/h5/objects.hpp"
 #include "h5_types.hpp"
-#include "hparams_io.hpp"
+#include "dlx/h5/hparams.hpp"
 #include "metadata_digest.hpp"
 #include "snapshot.hpp"
 #include "tensor_writer.hpp"
@@ -132,9 +132,9 @@ void write_file(const CheckpointContent& content, const std::vector<const Tensor
     {
       auto root = h5::open_root_group(handle.get(), file);
       write_root_attributes(root.get(), summary.metadata,
-                            detail::hparams_as_json(summary.metadata.hparams), file);
-      detail::write_hparams_group(root.get(), names::kHparamsGroup, summary.metadata.hparams, file,
-                                  detail::Strings::fixed_length);
+                            h5::hparams_as_json(summary.metadata.hparams), file);
+      h5::write_hparams_group(root.get(), names::kHparamsGroup, summary.metadata.hparams, file,
+                              h5::Strings::fixed_length);
       write_state(root.get(), content.state, file);
       write_tensors(root.get(), tensors, summary, file);
       h5::write_attribute(root.get(), names::kMetadataCrc, detail::metadata_digest(summary), file);

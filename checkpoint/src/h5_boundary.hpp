@@ -4,7 +4,7 @@
 // and an h5::H5Error leaves as the CheckpointError the API promises, with the same message and
 // errno. The wrapper's words are neutral; what the file should have been ("not a dlx
 // checkpoint: ...") comes from the `kind` this library gives h5::open_regular_file and
-// h5::ReadGuard (kCheckpointKind, kTrialRecordKind).
+// h5::ReadGuard (kCheckpointKind).
 #include <utility>
 
 #include "dlx/checkpoint/error.hpp"
@@ -13,7 +13,6 @@
 namespace dlx::checkpoint::detail {
 
 inline constexpr const char* kCheckpointKind = "dlx checkpoint";
-inline constexpr const char* kTrialRecordKind = "dlx trial record";
 
 template <typename Body>
 decltype(auto) h5_call(Body&& body) {

@@ -160,7 +160,7 @@ ExportSummary write_tensorboard_logs(const ExperimentToExport& experiment, const
     }
     const auto fallback = static_cast<double>(trial.updated_unix);
     std::string stream;
-    stream.reserve(kRecordBytesGuess * (trial.training.steps.size() + trial.validation.steps.size() + 3));
+    stream.reserve(kRecordBytesGuess * (trial.training.rows() + trial.validation.rows() + 3));
     append_tfrecord(stream, file_version_event(static_cast<double>(trial.created_unix)));
     append_tfrecord(stream, session_start_event(trial));
     std::size_t events = 3;  // file version, session start and end

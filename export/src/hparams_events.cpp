@@ -38,7 +38,7 @@ google::protobuf::Value value_of(const nlohmann::ordered_json& value) {
 
 }  // namespace
 
-std::string session_start_event(const checkpoint::TrialRecord& trial) {
+std::string session_start_event(const record::TrialRecord& trial) {
   HParamsPluginData data;
   auto* start = data.mutable_session_start_info();
   for (const auto& [name, value] : trial.hparams.items()) (*start->mutable_hparams())[name] = value_of(value);
@@ -48,7 +48,7 @@ std::string session_start_event(const checkpoint::TrialRecord& trial) {
   return hparams_event("_hparams_/session_start_info", data, static_cast<double>(trial.created_unix));
 }
 
-std::string session_end_event(const checkpoint::TrialRecord& trial) {
+std::string session_end_event(const record::TrialRecord& trial) {
   HParamsPluginData data;
   auto* end = data.mutable_session_end_info();
   if (trial.state == "completed") end->set_status(STATUS_SUCCESS);
@@ -59,7 +59,7 @@ std::string session_end_event(const checkpoint::TrialRecord& trial) {
   return hparams_event("_hparams_/session_end_info", data, static_cast<double>(trial.updated_unix));
 }
 
-double experiment_start(const std::vector<checkpoint::TrialRecord>& trials) {
+double experiment_start(const std::vector<record::TrialRecord>& trials) {
   std::int64_t first = 0;
   for (const auto& trial : trials)
     if (first == 0 || trial.created_unix < first) first = trial.created_unix;
@@ -67,7 +67,7 @@ double experiment_start(const std::vector<checkpoint::TrialRecord>& trials) {
 }
 
 std::string experiment_event(const std::string& experiment_name, const std::string& searcher_metric,
-                             const std::vector<checkpoint::TrialRecord>& trials) {
+                             const std::vector<record::TrialRecord>& trials) {
   HParamsPluginData data;
   auto* experiment = data.mutable_experiment();
   experiment->set_name(experiment_name);
@@ -83,8 +83,8 @@ std::string experiment_event(const std::string& experiment_name, const std::stri
       if (inserted) names.push_back(name);
       else if (found->second != type_of(value)) found->second = DATA_TYPE_UNSET;
     }
-    for (const auto& column : trial.training.columns) training.insert(column.first);
-    for (const auto& column : trial.validation.columns) validation.insert(column.first);
+    training.insert(trial.training.names().begin(), trial.training.names().end());
+    validation.insert(trial.validation.names().begin(), trial.validation.names().end());
   }
   const double created = experiment_start(trials);
   experiment->set_time_created_secs(created);

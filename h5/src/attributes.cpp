@@ -143,6 +143,16 @@ void write_flag_attribute(hid_t object, const std::string& name, bool value,
   write_scalar(object, name, H5T_STD_I8LE, H5T_NATIVE_INT8, &flag, file);
 }
 
+void delete_attributes(hid_t object, const std::filesystem::path& file) {
+  for (;;) {
+    H5O_info_t info{};
+    check(H5Oget_info2(object, &info, H5O_INFO_NUM_ATTRS), file, "count the attributes of " + object_path(object));
+    if (info.num_attrs == 0) return;
+    check(H5Adelete_by_idx(object, ".", H5_INDEX_NAME, H5_ITER_NATIVE, 0, H5P_DEFAULT), file,
+          "delete an attribute of " + object_path(object));
+  }
+}
+
 bool has_attribute(hid_t object, const std::string& name, const std::filesystem::path& file) {
   return check_tri(H5Aexists(object, name.c_str()), file,
                    "look up " + describe("attribute", object, name)) > 0;

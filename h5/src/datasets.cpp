@@ -27,10 +27,11 @@ void write_1d(hid_t group, const std::string& name, hid_t file_type, hid_t memor
 
 template <typename T>
 std::vector<T> read_1d_dataset(hid_t dataset, const std::string& what, hid_t memory_type,
-                               const std::filesystem::path& file, ReadGuard* guard) {
+                               const std::filesystem::path& file, ReadGuard* guard,
+                               Layouts layouts = Layouts::contiguous) {
   // The layout first: nothing below may make HDF5 allocate for, or open a file behind, a
-  // dataset stored other than contiguous in the file itself.
-  auto extent = stored_extent(dataset, what, file);
+  // dataset stored other than in the file itself as stored_extent allows.
+  auto extent = stored_extent(dataset, what, file, layouts);
   Handle type(check_id(H5Dget_type(dataset), file, "read the type of " + what), H5Tclose);
   auto type_class = H5Tget_class(type.get());
   if (type_class != H5T_INTEGER && type_class != H5T_FLOAT)
@@ -80,12 +81,71 @@ std::vector<double> read_double_vector(hid_t group, const std::string& name,
 }
 
 std::vector<std::int64_t> read_int64_dataset(hid_t dataset, const std::string& what,
-                                             ReadGuard& guard) {
-  return read_1d_dataset<std::int64_t>(dataset, what, H5T_NATIVE_INT64, guard.file(), &guard);
+                                             ReadGuard& guard, Layouts layouts) {
+  return read_1d_dataset<std::int64_t>(dataset, what, H5T_NATIVE_INT64, guard.file(), &guard, layouts);
 }
 
-std::vector<double> read_double_dataset(hid_t dataset, const std::string& what, ReadGuard& guard) {
-  return read_1d_dataset<double>(dataset, what, H5T_NATIVE_DOUBLE, guard.file(), &guard);
+std::vector<double> read_double_dataset(hid_t dataset, const std::string& what, ReadGuard& guard,
+                                        Layouts layouts) {
+  return read_1d_dataset<double>(dataset, what, H5T_NATIVE_DOUBLE, guard.file(), &guard, layouts);
+}
+
+Handle create_extendible_vector(hid_t group, const std::string& name, hid_t file_type,
+                                hid_t memory_type, const void* fill, std::uint64_t size,
+                                std::uint64_t chunk, const std::filesystem::path& file) {
+  hsize_t dims[1] = {static_cast<hsize_t>(size)}, max_dims[1] = {H5S_UNLIMITED};
+  Handle space(check_id(H5Screate_simple(1, dims, max_dims), file, "create an extendible dataspace"),
+               H5Sclose);
+  Handle properties(check_id(H5Pcreate(H5P_DATASET_CREATE), file, "create dataset properties"),
+                    H5Pclose);
+  const hsize_t chunk_dims[1] = {static_cast<hsize_t>(chunk)};
+  check(H5Pset_chunk(properties.get(), 1, chunk_dims), file, "set the chunk size");
+  // Early: every chunk of the extent exists in the file, now and after each extension, so a
+  // reader can require that (stored_extent) and never reads a declared but absent chunk.
+  check(H5Pset_alloc_time(properties.get(), H5D_ALLOC_TIME_EARLY), file, "set early allocation");
+  check(H5Pset_fill_value(properties.get(), memory_type, fill), file, "set the fill value");
+  check(H5Pset_fill_time(properties.get(), H5D_FILL_TIME_ALLOC), file, "fill chunks as they are allocated");
+  return Handle(check_id(H5Dcreate2(group, name.c_str(), file_type, space.get(), H5P_DEFAULT,
+                                    properties.get(), H5P_DEFAULT),
+                         file, "create " + describe("dataset", group, name)),
+                H5Dclose);
+}
+
+void resize_vector(hid_t dataset, std::uint64_t size, const std::string& what,
+                   const std::filesystem::path& file) {
+  const hsize_t dims[1] = {static_cast<hsize_t>(size)};
+  check(H5Dset_extent(dataset, dims), file, "resize " + what);
+}
+
+void write_vector_range(hid_t dataset, hid_t memory_type, std::uint64_t offset, std::uint64_t count,
+                        const void* data, const std::string& what, const std::filesystem::path& file) {
+  if (count == 0) return;
+  Handle space(check_id(H5Dget_space(dataset), file, "read the dataspace of " + what), H5Sclose);
+  const hsize_t start[1] = {static_cast<hsize_t>(offset)}, length[1] = {static_cast<hsize_t>(count)};
+  check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, length, nullptr), file,
+        "select rows of " + what);
+  Handle memory(check_id(H5Screate_simple(1, length, nullptr), file, "create a 1-D dataspace"), H5Sclose);
+  check(H5Dwrite(dataset, memory_type, memory.get(), space.get(), H5P_DEFAULT, data), file, "write " + what);
+}
+
+std::int64_t read_int64_element(hid_t dataset, std::uint64_t index, const std::string& what,
+                                const std::filesystem::path& file) {
+  Handle space(check_id(H5Dget_space(dataset), file, "read the dataspace of " + what), H5Sclose);
+  const hsize_t start[1] = {static_cast<hsize_t>(index)}, length[1] = {1};
+  check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, start, nullptr, length, nullptr), file,
+        "select an element of " + what);
+  Handle memory(check_id(H5Screate_simple(1, length, nullptr), file, "create a 1-D dataspace"), H5Sclose);
+  std::int64_t value = 0;
+  check(H5Dread(dataset, H5T_NATIVE_INT64, memory.get(), space.get(), H5P_DEFAULT, &value), file,
+        "read " + what);
+  return value;
+}
+
+std::uint64_t vector_size(hid_t dataset, const std::string& what, const std::filesystem::path& file) {
+  Handle space(check_id(H5Dget_space(dataset), file, "read the dataspace of " + what), H5Sclose);
+  const auto dims = simple_extent_dims(space.get(), what, file);
+  if (dims.size() != 1) throw_format_error(file, fmt::format("{} is not one-dimensional", what));
+  return dims[0];
 }
 
 Handle create_array(hid_t group, const std::string& name, hid_t type,

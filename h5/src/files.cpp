@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "dlx/common/error.hpp"
+#include "dlx/common/file_copy.hpp"
 #include "dlx/common/file_kind.hpp"
 #include "dlx/h5/error.hpp"
 #include "dlx/h5/objects.hpp"
@@ -98,11 +100,59 @@ Handle open_file_read_only(const std::filesystem::path& path) {
   return open_regular_file(path, Symlinks::follow, "HDF5 file").file;
 }
 
-Handle create_file(const std::filesystem::path& path, const FileOptions& options) {
+namespace {
+
+// Created with at most kFileMode (the umask can only take bits away), then set to exactly
+// kFileMode before any byte is written. O_NOFOLLOW: a symbolic link planted at the name is not
+// followed (O_EXCL already refuses it; said twice on purpose). Removed again on failure.
+UniqueFd create_private_file(const std::filesystem::path& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, kFileMode));
+  if (!fd) throw_errno(path, "create HDF5 file", errno);
+  if (::fchmod(fd.get(), kFileMode) != 0) {
+    int error = errno;
+    ::unlink(path.c_str());
+    throw_errno(path, "set the mode of the new file", error);
+  }
+  return fd;
+}
+
+// Semi: closing the file fails (is reported) if an object inside it were still open.
+Handle writer_access(const std::filesystem::path& path) {
   Handle access(check_id(H5Pcreate(H5P_FILE_ACCESS), path, "create file access properties"),
                 H5Pclose);
-  // Semi: closing the file fails (is reported) if an object inside it were still open.
   check(H5Pset_fclose_degree(access.get(), H5F_CLOSE_SEMI), path, "set file close degree");
+  return access;
+}
+
+}  // namespace
+
+Handle create_file_copy(const std::filesystem::path& path, int source_fd) {
+  auto fd = create_private_file(path);
+  try {
+    if (::lseek(source_fd, 0, SEEK_SET) < 0) throw_errno(path, "rewind the file to copy", errno);
+    copy_file_data(source_fd, fd.get(), fmt::format("/proc/self/fd/{}", source_fd), path);
+  } catch (const SystemError& error) {
+    ::unlink(path.c_str());
+    throw H5Error(fmt::format("{}: cannot copy the previous file into it: {}", path.string(), error.what()),
+                  error.error_number());
+  } catch (...) {
+    ::unlink(path.c_str());
+    throw;
+  }
+  const auto proc_path = descriptor_path(fd.get());
+  auto access = writer_access(path);
+  hid_t id = H5Fopen(proc_path.c_str(), H5F_ACC_RDWR, access.get());
+  if (id < 0) {
+    int saved = errno;
+    ::unlink(path.c_str());
+    errno = saved;
+    throw_error(path, "open the copied HDF5 file for writing");
+  }
+  return Handle(id, H5Fclose);
+}
+
+Handle create_file(const std::filesystem::path& path, const FileOptions& options) {
+  auto access = writer_access(path);
   if (options.checksummed_metadata)
     check(H5Pset_libver_bounds(access.get(), H5F_LIBVER_V18, H5F_LIBVER_LATEST), path,
           "choose the checksummed file format");
@@ -113,17 +163,8 @@ Handle create_file(const std::filesystem::path& path, const FileOptions& options
   check(H5Pset_attr_creation_order(creation.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),
         path, "track attribute creation order");
 
-  // Created with at most kFileMode (the umask can only take bits away), then set to exactly
-  // kFileMode before any byte is written. O_NOFOLLOW: a symbolic link planted at the name is
-  // not followed (O_EXCL already refuses it; said twice on purpose).
-  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, kFileMode));
-  if (!fd) throw_errno(path, "create HDF5 file", errno);
+  auto fd = create_private_file(path);
   auto discard = [&] { ::unlink(path.c_str()); };
-  if (::fchmod(fd.get(), kFileMode) != 0) {
-    int error = errno;
-    discard();
-    throw_errno(path, "set the mode of the new file", error);
-  }
   const auto proc_path = descriptor_path(fd.get());
   // TRUNC on the empty file dlx just made: the name must exist for HDF5 to open it, and O_EXCL
   // above already guaranteed that it did not exist before.

@@ -71,6 +71,9 @@ def _load() -> ctypes.CDLL:
                                         ctypes.c_void_p, ctypes.c_size_t],
         "dlx_trial_report_validation_next": [c_trial, ctypes.c_int64, p(ctypes.c_char_p),
                                              ctypes.c_void_p, ctypes.c_size_t, p(ctypes.c_int)],
+        "dlx_trial_metric_names": [c_trial, p(ctypes.c_char_p), ctypes.c_size_t, p(ctypes.c_uint32)],
+        "dlx_trial_report_validation_values": [c_trial, ctypes.c_int64, ctypes.c_uint32, ctypes.c_void_p,
+                                               p(ctypes.c_int)],
         "dlx_trial_start_length": [c_trial, p(ctypes.c_int64)],
         "dlx_trial_target_length": [c_trial, p(ctypes.c_int64)],
         "dlx_trial_finish": [c_trial],
@@ -106,6 +109,7 @@ def _load() -> ctypes.CDLL:
 
 
 _lib: ctypes.CDLL | None = None
+_report_training: ctypes._CFuncPtr | None = None
 
 
 def library() -> ctypes.CDLL:
@@ -114,6 +118,20 @@ def library() -> ctypes.CDLL:
     if _lib is None:
         _lib = _load()
     return _lib
+
+
+def report_training_values() -> ctypes._CFuncPtr:
+    """dlx_trial_report_training_values, the training loop's call, loaded as a PyDLL function: the
+    GIL stays held through it (it takes a mutex and copies the values: no Python, no wait worth
+    releasing it for), which saves releasing and taking it again every report, and keeps the
+    caller's values buffer (trial.py) from being refilled by another thread meanwhile."""
+    global _report_training
+    if _report_training is None:
+        function = ctypes.PyDLL(library()._name).dlx_trial_report_training_values
+        function.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint32, ctypes.c_void_p]
+        function.restype = ctypes.c_int
+        _report_training = function
+    return _report_training
 
 
 def check(status: int) -> None:

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import ctypes
 import json
-from array import array
+import struct
 from typing import Any, Iterator, Mapping, NamedTuple, Sequence
 
-from ._library import NO_COMMUNICATOR, Error, NamedTensor, check, library
+from ._library import NO_COMMUNICATOR, Error, NamedTensor, check, library, report_training_values
 from .hparams import Hparams
 
 # numpy dtype names a checkpoint holds as they are (bfloat16 has no numpy type: it loads as
@@ -133,10 +133,19 @@ class Trial(_Owned):
         self.experiment_dir = self._text(lib.dlx_trial_experiment_dir) or None
         self.checkpoint_dir = self._text(lib.dlx_trial_checkpoint_dir) or None
         self.latest_checkpoint = self._text(lib.dlx_trial_latest_checkpoint) or None
-        # The previous report's names, as the C array it passed: most programs report the same
-        # names every step, and encoding them is most of a report's cost from Python.
-        self._metric_names: tuple = ()
-        self._metric_names_array = (ctypes.c_char_p * 0)()
+        # Names-once reporting: each set of names a report used is registered with the library
+        # once (dlx_trial_metric_names) and a report passes only its number and the values. The
+        # previous report's names are kept to skip even the lookup: most programs report the
+        # same names every step.
+        # Each set: its number, a struct that packs its values as C doubles, the buffer they are
+        # packed into and that buffer's address (what the C call takes).
+        self._metric_sets: dict[tuple, tuple] = {}
+        self._last_names: tuple | None = None
+        self._last_set = 0
+        self._last_struct = self._last_buffer = None
+        self._last_address = 0
+        self._report_training_values = report_training_values()
+        self._report_validation_values = library().dlx_trial_report_validation_values
 
     def _int(self, function) -> int:
         value = ctypes.c_int()
@@ -167,27 +176,51 @@ class Trial(_Owned):
                            f"trial.hparam(\"{name}\", ...)")
         return default
 
-    def _metric_arrays(self, metrics: Mapping[str, float] | None, named: dict):
-        if named or metrics is None:
-            metrics = {**(metrics or {}), **named}
-        names = tuple(metrics)
-        if names != self._metric_names:
+    def _use(self, names: tuple, kind: str, step) -> None:
+        """Makes `names` the current set, registered with the library on first use
+        (dlx_trial_metric_names)."""
+        found = self._metric_sets.get(names)
+        if found is None:
             encoded = [str(name).encode("utf-8") for name in names]
-            self._metric_names_array = (ctypes.c_char_p * len(encoded))(*encoded)
-            self._metric_names = names
+            array_type = ctypes.c_char_p * len(encoded)
+            out = ctypes.c_uint32()
+            status = library().dlx_trial_metric_names(self._handle, array_type(*encoded), len(encoded),
+                                                      ctypes.byref(out))
+            if status:  # said as the report it is, not as the registration behind it
+                message = library().dlx_last_error().decode("utf-8", "replace")
+                raise Error(status, message.replace("cannot register metric names",
+                                                    f"cannot report {kind} metrics at step {step}", 1))
+            buffer = (ctypes.c_double * max(1, len(names)))()
+            found = (out.value, struct.Struct(f"={len(names)}d"), buffer, ctypes.addressof(buffer))
+            self._metric_sets[names] = found
+        self._last_set, self._last_struct, self._last_buffer, self._last_address = found
+        self._last_names = names
+
+    def _pack(self, metrics: Mapping[str, float]) -> None:
         try:
-            values = array("d", metrics.values())
-        except TypeError:  # values array("d") does not take (a 0-d tensor, a Decimal): float() them
-            values = array("d", map(float, metrics.values()))
-        return self._metric_names_array, values, len(names)
+            self._last_struct.pack_into(self._last_buffer, 0, *metrics.values())
+        except (TypeError, struct.error):  # values struct does not take as they are: float() them
+            self._last_struct.pack_into(self._last_buffer, 0, *map(float, metrics.values()))
 
     def report_training(self, step: int, metrics: Mapping[str, float] | None = None,
                         **named: float) -> None:
-        """Record training metrics at `step`: a few microseconds, buffered; durable in the trial's
-        metrics log within a second (rank 0 writes; every rank may call)."""
-        names, values, count = self._metric_arrays(metrics, named)
-        check(library().dlx_trial_report_training(self._handle, int(step), names,
-                                                   values.buffer_info()[0], count))
+        """Record training metrics at `step`: a few microseconds, buffered; durable in the
+        trial's metrics log within a second (rank 0 writes; every rank may call)."""
+        # The hot path of a training loop, written out: the names compared with the previous
+        # report's (the same string objects: a pointer comparison each), the values packed into
+        # that set's C buffer, one call.
+        if named or metrics is None:
+            metrics = {**(metrics or {}), **named}
+        names = tuple(metrics)
+        if names != self._last_names:
+            self._use(names, "training", step)
+        try:
+            self._last_struct.pack_into(self._last_buffer, 0, *metrics.values())
+        except (TypeError, struct.error):
+            self._pack(metrics)
+        status = self._report_training_values(self._handle, int(step), self._last_set, self._last_address)
+        if status:
+            check(status)
 
     def report_validation(self, step: int, metrics: Mapping[str, float] | None = None,
                           **named: float) -> str:
@@ -197,10 +230,17 @@ class Trial(_Owned):
         Elsewhere it returns "train". Every rank that calls it at the target gets the same
         answer: the question has one id in the experiment's journal, the first rank's asking
         records the decision and every other rank reads that one back."""
-        names, values, count = self._metric_arrays(metrics, named)
+        if named or metrics is None:
+            metrics = {**(metrics or {}), **named}
+        names = tuple(metrics)
+        if names != self._last_names:
+            self._use(names, "validation", step)
+        # Its own array: this call releases the GIL (it may ask the searcher), and another thread's
+        # report_training may meanwhile refill the set's shared buffer.
+        values = (ctypes.c_double * max(1, len(names)))(*map(float, metrics.values()))
         said = ctypes.c_int(0)
-        check(library().dlx_trial_report_validation_next(
-            self._handle, int(step), names, values.buffer_info()[0], count, ctypes.byref(said)))
+        check(self._report_validation_values(self._handle, int(step), self._last_set, ctypes.addressof(values),
+                                             ctypes.byref(said)))
         return _DECISIONS[said.value]
 
     @property

@@ -13,7 +13,7 @@ import h5py
 with h5py.File(sys.argv[1], "r") as f:
     root = f.attrs
     assert list(root.keys())[:3] == ["format_version", "experiment", "trial_id"], list(root.keys())
-    assert root["format_version"] == 2, root["format_version"]
+    assert root["format_version"] == 3, root["format_version"]
     assert root["metrics_log"] == "metrics.1.log", root["metrics_log"]
     assert root["experiment"] == "mnist-asha", root["experiment"]
     assert isinstance(root["state"], str) and root["state"] == "completed"
@@ -28,11 +28,14 @@ with h5py.File(sys.argv[1], "r") as f:
     assert hp["use_amp"] == 1 and hp["use_amp"].dtype == "int8"
     assert hp["shuffle"] == 0
     train = f["metrics/training"]
-    assert list(train["steps"][:]) == [100, 200, 300]
-    assert train["wall_time"].dtype == "float64" and len(train["wall_time"]) == 3
-    assert list(train["loss"][:]) == [2.5, 1.25, 0.75]
+    # Written whole, then one row appended (format 3: chunked, extendible datasets).
+    assert list(train["steps"][:]) == [100, 200, 300, 400]
+    assert train["wall_time"].dtype == "float64" and len(train["wall_time"]) == 4
+    assert list(train["loss"][:]) == [2.5, 1.25, 0.75, 0.5]
+    assert train["loss"].chunks is not None and train["loss"].maxshape == (None,), train["loss"]
+    assert train["loss"].compression is None
     acc = train["accuracy"][:]
-    assert acc[0] == 0.1 and math.isnan(acc[1]) and acc[2] == 0.6, acc
+    assert acc[0] == 0.1 and math.isnan(acc[1]) and acc[2] == 0.6 and math.isnan(acc[3]), acc
     val = f["metrics/validation"]
     assert list(val["steps"][:]) == [200, 300]
     assert list(val["val_loss"][:]) == [1.5, 1.0]

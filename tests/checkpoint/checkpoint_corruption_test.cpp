@@ -7,10 +7,11 @@
 
 #include "checkpoint_samples.hpp"
 #include "dlx/checkpoint/checkpoint.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "test_support.hpp"
 
 using namespace dlx::checkpoint;
+using namespace dlx::record;
 using Catch::Matchers::Contains;
 using dlx::checkpoint::testing::ScratchDir;
 using dlx::checkpoint::testing::read_bytes;

@@ -19,12 +19,13 @@
 
 #include "checkpoint_samples.hpp"
 #include "dlx/checkpoint/checkpoint.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "hostile_files.hpp"
 #include "run_program.hpp"
 #include "test_support.hpp"
 
 using namespace dlx::checkpoint;
+using namespace dlx::record;
 using namespace dlx::checkpoint::testing;
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
@@ -57,11 +58,13 @@ std::map<int, Hostile> write_trial_records(const fs::path& experiment, const fs:
   std::map<int, Hostile> out;
   write_trial_record_then(record(1), [](hid_t f) {
     add_declared_dataset(f, "/metrics/training/steps", std::uint64_t{1} << 29, H5T_STD_I64LE,
-                         Storage::chunked, false);
+                         Storage::chunked_small, false);
     add_declared_dataset(f, "/metrics/training/loss", std::uint64_t{1} << 29, H5T_IEEE_F64LE,
-                         Storage::chunked, false);
+                         Storage::chunked_small, false);
   });
-  out[1] = {"2^29-row chunked metric tables", "dataset /metrics/training/steps is stored chunked"};
+  out[1] = {"2^29-row chunked metric tables, no chunk stored",
+            "dataset /metrics/training/steps declares 4294967296 bytes ([536870912] x 8 bytes) but the file "
+            "holds 0 bytes of chunks for it"};
   write_trial_record_then(record(2), [](hid_t f) {
     add_declared_dataset(f, "/metrics/validation/val_loss", std::uint64_t{1} << 29, H5T_IEEE_F64LE,
                          Storage::contiguous_missing, false);

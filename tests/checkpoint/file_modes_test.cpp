@@ -8,12 +8,13 @@
 
 #include "checkpoint_samples.hpp"
 #include "dlx/checkpoint/checkpoint.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/checkpoint/writer.hpp"
 #include "dlx/h5/objects.hpp"
 #include "test_support.hpp"
 
 using namespace dlx::checkpoint;
+using namespace dlx::record;
 using dlx::checkpoint::testing::ScratchDir;
 namespace h5 = dlx::h5;
 

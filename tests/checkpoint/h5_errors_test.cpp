@@ -1,7 +1,8 @@
 // dlx::h5's errors (h5/include/dlx/h5/error.hpp): an h5::H5Error names the file and what failed,
 // in words that say nothing of what the file was meant to be unless the caller said so (the
 // `kind` of open_regular_file), and carries the errno of a failed system call. checkpoint/ turns
-// them into CheckpointErrors with the same message and errno (checkpoint/src/h5_boundary.hpp).
+// them into CheckpointErrors and RecordErrors with the same message and errno
+// (checkpoint/src/h5_boundary.hpp, record/src/h5_boundary.hpp).
 #include <sys/stat.h>
 
 #include <atomic>
@@ -14,7 +15,7 @@
 #include <catch2/catch.hpp>
 
 #include "dlx/checkpoint/error.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/h5/attributes.hpp"
 #include "dlx/h5/datasets.hpp"
 #include "dlx/h5/error.hpp"
@@ -94,7 +95,7 @@ TEST_CASE("dlx::h5: a file that is not what the caller expects is named by the c
   }
 }
 
-TEST_CASE("dlx::h5: a failed system call keeps its errno, through checkpoint's API too",
+TEST_CASE("dlx::h5: a failed system call keeps its errno, through the record library's API too",
           "[unit][h5][checkpoint]") {
   ScratchDir dir;
   const auto missing = dir.path() / "no-such-dir" / "trial.h5";
@@ -104,15 +105,15 @@ TEST_CASE("dlx::h5: a failed system call keeps its errno, through checkpoint's A
     CHECK_THAT(error.what(), Catch::Matchers::StartsWith(missing.string() +
                                                          ": cannot create HDF5 file: "));
   }
-  SECTION("load_trial_record: a CheckpointError with the same words and errno") {
+  SECTION("load_trial_record: a RecordError with the same words and errno") {
     const auto h5_words =
         std::string(h5_error_of([&] {
                       h5::open_regular_file(missing, h5::Symlinks::refuse, "dlx trial record");
                     }).what());
     try {
-      dlx::checkpoint::load_trial_record_file(missing);
-      FAIL("no CheckpointError");
-    } catch (const CheckpointError& e) {
+      dlx::record::load_trial_record_file(missing);
+      FAIL("no RecordError");
+    } catch (const dlx::record::RecordError& e) {
       CHECK(std::string(e.what()) == h5_words);
       CHECK(e.error_number() == ENOENT);
     }

@@ -10,7 +10,7 @@
 #include "checkpoint_samples.hpp"
 #include "dlx/checkpoint/checkpoint.hpp"
 #include "dlx/h5/handle.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "test_support.hpp"
 
 namespace dlx::checkpoint::testing {
@@ -130,6 +130,10 @@ void add_declared_dataset(hid_t file, const std::string& path, std::uint64_t ele
   if (storage == Storage::chunked) {
     hsize_t chunk[1] = {1u << 20};
     checked_status(H5Pset_chunk(properties.get(), 1, chunk), "set chunks");
+  } else if (storage == Storage::chunked_small || storage == Storage::chunked_deflate) {
+    hsize_t chunk[1] = {1024};
+    checked_status(H5Pset_chunk(properties.get(), 1, chunk), "set chunks");
+    if (storage == Storage::chunked_deflate) checked_status(H5Pset_deflate(properties.get(), 9), "set deflate");
   } else {
     checked_status(H5Pset_layout(properties.get(), H5D_CONTIGUOUS), "set contiguous");
     checked_status(H5Pset_alloc_time(properties.get(), H5D_ALLOC_TIME_LATE), "set late allocation");

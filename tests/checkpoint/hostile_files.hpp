@@ -32,7 +32,11 @@ void add_external_link(hid_t file, const std::filesystem::path& target_file,
 void add_nested_groups(hid_t file, const std::string& top, int depth);
 
 enum class Storage {
-  chunked,             // chunked, no chunk written: any extent in a few hundred bytes
+  chunked,             // chunked (chunks of 2^20 elements), no chunk written: any extent in a few
+                       // hundred bytes
+  chunked_small,       // chunked in chunks of 1,024 elements, none written
+  chunked_deflate,     // chunked in chunks of 1,024 elements through deflate (a bomb's shape:
+                       // refused for the filter before its chunks are looked at)
   contiguous_missing,  // contiguous, never allocated: the extent is declared, no byte is stored
   null_space,          // contiguous with an empty (H5S_NULL) dataspace: no extent at all
 };

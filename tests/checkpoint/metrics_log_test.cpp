@@ -1,4 +1,4 @@
-// The metrics log (dlx/checkpoint/metrics_log.hpp): its records round trip, a torn or damaged tail
+// The metrics log (dlx/record/metrics_log.hpp): its records round trip, a torn or damaged tail
 // is ignored at any byte, a chain of generations is applied in order, and trial.h5 with its logs
 // is what load_trial_record returns; format 1 records still load.
 #include <sys/stat.h>
@@ -11,12 +11,13 @@
 
 #include <catch2/catch.hpp>
 
-#include "dlx/checkpoint/metrics_log.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/metrics_log.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "h5_edit.hpp"
 #include "test_support.hpp"
 
 using namespace dlx::checkpoint;
+using namespace dlx::record;
 using Catch::Matchers::Contains;
 using dlx::checkpoint::testing::ScratchDir;
 
@@ -48,10 +49,10 @@ void write_file(const std::filesystem::path& path, std::span<const std::byte> by
 std::string error_of(const std::function<void()>& action) {
   try {
     action();
-  } catch (const CheckpointError& e) {
+  } catch (const RecordError& e) {
     return e.what();
   }
-  FAIL("no CheckpointError");
+  FAIL("no RecordError");
   return {};
 }
 
@@ -64,15 +65,16 @@ TEST_CASE("a metrics log's records apply as the writer meant them", "[unit][metr
   CHECK(replay.records == 8);
   CHECK(replay.valid_bytes == log.size());
   CHECK(replay.ignored_bytes == 0);
-  CHECK(record.training.steps == std::vector<std::int64_t>{1, 2, 3});
-  CHECK(record.training.wall_times == std::vector<double>{1000.5, 1001.5, 1003.5});
-  CHECK(record.training.columns.at("loss") == std::vector<double>{2.0, 1.5, 0.9});
-  const auto& accuracy = record.training.columns.at("accuracy");  // reported once, then dropped
+  CHECK(record.training.steps() == std::vector<std::int64_t>{1, 2, 3});
+  CHECK(record.training.wall_times() == std::vector<double>{1000.5, 1001.5, 1003.5});
+  CHECK(record.training.dense("loss") == std::vector<double>{2.0, 1.5, 0.9});
+  const auto accuracy = record.training.dense("accuracy");  // reported once, then dropped
   REQUIRE(accuracy.size() == 3);
   CHECK((std::isnan(accuracy[0]) && std::isnan(accuracy[1]) && std::isnan(accuracy[2])));
-  CHECK(record.validation.steps == std::vector<std::int64_t>{2});
-  CHECK(record.validation.columns.at("accuracy") == std::vector<double>{0.5});
-  CHECK(record.validation.columns.at("loss") == std::vector<double>{1.4});
+  CHECK(record.training.index_of("accuracy").has_value());  // the name stays (an all-NaN column)
+  CHECK(record.validation.steps() == std::vector<std::int64_t>{2});
+  CHECK(record.validation.dense("accuracy") == std::vector<double>{0.5});
+  CHECK(record.validation.dense("loss") == std::vector<double>{1.4});
 }
 
 TEST_CASE("a row at or before the last step replaces the rows from there", "[unit][metrics_log]") {
@@ -82,8 +84,8 @@ TEST_CASE("a row at or before the last step replaces the rows from there", "[uni
   for (std::int64_t step : {10, 20, 30})
     applier.row(MetricTableId::training, step, 0, Values{{0, static_cast<double>(step)}});
   applier.row(MetricTableId::training, 20, 0, Values{{0, -1}});
-  CHECK(record.training.steps == std::vector<std::int64_t>{10, 20});
-  CHECK(record.training.columns.at("loss") == std::vector<double>{10, -1});
+  CHECK(record.training.steps() == std::vector<std::int64_t>{10, 20});
+  CHECK(record.training.dense("loss") == std::vector<double>{10, -1});
 }
 
 TEST_CASE("a log cut at any byte applies the records before the cut", "[unit][metrics_log]") {
@@ -117,7 +119,7 @@ TEST_CASE("a damaged record ends the log there", "[unit][metrics_log]") {
   const auto replay = apply_metrics_log(log, record, "damaged");
   CHECK(replay.records == 3);
   CHECK(replay.valid_bytes == prefix.size());
-  CHECK(record.training.steps == std::vector<std::int64_t>{1, 2});
+  CHECK(record.training.steps() == std::vector<std::int64_t>{1, 2});
   // A size past the limit is damage too, not an allocation.
   auto oversized = sample_log();
   const std::uint32_t huge = kMaxMetricsLogPayloadBytes + 1;
@@ -166,7 +168,7 @@ TEST_CASE("load_trial_record applies the chain of logs trial.h5 names", "[unit][
   auto record = testing::sample_record();
   record.metrics_log = 4;
   save_trial_record(record, path);
-  const auto training_rows = record.training.steps.size();
+  const auto training_rows = record.training.rows();
   // Generation 3 is older than trial.h5: a leftover that must not be applied.
   write_file(dir.path() / "metrics.3.log", sample_log());
   std::vector<std::byte> fourth, fifth;
@@ -180,19 +182,19 @@ TEST_CASE("load_trial_record applies the chain of logs trial.h5 names", "[unit][
   write_file(dir.path() / "metrics.5.log", fifth);
 
   const auto loaded = load_trial_record(path);
-  REQUIRE(loaded.training.steps.size() == training_rows + 2);
-  CHECK(loaded.training.steps[training_rows] == 1000);
-  CHECK(loaded.training.steps[training_rows + 1] == 1001);
-  CHECK(loaded.training.columns.at("loss")[training_rows + 1] == 0.25);
-  CHECK(loaded.training.wall_times[training_rows + 1] == 2001.0);
+  REQUIRE(loaded.training.rows() == training_rows + 2);
+  CHECK(loaded.training.steps()[training_rows] == 1000);
+  CHECK(loaded.training.steps()[training_rows + 1] == 1001);
+  CHECK(loaded.training.dense("loss")[training_rows + 1] == 0.25);
+  CHECK(loaded.training.wall_times()[training_rows + 1] == 2001.0);
   CHECK(loaded.metrics_log == 6);  // the first generation not found
-  CHECK(load_trial_record_file(path).training.steps.size() == training_rows);
+  CHECK(load_trial_record_file(path).training.rows() == training_rows);
 
   // A writer that saves what it loaded names 6 and retires the rest.
   save_trial_record(loaded, path);
   CHECK(retire_metrics_logs(dir.path(), loaded.metrics_log) == 3);
   CHECK(testing::file_names_in(dir.path()) == std::vector<std::string>{kTrialFileName});
-  CHECK(load_trial_record(path).training.steps == loaded.training.steps);
+  CHECK(load_trial_record(path).training.steps() == loaded.training.steps());
 }
 
 TEST_CASE("a FIFO or a link in a log's place is refused without waiting", "[unit][metrics_log]") {
@@ -213,16 +215,17 @@ TEST_CASE("a format 1 trial.h5 loads: no wall times, and 'wall_time' is a metric
   save_trial_record(record, path);
   // What dlx wrote before format 2: no wall_time datasets, no metrics_log; a user's metric
   // called wall_time is an ordinary dataset there.
+  testing::make_metric_tables_contiguous(path);  // chunked only from format 3
   testing::remove_link(path, "/metrics/validation/wall_time");
   testing::remove_attribute(path, "metrics_log");
   testing::set_format_version(path, 1);
   const auto loaded = load_trial_record(path);
-  CHECK(loaded.training.steps == record.training.steps);
-  REQUIRE(loaded.training.wall_times.size() == record.training.steps.size());
-  for (double time : loaded.training.wall_times) CHECK(std::isnan(time));
-  CHECK(loaded.training.columns.contains("wall_time"));  // format 1: one more metric
-  REQUIRE(loaded.validation.wall_times.size() == record.validation.steps.size());
-  CHECK_FALSE(loaded.validation.columns.contains("wall_time"));
+  CHECK(loaded.training.steps() == record.training.steps());
+  REQUIRE(loaded.training.wall_times().size() == record.training.rows());
+  for (double time : loaded.training.wall_times()) CHECK(std::isnan(time));
+  CHECK(loaded.training.index_of("wall_time").has_value());  // format 1: one more metric
+  REQUIRE(loaded.validation.wall_times().size() == record.validation.rows());
+  CHECK_FALSE(loaded.validation.index_of("wall_time").has_value());
   CHECK(loaded.metrics_log == 1);
 }
 

@@ -22,8 +22,8 @@ ScratchDir::~ScratchDir() {
   std::filesystem::remove_all(path_, ignored);
 }
 
-TrialRecord sample_record() {
-  TrialRecord record;
+record::TrialRecord sample_record() {
+  record::TrialRecord record;
   record.experiment = "mnist-asha";
   record.trial_id = 17;
   record.state = "completed";

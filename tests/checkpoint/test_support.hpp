@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 
 namespace dlx::checkpoint::testing {
 
@@ -22,7 +22,7 @@ class ScratchDir {
 };
 
 // Every hyperparameter type, both metric tables with gaps (NaN).
-TrialRecord sample_record();
+record::TrialRecord sample_record();
 
 std::vector<std::string> file_names_in(const std::filesystem::path& directory);
 std::string read_bytes(const std::filesystem::path& path);

@@ -1,10 +1,11 @@
 // Saves go through temp + rename: no leftovers, and a failed save never damages the last record.
 #include <catch2/catch.hpp>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "test_support.hpp"
 
 using namespace dlx::checkpoint;
+using namespace dlx::record;
 using Catch::Matchers::Contains;
 using dlx::checkpoint::testing::file_names_in;
 using dlx::checkpoint::testing::ScratchDir;
@@ -28,7 +29,7 @@ TEST_CASE("saving into a nonexistent directory fails naming the file and the cau
   try {
     save_trial_record(testing::sample_record(), path);
     FAIL("save_trial_record did not throw");
-  } catch (const CheckpointError& e) {
+  } catch (const RecordError& e) {
     CHECK_THAT(e.what(), Contains("cannot save trial record " + path.string()));
     CHECK_THAT(e.what(), Contains("No such file or directory"));
   }
@@ -46,7 +47,7 @@ TEST_CASE("a save that fails halfway leaves the previous record intact and no te
   auto broken = record;
   broken.state = "failed";
   broken.validation.append(400, {{"", 1.0}});  // refused while writing the metric tables
-  CHECK_THROWS_AS(save_trial_record(broken, path), CheckpointError);
+  CHECK_THROWS_AS(save_trial_record(broken, path), RecordError);
 
   CHECK(file_names_in(dir.path()) == std::vector<std::string>{kTrialFileName});
   CHECK(testing::read_bytes(path) == before);

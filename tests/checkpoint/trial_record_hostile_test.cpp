@@ -7,11 +7,13 @@
 
 #include <catch2/catch.hpp>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
+#include "h5_edit.hpp"
 #include "hostile_files.hpp"
 #include "test_support.hpp"
 
 using namespace dlx::checkpoint;
+using namespace dlx::record;
 using namespace dlx::checkpoint::testing;
 using Catch::Matchers::Contains;
 
@@ -20,10 +22,10 @@ namespace {
 std::string load_error(const std::filesystem::path& path) {
   try {
     load_trial_record(path);
-  } catch (const CheckpointError& e) {
+  } catch (const RecordError& e) {
     return e.what();
   }
-  return "(no CheckpointError)";
+  return "(no RecordError)";
 }
 
 constexpr std::uint64_t kRows = std::uint64_t{1} << 29;
@@ -34,14 +36,40 @@ TEST_CASE("metric tables that declare 2^29 rows they do not store are refused",
           "[unit][trial_record][hostile]") {
   ScratchDir dir;
   const auto path = dir.path() / kTrialFileName;
-  SECTION("chunked, no chunk stored") {
+  // Format 3 stores metric tables chunked (appended to): a chunked one is read only when every
+  // chunk of its extent is in the file, unfiltered, in chunks of at most 1 MiB.
+  SECTION("chunked in 8 MiB chunks, none stored") {
     write_trial_record_then(path, [](hid_t f) {
       add_declared_dataset(f, "/metrics/training/steps", kRows, H5T_STD_I64LE, Storage::chunked, false);
       add_declared_dataset(f, "/metrics/training/loss", kRows, H5T_IEEE_F64LE, Storage::chunked, false);
     });
     CHECK(std::filesystem::file_size(path) < 64 * 1024);
-    CHECK_THAT(load_error(path), Contains(path.string() + ": dataset /metrics/training/steps is stored "
-                                                          "chunked; only contiguous datasets are read"));
+    CHECK_THAT(load_error(path), Contains(path.string() + ": dataset /metrics/training/steps is stored in "
+                                                          "chunks of [1048576] x 8 bytes, over the 1048576 "
+                                                          "bytes of a chunk dlx reads"));
+  }
+  SECTION("chunked in small chunks, none stored") {
+    write_trial_record_then(path, [](hid_t f) {
+      add_declared_dataset(f, "/metrics/training/loss", kRows, H5T_IEEE_F64LE, Storage::chunked_small, false);
+    });
+    CHECK(std::filesystem::file_size(path) < 64 * 1024);
+    CHECK_THAT(load_error(path), Contains("dataset /metrics/training/loss declares 4294967296 bytes "
+                                          "([536870912] x 8 bytes) but the file holds 0 bytes of chunks "
+                                          "for it"));
+  }
+  SECTION("chunked and compressed: a deflate bomb") {
+    write_trial_record_then(path, [](hid_t f) {
+      add_declared_dataset(f, "/metrics/training/loss", std::uint64_t{1} << 24, H5T_IEEE_F64LE,
+                           Storage::chunked_deflate, false);
+    });
+    CHECK_THAT(load_error(path), Contains("dataset /metrics/training/loss is stored through 1 filter(s) "
+                                          "(compression); only unfiltered datasets are read"));
+  }
+  SECTION("chunked in a format 2 file, which dlx wrote contiguous") {
+    write_trial_record_then(path, [](hid_t) {});  // format 3: chunked metric tables
+    set_format_version(path, 2);
+    CHECK_THAT(load_error(path), Contains("dataset /metrics/training/steps is stored chunked; only "
+                                          "contiguous datasets are read"));
   }
   SECTION("contiguous, never allocated") {
     write_trial_record_then(path, [](hid_t f) {

@@ -2,10 +2,11 @@
 
 #include <catch2/catch.hpp>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "test_support.hpp"
 
 using namespace dlx::checkpoint;
+using namespace dlx::record;
 using dlx::checkpoint::testing::sample_record;
 using dlx::checkpoint::testing::ScratchDir;
 
@@ -20,13 +21,15 @@ bool same_values(const std::vector<double>& a, const std::vector<double>& b) {
 }
 
 void check_same_table(const MetricTable& loaded, const MetricTable& saved) {
-  CHECK(loaded.steps == saved.steps);
-  REQUIRE(loaded.columns.size() == saved.columns.size());
-  for (const auto& [name, column] : saved.columns) {
+  CHECK(loaded.steps() == saved.steps());
+  CHECK(same_values(loaded.wall_times(), saved.wall_times()));
+  REQUIRE(loaded.names().size() == saved.names().size());
+  for (const auto& name : saved.names()) {
     CAPTURE(name);
-    REQUIRE(loaded.columns.count(name) == 1);
-    CHECK(same_values(loaded.columns.at(name), column));
+    REQUIRE(loaded.index_of(name).has_value());
+    CHECK(same_values(loaded.dense(name), saved.dense(name)));
   }
+  CHECK(loaded == saved);
 }
 
 void check_same_record(const TrialRecord& loaded, const TrialRecord& saved) {
@@ -112,6 +115,6 @@ TEST_CASE("saving again replaces the record", "[unit][trial_record]") {
   auto loaded = load_trial_record(path);
   CHECK(loaded.state == "failed");
   CHECK(loaded.restarts == 2);
-  CHECK(loaded.training.steps.size() == 4);
+  CHECK(loaded.training.rows() == 4);
   CHECK(loaded.training.last("loss") == 0.5);
 }

@@ -6,8 +6,8 @@
 # checkpoints after the agreed step and exits 85, Slurm requeues the array task with a fresh time
 # limit, and the next allocation resumes from that checkpoint. It must take >= 2 allocations,
 # never be killed by the limit itself, and end with final tensors byte-identical to an
-# uninterrupted run, the same metrics, and one `notice` restart (reason: after SIGUSR2) per
-# requeue.
+# uninterrupted run, the same metrics, and one `time_limit` restart (reason: after SIGUSR2, with
+# the seconds left) per requeue.
 source "$(dirname "$0")/resume_lib.sh"
 
 name=timelimit-chain-resume
@@ -25,8 +25,10 @@ for ((run = 0; run < restarts; run++)); do
   expect_contains "allocation $((run + 1)) (checkpointed at the notice)" "$log" \
     "dlx-test: srun exited 85 (restart $run)"
   reason=$(restart_attr "$dir" $((run + 1)) reason)
-  [[ $reason == "requeue: checkpoint at step "*" after SIGUSR2" ]] ||
+  [[ $reason == "requeue: checkpoint at step "*" after SIGUSR2 (time_limit: SIGUSR2 with "*" s left before the job's time limit)" ]] ||
     fail "restart $((run + 1)) was not the time-limit notice: $reason"
+  cause=$(restart_attr "$dir" $((run + 1)) cause)
+  [ "$cause" = time_limit ] || fail "restart $((run + 1)) has cause '$cause', not time_limit"
   note "allocation $((run + 1)): $reason"
 done
 expect_contains "the last allocation" "$log" "dlx-test: srun exited 0 (restart $restarts)"

@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "dlx/checkpoint/checkpoint.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "h5_fuzz_mutate.hpp"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -30,7 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const dlx::Error&) {
   }
   try {
-    dlx::checkpoint::load_trial_record(path);
+    dlx::record::load_trial_record(path);
   } catch (const dlx::Error&) {
   }
   return 0;

@@ -16,14 +16,14 @@
 #include <string>
 
 #include "dlx/h5/handle.hpp"
-#include "dlx/checkpoint/metrics_log.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/metrics_log.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "h5_fuzz_input.hpp"
 #include "h5_fuzz_mutate.hpp"
 
 namespace {
 
-using namespace dlx::checkpoint;
+using namespace dlx::record;
 using dlx::fuzz::ByteReader;
 namespace h5 = dlx::h5;
 namespace fs = std::filesystem;
@@ -64,7 +64,7 @@ TrialRecord read_record(ByteReader& in) {
   for (std::size_t i = 0; i < restarts; ++i)
     record.restart_events.push_back({.cause = "preempted", .reason = "fuzz", .unix_time = 1,
                                      .resumed_step = static_cast<std::int64_t>(in.u8()),
-                                     .steps_lost = 0, .seconds_lost = 0, .downtime_seconds = 0});
+                                     .steps_lost = 0, .seconds_lost = 0, .downtime_seconds = 0, .previous_nodes = "n1"});
   if (in.pick(2) == 0) record.started_from = StartCheckpoint{1, 10, "trials/1/checkpoints/step-10.h5"};
   return record;
 }
@@ -80,7 +80,7 @@ dlx::fuzz::Tree tree_of(const TrialRecord& record) {
     tree.datasets.push_back(group + "/steps");
     tree.datasets.push_back(group + "/wall_time");
     const auto& t = std::string(table) == "training" ? record.training : record.validation;
-    for (const auto& [name, column] : t.columns) tree.datasets.push_back(group + "/" + name);
+    for (const auto& name : t.names()) tree.datasets.push_back(group + "/" + name);
   }
   return tree;
 }
@@ -129,9 +129,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     auto loaded = load_trial_record(path);
     for (const auto* table : {&loaded.training, &loaded.validation}) {
-      if (table->wall_times.size() != table->steps.size()) std::abort();
-      for (const auto& [name, column] : table->columns)
-        if (column.size() != table->steps.size()) std::abort();  // the reader checks this
+      if (table->wall_times().size() != table->rows()) std::abort();
+      // Rows in strictly increasing step order, as the reader rebuilds them.
+      for (std::size_t row = 1; row < table->rows(); ++row)
+        if (table->steps()[row] <= table->steps()[row - 1]) std::abort();
     }
     if (show) std::fprintf(stderr, "load_trial_record: ok\n");
   } catch (const dlx::Error& e) {

@@ -12,7 +12,7 @@
 #include <iterator>
 #include <string>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/data/stage.hpp"
 #include "dlx/launch/trial_data.hpp"
 #include "dlx/store/code_snapshot.hpp"
@@ -202,7 +202,7 @@ TEST_CASE("launcher data: rank 0 does not start when another node failed to stag
                                             "cannot stage the experiment's data on dlxfake2: no space left"));
   CHECK_THAT(result.output, !Catch::Contains("dlx-launch: dlx-launch:"));
   CHECK_FALSE(fs::exists(ran));
-  const auto record = dlx::checkpoint::load_trial_record(dir.path() / "trials" / "1" / "trial.h5");
+  const auto record = dlx::record::load_trial_record(dir.path() / "trials" / "1" / "trial.h5");
   CHECK(record.state == "failed");
   CHECK_THAT(record.stop_reason, Catch::Contains("could not be staged on node 1 (dlxfake2)"));
 }

@@ -10,12 +10,12 @@
 #include <string>
 
 #include "dlx/checkpoint/checkpoint.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/launch/trial_outcome.hpp"
 #include "open_counter.hpp"
 #include "process_helpers.hpp"
 
-using dlx::checkpoint::TrialRecord;
+using dlx::record::TrialRecord;
 using dlx::test::run_with_env;
 using dlx::test::TempDir;
 using Env = std::map<std::string, std::string>;
@@ -71,7 +71,7 @@ void save_running_record(const std::filesystem::path& dir, int id = 1) {
   record.world_size = 2;
   record.training.append(10, {{"loss", 0.5}});
   std::filesystem::create_directories(record_path(dir, id).parent_path());
-  dlx::checkpoint::save_trial_record(record, record_path(dir, id));
+  dlx::record::save_trial_record(record, record_path(dir, id));
 }
 
 }  // namespace
@@ -108,7 +108,7 @@ TEST_CASE("launcher: a step that does not match the experiment's resources is re
                              "nodes_per_trial: 2"));
   // The trainer never ran; rank 0 marked the trial failed, with the difference, so that `dlx
   // status` says why.
-  const auto record = dlx::checkpoint::load_trial_record(record_path(dir.path()));
+  const auto record = dlx::record::load_trial_record(record_path(dir.path()));
   CHECK(record.state == "failed");
   CHECK(record.exit_code == 1);
   CHECK_THAT(record.stop_reason, Catch::StartsWith("failed: dlx-launch: this step has 1 node but the experiment "
@@ -123,7 +123,7 @@ TEST_CASE("launcher: dlx-launch reads experiment.yaml once, also when it records
   dlx::testing::OpenCounter opens(dir.path() / "experiment.yaml");
   auto refused = run_with_env(merged(srun_env(0, 1), trial_env(dir.path())), {kLaunch, "--", "true"});
   CHECK(refused.status == 1);
-  CHECK(dlx::checkpoint::load_trial_record(record_path(dir.path())).experiment == "logreg-grid");
+  CHECK(dlx::record::load_trial_record(record_path(dir.path())).experiment == "logreg-grid");
   CHECK(opens.take() == 1);
 
   TempDir crash_dir("one-read-crash");
@@ -132,7 +132,7 @@ TEST_CASE("launcher: dlx-launch reads experiment.yaml once, also when it records
   auto crashed = run_with_env(merged(srun_env(0), trial_env(crash_dir.path())), {kLaunch, "--", "sh", "-c", "exit 3"});
   INFO(crashed.output);
   CHECK(crashed.status == 3);
-  const auto record = dlx::checkpoint::load_trial_record(record_path(crash_dir.path()));
+  const auto record = dlx::record::load_trial_record(record_path(crash_dir.path()));
   CHECK(record.state == "failed");
   CHECK(record.experiment == "logreg-grid");
   CHECK(crash_opens.take() == 1);
@@ -185,12 +185,12 @@ TEST_CASE("launcher: rank 0 marks the trial failed when the trainer exits non-ze
   auto result = run_with_env(merged(srun_env(0), trial_env(dir.path())),
                              {kLaunch, "--", "sh", "-c", "exit 3"});
   CHECK(result.status == 3);
-  auto record = dlx::checkpoint::load_trial_record(record_path(dir.path()));
+  auto record = dlx::record::load_trial_record(record_path(dir.path()));
   CHECK(record.state == "failed");
   CHECK(record.exit_code == 3);
   CHECK(record.failures == 1);
   CHECK(record.stop_reason == "failed: crash 1 is past max_restarts 0; last error: exit 3");
-  CHECK(record.training.steps == std::vector<std::int64_t>{10});  // history kept
+  CHECK(record.training.steps() == std::vector<std::int64_t>{10});  // history kept
 }
 
 TEST_CASE("launcher: the trainer gets a group nested in DLX_HPARAMS; the record keeps dotted names", "[launch-cli]") {
@@ -214,7 +214,7 @@ TEST_CASE("launcher: the trainer gets a group nested in DLX_HPARAMS; the record 
   CHECK(given["epochs"] == 5);
   CHECK_THAT(result.output, Catch::Contains("LR=" + given["optim"]["lr"].dump()));
   // dlx-launch's failure record holds the searcher's flat names, as the trainer's would.
-  const auto record = dlx::checkpoint::load_trial_record(record_path(dir.path(), 0));
+  const auto record = dlx::record::load_trial_record(record_path(dir.path(), 0));
   CHECK(record.hparams["optim.lr"] == given["optim"]["lr"]);
   CHECK(record.hparams["optim.l2"] == given["optim"]["l2"]);
   CHECK_FALSE(record.hparams.contains("optim"));
@@ -233,7 +233,7 @@ TEST_CASE("launcher: a crash within max_restarts exits 85 on every rank and coun
   CHECK(first.status == 85);
   CHECK_THAT(first.output, Catch::Contains("crashed (killed by SIGKILL (exit 137))") &&
                             Catch::Contains("crash 1 of max_restarts 2"));
-  auto record = dlx::checkpoint::load_trial_record(record_path(dir.path()));
+  auto record = dlx::record::load_trial_record(record_path(dir.path()));
   CHECK(record.state == "running");
   CHECK(record.failures == 1);
   CHECK(record.stop_reason == "crash: killed by SIGKILL (exit 137); restart 1 of max_restarts 2");
@@ -243,7 +243,7 @@ TEST_CASE("launcher: a crash within max_restarts exits 85 on every rank and coun
   auto third = run_with_env(merged(srun_env(0), trial_env(dir.path())),
                             {kLaunch, "--", "sh", "-c", "exit 7"});
   CHECK(third.status == 7);
-  record = dlx::checkpoint::load_trial_record(record_path(dir.path()));
+  record = dlx::record::load_trial_record(record_path(dir.path()));
   CHECK(record.state == "failed");
   CHECK(record.failures == 3);
   CHECK(record.stop_reason == "failed: crash 3 is past max_restarts 2; last error: exit 7");
@@ -272,7 +272,7 @@ TEST_CASE("launcher: a trial outside a launched step is refused before anything 
                                               "script") &&
                                   Catch::Contains("srun --mpi=pmix dlx-launch"));
     CHECK_FALSE(std::filesystem::exists(marker));
-    const auto record = dlx::checkpoint::load_trial_record(record_path(dir.path()));
+    const auto record = dlx::record::load_trial_record(record_path(dir.path()));
     CHECK(record.state == "failed");
     CHECK_THAT(record.stop_reason, Catch::Contains("not started by srun"));
     // --dry-run says the same and records nothing.
@@ -289,14 +289,14 @@ TEST_CASE("launcher: a trial outside a launched step is refused before anything 
     completed.trial_id = 0;
     completed.state = "completed";
     std::filesystem::create_directories(record_path(dir.path(), 0).parent_path());
-    dlx::checkpoint::save_trial_record(completed, record_path(dir.path(), 0));
+    dlx::record::save_trial_record(completed, record_path(dir.path(), 0));
     auto result = run_with_env({{"DLX_EXPERIMENT_DIR", dir.path().string()}}, {kLaunch});
     INFO(result.output);
     CHECK(result.status == 1);
     CHECK_THAT(result.output, Catch::Contains("DLX_EXPERIMENT_DIR is set (" + dir.path().string() +
                                               ") but neither DLX_TICKET nor DLX_TRIAL_ID") &&
                                   Catch::Contains("unset DLX_EXPERIMENT_DIR"));
-    CHECK(dlx::checkpoint::load_trial_record(record_path(dir.path(), 0)).state == "completed");
+    CHECK(dlx::record::load_trial_record(record_path(dir.path(), 0)).state == "completed");
     CHECK_FALSE(std::filesystem::exists(dir.path() / "journal"));
     // With a trial id (a trial run by hand, as the tests do) it runs.
     auto by_hand = run_with_env(trial_env(dir.path()), command);
@@ -342,7 +342,7 @@ TEST_CASE("launcher: exit 85 (requeue) passes through and leaves the trial runni
   auto result = run_with_env(merged(srun_env(0), trial_env(dir.path())),
                              {kLaunch, "--", "sh", "-c", "exit 85"});
   CHECK(result.status == 85);
-  auto record = dlx::checkpoint::load_trial_record(record_path(dir.path()));
+  auto record = dlx::record::load_trial_record(record_path(dir.path()));
   CHECK(record.state == "running");
   CHECK(record.exit_code == 0);
 }
@@ -357,7 +357,7 @@ TEST_CASE("launcher: only rank 0 writes, a missing record is created as failed",
   auto first = run_with_env(merged(srun_env(0), trial_env(dir.path())),
                             {kLaunch, "--", "sh", "-c", "exit 4"});
   CHECK(first.status == 4);
-  auto record = dlx::checkpoint::load_trial_record(record_path(dir.path()));
+  auto record = dlx::record::load_trial_record(record_path(dir.path()));
   CHECK(record.state == "failed");
   CHECK(record.exit_code == 4);
   CHECK(record.experiment == "logreg-grid");

@@ -38,6 +38,16 @@ with tempfile.TemporaryDirectory() as directory:
     for step, loss in enumerate(losses, start=1):
         trial.report_training(step, loss=loss)
     trial.report_validation(3, {"accuracy": 0.875}, loss=0.31)
+    # Names are registered once per set (names-once C calls): sets that alternate, and values
+    # that are not floats, arrive as reported.
+    trial.report_training(4, {"loss": 0.25, "lr": 1})
+    trial.report_training(5, loss=0.125)
+    trial.report_training(6, {"loss": 0.0625, "lr": 0.5})
+    try:
+        trial.report_training(7, {"val/loss": 1.0})
+        raise AssertionError("a metric name with '/' must raise")
+    except dlx.Error as error:
+        assert "cannot report training metrics at step 7: metric name 'val/loss' contains '/'" in str(error), error
 
     assert not trial.checkpoint_requested()
     os.kill(os.getpid(), signal.SIGUSR1)  # libdlx's handler: the process lives on
@@ -49,7 +59,9 @@ with tempfile.TemporaryDirectory() as directory:
         state = f.attrs["state"]
         state = state.decode() if isinstance(state, bytes) else state
         assert state == "completed", state
-        assert list(f["metrics/training/loss"][:]) == losses
+        assert list(f["metrics/training/loss"][:]) == losses + [0.25, 0.125, 0.0625]
+        lr = list(f["metrics/training/lr"][:])
+        assert lr[3] == 1.0 and lr[5] == 0.5 and all(v != v for v in lr[:3] + lr[4:5]), lr
         assert list(f["metrics/validation/accuracy"][:]) == [0.875]
         assert f["hparams"].attrs["learning_rate"] == 0.25
 

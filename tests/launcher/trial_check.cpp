@@ -5,10 +5,11 @@
 // Exits 0 when it holds, 1 with the reasons otherwise.
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 6) {
@@ -18,7 +19,7 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> problems;
   try {
-    const auto record = dlx::checkpoint::load_trial_record(argv[1]);
+    const auto record = dlx::record::load_trial_record(argv[1]);
     const std::string state = argv[2];
     const int world_size = std::atoi(argv[3]);
     const double min_accuracy = std::atof(argv[4]);
@@ -27,7 +28,7 @@ int main(int argc, char** argv) {
     if (record.world_size != world_size) {
       problems.push_back("world_size is " + std::to_string(record.world_size));
     }
-    if (record.validation.steps.size() != epochs || record.training.steps.size() != epochs) {
+    if (record.validation.rows() != epochs || record.training.rows() != epochs) {
       problems.push_back("expected one training and one validation row per epoch");
     }
     const auto accuracy = record.validation.last("accuracy");
@@ -40,7 +41,7 @@ int main(int argc, char** argv) {
       problems.push_back("training or validation loss missing");
     } else {
       // The loss must really go down: the last epoch's training loss below the first one's.
-      const auto& loss = record.training.columns.at("loss");
+      const auto loss = record.training.series("loss").values;
       if (loss.size() < 2 || !(loss.back() < loss.front())) {
         problems.push_back("training loss did not go down");
       }
@@ -49,9 +50,15 @@ int main(int argc, char** argv) {
       problems.push_back("restarts is " + std::to_string(record.restarts) + ", not " + argv[7]);
     }
     if (argc > 6 && std::string(argv[6]) != "-") {  // determinism: the same seed and world size give the same numbers
-      const auto other = dlx::checkpoint::load_trial_record(argv[6]);
-      if (other.validation.columns != record.validation.columns ||
-          other.training.columns != record.training.columns) {
+      const auto other = dlx::record::load_trial_record(argv[6]);
+      // The values and their steps, not the wall times (two runs report at different times).
+      const auto reported = [](const dlx::record::MetricTable& table) {
+        std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<double>>> out;
+        for (auto& [name, series] : table.all_series()) out[name] = {series.steps, series.values};
+        return out;
+      };
+      if (reported(other.validation) != reported(record.validation) ||
+          reported(other.training) != reported(record.training)) {
         problems.push_back(std::string("metrics differ from ") + argv[6]);
       }
     }

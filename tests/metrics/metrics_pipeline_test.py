@@ -90,7 +90,7 @@ def million(work: Path) -> None:
         steps = f["metrics/training/steps"][()]
         loss = f["metrics/training/loss"][()]
         times = f["metrics/training/wall_time"][()]
-        assert f.attrs["format_version"] == 2 and f.attrs["state"] == "completed", dict(f.attrs)
+        assert f.attrs["format_version"] == 3 and f.attrs["state"] == "completed", dict(f.attrs)
         assert numpy.array_equal(steps, numpy.arange(count)), (steps[:5], steps[-5:], len(steps))
         assert numpy.array_equal(loss, numpy.arange(count, dtype=numpy.float64))
         assert numpy.all(numpy.isfinite(times)) and numpy.all(numpy.diff(times) >= 0)

@@ -11,29 +11,26 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 
 namespace {
 
-nlohmann::json summary(const dlx::checkpoint::MetricTable& table) {
+nlohmann::json summary(const dlx::record::MetricTable& table) {
+  const auto& steps = table.steps();
+  const auto& wall_times = table.wall_times();
   bool consecutive = true, timed = true;
-  for (std::size_t i = 1; i < table.steps.size(); ++i) consecutive &= table.steps[i] == table.steps[i - 1] + 1;
-  for (std::size_t i = 0; i < table.wall_times.size(); ++i)
-    timed &= std::isfinite(table.wall_times[i]) && (i == 0 || table.wall_times[i] >= table.wall_times[i - 1]);
+  for (std::size_t i = 1; i < steps.size(); ++i) consecutive &= steps[i] == steps[i - 1] + 1;
+  for (std::size_t i = 0; i < wall_times.size(); ++i)
+    timed &= std::isfinite(wall_times[i]) && (i == 0 || wall_times[i] >= wall_times[i - 1]);
   nlohmann::json columns = nlohmann::json::object();
-  for (const auto& [name, column] : table.columns) {
-    std::size_t present = 0;
+  for (const auto& [name, series] : table.all_series()) {
     double sum = 0;
-    for (double value : column) {
-      if (std::isnan(value)) continue;
-      ++present;
-      sum += value;
-    }
-    columns[name] = {{"present", present}, {"sum", sum}};
+    for (double value : series.values) sum += value;
+    columns[name] = {{"present", series.values.size()}, {"sum", sum}};
   }
-  return {{"rows", table.steps.size()},
-          {"first", table.steps.empty() ? -1 : table.steps.front()},
-          {"last", table.steps.empty() ? -1 : table.steps.back()},
+  return {{"rows", steps.size()},
+          {"first", steps.empty() ? -1 : steps.front()},
+          {"last", steps.empty() ? -1 : steps.back()},
           {"consecutive", consecutive},
           {"timed", timed},
           {"columns", columns}};
@@ -47,8 +44,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const auto record = argc == 3 ? dlx::checkpoint::load_trial_record_file(argv[1])
-                                  : dlx::checkpoint::load_trial_record(argv[1]);
+    const auto record = argc == 3 ? dlx::record::load_trial_record_file(argv[1])
+                                  : dlx::record::load_trial_record(argv[1]);
     const nlohmann::json out = {{"training", summary(record.training)},
                                 {"validation", summary(record.validation)},
                                 {"metrics_log", record.metrics_log},

@@ -21,7 +21,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
+#include "crafted_metrics_logs.hpp"
 #include "dlx/common/crc32c.hpp"
 #include "dlx/searcher/journal.hpp"
 #include "run_program.hpp"
@@ -174,13 +175,13 @@ TEST_CASE("dlx plan and dlx status: control characters in values are escaped, ro
 
   // dlx status on the experiment directory: the planned values, and a failed trial's stop_reason
   // (from trial.h5, where any bytes may be, invalid UTF-8 included), escaped.
-  dlx::checkpoint::TrialRecord trial;
+  dlx::record::TrialRecord trial;
   trial.experiment = "hostile";
   trial.trial_id = 1;
   trial.state = "failed";
   trial.stop_reason = "failed: \x1b]0;owned\x07\nline 2 \xff\xfe";
   fs::create_directories(dir.path / "trials" / "1");
-  dlx::checkpoint::save_trial_record(trial, dir.path / "trials" / "1" / "trial.h5");
+  dlx::record::save_trial_record(trial, dir.path / "trials" / "1" / "trial.h5");
   auto status = run_dlx({"status", dir.path.string()});
   REQUIRE(status.status == 0);
   CHECK_FALSE(has_terminal_controls(status.out));
@@ -249,4 +250,40 @@ TEST_CASE("dlx: out of memory is a dlx message, not std::bad_alloc", "[cli][host
   CHECK_THAT(result.err, Catch::StartsWith("dlx plan: out of memory (a file it read may be far larger than it "
                                            "should be, or crafted"));
   CHECK(result.err.find("bad_alloc") == std::string::npos);
+}
+
+TEST_CASE("dlx status, report and export on a crafted 1 MiB metrics log stay under 512 MiB", "[cli][hostile]") {
+  // Issue 31, finding 4: 4,096 names, a row of each, then empty rows (valid records, 26 bytes
+  // each). As NaN-padded columns this took ~1.6 GB in each command; under a 512 MiB address
+  // space it must work as for any log: the trial's row, a page, the events.
+  TempDir dir;
+  spit(dir.path / "experiment.yaml", kHead + "searcher: {name: single, metric: metric-7, max_length: 10}\n"
+                                             "hyperparameters: {}\n");
+  const auto trial = dir.path / "trials" / "0";
+  fs::create_directories(trial);
+  dlx::record::TrialRecord record;
+  record.experiment = "hostile";
+  save_trial_record(record, trial / dlx::record::kTrialFileName);  // names metrics.1.log
+  const auto log = dlx::record::testing::names_then_empty_rows(4096, std::size_t{1} << 20);
+  spit(trial / "metrics.1.log", std::string(reinterpret_cast<const char*>(log.data()), log.size()));
+  const std::string cap = "ulimit -v 524288";
+  const auto status = run_dlx({"status", "--json", dir.path.string()}, cap);
+  INFO(status.err);
+  CHECK(status.status == 0);
+  CHECK(status.err.find("out of memory") == std::string::npos);
+  const auto rows = nlohmann::json::parse(status.out).at("trials");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].at("state") == "running");
+  CHECK_FALSE(rows[0].contains("problem"));  // read, not refused
+  const auto report = run_dlx({"report", dir.path.string(), "-o", (dir.path / "report.html").string()}, cap);
+  INFO(report.err);
+  CHECK(report.status == 0);
+  CHECK(report.err.find("out of memory") == std::string::npos);
+  CHECK(fs::file_size(dir.path / "report.html") > 0);
+  TempDir out;
+  const auto exported = run_dlx({"export", "tensorboard", dir.path.string(), (out.path / "tb").string()}, cap);
+  INFO(exported.err);
+  CHECK(exported.status == 0);
+  CHECK(exported.err.find("out of memory") == std::string::npos);
+  CHECK_THAT(exported.out, Catch::Contains("wrote 1 runs"));
 }

@@ -112,22 +112,23 @@ TEST_CASE("inlined JSON cannot close the script element, and stays JSON") {
 }
 
 TEST_CASE("attempts: restarts split a trial's time, and so do the searcher's pauses") {
-  dlx::checkpoint::TrialRecord record;
+  dlx::record::TrialRecord record;
   record.state = "completed";
   record.created_unix = 1000;
   record.updated_unix = 2000;
   record.nodes = "n1,n2";
-  record.restart_events.push_back({"notice", "requeue: checkpoint at step 40 after SIGUSR2", 1500, 40, 5, 12.5, 100});
+  record.restart_events.push_back({"time_limit", "requeue: checkpoint at step 40 after SIGUSR2", 1500, 40, 5, 12.5, 100, "n3,n4"});
   const auto attempts_json = attempts(record, {{30, 1200, 1300}, {90, 1900, std::nullopt}});
   REQUIRE(attempts_json.size() == 3);
   CHECK(attempts_json[0]["how"] == "paused");
   CHECK(attempts_json[0]["start"] == 1000.0);
   CHECK(attempts_json[0]["end"] == 1200.0);
-  CHECK(attempts_json[1]["how"] == "notice");
+  CHECK(attempts_json[1]["how"] == "time_limit");
   CHECK(attempts_json[1]["start"] == 1300.0);
   CHECK(attempts_json[1]["end"] == 1400.0);  // the restart came 100 s (its downtime) later
   CHECK(attempts_json[1]["reason"] == "requeue: checkpoint at step 40 after SIGUSR2");
-  CHECK_FALSE(attempts_json[1].contains("nodes"));  // earlier attempts' nodes are not recorded
+  CHECK(attempts_json[1]["nodes"] == "n3,n4");  // the restart's previous_nodes: the attempt it ended
+  CHECK(attempts_json[0]["nodes"] == "n3,n4");  // the same attempt, before the searcher's pause
   CHECK(attempts_json[2]["how"] == "completed");
   CHECK(attempts_json[2]["start"] == 1500.0);
   CHECK(attempts_json[2]["end"] == 2000.0);

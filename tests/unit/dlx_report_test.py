@@ -210,7 +210,9 @@ def main():
         check(model["meta"]["code"] == "commit 0123456789ab (dirty) on main", f"mixed: code {model['meta']['code']}")
         check("code commit 0123456789ab (dirty) on main" in page.full_text, "mixed: the page does not show the code's commit")
         trial6 = next(t for t in model["trials"] if t["id"] == 6)
-        check([a["how"] for a in trial6["attempts"]] == ["notice", "crash", "completed"], f"mixed: attempts {trial6['attempts']}")
+        check([a["how"] for a in trial6["attempts"]] == ["preemption", "crash", "completed"], f"mixed: attempts {trial6['attempts']}")
+        # Every attempt's nodes: the restarts' previous_nodes, then the record's own.
+        check([a.get("nodes") for a in trial6["attempts"]][:2] == ["n1,n2", "n2,n3"], f"mixed: nodes {trial6['attempts']}")
         check(trial6["time_lost"] == 45.5 + 30 + 12, f"mixed: time lost {trial6['time_lost']}")
         check(trial6["cuts"] == [100, 300], f"mixed: cuts {trial6['cuts']}")
         check(any(v is None for c in trial6["curves"] for v in c["v"]), "mixed: no gap where trial 6 restarted")

@@ -24,7 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/searcher/journal_snapshot.hpp"
@@ -270,14 +270,14 @@ TEST_CASE("dlx status says why a trial failed, and shows no searcher column with
     REQUIRE(coordinator.request_work(1).kind == searcher::Work::Kind::train);
   }
   const auto record = [&](int id, const std::string& state, const std::string& reason) {
-    checkpoint::TrialRecord trial;
+    record::TrialRecord trial;
     trial.experiment = "status-failed";
     trial.trial_id = id;
     trial.state = state;
     trial.stop_reason = reason;
     trial.validation.append(10, {{"loss", 0.5}});
     fs::create_directories(dir.path / "trials" / std::to_string(id));
-    checkpoint::save_trial_record(trial, dir.path / "trials" / std::to_string(id) / "trial.h5");
+    record::save_trial_record(trial, dir.path / "trials" / std::to_string(id) / "trial.h5");
   };
   record(0, "completed", "");
   record(1, "failed", "failed: crash 3 is past max_restarts 2; last error: exit 127");

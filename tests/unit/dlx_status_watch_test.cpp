@@ -21,7 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/searcher/journal_snapshot.hpp"
@@ -98,7 +98,7 @@ std::size_t count(const std::string& text, const std::string& part) {
 // trial.h5 of trial `id`: a validation loss at steps 2, 4, 6, ... (saved whole: temp and rename,
 // so a reader sees the old file or the new one).
 void save(const fs::path& dir, int id, const std::string& state, const std::vector<double>& losses) {
-  checkpoint::TrialRecord trial;
+  record::TrialRecord trial;
   trial.experiment = "watch";
   trial.trial_id = id;
   trial.state = state;
@@ -106,7 +106,7 @@ void save(const fs::path& dir, int id, const std::string& state, const std::vect
     trial.validation.append(static_cast<std::int64_t>(i + 1) * 2, {{"loss", losses[i]}});
   }
   fs::create_directories(dir / "trials" / std::to_string(id));
-  checkpoint::save_trial_record(trial, dir / "trials" / std::to_string(id) / "trial.h5");
+  record::save_trial_record(trial, dir / "trials" / std::to_string(id) / "trial.h5");
 }
 
 // Two trials of an ASHA search, both handed out by the searcher (so each has a target length):

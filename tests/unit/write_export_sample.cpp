@@ -7,13 +7,13 @@
 #include <fstream>
 #include <iostream>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/store/experiment_layout.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
-using dlx::checkpoint::TrialRecord;
+using dlx::record::TrialRecord;
 
 const char* const kExperiment =
     "name: export-sample\nentrypoint: [unused]\nseed: 7\n"
@@ -35,7 +35,7 @@ TrialRecord trial(std::int64_t id, const char* state, nlohmann::ordered_json hpa
 void save(const fs::path& dir, const TrialRecord& record) {
   const auto path = dlx::store::trial_record_path(dir, static_cast<int>(record.trial_id));
   fs::create_directories(path.parent_path());
-  dlx::checkpoint::save_trial_record(record, path);
+  dlx::record::save_trial_record(record, path);
 }
 
 }  // namespace

@@ -24,7 +24,7 @@
 
 #include <fmt/format.h>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/store/code_info.hpp"
@@ -33,7 +33,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using dlx::checkpoint::TrialRecord;
+using dlx::record::TrialRecord;
 
 constexpr std::int64_t kStart = 1700000000;
 constexpr const char* kHostile = "<img src=x onerror=\"window.dlxInjected=1\"></script><script>window.dlxInjected=1</script>";
@@ -55,7 +55,7 @@ TrialRecord trial(const std::string& experiment, std::int64_t id, const char* st
 void save(const fs::path& dir, const TrialRecord& record) {
   const auto path = dlx::store::trial_record_path(dir, static_cast<int>(record.trial_id));
   fs::create_directories(path.parent_path());
-  dlx::checkpoint::save_trial_record(record, path);
+  dlx::record::save_trial_record(record, path);
 }
 
 // A learning curve: loss falling from `top` towards `floor` over about `tau` steps, with a little
@@ -123,10 +123,10 @@ void mixed(const fs::path& dir) {
     if (id == 6) {  // requeued after a notice, then a crash
       record.restarts = 2;
       record.failures = 1;
-      record.restart_events.push_back({"notice", "requeue: checkpoint at step 100 after SIGUSR2",
-                                       record.created_unix + 200, 100, 0, 0, 30});
+      record.restart_events.push_back({"preemption", "requeue: checkpoint at step 100 after SIGUSR2",
+                                       record.created_unix + 200, 100, 0, 0, 30, "n1,n2"});
       record.restart_events.push_back({"crash", "crash: exit 3; restart 1 of max_restarts 5", record.created_unix + 400,
-                                       300, 20, 45.5, 12});
+                                       300, 20, 45.5, 12, "n2,n3"});
       record.updated_unix = record.created_unix + 700;
     }
     if (id == 4) {
@@ -134,7 +134,7 @@ void mixed(const fs::path& dir) {
       record.restarts = 6;
       record.exit_code = 137;
       record.stop_reason = std::string("failed: crash 6 is past max_restarts 5; last error: ") + kHostile;
-      record.restart_events.push_back({"crash", "crash: exit 137 (signal 9)", record.created_unix + 100, 0, 50, 80, 5});
+      record.restart_events.push_back({"crash", "crash: exit 137 (signal 9)", record.created_unix + 100, 0, 50, 80, 5, ""});
     }
     save(dir, record);
   }
@@ -157,7 +157,7 @@ void search(const fs::path& dir, int tickets) {
       auto record = trial(experiment.name, work.trial, "running", work.hparams);
       record.created_unix = clock;
       if (work.checkpoint_trial && *work.checkpoint_trial != work.trial) {
-        record.started_from = dlx::checkpoint::StartCheckpoint{*work.checkpoint_trial, work.start_length,
+        record.started_from = dlx::record::StartCheckpoint{*work.checkpoint_trial, work.start_length,
                                                                fmt::format("trials/{}/checkpoints/step-{}.h5",
                                                                            *work.checkpoint_trial, work.start_length)};
       }

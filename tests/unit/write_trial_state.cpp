@@ -4,7 +4,7 @@
 #include <iostream>
 #include <string>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 3) {
@@ -12,11 +12,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    dlx::checkpoint::TrialRecord record;
+    dlx::record::TrialRecord record;
     record.experiment = "logreg-grid";
     record.state = argv[2];
     if (argc > 3) record.slurm_job_id = argv[3];
-    dlx::checkpoint::save_trial_record(record, argv[1]);
+    dlx::record::save_trial_record(record, argv[1]);
   } catch (const std::exception& error) {
     std::cerr << error.what() << "\n";
     return 1;

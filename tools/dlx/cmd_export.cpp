@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/config/display_text.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/export/export_experiment.hpp"
@@ -52,14 +52,14 @@ CommandLine export_command_line() {
 
 // Every trial that has a trial.h5, by id. A trial whose record cannot be read stops the export:
 // a TensorBoard view missing a trial would look complete.
-std::vector<checkpoint::TrialRecord> load_trials(const fs::path& directory) {
+std::vector<record::TrialRecord> load_trials(const fs::path& directory) {
   auto ids = store::trial_ids_on_disk(directory);
   std::sort(ids.begin(), ids.end());
-  std::vector<checkpoint::TrialRecord> trials;
+  std::vector<record::TrialRecord> trials;
   for (const int id : ids) {
     try {
       const auto path = store::trial_record_path(directory, id);
-      auto record = checkpoint::load_trial_record_if_exists(path);
+      auto record = record::load_trial_record_if_exists(path);
       if (!record) continue;  // not started yet
       if (record->trial_id != id) {
         throw Error(fmt::format("{} holds trial {} (copied from another trial's directory? move it back, "

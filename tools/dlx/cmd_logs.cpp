@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/common/error.hpp"
 #include "dlx/common/trusted_path.hpp"
 #include "dlx/config/display_text.hpp"
@@ -127,9 +127,9 @@ std::string numbers(const std::vector<store::AttemptLogs>& attempts) {
 // Completed or failed in trial.h5 (read alone: the state is there, the metrics logs do not matter).
 bool trial_ended(const Request& request) {
   try {
-    const auto path = request.trial_dir() / checkpoint::kTrialFileName;
+    const auto path = request.trial_dir() / record::kTrialFileName;
     if (!fs::exists(path)) return false;
-    const auto record = checkpoint::load_trial_record_file(path);
+    const auto record = record::load_trial_record_file(path);
     return record.state == "completed" || record.state == "failed";
   } catch (const std::exception&) {
     return false;  // being replaced, or unreadable: no state to go by

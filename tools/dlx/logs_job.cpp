@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/searcher/journal_snapshot.hpp"
@@ -57,7 +57,7 @@ std::optional<std::string> array_job_of(const fs::path& directory) {
 std::optional<TrialJob> trial_job(const fs::path& experiment_dir, int trial, const std::string& given,
                                   std::string& why_not) {
   try {
-    const auto record = checkpoint::load_trial_record_if_exists(store::trial_record_path(experiment_dir, trial));
+    const auto record = record::load_trial_record_if_exists(store::trial_record_path(experiment_dir, trial));
     if (record && is_job_id(record->slurm_job_id)) return TrialJob{record->slurm_job_id, "trial.h5"};
   } catch (const std::exception&) {
     // being replaced, or unreadable: ask the journal

@@ -116,6 +116,18 @@ nlohmann::ordered_json status_json(const StatusReport& report, const config::Exp
     if (!row.searcher.empty()) item["searcher"] = row.searcher;
     if (!row.stop_reason.empty()) item["stop_reason"] = row.stop_reason;
     if (!row.problem.empty()) item["problem"] = row.problem;
+    if (!row.nodes.empty()) item["nodes"] = row.nodes;
+    if (!row.restarts.empty()) {
+      // Each restart: why the attempt before it ended, on which nodes, and what it cost.
+      auto restarts = nlohmann::ordered_json::array();
+      for (const auto& event : row.restarts) {
+        restarts.push_back({{"cause", event.cause}, {"reason", event.reason}, {"previous_nodes", event.previous_nodes},
+                            {"unix_time", event.unix_time}, {"resumed_step", event.resumed_step},
+                            {"steps_lost", event.steps_lost}, {"seconds_lost", event.seconds_lost},
+                            {"downtime_seconds", event.downtime_seconds}});
+      }
+      item["restarts"] = std::move(restarts);
+    }
     out["trials"].push_back(item);
   }
   out["best_trial"] = report.best_row ? nlohmann::ordered_json(rows[*report.best_row].spec.id)

@@ -62,10 +62,10 @@ auto refused_unless(LaunchState& state, Step&& step) {
 }
 
 // The record as this run starts (its failure count decides crash restarts on every rank alike).
-std::optional<checkpoint::TrialRecord> record_at_start(const env::TrialEnvironment& trial) {
+std::optional<record::TrialRecord> record_at_start(const env::TrialEnvironment& trial) {
   if (!trial.in_trial()) return std::nullopt;
   try {
-    return checkpoint::load_trial_record_if_exists(trial.record_path());
+    return record::load_trial_record_if_exists(trial.record_path());
   } catch (const std::exception& error) {
     fmt::print(stderr, "dlx-launch: warning: cannot read the trial record: {}\n", error.what());
     return std::nullopt;

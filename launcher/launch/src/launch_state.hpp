@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/config/experiment.hpp"
 #include "dlx/data/stage.hpp"
 #include "dlx/env/trial_context.hpp"
@@ -39,7 +39,7 @@ struct LaunchState {
   const config::Experiment* experiment = nullptr;  // the frozen one (the context's), in a trial
   EnvVars vars;                                    // what the trainer gets on top of env
   std::vector<std::string> command;
-  std::optional<checkpoint::TrialRecord> at_start;  // the record as this run starts
+  std::optional<record::TrialRecord> at_start;  // the record as this run starts
   std::optional<int> max_restarts;                  // crashes are restarted: a Slurm job with a snapshot
 
   std::optional<CodeWorkdir> code;

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "dlx/checkpoint/metrics_log.hpp"
+#include "dlx/record/metrics_log.hpp"
 #include "dlx/common/clock.hpp"
 #include "dlx/common/directories.hpp"
 
@@ -15,10 +15,10 @@ namespace dlx::launch {
 namespace {
 
 // A record for a trainer that died before libdlx created one (or that does not use libdlx).
-checkpoint::TrialRecord new_record(env::TrialContext& context) {
+record::TrialRecord new_record(env::TrialContext& context) {
   const auto& trial = context.trial();
   const auto& placement = context.placement();
-  checkpoint::TrialRecord record;
+  record::TrialRecord record;
   record.experiment = context.experiment_name();
   record.trial_id = trial.trial_id;
   record.restarts = trial.restarts;
@@ -32,12 +32,12 @@ checkpoint::TrialRecord new_record(env::TrialContext& context) {
 
 }  // namespace
 
-bool should_mark_failed(int exit_status, const std::optional<checkpoint::TrialRecord>& record) {
+bool should_mark_failed(int exit_status, const std::optional<record::TrialRecord>& record) {
   if (exit_status == 0 || exit_status == env::kRequeueExitCode) return false;
   return !record || record->state == "running";
 }
 
-ExitDecision decide_exit(int exit_status, const std::optional<checkpoint::TrialRecord>& record_at_start,
+ExitDecision decide_exit(int exit_status, const std::optional<record::TrialRecord>& record_at_start,
                          std::optional<int> max_restarts) {
   ExitDecision decision{.status = exit_status};
   if (!should_mark_failed(exit_status, record_at_start)) return decision;
@@ -64,7 +64,7 @@ bool record_trainer_exit(env::TrialContext& context, int exit_status, std::strin
                          const ExitDecision& decision, std::optional<int> max_restarts) {
   if (!context.in_trial() || !decision.crash) return false;
   const auto path = context.trial().record_path();
-  auto record = checkpoint::load_trial_record_if_exists(path);
+  auto record = record::load_trial_record_if_exists(path);
   if (!should_mark_failed(exit_status, record)) return false;
   if (!record) {
     dlx::create_directories_with_mode(path.parent_path());
@@ -86,8 +86,8 @@ bool record_trainer_exit(env::TrialContext& context, int exit_status, std::strin
   record->updated_unix = unix_seconds_now();
   // The loaded record holds the metrics logs too (the trainer has exited: nothing appends to
   // them now): it names the first generation after them, and they can go.
-  checkpoint::save_trial_record(*record, path);
-  checkpoint::retire_metrics_logs(path.parent_path(), record->metrics_log);
+  record::save_trial_record(*record, path);
+  record::retire_metrics_logs(path.parent_path(), record->metrics_log);
   return true;
 }
 

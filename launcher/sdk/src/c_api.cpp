@@ -5,8 +5,11 @@
 
 #include <exception>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "dlx/comm/comm_error.hpp"
 #include "dlx/comm/fused_allreduce.hpp"
@@ -51,6 +54,19 @@ dlx::Metrics metrics_of(const char* const* names, const double* values, std::siz
   dlx::Metrics metrics;
   for (std::size_t i = 0; i < count; ++i) metrics[text(names[i], "a metric name")] = values[i];
   return metrics;
+}
+
+// A set of names dlx_trial_metric_names handed out.
+const dlx::MetricNames& registered(dlx_trial& handle, uint32_t names) {
+  if (names >= handle.metric_names.size())
+    throw InvalidArgument(fmt::format("dlx: metric names {} were not registered (dlx_trial_metric_names gave "
+                                      "0 to {})", names, handle.metric_names.size()));
+  return handle.metric_names[names];
+}
+
+std::span<const double> values_of(const dlx::MetricNames& names, const double* values) {
+  if (names.size() > 0 && values == nullptr) throw InvalidArgument("dlx: metric values is NULL");
+  return {values, names.size()};
 }
 
 std::string path_or_empty(const std::optional<std::filesystem::path>& path) {
@@ -168,6 +184,47 @@ dlx_status dlx_trial_report_validation_next(dlx_trial* t, int64_t step, const ch
         need(t, "trial").trial->report_validation(step, metrics_of(names, values, count)));
   });
 }
+dlx_status dlx_trial_metric_names(dlx_trial* t, const char* const* names, size_t count, uint32_t* out) {
+  return guarded([&] {
+    auto& handle = need(t, "trial");
+    need(out, "out");
+    if (count > 0 && names == nullptr) throw InvalidArgument("dlx: metric names is NULL");
+    std::vector<std::string> list;
+    list.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) list.emplace_back(text(names[i], "a metric name"));
+    for (std::size_t k = 0; k < handle.metric_names.size(); ++k) {
+      if (handle.metric_names[k].names() == list) {
+        *out = static_cast<uint32_t>(k);
+        return;
+      }
+    }
+    constexpr std::size_t kMaxSets = 4096;
+    if (handle.metric_names.size() >= kMaxSets)
+      throw InvalidArgument(fmt::format("dlx: more than {} sets of metric names registered (register each set "
+                                        "once and keep its number)", kMaxSets));
+    handle.metric_names.push_back(handle.trial->metric_names(std::move(list)));
+    *out = static_cast<uint32_t>(handle.metric_names.size() - 1);
+  });
+}
+
+dlx_status dlx_trial_report_training_values(dlx_trial* t, int64_t step, uint32_t names, const double* values) {
+  return guarded([&] {
+    auto& handle = need(t, "trial");
+    const auto& set = registered(handle, names);
+    handle.trial->report_training(step, set, values_of(set, values));
+  });
+}
+
+dlx_status dlx_trial_report_validation_values(dlx_trial* t, int64_t step, uint32_t names, const double* values,
+                                              int* next) {
+  return guarded([&] {
+    auto& handle = need(t, "trial");
+    need(next, "next");
+    const auto& set = registered(handle, names);
+    *next = static_cast<int>(handle.trial->report_validation(step, set, values_of(set, values)));
+  });
+}
+
 dlx_status dlx_trial_start_length(const dlx_trial* t, int64_t* out) {
   return guarded([&] { need(out, "out") = need(t, "trial").trial->start_length(); });
 }

@@ -21,6 +21,8 @@ struct dlx_trial {
   // earlier strings where they are (a vector's growth would move short strings' characters and
   // break pointers handed out before).
   std::deque<std::string> strings;
+  // dlx_trial_metric_names' sets, by the number it handed out.
+  std::vector<dlx::MetricNames> metric_names;
 };
 
 namespace dlx::c_api {

@@ -473,7 +473,7 @@ int Trial::checkpoint_and_exit(const TrainingState& state,
   }
   if (in_trial()) {
     try {
-      on_rank0("record the requeue exit", [&] { recorder_->note_requeue_exit(reason); });
+      on_rank0("record the requeue exit", [&] { recorder_->note_requeue_exit(reason, signal_number); });
     } catch (const Error& error) {
       if (rank_ == 0) log(error.what());  // Slurm requeues the trial all the same
     }

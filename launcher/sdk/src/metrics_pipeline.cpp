@@ -12,7 +12,9 @@
 #include <cstring>
 #include <ctime>
 #include <exception>
+#include <limits>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -24,7 +26,7 @@
 namespace dlx::detail {
 namespace {
 
-using checkpoint::MetricTableId;
+using record::MetricTableId;
 using Clock = std::chrono::steady_clock;
 
 double unix_time_now() {
@@ -59,13 +61,26 @@ MetricsPipelineOptions MetricsPipelineOptions::from_environment() {
   return options;
 }
 
-MetricsPipeline::MetricsPipeline(std::filesystem::path record_path, checkpoint::TrialRecord record,
+MetricsPipeline::MetricsPipeline(std::filesystem::path record_path, record::TrialRecord record,
                                  MetricsPipelineOptions options)
-    : record_path_(std::move(record_path)), options_(options), record_(std::move(record)) {
-  // The record has every log up to its metrics_log applied: continue in that generation.
+    : record_path_(std::move(record_path)), options_(options), record_(std::move(record)), writer_(record_path_) {
+  // The record has every log up to its metrics_log applied: continue in that generation, with
+  // the whole record written once; from then on trial.h5 is extended, and only the rows it lacks
+  // are kept here.
   generation_ = record_.metrics_log - 1;
-  auto copy = rotate_and_copy_record(nullptr);
-  write_record(copy);
+  {
+    std::lock_guard file(file_mutex_);
+    start_new_generation();
+  }
+  record_.metrics_log = generation_;
+  record_.updated_unix = unix_seconds_now();
+  writer_.write(record_);
+  record::retire_metrics_logs(record_path_.parent_path(), record_.metrics_log);
+  for (auto id : {MetricTableId::training, MetricTableId::validation}) {
+    auto& table = id == MetricTableId::training ? record_.training : record_.validation;
+    if (!table.empty()) saved_[static_cast<std::size_t>(id)].last_step = table.steps().back();
+    table.clear_rows();
+  }
   last_compaction_ = Clock::now();
   flusher_ = std::thread([this] { flusher_loop(); });
   compactor_ = std::thread([this] { compactor_loop(); });
@@ -133,6 +148,29 @@ void MetricsPipeline::report(MetricTableId table, std::int64_t step, const Metri
   if (pending_.values.size() >= kEarlyFlushValues && !early_flush_.exchange(true)) control_changed_.notify_all();
 }
 
+std::vector<std::uint32_t> MetricsPipeline::ids_of(const std::vector<std::string>& names) {
+  std::lock_guard lock(pending_mutex_);
+  std::vector<std::uint32_t> ids;
+  ids.reserve(names.size());
+  for (const auto& name : names) ids.push_back(id_of(name));
+  return ids;
+}
+
+void MetricsPipeline::report_values(MetricTableId table, std::int64_t step, std::span<const std::uint32_t> ids,
+                                    std::span<const double> values) {
+  const double wall_time = unix_time_now();
+  std::lock_guard lock(pending_mutex_);
+  Entry entry;
+  entry.table = table;
+  entry.step = step;
+  entry.wall_time = wall_time;
+  entry.first_value = static_cast<std::uint32_t>(pending_.values.size());
+  entry.value_count = static_cast<std::uint32_t>(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) pending_.values.emplace_back(ids[i], values[i]);
+  pending_.entries.push_back(entry);
+  if (pending_.values.size() >= kEarlyFlushValues && !early_flush_.exchange(true)) control_changed_.notify_all();
+}
+
 void MetricsPipeline::drop_from(std::int64_t step) {
   std::lock_guard lock(pending_mutex_);
   Entry entry;
@@ -159,7 +197,7 @@ void MetricsPipeline::flush() {
   if (!error_.empty()) throw TrialError(error_);
 }
 
-void MetricsPipeline::commit(const std::function<void(checkpoint::TrialRecord&)>& edit) {
+void MetricsPipeline::commit(const std::function<void(record::TrialRecord&)>& edit) {
   flush();
   {
     std::unique_lock lock(control_mutex_);
@@ -168,7 +206,7 @@ void MetricsPipeline::commit(const std::function<void(checkpoint::TrialRecord&)>
   }
   std::string failure;
   try {
-    write_record(rotate_and_copy_record(edit));
+    write_snapshot(rotate_and_snapshot(edit));
   } catch (const std::exception& error) {
     failure = error.what();
   }
@@ -223,9 +261,9 @@ void MetricsPipeline::flusher_loop() {
       }
     }
     if (compact) {
-      std::optional<checkpoint::TrialRecord> copy;
+      std::optional<Snapshot> copy;
       try {
-        copy = rotate_and_copy_record(nullptr);
+        copy = rotate_and_snapshot(nullptr);
       } catch (const std::exception& error) {
         std::fprintf(stderr, "dlx: cannot start a new metrics log: %s\n", error.what());
       }
@@ -248,22 +286,22 @@ void MetricsPipeline::flusher_loop() {
 
 void MetricsPipeline::compactor_loop() {
   for (;;) {
-    checkpoint::TrialRecord record;
+    std::optional<Snapshot> snapshot;
     {
       std::unique_lock lock(control_mutex_);
       control_changed_.wait(lock, [&] { return stopping_ || to_compact_.has_value(); });
       if (!to_compact_) return;
-      record = std::move(*to_compact_);
+      snapshot = std::move(to_compact_);
       to_compact_.reset();
     }
     const auto start = Clock::now();
     bool failed = false;
     try {
-      write_record(record);
+      write_snapshot(std::move(*snapshot));
     } catch (const std::exception& error) {
       // The log chain still holds everything (trial.h5 names the older generation, which is
-      // kept): a later compaction tries again, each one twice as far apart, so that a file system
-      // refusing trial.h5 for hours leaves a short chain of logs.
+      // kept), and record_ the rows: a later compaction tries again, each one twice as far apart,
+      // so that a file system refusing trial.h5 for hours leaves a short chain of logs.
       std::fprintf(stderr, "dlx: cannot compact the metrics into %s: %s\n", record_path_.c_str(), error.what());
       failed = true;
     }
@@ -302,16 +340,16 @@ void MetricsPipeline::flush_once() {
   named_in_log_.resize(names_.size(), false);
   for (const auto& entry : batch.entries) {
     if (entry.drop) {
-      checkpoint::append_metric_drop_record(unwritten_, entry.table, entry.step);
+      record::append_metric_drop_record(unwritten_, entry.table, entry.step);
       continue;
     }
     const auto values = std::span(batch.values).subspan(entry.first_value, entry.value_count);
     for (const auto& [id, value] : values) {
       if (named_in_log_[id]) continue;
-      checkpoint::append_metric_name_record(unwritten_, id, names_[id]);
+      record::append_metric_name_record(unwritten_, id, names_[id]);
       named_in_log_[id] = true;
     }
-    checkpoint::append_metric_row_record(unwritten_, entry.table, entry.step, entry.wall_time, values);
+    record::append_metric_row_record(unwritten_, entry.table, entry.step, entry.wall_time, values);
   }
   std::exception_ptr write_failure;
   try {
@@ -331,6 +369,10 @@ void MetricsPipeline::flush_once() {
     for (std::size_t i = 0; i < batch.new_names.size(); ++i)
       applier_.define(batch.first_new_id + static_cast<std::uint32_t>(i), batch.new_names[i]);
     for (const auto& entry : batch.entries) {
+      // What trial.h5 (and a compaction in flight) holds from this step on is replaced too.
+      for (auto id : {MetricTableId::training, MetricTableId::validation})
+        if (entry.table == id || (entry.drop && entry.table == MetricTableId::both))
+          saved_[static_cast<std::size_t>(id)].replace_from(entry.step);
       if (entry.drop) {
         applier_.drop(entry.table, entry.step);
       } else {
@@ -338,6 +380,8 @@ void MetricsPipeline::flush_once() {
                      std::span(batch.values).subspan(entry.first_value, entry.value_count));
       }
     }
+    in_flight_[0] = std::min(in_flight_[0], record_.training.rows());
+    in_flight_[1] = std::min(in_flight_[1], record_.validation.rows());
   }
   {
     std::lock_guard lock(control_mutex_);
@@ -364,33 +408,36 @@ void MetricsPipeline::write_unwritten() {
       if (::ftruncate(log_.get(), static_cast<off_t>(log_bytes_)) != 0 ||
           ::lseek(log_.get(), static_cast<off_t>(log_bytes_), SEEK_SET) < 0) {
         throw SystemError(fmt::format("cannot write the metrics log {} and cannot cut its torn end",
-                                      (record_path_.parent_path() / checkpoint::metrics_log_name(generation_)).string()),
+                                      (record_path_.parent_path() / record::metrics_log_name(generation_)).string()),
                           errno);
       }
       throw SystemError(fmt::format("cannot write the metrics log {}",
-                                    (record_path_.parent_path() / checkpoint::metrics_log_name(generation_)).string()),
+                                    (record_path_.parent_path() / record::metrics_log_name(generation_)).string()),
                         code);
     }
     done += static_cast<std::size_t>(n);
   }
   if (::fdatasync(log_.get()) != 0)
     throw SystemError(fmt::format("cannot fdatasync the metrics log {}",
-                                  (record_path_.parent_path() / checkpoint::metrics_log_name(generation_)).string()),
+                                  (record_path_.parent_path() / record::metrics_log_name(generation_)).string()),
                       errno);
   log_bytes_ += unwritten_.size();
   unwritten_.clear();
 }
 
-checkpoint::TrialRecord MetricsPipeline::rotate_and_copy_record(
-    const std::function<void(checkpoint::TrialRecord&)>& edit) {
-  std::lock_guard file(file_mutex_);
-  if (!unwritten_.empty())
-    throw TrialError("dlx: the metrics log has reports it could not write yet; trial.h5 is not rewritten");
+void MetricsPipeline::SavedRows::replace_from(std::int64_t step) {
+  if (!last_step || step > *last_step) return;
+  drop_from = std::min(drop_from.value_or(step), step);
+  // Its rows are all before `step` now.
+  last_step = step == std::numeric_limits<std::int64_t>::min() ? std::nullopt : std::optional(step - 1);
+}
+
+void MetricsPipeline::start_new_generation() {
   const auto directory = record_path_.parent_path();
   const auto next = generation_ + 1;
-  const auto path = directory / checkpoint::metrics_log_name(next);
+  const auto path = directory / record::metrics_log_name(next);
   UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                     checkpoint::kMetricsLogFileMode));
+                     record::kMetricsLogFileMode));
   if (!fd) {
     throw SystemError(fmt::format("cannot create the metrics log {}{}", path.string(),
                                   errno == EEXIST ? " (it exists: another writer of this trial is running, "
@@ -401,8 +448,8 @@ checkpoint::TrialRecord MetricsPipeline::rotate_and_copy_record(
   // 0640 whatever the umask, as trial.h5: whoever may read trial.h5 (the experiment's group,
   // `dlx status`) must be able to read the log that continues it.
   std::vector<std::byte> header;
-  checkpoint::append_metrics_log_header(header);
-  if (::fchmod(fd.get(), checkpoint::kMetricsLogFileMode) != 0 ||
+  record::append_metrics_log_header(header);
+  if (::fchmod(fd.get(), record::kMetricsLogFileMode) != 0 ||
       ::write(fd.get(), header.data(), header.size()) != static_cast<ssize_t>(header.size()) ||
       ::fsync(fd.get()) != 0) {
     const int code = errno;
@@ -414,16 +461,54 @@ checkpoint::TrialRecord MetricsPipeline::rotate_and_copy_record(
   generation_ = next;
   log_bytes_ = header.size();
   named_in_log_.assign(names_.size(), false);
+}
+
+MetricsPipeline::Snapshot MetricsPipeline::rotate_and_snapshot(
+    const std::function<void(record::TrialRecord&)>& edit) {
+  std::lock_guard file(file_mutex_);
+  if (!unwritten_.empty())
+    throw TrialError("dlx: the metrics log has reports it could not write yet; trial.h5 is not rewritten");
+  start_new_generation();
   std::lock_guard record(record_mutex_);
   if (edit) edit(record_);
   record_.metrics_log = generation_;
   record_.updated_unix = unix_seconds_now();
-  return record_;
+  // The rows trial.h5 lacks (O(rows since the last compaction)), and its drops: from now on a
+  // replay that reaches these rows counts as reaching trial.h5's.
+  Snapshot snapshot{record_, {}, {record_.training.rows(), record_.validation.rows()}};
+  for (std::size_t t = 0; t < 2; ++t) {
+    auto& saved = saved_[t];
+    const auto& table = t == 0 ? record_.training : record_.validation;
+    snapshot.drop_from[t] = std::exchange(saved.drop_from, std::nullopt);
+    if (!table.empty()) saved.last_step = std::max(saved.last_step.value_or(table.steps().back()), table.steps().back());
+    in_flight_[t] = snapshot.rows[t];
+  }
+  return snapshot;
 }
 
-void MetricsPipeline::write_record(const checkpoint::TrialRecord& record) {
-  checkpoint::save_trial_record(record, record_path_);
-  checkpoint::retire_metrics_logs(record_path_.parent_path(), record.metrics_log);
+void MetricsPipeline::write_snapshot(Snapshot snapshot) {
+  const auto generation = snapshot.head.metrics_log;
+  try {
+    record::MetricTableChanges training{snapshot.drop_from[0], std::move(snapshot.head.training)};
+    record::MetricTableChanges validation{snapshot.drop_from[1], std::move(snapshot.head.validation)};
+    writer_.append(snapshot.head, training, validation);
+  } catch (...) {
+    // Not written: the rows stay (they are still record_'s first ones), and so do the drops.
+    std::lock_guard record(record_mutex_);
+    for (std::size_t t = 0; t < 2; ++t) {
+      if (snapshot.drop_from[t])
+        saved_[t].drop_from = std::min(saved_[t].drop_from.value_or(*snapshot.drop_from[t]), *snapshot.drop_from[t]);
+      in_flight_[t] = 0;
+    }
+    throw;
+  }
+  {
+    std::lock_guard record(record_mutex_);
+    record_.training.drop_first_rows(in_flight_[0]);
+    record_.validation.drop_first_rows(in_flight_[1]);
+    in_flight_[0] = in_flight_[1] = 0;
+  }
+  record::retire_metrics_logs(record_path_.parent_path(), generation);
 }
 
 void MetricsPipeline::print_lines(const Batch& batch) {

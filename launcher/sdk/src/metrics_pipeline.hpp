@@ -3,13 +3,23 @@
 // anything slow); a flusher thread writes the buffer to the trial's metrics log and fdatasyncs it
 // at least every flush interval (0.5 s); a compactor thread folds the log into trial.h5 now and
 // then, so that HDF5 tools see the metrics too. The files and the protocol readers rely on:
-// dlx/checkpoint/metrics_log.hpp.
+// dlx/record/metrics_log.hpp.
+//
+// Memory and compaction are O(rows since the last compaction), not O(rows): the constructor
+// writes the whole record once, then keeps only the rows trial.h5 lacks (record_'s tables) and,
+// per table, what trial.h5 holds (SavedRows: an upper bound of its last step, and the step from
+// which a resume replaced its rows). A compaction takes a snapshot of those rows, and the
+// TrialRecordWriter appends them to a copy of its last file (dlx/record/trial_record_writer.hpp);
+// only once that is published are they dropped from record_. Rows reported meanwhile stay after
+// them, and a drop meanwhile that reaches the snapshot's rows is remembered for the next write,
+// so a failed compaction loses nothing: the next one writes the same rows again.
 //
 // Threads and locks (never two at once except in the order listed):
 //   pending_mutex_  the training thread's buffer (report, drop_from) and the flusher's swap;
 //   file_mutex_     the log file: the flusher's write + fdatasync, a generation change;
-//   record_mutex_   record_, the record as the log makes it (the flusher applies each batch; a
-//                   compaction copies it; commit() edits it);
+//   record_mutex_   record_ and saved_: the rows trial.h5 lacks as the log makes them (the
+//                   flusher applies each batch; a compaction copies them and, once written,
+//                   drops them; commit() edits the record's other fields);
 //   control_mutex_  requests and progress between the threads (flush and compaction sequence
 //                   numbers, the flusher's error).
 // The training thread waits only in commit() and flush(): finish(), a notice, resume, exit.
@@ -22,12 +32,14 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "dlx/checkpoint/metrics_log.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/metrics_log.hpp"
+#include "dlx/record/trial_record.hpp"
+#include "dlx/record/trial_record_writer.hpp"
 #include "dlx/common/unique_fd.hpp"
 #include "dlx/trial.hpp"
 
@@ -56,9 +68,10 @@ struct MetricsPipelineOptions {
 class MetricsPipeline {
  public:
   // `record` is the record as load_trial_record returns it (its logs applied; metrics_log is the
-  // first generation not found). The constructor writes it to trial.h5 naming that generation,
-  // retires the older logs, then starts the threads. Throws on a failed write.
-  MetricsPipeline(std::filesystem::path record_path, checkpoint::TrialRecord record,
+  // first generation not found). The constructor writes it whole to trial.h5 naming that
+  // generation, retires the older logs, keeps only its non-metric fields, then starts the
+  // threads. Throws on a failed write.
+  MetricsPipeline(std::filesystem::path record_path, record::TrialRecord record,
                   MetricsPipelineOptions options);
   // Flushes and compacts what is left (errors printed: a destructor cannot throw), stops the threads.
   ~MetricsPipeline();
@@ -66,7 +79,12 @@ class MetricsPipeline {
   MetricsPipeline& operator=(const MetricsPipeline&) = delete;
 
   // O(1): buffered for the flusher. The names are checked by Trial::report beforehand.
-  void report(checkpoint::MetricTableId table, std::int64_t step, const Metrics& metrics);
+  void report(record::MetricTableId table, std::int64_t step, const Metrics& metrics);
+  // Names-once: the ids of `names` (new ones named in the log at the next flush), then reports
+  // of values in their order. O(values), no name touched.
+  std::vector<std::uint32_t> ids_of(const std::vector<std::string>& names);
+  void report_values(record::MetricTableId table, std::int64_t step, std::span<const std::uint32_t> ids,
+                     std::span<const double> values);
   // Drops the rows of both tables at or after `step` (a resume), in order with the reports.
   void drop_from(std::int64_t step);
   // Asks the flusher to write now and to compact after it (a checkpoint); does not wait.
@@ -76,12 +94,12 @@ class MetricsPipeline {
   void flush();
   // flush(), then applies `edit` to the record and writes trial.h5 with everything, on this
   // thread. Throws what flush() or the write throws (the record keeps the edit either way).
-  void commit(const std::function<void(checkpoint::TrialRecord&)>& edit);
+  void commit(const std::function<void(record::TrialRecord&)>& edit);
 
  private:
   struct Entry {
     bool drop = false;
-    checkpoint::MetricTableId table = checkpoint::MetricTableId::training;
+    record::MetricTableId table = record::MetricTableId::training;
     std::int64_t step = 0;
     double wall_time = 0;
     std::uint32_t first_value = 0, value_count = 0;
@@ -94,6 +112,21 @@ class MetricsPipeline {
     bool empty() const noexcept { return entries.empty() && new_names.empty(); }
   };
 
+  // What trial.h5 holds of one table, as far as this writer knows.
+  struct SavedRows {
+    std::optional<std::int64_t> last_step;  // its rows' steps are at most this (nullopt: none)
+    std::optional<std::int64_t> drop_from;  // the next write drops its rows from this step first
+    // A row or a drop at `step`: the saved rows from there are replaced, if it reaches them.
+    void replace_from(std::int64_t step);
+  };
+  // A compaction's input: the record's fields, the rows trial.h5 lacks and the drops, taken at a
+  // generation change; `rows` per table is how many of record_'s first rows it holds.
+  struct Snapshot {
+    record::TrialRecord head;  // its tables: the rows to append
+    std::optional<std::int64_t> drop_from[2];
+    std::size_t rows[2] = {0, 0};
+  };
+
   void flusher_loop();
   void compactor_loop();
   // One batch: encoded into unwritten_, written and fdatasynced, applied to record_. Throws when
@@ -101,9 +134,12 @@ class MetricsPipeline {
   void flush_once();
   void write_unwritten();  // under file_mutex_
   // Under file_mutex_: the next generation's file exists (header, fsync, directory fsync) and
-  // the writes go there; returns the record to write to trial.h5, naming it.
-  checkpoint::TrialRecord rotate_and_copy_record(const std::function<void(checkpoint::TrialRecord&)>& edit);
-  void write_record(const checkpoint::TrialRecord& record);
+  // the writes go there; returns what to write to trial.h5, naming it.
+  Snapshot rotate_and_snapshot(const std::function<void(record::TrialRecord&)>& edit);
+  void start_new_generation();  // under file_mutex_
+  // Appends the snapshot to trial.h5 and retires the older logs; then drops its rows from
+  // record_, or (on failure, rethrown) keeps them and its drops for the next try.
+  void write_snapshot(Snapshot snapshot);
   void print_lines(const Batch& batch);
   std::uint32_t id_of(const std::string& name);  // under pending_mutex_
 
@@ -131,8 +167,11 @@ class MetricsPipeline {
   std::uint64_t log_bytes_ = 0;        // durable in log_
 
   std::mutex record_mutex_;
-  checkpoint::TrialRecord record_;
-  checkpoint::MetricRowApplier applier_{record_};
+  record::TrialRecord record_;  // its tables: the rows trial.h5 lacks
+  record::MetricRowApplier applier_{record_};
+  SavedRows saved_[2];              // by MetricTableId (training, validation)
+  std::size_t in_flight_[2] = {0, 0};  // record_'s first rows a running compaction writes
+  record::TrialRecordWriter writer_;  // the compactor's (one write at a time: compacting_)
   std::vector<std::string> names_;  // by id, the flusher's copy (for the printed lines)
   std::chrono::steady_clock::time_point last_training_line_{};  // the flusher's
 
@@ -140,7 +179,7 @@ class MetricsPipeline {
   std::condition_variable control_changed_;
   std::uint64_t flush_requests_ = 0, flushes_done_ = 0;
   bool compaction_requested_ = false, compacting_ = false, stopping_ = false;
-  std::optional<checkpoint::TrialRecord> to_compact_;
+  std::optional<Snapshot> to_compact_;
   std::string error_;  // the flusher's or compactor's last failure, "" when the last try worked
   // For DLX_METRICS_STATS: what the flusher and the compactor did (under control_mutex_).
   struct Stats {

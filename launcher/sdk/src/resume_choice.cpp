@@ -53,7 +53,7 @@ Chosen load_foreign(const std::filesystem::path& named, const env::TrialEnvironm
                                          loaded.metadata.step, start->second));
   }
   return {std::move(loaded), named,
-          checkpoint::StartCheckpoint{start->first, start->second, named.string()}};
+          record::StartCheckpoint{start->first, start->second, named.string()}};
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 
 #include "checkpointer.hpp"
 #include "dlx/checkpoint/checkpoint.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/env/trial_environment.hpp"
 
 namespace dlx::detail {
@@ -19,7 +19,7 @@ namespace dlx::detail {
 struct Chosen {
   std::optional<checkpoint::Checkpoint> checkpoint;
   std::filesystem::path path;
-  std::optional<checkpoint::StartCheckpoint> started_from;  // another trial's, named by the searcher
+  std::optional<record::StartCheckpoint> started_from;  // another trial's, named by the searcher
 };
 
 // The searcher's start checkpoint for this trial, as (trial, step); asked only for a file of

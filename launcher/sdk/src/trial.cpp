@@ -1,12 +1,14 @@
 #include "dlx/trial.hpp"
 
 #include <cstdio>
+#include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "dlx/checkpoint/metrics_log.hpp"
 #include "dlx/common/host_name.hpp"
+#include "dlx/record/metrics_log.hpp"
 #include "dlx/comm/backends.hpp"
 #include "dlx/comm/mpi_check.hpp"
 #include "dlx/comm/mpi_runtime.hpp"
@@ -187,22 +189,70 @@ void Trial::report(bool validation, std::int64_t step, const Metrics& metrics) {
                     step, metrics);
 }
 
+std::optional<std::string> Trial::metric_name_refusal(const std::string& name) {
+  if (reported_names_.contains(name)) return std::nullopt;
+  auto problem = record::metric_name_problem(name);
+  if (!problem && reported_names_.size() >= record::kMaxMetricNames)
+    problem = fmt::format("'{}' would be metric name {}, over the limit of {} names a trial "
+                          "reports (a value in a name, such as a step or a sample id?)",
+                          config::abbreviated(name), reported_names_.size() + 1,
+                          record::kMaxMetricNames);
+  if (!problem) reported_names_.insert(name);
+  return problem;
+}
+
 void Trial::check_metric_names(bool validation, std::int64_t step, const Metrics& metrics) {
   for (const auto& [name, value] : metrics) {
-    if (reported_names_.contains(name)) continue;
-    auto problem = checkpoint::metric_name_problem(name);
-    if (!problem && reported_names_.size() >= checkpoint::kMaxMetricNames)
-      problem = fmt::format("'{}' would be metric name {}, over the limit of {} names a trial "
-                            "reports (a value in a name, such as a step or a sample id?)",
-                            config::abbreviated(name), reported_names_.size() + 1,
-                            checkpoint::kMaxMetricNames);
-    if (problem)
+    if (auto problem = metric_name_refusal(name))
       throw TrialError(fmt::format("dlx: cannot report {} metrics at step {}: {}",
                                    validation ? "validation" : "training", step, *problem));
-    reported_names_.insert(name);
   }
   last_reported_names_.clear();
   for (const auto& [name, value] : metrics) last_reported_names_.push_back(name);
+}
+
+Metrics MetricNames::with_values(std::span<const double> values) const {
+  Metrics metrics;
+  for (std::size_t i = 0; i < names_.size() && i < values.size(); ++i) metrics[names_[i]] = values[i];
+  return metrics;
+}
+
+MetricNames Trial::metric_names(std::vector<std::string> names) {
+  std::set<std::string_view> seen;
+  for (const auto& name : names) {
+    if (!seen.insert(name).second)
+      throw TrialError(fmt::format("dlx: cannot register metric names: '{}' is given twice",
+                                   config::abbreviated(name)));
+    if (auto problem = metric_name_refusal(name))
+      throw TrialError(fmt::format("dlx: cannot register metric names: {}", *problem));
+  }
+  MetricNames registered;
+  registered.owner_ = this;
+  if (rank() == 0 && recorder_) registered.ids_ = recorder_->metric_ids(names);
+  registered.names_ = std::move(names);
+  return registered;
+}
+
+void Trial::report(bool validation, std::int64_t step, const MetricNames& names, std::span<const double> values) {
+  if (names.owner_ != this)
+    throw TrialError("dlx: these metric names were registered with another dlx::Trial (metric_names)");
+  if (values.size() != names.size())
+    throw TrialError(fmt::format("dlx: cannot report {} metrics at step {}: {} values for the {} names registered",
+                                 validation ? "validation" : "training", step, values.size(), names.size()));
+  if (rank() != 0) return;
+  if (!recorder_) {  // outside a trial: the line is all there is
+    report(validation, step, names.with_values(values));
+    return;
+  }
+  recorder_->report_values(validation ? detail::MetricKind::validation : detail::MetricKind::training, step,
+                           names.ids_, values);
+}
+
+Next Trial::report_validation(std::int64_t step, const MetricNames& names, std::span<const double> values) {
+  report(true, step, names, values);
+  // A map for the searcher's question only (it looks the searcher metric up; at most once per
+  // target length, when it asks at all).
+  return ask_searcher(step, names.with_values(values));
 }
 
 void Trial::finish() {

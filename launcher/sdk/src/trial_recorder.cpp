@@ -7,6 +7,7 @@
 
 #include "dlx/common/directories.hpp"
 #include "dlx/common/clock.hpp"
+#include "notice_cause.hpp"
 
 namespace dlx::detail {
 
@@ -14,22 +15,23 @@ const char* to_string(MetricKind kind) {
   return kind == MetricKind::training ? "training" : "validation";
 }
 
-std::string restart_cause(const std::string& stop_reason) {
+std::string restart_cause(const std::string& stop_reason, const std::string& stop_cause) {
+  if (!stop_cause.empty()) return stop_cause.substr(0, stop_cause.find(':'));
   if (stop_reason.starts_with("requeue")) return "notice";
   if (stop_reason.starts_with("crash")) return "crash";
   return "unknown";
 }
 
-std::int64_t last_reported_step(const checkpoint::TrialRecord& record) {
+std::int64_t last_reported_step(const record::TrialRecord& record) {
   std::int64_t last = 0;
   for (const auto* table : {&record.training, &record.validation}) {
-    if (!table->steps.empty()) last = std::max(last, table->steps.back());
+    if (!table->empty()) last = std::max(last, table->steps().back());
   }
   return last;
 }
 
 struct TrialRecorder::Start {
-  checkpoint::TrialRecord record;
+  record::TrialRecord record;
   std::int64_t previous_update_unix = 0;
   std::int64_t previous_last_step = 0;
   bool restarted = false;
@@ -39,11 +41,11 @@ namespace {
 
 // The last moment the previous run is known to have been alive: trial.h5's last rewrite, or a
 // report after it (trial.h5 is rewritten only every few seconds).
-std::int64_t last_sign_of_life(const checkpoint::TrialRecord& record) {
+std::int64_t last_sign_of_life(const record::TrialRecord& record) {
   double last = static_cast<double>(record.updated_unix);
   for (const auto* table : {&record.training, &record.validation})
-    if (!table->wall_times.empty() && std::isfinite(table->wall_times.back()))
-      last = std::max(last, table->wall_times.back());
+    if (!table->empty() && std::isfinite(table->wall_times().back()))
+      last = std::max(last, table->wall_times().back());
   return static_cast<std::int64_t>(last);
 }
 
@@ -57,7 +59,7 @@ TrialRecorder::TrialRecorder(const env::TrialEnvironment& environment,
             dlx::create_directories_with_mode(environment.record_path().parent_path());
             Start start;
             auto& record = start.record;
-            if (auto existing = checkpoint::load_trial_record_if_exists(environment.record_path())) {
+            if (auto existing = record::load_trial_record_if_exists(environment.record_path())) {
               record = std::move(*existing);
             } else {
               record.experiment = std::move(experiment_name);
@@ -69,10 +71,12 @@ TrialRecorder::TrialRecorder(const env::TrialEnvironment& environment,
             start.previous_last_step = last_reported_step(record);
             const auto now = unix_seconds_now();
             if (environment.restarts > record.restarts) {  // a requeued run of an existing trial
-              checkpoint::RestartEvent event;
-              event.cause = restart_cause(record.stop_reason);
+              record::RestartEvent event;
+              event.cause = restart_cause(record.stop_reason, record.stop_cause);
               event.reason = record.stop_reason.empty() ? "no exit recorded (node failure, or killed)"
                                                         : record.stop_reason;
+              if (!record.stop_cause.empty()) event.reason += " (" + record.stop_cause + ")";
+              event.previous_nodes = record.nodes;  // before this run's replace them
               event.unix_time = now;
               event.steps_lost = start.previous_last_step;  // until note_resume says from where
               event.downtime_seconds =
@@ -83,6 +87,7 @@ TrialRecorder::TrialRecorder(const env::TrialEnvironment& environment,
             record.state = "running";
             record.exit_code = 0;
             record.stop_reason.clear();
+            record.stop_cause.clear();
             record.restarts = environment.restarts;
             record.world_size = world_size;
             record.nodes = std::move(nodes);
@@ -99,14 +104,21 @@ TrialRecorder::TrialRecorder(Start start, const std::filesystem::path& path,
       metrics_(path, std::move(start.record), options) {}
 
 void TrialRecorder::report(MetricKind kind, std::int64_t step, const Metrics& metrics) {
-  metrics_.report(kind == MetricKind::training ? checkpoint::MetricTableId::training
-                                               : checkpoint::MetricTableId::validation,
+  metrics_.report(kind == MetricKind::training ? record::MetricTableId::training
+                                               : record::MetricTableId::validation,
                   step, metrics);
+}
+
+void TrialRecorder::report_values(MetricKind kind, std::int64_t step, std::span<const std::uint32_t> ids,
+                                  std::span<const double> values) {
+  metrics_.report_values(kind == MetricKind::training ? record::MetricTableId::training
+                                                      : record::MetricTableId::validation,
+                         step, ids, values);
 }
 
 void TrialRecorder::note_resume(std::int64_t step, std::int64_t checkpoint_unix) {
   metrics_.drop_from(step + 1);
-  metrics_.commit([&](checkpoint::TrialRecord& record) {
+  metrics_.commit([&](record::TrialRecord& record) {
     if (!restarted_) return;
     auto& event = record.restart_events.back();
     event.steps_lost = std::max<std::int64_t>(0, previous_last_step_ - step);
@@ -116,19 +128,23 @@ void TrialRecorder::note_resume(std::int64_t step, std::int64_t checkpoint_unix)
   });
 }
 
-void TrialRecorder::note_start(const checkpoint::StartCheckpoint& start) {
-  metrics_.commit([&](checkpoint::TrialRecord& record) {
+void TrialRecorder::note_start(const record::StartCheckpoint& start) {
+  metrics_.commit([&](record::TrialRecord& record) {
     // A requeue before its first own checkpoint: the same start.
     if (!record.started_from) record.started_from = start;
   });
 }
 
-void TrialRecorder::note_requeue_exit(const std::string& reason) {
-  metrics_.commit([&](checkpoint::TrialRecord& record) { record.stop_reason = reason; });
+void TrialRecorder::note_requeue_exit(const std::string& reason, int signal_number) {
+  const auto cause = classify_notice(signal_number, job_time_left());
+  metrics_.commit([&](record::TrialRecord& record) {
+    record.stop_reason = reason;
+    record.stop_cause = cause.cause + ": " + cause.detail;
+  });
 }
 
 void TrialRecorder::finish(const std::string& state, const std::string& reason) {
-  metrics_.commit([&](checkpoint::TrialRecord& record) {
+  metrics_.commit([&](record::TrialRecord& record) {
     record.state = state;
     record.exit_code = 0;
     record.stop_reason = reason;

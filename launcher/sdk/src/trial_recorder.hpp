@@ -1,14 +1,15 @@
 #pragma once
-// Rank 0's keeper of trials/<id>/trial.h5 (checkpoint::TrialRecord). Reports go through the
+// Rank 0's keeper of trials/<id>/trial.h5 (record::TrialRecord). Reports go through the
 // MetricsPipeline (buffered, durable in the metrics log within a second, compacted into trial.h5
 // now and then); every other change (start, resume, finish, requeue exit) is written to trial.h5
 // at once, with every report before it.
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/env/trial_environment.hpp"
 #include "dlx/trial.hpp"
 #include "metrics_pipeline.hpp"
@@ -32,6 +33,11 @@ class TrialRecorder {
   // the trainer resumed from an earlier checkpoint: the rows it is replaying are dropped first,
   // so the table stays the history of one deterministic run.
   void report(MetricKind kind, std::int64_t step, const Metrics& metrics);
+  // Names-once reporting (Trial::metric_names): the pipeline's ids of `names`, then reports of
+  // values in their order (O(values), nothing looked up).
+  std::vector<std::uint32_t> metric_ids(const std::vector<std::string>& names) { return metrics_.ids_of(names); }
+  void report_values(MetricKind kind, std::int64_t step, std::span<const std::uint32_t> ids,
+                     std::span<const double> values);
   // A checkpoint was saved: the metrics so far become durable and trial.h5 is rewritten soon.
   void note_checkpoint() { metrics_.flush_soon(); }
   // Marks the trial ended: "completed", or the searcher's "stopped" / "paused" with its reason.
@@ -43,10 +49,11 @@ class TrialRecorder {
   void note_resume(std::int64_t step, std::int64_t checkpoint_unix);
   // The trial began from another trial's checkpoint, the one the searcher named for its start
   // (PBT): recorded once, as trial.h5's started_from ("trial 3 step 400").
-  void note_start(const checkpoint::StartCheckpoint& start);
-  // The trainer checkpointed on request and exits for a requeue: the record stays "running" and
-  // says why it stopped.
-  void note_requeue_exit(const std::string& reason);
+  void note_start(const record::StartCheckpoint& start);
+  // The trainer checkpointed on request (`signal_number` arrived) and exits for a requeue: the
+  // record stays "running" and says why it stopped, and what the notice was as far as this run
+  // can tell (stop_cause: notice_cause.hpp).
+  void note_requeue_exit(const std::string& reason, int signal_number);
 
  private:
   struct Start;  // the record as this run begins it, and the restart bookkeeping
@@ -58,10 +65,12 @@ class TrialRecorder {
   MetricsPipeline metrics_;
 };
 
-// "notice" for a stop_reason starting with "requeue" (exit 85 after a checkpoint), "crash" for
-// one starting with "crash" (dlx-launch recorded a failed exit), else "unknown".
-std::string restart_cause(const std::string& stop_reason);
+// The restart's cause from the previous run's record: its stop_cause's word when it has one
+// ("time_limit: ..." -> "time_limit"), else "notice" for a stop_reason starting with "requeue"
+// (exit 85 after a checkpoint), "crash" for one starting with "crash" (dlx-launch recorded a failed
+// exit), else "unknown".
+std::string restart_cause(const std::string& stop_reason, const std::string& stop_cause = "");
 // The highest step in either metric table, 0 when both are empty.
-std::int64_t last_reported_step(const checkpoint::TrialRecord& record);
+std::int64_t last_reported_step(const record::TrialRecord& record);
 
 }  // namespace dlx::detail

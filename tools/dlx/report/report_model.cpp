@@ -15,8 +15,8 @@
 namespace dlx::cli::report {
 namespace {
 
-using checkpoint::MetricTable;
-using checkpoint::TrialRecord;
+using record::MetricTable;
+using record::TrialRecord;
 
 nlohmann::json optional_number(const std::optional<double>& value) {
   return value ? number(*value) : nlohmann::json(nullptr);
@@ -25,7 +25,7 @@ nlohmann::json optional_number(const std::optional<double>& value) {
 std::size_t curve_count(const StatusSources& sources) {
   std::size_t curves = 0;
   for (const auto& record : sources.records) {
-    if (record) curves += record->training.columns.size() + record->validation.columns.size();
+    if (record) curves += record->training.names().size() + record->validation.names().size();
   }
   return curves;
 }
@@ -41,8 +41,8 @@ std::vector<std::int64_t> cuts_of(const TrialRecord& record, const std::vector<P
 
 void add_curves(nlohmann::json& curves, const MetricTable& table, const char* name,
                 const std::vector<std::int64_t>& cuts, std::size_t points) {
-  for (const auto& [metric, values] : table.columns) {
-    auto curve = downsample_min_max(table.steps, values, cuts, points);
+  for (const auto& [metric, series] : table.all_series()) {
+    auto curve = downsample_min_max(series.steps, series.values, cuts, points);
     nlohmann::json rounded = nlohmann::json::array();
     for (const double value : curve.values) rounded.push_back(std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(round_for_page(value)));
     curves.push_back({{"t", name}, {"m", metric}, {"s", std::move(curve.steps)}, {"v", std::move(rounded)},
@@ -74,11 +74,10 @@ nlohmann::json best_so_far(const StatusReport& status, const StatusSources& sour
   for (std::size_t i = 0; i < sources.records.size(); ++i) {
     const auto& record = sources.records[i];
     if (!record) continue;
-    const auto column = record->validation.columns.find(metric);
-    if (column == record->validation.columns.end()) continue;
-    for (std::size_t r = 0; r < column->second.size() && r < record->validation.wall_times.size(); ++r) {
-      const double value = column->second[r], time = record->validation.wall_times[r];
-      if (!std::isnan(value) && std::isfinite(time)) reports.push_back({time, value, status.rows[i].spec.id});
+    const auto series = record->validation.series(metric);
+    for (std::size_t r = 0; r < series.values.size(); ++r) {
+      const double value = series.values[r], time = series.wall_times[r];
+      if (std::isfinite(time)) reports.push_back({time, value, status.rows[i].spec.id});
     }
   }
   std::stable_sort(reports.begin(), reports.end(), [](const Point& a, const Point& b) { return a.x < b.x; });

@@ -40,33 +40,33 @@ std::vector<Pause> searcher_pauses(const searcher::SearchState* search, int tria
   return pauses;
 }
 
-nlohmann::json attempts(const checkpoint::TrialRecord& record, const std::vector<Pause>& pauses) {
+nlohmann::json attempts(const record::TrialRecord& record, const std::vector<Pause>& pauses) {
   // Runs between restarts: the first from the record's creation, each next one from its restart
   // event; a run ends `downtime` before the next one starts, the last one at the last update.
   struct Run {
     double start, end;
-    std::string how, reason;
-    const checkpoint::RestartEvent* resumed_by = nullptr;
+    std::string how, reason, nodes;
+    const record::RestartEvent* resumed_by = nullptr;
   };
   std::vector<Run> runs;
   double start = static_cast<double>(record.created_unix);
-  const checkpoint::RestartEvent* resumed_by = nullptr;
+  const record::RestartEvent* resumed_by = nullptr;
   for (const auto& event : record.restart_events) {
     const double next = static_cast<double>(event.unix_time);
-    runs.push_back({start, std::max(start, next - event.downtime_seconds), event.cause, event.reason, resumed_by});
+    runs.push_back({start, std::max(start, next - event.downtime_seconds), event.cause, event.reason,
+                    event.previous_nodes, resumed_by});
     start = next;
     resumed_by = &event;
   }
   runs.push_back({start, std::max(start, static_cast<double>(record.updated_unix)), record.state,
-                  record.stop_reason, resumed_by});
+                  record.stop_reason, record.nodes, resumed_by});
 
   nlohmann::json out = nlohmann::json::array();
   for (std::size_t r = 0; r < runs.size(); ++r) {
     auto run = runs[r];
-    const bool last = r + 1 == runs.size();
     const auto emit = [&](double from, double to, const std::string& how, const std::string& reason, bool first_piece) {
       nlohmann::json attempt{{"start", from}, {"end", to}, {"how", how}, {"reason", reason}};
-      if (last && how == record.state && !record.nodes.empty()) attempt["nodes"] = record.nodes;
+      if (!run.nodes.empty()) attempt["nodes"] = run.nodes;
       if (first_piece && run.resumed_by) {
         attempt["resumed_step"] = run.resumed_by->resumed_step;
         attempt["steps_lost"] = run.resumed_by->steps_lost;
@@ -130,7 +130,7 @@ nlohmann::json asha_story(const config::Experiment& experiment, const searcher::
 }
 
 nlohmann::json pbt_story(const config::Experiment& experiment, const searcher::SearchState* search,
-                         const std::vector<const checkpoint::TrialRecord*>& records) {
+                         const std::vector<const record::TrialRecord*>& records) {
   if (experiment.searcher.name != config::SearcherName::pbt) return nullptr;
   const int population = std::max(1, experiment.searcher.pbt.population_size);
   std::map<int, std::string> reasons;  // trial -> the reason of its work order

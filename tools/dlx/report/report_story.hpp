@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/config/experiment.hpp"
 #include "dlx/searcher/search_state.hpp"
 
@@ -30,14 +30,14 @@ std::vector<Pause> searcher_pauses(const searcher::SearchState* search, int tria
 
 // The trial's attempts (report_model.hpp, `attempts`): restarts from trial.h5's restart events,
 // the searcher's pauses from the journal.
-nlohmann::json attempts(const checkpoint::TrialRecord& record, const std::vector<Pause>& pauses);
+nlohmann::json attempts(const record::TrialRecord& record, const std::vector<Pause>& pauses);
 
 // `asha` of the model (null unless the searcher is ASHA and has judged results).
 nlohmann::json asha_story(const config::Experiment& experiment, const searcher::SearchState* search);
 
 // `pbt` of the model (null unless the searcher is PBT). `records`: by trial id.
 nlohmann::json pbt_story(const config::Experiment& experiment, const searcher::SearchState* search,
-                         const std::vector<const checkpoint::TrialRecord*>& records);
+                         const std::vector<const record::TrialRecord*>& records);
 
 // The result of each trial that importance compares: for ASHA, the metric at the highest rung
 // with at least kMinTrials results (trials compared at the same length); else each trial's best.

@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 
 namespace dlx::tensorboard {
 
 struct ExperimentToExport {
   std::string name;
   std::string searcher_metric;  // the HParams dashboard lists validation/<it> first
-  std::vector<checkpoint::TrialRecord> trials;
+  std::vector<record::TrialRecord> trials;
 };
 
 struct ExportSummary {

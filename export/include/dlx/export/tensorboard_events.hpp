@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 
 namespace dlx::tensorboard {
 
@@ -18,22 +18,22 @@ std::string file_version_event(double wall_time);
 // row's step and wall time, or at `fallback_wall_time` where the row has none (records of
 // format 1). Rows with no value left are skipped. Returns the number of events appended.
 // One Event and one buffer serve every row: millions of rows cost no allocation each.
-std::size_t append_scalar_records(std::string& stream, const checkpoint::MetricTable& table,
+std::size_t append_scalar_records(std::string& stream, const record::MetricTable& table,
                                   const std::string& group, double fallback_wall_time);
 
 // "_hparams_/session_start_info": the trial's hyperparameters (strings, numbers, booleans as
 // such), its group (one per trial) and start time.
-std::string session_start_event(const checkpoint::TrialRecord& trial);
+std::string session_start_event(const record::TrialRecord& trial);
 
 // "_hparams_/session_end_info": SUCCESS, FAILURE or RUNNING from the trial's state.
-std::string session_end_event(const checkpoint::TrialRecord& trial);
+std::string session_end_event(const record::TrialRecord& trial);
 
 // When the experiment started: its first trial's creation (unix seconds; 0 without trials).
-double experiment_start(const std::vector<checkpoint::TrialRecord>& trials);
+double experiment_start(const std::vector<record::TrialRecord>& trials);
 
 // "_hparams_/experiment": every hyperparameter of the trials with its type, and the metrics:
 // validation/<searcher_metric> first, then every other training and validation metric.
 std::string experiment_event(const std::string& experiment_name, const std::string& searcher_metric,
-                             const std::vector<checkpoint::TrialRecord>& trials);
+                             const std::vector<record::TrialRecord>& trials);
 
 }  // namespace dlx::tensorboard

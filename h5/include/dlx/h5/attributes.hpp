@@ -36,6 +36,10 @@ void write_flag_attribute(hid_t object, const std::string& name, bool value,
 
 bool has_attribute(hid_t object, const std::string& name, const std::filesystem::path& file);
 
+// Deletes every attribute of `object` (a writer that updates a file it wrote, then writes them all
+// again: the write functions above create, and refuse a name that exists).
+void delete_attributes(hid_t object, const std::filesystem::path& file);
+
 // Each throws "missing attribute <name>" when absent and names the attribute on any failure. A
 // value that declares more bytes than the file has, or than kMaxAttributeBytes, is refused
 // before anything is allocated for it.

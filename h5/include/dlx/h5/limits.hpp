@@ -17,5 +17,9 @@ inline constexpr int kMaxGroupDepth = 64;
 inline constexpr std::size_t kMaxObjects = 1'000'000;
 // Bytes of one attribute's value (a string, a checksum array): each lives in an object header.
 inline constexpr std::uint64_t kMaxAttributeBytes = std::uint64_t{16} << 20;
+// Bytes of one chunk of a chunked dataset a reader accepts (trial.h5's metric tables, format 3:
+// dlx writes chunks of at most 64 KiB). HDF5 reads a chunk whole, so this bounds what one chunk
+// costs besides the data itself.
+inline constexpr std::uint64_t kMaxChunkBytes = std::uint64_t{1} << 20;
 
 }  // namespace dlx::h5

@@ -35,6 +35,13 @@ struct FileOptions {
 // takes it over through /proc/self/fd, so it is never open to others even for an instant.
 Handle create_file(const std::filesystem::path& path, const FileOptions& options = {});
 
+// Creates `path` (which must not exist yet) as kFileMode, copies into it the bytes of the HDF5
+// file open at `source_fd` (from its start; copy_file_range: a reflink or a server-side copy where
+// the file system has one) and opens the copy for writing. For a writer that extends its own last
+// file instead of writing everything again (trial.h5's metrics); the copy is then published like
+// a new file (temp + fsync + rename).
+Handle create_file_copy(const std::filesystem::path& path, int source_fd);
+
 enum class Symlinks { follow, refuse };
 
 // A file opened for reading: the descriptor dlx checked, its size at open, and HDF5's handle on

@@ -88,6 +88,18 @@ dlx_status dlx_trial_report_training(dlx_trial* trial, int64_t step, const char*
                                      const double* values, size_t count);
 dlx_status dlx_trial_report_validation(dlx_trial* trial, int64_t step, const char* const* names,
                                        const double* values, size_t count);
+/* Names-once reporting: register `count` names once (every rank; checked as a report checks them,
+ * DLX_ERROR_TRIAL for a refused or repeated name) and get *out, a small number naming them (the
+ * same names again give the same number; at most 4096 sets per trial). Each report then passes
+ * only `values`, one per name in that order: no name is compared, looked up or copied per report
+ * (what Python's report_training and report_validation use). */
+dlx_status dlx_trial_metric_names(dlx_trial* trial, const char* const* names, size_t count,
+                                  uint32_t* out);
+dlx_status dlx_trial_report_training_values(dlx_trial* trial, int64_t step, uint32_t names,
+                                            const double* values);
+/* As dlx_trial_report_validation_next, with registered names. */
+dlx_status dlx_trial_report_validation_values(dlx_trial* trial, int64_t step, uint32_t names,
+                                              const double* values, int* next);
 dlx_status dlx_trial_finish(dlx_trial* trial); /* collective: completed, or stopped/paused */
 
 /* The searcher (docs/searchers.md): train to the target length (0: no searcher length), save a

@@ -18,7 +18,7 @@
 // Inside a dlx trial (DLX_EXPERIMENT_DIR set) rank 0 keeps trials/<id>/trial.h5: created (or, on
 // a requeue, loaded with its history) by the constructor, marked completed by finish(). A report
 // costs an append to a buffer: a background thread makes it durable in the trial's metrics log
-// within a second and folds the log into trial.h5 now and then (dlx/checkpoint/metrics_log.hpp).
+// within a second and folds the log into trial.h5 now and then (dlx/record/metrics_log.hpp).
 // Outside a trial nothing is written and hyperparameters come from DLX_HPARAMS,
 // DLX_HPARAMS_FILE or TrialOptions::hparams_file (else none: use defaults).
 //
@@ -80,6 +80,26 @@ class TrialError : public Error {
 };
 
 using Metrics = std::map<std::string, double>;
+
+class Trial;
+
+// Metric names registered once (Trial::metric_names), in the order their values will come: a
+// report with them passes only an array of values, with no name compared, looked up or copied
+// (the C API's names-once calls and Python's reports use it). Valid for the Trial that made it.
+class MetricNames {
+ public:
+  const std::vector<std::string>& names() const noexcept { return names_; }
+  std::size_t size() const noexcept { return names_.size(); }
+  // The values as a Metrics map (for the few paths that need one: a line printed outside a
+  // trial, the searcher's question at the target length).
+  Metrics with_values(std::span<const double> values) const;
+
+ private:
+  friend class Trial;
+  const Trial* owner_ = nullptr;
+  std::vector<std::string> names_;
+  std::vector<std::uint32_t> ids_;  // the metrics pipeline's (rank 0 inside a trial), else empty
+};
 
 // What the searcher says after a validation report at the target length.
 enum class Next { train, stop, pause, complete };
@@ -151,6 +171,14 @@ class Trial {
   // Records the metrics and, when `step` reaches target_length(), asks the searcher what next
   // (see "Searcher" below). Collective.
   Next report_validation(std::int64_t step, const Metrics& metrics);
+  // Names-once reporting: the names checked (every rank, as a report checks them) and registered
+  // once; each report then passes `values` in their order (values.size() == names.size()).
+  // Throws TrialError for a name a report would refuse, or a name given twice.
+  MetricNames metric_names(std::vector<std::string> names);
+  void report_training(std::int64_t step, const MetricNames& names, std::span<const double> values) {
+    report(false, step, names, values);
+  }
+  Next report_validation(std::int64_t step, const MetricNames& names, std::span<const double> values);
   // Marks the trial ended in trial.h5: completed, or stopped / paused by the searcher with its
   // reason. Waits for a checkpoint save in flight first.
   void finish();
@@ -210,6 +238,9 @@ class Trial {
 
  private:
   void report(bool validation, std::int64_t step, const Metrics& metrics);
+  void report(bool validation, std::int64_t step, const MetricNames& names, std::span<const double> values);
+  // The reason a report of `name` is refused, or nullopt (then it is remembered as checked).
+  std::optional<std::string> metric_name_refusal(const std::string& name);
   // Throws TrialError for a name trial.h5 cannot hold or one past kMaxMetricNames.
   void check_metric_names(bool validation, std::int64_t step, const Metrics& metrics);
   // Runs `action` on rank 0, then agrees on the outcome with every rank (see above).

@@ -116,9 +116,12 @@
 
   // ---- attempts, restarts, time lost ----
   (function faults() {
-    var colors = { completed: '#1a7f37', running: '#1d63c8', failed: '#b42318', notice: '#e8710a', crash: '#d62728',
-                   unknown: '#7a8394', paused: '#b9c2d0', stopped: '#8e6bbf' };
+    var colors = { completed: '#1a7f37', running: '#1d63c8', failed: '#b42318', notice: '#e8710a', preemption: '#f0a030',
+                   time_limit: '#c77c02', requeue: '#a0522d', crash: '#d62728', unknown: '#7a8394', paused: '#b9c2d0',
+                   stopped: '#8e6bbf' };
     var words = { completed: 'completed', running: 'running (last update)', failed: 'failed', notice: 'checkpointed on a notice, requeued',
+                  preemption: 'preempted: checkpointed, requeued', time_limit: 'at its time limit: checkpointed, requeued',
+                  requeue: 'requeued (scontrol requeue, scancel or a preemption): checkpointed',
                   crash: 'crashed, restarted', unknown: 'ended unrecorded, restarted', paused: 'paused by the searcher',
                   stopped: 'stopped by the searcher' };
     var started = trials.filter(function (t) { return t.attempts.length; });
@@ -151,26 +154,36 @@
     } else {
       document.getElementById('timeline-holder').hidden = true;
     }
-    var lost = 0, notices = 0, crashes = 0;
+    var requeued = { notice: 1, preemption: 1, time_limit: 1, requeue: 1 };
+    var lost = 0, notices = 0, crashes = 0, causes = {};
     started.forEach(function (t) {
       lost += t.time_lost || 0;
-      t.attempts.forEach(function (a) { notices += a.how === 'notice'; crashes += a.how === 'crash'; });
+      t.attempts.forEach(function (a) {
+        if (requeued[a.how]) { notices += 1; causes[a.how] = (causes[a.how] || 0) + 1; }
+        crashes += a.how === 'crash';
+      });
     });
+    var byCause = Object.keys(causes).sort().map(function (c) { return causes[c] + ' ' + c.replace('_', ' '); }).join(', ');
     text('timeline-note', (started.length ? 'Each bar is one attempt of a trial (a run of its array task between restarts), ' +
          'colored by how it ended. ' + (shown.length < started.length ? 'Shown: the ' + shown.length + ' trials that restarted or failed (of ' + started.length + ' started). ' : '') +
-         'In all: ' + notices + ' requeues after a notice (preemption, time limit, scontrol requeue), ' + crashes +
+         'In all: ' + notices + ' requeues after a notice' + (byCause ? ' (' + byCause + ')' : '') + ', ' + crashes +
          ' crashes restarted, ' + (meta.states.failed || 0) + ' trials failed, ' + duration(lost) + ' lost (training redone after ' +
          'the checkpoint a restart resumed from, plus the time between attempts). ' : 'No trial has started yet. ') +
-         'What is recorded: each trial\u2019s restarts (cause, reason, time, resumed step, steps and seconds lost, downtime) and the ' +
-         'nodes of its latest attempt only; earlier attempts\u2019 nodes are not recorded.');
+         'What is recorded: each trial\u2019s restarts (cause, reason, the nodes of the attempt that ended, time, resumed step, ' +
+         'steps and seconds lost, downtime) and its latest attempt\u2019s nodes. A cause is what the attempt could tell: the time ' +
+         'limit when the notice came within 3 minutes of it, a preemption for the plugin\u2019s signal, a requeue for a SIGTERM ' +
+         '(scontrol requeue, scancel, or a preemption without preempt_send_user_signal); \u201cunknown\u201d when nothing was ' +
+         'recorded (a node failure, the job killed outright); records before format 3 say \u201cnotice\u201d and keep no earlier nodes.');
     var head = document.querySelector('#fault-table thead'), body = document.querySelector('#fault-table tbody');
     head.appendChild(el('tr', null, el('th', null, 'trial'), el('th', null, 'attempts'), el('th', null, 'requeues'), el('th', null, 'crashes'),
                         el('th', null, 'state'), el('th', null, 'time used'), el('th', null, 'time lost'), el('th', null, 'nodes (latest)'),
                         el('th', null, 'reasons')));
     eventful.forEach(function (t) {
-      var reasons = t.attempts.filter(function (a) { return a.reason; }).map(function (a) { return a.reason; }).join('; ');
+      var reasons = t.attempts.filter(function (a) { return a.reason; }).map(function (a) {
+        return a.reason + (a.nodes && a.how !== t.state ? ' [' + a.nodes + ']' : '');
+      }).join('; ');
       body.appendChild(el('tr', null, el('td', null, trialLink(t.id)), el('td', { class: 'num' }, t.attempts.length),
-                          el('td', { class: 'num' }, t.attempts.filter(function (a) { return a.how === 'notice'; }).length),
+                          el('td', { class: 'num' }, t.attempts.filter(function (a) { return requeued[a.how]; }).length),
                           el('td', { class: 'num' }, t.attempts.filter(function (a) { return a.how === 'crash'; }).length),
                           el('td', { class: 'state-' + t.state }, t.state), el('td', { class: 'num' }, duration(t.time_used)),
                           el('td', { class: 'num' }, duration(t.time_lost)), el('td', null, t.nodes || '\u2014'),

@@ -17,13 +17,13 @@
 #include <string>
 #include <string_view>
 
-#include "dlx/checkpoint/trial_record.hpp"
 #include "dlx/env/trial_context.hpp"
+#include "dlx/record/trial_record.hpp"
 
 namespace dlx::launch {
 
 // Pure decision: should a record in this state (nullopt: no file) count this exit as a crash?
-bool should_mark_failed(int exit_status, const std::optional<checkpoint::TrialRecord>& record);
+bool should_mark_failed(int exit_status, const std::optional<record::TrialRecord>& record);
 
 struct ExitDecision {
   int status = 0;        // dlx-launch's own exit status
@@ -33,7 +33,7 @@ struct ExitDecision {
 
 // Pure. `record_at_start`: the record when dlx-launch started; `max_restarts`: nullopt when
 // crashes are not restarted (not a Slurm job, or no frozen snapshot).
-ExitDecision decide_exit(int exit_status, const std::optional<checkpoint::TrialRecord>& record_at_start,
+ExitDecision decide_exit(int exit_status, const std::optional<record::TrialRecord>& record_at_start,
                          std::optional<int> max_restarts);
 
 // "exit 3", "killed by SIGKILL (exit 137)".

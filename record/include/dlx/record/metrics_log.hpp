@@ -43,9 +43,9 @@
 #include <utility>
 #include <vector>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 
-namespace dlx::checkpoint {
+namespace dlx::record {
 
 static_assert(std::endian::native == std::endian::little, "the metrics log is little-endian");
 
@@ -57,8 +57,6 @@ inline constexpr unsigned kMetricsLogFileMode = 0640;
 inline constexpr std::size_t kMetricsLogRecordHeaderBytes = 8;
 inline constexpr std::uint32_t kMaxMetricsLogPayloadBytes = 1u << 20;
 inline constexpr std::uint64_t kMaxMetricsLogBytes = std::uint64_t{1} << 30;
-// Distinct metric names one table may hold; a report past it is refused with a clear error.
-inline constexpr std::size_t kMaxMetricNames = 4096;
 inline constexpr std::size_t kMaxMetricNameBytes = 1024;
 
 // "metrics.<generation>.log"; the generation of such a name, nullopt for any other name.
@@ -78,27 +76,29 @@ void append_metric_drop_record(std::vector<std::byte>& out, MetricTableId table,
 // table's own datasets ("steps", "wall_time"), a '/', or over kMaxMetricNameBytes.
 std::optional<std::string> metric_name_problem(std::string_view name);
 
-// Applies rows of metric ids to a record's tables, each column looked up once per id: what a
-// reader does with a log, and what the writer does to its own copy of the record.
+// Applies rows of metric ids to a record's tables, each id mapped to a table's metric once: what
+// a reader does with a log, and what the writer does to its own copy of the record. Every record
+// costs O(1) plus O(1) per value, and a replayed step finds its cut by binary search
+// (MetricTable), so a log of any content costs time and memory in proportion to its bytes.
 class MetricRowApplier {
  public:
   explicit MetricRowApplier(TrialRecord& record) : record_(&record) {}
 
-  // Throws CheckpointError for a name metric_name_problem refuses or an id defined twice.
+  // Throws RecordError for a name metric_name_problem refuses or an id defined twice.
   void define(std::uint32_t id, std::string name);
   // A row; a step at or before the table's last one first drops the rows it replaces. Throws
-  // CheckpointError for an undefined id, and for a table past kMaxMetricNames columns.
+  // RecordError for an undefined id, and for a table past kMaxMetricNames names.
   void row(MetricTableId table, std::int64_t step, double wall_time,
            std::span<const std::pair<std::uint32_t, double>> values);
   void drop(MetricTableId table, std::int64_t from_step);
 
  private:
   MetricTable& table(MetricTableId id);
-  std::vector<double>& column(MetricTable& table, std::size_t table_index, std::uint32_t id);
+  std::uint32_t metric(MetricTable& table, std::size_t table_index, std::uint32_t id);
 
   TrialRecord* record_;
-  std::vector<std::string> names_;                         // by id
-  std::vector<std::vector<double>*> columns_[2];           // by id, per table; null: not looked up
+  std::vector<std::string> names_;             // by id
+  std::vector<std::uint32_t> metrics_[2];      // by id, per table: its index there (max: not yet)
 };
 
 struct MetricsLogReplay {
@@ -107,7 +107,7 @@ struct MetricsLogReplay {
   std::uint64_t ignored_bytes = 0;  // after them: a torn or damaged tail
 };
 
-// Applies the records of one log's bytes (header included) to `record`. Throws CheckpointError
+// Applies the records of one log's bytes (header included) to `record`. Throws RecordError
 // naming `shown` when the header is not a metrics log of a version this dlx reads.
 MetricsLogReplay apply_metrics_log(std::span<const std::byte> bytes, TrialRecord& record,
                                    const std::filesystem::path& shown);
@@ -115,7 +115,7 @@ MetricsLogReplay apply_metrics_log(std::span<const std::byte> bytes, TrialRecord
 // Reads `directory`/metrics.G.log for G = from, from + 1, ... while they exist and applies them
 // to `record`; returns the first generation not found. The files are input like any other: a
 // link, a FIFO or anything but a regular file in a log's place is refused without being waited
-// on. Throws CheckpointError naming the file.
+// on. Throws RecordError naming the file.
 std::uint64_t apply_metrics_logs(const std::filesystem::path& directory, std::uint64_t from,
                                  TrialRecord& record);
 
@@ -123,4 +123,4 @@ std::uint64_t apply_metrics_logs(const std::filesystem::path& directory, std::ui
 // clean-up after a writer killed between steps 1 and 3). Best effort: returns how many it removed.
 int retire_metrics_logs(const std::filesystem::path& directory, std::uint64_t generation);
 
-}  // namespace dlx::checkpoint
+}  // namespace dlx::record

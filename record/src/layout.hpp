@@ -1,6 +1,6 @@
 #pragma once
 // Names in trial.h5 (docs/file-format.md), shared by the writer and the reader.
-namespace dlx::checkpoint::layout {
+namespace dlx::record::layout {
 
 inline constexpr const char* kHparamsGroup = "hparams";
 inline constexpr const char* kMetricsGroup = "metrics";
@@ -16,6 +16,7 @@ inline constexpr const char* kTrialId = "trial_id";
 inline constexpr const char* kState = "state";
 inline constexpr const char* kExitCode = "exit_code";
 inline constexpr const char* kStopReason = "stop_reason";
+inline constexpr const char* kStopCause = "stop_cause";  // format 3
 inline constexpr const char* kRestarts = "restarts";
 inline constexpr const char* kFailures = "failures";
 inline constexpr const char* kWorldSize = "world_size";
@@ -30,4 +31,4 @@ inline constexpr const char* kStartedFromTrial = "started_from_trial";
 inline constexpr const char* kStartedFromStep = "started_from_step";
 inline constexpr const char* kStartedFromPath = "started_from_path";
 
-}  // namespace dlx::checkpoint::layout
+}  // namespace dlx::record::layout

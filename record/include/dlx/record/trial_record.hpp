@@ -1,10 +1,11 @@
 #pragma once
 // trials/<id>/trial.h5: one trial's hyperparameters, metrics and outcome, for humans and HDF5 tools.
 // Written only by the trial's rank 0 (and, after the trainer exited, by dlx-launch on rank 0: the
-// two never overlap). Every save rewrites the whole file through temp + fsync + rename, so a reader
-// or a kill -9 never sees a half-written record. Layout (see docs/file-format.md):
+// two never overlap). Every save publishes a new file through temp + fsync + rename (the whole
+// record, or a copy of the last file extended by the new rows: trial_record_writer.hpp), so a
+// reader or a kill -9 never sees a half-written record. Layout (see docs/file-format.md):
 //   /                      attrs: format_version, experiment, trial_id, state, exit_code,
-//                                 stop_reason, restarts, world_size, nodes, slurm_job_id,
+//                                 stop_reason, stop_cause, restarts, world_size, nodes, slurm_job_id,
 //                                 hparams_json, created_unix, updated_unix
 //   /hparams               attrs: one per hyperparameter (int64, float64, string, or bool as int8;
 //                          null, a list or a mapping as its JSON text)
@@ -14,51 +15,38 @@
 //                                 started_from_step, started_from_path: the trial began from
 //                                 another trial's checkpoint the searcher named (PBT)
 //   /restart_events/<n>    attrs: one group per restart of the trial, n = 1, 2, ... (absent in
-//                                 records without restarts): cause, reason, unix_time,
-//                                 resumed_step, steps_lost, seconds_lost, downtime_seconds
+//                                 records without restarts): cause, reason, previous_nodes,
+//                                 unix_time, resumed_step, steps_lost, seconds_lost,
+//                                 downtime_seconds
 #include <cstdint>
 #include <filesystem>
-#include <limits>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "dlx/checkpoint/error.hpp"
+#include "dlx/record/error.hpp"
+#include "dlx/record/metric_table.hpp"
 
-namespace dlx::checkpoint {
-
-// Rows of (step, wall time, metric values). Columns are padded with NaN where a report lacked
-// that metric; wall_times is NaN for rows of records written before format 2.
-struct MetricTable {
-  std::vector<std::int64_t> steps;
-  std::vector<double> wall_times;  // unix seconds when the row was reported
-  std::map<std::string, std::vector<double>> columns;
-
-  void append(std::int64_t step, const std::map<std::string, double>& values,
-              double wall_time = std::numeric_limits<double>::quiet_NaN());
-  // Drops the rows whose step is >= `step`.
-  void drop_from(std::int64_t step);
-  // Appends a row of NaN in every column (repairing any that fell behind); the caller then sets
-  // the values reported. append() and the metrics log's MetricRowApplier both start with it.
-  void open_row(std::int64_t step, double wall_time);
-  std::optional<double> last(const std::string& metric) const;
-  std::optional<double> best(const std::string& metric, bool smaller_is_better) const;
-};
+namespace dlx::record {
 
 // One restart of the trial (a requeue after a preemption, a time limit, `scontrol requeue`, or
 // a crash that max_restarts still allowed), recorded by the run that resumed.
 struct RestartEvent {
-  std::string cause;   // "notice" (checkpointed on request, exit 85), "crash" (counted against
-                       // max_restarts), or "unknown" (the previous run recorded no exit)
+  // How the previous run ended: "time_limit", "preemption" or "requeue" (checkpointed on a
+  // notice and exited 85, the cause as that run could tell it: launcher/sdk/src/notice_cause.hpp),
+  // "notice" (the same, cause not known; also every notice of records before format 3), "crash"
+  // (counted against max_restarts), or "unknown" (the previous run recorded no exit: a node
+  // failure, the job killed outright, or a notice not acted on in time).
+  std::string cause;
   std::string reason;  // the previous run's stop_reason, e.g. "crash: exit 137 (signal 9)"
   std::int64_t unix_time = 0;         // when the resumed run started
   std::int64_t resumed_step = 0;      // step of the checkpoint it resumed from (0: none)
   std::int64_t steps_lost = 0;        // reported steps after resumed_step that are redone
   double seconds_lost = 0;            // training time after that checkpoint, redone
   double downtime_seconds = 0;        // from the previous run's last record update to now
+  std::string previous_nodes;  // the previous run's nodes, as its record said ("" before format 3)
 
   bool operator==(const RestartEvent&) const = default;
 };
@@ -75,14 +63,19 @@ struct StartCheckpoint {
 
 struct TrialRecord {
   // 2: metric tables have wall_time; metrics reported since the file was written are in the
-  // metrics log it names (dlx/checkpoint/metrics_log.hpp). Format 1 is still read.
-  static constexpr int kFormatVersion = 2;
+  // metrics log it names (dlx/record/metrics_log.hpp). 3: the metric tables' datasets are
+  // chunked and extendible, so that the writer appends rows instead of rewriting them
+  // (trial_record_writer.hpp). Formats 1 and 2 are still read.
+  static constexpr int kFormatVersion = 3;
 
   std::string experiment;
   std::int64_t trial_id = 0;
   std::string state = "running";  // running | completed | failed
   int exit_code = 0;
   std::string stop_reason;
+  // Why the run stopped on a notice, as it could tell (notice_cause.hpp: "time_limit: SIGUSR2
+  // with 41 s left before the job's time limit"); "" when it did not stop on one.
+  std::string stop_cause;
   int restarts = 0;
   int failures = 0;  // crashes so far (counted against the experiment's max_restarts)
   int world_size = 0;
@@ -104,11 +97,11 @@ struct TrialRecord {
 
 inline constexpr const char* kTrialFileName = "trial.h5";
 
-// Durable whole-file save (temp + fsync + rename + directory fsync). Throws CheckpointError.
+// Durable whole-file save (temp + fsync + rename + directory fsync). Throws RecordError.
 void save_trial_record(const TrialRecord& record, const std::filesystem::path& path);
 
 // The record as readers see it: trial.h5 with the metrics logs that continue it applied (read
-// again when trial.h5 is replaced meanwhile). Throws CheckpointError naming the file when it is
+// again when trial.h5 is replaced meanwhile). Throws RecordError naming the file when it is
 // unreadable or not a dlx trial record. The files are treated as hostile input: a symbolic link,
 // a FIFO or a device at `path` is refused without being opened for reading (never waited on),
 // soft and external links inside it are refused, and every dataset is checked against the
@@ -121,4 +114,4 @@ TrialRecord load_trial_record_file(const std::filesystem::path& path);
 // otherwise.
 std::optional<TrialRecord> load_trial_record_if_exists(const std::filesystem::path& path);
 
-}  // namespace dlx::checkpoint
+}  // namespace dlx::record

@@ -5,13 +5,13 @@
 #include <optional>
 #include <vector>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/searcher/search_state.hpp"
 
 namespace dlx::cli {
 
 struct StatusSources {
-  std::vector<std::optional<checkpoint::TrialRecord>> records;
+  std::vector<std::optional<record::TrialRecord>> records;
   std::optional<searcher::SearchState> search;
 };
 

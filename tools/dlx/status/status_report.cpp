@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/common/error.hpp"
 #include "dlx/config/display_text.hpp"
 #include "dlx/searcher/coordinator.hpp"
@@ -74,10 +74,10 @@ std::string searcher_summary(const searcher::TrialState& trial) {
   return fmt::format("{} at {}", trial.status, trial.last_length);
 }
 
-std::optional<std::int64_t> last_step(const checkpoint::TrialRecord& record) {
+std::optional<std::int64_t> last_step(const record::TrialRecord& record) {
   std::optional<std::int64_t> step;
   for (const auto* table : {&record.training, &record.validation}) {
-    if (!table->steps.empty()) step = std::max(step.value_or(table->steps.back()), table->steps.back());
+    if (!table->empty()) step = std::max(step.value_or(table->steps().back()), table->steps().back());
   }
   return step;
 }
@@ -106,7 +106,7 @@ void read_code_origin(const std::filesystem::path& directory, StatusReport& repo
 // One trial's row: its plan, what the searcher says of it (its hyperparameters, for a trial it
 // created) and what its trial.h5 says; the record itself into `kept` when the caller keeps it.
 TrialRow trial_row(searcher::TrialSpec spec, const std::filesystem::path& directory, const config::Experiment& experiment,
-                   const std::optional<searcher::SearchState>& search, std::optional<checkpoint::TrialRecord>* kept) {
+                   const std::optional<searcher::SearchState>& search, std::optional<record::TrialRecord>* kept) {
   const auto& metric = experiment.searcher.metric;
   TrialRow row;
   row.spec = std::move(spec);
@@ -118,15 +118,15 @@ TrialRow trial_row(searcher::TrialSpec spec, const std::filesystem::path& direct
     }
   }
   try {
-    if (auto record = checkpoint::load_trial_record_if_exists(store::trial_record_path(directory, row.spec.id))) {
+    if (auto record = record::load_trial_record_if_exists(store::trial_record_path(directory, row.spec.id))) {
       row.state = record->state;
       row.last = record->validation.last(metric);
       row.best = record->validation.best(metric, experiment.searcher.smaller_is_better);
       row.stop_reason = record->stop_reason;
+      row.nodes = record->nodes;
+      row.restarts = record->restart_events;
       row.last_step = last_step(*record);
-      if (auto column = record->validation.columns.find(metric); column != record->validation.columns.end()) {
-        row.metric_values = column->second;
-      }
+      row.metric_values = record->validation.series(metric).values;
       if (kept) *kept = std::move(record);
     }
   } catch (const std::exception& e) {
@@ -147,7 +147,7 @@ StatusReport read_status(const std::filesystem::path& directory, const config::E
   auto& rows = report.rows;
   auto search = search_state(directory, experiment, report.warnings);
   for (auto& spec : searcher::plan_all_trials(experiment)) {
-    std::optional<checkpoint::TrialRecord> kept;
+    std::optional<record::TrialRecord> kept;
     TrialRow row = trial_row(std::move(spec), directory, experiment, search, sources ? &kept : nullptr);
     if (sources) sources->records.push_back(std::move(kept));
     report.states[row.state]++;

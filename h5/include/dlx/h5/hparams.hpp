@@ -1,6 +1,7 @@
 #pragma once
-// Hyperparameters in dlx's HDF5 files (trial.h5 and checkpoints): the JSON text is authoritative
-// (order, exact types); a group with one attribute per hyperparameter is its view for HDF5 tools.
+// Hyperparameters in dlx's HDF5 files (trial.h5: record/, and checkpoints: checkpoint/, which share
+// it here): the JSON text is authoritative (order, exact types); a group with one attribute per
+// hyperparameter is its view for HDF5 tools.
 #include <filesystem>
 #include <string>
 
@@ -9,9 +10,9 @@
 
 #include "dlx/common/bounded_json.hpp"
 
-namespace dlx::checkpoint::detail {
+namespace dlx::h5 {
 
-// The flat object as JSON text; throws CheckpointError when it is not an object.
+// The flat object as JSON text; throws H5Error when it is not an object.
 std::string hparams_as_json(const nlohmann::ordered_json& hparams);
 
 // Group `group_name` below `parent` with one attribute per hyperparameter: int64, float64,
@@ -23,10 +24,10 @@ void write_hparams_group(hid_t parent, const std::string& group_name,
                          const nlohmann::ordered_json& hparams, const std::filesystem::path& file,
                          Strings strings = Strings::variable_length);
 
-// Parses hparams_json text; throws CheckpointError naming `file` unless it is a JSON object
+// Parses hparams_json text; throws H5Error naming `file` unless it is a JSON object
 // nested at most kMaxHparamsDepth levels (values may be lists and mappings: Determined's).
 using dlx::kMaxHparamsDepth;
 nlohmann::ordered_json parse_hparams_json(const std::string& text,
                                           const std::filesystem::path& file);
 
-}  // namespace dlx::checkpoint::detail
+}  // namespace dlx::h5

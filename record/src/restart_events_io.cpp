@@ -13,11 +13,12 @@
 #include "dlx/h5/read_guard.hpp"
 #include "layout.hpp"
 
-namespace dlx::checkpoint {
+namespace dlx::record {
 namespace {
 
 constexpr const char* kCause = "cause";
 constexpr const char* kReason = "reason";
+constexpr const char* kPreviousNodes = "previous_nodes";  // format 3
 constexpr const char* kUnixTime = "unix_time";
 constexpr const char* kResumedStep = "resumed_step";
 constexpr const char* kStepsLost = "steps_lost";
@@ -36,12 +37,21 @@ std::optional<int> event_number(const std::string& name) {
 void write_restart_events(hid_t root, const std::vector<RestartEvent>& events,
                           const std::filesystem::path& file) {
   if (events.empty()) return;
-  auto group = h5::create_group(root, layout::kRestartEventsGroup, file);
+  // A writer extending its own file (trial_record_writer.hpp) finds the groups it wrote before:
+  // their attributes are written again (the last event is completed at the resume).
+  auto open_or_create = [&](hid_t parent, const std::string& name) {
+    if (!h5::has_link(parent, name, file)) return h5::create_group(parent, name, file);
+    auto group = h5::open_group(parent, name, file);
+    h5::delete_attributes(group.get(), file);
+    return group;
+  };
+  auto group = open_or_create(root, layout::kRestartEventsGroup);
   for (std::size_t i = 0; i < events.size(); ++i) {
     const auto& event = events[i];
-    auto item = h5::create_group(group.get(), std::to_string(i + 1), file);
+    auto item = open_or_create(group.get(), std::to_string(i + 1));
     h5::write_attribute(item.get(), kCause, event.cause, file);
     h5::write_attribute(item.get(), kReason, event.reason, file);
+    h5::write_attribute(item.get(), kPreviousNodes, event.previous_nodes, file);
     h5::write_attribute(item.get(), kUnixTime, event.unix_time, file);
     h5::write_attribute(item.get(), kResumedStep, event.resumed_step, file);
     h5::write_attribute(item.get(), kStepsLost, event.steps_lost, file);
@@ -77,6 +87,7 @@ std::vector<RestartEvent> read_restart_events(hid_t root, h5::ReadGuard& guard) 
     RestartEvent event;
     event.cause = text(id, kCause);
     event.reason = text(id, kReason);
+    if (h5::has_attribute(id, kPreviousNodes, file)) event.previous_nodes = text(id, kPreviousNodes);
     event.unix_time = h5::read_int64_attribute(id, kUnixTime, file);
     event.resumed_step = h5::read_int64_attribute(id, kResumedStep, file);
     event.steps_lost = h5::read_int64_attribute(id, kStepsLost, file);
@@ -87,4 +98,4 @@ std::vector<RestartEvent> read_restart_events(hid_t root, h5::ReadGuard& guard) 
   return events;
 }
 
-}  // namespace dlx::checkpoint
+}  // namespace dlx::record

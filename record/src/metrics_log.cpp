@@ -1,5 +1,5 @@
-// The metrics log's records (format and protocol: dlx/checkpoint/metrics_log.hpp).
-#include "dlx/checkpoint/metrics_log.hpp"
+// The metrics log's records (format and protocol: dlx/record/metrics_log.hpp).
+#include "dlx/record/metrics_log.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -18,7 +19,7 @@
 #include "dlx/common/unique_fd.hpp"
 #include "layout.hpp"
 
-namespace dlx::checkpoint {
+namespace dlx::record {
 namespace {
 
 constexpr std::array<char, 8> kMagic = {'D', 'L', 'X', 'M', 'L', 'O', 'G', '\0'};
@@ -26,6 +27,7 @@ constexpr std::uint32_t kLogFormatVersion = 1;
 constexpr std::string_view kPrefix = "metrics.", kSuffix = ".log";
 constexpr std::uint8_t kName = 1, kRow = 2, kDrop = 3;
 constexpr std::size_t kRowFixedBytes = 1 + 1 + 8 + 8, kValueBytes = 4 + 8;
+constexpr std::uint32_t kUnmapped = std::numeric_limits<std::uint32_t>::max();
 
 template <typename T>
 void put(std::vector<std::byte>& out, T value) {
@@ -171,14 +173,14 @@ std::optional<std::string> metric_name_problem(std::string_view name) {
 }
 
 void MetricRowApplier::define(std::uint32_t id, std::string name) {
-  if (auto problem = metric_name_problem(name)) throw CheckpointError(*problem);
+  if (auto problem = metric_name_problem(name)) throw RecordError(*problem);
   if (id >= kMaxMetricNames * 2)  // ids are dense from 0; two tables' worth is plenty
-    throw CheckpointError(fmt::format("metric id {} is over the limit of {} names", id, kMaxMetricNames));
+    throw RecordError(fmt::format("metric id {} is over the limit of {} names", id, kMaxMetricNames));
   if (id < names_.size() && !names_[id].empty())
-    throw CheckpointError(fmt::format("metric id {} is defined twice", id));
+    throw RecordError(fmt::format("metric id {} is defined twice", id));
   if (id >= names_.size()) {
     names_.resize(id + 1);
-    for (auto& columns : columns_) columns.resize(id + 1, nullptr);
+    for (auto& metrics : metrics_) metrics.resize(id + 1, kUnmapped);
   }
   names_[id] = std::move(name);
 }
@@ -187,31 +189,20 @@ MetricTable& MetricRowApplier::table(MetricTableId id) {
   return id == MetricTableId::training ? record_->training : record_->validation;
 }
 
-std::vector<double>& MetricRowApplier::column(MetricTable& table, std::size_t table_index, std::uint32_t id) {
+std::uint32_t MetricRowApplier::metric(MetricTable& table, std::size_t table_index, std::uint32_t id) {
   if (id >= names_.size() || names_[id].empty())
-    throw CheckpointError(fmt::format("metric id {} is used before it is named", id));
-  auto& cached = columns_[table_index][id];
-  if (cached == nullptr) {
-    auto found = table.columns.find(names_[id]);
-    if (found == table.columns.end()) {
-      if (table.columns.size() >= kMaxMetricNames)
-        throw CheckpointError(fmt::format("more than {} metric names in one table", kMaxMetricNames));
-      found = table.columns.try_emplace(names_[id], table.steps.size() - 1,
-                                        std::numeric_limits<double>::quiet_NaN()).first;
-      found->second.push_back(std::numeric_limits<double>::quiet_NaN());
-    }
-    cached = &found->second;
-  }
-  return *cached;
+    throw RecordError(fmt::format("metric id {} is used before it is named", id));
+  auto& mapped = metrics_[table_index][id];
+  if (mapped == kUnmapped) mapped = table.add_name(names_[id]);
+  return mapped;
 }
 
 void MetricRowApplier::row(MetricTableId id, std::int64_t step, double wall_time,
                            std::span<const std::pair<std::uint32_t, double>> values) {
   auto& target = table(id);
-  if (!target.steps.empty() && step <= target.steps.back()) target.drop_from(step);
-  target.open_row(step, wall_time);
   const auto index = static_cast<std::size_t>(id);
-  for (const auto& [metric, value] : values) column(target, index, metric).back() = value;
+  target.open_row(step, wall_time);
+  for (const auto& [metric_id, value] : values) target.set(metric(target, index, metric_id), value);
 }
 
 void MetricRowApplier::drop(MetricTableId id, std::int64_t from_step) {
@@ -227,12 +218,12 @@ MetricsLogReplay apply_metrics_log(std::span<const std::byte> bytes, TrialRecord
     if (bytes.size() < kMetricsLogHeaderBytes &&
         std::memcmp(bytes.data(), kMagic.data(), std::min(bytes.size(), kMagic.size())) == 0)
       return {0, 0, bytes.size()};
-    throw CheckpointError(fmt::format("{} is not a dlx metrics log (its first bytes are not "
+    throw RecordError(fmt::format("{} is not a dlx metrics log (its first bytes are not "
                                       "\"DLXMLOG\"); move it out of the trial directory", shown.string()));
   }
   const auto version = get<std::uint32_t>(bytes.data() + kMagic.size());
   if (version > kLogFormatVersion)
-    throw CheckpointError(fmt::format("{} is metrics log format {}, newer than this dlx reads ({}); "
+    throw RecordError(fmt::format("{} is metrics log format {}, newer than this dlx reads ({}); "
                                       "read it with the dlx that wrote it", shown.string(), version,
                                       kLogFormatVersion));
   MetricRowApplier applier(record);
@@ -249,8 +240,8 @@ MetricsLogReplay apply_metrics_log(std::span<const std::byte> bytes, TrialRecord
     if (dlx::crc32c(payload) != crc) break;
     try {
       if (!apply_payload(payload, applier, values)) break;
-    } catch (const CheckpointError& error) {
-      throw CheckpointError(fmt::format("{}, record at byte {}: {}", shown.string(), at, error.what()));
+    } catch (const RecordError& error) {
+      throw RecordError(fmt::format("{}, record at byte {}: {}", shown.string(), at, error.what()));
     }
     at += kMetricsLogRecordHeaderBytes + size;
     ++replay.records;
@@ -268,7 +259,7 @@ std::uint64_t apply_metrics_logs(const std::filesystem::path& directory, std::ui
   constexpr std::uint64_t kMaxChain = 1024;
   for (std::uint64_t generation = from;; ++generation) {
     if (generation - from == kMaxChain)
-      throw CheckpointError(fmt::format("{} and the {} metrics logs after it: dlx writes at most a "
+      throw RecordError(fmt::format("{} and the {} metrics logs after it: dlx writes at most a "
                                         "few; remove the ones trial.h5 does not need",
                                         (directory / metrics_log_name(from)).string(), kMaxChain - 1));
     const auto path = directory / metrics_log_name(generation);
@@ -276,17 +267,17 @@ std::uint64_t apply_metrics_logs(const std::filesystem::path& directory, std::ui
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
     if (!fd) {
       if (errno == ENOENT) return generation;
-      throw CheckpointError(fmt::format("cannot open {}: {}{}", path.string(), std::strerror(errno),
+      throw RecordError(fmt::format("cannot open {}: {}{}", path.string(), std::strerror(errno),
                                         errno == ELOOP ? " (a symbolic link where dlx writes a file)" : ""));
     }
     struct stat status {};
     if (::fstat(fd.get(), &status) != 0)
-      throw CheckpointError(fmt::format("cannot stat {}: {}", path.string(), std::strerror(errno)));
+      throw RecordError(fmt::format("cannot stat {}: {}", path.string(), std::strerror(errno)));
     if (!S_ISREG(status.st_mode))
-      throw CheckpointError(fmt::format("{} is {}, not a metrics log; move it out of the trial directory",
+      throw RecordError(fmt::format("{} is {}, not a metrics log; move it out of the trial directory",
                                         path.string(), describe_file_kind(status.st_mode)));
     if (static_cast<std::uint64_t>(status.st_size) > kMaxMetricsLogBytes)
-      throw CheckpointError(fmt::format("{} is {} bytes, over the {}-byte limit of a metrics log (the "
+      throw RecordError(fmt::format("{} is {} bytes, over the {}-byte limit of a metrics log (the "
                                         "trial's writer compacts it into trial.h5 long before)",
                                         path.string(), status.st_size, kMaxMetricsLogBytes));
     std::vector<std::byte> bytes(static_cast<std::size_t>(status.st_size));
@@ -294,7 +285,7 @@ std::uint64_t apply_metrics_logs(const std::filesystem::path& directory, std::ui
     while (filled < bytes.size()) {
       const auto n = ::read(fd.get(), bytes.data() + filled, bytes.size() - filled);
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw CheckpointError(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+      if (n < 0) throw RecordError(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
       if (n == 0) break;  // shorter than it was a moment ago: read what is there
       filled += static_cast<std::size_t>(n);
     }
@@ -313,4 +304,4 @@ int retire_metrics_logs(const std::filesystem::path& directory, std::uint64_t ge
   return removed;
 }
 
-}  // namespace dlx::checkpoint
+}  // namespace dlx::record

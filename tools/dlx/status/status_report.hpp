@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "dlx/record/trial_record.hpp"
 #include "dlx/config/experiment.hpp"
 #include "dlx/searcher/trial_plan.hpp"
 
@@ -20,10 +21,14 @@ struct TrialRow {
   std::string problem;      // why trial.h5 could not be read
   std::string stop_reason;  // trial.h5's: why a failed trial failed, ...
   std::optional<double> last, best;
-  std::vector<double> metric_values;  // the searcher metric's validation column (NaN: not reported)
+  std::vector<double> metric_values;  // the searcher metric's validation values, in row order
   std::optional<std::int64_t> last_step;  // the last step it reported anything at
   std::int64_t target_length = 0;         // where the searcher sends a running trial (0: no target)
   std::string searcher;  // the searcher's word on it: "stopped at 9", "running to 27"
+  // trial.h5's attempts: the nodes of the latest one, and each restart (the attempt it ended, on
+  // which nodes, why: docs/file-format.md, restart_events).
+  std::string nodes;
+  std::vector<record::RestartEvent> restarts;
 
   // Completed or failed in its trial.h5: it will not change again (a pending, running or paused
   // trial may).

@@ -7,19 +7,19 @@
 
 #include <fmt/format.h>
 
-#include "dlx/checkpoint/metrics_log.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/metrics_log.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/h5/attributes.hpp"
 #include "dlx/h5/error.hpp"
 #include "dlx/h5/objects.hpp"
 #include "dlx/h5/read_guard.hpp"
 #include "h5_boundary.hpp"
-#include "hparams_io.hpp"
+#include "dlx/h5/hparams.hpp"
 #include "layout.hpp"
 #include "metric_table_io.hpp"
 #include "restart_events_io.hpp"
 
-namespace dlx::checkpoint {
+namespace dlx::record {
 namespace {
 
 std::int64_t check_format_version(hid_t root, const std::filesystem::path& path) {
@@ -44,7 +44,7 @@ nlohmann::ordered_json read_hparams(hid_t root, h5::ReadGuard& guard) {
   // hparams_json is authoritative (order, exact types); /hparams is its view for HDF5 tools.
   auto text = read_text(root, layout::kHparamsJson, guard);
   h5::open_group_member(root, "/", layout::kHparamsGroup, guard);
-  return detail::parse_hparams_json(text, guard.file());
+  return h5::parse_hparams_json(text, guard.file());
 }
 
 TrialRecord read_record(hid_t file_id, h5::ReadGuard& guard) {
@@ -57,6 +57,8 @@ TrialRecord read_record(hid_t file_id, h5::ReadGuard& guard) {
   record.state = read_text(root.get(), layout::kState, guard);
   record.exit_code = h5::read_int_attribute(root.get(), layout::kExitCode, path);
   record.stop_reason = read_text(root.get(), layout::kStopReason, guard);
+  if (h5::has_attribute(root.get(), layout::kStopCause, path))  // format 3
+    record.stop_cause = read_text(root.get(), layout::kStopCause, guard);
   record.restarts = h5::read_int_attribute(root.get(), layout::kRestarts, path);
   // Absent in records written before crashes were counted: none then.
   if (h5::has_attribute(root.get(), layout::kFailures, path))
@@ -105,7 +107,7 @@ TrialRecord load_trial_record_file(const std::filesystem::path& path) {
 }
 
 TrialRecord load_trial_record(const std::filesystem::path& path) {
-  // The protocol of dlx/checkpoint/metrics_log.hpp: trial.h5, then the logs that continue it. A
+  // The protocol of dlx/record/metrics_log.hpp: trial.h5, then the logs that continue it. A
   // compaction that renames a new trial.h5 over this one and unlinks a log this read needed
   // shows as a trial.h5 with another inode afterwards: read again (a writer compacts at most
   // every few seconds, so a few tries always find a quiet moment).
@@ -130,4 +132,4 @@ std::optional<TrialRecord> load_trial_record_if_exists(const std::filesystem::pa
   return load_trial_record(path);
 }
 
-}  // namespace dlx::checkpoint
+}  // namespace dlx::record

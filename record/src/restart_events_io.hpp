@@ -9,12 +9,13 @@
 #include <hdf5.h>
 
 #include "dlx/h5/read_guard.hpp"
-#include "dlx/checkpoint/trial_record.hpp"
+#include "dlx/record/trial_record.hpp"
 
-namespace dlx::checkpoint {
+namespace dlx::record {
 
+// Creates the groups, or rewrites the attributes of those that exist (a writer extending its file).
 void write_restart_events(hid_t root, const std::vector<RestartEvent>& events,
                           const std::filesystem::path& file);
 std::vector<RestartEvent> read_restart_events(hid_t root, h5::ReadGuard& guard);
 
-}  // namespace dlx::checkpoint
+}  // namespace dlx::record

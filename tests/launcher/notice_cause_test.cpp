@@ -1,0 +1,58 @@
+// What a run that stops on a checkpoint signal records as its cause (launcher/sdk/src/notice_cause.hpp)
+// and what the next run's restart event makes of the record (trial_recorder.hpp, restart_cause).
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+
+#include "notice_cause.hpp"
+#include "trial_recorder.hpp"
+
+using dlx::detail::classify_notice;
+using dlx::detail::parse_time_left;
+using dlx::detail::TimeLeft;
+using Catch::Matchers::Contains;
+
+TEST_CASE("squeue's time left is read in each of its forms", "[unit][restarts]") {
+  const auto [text, kind, seconds] = GENERATE(table<const char*, TimeLeft::Kind, std::int64_t>({
+      {"0:41", TimeLeft::Kind::seconds, 41},
+      {"12:03\n", TimeLeft::Kind::seconds, 723},
+      {"1:00:05", TimeLeft::Kind::seconds, 3605},
+      {"2-03:04:05", TimeLeft::Kind::seconds, 2 * 86400 + 3 * 3600 + 4 * 60 + 5},
+      {"UNLIMITED", TimeLeft::Kind::unlimited, 0},
+      {"NOT_SET", TimeLeft::Kind::unknown, 0},
+      {"", TimeLeft::Kind::unknown, 0},
+      {"5", TimeLeft::Kind::unknown, 0},
+      {"1:2:3:4", TimeLeft::Kind::unknown, 0},
+      {"-1:00", TimeLeft::Kind::unknown, 0},
+  }));
+  CAPTURE(text);
+  const auto left = parse_time_left(text);
+  CHECK(left.kind == kind);
+  CHECK(left.seconds == seconds);
+}
+
+TEST_CASE("a notice's cause: the time limit near, else the signal says which", "[unit][restarts]") {
+  using Kind = TimeLeft::Kind;
+  const auto [signal_number, left, cause, detail] = GENERATE(table<int, TimeLeft, const char*, const char*>({
+      {SIGUSR2, {Kind::seconds, 41}, "time_limit", "SIGUSR2 with 41 s left before the job's time limit"},
+      {SIGTERM, {Kind::seconds, 0}, "time_limit", "SIGTERM with 0 s left"},
+      {SIGUSR2, {Kind::seconds, 3600}, "preemption", "SIGUSR2 with 3600 s left"},
+      {SIGTERM, {Kind::seconds, 3600}, "requeue", "scontrol requeue, scancel, or a preemption without"},
+      {SIGUSR2, {Kind::unlimited, 0}, "preemption", "SIGUSR2, no time limit"},
+      {SIGTERM, {Kind::unlimited, 0}, "requeue", "SIGTERM, no time limit"},
+      {SIGUSR2, {Kind::unknown, 0}, "notice", "the job's time left is unknown"},
+  }));
+  CAPTURE(signal_number, cause);
+  const auto found = classify_notice(signal_number, left);
+  CHECK(found.cause == cause);
+  CHECK_THAT(found.detail, Contains(detail));
+}
+
+TEST_CASE("a restart's cause comes from the previous run's stop cause, else its stop reason", "[unit][restarts]") {
+  using dlx::detail::restart_cause;
+  CHECK(restart_cause("requeue: checkpoint at step 4 after SIGUSR2",
+                      "time_limit: SIGUSR2 with 41 s left before the job's time limit") == "time_limit");
+  CHECK(restart_cause("requeue: checkpoint at step 4 after SIGUSR2") == "notice");  // an older record
+  CHECK(restart_cause("crash: exit 3; restart 1 of max_restarts 2") == "crash");
+  CHECK(restart_cause("") == "unknown");
+}
