@@ -104,6 +104,10 @@ def main():
                         drop_last=bool(option("LOOP_DROP_LAST", 0)))
     test_loader = DataLoader(Points(64, seed=2), batch_size=32, num_workers=1)
     model = Net()
+    trained = model
+    if world > 1:  # the replicated state a checkpoint holds (rank 0's) is every rank's
+        from torch.nn.parallel import DistributedDataParallel
+        trained = DistributedDataParallel(model)
     optimizer = torch.optim.Adadelta(model.parameters(), lr=1.0)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.8)
 
@@ -124,7 +128,7 @@ def main():
         model.train()
         for x, y in loop:
             optimizer.zero_grad()
-            loss = F.cross_entropy(model(x), y)
+            loss = F.cross_entropy(trained(x), y)
             loss.backward()
             optimizer.step()
             trial.report_training(loop.step, loss=loss.item())

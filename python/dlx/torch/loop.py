@@ -101,7 +101,6 @@ class Loop:
         self._in_epoch = False       # the script is iterating this epoch's batches
         self._iterated = False       # it did in this epoch
         self._finished = False       # the searcher ended the trial (or the last epoch is done)
-        self._cut = False            # the script left the batch loop early (break)
         self._validate: Callable[[], Metrics | None] | None = None
         self._validate_every = 1
 
@@ -167,9 +166,12 @@ class Loop:
                                                       r"before `optimizer\.step\(\)`")
         if loaded.other_trial:
             self.started_from = loaded.path
-        if self.position.label != loaded.step:
+        missing = [name for name in Position.FIELDS if name not in self.position.state]
+        if missing or self.position.label != loaded.step:
+            what = f"lacks {', '.join(missing)}" if missing else \
+                f"is {self.position.label}"
             raise Error(2, f"dlx.torch.Loop: {loaded.path} is step {loaded.step} but its loop "
-                           f"position is {self.position.label}: was it saved by another program?")
+                           f"position {what}: was it saved by another program?")
         return loaded.step
 
     def _save(self, metric: float | None = None) -> None:
@@ -184,14 +186,17 @@ class Loop:
 
     def _exit_for_requeue(self) -> None:
         """Saves (unless this point is saved), exits 85 on every rank: Slurm requeues the trial."""
-        if self.unit is Unit.EPOCHS and (self.position.batch or self.position.ended):
+        position = self.position
+        if self.unit is Unit.EPOCHS and (position.batch or position.ended):
             label = self._saved_label  # whole epochs only: back to the last epoch's end
-            where = f"the end of epoch {label}: this epoch is trained again"
+            where = (f"the end of epoch {label}" if label else "the start of training") + \
+                ": this epoch is trained again"
         else:
-            if self._saved_label != self.position.label:
+            if self._saved_label != position.label:
                 self._save()
-            label = self.position.label
-            where = f"step {label}"
+            label = position.label
+            where = f"step {label}" + (f", epoch {position.epoch + 1}'s batches done (its end, "
+                                       f"validation included, runs then)" if position.ended else "")
         if self.trial.rank == 0:
             print(f"dlx.torch.Loop: checkpoint requested: the requeued trial resumes at {where}",
                   file=sys.stderr, flush=True)
@@ -291,7 +296,7 @@ class Loop:
                     self._at_end(max_epochs):
                 self._finish_without_searcher()
                 break
-            self._iterated = self._cut = False
+            self._iterated = False
             yield self.position.epoch + 1
             self._end_epoch(max_epochs)
         self._feed.close(final=True)
@@ -316,13 +321,11 @@ class Loop:
         if self._finished:  # the searcher ended the trial inside the epoch
             return
         if not self._iterated and not position.ended:
-            raise Error(2, "dlx.torch.Loop: an epoch ended without training a batch: iterate the "
-                           "loop in the body of `for epoch in loop.epochs()` (for batch in loop)")
-        complete = position.ended or self._cut or self._batches_per_epoch is None or \
-            position.batch >= self._batches_per_epoch
-        if not complete:
-            raise Error(2, f"dlx.torch.Loop: epoch {position.epoch + 1} ended after "
-                           f"{position.batch} of {self._batches_per_epoch} batches")
+            raise Error(2, f"dlx.torch.Loop: epoch {position.epoch + 1} ended without training a "
+                           f"batch: iterate the loop in the body of `for epoch in loop.epochs()` "
+                           f"(for batch in loop: ...)")
+        # Its batches ran out, or the script stopped iterating them (break): the epoch is over.
+        self._in_epoch = False
         self._feed.end_epoch()
         label = position.end_epoch(self.unit)
         target = self.trial.target_length
@@ -378,11 +381,7 @@ class Loop:
                                        "batches")
                     records = 0
                 position.train_batch(self.unit, records, self.trial.target_length)
-                try:
-                    yield batch
-                except GeneratorExit:  # the script left the batch loop: the epoch ends there
-                    self._cut = True
-                    raise
+                yield batch  # a `break` in the script closes this generator here
                 if self._after_batch():
                     return
             position.set(ended=True)
