@@ -15,7 +15,9 @@ global generator (which a mid-epoch checkpoint holds in a later state). So the f
     drops them.
 Samples are the same bytes as in an uninterrupted run when loading them draws no randomness in
 a worker process, or draws it from a generator seeded by the sample and epoch (a worker's own
-generator is seeded once per iterator, and the skipped batches no longer advance it).
+generator is seeded once per iterator, and the skipped batches no longer advance it). A loader
+with persistent_workers draws its workers' seed only when its iterator is first made, in
+whichever epoch a run starts: its epochs' order is made from their start states alone.
 """
 from __future__ import annotations
 
