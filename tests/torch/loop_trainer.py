@@ -10,7 +10,9 @@ loader's generator: an interrupted and resumed run must print the digest of the 
 
 LOOP_SIGNAL_AT sends this process SIGUSR1 (a checkpoint request, as Slurm's notice) at one point,
 to requeue there: "E:B" while training batch B (from 1) of epoch E (from 1), "E:validate" while
-validating at the end of epoch E. LOOP_SIGNAL_RANK: the rank that gets it (default 0).
+validating at the end of epoch E (its test DataLoader's workers running). LOOP_SIGNAL_RANK: the
+rank that gets it (default 0); LOOP_SIGNAL_TREE=1: SIGTERM to the rank and all its DataLoader
+workers instead, as Slurm signals every process of a step.
 Options come from the environment: LOOP_EPOCHS (max_epochs without a searcher length, 3),
 LOOP_SAMPLES (training samples, 200), LOOP_BATCH (per rank, 16), LOOP_WORKERS (2), LOOP_DROP_LAST,
 LOOP_VALIDATE_EVERY (1), LOOP_SEED (3).
@@ -65,11 +67,40 @@ class Net(nn.Module):
         return self.fc2(self.dropout(F.relu(self.fc1(x))))
 
 
+def descendants(pid):
+    """The processes under `pid` (DataLoader workers), from /proc."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, pending = [], list(children.get(pid, []))
+    while pending:
+        child = pending.pop()
+        found.append(child)
+        pending.extend(children.get(child, []))
+    return found
+
+
 def signal_at(point):
-    """Signals this rank at `point` ("E:B" or "E:validate") once it is reached."""
+    """Signals this rank at `point` ("E:B" or "E:validate") once it is reached: SIGUSR1 to this
+    process, or with LOOP_SIGNAL_TREE=1 SIGTERM to it and every process under it, as Slurm
+    signals every process of a step at a requeue or preemption."""
     rank = int(os.environ.get("RANK", "0"))
     wanted = os.environ.get("LOOP_SIGNAL_AT", "")
     if wanted and wanted == point and rank == option("LOOP_SIGNAL_RANK", 0):
+        if option("LOOP_SIGNAL_TREE", 0):
+            workers = descendants(os.getpid())
+            print(f"loop_trainer: rank {rank}: SIGTERM at {point} to it and {len(workers)} "
+                  f"workers", file=sys.stderr, flush=True)
+            for pid in workers:
+                os.kill(pid, signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
         print(f"loop_trainer: rank {rank}: SIGUSR1 at {point}", file=sys.stderr, flush=True)
         os.kill(os.getpid(), signal.SIGUSR1)
 
@@ -116,10 +147,10 @@ def main():
         loss, correct = torch.zeros(2), torch.zeros(1)
         with torch.no_grad():
             for x, y in test_loader:
+                signal_at(f"{loop.position.epoch}:validate")  # with the test loader's workers up
                 out = model(x)
                 loss += torch.tensor([F.cross_entropy(out, y, reduction="sum").item(), len(y)])
                 correct += (out.argmax(1) == y).sum()
-        signal_at(f"{loop.position.epoch}:validate")
         return {"loss": float(loss[0] / loss[1]), "accuracy": float(correct / loss[1])}
 
     loop = dlx.torch.Loop(trial, loader, model, optimizer, scheduler)

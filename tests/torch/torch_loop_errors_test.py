@@ -1,7 +1,7 @@
 """dlx.torch.Loop refuses what it cannot do right, each with a message that says what and how to
 fix it: a state name the loop already saves, validate_every below 1, no length at all (no
 searcher length, no max_epochs), a searcher length without validate(), validate() returning no
-dict, an epoch whose body does not iterate the loop, the loop iterated inside its own iteration,
+dict or nothing at the searcher's target, an epoch whose body does not iterate the loop, the loop iterated inside its own iteration,
 records counted over batches of unknown size, several ranks without torch.distributed, and a
 checkpoint whose loop position disagrees with its step. Also: outside a trial (no checkpoint
 directory) the loop trains as the plain script would and saves nothing.
@@ -78,6 +78,13 @@ def main():
         refused("dlx.torch.Loop: the searcher asks for validation metrics at length 6: give "
                 "loop.epochs(..., validate=...) a function returning them (a dict with the "
                 "searcher metric 'accuracy')", lambda: train(loop, model, optimizer))
+
+    in_trial("no-metrics", DLX_TARGET_LENGTH="6", DLX_SEARCHER_METRIC="accuracy")
+    with dlx.Trial() as trial:
+        loop = dlx.torch.Loop(trial, batches, model, optimizer)
+        refused("dlx.torch.Loop: validate() returned no metrics at the searcher's target (step "
+                "6), where the searcher needs them: return a dict with 'accuracy'",
+                lambda: train(loop, model, optimizer, validate=lambda: None))
 
     in_trial("validate")
     with dlx.Trial() as trial:

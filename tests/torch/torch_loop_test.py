@@ -5,7 +5,8 @@ rank's RNG and DataLoader generator states) and the metric tables are byte-ident
 uninterrupted run's (tests/tools/compare_checkpoints.py).
 
   one rank:   requeued mid-epoch, on an epoch's last batch (before its end: validation and
-              scheduler.step() still to run), during the end-of-epoch validation
+              scheduler.step() still to run), during the end-of-epoch validation; and with
+              SIGTERM to the trainer and its DataLoader workers at once, as Slurm signals a step
   two ranks:  DDP over gloo with a DistributedSampler, rank 1 signalled mid-epoch, then both at an
               epoch's end
   under dlx-launch with the searcher (no Slurm; a requeue is dlx-launch run again):
@@ -104,7 +105,8 @@ def requeued(ranks, reference, name, signals, **extra):
         at, _, rank = point.partition("@")
         outputs = run_ranks(directory, ranks, 85, LOOP_SIGNAL_AT=at, LOOP_SIGNAL_RANK=rank or "0",
                             **extra)
-        assert f"SIGUSR1 at {at}" in "".join(outputs), outputs
+        assert f"SIG{'TERM' if extra.get('LOOP_SIGNAL_TREE') else 'USR1'} at {at}" in \
+            "".join(outputs), outputs
     final = run_ranks(directory, ranks, 0, **extra)
     identical(reference, directory, name)
     return directory, final
@@ -121,6 +123,10 @@ def single_and_two_ranks():
                    for f in glob.glob(directory + "/trials/0/checkpoints/step-*.h5"))
     assert steps == [18, 39], steps  # the requeue's checkpoint (epoch 2, batch 5) and the end
     requeued(1, reference, "one-last-batch-then-validation", ["1:13", "2:validate", "3:4"])
+    # As Slurm signals a step: SIGTERM to the trainer and to its DataLoader workers, the training
+    # loader's mid-epoch, then the test loader's during validation. The workers must survive it.
+    requeued(1, reference, "one-sigterm-to-the-workers-too", ["2:5", "2:validate"],
+             LOOP_SIGNAL_TREE="1")
 
     print("two ranks, DDP over gloo, DistributedSampler (7 batches a epoch on each rank):")
     reference = fresh("two-reference")
@@ -166,21 +172,22 @@ def validation_steps(directory, trial=0):
 
 
 def searcher_lengths():
-    print("max_length in records (450: inside the 29th batch of 16), requeued in epoch 2:")
+    print("max_length in records (450: inside batch 30; epochs of 200 records, the 13th batch of "
+          "8), requeued in epoch 2:")
     single = "{name: single, metric: accuracy, smaller_is_better: false, max_length: {records: 450}}"
     reference = experiment("records-reference", single)
     want = result_of(launch(reference, 0, LOOP_EPOCHS="99"))
-    assert (want["step"], want["records"], want["batches"]) == (450, 464, 29), want
+    assert (want["step"], want["records"], want["batches"]) == (450, 464, 30), want
     assert checkpoint_steps(reference)[-1] == 450 and validation_steps(reference) == [200, 400, 450]
     directory = experiment("records-requeued", single)
     out = launch(directory, 0, 85, LOOP_SIGNAL_AT="2:4")
-    assert "resumes at step 264" in out, out  # 13 x 200/13 ... 200 records + 4 x 16
+    assert "resumes at step 264" in out, out  # epoch 1's 200 records + 4 batches of 16
     launch(directory, 0)
     identical(reference, directory, "records")
 
     print("max_length in epochs (3), requeued mid-epoch 2: epoch 2 is trained again:")
     single = "{name: single, metric: accuracy, smaller_is_better: false, max_length: {epochs: 3}}"
-    reference = experiment("epochs-reference", single)
+    reference = experiment("epochs-reference", single, "checkpoint: {keep_latest: 5}")
     want = result_of(launch(reference, 0))
     assert (want["step"], want["epoch"]) == (3, 3), want
     assert checkpoint_steps(reference) == [0, 1, 2, 3], checkpoint_steps(reference)

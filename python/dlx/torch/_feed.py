@@ -7,7 +7,9 @@ global generator (which a mid-epoch checkpoint holds in a later state). So the f
     when the loop is made), and its shuffling sampler the same one;
   - keeps the generators' states at the start of each epoch, and saves them with each checkpoint
     as this rank's streams loader/generator (and loader/sampler for a sampler with its own);
-  - calls sampler.set_epoch(epoch) (DistributedSampler) before each epoch's iterator;
+  - calls sampler.set_epoch(epoch) (DistributedSampler) before each epoch's iterator, and starts
+    it with the checkpoint signals blocked, so that its worker processes survive Slurm's notice
+    (_signals.py);
   - resumes inside an epoch by setting the generators back to that epoch's start and skipping the
     batches already trained: a plain DataLoader over a map-style dataset skips their indices
     without reading a sample (a second DataLoader with the same settings over a batch sampler that
@@ -28,6 +30,7 @@ import torch
 from torch.utils.data import BatchSampler, DataLoader, IterableDataset
 
 from ._progress import batch_records
+from ._signals import workers_deaf
 
 
 
@@ -150,12 +153,13 @@ class Feed:
             set_epoch(epoch)
         self._start = self._current()
         self.close()
-        if skip and self._skips_by_index():
-            self._iterator = iter(self._skipping_loader(skip))
-            batches: Iterator = self._iterator
-        else:
-            self._iterator = iter(self.loader)
-            batches = itertools.islice(self._iterator, skip, None) if skip else self._iterator
+        with workers_deaf():  # the iterator starts the worker processes
+            if skip and self._skips_by_index():
+                self._iterator = iter(self._skipping_loader(skip))
+                batches: Iterator = self._iterator
+            else:
+                self._iterator = iter(self.loader)
+                batches = itertools.islice(self._iterator, skip, None) if skip else self._iterator
         if self._persistent():
             # A persistent iterator draws its workers' seed when it is first made, in whichever
             # epoch a run starts, and not again: the epoch's order comes from its start state.

@@ -41,6 +41,7 @@ from ..trial import Trial
 from . import _ranks
 from ._feed import Feed
 from ._progress import Position, Unit, unit_of
+from ._signals import workers_deaf
 
 STATE_NAME = "dlx_loop"  # the loop's position among the checkpoint's objects
 
@@ -220,7 +221,8 @@ class Loop:
         # Validation switches the model to eval(); the epoch goes on training as it was (each
         # module as it was: a frozen BatchNorm stays in eval()).
         modes = [(module, module.training) for top in self._modules() for module in top.modules()]
-        metrics = self._validate()
+        with workers_deaf():  # its DataLoaders' workers survive a notice; the loop takes it after
+            metrics = self._validate()
         for module, mode in modes:
             module.training = mode
         if metrics is None:
@@ -243,10 +245,9 @@ class Loop:
         """At the searcher's target: save with the metrics pending, report, and follow the
         answer. A run resumed from that save reports the same metrics without validating."""
         if not metrics:
-            raise Error(2, f"dlx.torch.Loop: the searcher's target {self.trial.target_length} is "
-                           f"reached at step {self.position.label}, and the searcher needs "
-                           f"validation metrics: give loop.epochs(..., validate=...) a function "
-                           f"returning them, the searcher metric included")
+            raise Error(2, f"dlx.torch.Loop: validate() returned no metrics at the searcher's "
+                           f"target (step {self.position.label}), where the searcher needs them: "
+                           f"return a dict{' with ' + repr(self.metric) if self.metric else ''}")
         self.position.set(pending=dict(metrics))
         self._save(self._metric_of(metrics))
         self._report(metrics)
@@ -409,5 +410,5 @@ class Loop:
         return False
 
     def _at_target_inside_epoch(self) -> bool:
-        self._ask(self._validated() if self._validate is not None else {})
+        self._ask(self._validated())
         return self._finished
