@@ -23,7 +23,8 @@ class Digits(Dataset):
     for every seed, so a training and a test set of different seeds share their classes)."""
 
     def __init__(self, size, seed):
-        patterns = (torch.rand(10, 1, 28, 28, generator=torch.Generator().manual_seed(0)) > 0.8).float()
+        strokes = torch.rand(10, 1, 28, 28, generator=torch.Generator().manual_seed(0))
+        patterns = (strokes > 0.8).float()
         g = torch.Generator().manual_seed(seed)
         self.labels = torch.randint(10, (size,), generator=g)
         shifts = torch.randint(-2, 3, (size, 2), generator=g).tolist()

@@ -1,8 +1,8 @@
 """dlx.torch.Loop refuses what it cannot do right, each with a message that says what and how to
 fix it: a state name the loop already saves, validate_every below 1, no length at all (no
 searcher length, no max_epochs), a searcher length without validate(), validate() returning no
-dict or nothing at the searcher's target, an epoch whose body does not iterate the loop, the loop iterated inside its own iteration,
-records counted over batches of unknown size, several ranks without torch.distributed, and a
+dict or nothing at the searcher's target, an epoch whose body does not iterate the loop, the loop
+iterated inside its own iteration, records counted over batches of unknown size, several ranks without torch.distributed, and a
 checkpoint whose loop position disagrees with its step. Also: outside a trial (no checkpoint
 directory) the loop trains as the plain script would and saves nothing.
 Needs DLX_LIBRARY and PYTHONPATH (python/)."""

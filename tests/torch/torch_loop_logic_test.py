@@ -1,8 +1,12 @@
 """The pure logic under dlx.torch.Loop, table-driven: the length a point of training is labelled
 with in each searcher unit (python/dlx/torch/_progress.py), the records of a batch, when the
-searcher's target is reached; and the hyperparameter name check (python/dlx/hparams.py) that
-warns about a name read with a default the experiment lacks and a defined name never read, with
-did-you-means. No trial, no files. Needs PYTHONPATH (python/) and Debian's torch."""
+searcher's target is reached; the hyperparameter name check (python/dlx/hparams.py) that warns
+about a name read with a default the experiment lacks and a defined name never read, with
+did-you-means; and the docs' promise: docs/quickstart.md shows the real diff between
+examples/pytorch/mnist_plain.py and mnist.py, five lines added besides the hyperparameter reads.
+No trial. Needs PYTHONPATH (python/) and Debian's torch."""
+import difflib
+import os
 import unittest
 
 from dlx.hparams import Hparams, NameCheck, closest_name
@@ -140,6 +144,34 @@ class NameCheckTest(unittest.TestCase):
         plain = Hparams({"optim": {"lr": 0.1}})
         self.assertEqual(plain.get("optim.beta", 3), 3)
         self.assertEqual(plain, {"optim": {"lr": 0.1}})
+
+
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def code_of(path):
+    """A script's lines below its module docstring."""
+    with open(path) as f:
+        text = f.read()
+    end = text.index('"""', text.index('"""') + 3) + 3
+    return text[end:].lstrip("\n").splitlines(keepends=True)
+
+
+class DocumentedDiffTest(unittest.TestCase):
+    def test_quickstart_shows_the_real_diff_of_five_lines(self):
+        examples = os.path.join(SOURCE, "examples", "pytorch")
+        diff = "".join(difflib.unified_diff(code_of(os.path.join(examples, "mnist_plain.py")),
+                                            code_of(os.path.join(examples, "mnist.py")),
+                                            "mnist_plain.py", "mnist.py", n=1))
+        with open(os.path.join(SOURCE, "docs", "quickstart.md")) as f:
+            doc = f.read()
+        start = doc.index("```diff\n") + len("```diff\n")
+        self.assertEqual(doc[start:doc.index("```\n", start)], diff)
+        added = [line for line in diff.splitlines()
+                 if line.startswith("+") and not line.startswith("+++")]
+        reads = [line for line in added if "trial.hparam(" in line or "dlx.Trial()" in line]
+        self.assertEqual(len(reads), 4, reads)  # trial = dlx.Trial() and three reads
+        self.assertEqual(len(added) - len(reads), 5, added)
 
 
 if __name__ == "__main__":

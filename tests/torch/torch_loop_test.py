@@ -174,7 +174,8 @@ def validation_steps(directory, trial=0):
 def searcher_lengths():
     print("max_length in records (450: inside batch 30; epochs of 200 records, the 13th batch of "
           "8), requeued in epoch 2:")
-    single = "{name: single, metric: accuracy, smaller_is_better: false, max_length: {records: 450}}"
+    single = ("{name: single, metric: accuracy, smaller_is_better: false, "
+              "max_length: {records: 450}}")
     reference = experiment("records-reference", single)
     want = result_of(launch(reference, 0, LOOP_EPOCHS="99"))
     assert (want["step"], want["records"], want["batches"]) == (450, 464, 30), want
@@ -203,12 +204,14 @@ def searcher_lengths():
                            "checkpoint: {period: {batches: 5}, keep_latest: 20}")
     launch(directory, 0)
     # Due at 5, 10, 15, ...; 26 and 39 end epochs; 13 is no multiple of 5, the final 39 is saved.
-    assert checkpoint_steps(directory) == [5, 10, 15, 20, 25, 30, 35, 39], checkpoint_steps(directory)
+    steps = checkpoint_steps(directory)
+    assert steps == [5, 10, 15, 20, 25, 30, 35, 39], steps
 
     print("ASHA in records, rungs at 150, 300 and 600 records (mid-epoch), sequential tickets:")
     asha = ("{name: async_halving, metric: accuracy, smaller_is_better: false, max_trials: 4, "
             "max_length: {records: 600}, divisor: 2, max_rungs: 3, max_concurrent_trials: 1}")
-    directory = experiment("asha", asha, hyperparameters="{lr: {type: double, minval: 0.1, maxval: 2}}")
+    directory = experiment("asha", asha,
+                           hyperparameters="{lr: {type: double, minval: 0.1, maxval: 2}}")
     outputs = []
     for ticket in range(12):
         out = launch(directory, ticket, LOOP_EPOCHS="99")
@@ -221,7 +224,8 @@ def searcher_lengths():
     for record in glob.glob(directory + "/trials/*/trial.h5"):
         with h5py.File(record, "r") as f:
             state = f.attrs["state"]
-            states[int(record.split("/")[-2])] = state.decode() if isinstance(state, bytes) else state
+            state = state.decode() if isinstance(state, bytes) else state
+            states[int(record.split("/")[-2])] = state
     assert sorted(states) == [0, 1, 2, 3] and "completed" in states.values(), states
     promoted = [t for t in states if 300 in validation_steps(directory, t)]
     assert promoted, f"no trial promoted past 150 records: {states}"
@@ -236,7 +240,8 @@ def searcher_lengths():
 
 def typo_named_on_the_first_trial():
     print("examples/pytorch/mnist.py, batch_sise in the experiment:")
-    entrypoint = json.dumps(["/usr/bin/python3", os.path.join(SOURCE, "examples", "pytorch", "mnist.py"),
+    mnist = os.path.join(SOURCE, "examples", "pytorch", "mnist.py")
+    entrypoint = json.dumps(["/usr/bin/python3", mnist,
                              "--epochs", "1", "--train-size", "256", "--workers", "1"])
     directory = experiment("typo", "{name: single, metric: accuracy, smaller_is_better: false}",
                            hyperparameters="{batch_sise: 32, lr: 0.5}", entrypoint=entrypoint)

@@ -36,7 +36,8 @@ from ._tree import TreeError
 FORMAT = 1
 STRUCTURE_KEY = "dlx.torch"  # the checkpoint's state value holding the structure (JSON)
 
-__all__ = ["checkpoint_due", "checkpoint_requested", "load_state", "Loop", "save_state", "TreeError"]
+__all__ = ["checkpoint_due", "checkpoint_requested", "load_state", "Loop", "save_state",
+           "TreeError"]
 
 
 def _any_rank(flag: bool, trial: Trial) -> bool:

@@ -128,7 +128,8 @@ class Feed:
 
     def restore(self, streams: dict[str, bytes]) -> None:
         """Takes a checkpoint's streams for the epoch the loop resumes in."""
-        self._restored = {name: data for name, data in streams.items() if name.startswith("loader/")}
+        self._restored = {name: data for name, data in streams.items()
+                          if name.startswith("loader/")}
         self._apply(self._restored)
 
     def _apply(self, states: dict[str, bytes]) -> None:
@@ -198,5 +199,6 @@ class Feed:
         program exits for a requeue."""
         iterator, self._iterator = self._iterator, None
         shutdown = getattr(iterator, "_shutdown_workers", None)
-        if callable(shutdown) and (final or iterator is not getattr(self.loader, "_iterator", None)):
+        kept = iterator is getattr(self.loader, "_iterator", None)  # the loader's persistent one
+        if callable(shutdown) and (final or not kept):
             shutdown()
