@@ -167,6 +167,7 @@ def main():
         scheduler.step()
     print(json.dumps({"rank": trial.rank, "step": loop.step, "epoch": loop.position.epoch,
                       "batches": loop.position.batches, "records": loop.position.records,
+                      "started_from": loop.started_from,
                       "digest": digest(model, optimizer, scheduler, loader)}), flush=True)
     trial.close()
     sys.stdout.flush()

@@ -13,7 +13,9 @@ uninterrupted run's (tests/tools/compare_checkpoints.py).
               max_length in records (the target inside a batch: the checkpoint and report carry
               the target), in epochs (a checkpoint at every epoch's end, a mid-epoch requeue trains
               that epoch again), checkpoint.period in batches, ASHA paused at mid-epoch rungs
-              and promoted from them; and examples/pytorch/mnist.py with a misspelt hyperparameter
+              and promoted from them, PBT exploiting a parent's mid-epoch checkpoint (the copy
+              ends as its parent when the explored hyperparameter is not used); and
+              examples/pytorch/mnist.py with a misspelt hyperparameter
               in the experiment, named in the first trial's log both ways.
 
     torch_loop_test.py DLX_LAUNCH SOURCE_DIR      (DLX_LIBRARY, PYTHONPATH=python/)
@@ -238,6 +240,33 @@ def searcher_lengths():
     print(f"  trials {dict(sorted(states.items()))}, promoted past rung 0: {promoted}")
 
 
+def pbt_exploit_mid_epoch():
+    print("PBT, 2 members, rounds of 150 records (mid-epoch), sequential tickets:")
+    pbt = ("{name: pbt, metric: accuracy, smaller_is_better: false, population_size: 2, "
+           "num_rounds: 2, length_per_round: {records: 150}, "
+           "replace_function: {truncate_fraction: 0.5}, "
+           "explore_function: {resample_probability: 0.5, perturb_factor: 0.2}}")
+    directory = experiment("pbt", pbt,
+                           hyperparameters="{lr: {type: double, minval: 0.1, maxval: 2}}")
+    results = {}
+    for ticket in range(4):
+        out = launch(directory, ticket, LOOP_EPOCHS="99", DLX_WORK_WAIT_S="30")
+        result = result_of(out)
+        trial = int(re.search(r"dlx-launch: ticket \d+: trial (\d+)", out).group(1))
+        results[trial] = result
+    # Round 1: member 0 continues its own step-150.h5; trial 2 replaces member 1, starting from
+    # member 0's checkpoint (taken inside an epoch) and its DataLoader position. The trainer does
+    # not read lr (the experiment's only hyperparameter), so the copy trains exactly as the
+    # original: the same final bytes.
+    assert sorted(results) == [0, 1, 2], results
+    parent = os.path.join(directory, "trials", "0", "checkpoints", "step-150.h5")
+    assert results[2]["started_from"] == parent, results[2]
+    assert results[0]["started_from"] is None, results[0]
+    assert results[2]["step"] == results[0]["step"] == 300, results
+    assert results[2]["digest"] == results[0]["digest"], results
+    print(f"  trial 2 started from {parent} and ended as trial 0 did")
+
+
 def typo_named_on_the_first_trial():
     print("examples/pytorch/mnist.py, batch_sise in the experiment:")
     mnist = os.path.join(SOURCE, "examples", "pytorch", "mnist.py")
@@ -263,6 +292,7 @@ def main():
     try:
         single_and_two_ranks()
         searcher_lengths()
+        pbt_exploit_mid_epoch()
         typo_named_on_the_first_trial()
     finally:
         shutil.rmtree(ROOT, ignore_errors=True)
