@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/config/closest_match.hpp"
 #include "dlx/config/display_text.hpp"
 
 namespace dlx::config::detail {
@@ -335,3 +336,11 @@ MappingReader MappingReader::mapping(const char* key) const {
 }
 
 }  // namespace dlx::config::detail
+
+namespace dlx::config {
+
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  return detail::closest_match(word, candidates);
+}
+
+}  // namespace dlx::config

@@ -66,9 +66,10 @@ def load_data(seed):
 def main():
     trial = dlx.Trial()
     # The optimiser's settings as a Determined-style group (optim: {lr: ...}, passed nested), or
-    # as the top-level learning_rate.
-    optim = trial.hparam("optim", {})
-    lr = float(optim.get("lr", trial.hparam("learning_rate", 0.01)))
+    # as the top-level learning_rate (asked for only when the group has none: a name read with a
+    # default that the experiment lacks is a warning in the trial's log).
+    lr = float(trial.hparam("optim.lr") if "optim.lr" in trial.hparams
+               else trial.hparam("learning_rate", 0.01))
     batch = int(trial.hparam("batch_size", 32))
     epochs = int(trial.hparam("epochs", 5))
     hidden = int(trial.hparam("hidden", 32))

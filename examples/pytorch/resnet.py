@@ -84,11 +84,15 @@ class ResNet(nn.Module):
 
 def main():
     trial = dlx.Trial()
-    # The optimiser's settings as a Determined-style group (optim: {lr: ..., weight_decay: ...},
-    # passed nested), or as top-level names.
-    optim = trial.hparam("optim", {})
-    lr = float(optim.get("lr", trial.hparam("learning_rate", 1e-3)))
-    weight_decay = float(optim.get("weight_decay", trial.hparam("weight_decay", 0.05)))
+
+    def group_or_top(member, name, default):
+        """The optimiser's settings as a Determined-style group (optim: {lr: ..., weight_decay:
+        ...}, passed nested) or as top-level names. Only the one present is asked for: a name read
+        with a default that the experiment lacks is a warning in the trial's log."""
+        return trial.hparam(member) if member in trial.hparams else trial.hparam(name, default)
+
+    lr = float(group_or_top("optim.lr", "learning_rate", 1e-3))
+    weight_decay = float(group_or_top("optim.weight_decay", "weight_decay", 0.05))
     width = int(trial.hparam("width", 16))
     batch = int(trial.hparam("batch_size", 32))
     total = int(trial.hparam("total_batches", 96))

@@ -2,7 +2,9 @@
 
 A binding of libdlx's C API (dlx/c_api.h) for programs that do their own communication
 (PyTorch, JAX), run as ``srun dlx-launch -- python3 train.py`` (dlx-launch puts this package on
-the path). PyTorch programs save and resume with ``dlx.torch`` (docs/sdk.md)::
+the path). A PyTorch script of epochs over a DataLoader runs as a trial through
+``dlx.torch.Loop`` (resume, requeue, validation and the searcher in five lines); any PyTorch
+program saves and resumes with ``dlx.torch`` (docs/sdk.md)::
 
     import dlx, dlx.torch
     trial = dlx.Trial()                        # rank and world size from dlx-launch

@@ -4,10 +4,11 @@ from __future__ import annotations
 import ctypes
 import json
 import struct
+import sys
 from typing import Any, Iterator, Mapping, NamedTuple, Sequence
 
 from ._library import NO_COMMUNICATOR, Error, NamedTensor, check, library, report_training_values
-from .hparams import Hparams
+from .hparams import Hparams, NameCheck
 
 # numpy dtype names a checkpoint holds as they are (bfloat16 has no numpy type: it loads as
 # float32 through h5py, and through resume() as its raw uint16 words).
@@ -15,6 +16,10 @@ _CHECKPOINT_DTYPES = {"float32", "float64", "float16", "int8", "int16", "int32",
                       "uint8", "uint16", "uint32", "uint64"}
 
 _DECISIONS = ("train", "stop", "pause", "complete")
+
+
+def _print_warning(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
 
 
 class Checkpoint:
@@ -128,8 +133,13 @@ class Trial(_Owned):
         trial_id = ctypes.c_int64()
         check(lib.dlx_trial_id(self._handle, ctypes.byref(trial_id)))
         self.id = trial_id.value
-        # Nested as DLX_HPARAMS gives them; dotted names still look up (hparams.py).
-        self.hparams = Hparams(json.loads(self._text(lib.dlx_trial_hparams_nested_json)))
+        # Nested as DLX_HPARAMS gives them; dotted names still look up (hparams.py). Names are
+        # checked as they are read when there are hyperparameters to check against; rank 0 says
+        # what it finds on stderr, the trial's log.
+        given = json.loads(self._text(lib.dlx_trial_hparams_nested_json))
+        names = NameCheck(Hparams(given).names(), _print_warning if self.rank == 0 else None) \
+            if self.in_trial or given else None
+        self.hparams = Hparams(given, check=names)
         self.experiment_dir = self._text(lib.dlx_trial_experiment_dir) or None
         self.checkpoint_dir = self._text(lib.dlx_trial_checkpoint_dir) or None
         self.latest_checkpoint = self._text(lib.dlx_trial_latest_checkpoint) or None
@@ -174,7 +184,19 @@ class Trial(_Owned):
             raise Error(2, f"dlx: hyperparameter '{name}' is not set for this trial (set: {known}); "
                            f"add it to the experiment's hyperparameters, or give a default: "
                            f"trial.hparam(\"{name}\", ...)")
+        if self.hparams._check is not None:
+            self.hparams._check.note_default(name, default, f"trial.hparam(\"{name}\", ...)")
         return default
+
+    def check_hparam_names(self) -> list[str]:
+        """Warns (rank 0, on stderr) about each hyperparameter the experiment defines that this
+        process has not read yet, naming the closest name it asked for with a default; returns
+        every hyperparameter warning of this trial so far. dlx.torch.Loop calls it when training
+        starts and finish() at the end."""
+        if self.hparams._check is None:
+            return []
+        self.hparams._check.check_unread()
+        return list(self.hparams._check.warnings)
 
     def _use(self, names: tuple, kind: str, step) -> None:
         """Makes `names` the current set, registered with the library on first use
@@ -360,6 +382,7 @@ class Trial(_Owned):
 
     def finish(self) -> None:
         """Mark the trial completed (rank 0), or stopped/paused as the searcher said."""
+        self.check_hparam_names()
         check(library().dlx_trial_finish(self._handle))
 
     def _destroy(self, handle) -> None:

@@ -1,6 +1,9 @@
 // libdlx's typed hyperparameters and the DLX_* trial contract reader.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <string>
+
 #include "dlx/config/experiment.hpp"
 #include "dlx/env/trial_environment.hpp"
 #include "dlx/hparams.hpp"
@@ -54,6 +57,36 @@ TEST_CASE("launcher: hyperparameter errors name the hyperparameter, the value an
                         Catch::Contains("lr, batch_size") &&
                         Catch::Contains("hparam<double>(\"learning_rate\", ...)"));
   CHECK_THROWS_WITH(h.get<int>("model", 3), Catch::Contains("not a number"));
+}
+
+TEST_CASE("launcher: a name read with a default that the experiment lacks is a warning with the closest name",
+          "[hparams]") {
+  Hparams h(ordered_json::parse(R"({"batch_sise":32,"optim":{"lr":0.1}})"));
+  CHECK(h.get<int>("batch_size", 64) == 64);  // no sink: the default, silently
+  CHECK(h.warnings().empty());
+
+  std::FILE* sink = std::tmpfile();
+  REQUIRE(sink != nullptr);
+  h.warn_on(sink);
+  CHECK(h.get<int>("batch_size", 64) == 64);
+  CHECK(h.get<int>("batch_size", 64) == 64);    // said once
+  CHECK(h.get<double>("optim.lr", 0.5) == 0.1);  // defined: no warning
+  CHECK(h.get<double>("momentum", 0.9) == 0.9);  // no close name
+  const auto warnings = h.warnings();
+  REQUIRE(warnings.size() == 2);
+  CHECK(warnings[0] ==
+        "dlx: warning: hyperparameter 'batch_size' is not defined by the experiment, so "
+        "hparam<int>(\"batch_size\", ...) uses its default 64 (did you mean 'batch_sise'? the "
+        "experiment defines: batch_sise, optim.lr)");
+  CHECK(warnings[1] ==
+        "dlx: warning: hyperparameter 'momentum' is not defined by the experiment, so "
+        "hparam<double>(\"momentum\", ...) uses its default 0.9 (the experiment defines: "
+        "batch_sise, optim.lr)");
+  std::rewind(sink);
+  std::string printed(4096, '\0');
+  printed.resize(std::fread(printed.data(), 1, printed.size(), sink));
+  std::fclose(sink);
+  CHECK(printed == warnings[0] + "\n" + warnings[1] + "\n");
 }
 
 TEST_CASE("launcher: the trial environment", "[hparams]") {

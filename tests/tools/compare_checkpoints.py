@@ -14,6 +14,8 @@ Restart history (trial.h5 /restart_events), each check only when its option is g
   --crashes N   exactly N events with cause "crash", and the attribute failures == N
   --tensor NAME this tensor must exist in both (repeatable), so that a trainer that saved
                 nothing at all cannot pass as "identical"
+  --unseeded NAME a tensor whose bytes may differ (repeatable): a generator the trainer neither
+                seeds nor draws from (rng/rank-0/python of a script that seeds torch only)
 Exit status 0 when identical, 1 with the first difference on stderr otherwise.
 Used by tests/cluster/resume_lib.sh (compare_trials) and tests/launcher/resume_trainer_test.sh.
 """
@@ -56,7 +58,7 @@ def compare(args):
             f"tensor {name} missing (reference: {name in ref_tensors}, resumed: {name in got_tensors})"
     assert ref_tensors.keys() == got_tensors.keys(), \
         f"tensor names differ: {sorted(ref_tensors)} vs {sorted(got_tensors)}"
-    differing = [n for n in ref_tensors if ref_tensors[n] != got_tensors[n]]
+    differing = [n for n in ref_tensors if ref_tensors[n] != got_tensors[n] and n not in args.unseeded]
     assert not differing, f"tensors differ from the uninterrupted run: {differing}"
 
     with h5py.File(args.reference + "/trial.h5", "r") as ref, \
@@ -102,6 +104,8 @@ def main():
     parser.add_argument("--notices", type=int, help="expected number of notice restarts")
     parser.add_argument("--crashes", type=int, help="expected number of crash restarts")
     parser.add_argument("--tensor", action="append", default=[], help="a tensor that must exist")
+    parser.add_argument("--unseeded", action="append", default=[],
+                        help="a tensor of an unseeded, unused generator, whose bytes may differ")
     args = parser.parse_args()
     try:
         compare(args)

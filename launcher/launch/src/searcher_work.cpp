@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <filesystem>
 #include <thread>
@@ -14,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "dlx/common/directories.hpp"
+#include "dlx/config/experiment.hpp"
 #include "dlx/config/hparam_tree.hpp"
 #include "dlx/config/names.hpp"
 #include "dlx/launch/child_process.hpp"
@@ -148,6 +150,14 @@ void apply_searcher_work(const searcher::Work& work, const config::Experiment& e
   vars.emplace_back("DLX_CHECKPOINT_DIR", trial.checkpoint_dir->string());
   vars.emplace_back("DLX_START_LENGTH", std::to_string(work.start_length));
   vars.emplace_back("DLX_TARGET_LENGTH", std::to_string(work.target_length));
+  // The unit of those lengths and the metric the searcher asks for, so that a training loop
+  // (dlx.torch.Loop) counts and saves in the searcher's terms without parsing the experiment.
+  const auto& searcher = experiment.searcher;
+  const std::optional<config::Length> length =
+      searcher.name == config::SearcherName::pbt ? std::optional(searcher.pbt.length_per_round)
+                                                 : searcher.max_length;
+  vars.emplace_back("DLX_LENGTH_UNIT", length ? config::to_string(length->unit) : "");
+  vars.emplace_back("DLX_SEARCHER_METRIC", searcher.metric);
 }
 
 void tell_searcher_failed(const config::Experiment& experiment, const env::TrialEnvironment& trial,

@@ -1,12 +1,54 @@
 #include "dlx/hparams.hpp"
 
 #include <cmath>
+#include <mutex>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "dlx/config/closest_match.hpp"
 #include "dlx/config/hparam_tree.hpp"
 
 namespace dlx {
+
+struct Hparams::Warnings {
+  std::FILE* sink = nullptr;
+  std::mutex mutex;               // reads are const and may come from several threads
+  std::set<std::string> said;     // each name is warned about once
+  std::vector<std::string> texts;
+};
+
+void Hparams::warn_on(std::FILE* sink) {
+  if (!warnings_) warnings_ = std::make_shared<Warnings>();
+  warnings_->sink = sink;
+}
+
+std::vector<std::string> Hparams::warnings() const {
+  if (!warnings_) return {};
+  std::lock_guard lock(warnings_->mutex);
+  return warnings_->texts;
+}
+
+void Hparams::note_default(std::string_view name, const std::string& fallback,
+                           std::string_view type) const {
+  std::lock_guard lock(warnings_->mutex);
+  if (!warnings_->said.emplace(name).second) return;
+  const auto flat = config::flatten_hyperparameters(values_);
+  std::vector<std::string> defined;
+  for (const auto& [key, value] : flat.items()) defined.push_back(key);
+  const std::string guess = config::closest_match(name, defined);
+  const std::string text = fmt::format(
+      "dlx: warning: hyperparameter '{}' is not defined by the experiment, so hparam<{}>(\"{}\", "
+      "...) uses its default {} ({}the experiment defines: {})", name, type, name, fallback,
+      guess.empty() ? "" : fmt::format("did you mean '{}'? ", guess),
+      defined.empty() ? "none" : fmt::format("{}", fmt::join(defined, ", ")));
+  warnings_->texts.push_back(text);
+  if (warnings_->sink != nullptr) {
+    fmt::print(warnings_->sink, "{}\n", text);
+    std::fflush(warnings_->sink);
+  }
+}
 
 Hparams::Hparams(nlohmann::ordered_json values) : values_(std::move(values)) {
   if (!values_.is_object()) {

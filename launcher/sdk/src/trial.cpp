@@ -101,6 +101,9 @@ Trial::Trial(TrialOptions options) : context_(read_context(options)), hparams_(c
     }
     nodes = step_nodes(env, placement.node_name);
   }
+  // A name read with a default the experiment does not define is a warning in the trial's log
+  // (rank 0's stderr), when there are hyperparameters to check the name against.
+  if (rank_ == 0 && (context_.trial().in_trial() || !hparams_.json().empty())) hparams_.warn_on(stderr);
   // After MPI's own start-up, so these handlers are the ones in place.
   if (!options.checkpoint_signals.empty()) {
     signals_ = std::make_unique<detail::PreemptionSignals>(options.checkpoint_signals);

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import bisect
 import json
-from typing import Any, Mapping
+import os
+from typing import Any, Mapping, NamedTuple
 
 import torch
 
@@ -35,7 +36,8 @@ from ._tree import TreeError
 FORMAT = 1
 STRUCTURE_KEY = "dlx.torch"  # the checkpoint's state value holding the structure (JSON)
 
-__all__ = ["checkpoint_due", "checkpoint_requested", "load_state", "save_state", "TreeError"]
+__all__ = ["checkpoint_due", "checkpoint_requested", "load_state", "Loop", "save_state",
+           "TreeError"]
 
 
 def _any_rank(flag: bool, trial: Trial) -> bool:
@@ -128,7 +130,14 @@ def save_state(trial: Trial, step: int, objects: Mapping[str, Any], metric: floa
     """Saves the state of every object in `objects` as the checkpoint of `step` (collective:
     every rank calls it at the same step). Raises TreeError, naming the object and key, for
     state dlx.torch cannot store; then nothing is written."""
-    mine = _ranks.pack(_rng.capture())
+    _save_state(trial, step, objects, metric, epoch, {})
+
+
+def _save_state(trial: Trial, step: int, objects: Mapping[str, Any], metric: float | None,
+                epoch: int, rank_streams: Mapping[str, bytes]) -> None:
+    """save_state with this rank's own byte streams besides its RNG states (stored beside them
+    at rng/rank-<r>/<name>: dlx.torch.Loop's DataLoader generators)."""
+    mine = _ranks.pack({**_rng.capture(), **rank_streams})
     gathered = _ranks.gather(mine, trial.rank, trial.size)
     snapshot = _Snapshot(to_host=trial.rank == 0)
     encoder = _tree.Encoder(snapshot.add)
@@ -160,6 +169,18 @@ def load_state(trial: Trial, objects: Mapping[str, Any], *, restore_rng: bool = 
     Called by every rank. Raises dlx.Error, before changing anything, when the checkpoint and
     `objects` do not hold the same names, or when the checkpoint was saved on another number of
     ranks and restore_rng is true (restore_rng=False restores the replicated state only)."""
+    loaded = _load_state(trial, objects, restore_rng)
+    return None if loaded is None else loaded.step
+
+
+class _Loaded(NamedTuple):
+    step: int
+    path: str
+    rank_streams: dict    # this rank's byte streams (RNG states and any other), by name
+    other_trial: bool     # the file is another trial's (a PBT exploit's start)
+
+
+def _load_state(trial: Trial, objects: Mapping[str, Any], restore_rng: bool) -> _Loaded | None:
     for name, value in objects.items():
         _state_of(name, value)
     loaded = trial.load(any_world_size=True)
@@ -222,12 +243,14 @@ def load_state(trial: Trial, objects: Mapping[str, Any], *, restore_rng: bool = 
             _restore(objects[name], state, name, loaded.path)
             if isinstance(objects[name], torch.optim.Optimizer):
                 _own_kept_tensors(objects[name], loaded_memory)
+        prefix = f"rng/rank-{trial.rank}/"
+        streams = {path[len(prefix):]: _bytes(tensor) for path, tensor in stored.items()
+                   if path.startswith(prefix)} if restore_rng else {}
         if restore_rng:
-            prefix = f"rng/rank-{trial.rank}/"
-            streams = {path[len(prefix):]: _bytes(tensor) for path, tensor in stored.items()
-                       if path.startswith(prefix)}
             _rng.restore(streams, loaded.path)
-        return loaded.step
+        own = trial.checkpoint_dir is not None and os.path.realpath(
+            os.path.dirname(loaded.path)) == os.path.realpath(trial.checkpoint_dir)
+        return _Loaded(loaded.step, loaded.path, streams, not own)
 
 
 def _own_kept_tensors(optimizer: torch.optim.Optimizer, memory: list[tuple[int, int]]) -> None:
@@ -373,3 +396,6 @@ def _describe(value: Any) -> str:
     if isinstance(value, torch.Tensor):
         return f"a tensor of {tuple(value.shape)} {value.dtype}"
     return f"a {type(value).__name__}"
+
+
+from .loop import Loop  # noqa: E402  (loop.py uses the functions above)

@@ -6,13 +6,19 @@
 // its value and the type asked for: integers accept JSON integers and integral floats (16.0) in
 // range; floating types accept any number; bool accepts only true/false; std::string only
 // strings; nlohmann::ordered_json takes any value as it is (a group, a list, null, a mapping).
+// A name read with a default that the hyperparameters do not hold is a warning, once per name,
+// where warn_on() says (the Trial: rank 0's stderr, the trial's log), naming the closest defined
+// name: a typo in the experiment or the trainer shows on the first trial.
 #include <concepts>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -45,14 +51,25 @@ class Hparams {
   template <HparamType T>
   T get(std::string_view name, T fallback) const {
     const auto* value = find(name);
-    return value == nullptr ? fallback : convert<T>(name, *value);
+    if (value == nullptr) {
+      if (warnings_) note_default(name, nlohmann::ordered_json(fallback).dump(), type_name<T>());
+      return fallback;
+    }
+    return convert<T>(name, *value);
   }
 
   bool contains(std::string_view name) const { return find(name) != nullptr; }
   const nlohmann::ordered_json& json() const noexcept { return values_; }
 
+  // Where the warnings go (nullptr: nowhere, the default); copies share it.
+  void warn_on(std::FILE* sink);
+  // The warnings said so far, in order.
+  std::vector<std::string> warnings() const;
+
  private:
+  struct Warnings;
   const nlohmann::ordered_json* find(std::string_view name) const;
+  void note_default(std::string_view name, const std::string& fallback, std::string_view type) const;
   [[noreturn]] void missing(std::string_view name, std::string_view type) const;
   [[noreturn]] static void wrong(std::string_view name, const nlohmann::ordered_json& value,
                                  std::string_view type, std::string_view problem);
@@ -96,6 +113,7 @@ class Hparams {
   }
 
   nlohmann::ordered_json values_ = nlohmann::ordered_json::object();
+  std::shared_ptr<Warnings> warnings_;  // set by warn_on(); shared: const reads may warn
 };
 
 }  // namespace dlx

@@ -6,6 +6,8 @@
 // others. The answer then rewrites the trial contract for the trainer:
 //   DLX_TRIAL_ID, DLX_HPARAMS, DLX_HP_*, DLX_CHECKPOINT_DIR    the trial the searcher chose
 //   DLX_TICKET, DLX_START_LENGTH, DLX_TARGET_LENGTH             where it starts and when to report
+//   DLX_LENGTH_UNIT, DLX_SEARCHER_METRIC   those lengths' unit (batches, records, epochs; empty
+//       without a searcher length) and the metric the searcher optimises
 //   DLX_LATEST_CHECKPOINT                                       the trial's own latest valid
 //       checkpoint when it has one (a requeue), else the checkpoint the searcher named (an ASHA
 //       promotion resumes its own rung checkpoint; a PBT exploit starts from its parent's)

@@ -1,0 +1,414 @@
+"""dlx.torch.Loop: the epochs-and-DataLoader training loop of an ordinary PyTorch script, made
+resumable and searchable without rewriting it.
+
+    loop = dlx.torch.Loop(trial, train_loader, model, optimizer, scheduler)
+    for epoch in loop.epochs(args.epochs, validate=lambda: test(model, device, test_loader)):
+        train(args, model, device, loop, optimizer, epoch)    # iterates `loop` for its batches
+        scheduler.step()
+
+The loop owns what a requeue or a searcher needs and the script does not keep: the global step,
+the epoch and the position in it, the DataLoader's order (_feed.py), the length the searcher counts
+(_progress.py), when to save, where validation goes and what the searcher says.
+
+Between two batches (when the script asks for the next one) every rank agrees, with one
+all_reduce, on whether a checkpoint signal came and whether the experiment's checkpoint.period
+is due; then, in this order:
+  - a checkpoint signal: save this point, exit 85 (Slurm requeues the trial, which resumes at the
+    next batch). With lengths in epochs only whole epochs are saved: the trial exits back to the
+    last epoch's end (saved at every epoch end) and trains this epoch again.
+  - the searcher's target reached inside an epoch: validate, save, ask the searcher; "train"
+    goes on with the next batch of the same epoch (the script sees nothing), anything else ends
+    the epoch's batches and the loop.
+  - the period due: save.
+What falls on an epoch's last batch waits for the epoch's end, after the script's own end-of-epoch
+code (scheduler.step()) has run: then validation (every `validate_every` epochs, at the searcher's
+target and at the last epoch), the searcher's question at its target, and the checkpoint (due,
+requested, or at every epoch end when the searcher counts epochs). So a checkpoint holds either a
+point between two batches or a whole epoch's end, and a resumed run does exactly what the
+uninterrupted one did from there; the validation row of an epoch is reported once.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+import torch
+
+from .._library import Error
+from ..trial import Trial
+from . import _ranks
+from ._feed import Feed
+from ._progress import Position, Unit, unit_of
+from ._signals import workers_deaf
+
+STATE_NAME = "dlx_loop"  # the loop's position among the checkpoint's objects
+
+Metrics = Mapping[str, float]
+
+
+def _agree(trial: Trial, flags: list[bool]) -> list[bool]:
+    """Each flag true on every rank when it is true on any (one all_reduce of MAX)."""
+    if trial.size == 1:
+        return flags
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        raise Error(2, f"dlx.torch.Loop: this trial has {trial.size} ranks, which agree through "
+                       f"torch.distributed: call torch.distributed.init_process_group() before "
+                       f"the first epoch")
+    device = torch.device("cuda", torch.cuda.current_device()) \
+        if dist.get_backend() == "nccl" else torch.device("cpu")
+    values = torch.tensor([1 if flag else 0 for flag in flags], dtype=torch.int32, device=device)
+    dist.all_reduce(values, op=dist.ReduceOp.MAX)
+    _ranks.keep_alive(values)
+    return [bool(v) for v in values.tolist()]
+
+
+class Loop:
+    """A trial's training loop over `loader` (a DataLoader, or any iterable of batches).
+
+    model, optimizer and scheduler (each optional), and `state` (more objects by name: a
+    GradScaler, an EMA model, a dict of counters) are what a checkpoint holds, as
+    dlx.torch.save_state saves them. `metric` is the validation metric saved with the
+    checkpoints for keep_best (default: the experiment's searcher metric, DLX_SEARCHER_METRIC).
+
+    Iterate `for epoch in loop.epochs(...)`, and inside it the loop itself for the epoch's
+    batches; the loop also answers len() and the loader's attributes (loop.dataset)."""
+
+    def __init__(self, trial: Trial, loader: Iterable, model: torch.nn.Module | None = None,
+                 optimizer: torch.optim.Optimizer | None = None, scheduler: Any = None, *,
+                 state: Mapping[str, Any] | None = None, metric: str | None = None):
+        self.trial = trial
+        self.loader = loader
+        self.objects: dict[str, Any] = {name: value for name, value in
+                                        (("model", model), ("optimizer", optimizer),
+                                         ("scheduler", scheduler)) if value is not None}
+        for name, value in (state or {}).items():
+            if name in self.objects or name == STATE_NAME:
+                raise Error(2, f"dlx.torch.Loop: state names {name!r}, which the loop already "
+                               f"saves; give it another name")
+            self.objects[name] = value
+        self.position = Position()
+        self.unit: Unit = unit_of(os.environ.get("DLX_LENGTH_UNIT"))
+        self.metric = metric or os.environ.get("DLX_SEARCHER_METRIC") or None
+        self.started_from: str | None = None  # another trial's checkpoint this one started from
+        self._feed = Feed(loader, trial.size)
+        self._batches_per_epoch = self._feed.batches_per_epoch()
+        self._resumed: bool | None = None     # None: resume() not called yet
+        self._saved_label: int | None = None  # the label of this run's last save (or the resume)
+        self._due_at_epoch_end = False
+        self._in_epoch = False       # the script is iterating this epoch's batches
+        self._iterated = False       # it did in this epoch
+        self._finished = False       # the searcher ended the trial (or the last epoch is done)
+        self._validate: Callable[[], Metrics | None] | None = None
+        self._validate_every = 1
+
+    # ---- what the script reads
+
+    @property
+    def step(self) -> int:
+        """The length the training so far counts as, in the searcher's unit (batches, records
+        or epochs; docs/sdk.md): inside the batch loop, the batch being trained included. The
+        step of trial.report_training(loop.step, ...)."""
+        return self.position.label
+
+    @property
+    def epoch(self) -> int:
+        """The epoch in progress, from 1 (as loop.epochs() yields it)."""
+        return self.position.epoch + 1
+
+    @property
+    def batch(self) -> int:
+        """Batches of this epoch trained, the one in progress included (from 1)."""
+        return self.position.batch
+
+    def __len__(self) -> int:
+        if self._batches_per_epoch is None:
+            raise TypeError(f"{type(self.loader).__name__} has no len()")
+        return self._batches_per_epoch
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name == "loader":
+            raise AttributeError(name)
+        return getattr(self.loader, name)  # loop.dataset, loop.batch_size, loop.sampler, ...
+
+    # ---- checkpoints
+
+    def _objects(self) -> dict[str, Any]:
+        return {**self.objects, STATE_NAME: self.position.state}
+
+    def resume(self) -> int | None:
+        """Restores the objects, the loop's position and every rank's RNG and DataLoader
+        generators from the checkpoint the trial resumes from; returns its step (None on a
+        fresh start). epochs() calls it when the script has not; call it first to change what
+        was loaded (a PBT exploit's optimizer holds its parent's learning rate: see
+        `started_from`). Collective."""
+        from . import _load_state, _save_state
+
+        if self._resumed is not None:
+            return self.position.label if self._resumed else None
+        loaded = _load_state(self.trial, self._objects(), restore_rng=True)
+        self._resumed = loaded is not None
+        if loaded is None:
+            if self.unit is Unit.EPOCHS and self.trial.checkpoint_dir is not None:
+                # Whole epochs only: a requeue in the first epoch goes back to this start.
+                _save_state(self.trial, 0, self._objects(), None, 0, self._feed.streams(False))
+                self._saved_label = 0
+            return None
+        self._feed.restore(loaded.rank_streams)
+        self._saved_label = loaded.step
+        if self.position.batches:
+            # Resumed at an epoch's end, the script's scheduler.step() comes before this
+            # process's first optimizer.step(), which PyTorch takes for a wrong order; the order
+            # was right in the run that trained those batches.
+            warnings.filterwarnings("ignore", message=r"Detected call of `lr_scheduler\.step\(\)` "
+                                                      r"before `optimizer\.step\(\)`")
+        if loaded.other_trial:
+            self.started_from = loaded.path
+        missing = [name for name in Position.FIELDS if name not in self.position.state]
+        if missing or self.position.label != loaded.step:
+            what = f"lacks {', '.join(missing)}" if missing else \
+                f"is {self.position.label}"
+            raise Error(2, f"dlx.torch.Loop: {loaded.path} is step {loaded.step} but its loop "
+                           f"position {what}: was it saved by another program?")
+        return loaded.step
+
+    def _save(self, metric: float | None = None) -> None:
+        from . import _save_state
+
+        label = self.position.label
+        if self.trial.checkpoint_dir is None:  # by hand, outside a trial: no checkpoints
+            return
+        _save_state(self.trial, label, self._objects(), metric, self.position.epoch,
+                    self._feed.streams(self.position.ended))
+        self._saved_label = label
+
+    def _exit_for_requeue(self) -> None:
+        """Saves (unless this point is saved), exits 85 on every rank: Slurm requeues the trial."""
+        position = self.position
+        if self.unit is Unit.EPOCHS and (position.batch or position.ended):
+            label = self._saved_label  # whole epochs only: back to the last epoch's end
+            where = (f"the end of epoch {label}" if label else "the start of training") + \
+                ": this epoch is trained again"
+        else:
+            if self._saved_label != position.label:
+                self._save()
+            label = position.label
+            where = f"step {label}" + (f", epoch {position.epoch + 1}'s batches done (its end, "
+                                       f"validation included, runs then)" if position.ended else "")
+        if self.trial.rank == 0:
+            print(f"dlx.torch.Loop: checkpoint requested: the requeued trial resumes at {where}",
+                  file=sys.stderr, flush=True)
+        code = self.trial.checkpoint_and_exit(label)
+        self._feed.close(final=True)
+        self.trial.close()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            # Destroying a gloo process group at interpreter exit can deadlock on torch 1.13
+            # (docs/sdk.md); every save is written and the trial closed.
+            os._exit(code)
+        raise SystemExit(code)
+
+    # ---- validation and the searcher
+
+    def _validated(self) -> Metrics:
+        assert self._validate is not None
+        # Validation switches the model to eval(); the epoch goes on training as it was (each
+        # module as it was: a frozen BatchNorm stays in eval()).
+        modes = [(module, module.training) for top in self._modules() for module in top.modules()]
+        with workers_deaf():  # its DataLoaders' workers survive a notice; the loop takes it after
+            metrics = self._validate()
+        for module, mode in modes:
+            module.training = mode
+        if metrics is None:
+            return {}
+        if not isinstance(metrics, Mapping):
+            raise Error(2, f"dlx.torch.Loop: validate() returned a {type(metrics).__name__}; "
+                           f"return the metrics as a dict, e.g. {{\"loss\": 0.31, "
+                           f"\"accuracy\": 0.92}} (the same on every rank)")
+        return {str(name): float(value) for name, value in metrics.items()}
+
+    def _modules(self) -> list[torch.nn.Module]:
+        return [value for value in self.objects.values() if isinstance(value, torch.nn.Module)]
+
+    def _metric_of(self, metrics: Metrics) -> float | None:
+        if self.metric and self.metric in metrics:
+            return metrics[self.metric]
+        return None
+
+    def _ask(self, metrics: Metrics) -> None:
+        """At the searcher's target: save with the metrics pending, report, and follow the
+        answer. A run resumed from that save reports the same metrics without validating."""
+        if not metrics:
+            raise Error(2, f"dlx.torch.Loop: validate() returned no metrics at the searcher's "
+                           f"target (step {self.position.label}), where the searcher needs them: "
+                           f"return a dict{' with ' + repr(self.metric) if self.metric else ''}")
+        self.position.set(pending=dict(metrics))
+        self._save(self._metric_of(metrics))
+        self._report(metrics)
+
+    def _report(self, metrics: Metrics) -> None:
+        decision = self.trial.report_validation(self.position.label, metrics)
+        self.position.set(pending=None)
+        if decision != "train" or not self.trial.target_length:
+            self._finished = True
+
+    def _settle_pending(self) -> None:
+        """A run resumed from a save at the searcher's target that was not reported reports it."""
+        pending = self.position.pending
+        if pending and self.position.reached(self.unit, self.trial.target_length):
+            self._report(pending)
+        else:
+            self.position.set(pending=None)
+
+    # ---- the epochs
+
+    def epochs(self, max_epochs: int | None = None, *,
+               validate: Callable[[], Metrics | None] | None = None,
+               validate_every: int = 1) -> Iterator[int]:
+        """The epochs to train, numbered from 1 (as range(1, max_epochs + 1)), from the one the
+        trial resumes in. With a searcher length (ASHA, PBT, max_length) the searcher decides
+        when training ends; `max_epochs` is the length without one. `validate()` returns the
+        validation metrics (a dict, the same on every rank); the loop calls it at the end of
+        every `validate_every`-th epoch, at the searcher's targets and at the last epoch, and
+        reports them. When the loop ends, the trial is finished (trial.finish())."""
+        if validate_every < 1:
+            raise Error(2, f"dlx.torch.Loop: validate_every is {validate_every}; give 1 (every "
+                           f"epoch) or more")
+        self._validate, self._validate_every = validate, validate_every
+        self.resume()
+        self.trial.check_hparam_names()  # the script has read its hyperparameters by now
+        if not self.trial.target_length and max_epochs is None:
+            raise Error(2, "dlx.torch.Loop: this trial has no searcher length (max_length), so "
+                           "the loop needs one: loop.epochs(max_epochs)")
+        if self.trial.target_length and validate is None:
+            raise Error(2, f"dlx.torch.Loop: the searcher asks for validation metrics at length "
+                           f"{self.trial.target_length}: give loop.epochs(..., validate=...) a "
+                           f"function returning them (a dict with the searcher metric"
+                           f"{' ' + repr(self.metric) if self.metric else ''})")
+        self._settle_pending()
+        while not self._finished:
+            if not self.position.batch and not self.position.ended and \
+                    self._at_end(max_epochs):
+                self._finish_without_searcher()
+                break
+            self._iterated = False
+            yield self.position.epoch + 1
+            self._end_epoch(max_epochs)
+        self._feed.close(final=True)
+        self.trial.finish()
+
+    def _at_end(self, max_epochs: int | None) -> bool:
+        return not self.trial.target_length and max_epochs is not None and \
+            self.position.epoch >= max_epochs
+
+    def _finish_without_searcher(self) -> None:
+        """The last epoch's end without a searcher length: the final checkpoint (after the
+        report: no searcher question needs it first)."""
+        metrics = self.position.pending or {}
+        if metrics:
+            self.trial.report_validation(self.position.label, metrics)
+        self.position.set(pending=None)
+        if self._saved_label != self.position.label:
+            self._save(self._metric_of(metrics))
+
+    def _end_epoch(self, max_epochs: int | None) -> None:
+        position = self.position
+        if self._finished:  # the searcher ended the trial inside the epoch
+            return
+        if not self._iterated and not position.ended:
+            raise Error(2, f"dlx.torch.Loop: epoch {position.epoch + 1} ended without training a "
+                           f"batch: iterate the loop in the body of `for epoch in loop.epochs()` "
+                           f"(for batch in loop: ...)")
+        # Its batches ran out, or the script stopped iterating them (break): the epoch is over.
+        self._in_epoch = False
+        self._feed.end_epoch()
+        label = position.end_epoch(self.unit)
+        target = self.trial.target_length
+        at_target = position.reached(self.unit, target)
+        last = self._at_end(max_epochs)
+        metrics: Metrics = {}
+        if self._validate is not None and (
+                at_target or last or position.epoch % self._validate_every == 0):
+            metrics = self._validated()
+        if at_target:
+            self._ask(metrics)
+            if self._finished:
+                return
+        elif last:
+            self.position.set(pending=dict(metrics) or None)
+            return  # epochs() finishes: report, then the final save
+        elif metrics:
+            self.trial.report_validation(label, metrics)
+        requested, due = _agree(self.trial, [self.trial.checkpoint_requested(),
+                                             self._due_at_epoch_end or self._minutes_due()])
+        self._due_at_epoch_end = False
+        if (due or self.unit is Unit.EPOCHS) and self._saved_label != label:
+            self._save()
+        if requested:
+            self._exit_for_requeue()
+
+    def _minutes_due(self) -> bool:
+        # A period in batches fell on a batch (and was kept for the epoch's end if it was the
+        # last); in minutes only rank 0's clock says it.
+        return self.trial.checkpoint_due(self.position.batches)
+
+    # ---- one epoch's batches
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._in_epoch:
+            raise Error(2, "dlx.torch.Loop: the loop is already being iterated in this epoch")
+        position = self.position
+        self._in_epoch, self._iterated = True, True
+        try:
+            if position.pending is None and not position.ended and position.batch and \
+                    position.reached(self.unit, self.trial.target_length):
+                # Resumed from a requeue at the searcher's target, before its validation.
+                if self._at_target_inside_epoch():
+                    return
+            batches = self._feed.epoch(position.epoch, position.batch, position.ended)
+            for batch in batches:
+                records = self._feed.records_of_batch(position.batch)
+                if records is None:
+                    if self.unit is Unit.RECORDS:
+                        raise Error(2, "dlx.torch.Loop: the searcher counts records, but the "
+                                       "loop cannot tell how many each batch holds: use a "
+                                       "DataLoader with a batch_size, or give max_length in "
+                                       "batches")
+                    records = 0
+                position.train_batch(self.unit, records, self.trial.target_length)
+                yield batch  # a `break` in the script closes this generator here
+                if self._after_batch():
+                    return
+            position.set(ended=True)
+        finally:
+            self._in_epoch = False
+
+    def _after_batch(self) -> bool:
+        """Between two batches (see the module's docstring); True: the epoch's batches end."""
+        position = self.position
+        last = self._batches_per_epoch is not None and position.batch >= self._batches_per_epoch
+        requested, due = _agree(self.trial, [self.trial.checkpoint_requested(),
+                                             self.trial.checkpoint_due(position.batches)])
+        if requested:
+            if last and self.unit is not Unit.EPOCHS:
+                position.set(ended=True)
+            self._exit_for_requeue()
+        if due and (last or self.unit is Unit.EPOCHS):
+            self._due_at_epoch_end = True
+            due = False
+        if not last and position.reached(self.unit, self.trial.target_length):
+            if self._at_target_inside_epoch():
+                return True
+        if due:
+            self._save()
+        return False
+
+    def _at_target_inside_epoch(self) -> bool:
+        self._ask(self._validated())
+        return self._finished

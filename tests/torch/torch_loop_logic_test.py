@@ -1,0 +1,178 @@
+"""The pure logic under dlx.torch.Loop, table-driven: the length a point of training is labelled
+with in each searcher unit (python/dlx/torch/_progress.py), the records of a batch, when the
+searcher's target is reached; the hyperparameter name check (python/dlx/hparams.py) that warns
+about a name read with a default the experiment lacks and a defined name never read, with
+did-you-means; and the docs' promise: docs/quickstart.md shows the real diff between
+examples/pytorch/mnist_plain.py and mnist.py, five lines added besides the hyperparameter reads.
+No trial. Needs PYTHONPATH (python/) and Debian's torch."""
+import difflib
+import os
+import unittest
+
+from dlx.hparams import Hparams, NameCheck, closest_name
+from dlx.torch._progress import Position, Unit, batch_records, unit_of
+
+
+def train(position, unit, records, target=0, batches=1):
+    labels = [position.train_batch(unit, records, target) for _ in range(batches)]
+    return labels
+
+
+class UnitTest(unittest.TestCase):
+    def test_unit_of(self):
+        self.assertIs(unit_of(None), Unit.BATCHES)
+        self.assertIs(unit_of(""), Unit.BATCHES)  # a bare max_length counts batches
+        for text in ("batches", "records", "epochs"):
+            self.assertIs(unit_of(text), Unit(text))
+        with self.assertRaises(ValueError) as raised:
+            unit_of("steps")
+        self.assertEqual(str(raised.exception),
+                         "DLX_LENGTH_UNIT is 'steps', not batches, records or epochs (dlx-launch "
+                         "sets it from the experiment's searcher)")
+
+
+class BatchRecordsTest(unittest.TestCase):
+    def test_table(self):
+        # (batch index, batch size, samples per rank, drop_last) -> records on one rank
+        for index, size, samples, drop_last, want in [
+                (0, 16, 100, False, 16), (5, 16, 100, False, 16), (6, 16, 100, False, 4),
+                (6, 16, 100, True, 16), (0, 16, None, False, 16), (7, 16, 100, False, 0),
+                (0, 32, 20, False, 20)]:
+            with self.subTest(index=index, size=size, samples=samples, drop_last=drop_last):
+                self.assertEqual(batch_records(index, size, samples, drop_last), want)
+
+
+class PositionTest(unittest.TestCase):
+    def test_batches_label_counts_batches(self):
+        p = Position()
+        self.assertEqual(train(p, Unit.BATCHES, 32, batches=3), [1, 2, 3])
+        self.assertEqual((p.epoch, p.batch, p.batches, p.records), (0, 3, 3, 96))
+        self.assertEqual(p.end_epoch(Unit.BATCHES), 3)  # an epoch's end keeps the last label
+        self.assertEqual((p.epoch, p.batch, p.label), (1, 0, 3))
+        self.assertEqual(train(p, Unit.BATCHES, 32), [4])
+
+    def test_records_label_counts_records_and_lands_on_the_target(self):
+        p = Position()
+        # 64 records a batch, target 150: the batch that reaches it (128 -> 192) is labelled 150.
+        self.assertEqual(train(p, Unit.RECORDS, 64, target=150, batches=4), [64, 128, 150, 256])
+        self.assertEqual(p.records, 256)
+        self.assertTrue(Position({"label": 150}).reached(Unit.RECORDS, 150))
+        self.assertFalse(Position({"label": 128}).reached(Unit.RECORDS, 150))
+        # A target on a batch's edge: that batch's own count.
+        q = Position()
+        self.assertEqual(train(q, Unit.RECORDS, 50, target=100, batches=3), [50, 100, 150])
+
+    def test_epochs_label_is_the_epoch_in_progress(self):
+        p = Position()
+        self.assertEqual(train(p, Unit.EPOCHS, 10, batches=3), [1, 1, 1])
+        self.assertFalse(p.reached(Unit.EPOCHS, 1))  # only whole epochs reach a length
+        self.assertEqual(p.end_epoch(Unit.EPOCHS), 1)
+        self.assertTrue(p.reached(Unit.EPOCHS, 1))
+        self.assertFalse(p.reached(Unit.EPOCHS, 2))
+        self.assertEqual(train(p, Unit.EPOCHS, 10), [2])
+
+    def test_no_target_is_never_reached(self):
+        for unit in Unit:
+            p = Position({"epoch": 5, "label": 500})
+            self.assertFalse(p.reached(unit, 0))
+
+    def test_state_round_trips_as_a_plain_dict(self):
+        p = Position()
+        train(p, Unit.RECORDS, 8, batches=2)
+        p.set(pending={"accuracy": 0.5})
+        again = Position(dict(p.state))
+        self.assertEqual(again.state, p.state)
+        with self.assertRaises(KeyError):
+            p.set(steps=3)
+
+
+class NameCheckTest(unittest.TestCase):
+    def setUp(self):
+        self.said = []
+        self.check = NameCheck(["batch_sise", "optim.lr", "optim.momentum", "epochs"],
+                               self.said.append)
+        self.hparams = Hparams({"batch_sise": 32, "optim": {"lr": 0.1, "momentum": 0.9},
+                                "epochs": 3}, check=self.check)
+
+    def test_typo_in_the_experiment_is_named_both_ways(self):
+        self.assertEqual(self.hparams.get("batch_size", 64), 64)
+        self.assertEqual(self.said, [
+            "dlx: warning: hyperparameter 'batch_size' is not defined by the experiment, so "
+            "hparams.get(\"batch_size\", ...) uses its default 64 (did you mean 'batch_sise'? the "
+            "experiment defines: batch_sise, optim.lr, optim.momentum, epochs)"])
+        self.assertEqual(self.hparams["epochs"], 3)
+        self.assertEqual(self.hparams["optim.lr"], 0.1)  # one member: the other stays unread
+        self.check.check_unread()
+        self.assertEqual(self.said[1:], [
+            "dlx: warning: the experiment defines hyperparameter 'batch_sise', which this trial "
+            "has not read: did you mean 'batch_size', which it asked for and got the default 64?",
+            "dlx: warning: the experiment defines hyperparameter 'optim.momentum', which this "
+            "trial has not read (remove it from the experiment, or read it: "
+            "trial.hparam(\"optim.momentum\"))"])
+        self.check.check_unread()  # each warning once
+        self.assertEqual(len(self.said), 3)
+        self.assertEqual(self.check.warnings, self.said)
+
+    def test_reading_a_group_reads_its_members(self):
+        group = self.hparams.get("optim")  # the trainer may use any member of a group it reads
+        self.assertEqual(group.get("lr", 1.0), 0.1)
+        self.assertEqual(group.get("beta", 2.0), 2.0)  # a member missing from a group
+        self.assertEqual(self.said, [
+            "dlx: warning: hyperparameter 'optim.beta' is not defined by the experiment, so "
+            "hparams.get(\"optim.beta\", ...) uses its default 2.0 (the experiment defines: "
+            "batch_sise, optim.lr, optim.momentum, epochs)"])
+        self.said.clear()
+        self.hparams.get("batch_sise")
+        self.hparams.get("epochs")
+        self.check.check_unread()
+        self.assertEqual(self.said, [])
+
+    def test_a_probe_without_a_default_is_no_warning(self):
+        self.assertIsNone(self.hparams.get("dropout"))
+        self.assertNotIn("dropout", self.hparams)
+        self.assertEqual(self.said, [])
+
+    def test_closest_name(self):
+        for name, candidates, want in [("batch_size", ["batch_sise", "lr"], "batch_sise"),
+                                       ("momentum", ["momentun"], "momentun"),
+                                       ("lr", ["learning_rate"], None),
+                                       ("dropout", [], None)]:
+            with self.subTest(name=name):
+                self.assertEqual(closest_name(name, candidates), want)
+
+    def test_without_a_check_it_is_a_plain_nested_dict(self):
+        plain = Hparams({"optim": {"lr": 0.1}})
+        self.assertEqual(plain.get("optim.beta", 3), 3)
+        self.assertEqual(plain, {"optim": {"lr": 0.1}})
+
+
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def code_of(path):
+    """A script's lines below its module docstring."""
+    with open(path) as f:
+        text = f.read()
+    end = text.index('"""', text.index('"""') + 3) + 3
+    return text[end:].lstrip("\n").splitlines(keepends=True)
+
+
+class DocumentedDiffTest(unittest.TestCase):
+    def test_quickstart_shows_the_real_diff_of_five_lines(self):
+        examples = os.path.join(SOURCE, "examples", "pytorch")
+        diff = "".join(difflib.unified_diff(code_of(os.path.join(examples, "mnist_plain.py")),
+                                            code_of(os.path.join(examples, "mnist.py")),
+                                            "mnist_plain.py", "mnist.py", n=1))
+        with open(os.path.join(SOURCE, "docs", "quickstart.md")) as f:
+            doc = f.read()
+        start = doc.index("```diff\n") + len("```diff\n")
+        self.assertEqual(doc[start:doc.index("```\n", start)], diff)
+        added = [line for line in diff.splitlines()
+                 if line.startswith("+") and not line.startswith("+++")]
+        reads = [line for line in added if "trial.hparam(" in line or "dlx.Trial()" in line]
+        self.assertEqual(len(reads), 4, reads)  # trial = dlx.Trial() and three reads
+        self.assertEqual(len(added) - len(reads), 5, added)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
