@@ -110,7 +110,7 @@ step_messages() {  # step_messages JOB EXPERIMENT
 expected=("$storage (mode 0777) is writable by its group and all users without the sticky bit"
           "$storage/$ALICE is owned by $MALLORY, not by $ALICE or root")
 for n in 1 2; do
-  [ "$n" = 1 ] || restore_storage_mode
+  [ "$n" = 1 ] || chmod 1777 "$storage"  # the administrator restores the sticky bit
   job=${jobs[$((n - 1))]}
   scontrol release "$job"
   wait_for_job "$job" 120
