@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Configure and build dlx into ./build (Ninja, ccache when present, warnings as errors).
+#   bash scripts/build.sh [TARGET...]   everything by default; else only TARGETs and what they need
+#   (scripts/demo.sh: the programs and the plugin; scripts/package.sh: `product`, all but the tests).
 # With CI=true (a fresh clone, nothing cached) debug info is line tables only (-g1): the same
 # optimized code, backtraces still name functions, files and lines, and every object compiles
 # about 30% faster than with full -g (g++ 12).
@@ -8,7 +10,8 @@
 # HDF5, yaml-cpp, Catch2). The searcher and config libraries compile in 101 s of CPU instead of
 # 311 (g++ 12, -O2 -g1, no ccache); the whole cold build takes 970 s. A plain `cmake -S . -B DIR`
 # build (one object per source, quicker to rebuild after an edit) is the developers' build, so
-# both must compile: a file-local name shared by two sources of one target breaks only this one.
+# both must compile: a file-local name shared by two sources of one target breaks only this one,
+# a missing #include only the other (scripts/compile-check.sh, run by CI, compiles each source alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # ccache keyed on paths relative to the checkout, so a fresh clone elsewhere reuses earlier builds.
@@ -23,4 +26,6 @@ fi
 debian_layout=(-DCMAKE_INSTALL_PREFIX=/usr -DDLX_PYTHON_INSTALL_DIR=lib/python3/dist-packages)
 cmake -S . -B build -G Ninja -DDLX_WERROR=ON "${debian_layout[@]}" -DCMAKE_UNITY_BUILD=ON "${ci_args[@]}" ${DLX_CMAKE_ARGS:-} > build.configure.log 2>&1 ||
   { cat build.configure.log; exit 1; }
-cmake --build build --parallel "$(nproc)"
+targets=()
+[ "$#" -eq 0 ] || targets=(--target "$@")
+cmake --build build --parallel "$(nproc)" "${targets[@]}"
