@@ -25,7 +25,7 @@ namespace {
 
 const std::string kReplacement = "\xef\xbf\xbd";  // U+FFFD in UTF-8
 
-dlx::testing::ProgramOutput run_dlx(const std::vector<std::string>& args, const fs::path& scratch) {
+dlx::testing::ProgramOutput run_ckpt_command(const std::vector<std::string>& args, const fs::path& scratch) {
   std::vector<std::string> argv{DLX_CLI_PATH};
   argv.insert(argv.end(), args.begin(), args.end());
   return dlx::testing::run_program(argv, scratch);
@@ -50,7 +50,7 @@ TEST_CASE("dlx ckpt --json: strings that are not UTF-8 become U+FFFD in valid JS
   save_checkpoint(sample.content(), file);
 
   SECTION("show --json") {
-    const auto run = run_dlx({"ckpt", "show", "--json", file.string()}, scratch.path());
+    const auto run = run_ckpt_command({"ckpt", "show", "--json", file.string()}, scratch.path());
     INFO(run.out << run.err);
     REQUIRE(run.status == 0);
     const auto json = nlohmann::json::parse(run.out);
@@ -61,7 +61,7 @@ TEST_CASE("dlx ckpt --json: strings that are not UTF-8 become U+FFFD in valid JS
     CHECK(json["tensors"].size() == sample.content().tensors.size());
   }
   SECTION("show, the text view") {
-    const auto run = run_dlx({"ckpt", "show", file.string()}, scratch.path());
+    const auto run = run_ckpt_command({"ckpt", "show", file.string()}, scratch.path());
     INFO(run.out << run.err);
     REQUIRE(run.status == 0);
     CHECK_THAT(run.out, Contains("# experiment       \"caf" + kReplacement + "-run\""));
@@ -70,7 +70,7 @@ TEST_CASE("dlx ckpt --json: strings that are not UTF-8 become U+FFFD in valid JS
   SECTION("verify --json: the path, valid and not") {
     const fs::path broken = experiment / "trials" / "7" / "checkpoints" / "step-6.h5";
     std::ofstream(broken) << "not HDF5";
-    const auto run = run_dlx({"ckpt", "verify", "--json", file.string(), broken.string()}, scratch.path());
+    const auto run = run_ckpt_command({"ckpt", "verify", "--json", file.string(), broken.string()}, scratch.path());
     INFO(run.out << run.err);
     CHECK(run.status == 1);  // one of the two is not valid
     const auto json = nlohmann::json::parse(run.out);
@@ -81,7 +81,7 @@ TEST_CASE("dlx ckpt --json: strings that are not UTF-8 become U+FFFD in valid JS
     CHECK_THAT(json[1]["problem"].get<std::string>(), Contains("step-6.h5"));
   }
   SECTION("ls --json") {
-    const auto run = run_dlx({"ckpt", "ls", "--json", experiment.string()}, scratch.path());
+    const auto run = run_ckpt_command({"ckpt", "ls", "--json", experiment.string()}, scratch.path());
     INFO(run.out << run.err);
     REQUIRE(run.status == 0);
     const auto json = nlohmann::json::parse(run.out);
