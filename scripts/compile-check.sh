@@ -3,21 +3,61 @@
 # without code generation (-fsyntax-only): the check for a missing #include, which the unity build
 # of scripts/build.sh hides whenever an earlier file of the same batch includes the header (a
 # plain `cmake -S . -B build-dev` build, one object per source, then fails). CI runs it beside
-# ctest (scripts/test.sh). It configures build-check/ with DLX_COMPILE_CHECK=ON, generates what the
-# sources include (protobuf headers, embedded assets) and compiles every object; nothing links.
-#   bash scripts/compile-check.sh      DLX_CHECK_JOBS=N parallel compiles (default: nproc)
-# Exit status non-zero when a source does not compile alone or warns; ninja prints each (-k 0).
+# ctest (scripts/test.sh).
+#   bash scripts/compile-check.sh      DLX_CHECK_JOBS=N compiles at once (default: nproc)
+# It configures build-check/ with DLX_COMPILE_CHECK=ON (no unity batches, -fsyntax-only added to the
+# build's own flags), generates the sources the build generates (protobuf classes, embedded
+# assets), then runs the compile command of every C and C++ source in build-check's
+# compile_commands.json, each once: not through ninja, whose graph would also archive and link
+# (an object's compile waits for the libraries of its target's dependencies), for nothing here.
+# Exit status 1 when any source does not compile alone or warns, each with the compiler's words.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The configure of scripts/build.sh: the same flags, so the same warnings.
 cmake -S . -B build-check -G Ninja -DDLX_WERROR=ON -DDLX_COMPILE_CHECK=ON \
   -DCMAKE_INSTALL_PREFIX=/usr -DDLX_PYTHON_INSTALL_DIR=lib/python3/dist-packages ${DLX_CMAKE_ARGS:-} \
   > build-check.configure.log 2>&1 || { cat build-check.configure.log; exit 1; }
-# Every C and C++ object of every target (CUDA's nvcc has no -fsyntax-only; its one source is
-# compiled by the real build).
-mapfile -t objects < <(ninja -C build-check -t targets all | sed -n 's/^\(.*\.o\): C\(XX\)\{0,1\}_COMPILER_.*/\1/p')
-[ "${#objects[@]}" -gt 0 ] || { echo "compile-check: no object targets in build-check/" >&2; exit 1; }
-start=$SECONDS
-# Without ccache: a compile without output is nothing it can keep.
-CCACHE_DISABLE=1 ninja -C build-check -k 0 -j "${DLX_CHECK_JOBS:-$(nproc)}" "${objects[@]}"
-echo "# compile-check: ${#objects[@]} sources compiled alone, warnings as errors, in $((SECONDS - start)) s"
+mapfile -t generated < <(ninja -C build-check -t targets all |
+  sed -n 's/^\([^/][^:]*\.\(h\|hpp\|c\|cc\|cpp\)\): CUSTOM_COMMAND$/\1/p' | grep -v '^CMakeFiles/')
+[ "${#generated[@]}" -eq 0 ] || ninja -C build-check "${generated[@]}" > build-check.generate.log 2>&1 ||
+  { cat build-check.generate.log; exit 1; }
+python3 - "${DLX_CHECK_JOBS:-$(nproc)}" <<'PYTHON'
+import json, shlex, subprocess, sys, time
+from concurrent.futures import ThreadPoolExecutor
+
+def alone(entry):
+    """The entry's compile command without its outputs (-o, the -MD depfile): nothing is written."""
+    args, out, skip = shlex.split(entry["command"]), [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in ("-o", "-MT", "-MF"):
+            skip = True
+        elif arg != "-MD":
+            out.append(arg)
+    return out
+
+with open("build-check/compile_commands.json") as f:
+    entries = [e for e in json.load(f) if e["file"].endswith((".c", ".cc", ".cpp"))]
+commands = {}  # a source compiled the same way for several targets is compiled once
+for entry in entries:
+    commands.setdefault((entry["directory"], tuple(alone(entry))), entry["file"])
+
+def compile_one(item):
+    (directory, args), source = item
+    result = subprocess.run(args, cwd=directory, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return source, result.returncode, result.stdout
+
+start, failed = time.monotonic(), []
+with ThreadPoolExecutor(max_workers=int(sys.argv[1])) as pool:
+    for source, status, output in pool.map(compile_one, commands.items()):
+        if status != 0 or output.strip():
+            failed.append(source)
+            print(f"compile-check: {source} does not compile alone without a warning:\n{output}", flush=True)
+seconds = round(time.monotonic() - start)
+if failed:
+    print(f"# compile-check: {len(failed)} of {len(commands)} sources failed alone, in {seconds} s:\n"
+          + "\n".join(f"#   {source}" for source in failed))
+    sys.exit(1)
+print(f"# compile-check: {len(commands)} sources compiled alone, warnings as errors, in {seconds} s")
+PYTHON

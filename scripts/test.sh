@@ -34,7 +34,7 @@ wait "$fuzz_pid" || fuzz_status=$?
 wait "$check_pid" || check_status=$?
 trap - EXIT
 echo "# ---- scripts/compile-check.sh (ran beside ctest), exit status $check_status:"
-if [ "$check_status" -eq 0 ]; then tail -1 "$check_log"; else grep -v '^\[[0-9]*/[0-9]*\] ' "$check_log" | tail -200; fi
+if [ "$check_status" -eq 0 ]; then tail -1 "$check_log"; else tail -300 "$check_log"; fi
 echo "# ---- scripts/fuzz.sh (ran beside ctest), exit status $fuzz_status:"
 cat "$fuzz_log"
 verdict() { if [ "$1" -eq 0 ]; then echo passed; else echo "FAILED (exit status $1)"; fi; }
