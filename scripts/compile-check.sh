@@ -8,8 +8,8 @@
 # It configures build-check/ with DLX_COMPILE_CHECK=ON (no unity batches, -fsyntax-only added to the
 # build's own flags), generates the sources the build generates (protobuf classes, embedded
 # assets), then runs the compile command of every C and C++ source in build-check's
-# compile_commands.json, each once: not through ninja, whose graph would also archive and link
-# (an object's compile waits for the libraries of its target's dependencies), for nothing here.
+# compile_commands.json, each once. Not through ninja: in its graph an object's compile waits for
+# the libraries of its target's dependencies, which would be archived and linked, for nothing.
 # Exit status 1 when any source does not compile alone or warns, each with the compiler's words.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,10 +17,15 @@ cd "$(dirname "$0")/.."
 cmake -S . -B build-check -G Ninja -DDLX_WERROR=ON -DDLX_COMPILE_CHECK=ON \
   -DCMAKE_INSTALL_PREFIX=/usr -DDLX_PYTHON_INSTALL_DIR=lib/python3/dist-packages ${DLX_CMAKE_ARGS:-} \
   > build-check.configure.log 2>&1 || { cat build-check.configure.log; exit 1; }
+# The generated sources, each by its own command (`-t commands -s`: that step alone; through ninja
+# it would wait for the libraries of the targets that own it).
 mapfile -t generated < <(ninja -C build-check -t targets all |
   sed -n 's/^\([^/][^:]*\.\(h\|hpp\|c\|cc\|cpp\)\): CUSTOM_COMMAND$/\1/p' | grep -v '^CMakeFiles/')
-[ "${#generated[@]}" -eq 0 ] || ninja -C build-check "${generated[@]}" > build-check.generate.log 2>&1 ||
-  { cat build-check.generate.log; exit 1; }
+if [ "${#generated[@]}" -gt 0 ]; then
+  for file in "${generated[@]}"; do mkdir -p "build-check/$(dirname "$file")"; done  # as ninja would
+  ninja -C build-check -t commands -s "${generated[@]}" | sort -u | bash -e > build-check.generate.log 2>&1 ||
+    { cat build-check.generate.log; echo "compile-check: generating the sources failed" >&2; exit 1; }
+fi
 python3 - "${DLX_CHECK_JOBS:-$(nproc)}" <<'PYTHON'
 import json, shlex, subprocess, sys, time
 from concurrent.futures import ThreadPoolExecutor
