@@ -17,7 +17,7 @@ fuzz_log=build-fuzz/fuzz.log check_log=build-check.log
 set -m  # each in a process group of its own, so that the trap below ends all of it
 nice -n 10 env DLX_FUZZ_JOBS=1 bash scripts/fuzz.sh "${DLX_FUZZ_SECONDS:-45}" > "$fuzz_log" 2>&1 &
 fuzz_pid=$!
-nice -n 10 env DLX_CHECK_JOBS=1 bash scripts/compile-check.sh > "$check_log" 2>&1 &
+nice -n 10 env DLX_CHECK_JOBS=1 bash scripts/compile-check.sh --unity-build build > "$check_log" 2>&1 &
 check_pid=$!
 set +m
 # An interrupted run leaves no fuzzer or compiler behind.
