@@ -45,7 +45,9 @@ def compiled_alone_by(unity_build):
     if not unity_build:
         return set()
     first = set()
-    for unity in glob.glob(os.path.join(unity_build, "**", "Unity", "unity_*.c*"), recursive=True):
+    for unity in glob.glob(os.path.join(unity_build, "**", "Unity", "unity_*"), recursive=True):
+        if not re.search(r"/unity_[0-9]+_(cxx\.cxx|c\.c)$", unity):
+            continue  # the objects and depfiles beside them
         with open(unity) as f:
             included = re.search(r'^#include "([^"]+)"', f.read(), re.MULTILINE)
         if included:
