@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_compaction: what folding new metric rows into trial.h5 costs the writer, as the table
 // grows: the whole-record rewrite the metrics pipeline did before (the whole table in memory,
 // every row encoded again) against TrialRecordWriter::append (a copy of its last file extended by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plan_code_snapshot: what the code snapshot will hold, decided with git's own plumbing (no
 // parsing of git's files): `rev-parse` finds the work tree, looking only where code_repository.hpp
 // allows (the user's own directories and repository), `ls-files` lists and filters (with

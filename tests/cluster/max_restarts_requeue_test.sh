@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # max_restarts: 1, real Slurm: a grid of two trials, one of which crashes on every run
 # (learning_rate -1: dlx-example-logreg rejects it and exits 1 after libdlx created its record).
 # dlx-launch turns the first crash into exit 85, Slurm requeues the array task, the second crash

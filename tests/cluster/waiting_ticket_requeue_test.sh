@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A ticket told to wait gives its array slot back. ASHA (promotion variant) with one slot: ticket 1
 # runs trial 1 and is requeued by `scontrol requeue` mid-run; its slot goes to ticket 2, which has
 # no new trial to start and must wait for trial 1's result, while ticket 1 itself is pending behind

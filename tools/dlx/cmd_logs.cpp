@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx logs: a trial's output, attempt by attempt. dlx-launch keeps each rank's output of each
 // attempt in trials/<id>/logs/ (store/trial_logs.hpp); where it kept none, Slurm's own output file
 // of the job that ran the trial last (logs_slurm.hpp), read only as a regular file of the job's

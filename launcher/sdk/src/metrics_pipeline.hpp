@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Rank 0's metrics: a report is an append to a buffer in memory (O(1), no I/O, no lock held by
 // anything slow); a flusher thread writes the buffer to the trial's metrics log and fdatasyncs it
