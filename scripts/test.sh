@@ -25,10 +25,12 @@ set +m
 trap 'kill -- -"$fuzz_pid" -"$check_pid" 2> /dev/null || true' EXIT
 # Open MPI refuses root without these; CI runs as root. Loopback-only TCP across local "nodes".
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_tcp_if_include=lo
-# Tests in parallel: the cluster tests take turns (RESOURCE_LOCK, tests/cluster/CMakeLists.txt)
-# while the unit and MPI tests run beside them.
+# Tests in parallel: the cluster tests take turns on each of two clusters (RESOURCE_LOCK,
+# tests/cluster/CMakeLists.txt) while the unit and MPI tests run beside them. One slot more than
+# cores: the two chains hold two slots while mostly waiting on Slurm, and the unit tests must not
+# wait for both to end.
 ctest_status=0
-ctest --test-dir build --output-on-failure --timeout 900 --parallel "$(nproc)" ${DLX_CTEST_ARGS:-} ||
+ctest --test-dir build --output-on-failure --timeout 900 --parallel "$(($(nproc) + 1))" ${DLX_CTEST_ARGS:-} ||
   ctest_status=$?
 fuzz_status=0 check_status=0
 wait "$fuzz_pid" || fuzz_status=$?

@@ -210,7 +210,10 @@ if poll 30 bash -c "squeue -h -j $low -o %T | grep -qx RUNNING"; then
   t0=$SECONDS
   if poll 60 bash -c "scontrol show job $low | grep -q 'Restarts=1'"; then
     ok "high job $high requeues low job $low ($((SECONDS - t0))s)"
-    st="$(scontrol show job "$low" | grep -o -E 'JobState=[A-Z_]+|Reason=[^ ]+' | paste -sd ' ')"
+    # COMPLETING first, while its processes are killed (KillWait): it must then be pending again.
+    job_state() { scontrol show job "$low" | grep -o -E 'JobState=[A-Z_]+|Reason=[^ ]+' | paste -sd ' '; }
+    poll 30 bash -c "! scontrol show job $low | grep -q JobState=COMPLETING" || true
+    st="$(job_state)"
     if [[ "$st" == *PENDING* || "$st" == *REQUEUED* || "$st" == *RUNNING* ]]; then ok "requeued job is $st"
     else fail "requeued job state" "PENDING/REQUEUED (or RUNNING again)" "$st"; fi
   else

@@ -19,7 +19,14 @@ chmod 0755 "$DLX_TEST_STATE"
 rm -rf "$DLX_TEST_STATE/prefix"
 cmake --install "$build_dir" --prefix "$DLX_TEST_STATE/prefix" > "$DLX_TEST_STATE/install.log"
 chmod -R a+rX "$DLX_TEST_STATE/prefix"
-id "$user" > /dev/null 2>&1 || useradd --system --no-create-home --shell /bin/bash "$user"
+# Both test clusters' setups run at once (CMakeLists.txt): the other may be making the user, and
+# useradd fails while it holds /etc/passwd's lock.
+for attempt in 1 2 3 4 5; do
+  id "$user" > /dev/null 2>&1 && break
+  useradd --system --no-create-home --shell /bin/bash "$user" 2> "$DLX_TEST_STATE/useradd.err" && break
+  [ "$attempt" -lt 5 ] || { cat "$DLX_TEST_STATE/useradd.err" >&2; exit 1; }
+  sleep 1
+done
 # A fresh submit directory: job ids restart at 1 with a fresh cluster, so an earlier run's output
 # files (appended to, --open-mode=append) would be read as this run's.
 rm -rf "$DLX_TEST_STATE/work"
@@ -28,4 +35,4 @@ chown "$user" "$DLX_TEST_STATE/work"
 cp -r "$(dirname "$0")/../../examples" "$DLX_TEST_STATE/work/"
 chown -R "$user" "$DLX_TEST_STATE/work/examples"
 "$DLX_TEST_STATE/prefix/bin/dlx" cluster up --state-dir "$DLX_TEST_STATE/cluster" \
-  --port-base "${DLX_TEST_PORT_BASE:-17400}"
+  --port-base "$((${DLX_TEST_PORT_BASE:-17400} + ${DLX_TEST_PORT_OFFSET:-0}))"
