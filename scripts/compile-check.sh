@@ -5,7 +5,10 @@
 # of scripts/build.sh hides whenever an earlier file of the same batch includes the header (a
 # plain `cmake -S . -B build-dev` build, one object per source, then fails). CI runs it beside
 # ctest (scripts/test.sh).
-#   bash scripts/compile-check.sh [--unity-build DIR]   DLX_CHECK_JOBS=N compiles at once (nproc)
+#   bash scripts/compile-check.sh [--product] [--unity-build DIR]   DLX_CHECK_JOBS=N at once (nproc)
+# --product: only the sources of what dlx installs (libraries, programs, the plugin, the example
+# trainers), not tests/ and bench/: CI's lighter form (scripts/test.sh), about a third less work
+# on a machine busy with the tests; run the whole check after changing tests or benchmarks.
 # --unity-build DIR: a unity build of scripts/build.sh (./build in scripts/test.sh) compiled the
 # first source of each of its batches alone already, with these flags: those are left out (a third
 # of them), the rest of each batch is compiled here.
@@ -17,12 +20,15 @@
 # Exit status 1 when any source does not compile alone or warns, each with the compiler's words.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-unity_build=
-case "${1:-}" in
-  --unity-build) unity_build=$(realpath "${2:?--unity-build needs the directory of a unity build}") ;;
-  "") ;;
-  *) echo "compile-check.sh: unknown argument '$1' (usage: bash scripts/compile-check.sh [--unity-build DIR])" >&2; exit 2 ;;
-esac
+unity_build= product=false
+while [ $# -gt 0 ]; do
+  case $1 in
+    --unity-build) unity_build=$(realpath "${2:?--unity-build needs the directory of a unity build}"); shift 2 ;;
+    --product) product=true; shift ;;
+    *) echo "compile-check.sh: unknown argument '$1' (usage: bash scripts/compile-check.sh [--product] [--unity-build DIR])" >&2
+       exit 2 ;;
+  esac
+done
 # The configure of scripts/build.sh: the same flags, so the same warnings.
 cmake -S . -B build-check -G Ninja -DDLX_WERROR=ON -DDLX_COMPILE_CHECK=ON \
   -DCMAKE_INSTALL_PREFIX=/usr -DDLX_PYTHON_INSTALL_DIR=lib/python3/dist-packages ${DLX_CMAKE_ARGS:-} \
@@ -36,7 +42,7 @@ if [ "${#generated[@]}" -gt 0 ]; then
   ninja -C build-check -t commands -s "${generated[@]}" | sort -u | bash -e > build-check.generate.log 2>&1 ||
     { cat build-check.generate.log; echo "compile-check: generating the sources failed" >&2; exit 1; }
 fi
-python3 - "${DLX_CHECK_JOBS:-$(nproc)}" "$unity_build" <<'PYTHON'
+python3 - "${DLX_CHECK_JOBS:-$(nproc)}" "$unity_build" "$product" "$PWD" <<'PYTHON'
 import glob, json, os, re, shlex, subprocess, sys, time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -71,6 +77,9 @@ def alone(entry):
 
 with open("build-check/compile_commands.json") as f:
     entries = [e for e in json.load(f) if e["file"].endswith((".c", ".cc", ".cpp"))]
+if sys.argv[3] == "true":  # --product: not the tests' and benchmarks' own sources
+    outside = tuple(os.path.join(os.path.realpath(sys.argv[4]), part) + os.sep for part in ("tests", "bench"))
+    entries = [e for e in entries if not os.path.realpath(e["file"]).startswith(outside)]
 skipped = compiled_alone_by(sys.argv[2])
 commands = {}  # a source compiled the same way for several targets is compiled once
 for entry in entries:
@@ -94,5 +103,5 @@ if failed:
           + "\n".join(f"#   {source}" for source in failed))
     sys.exit(1)
 already = f" ({len(skipped)} more compiled alone by the unity build)" if skipped else ""
-print(f"# compile-check: {len(commands)} sources compiled alone, warnings as errors, in {seconds} s{already}")
+print(f"# compile-check: {len(commands)} {'product ' if sys.argv[3] == 'true' else ''}sources compiled alone, warnings as errors, in {seconds} s{already}")
 PYTHON

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Everything CI checks, from a fresh clone: install what is needed, build with warnings as errors,
-# compile every source alone (scripts/compile-check.sh: the missing #include the unity build
-# hides), fuzz the experiment parser and the HDF5 readers for a bounded time (scripts/fuzz.sh),
-# run every test (unit, MPI, cluster) with ctest.
+# compile every source of the product alone (scripts/compile-check.sh --product: the missing
+# #include the unity build hides; the tests' and benchmarks' sources too without --product), fuzz
+# the experiment parser and the HDF5 readers for a bounded time (scripts/fuzz.sh), run every test
+# (unit, MPI, cluster) with ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -18,7 +19,7 @@ fuzz_log=build-fuzz/fuzz.log check_log=build-check.log
 set -m  # each in a process group of its own, so that the trap below ends all of it
 nice -n 10 env DLX_FUZZ_JOBS=1 bash scripts/fuzz.sh "${DLX_FUZZ_SECONDS:-45}" > "$fuzz_log" 2>&1 &
 fuzz_pid=$!
-nice -n 10 env DLX_CHECK_JOBS=1 bash scripts/compile-check.sh --unity-build build > "$check_log" 2>&1 &
+nice -n 10 env DLX_CHECK_JOBS=1 bash scripts/compile-check.sh --product --unity-build build > "$check_log" 2>&1 &
 check_pid=$!
 set +m
 # An interrupted run leaves no fuzzer or compiler behind.
