@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <hdf5.h>
 
@@ -41,6 +42,19 @@ class QuietErrors {
   void* saved_data_ = nullptr;
   bool saved_ = false;
 };
+
+// A library's boundary with dlx::h5 (checkpoint/, record/): runs `body` with HDF5's own stderr
+// printing off (QuietErrors), and lets an H5Error leave as the library's `LibraryError`, with the
+// same message and errno.
+template <typename LibraryError, typename Body>
+decltype(auto) call_as(Body&& body) {
+  QuietErrors quiet;
+  try {
+    return std::forward<Body>(body)();
+  } catch (const H5Error& error) {
+    throw LibraryError(error.what(), error.error_number());
+  }
+}
 
 // The innermost description on the default error stack ("" when empty); clears the stack.
 std::string innermost_error();
