@@ -10,16 +10,17 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 bash scripts/build.sh
 # The bounded fuzz run (ASan + UBSan, its own clang build; DLX_FUZZ_SECONDS per target) and the
-# compile check (every source compiled alone, no code generation) go beside ctest rather than
-# before it: most of ctest's time is cluster tests waiting on Slurm, so their builds (one job each,
-# at lower priority than the tests) and the fuzz run no longer add to the total. Their output is
-# printed after ctest's; the run fails if any of the three fails.
+# compile check (the product's sources compiled alone, no code generation) go beside ctest rather
+# than before it: most of ctest's time is cluster tests waiting on Slurm, so their builds and the
+# fuzz run use the CPU the tests leave idle, at lower priority (the compile check at the lowest:
+# nothing in it is timed; the fuzz run at nice 10, since libFuzzer's -timeout is wall-clock time).
+# Their output is printed after ctest's; the run fails if any of the three fails.
 mkdir -p build-fuzz
 fuzz_log=build-fuzz/fuzz.log check_log=build-check.log
 set -m  # each in a process group of its own, so that the trap below ends all of it
-nice -n 10 env DLX_FUZZ_JOBS=1 bash scripts/fuzz.sh "${DLX_FUZZ_SECONDS:-45}" > "$fuzz_log" 2>&1 &
+nice -n 10 env DLX_FUZZ_JOBS="$(nproc)" bash scripts/fuzz.sh "${DLX_FUZZ_SECONDS:-45}" > "$fuzz_log" 2>&1 &
 fuzz_pid=$!
-nice -n 10 env DLX_CHECK_JOBS=1 bash scripts/compile-check.sh --product --unity-build build > "$check_log" 2>&1 &
+nice -n 19 env DLX_CHECK_JOBS="$(nproc)" bash scripts/compile-check.sh --product --unity-build build > "$check_log" 2>&1 &
 check_pid=$!
 set +m
 # An interrupted run leaves no fuzzer or compiler behind.
