@@ -14,8 +14,9 @@
 #
 # Usage: bash scripts/package.sh [--no-build]
 #   By default scripts/build.sh first brings ./build up to date (configure with the Debian
-#   layout, incremental build). --no-build packages ./build as it is (the ctest test `package.*`,
-#   which runs after the build it tests, must not reconfigure it).
+#   layout, incremental build) for what the packages hold: the target `product`, everything but the
+#   tests and benchmarks (cmake/DlxProduct.cmake). --no-build packages ./build as it is (the ctest
+#   test `package.*`, which runs after the build it tests, must not reconfigure it).
 # DLX_PACKAGE_BUILD_DIR: another configured and built tree to package (default ./build).
 # DLX_PACKAGE_OUT: where the packages go (default ./dist, -dbgsym packages in dist/dbgsym);
 #   dpkg-buildpackage works in DIR.work.
@@ -26,7 +27,7 @@ root=$PWD
 build=$(realpath -m "${DLX_PACKAGE_BUILD_DIR:-$root/build}")
 
 case "${1:-}" in
-  "") [ -n "${DLX_PACKAGE_BUILD_DIR:-}" ] || bash scripts/build.sh ;;
+  "") [ -n "${DLX_PACKAGE_BUILD_DIR:-}" ] || bash scripts/build.sh product ;;
   --no-build) ;;
   *) echo "package.sh: unknown argument '$1' (usage: bash scripts/package.sh [--no-build])" >&2; exit 2 ;;
 esac

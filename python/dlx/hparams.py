@@ -90,7 +90,13 @@ class NameCheck:
     def check_unread(self) -> None:
         """Warns once about each defined name not read so far (call it when the trainer has
         read its hyperparameters: dlx.torch.Loop does when training starts, Trial.finish()
-        at the end)."""
+        at the end).
+
+        A trainer that has read no name through dlx (neither a value nor a default) reads its
+        hyperparameters some other way, DLX_HP_<NAME> or DLX_HPARAMS, which dlx cannot see:
+        then nothing is said, rather than a warning about every name it does read."""
+        if not self.read and not self.defaulted:
+            return
         for name in self.unread():
             guess = closest_name(name, list(self.defaulted))
             hint = f": did you mean '{guess}', which it asked for and got the default " \

@@ -12,7 +12,7 @@
 
 #include <algorithm>
 #include <iterator>
-#include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -23,6 +23,7 @@
 #include "hparams_json.hpp"
 #include "json_fields.hpp"
 #include "method_factories.hpp"
+#include "ordered_members.hpp"
 
 namespace dlx::searcher {
 
@@ -173,28 +174,20 @@ nlohmann::json hparams_to_json(const nlohmann::ordered_json& hparams) {
 
 nlohmann::ordered_json hparams_from_json(const nlohmann::json& json) {
   if (json.is_null()) return nullptr;
-  nlohmann::ordered_json hparams = nlohmann::ordered_json::object();
   if (!json.is_array()) {
     throw JournalError(fmt::format("hparams: expected a list of [name, value] pairs, found {}", json_kind(json)));
   }
-  // What hparams[name] = value does (a repeated name keeps its first place, with the last value),
-  // with a hash instead of ordered_json's linear search: a crafted list of 100,000 pairs was
+  // What hparams[name] = value does, linear in the pairs: a crafted list of 100,000 pairs was
   // quadratic.
-  auto& members = hparams.get_ref<nlohmann::ordered_json::object_t&>();
-  std::unordered_map<std::string, std::size_t> place;
+  OrderedMembers hparams(json.size());
   for (const auto& pair : json) {
     if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string()) {
       throw JournalError(fmt::format("hparams: expected [name, value], found {}",
                                      config::abbreviated(pair.dump(), 64)));
     }
-    const auto& name = pair[0].get_ref<const std::string&>();
-    if (const auto [at, added] = place.emplace(name, members.size()); !added) {
-      std::next(members.begin(), static_cast<long>(at->second))->second = nlohmann::ordered_json(pair[1]);
-    } else {
-      members.emplace_back(name, nlohmann::ordered_json(pair[1]));
-    }
+    hparams.set(pair[0].get_ref<const std::string&>(), nlohmann::ordered_json(pair[1]));
   }
-  return hparams;
+  return std::move(hparams).take();
 }
 
 }  // namespace detail

@@ -77,7 +77,7 @@ restarts=$(/usr/bin/python3 -c "import h5py,sys; print(int(h5py.File(sys.argv[1]
 case "$(cat "$WORK/torch-limit-${limit_job}_0.out")" in
   *"DUE TO TIME LIMIT"*) fail "an allocation of torch-limit was killed by its time limit" ;;
 esac
-[[ $(restart_attr "$limit_dir" 1 reason) == "requeue: checkpoint at step "*" after SIGUSR2" ]] ||
+[[ $(restart_attr "$limit_dir" 1 reason) == "requeue: checkpoint at step "*" after SIGUSR2 (time_limit: "* ]] ||
   fail "torch-limit's first restart was not the time-limit notice: $(restart_attr "$limit_dir" 1 reason)"
 compare torch-limit "$limit_job" "$limit_dir" --notices "$restarts"
 note "(iii) chained over $((restarts + 1)) allocations of 1 minute: identical"

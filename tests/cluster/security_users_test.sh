@@ -23,9 +23,19 @@ done
 rm -rf "${storage:?}/$ALICE" "${storage:?}/$MALLORY" "$storage/$ALICE.moved"
 marker_dir=$DLX_TEST_STATE/markers
 rm -rf "$marker_dir" && install -d -m 1777 "$marker_dir"
-restore_storage_mode() { chmod 1777 "$storage"; }
-trap 'restore_storage_mode; echo "FAIL: $(basename "$0"):$LINENO: command failed: $BASH_COMMAND" >&2' ERR
-trap restore_storage_mode EXIT
+# On any exit, the storage root as the other tests expect it: sticky again, and alice's own
+# directory back in its place (a failure after the swap left mallory's there, and every later
+# test's submissions as alice were refused).
+restore_storage() {
+  chmod 1777 "$storage"
+  if [ -d "$storage/$ALICE.moved" ]; then
+    rm -rf "${storage:?}/$ALICE"
+    mv "$storage/$ALICE.moved" "$storage/$ALICE"
+  fi
+  [ "$(stat -c %U "$storage/$ALICE" 2> /dev/null || echo "$ALICE")" = "$ALICE" ] || rm -rf "${storage:?}/$ALICE"
+}
+trap 'restore_storage; echo "FAIL: $(basename "$0"):$LINENO: command failed: $BASH_COMMAND" >&2' ERR
+trap restore_storage EXIT
 
 as_named() {  # as_named USER CMD...: like lib.sh's as_user, for USER in their own submit directory
   local user=$1 work=$DLX_TEST_STATE/work-$1
@@ -38,10 +48,12 @@ write_experiment() {  # write_experiment USER FILE NAME ENTRYPOINT
     "$3" "$4" | as_named "$1" tee "$DLX_TEST_STATE/work-$1/$2" > /dev/null
 }
 node_states() { sinfo -h -N -o '%N %t' | sort -u | paste -sd ' '; }
-wait_nodes_idle() {  # every node idle again within $1 seconds (COMPLETING would block other users)
+# No node left COMPLETING, drained or down by the refused job within $1 seconds: either would keep
+# it from other users. Nodes busy with other jobs are fine (only idle, mixed and allocated pass).
+wait_nodes_released() {
   local deadline=$((SECONDS + $1))
-  until [ "$(sinfo -h -N -o '%t' | sort -u)" = idle ]; do
-    [ "$SECONDS" -lt "$deadline" ] || fail "nodes not idle $1 s after the job ended: $(node_states)"
+  while sinfo -h -N -o '%t' | grep -qvE '^(idle|mix|alloc)$'; do
+    [ "$SECONDS" -lt "$deadline" ] || fail "nodes not released $1 s after the job ended: $(node_states)"
     sleep 0.5
   done
 }
@@ -98,7 +110,7 @@ step_messages() {  # step_messages JOB EXPERIMENT
 expected=("$storage (mode 0777) is writable by its group and all users without the sticky bit"
           "$storage/$ALICE is owned by $MALLORY, not by $ALICE or root")
 for n in 1 2; do
-  [ "$n" = 1 ] || restore_storage_mode
+  [ "$n" = 1 ] || chmod 1777 "$storage"  # the administrator restores the sticky bit
   job=${jobs[$((n - 1))]}
   scontrol release "$job"
   wait_for_job "$job" 120
@@ -106,7 +118,7 @@ for n in 1 2; do
   messages=$(step_messages "$job" "$storage/$ALICE/swap$n")
   expect_contains "the swapped experiment swap$n" "$messages" "${expected[$((n - 1))]}"
   note "swapped directory refused by slurmstepd (job $job): $(echo "$messages" | grep -o 'dlx: .*' | head -1)"
-  wait_nodes_idle 60
+  wait_nodes_released 60
   [ -z "$(sinfo -h -R)" ] || fail "a node was drained by the refusal: $(sinfo -R)"
 done
 rm -rf "${storage:?}/$ALICE"
@@ -124,7 +136,7 @@ wait_for_job "$job" 90
 expect_contains "unreadable snapshot" "$(cat "$DLX_TEST_STATE/work-$ALICE/unreadable-${job}_0.out")" \
   "cannot open $storage/$ALICE/unreadable/experiment.yaml: Permission denied"
 note "the snapshot is read as the user: an unreadable one is refused with EACCES"
-wait_nodes_idle 30
+wait_nodes_released 30
 
 # ---- 3: a FIFO in the snapshot's place, made by the job script before srun: the step's
 # user_init must refuse at once (a blocking open left the node COMPLETING for minutes).
@@ -143,7 +155,7 @@ output=$(cat "$DLX_TEST_STATE/work-$ALICE/fifo-${job}_0.out" 2>/dev/null || true
 log=$(grep -h "dlx:" "$CLUSTER"/log/slurmd-n*.log | grep "fifo/experiment.yaml" | tail -3 || true)
 expect_contains "FIFO snapshot (job output and slurmd logs)" "$output$log" \
   "experiment.yaml is a FIFO, not a regular file"
-wait_nodes_idle 30
+wait_nodes_released 30
 # The next user's job runs.
 write_experiment "$MALLORY" after.yaml after "'id -un > $marker_dir/after-ran'"
 submitted=$(as_named "$MALLORY" sbatch --parsable --output=after-%A_%a.out --dl-experiment=after.yaml examples/job.sh)

@@ -193,7 +193,8 @@ TEST_CASE("launcher: rank 0 marks the trial failed when the trainer exits non-ze
   CHECK(record.training.steps() == std::vector<std::int64_t>{10});  // history kept
 }
 
-TEST_CASE("launcher: the trainer gets a group nested in DLX_HPARAMS; the record keeps dotted names", "[launch-cli]") {
+TEST_CASE("launcher: the trainer gets a group nested in DLX_HPARAMS, and the record keeps dotted names",
+          "[launch-cli]") {
   TempDir dir("nested");
   std::filesystem::copy_file(std::filesystem::path(DLX_SOURCE_DIR) / "examples" / "nested.yaml",
                              dir.path() / "experiment.yaml");  // optim: {lr: log, l2: double}

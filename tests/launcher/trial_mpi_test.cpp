@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "catch_session.hpp"
 #include "dlx/trial.hpp"
 
 namespace {
@@ -63,7 +64,7 @@ int main(int argc, char** argv) {
   int failed = 1;
   try {
     g_trial = std::make_unique<dlx::Trial>();
-    failed = Catch::Session().run(argc, argv) == 0 ? 0 : 1;
+    failed = dlx::testing::run_catch_session(argc, argv) == 0 ? 0 : 1;
     std::int32_t any = failed;
     g_trial->communicator().allreduce_sum(std::span<std::int32_t>(&any, 1));
     failed = any;

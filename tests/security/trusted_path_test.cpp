@@ -350,7 +350,7 @@ TEST_CASE("listing and deleting never follow a link out of the experiment", "[tr
   CHECK_FALSE(dlx::store::remove_file_below(experiment, own_checkpoints / "step-4.h5"));  // already gone
 }
 
-TEST_CASE("dlx storage: an administrator makes users' directories; squatted ones are reported, never changed",
+TEST_CASE("dlx storage: an administrator makes users' directories, and squatted ones are reported, never changed",
           "[trusted_path][storage]") {
   if (!root()) {
     WARN("skipped: needs root to hand directories to users");

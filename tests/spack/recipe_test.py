@@ -134,6 +134,12 @@ class RecipeTest(unittest.TestCase):
         self.assertIn(project_version, [d.args[0] for d in directives("version")],
                       "package.py's version() must follow project(dlx VERSION ...)")
 
+    def test_licence_is_the_trees(self):
+        self.assertEqual([d.args for d in directives("license")], [("Apache-2.0",)])
+        with open(os.path.join(SOURCE_DIR, "LICENSE")) as f:
+            self.assertIn("Apache License\n                           Version 2.0, January 2004", f.read(),
+                          "package.py's license() must name the licence of LICENSE")
+
     def test_variants(self):
         variants = {d.args[0]: d.kwargs for d in directives("variant")}
         self.assertEqual(set(variants), {"cuda", "python", "chart_js"})

@@ -113,6 +113,15 @@ class NameCheckTest(unittest.TestCase):
         self.assertEqual(len(self.said), 3)
         self.assertEqual(self.check.warnings, self.said)
 
+    def test_a_trainer_that_reads_no_name_through_dlx_is_not_warned(self):
+        # It reads DLX_HP_<NAME> or DLX_HPARAMS, which dlx cannot see: no warning about each name.
+        self.check.check_unread()
+        self.assertEqual(self.said, [])
+        self.hparams.get("epochs")  # one name read through dlx: the others are now unread
+        self.check.check_unread()
+        self.assertEqual(len(self.said), 3)
+        self.assertIn("'batch_sise', which this trial has not read", self.said[0])
+
     def test_reading_a_group_reads_its_members(self):
         group = self.hparams.get("optim")  # the trainer may use any member of a group it reads
         self.assertEqual(group.get("lr", 1.0), 0.1)

@@ -106,7 +106,8 @@ TEST_CASE("Determined 0.38: time_metric and max_time", "[config][determined]") {
                              "async_halving and adaptive_asha; remove it)"));
 }
 
-TEST_CASE("Determined: max_concurrent_trials defaults to 16; PBT to its population", "[config][determined]") {
+TEST_CASE("Determined: max_concurrent_trials defaults to 16, and PBT's to its population",
+          "[config][determined]") {
   CHECK(parse_searcher("{name: random, metric: l, max_trials: 100}").searcher.max_concurrent_trials == 16);
   CHECK(parse_searcher("{name: grid, metric: l}").searcher.max_concurrent_trials == 16);
   CHECK(parse_searcher("{name: adaptive_asha, metric: l, max_trials: 9, max_length: 9}").searcher.max_concurrent_trials ==

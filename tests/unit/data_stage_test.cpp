@@ -133,7 +133,8 @@ TEST_CASE("a file source keeps its name and its mode", "[data]") {
   CHECK((fs::status(copy).permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_exec));
 }
 
-TEST_CASE("a changed source gets a new key; checksum mode ignores a touch but not new content", "[data]") {
+TEST_CASE("a changed source gets a new key, and checksum mode ignores a touch but not new content",
+          "[data]") {
   Scratch scratch;
   const fs::path source = make_dataset(scratch.path / "dataset");
   auto request = request_for(scratch, {source});

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -123,6 +124,43 @@ void make_experiment(const fs::path& dir, const std::string& first_state) {
   REQUIRE(coordinator.request_work(1).kind == searcher::Work::Kind::train);
   save(dir, 0, first_state, {0.9, 0.5, 0.1});
   save(dir, 1, "completed", {0.7, 0.6});
+}
+
+// An ASHA search with promotions (stop_once: false: the losers of a rung are paused, in case a
+// later ticket promotes them), its first `tickets` array tasks run one after another as dlx-launch
+// runs them: each asks the searcher for work, its trial reports at each target until the searcher
+// decides, trial.h5 is written in the state decided, and a paused trial posts its exit. Trial 3
+// learns best. The last `unasked` tasks do not run. Returns the number of array tasks of the search.
+int run_asha_search(const fs::path& dir, int unasked = 0) {
+  spit(dir / "experiment.yaml",
+       "name: watch\nentrypoint: [unused]\nseed: 7\n"
+       "hyperparameters:\n  x: {type: double, minval: 0, maxval: 1}\n"
+       "searcher: {name: async_halving, metric: loss, max_trials: 4, divisor: 2, max_rungs: 2,\n"
+       "           max_length: {batches: 8}, stop_once: false}\n");
+  const auto experiment = config::load_snapshot(dir);
+  const int all = searcher::ticket_count(experiment);
+  searcher::Coordinator coordinator(experiment, dir / searcher::kJournalFileName);
+  std::map<int, std::vector<double>> losses;
+  for (int ticket = 0; ticket < all - unasked; ++ticket) {
+    const auto work = coordinator.request_work(ticket);
+    REQUIRE(work.kind != searcher::Work::Kind::wait);  // one task at a time: nothing runs meanwhile
+    if (work.kind == searcher::Work::Kind::none) continue;
+    for (std::int64_t length = work.target_length;;) {
+      const double loss = 1.0 / (1 + work.trial) + 1.0 / static_cast<double>(length);
+      losses[work.trial].push_back(loss);
+      const auto decision = coordinator.report_validation(work.trial, length, loss);
+      if (decision.kind == searcher::Decision::Kind::continue_training) {
+        length = decision.target_length;
+        continue;
+      }
+      const bool paused = decision.kind == searcher::Decision::Kind::pause;
+      save(dir, work.trial, paused ? "paused" : decision.kind == searcher::Decision::Kind::stop ? "stopped" : "completed",
+           losses[work.trial]);
+      if (paused) coordinator.report_exit(work.trial, searcher::ExitKind::paused, decision.reason);
+      break;
+    }
+  }
+  return all;
 }
 
 }  // namespace
@@ -236,4 +274,45 @@ TEST_CASE("dlx status --watch: bad SECONDS and a directory that is not an experi
   CHECK(elsewhere.status == 1);
   CHECK_THAT(elsewhere.err, Catch::Contains("is not an experiment directory"));
   CHECK(elsewhere.out.empty());
+}
+
+TEST_CASE("dlx status --watch: a search that ends with trials paused for good ends the watch too", "[cli][watch]") {
+  // It used to wait for every trial to complete, which the paused losers of ASHA's promotion
+  // variant (and PBT's) never do: --watch ran until Ctrl-C after the experiment had finished.
+  TempDir dir;
+  const int tickets = run_asha_search(dir.path);
+  REQUIRE(tickets > 4);  // the trials, and the promotions a later task may run
+  SECTION("the table") {
+    const auto run = run_dlx({"status", "--watch", "0.5", dir.path.string()});
+    INFO(run.out << run.err);
+    REQUIRE(run.status == 0);  // by itself: a run still going after 15 s is killed (-1)
+    CHECK(count(run.out, "# ---- ") == 1);
+    const auto at = run.out.find(" trials ended");
+    REQUIRE(at != std::string::npos);
+    const auto start = run.out.rfind('\n', at) + 1;
+    CHECK_THAT(run.out.substr(start, run.out.find('\n', at) - start),
+               Catch::Matches("# .* [1-3] of 4 trials ended; the searcher has finished, leaving [1-3] paused"));
+  }
+  SECTION("JSON Lines") {
+    const auto run = run_dlx({"status", "--json", "--watch", "0.5", dir.path.string()});
+    INFO(run.out << run.err);
+    REQUIRE(run.status == 0);
+    REQUIRE(count(run.out, "\n") == 1);  // one frame
+    const auto document = nlohmann::json::parse(run.out);
+    CHECK(document["progress"]["finished"] == true);
+    CHECK(document["progress"]["ended"] < 4);
+  }
+}
+
+TEST_CASE("dlx status --watch: nothing running is not the end while an array task has had no answer",
+          "[cli][watch]") {
+  // Every trial so far paused or completed, but the last task (a promotion it may run) has not
+  // asked yet: the watch goes on until SIGINT.
+  TempDir dir;
+  run_asha_search(dir.path, 1);
+  const auto run = run_dlx({"status", "--watch", "0.5", dir.path.string()}, 1.5, SIGINT);
+  INFO(run.out << run.err);
+  REQUIRE(run.status == 0);
+  CHECK(count(run.out, "# ---- ") >= 2);
+  CHECK_THAT(run.out, !Catch::Contains("the searcher has finished"));
 }

@@ -30,7 +30,7 @@ TEST_CASE("the running release from spank_get_item's strings", "[plugin][slurm]"
   CHECK_FALSE(parse_release(bad.first, bad.second));
 }
 
-TEST_CASE("another release is refused with what to do; the same release is not", "[plugin][slurm]") {
+TEST_CASE("another release is refused with what to do, and the same release is not", "[plugin][slurm]") {
   CHECK(release_mismatch({22, 5}, {22, 5}).empty());
   CHECK(release_mismatch({23, 2}, {22, 5}) ==
         "this plugin was built for Slurm 23.02, but this is Slurm 22.05: rebuild/reinstall "

@@ -51,7 +51,7 @@ std::string adaptive(int max_trials, int max_length, const std::string& more) {
 
 }  // namespace
 
-TEST_CASE("grid: count 1 is the midpoint; int axes round half away from zero", "[searcher][determined][grid]") {
+TEST_CASE("grid: count 1 is the midpoint, and int axes round half away from zero", "[searcher][determined][grid]") {
   // double: (1 + 4) / 2 = 2.5. int: round((1 + 4) / 2.0) = round(2.5) = 3; round((-4 + -1) / 2.0) =
   // round(-2.5) = -3 (Go's math.Round, half away from zero). log: 10^((-4 + -2) / 2) = 10^-3.
   auto e = parse("{name: grid, metric: l}",

@@ -1,10 +1,15 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <iterator>
 #include <set>
+#include <string>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "dlx/common/crc32c.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/trial_plan.hpp"
 
@@ -91,6 +96,46 @@ TEST_CASE("random: deterministic per (seed, trial), inside the ranges", "[search
   reseeded.seed = 43;
   CHECK(searcher::plan_trial(reseeded, 17).hparams != trials[17].hparams);
   CHECK(trials[0].hparams != trials[1].hparams);
+}
+
+TEST_CASE("random: the same points as ever, for 5 hyperparameters and for 20,000", "[searcher][random]") {
+  // Pinned values, from the implementation before random points became linear in the number of
+  // hyperparameters (each was an ordered_json operator[] assignment, a search of the members so
+  // far): a trial's point must never change with how it is computed (DESIGN: determinism).
+  auto base = parse("{name: random, metric: m, max_trials: 10}",
+                    "  lr: {type: log, minval: -4, maxval: -1}\n"
+                    "  layers: {type: int, minval: 1, maxval: 3}\n"
+                    "  drop: {type: double, minval: 0.1, maxval: 0.5}\n"
+                    "  opt: {type: categorical, vals: [sgd, adam]}\n"
+                    "  epochs: 5\n");
+  CHECK(searcher::plan_trial(base, 3).hparams.dump() ==
+        R"({"lr":0.003212950973812407,"layers":1,"drop":0.4455241458658137,"opt":"adam","epochs":5})");
+  // 4,000 copies of those five, renamed lr0, layers0, ... (the parser's 1 MiB limit keeps a file
+  // of them out of reach): this took 0.3 s a point before, quadratic; a hang here is the regression.
+  auto wide = base;
+  wide.hyperparameters.clear();
+  for (int i = 0; i < 4000; ++i) {
+    for (auto hp : base.hyperparameters) {
+      hp.name += std::to_string(i);
+      wide.hyperparameters.push_back(std::move(hp));
+    }
+  }
+  for (const auto& [trial, crc, bytes] : {std::tuple{0, 0xc7ec1cf6U, 424000U}, std::tuple{7, 0xa39022bcU, 424002U}}) {
+    INFO("trial " << trial);
+    const auto point = searcher::plan_trial(wide, trial).hparams;
+    REQUIRE(point.size() == 20000);
+    CHECK(point.begin().key() == "lr0");  // file order
+    CHECK(std::prev(point.end()).key() == "epochs3999");
+    const std::string text = point.dump();
+    CHECK(text.size() == bytes);
+    CHECK(dlx::crc32c(text) == crc);
+  }
+  // A name given twice (the searcher does not count on the parser to refuse it): its first place, and
+  // the value of its last slot, as an assignment in file order gives.
+  auto twice = base;
+  twice.hyperparameters.push_back(base.hyperparameters.front());
+  CHECK(searcher::plan_trial(twice, 3).hparams.dump() ==
+        R"({"lr":0.00039214168523230974,"layers":1,"drop":0.4455241458658137,"opt":"adam","epochs":5})");
 }
 
 TEST_CASE("single: one trial of constants, and ids outside the plan are rejected", "[searcher]") {

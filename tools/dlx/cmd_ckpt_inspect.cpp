@@ -10,6 +10,7 @@
 #include "cmd_ckpt.hpp"
 #include "dlx/checkpoint/checkpoint.hpp"
 #include "dlx/config/display_text.hpp"
+#include "json_output.hpp"
 #include "options.hpp"
 #include "table.hpp"
 
@@ -95,7 +96,7 @@ int run_verify(const Arguments& arguments) {
       if (!json) fmt::print("FAILED  {}\n        {}\n", path, e.what());
     }
   }
-  if (json) std::cout << results.dump(2) << "\n";
+  if (json) std::cout << json_text(results) << "\n";
   else fmt::print("# {} of {} valid\n", results.size() - static_cast<std::size_t>(failed), results.size());
   return failed == 0 ? 0 : 1;
 }
@@ -104,15 +105,15 @@ int run_show(const Arguments& arguments) {
   auto values = parse_options(arguments, show_command_line());
   auto summary = checkpoint::read_checkpoint_summary(values["path"].as<std::string>());
   if (values.count("json")) {
-    std::cout << summary_json(summary).dump(2) << "\n";
+    std::cout << json_text(summary_json(summary)) << "\n";
     return 0;
   }
   auto json = summary_json(summary);
   for (const auto& [key, value] : json.items())
-    if (key != "tensors" && key != "state") fmt::print("# {:<16} {}\n", key, value.dump());
+    if (key != "tensors" && key != "state") fmt::print("# {:<16} {}\n", key, json_text(value, -1));
   // A long value (dlx.torch's structure of every state dict) is cut to one line; --json has it.
   for (const auto& [name, value] : json["state"].items())
-    fmt::print("# state.{:<10} {}\n", name, config::abbreviated(value.dump(), 160));
+    fmt::print("# state.{:<10} {}\n", name, config::abbreviated(json_text(value, -1), 160));
   Table table({"tensor", "dtype", "shape", "bytes", "crc32c"});
   for (const auto& t : summary.tensors)
     table.add_row({t.name, std::string(checkpoint::dtype_name(t.dtype)), shape_text(t.shape),

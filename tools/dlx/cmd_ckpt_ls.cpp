@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cmd_ckpt.hpp"
+#include "json_output.hpp"
 #include "options.hpp"
 #include "table.hpp"
 
@@ -51,7 +52,7 @@ int run_ls(const Arguments& arguments) {
                        {"kept_by", f.kept_by}, {"referenced_by", f.referenced_by},
                        {"metric", f.metric_value ? nlohmann::ordered_json(*f.metric_value)
                                                  : nlohmann::ordered_json()}});
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out) << "\n";
     return 0;
   }
   fmt::print("# {}\n", target.experiment_dir.string());

@@ -79,7 +79,8 @@ CommandLine status_command_line() {
                       "sparkline of the trial's validation metric.\n"
                       "--watch redraws the table every SECONDS (default 2, from 0.5 to 3600), with a\n"
                       "line of progress (trials ended, each running trial's step of its target, an\n"
-                      "estimate of when they reach it), until Ctrl-C or until every trial has ended.\n"
+                      "estimate of when they reach it), until Ctrl-C or until the experiment has\n"
+                      "finished: every trial ended, or the searcher done with the rest paused.\n"
                       "To a file or pipe it writes each table after a line with its time; with\n"
                       "--json, one JSON document per line.",
                       "dlx status 42\n"

@@ -116,7 +116,7 @@ int watch_status(const std::filesystem::path& directory, const config::Experimen
     }
     write_frame(frame);
     first = false;
-    if (progress.ended == progress.total) break;  // nothing will change any more
+    if (report.finished) break;  // nothing will change any more
     sleep_unless_stopped(std::chrono::duration<double>(options.interval_seconds));
   }
   return 0;

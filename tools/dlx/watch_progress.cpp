@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace dlx::cli {
 
@@ -36,6 +37,12 @@ WatchProgress ProgressTracker::update(const StatusReport& report, Clock::time_po
     eta_known = true;
   }
   if (eta_known && !eta_unknown) progress.eta_seconds = eta;
+  progress.finished = report.finished;
+  if (progress.finished) {
+    for (const auto& row : report.rows) {
+      if (!row.ended()) ++progress.left[row.state];
+    }
+  }
   // A trial keeps its sample until it moves: a rate over two frames of a slow trial is still a
   // rate, where "no step since the last frame" would hide it forever at short intervals.
   for (auto& [id, sample] : current) {
@@ -59,6 +66,11 @@ std::string WatchProgress::line() const {
     if (running.size() > kListedRunning) text += fmt::format(" and {} more", running.size() - kListedRunning);
   }
   if (eta_seconds) text += fmt::format("; eta {}", format_duration(*eta_seconds));
+  if (finished && !left.empty()) {
+    std::vector<std::string> states;
+    for (const auto& [state, count] : left) states.push_back(fmt::format("{} {}", count, state));
+    text += fmt::format("; the searcher has finished, leaving {}", fmt::join(states, ", "));
+  }
   return text;
 }
 
@@ -71,6 +83,7 @@ nlohmann::ordered_json WatchProgress::json() const {
     out["running"].push_back(item);
   }
   out["eta_seconds"] = eta_seconds ? nlohmann::ordered_json(*eta_seconds) : nlohmann::ordered_json();
+  out["finished"] = finished;
   return out;
 }
 

@@ -27,8 +27,12 @@ struct WatchProgress {
   std::size_t ended = 0, total = 0;
   std::vector<RunningTrial> running;
   std::optional<double> eta_seconds;  // until every running trial reaches its target
+  bool finished = false;                 // StatusReport::finished: the last frame
+  std::map<std::string, int> left;       // when finished, the trials that did not end, by state
 
-  std::string line() const;  // "2 of 4 trials ended; running: trial 3 step 120 of 256; eta 2m10s"
+  // "2 of 4 trials ended; running: trial 3 step 120 of 256; eta 2m10s"; at the end of a search
+  // that leaves trials paused: "3 of 9 trials ended; the searcher has finished, leaving 6 paused"
+  std::string line() const;
   nlohmann::ordered_json json() const;
 };
 

@@ -17,9 +17,15 @@ check_consumers() {
   fi
   local -x PKG_CONFIG_PATH=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$sysroot
   mkdir -p "$work/pc"
+  # dlx's C++ headers need C++20, which g++ 12 does not default to: dlx.pc's Cflags say so, and the
+  # C++ consumer is compiled with no -std of its own.
+  local cxxflags
+  cxxflags=$(pkg-config --cflags dlx)
+  [[ " $cxxflags " == *" -std=c++20 "* ]] && ok "pkg-config --cflags dlx: $cxxflags" ||
+    fail "pkg-config --cflags dlx has no -std=c++20: $cxxflags"
   # shellcheck disable=SC2046  # pkg-config's flags are words
   if "$cc" -o "$work/pc/consumer_c" "$consumer/consumer.c" $(pkg-config --cflags --libs dlx-c) &&
-     "$cxx" -std=c++20 -o "$work/pc/consumer_cpp" "$consumer/consumer.cpp" $(pkg-config --cflags --libs dlx); then
+     "$cxx" -o "$work/pc/consumer_cpp" "$consumer/consumer.cpp" $(pkg-config --cflags --libs dlx); then
     run_consumer_programs pkg-config "$work/pc" "$lib"
   else
     fail "pkg-config dlx / dlx-c: $(pkg-config --cflags --libs dlx dlx-c 2>&1)"

@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "dlx/searcher/method.hpp"
+#include "dlx/searcher/search_state.hpp"
 #include "report_downsample.hpp"
 #include "report_importance.hpp"
 #include "report_story.hpp"
@@ -202,17 +202,6 @@ nlohmann::json trial_model(const TrialRow& row, const TrialRecord* record, const
   return trial;
 }
 
-// Whether the experiment has ended: every trial ended, or the searcher ended it with trials paused
-// for good (ASHA's promotion variant leaves its losers paused) once every array task has had its
-// answer and no trial runs.
-bool experiment_ended(const config::Experiment& experiment, const StatusReport& status,
-                      const searcher::SearchState* search) {
-  if (status.rows.empty()) return false;
-  if (std::ranges::all_of(status.rows, [](const TrialRow& row) { return row.ended(); })) return true;
-  return search && search->tickets_answered() >= static_cast<std::size_t>(searcher::ticket_count(experiment)) &&
-         std::ranges::none_of(search->trials(), [](const auto& entry) { return entry.second.status == "running"; });
-}
-
 nlohmann::json meta_model(const config::Experiment& experiment, const StatusReport& status,
                           const ModelOptions& options, bool ended, std::size_t points) {
   nlohmann::json states = nlohmann::json::object();
@@ -257,7 +246,9 @@ nlohmann::json report_model(const config::Experiment& experiment, const StatusRe
     trials.push_back(trial_model(status.rows[i], record, search, points));
     if (record) by_id.push_back(record);
   }
-  const bool ended = experiment_ended(experiment, status, search);
+  // Ended: every trial completed or failed, or the searcher is done with trials left paused for
+  // good (ASHA's promotion variant leaves its losers paused): StatusReport::finished.
+  const bool ended = !status.rows.empty() && status.finished;
   // Once the experiment has ended, a trial the searcher left paused is finished too (for the best
   // value against trials finished), at its last update.
   if (ended) {

@@ -6,8 +6,8 @@
 //
 // Data model (keys are short: the document is inlined into the page, 1,000 trials and more):
 //   meta        experiment, directory, searcher, sampler, metric, smaller_is_better,
-//               generated_unix, watch_seconds (null: a final page), ended (every trial completed or
-//               failed, or the searcher answered every array task and runs no trial), states {state: count}, warnings [text], points_per_curve, best_trial
+//               generated_unix, watch_seconds (null: a final page), ended (StatusReport::finished:
+//               every trial completed or failed, or the searcher is done), states {state: count}, warnings [text], points_per_curve, best_trial
 //               (id or null: the searcher's best, else the best metric), min_trials_importance
 //   hparams     [{name, type}]: the searched hyperparameters in file order (type: const, int,
 //               double, log, categorical)

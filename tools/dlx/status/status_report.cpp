@@ -12,6 +12,7 @@
 #include "dlx/config/display_text.hpp"
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/searcher/journal_snapshot.hpp"
+#include "dlx/searcher/method.hpp"
 #include "dlx/searcher/search_state.hpp"
 #include "dlx/store/code_info.hpp"
 #include "dlx/store/experiment_layout.hpp"
@@ -96,6 +97,15 @@ std::string slurm_summary(const SlurmView& slurm) {
     text += fmt::format("{}{} {}", text.empty() ? "" : ", ", count, lower);
   }
   return fmt::format("job {}: {}", slurm.job_id, text.empty() ? "no task queued or running" : "tasks " + text);
+}
+
+// The searcher has nothing left to do: every array task has had its answer (train or none), no
+// trial is running in its eyes, and every trial it paused has posted its exit (trial.h5 written for
+// the last time). Paused trials then stay paused: nothing would resume them.
+bool searcher_done(const searcher::SearchState& search, const config::Experiment& experiment) {
+  return search.tickets_answered() >= static_cast<std::size_t>(searcher::ticket_count(experiment)) &&
+         search.unsettled() == 0 &&
+         std::ranges::none_of(search.trials(), [](const auto& entry) { return entry.second.status == "running"; });
 }
 
 std::optional<std::int64_t> last_step(const record::TrialRecord& record) {
@@ -224,6 +234,9 @@ StatusReport read_status(const std::filesystem::path& directory, const config::E
       if (found != rows.end()) report.best_row = static_cast<std::size_t>(found - rows.begin());
     }
   }
+  report.finished = std::ranges::all_of(rows, [](const TrialRow& row) { return row.ended(); }) ||
+                    (search && searcher_done(*search, experiment) &&
+                     std::ranges::none_of(rows, [](const TrialRow& row) { return row.state == "running"; }));
   // The searcher column only when the searcher has something to say of some trial (not for
   // single, grid or random without a searcher length: a column of dashes).
   report.searcher_column =

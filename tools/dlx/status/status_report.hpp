@@ -52,6 +52,11 @@ struct StatusReport {
   std::filesystem::path directory;
   std::vector<TrialRow> rows;
   std::map<std::string, int> states;  // how many trials in each state
+  // Nothing will change any more: every trial completed or failed, or the searcher is done (it has
+  // answered every array task, no trial runs and every pause is settled) and no trial.h5 says
+  // running. An experiment the searcher ends with trials left paused or stopped for good (ASHA's
+  // promotion variant, PBT, stopping ASHA) is finished so, though those trials never complete.
+  bool finished = false;
   std::optional<std::size_t> best_row;
   bool searcher_column = false;
   // The code snapshot's origin (code.json): "commit 3f2a9c1d0b7e (dirty) on main", "not in git";

@@ -14,6 +14,7 @@ class Dlx(CMakePackage):
     # Built from a checkout of the source tree, which holds this recipe:
     #   spack develop --path <checkout> dlx@0.1.0   (docs/admin-guide.md, "Spack")
     version("0.1.0")  # project(dlx VERSION ...) in CMakeLists.txt
+    license("Apache-2.0")  # LICENSE
 
     variant("cuda", default=False, description="Build the NCCL backend for GPU training (CUDA 12 or later)")
     variant("python", default=True,
