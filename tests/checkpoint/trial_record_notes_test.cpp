@@ -2,6 +2,7 @@
 // They round-trip, stay within their bounds when written, are absent from records without them,
 // and a file that breaks the bounds (crafted, or damaged) is refused with a message naming the
 // attribute.
+#include <filesystem>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -18,7 +19,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-std::string load_error(const std::filesystem::path& path) {
+std::string notes_load_error(const std::filesystem::path& path) {
   try {
     load_trial_record(path);
   } catch (const RecordError& e) {
@@ -88,7 +89,7 @@ TEST_CASE("trial record notes: files past the bounds are refused, naming the att
   const auto path = dir.path() / kTrialFileName;
   const auto with_attribute = [&](const char* name, const std::string& value) {
     write_trial_record_then(path, [&](hid_t f) { set_string_attribute(f, "/", name, value, false); });
-    return load_error(path);
+    return notes_load_error(path);
   };
   CHECK_THAT(with_attribute("hparam_warnings", "{\"kind\": 1}"),
              Contains("attribute 'hparam_warnings' of / is not a JSON array"));

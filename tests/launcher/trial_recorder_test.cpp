@@ -36,7 +36,7 @@ void save(const std::filesystem::path& path, const std::string& state, const std
 
 }  // namespace
 
-TEST_CASE("trial recorder: a promotion of a paused trial is not a restart; a requeue is", "[unit][trial_record]") {
+TEST_CASE("trial recorder: a promotion of a paused trial is not a restart, a requeue is", "[unit][trial_record]") {
   dlx::test::TempDir dir("recorder");
   const auto env = environment(dir.path(), 1);  // a ticket that gave its slot back once
   SECTION("paused by the searcher, resumed by a promotion") {

@@ -27,7 +27,9 @@ struct Hparams::Warnings {
 void Hparams::warn_on(std::FILE* sink) {
   if (!warnings_) {
     warnings_ = std::make_shared<Warnings>();
-    for (const auto& [key, value] : config::flatten_hyperparameters(values_).items()) warnings_->defined.push_back(key);
+    // Named: items() of a temporary would outlive it (the range-for keeps only items()'s proxy).
+    const auto flat = config::flatten_hyperparameters(values_);
+    for (const auto& [key, value] : flat.items()) warnings_->defined.push_back(key);
   }
   warnings_->sink = sink;
 }
