@@ -205,4 +205,16 @@ TEST_CASE("launcher: a defined name never read is a warning naming the default t
   CHECK(whole.json().size() == 2);
   whole.check_unread();
   CHECK(whole.warnings().empty());
+
+  // A trainer that reads no name through dlx reads DLX_HP_<NAME> or DLX_HPARAMS, which dlx cannot
+  // see: no warning about every name it does read.
+  Hparams elsewhere(ordered_json::parse(R"({"a":1,"b":2})"));
+  elsewhere.warn_on(nullptr);
+  elsewhere.check_unread();
+  CHECK(elsewhere.warnings().empty());
+  // One read through dlx is enough to check the rest.
+  CHECK(elsewhere.get<int>("a") == 1);
+  elsewhere.check_unread();
+  REQUIRE(elsewhere.warnings().size() == 1);
+  CHECK_THAT(elsewhere.warnings()[0], Catch::Matchers::Contains("hyperparameter 'b', which this trial has not read"));
 }

@@ -97,6 +97,10 @@ void Hparams::note_default(std::string_view name, const std::string& fallback,
 void Hparams::check_unread() const {
   if (!warnings_) return;
   std::lock_guard lock(warnings_->mutex);
+  // A trainer that read no name through dlx (neither a value nor a default) reads its
+  // hyperparameters some other way, DLX_HP_<NAME> or DLX_HPARAMS, which dlx cannot see: nothing
+  // is said then, rather than a warning about every name it does read (as in the Python package).
+  if (warnings_->read.empty() && warnings_->defaulted.empty()) return;
   std::vector<std::string> defaulted;
   for (const auto& [name, value] : warnings_->defaulted) defaulted.push_back(name);
   for (const auto& name : warnings_->defined) {
