@@ -104,7 +104,7 @@ dlx_status dlx_trial_report_training(dlx_trial* trial, int64_t step, const char*
 dlx_status dlx_trial_report_validation(dlx_trial* trial, int64_t step, const char* const* names,
                                        const double* values, size_t count);
 /* Names-once reporting: register `count` names once (every rank; checked as a report checks them,
- * DLX_ERROR_TRIAL for a refused or repeated name) and get *out, a small number naming them (the
+ * DLX_ERROR_CONFIG for a refused or repeated name) and get *out, a small number naming them (the
  * same names again give the same number; at most 4096 sets per trial). Each report then passes
  * only `values`, one per name in that order: no name is compared, looked up or copied per report
  * (what Python's report_training and report_validation use). */
