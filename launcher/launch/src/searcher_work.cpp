@@ -37,7 +37,7 @@ std::chrono::seconds hold_limit(const env::EnvMap& env) {
 }
 
 // While a ticket waits in a throttled array, it asks again at least this often: a trial requeued
-// meanwhile gets the slot within about this long (docs/benchmarks.md, "Requeue downtime").
+// meanwhile gets the slot within about this long (plus Slurm's own delays).
 constexpr auto kThrottledPause = std::chrono::milliseconds(2000);
 
 // The trial this ticket should yield its slot to, per the journal (`state`) and squeue.
