@@ -50,6 +50,8 @@ TEST_CASE("slot yield: a ticket yields to a running trial whose task waits for i
     CHECK(resume->ticket == 1);
     CHECK(resume->reason == "BeginTime");
     CHECK(trial_to_resume(state, 5, {{1, PendingTask{"JobArrayTaskLimit", 1}}}));
+    // Requeued by its own exit 85 (a crash restart, a checkpoint on a notice).
+    CHECK(trial_to_resume(state, 5, {{1, PendingTask{"NonZeroExitCode", 1}}}));
   }
   SECTION("not to itself, not to a task that never ran a trial, not to a held one") {
     CHECK_FALSE(trial_to_resume(state, 1, {{1, PendingTask{"BeginTime", 1}}}));

@@ -42,8 +42,11 @@ std::optional<std::map<int, PendingTask>> pending_array_tasks(const std::string&
 
 bool waits_for_its_turn(const PendingTask& task) {
   const auto& reason = task.reason;
+  // NonZeroExitCode: a task requeued by its own exit (RequeueExit=85: a crash restart, or a
+  // checkpoint on a notice) keeps that reason while it waits out its begin time (verified on the
+  // local cluster, Slurm 22.05); `scontrol requeue` and preemption show BeginTime.
   return reason == "BeginTime" || reason == "JobArrayTaskLimit" || reason == "Priority" || reason == "Resources" ||
-         reason == "None" || reason == "Reservation";
+         reason == "None" || reason == "Reservation" || reason == "NonZeroExitCode";
 }
 
 std::optional<TrialToResume> trial_to_resume(const searcher::SearchState& state, int own_ticket,

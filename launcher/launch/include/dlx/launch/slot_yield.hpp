@@ -6,7 +6,8 @@
 // ticket, which would start a new trial (or wait for the searcher) while the trial that was
 // running waits for a slot. Instead, a ticket that is not running a trial yields: when Slurm
 // shows the array task of a trial the journal says is running as pending, for a reason that
-// passes by itself (BeginTime after the requeue, the throttle, priority, resources; not a hold),
+// passes by itself (BeginTime after the requeue, or NonZeroExitCode after a requeue by exit 85,
+// the throttle, priority, resources; not a hold),
 // the ticket exits 85 (RequeueExit: Slurm requeues it, and it asks again when it next starts).
 // Each yielding ticket is requeued itself, so it waits cred_expire + 1 s before it can take a slot
 // again, and the requeued trial's task comes first among them (it was requeued earliest).
