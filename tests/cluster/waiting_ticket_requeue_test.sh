@@ -44,6 +44,7 @@ as_user scontrol requeue "${job}_1" || fail "scontrol requeue ${job}_1 failed"
 note "requeued ticket 1 while it trained trial 1"
 wait_for_job "$job" 240
 out2=$WORK/waiting-${job}_2.out
+grep "gives its slot back" "$out2" || true
 expect_contains "ticket 2" "$(cat "$out2")" "dlx-launch: ticket 2 gives its slot back"
 expect_contains "ticket 2" "$(cat "$out2")" ": trial 1 (array task 1) waits to resume (Slurm: "
 status=$(as_user dlx status "$job")
