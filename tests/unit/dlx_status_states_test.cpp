@@ -81,7 +81,7 @@ TEST_CASE("dlx status: a trial's state from its record and its array task", "[cl
        "requeued: requeue: checkpoint at step 24 after SIGUSR2; Slurm: PENDING (BeginTime)"},
       {"pending again without a recorded reason", running, &pending, &slurm, "requeued", "",
        "requeued without recording why (killed, or its node lost); Slurm: PENDING (BeginTime)"},
-      {"running, its task ended", running, &done, &slurm, "lost", "", "its array task 42 ended (COMPLETED)"},
+      {"running, its task ended", running, &done, &slurm, "lost", "", "its array task in job 42 ended (COMPLETED)"},
       {"running, the job gone", running, nullptr, &gone, "lost", "", "Slurm no longer knows job 42"},
       {"completed", {"completed", "", 0, 0}, nullptr, &gone, "completed", "", ""},
       {"restarted after a crash, running again", {"running", "", 1, 1}, &active, &slurm, "running", "restart 1 of 5",

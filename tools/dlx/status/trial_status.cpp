@@ -26,7 +26,7 @@ bool abandoned(const SlurmTask* task, const SlurmView* slurm) {
 
 std::string ended_words(const SlurmTask* task, const SlurmView& slurm) {
   if (slurm.gone) return fmt::format("Slurm no longer knows job {}", slurm.job_id);
-  return fmt::format("its array task {} ended ({})", slurm.job_id, task ? task->state : "?");
+  return fmt::format("its array task in job {} ended ({})", slurm.job_id, task ? task->state : "?");
 }
 
 }  // namespace
