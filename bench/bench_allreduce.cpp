@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_allreduce: dlx's allreduce against raw MPI, under `mpirun -n 2 bench_allreduce [--json]`.
 //   fused_vs_separate_<size>  100 float tensors of <size> each: 100 MPI_Allreduce calls over
 //                             one FusedAllreduce::allreduce_sum (speed-up; targets 4.5 / 2.2 / 1.0)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_searcher: the search methods on a simulated cluster (tests/unit/simulated_runner.hpp):
 // N workers (array tasks running at once), a simulated clock and the synthetic learning-curve
 // family documented there (two hyperparameters x, y in [0, 1]; loss falls like 1 / (1 + L / tau)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The cost of one journaled searcher event on a real file system: what a trial waits for when it
 // asks the searcher (lock the journal, read the records it has not seen, decide, append,

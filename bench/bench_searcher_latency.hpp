@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How long one searcher decision takes in memory: a method driven through a whole simulated run,
 // every on_work_requested and on_validation timed with the real (steady) clock.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scaling study. A search of W worker-seconds on n workers cannot end before W / n, and no
 // configuration reaches the full length sooner than F = max_length x (seconds per length) + one
 // task start after it is created, whatever n is. A seed in which ASHA misses the target counts its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // bench_searcher --scaling: how ASHA's and random search's times to target fall as the workers
 // grow, beside the bound that explains where they stop falling (docs/benchmarks.md, Searcher).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What bench_searcher's studies share: the benchmark experiment, the simulated cluster's costs, one
 // simulated run with its time to target, and the statistics over seeds (means, medians, paired

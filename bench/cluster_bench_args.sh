@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the benchmarks that run on a local cluster (bench/launch, bench/snapshot): reads
 # --state-dir CLUSTER_STATE --build-dir BUILD [--repeats N] into state_dir, build_dir (absolute)
 # and repeats (the caller sets its default first).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench_searcher refuses bad flags with a message that names the flag: every case must exit
 # non-zero and print its message (no run starts).
 #   searcher_bad_flags_test.sh PATH/TO/bench_searcher

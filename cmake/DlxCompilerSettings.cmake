@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Warnings for every dlx target (not for third-party code), ccache when present.
 find_program(DLX_CCACHE ccache)
 if(DLX_CCACHE)

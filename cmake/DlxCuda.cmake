@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # CUDA and NCCL are optional: detected under /usr/local/cuda, built when found (DLX_WITH_CUDA=AUTO),
 # required with ON, skipped with OFF. Only CUDA::cudart is linked, never -lcuda: the driver stub
 # would make the link succeed and the program fail to load on machines without a GPU.

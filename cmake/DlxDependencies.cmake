@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The dependencies the design names, all from Debian bookworm packages (scripts/install-deps.sh).
 find_package(PkgConfig REQUIRED)
 find_package(MPI REQUIRED COMPONENTS C)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # cmake -DINPUT=FILE -DOUTPUT=FILE.cpp -DSYMBOL=NAME -P DlxEmbedFile.cmake
 # Writes a C++ source defining `extern const std::string_view NAME`: the bytes of INPUT, so that
 # a program carries a file (the report's charting library, page template and styles) with no

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Where `cmake --install` puts things (docs/admin-guide.md, "Installed layout"): GNUInstallDirs for
 # the programs, libraries, headers and data, plus two dlx-specific places.
 #

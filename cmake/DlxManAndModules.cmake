@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Man pages for the programs, rendered from their --help at build time (cmake/help_to_man.cmake)
 # into <build>/share/man/man1 and installed into <mandir>/man1; module files.
 function(dlx_man_page target summary see_also)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The installed SDK for other projects (docs/sdk.md, "Building against an installed dlx"):
 #   find_package(dlx 0.1 REQUIRED)  ->  dlx::sdk (libdlx.so, C++20) and dlx::c (libdlx_c.so)
 #   pkg-config dlx / dlx-c          ->  the same libraries

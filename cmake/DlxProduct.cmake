@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The target `product`: every target outside tests/ and bench/, that is the programs, the SPANK
 # plugin, the SDK's libraries, the man pages and the example trainer (what `cmake --install`
 # copies out of the build tree) with the libraries they link. scripts/package.sh builds it when

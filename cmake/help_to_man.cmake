@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Build step (cmake/DlxManAndModules.cmake): a man page from a program's own --help, so that the two
 # never disagree. For `dlx`, the help of every command listed under "Commands:" follows
 # (`dlx help COMMAND`). Inputs: PROGRAM, NAME, SECTION, SUMMARY, VERSION, SEE_ALSO, OUTPUT.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Configure and build dlx into ./build (Ninja, ccache when present, warnings as errors).
 #   bash scripts/build.sh [TARGET...]   everything by default; else only TARGETs and what they need
 #   (scripts/demo.sh: the programs and the plugin; scripts/package.sh: `product`, all but the tests).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every C and C++ source of dlx compiled alone, warnings as errors, as the build compiles it but
 # without code generation (-fsyntax-only): the check for a missing #include, which the unity build
 # of scripts/build.sh hides whenever an earlier file of the same batch includes the header (a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The main job, from a fresh clone: install what is needed, build, start the local Slurm cluster,
 # submit the example grid experiment with real sbatch, wait for it, print the result table.
 # Run as root (the local cluster's slurmd must be able to start jobs as any user).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Bounded libFuzzer runs (ASan + UBSan), one target after another, each from its committed seed
 # corpus tests/fuzz/corpus/<target>/ for SECONDS. Exit status non-zero when any target reports a
 # crash, leak, hang, out-of-memory or sanitizer finding; every target runs either way.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Makes .gpu-bundle.tar.xz (and its unpacked tree .gpu-bundle/): what scripts/gpu-check.sh needs to build and run dlx's GPU checks on a bare
 # CUDA machine that has nvcc, PyTorch (with NCCL) and a C++ compiler but no Debian packages and no
 # network. Run here, on Debian bookworm (needs apt-get download, dpkg-deb, g++; no root).

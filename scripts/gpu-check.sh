@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # dlx's GPU checks, in one command, on a bare CUDA machine (nvcc, a C++ compiler, PyTorch with its
 # NCCL, CMake and ninja; no Debian packages, no MPI, no HDF5, no network), with the bundle that
 # scripts/gpu-bundle.sh made here (.gpu-bundle.tar.xz) beside the working tree:

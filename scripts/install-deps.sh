@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian bookworm packages dlx needs to build, test and run its local cluster.
 # Idempotent; needs root (or sudo). Package names only: nothing is downloaded from elsewhere.
 set -euo pipefail

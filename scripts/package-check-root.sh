@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # scripts/package-check.sh's part inside the fresh Debian root (run there by chroot, as root).
 #   install: apt sources are reachable: the admin guide's install blocks, the consumers' compilers.
 #   cluster: in a network namespace of its own (loopback only): enable the plugin, start a local

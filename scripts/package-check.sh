@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The full check of the Debian packages, as a sysadmin meets them (docs/admin-guide.md):
 #   1. a fresh clone of this checkout's HEAD builds the packages (bash scripts/package.sh);
 #   2. a fresh Debian root made with debootstrap, from the Debian mirror this machine's apt uses

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Debian packages of dlx into dist/ (docs/admin-guide.md): dlx, slurm-spank-plugin-dlx, libdlx0.1,
 # libdlx-c0, libdlx-dev and their -dbgsym packages.
 #

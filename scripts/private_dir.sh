@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the scripts and test fixtures that run as root (scripts/package-check.sh,
 # scripts/soak.sh, tests/cluster/setup.sh and teardown.sh; docs/security.md, "What root may run"): a working
 # directory that no other user can have made, can change or can replace, and unmounting only what

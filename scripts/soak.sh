@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Soak test of preemption, requeue and resume (docs/fault-tolerance.md): runs one whole ASHA
 # experiment (scripts/soak/asha-soak.yaml: 8 trials through one slot, pauses and promotions) on a
 # local Slurm cluster, once undisturbed, then again ("rounds", as many as the budget allows, at

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The SPDX licence line of every source file of the tree (LICENSE: Apache-2.0).
 #   bash scripts/spdx-check.sh [DIR]        lists each source without the line; exit 1 if any
 #   bash scripts/spdx-check.sh --add [DIR]  adds the line where it is missing, then checks

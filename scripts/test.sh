@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Everything CI checks, from a fresh clone: install what is needed, build with warnings as errors,
 # compile every source alone (scripts/compile-check.sh: the missing #include the unity build
 # hides), fuzz the experiment parser and the HDF5 readers for a bounded time (scripts/fuzz.sh),

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 --[[
 dlx job_submit.lua: the slurmctld-side way of turning a dlx submission into a job array.
 

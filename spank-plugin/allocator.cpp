@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The allocator context (sbatch, running as the submitting user).
 //
 //   1. parse and validate the experiment file: a bad file fails the submission before anything

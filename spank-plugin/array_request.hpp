@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A user's explicit --array next to --dl-experiment: allowed when it names only trials that exist
 // (to rerun some of them, or to set another throttle), rejected otherwise. Never overridden.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "code_snapshot_step.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The allocator's code snapshot step (store/code_snapshot.hpp does the work): planned before the
 // experiment directory exists, so that a failure (over the size cap, a git error) queues nothing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The allocator's check of the experiment's `data: stage:` (dlx::data does the walking): every
 // path exists and is readable by the submitting user, and the datasets together fit the cache's

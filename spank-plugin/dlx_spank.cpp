@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx_spank.so: the --dl-experiment option. This file only dispatches: each Slurm callback checks
 // its context and calls the module for it (allocator.cpp inside sbatch, remote.cpp inside
 // slurmstepd). Every callback catches everything: an exception must never unwind into Slurm.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plugin's identity for Slurm and the Slurm release it was built for: the one file compiled
 // once per copy of the plugin (spank-plugin/CMakeLists.txt, dlx_spank_plugin). tests/plugin builds
 // copies that claim other releases, to show what Slurm and dlx do with them

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The plugstack.conf arguments: `required /path/dlx_spank.so storage_root=/shared/dlx [site_config=FILE] [array_via=sbatch]
 // [signal=USR2@60|none] [local_dir=/local/%u]`.

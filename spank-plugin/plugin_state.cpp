@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "plugin_state.hpp"
 
 #include "dlx/config/display_text.hpp"

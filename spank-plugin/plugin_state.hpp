@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the plugin keeps between callbacks of one process (sbatch, or one slurmstepd).
 #include <optional>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The remote context: slurmstepd, in user_init, which runs with the job user's effective uid, so
 // every path opened here (all of them under the user's experiment directory) is opened as the
 // user, never as root. The trial's hyperparameters are recomputed from the frozen snapshot and the

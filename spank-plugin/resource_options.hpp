@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The sbatch options an experiment asks for (before the user's own options win). One table for
 // the plugin, which applies them, and for `dlx plan`, which shows them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "running_slurm.hpp"
 
 #include <string_view>

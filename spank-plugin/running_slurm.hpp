@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The Slurm that loaded the plugin against the release the plugin was built for. Slurm itself
 // refuses a plugin whose plugin_version names another release before any dlx code runs; this

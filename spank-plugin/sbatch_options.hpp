@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // sbatch's own option table, reached from the allocator context. There is no public SPANK call to
 // make a submission a job array or to set its node count, so the plugin uses sbatch's exported

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The Slurm release the plugin was built for against the one that loaded it. A SPANK plugin uses
 // Slurm's structures and symbols as they are in the release its headers came from, so it is built

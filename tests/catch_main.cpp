@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Catch2 runner of every unit test executable (tests/support/catch_session.hpp: a run whose
 // test specification matches no test case fails).
 #define CATCH_CONFIG_RUNNER

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_checkpoint: checkpoint I/O against raw POSIX I/O of the same bytes on the same file
 // system, in one run, and the cost of checkpointing in the example trainer (docs/benchmarks.md,
 // section Checkpoint). `bench_checkpoint --help` says what is measured and how.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What bench_checkpoint's parts hand back, and the statistics they share.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // bench_checkpoint's I/O part: save_checkpoint against POSIX write+fsync, load_checkpoint against
 // a POSIX read (both cold), and the async writer's stall against a synchronous save.

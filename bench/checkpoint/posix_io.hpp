@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The raw-I/O baselines of bench_checkpoint: POSIX write+fsync and read of the same bytes, and
 // dropping a file from the page cache so that reads come from the device.

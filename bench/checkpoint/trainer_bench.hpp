@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // bench_checkpoint's training part: training_overhead_pct of the example trainer checkpointing
 // every N steps (trainer_run.hpp), from adjacent pairs of runs with and without checkpoints.

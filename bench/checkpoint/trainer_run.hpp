@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The checkpoint overhead in the example trainer (examples/logreg): its own step (train_step:
 // Compute's gradient, the fused allreduce, the update) and its own checkpoint path (the

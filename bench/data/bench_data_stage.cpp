@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_data_stage: staging throughput (dlx::data::StagedData::stage into a fresh cache) against
 // `cp -r` of the same directory, measured side by side in the same run, alternating which goes
 // first. The source is written by the benchmark, so both read it from a warm page cache (said in

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Time to first step of the 2nd..Nth trial on a node: a dataset staged by `data:` (the trainer
 # reads DLX_DATA_DIR, the node's cached copy) against the same dataset read from its source path.
 #   bash bench/data/bench_first_step.sh --build-dir build [--trials 6] [--mib 1024] [--dir DIR]

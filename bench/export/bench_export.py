@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """bench_export: `dlx export tensorboard`'s throughput against writing the same bytes.
 
 An experiment written by dlx_write_report_sample (random search, every trial completed, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_allreduce_nccl: dlx's NCCL backend against raw NCCL on the same buffers, under
 // `mpirun -n <ranks> bench_allreduce_nccl` on a GPU machine (one rank per GPU).
 //   large_vs_raw_nccl_64MiB   one 64 MiB float buffer in host memory (where dlx's Communicator

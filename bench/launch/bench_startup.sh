@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench_startup.sh: time from `srun` to the first training step of a trial under dlx-launch, over
 # the time from `srun` to a bare MPI hello's first instruction after MPI_Init on the same nodes
 # (target <= 1.3). Both run as steps of the same array tasks of one experiment on a running local

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_first_step: the smallest libdlx trainer. Under `srun --mpi=pmix dlx-launch` it does what
 // every trainer does before its first step (dlx-launch's checks and searcher question, MPI
 // bring-up, the start-up check, the communicator, the trial record), then one allreduce as its

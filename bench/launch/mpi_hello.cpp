@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_mpi_hello: the reference for bench_startup.sh, a bare MPI program under srun: MPI_Init
 // (with MPI_THREAD_MULTIPLE, as libdlx asks), a barrier so that every rank is up, and rank 0
 // prints the wall-clock time at that moment.

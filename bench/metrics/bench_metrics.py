@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """bench_metrics: what a metrics report costs the training thread, from C++ (dlx::Trial) and from
 Python (dlx.Trial), at 1e3..1e6 reports of 1..16 metrics, against the physical floor: the same
 records appended to a plain file with one fdatasync per second on the same thread

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """bench_report_call: what one dlx.Trial.report_training costs from Python, the call alone (the
 values are a dict built once), names-once (what dlx.Trial does: the names registered once, then
 dlx_trial_report_training_values with the set's number and the values) against the name-per-report

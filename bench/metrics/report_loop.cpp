@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_metrics_report: one run of bench_metrics.py's C++ side.
 //   bench_metrics_report dlx|floor DIR REPORTS METRICS
 // dlx: a dlx::Trial (no communicator, trial 0 of an experiment in DIR, outside Slurm) reports

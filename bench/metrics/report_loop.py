@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """One run of bench_metrics.py's Python side: `report_loop.py dlx|floor DIR REPORTS METRICS`.
 
 dlx: a dlx.Trial (trial 0 of an experiment in DIR, outside Slurm) reports REPORTS training rows

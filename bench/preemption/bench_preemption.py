@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Preemption figures of docs/benchmarks.md ("Fault tolerance"), measured on a running local
 cluster (bench_preemption.sh brings one up). One 2-node logreg trial (the example trainer, with a
 data set so small that every step is one epoch: each step adds a metric row to trial.h5, which

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fault-tolerance figures for docs/benchmarks.md ("Fault tolerance"): work lost per preemption
 # over the checkpoint period, notice-to-exit time over the save time, and requeue-to-first-step
 # time over a fresh start's, on the 2-node example logreg trial of a local Slurm cluster

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """bench_report: how long `dlx report` takes and how large its page is, on synthetic experiments
 written by dlx_write_report_sample (random search, every trial completed, a training loss and a
 validation loss and accuracy at every step: 3 curves of POINTS rows per trial). Each size is

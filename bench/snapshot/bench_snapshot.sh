@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # bench_snapshot.sh: what the code snapshot adds to `sbatch --dl-experiment` (issue 22): sbatch's
 # wall time for a git repository of 2,000 files and 10 MB (1,800 committed, 150 of them modified,
 # 200 untracked, a .gitignore'd build directory beside them) with the snapshot, against the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bench_snapshot_phases: where the code snapshot's time goes, without Slurm: plans and writes the
 // snapshot of REPO (the submit directory) into fresh directories under OUT, REPEATS times, and
 // prints the median and minimum of each phase (planning: git's listing and the sizes; writing:

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """bench_torch_state: dlx.torch checkpoints against PyTorch's own torch.save/torch.load of the same
 state, on the same file system, in one run (docs/benchmarks.md, "PyTorch checkpoints
 (dlx.torch)"). Needs DLX_LIBRARY (the built libdlx_c.so) and PYTHONPATH (python/).

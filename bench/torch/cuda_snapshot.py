@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """bench_torch_state's GPU figure (information): how fast dlx.torch.save_state snapshots CUDA
 tensors (a side-stream copy into pinned host memory, then the library's snapshot of that), against
 the plain device-to-host copy into pinned memory that tensor.to("cpu", non_blocking=True) does.

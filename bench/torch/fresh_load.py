@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """One resume, as a restarted training program does it (bench_torch_state's load_vs_torch_load):
 `fresh_load.py dlx|torch DIR MIB` starts in a fresh process, builds the model and an Adam
 optimizer with no state yet (workload.py), makes the checkpoint cold (fdatasync +

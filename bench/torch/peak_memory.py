@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Peak host memory of one checkpoint save, in a fresh process (bench_torch_state's
 peak_extra_memory_vs_state): `peak_memory.py dlx|torch DIR MIB` builds the state (workload.py),
 settles (gc, malloc_trim, half a second), resets the peak RSS (VmHWM, by writing 5 to

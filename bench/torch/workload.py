@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What bench_torch_state's parts share: the state a training program checkpoints (an fp32 model
 and its Adam optimizer after one step), a dlx trial outside Slurm, cold reads and timing."""
 from __future__ import annotations

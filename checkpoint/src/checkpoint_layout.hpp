@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Names in step-<N>.h5 (docs/checkpoint-format.md), shared by the writer and the readers.
 namespace dlx::checkpoint::checkpoint_layout {

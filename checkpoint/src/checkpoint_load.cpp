@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // load_checkpoint, verify_checkpoint, read_checkpoint_summary: every byte handed out has been
 // checked (format version, trial, metadata checksum, tensor CRCs) first.
 #include <map>

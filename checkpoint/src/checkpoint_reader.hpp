@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The reading half shared by load, summary and verify: open a file, check that it is a dlx
 // checkpoint of a known format version and of the expected trial, read the metadata and the

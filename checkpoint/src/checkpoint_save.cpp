@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // save_checkpoint: write a temporary file beside the final one (HDF5 writes the metadata and
 // allocates the datasets; dlx writes the tensor bytes at their offsets, checksumming each piece
 // on the way: tensor_writer.hpp), add the checksums, close (HDF5 flushes), then publish it

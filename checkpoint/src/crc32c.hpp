@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The CRC-32C of a tensor's bytes, one value per kCrcBlockBytes block so that blocks overlap with
 // I/O. An empty tensor has one CRC, of nothing (0). The CRC itself is dlx::crc32c

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The CUDA runtime calls the library needs (pinned memory, device-to-host copies). Built from
 // device_copy_cuda.cpp when CMake found CUDA, else from device_copy_none.cpp, which reports that

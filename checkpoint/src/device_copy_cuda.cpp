@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // device_copy.hpp through the CUDA runtime (CUDA::cudart only, never the driver library).
 #include <cuda_runtime.h>
 

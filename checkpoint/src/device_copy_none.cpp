@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // device_copy.hpp for a dlx built without CUDA: no pinned memory, device tensors are refused.
 #include "device_copy.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where checkpoint's API meets dlx::h5 (h5/). Each public call that reads or writes an HDF5 file
 // runs its body through h5_call: HDF5's own stderr printing is off meanwhile (h5::QuietErrors),

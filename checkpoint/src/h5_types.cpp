@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "h5_types.hpp"
 
 #include "dlx/h5/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The HDF5 datatype of each checkpoint dtype (checkpoint's own, on top of dlx::h5), little-endian in the file. float16 and bfloat16
 // are HDF5 floating-point types built field by field (sign, exponent, mantissa, bias), so HDF5

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Host-to-host copies for a checkpoint snapshot. The snapshot is the training loop's whole stall
 // in an async save, and one thread's memcpy reaches only part of a node's memory bandwidth, so a

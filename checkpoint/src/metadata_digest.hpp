@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The checksum over everything in a checkpoint that is not tensor bytes: metadata, state and the
 // tensor index (names, dtypes, shapes, block CRCs), as canonical JSON. Stored as

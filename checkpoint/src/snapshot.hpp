@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Copies tensors into library-owned host memory: memcpy for host tensors, one CUDA stream of
 // device-to-host copies into pinned memory for device tensors. Buffers of `reuse` whose size

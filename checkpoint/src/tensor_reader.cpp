@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // read_tensor: the bytes of one tensor, straight from the file offset HDF5 reports for its
 // contiguous dataset (pread, piece by piece, from the descriptor checked at open), each piece
 // checksummed while it is still in the CPU cache. The reader admitted only tensors whose bytes

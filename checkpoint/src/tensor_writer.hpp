@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The tensor bytes of a checkpoint being saved, written by dlx itself rather than through
 // H5Dwrite: HDF5 has allocated each contiguous dataset at creation (h5::create_array), so its

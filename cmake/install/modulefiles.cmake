@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Install step (cmake/DlxManAndModules.cmake): <datadir>/dlx/modulefiles/dlx/<version>.lua
 # (Lmod) and <version> (Environment Modules; Lmod prefers the .lua, Environment Modules ignores
 # it: no #%Module line) from site-config/dlx-module.{lua,tcl}.in, with the directories of this

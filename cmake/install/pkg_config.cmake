@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Install step (cmake/DlxPackage.cmake): writes <libdir>/pkgconfig/dlx.pc and dlx-c.pc with the
 # prefix of this install step (under DESTDIR; PKG_CONFIG_SYSROOT_DIR reads a staged tree).
 # Inputs: DLX_PC_TEMPLATES, DLX_LIB_DIR, DLX_INCLUDE_DIR (absolute or under the prefix),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Install step (spank-plugin/CMakeLists.txt): writes <datadir>/dlx/plugstack.conf.d/dlx.conf from
 # site-config/dlx.conf.in, with the path the plugin was installed to (without DESTDIR: the path
 # Slurm will load it from). Inputs: DLX_PLUGIN_DIR, DLX_SNIPPET_DIR (absolute or under the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Install step (launcher/CMakeLists.txt): writes <python dir>/dlx/_installed.py, the path from the
 # installed package to the installed libdlx_c (its SONAME), relative so that the tree may be
 # moved as a whole. Inputs: DLX_PYTHON_DIR, DLX_LIB_DIR (absolute or under the prefix),

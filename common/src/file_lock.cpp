@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole-file fcntl locks (file_lock.hpp: which kind where, and why).
 #include "dlx/common/file_lock.hpp"
 

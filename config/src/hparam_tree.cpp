@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dlx/config/hparam_tree.hpp"
 
 #include <map>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dlx/config/node_dir.hpp"
 
 #include "dlx/config/display_text.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `code` section: whether sbatch snapshots the trainer's source, from where, how much it may
 // copy, and where trials run it (docs/config-reference.md). The snapshot itself is taken by
 // store/code_snapshot (it needs git and the file system); this file only reads and writes keys.

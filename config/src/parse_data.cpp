@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `data` section: which datasets dlx-launch stages into each node's cache before the trainer
 // starts, where the cache lives, and the cache's limits (docs/config-reference.md). The staging
 // itself is the data library's (data/); sbatch checks the paths (spank-plugin/data_check_step).

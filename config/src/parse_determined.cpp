@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Determined experiment file read as a dlx one (docs/config-reference.md, "Coming from
 // Determined"): the keys with a dlx meaning are mapped (slots_per_trial to nodes, tasks and GPUs,
 // checkpoint_storage's save_* to the keep_* counts, environment_variables to the trial's

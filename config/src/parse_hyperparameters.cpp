@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `hyperparameters` section, with Determined's names and meanings:
 //   lr: 0.1                                   a bare scalar is a constant
 //   lr: {type: log, minval: -4, maxval: -1, base: 10, count: 4}

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `resources`, `checkpoint` and `environment` sections: what a trial asks of Slurm and of
 // its surroundings. Values use Slurm's own syntax where they become sbatch options.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rules that span sections of the experiment file.
 #include <set>
 

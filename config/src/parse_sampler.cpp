@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `searcher.sampler` and `searcher.tpe`: where random and ASHA get new trials' hyperparameters.
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `searcher` section, with Determined's names. Options belong to their method: `divisor`
 // under grid is an error that says which methods take it.
 #include <charconv>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Searcher names and keys that Determined retired or that have no dlx meaning: each is refused
 // with what replaces it, so a Determined file from 0.12-0.38 gets a fix, not "unknown key".
 #include <charconv>

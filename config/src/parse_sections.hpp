@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One function per section of the experiment file; parse.cpp puts them together.
 #include <optional>

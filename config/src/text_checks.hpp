@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What every YAML file dlx reads goes through before its schema: size, emptiness, NUL bytes,
 // UTF-8, YAML syntax, duplicate keys, depth and alias expansion, a mapping at the top.

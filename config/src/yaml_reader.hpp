@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The schema walker under the experiment parser: typed reads from a yaml-cpp tree where every
 // failure becomes a ConfigError with file, line, column, the dotted key, the problem and the fix.

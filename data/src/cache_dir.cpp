@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cache_dir.hpp"
 
 #include "dlx/data/node_local_dir.hpp"

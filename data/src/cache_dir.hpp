@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // This user's cache directory on a node: <local_root>/dlx-<uid>/data, opened through the one
 // function that checks the node-local directory (dlx/data/node_local_dir.hpp), 0700 like it. Every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The entries of one user's cache directory (docs/file-format.md, "Node-local data cache"):
 // data/<key>/ the dataset, data/<key>.json its completion marker (mtime = last use),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The fast copy of a source into a staging directory: directories first, then the regular files
 // by a few threads (copy_file_range each, so the bytes never pass through user space), then the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The lock of one cache entry, data/<key>.lock: common's FileLock with Linux open-file-description
 // (OFD) fcntl locks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Room for a new entry: least recently used entries of this user's cache that nobody holds are
 // removed while the cache plus the new entry exceeds the cap, or while the file system's use

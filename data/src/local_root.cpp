@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the node-local cache lives when the experiment names no `data: to:`
 // (docs/config-reference.md, `data`): the plugstack's local_dir=, else Slurm's TmpFS, else
 // $TMPDIR, else /tmp. One function, and one context (node, user, variables), so that dlx-launch and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a source is, entry by entry, and the cache key derived from it. The key is the SHA-256 of
 // a canonical text: the source path, its kind, and for every entry (sorted by relative path) its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // manifest_key: the SHA-256 of a manifest's canonical text (manifest.hpp), apart from the walk so
 // that what links only the walk (the plugin's size check at sbatch) does not need libcrypto.
 #include <fcntl.h>

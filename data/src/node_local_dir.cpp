@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The user's node-local directory (node_local_dir.hpp has the rule and why).
 #include "dlx/data/node_local_dir.hpp"
 

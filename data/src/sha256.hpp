@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // SHA-256 through OpenSSL's libcrypto (EVP): the cache keys and the checksum mode.
 #include <memory>

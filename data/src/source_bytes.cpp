@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // source_bytes in a file of its own: the plugin links it for the sbatch check, and with it only the
 // manifest walk (no libcrypto, no libarchive in sbatch and slurmstepd).
 #include "dlx/data/stage.hpp"

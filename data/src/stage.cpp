@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The staging protocol (stage.hpp has it step by step).
 #include "dlx/data/stage.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A depth-first walk below an open directory that never follows a link and holds two descriptors
 // whatever the depth (an archive may nest directories thousands deep: one descriptor per level

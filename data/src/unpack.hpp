@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Archives staged unpacked: the tar family through libarchive (Debian's libarchive-dev), squashfs
 // images through unsquashfs (Debian's squashfs-tools) run with common's bounded runner.

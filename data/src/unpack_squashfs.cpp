@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // squashfs images through unsquashfs (unpack.hpp). unsquashfs (squashfs-tools 4.5.1) checks the
 // image's names itself (no "/", "." or ".." in a name, no duplicates) and never writes through a
 // link it made; its root is always a directory. Its size is counted from `unsquashfs -lln`, one

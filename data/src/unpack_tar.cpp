@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tar family through libarchive (unpack.hpp has what an archive may hold and why).
 //
 // libarchive's writer works with names relative to the working directory, or absolute ones; given

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where the example trainer computes: the rank's GPU when this build has the CUDA kernels
 // (model_cuda.cu) and a GPU is visible, else the CPU (model.cpp). Hyperparameter `device`:

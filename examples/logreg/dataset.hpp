@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The synthetic binary-classification data set of the logistic-regression example.
 // Rank 0 generates it deterministically from (seed, samples, features) into

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Logistic regression: p = sigmoid(w.x + b), binary cross-entropy loss. Pure functions over a
 // shard; the trainer sums their outputs over ranks with the Communicator.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "model_cuda.hpp"
 
 #include <cuda_runtime.h>

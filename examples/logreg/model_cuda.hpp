@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The same model functions as model.hpp, computed on the rank's GPU (built when CUDA is found).
 // The shard is copied to the device once; each call copies the weights and the batch's row

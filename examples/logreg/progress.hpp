@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Everything the logistic-regression trainer needs to continue exactly where it stopped: the
 // model, the position (step, epoch, batches into the epoch), the epoch's running loss sums, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Deterministic synthetic data: features ~ N(0, 1); label = [w.x + b + noise > 0] for a hidden
 // w ~ N(0, 1), b = 0.1 and noise ~ N(0, 0.25). The generator is spelled out (SplitMix64 +

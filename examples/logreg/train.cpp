@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx-example-logreg: data-parallel logistic regression on synthetic data, linking libdlx.
 // Hyperparameters: learning_rate (double), batch_size (int, per rank), epochs (int), l2 (double,
 // default 0) -- or, instead of learning_rate and l2, a group optim: {lr: double, l2: double}

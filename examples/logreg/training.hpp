@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One step of the logistic-regression trainer and what it needs (train.cpp runs the loop): its
 // settings from the hyperparameters, the steps of an epoch, the initial weights, validation.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """PyTorch DistributedDataParallel under dlx, preemption-safe: a small classifier (Linear,
 BatchNorm, Dropout, Adam, StepLR) on synthetic data, or on a dataset the experiment stages to
 node-local disk (`data: {stage: [...]}`: the trainer reads DLX_DATA_DIR; ddp_data.yaml).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The job script of the PyTorch examples: every task runs the experiment's entrypoint under
 # dlx-launch, which sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT for
 # torch.distributed and puts the dlx Python package on the path. No --mpi=pmix: a PyTorch trainer

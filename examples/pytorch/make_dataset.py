@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes a dataset for examples/pytorch/ddp.py to stage: DIR/dataset.pt, a dict of two float32
 tensors, x [N, F] and y [N, 1] (label = [x.w + 0.1 + noise > 0]), the same for the same seed.
 

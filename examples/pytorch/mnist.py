@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """mnist_plain.py run as a dlx trial: preemption-safe, resumable bit for bit, searchable with
 ASHA or PBT. The changes are the hyperparameter reads and five lines (docs/quickstart.md shows the
 diff): dlx.torch.Loop wraps the training DataLoader and owns the step, the epoch, the position in

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A plain PyTorch training script of the most common shape (the one of PyTorch's MNIST
 example): epochs, a shuffling DataLoader with worker processes, a small CNN with dropout,
 Adadelta, a StepLR schedule and a test pass after every epoch. It knows nothing of dlx;

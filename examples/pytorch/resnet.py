@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A small ResNet image classifier under dlx: CIFAR-shaped synthetic data (3x32x32, 10 classes),
 AdamW, a cosine learning-rate schedule, mixed precision (autocast + GradScaler) on CUDA, data
 parallel over any number of ranks (gloo on CPUs, NCCL on GPUs), searched with ASHA or PBT.

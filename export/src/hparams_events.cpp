@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The HParams dashboard's summaries. TensorBoard finds them by tag, checks the plugin name, and
 // parses the content as HParamsPluginData; the values themselves are empty.
 #include <map>

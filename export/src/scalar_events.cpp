@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Scalars: one Event per metric table row, as TensorBoard's scalar dashboard reads them.
 #include <algorithm>
 #include <cmath>

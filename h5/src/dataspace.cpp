@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dataspace.hpp"
 
 #include "dlx/h5/error.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The extent of a simple dataspace, read with checked calls (attributes, datasets and
 // stored_extent all need it). Throws H5Error naming `what` in `file`.

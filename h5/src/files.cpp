@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Opening and creating HDF5 files. Both go through a descriptor dlx opened and checked itself:
 // HDF5 is then pointed at /proc/self/fd/<fd>, the file behind that descriptor, so the file it
 // opens is the one that was checked (no second lookup of the path that another user could

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // stored_extent: what a dataset declares (layout, extent, type size) against what the file holds
 // for it, before a reader allocates or reads anything. Each value comes from the dataset's object
 // header (and, for a chunked one, its chunk index); none of these calls reads its data or opens

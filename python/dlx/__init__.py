@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dlx from Python: hyperparameters, metrics, checkpoints, the searcher and preemption.
 
 A binding of libdlx's C API (dlx/c_api.h) for programs that do their own communication

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """libdlx_c.so through ctypes: where it is found, the C API's signatures, and its errors.
 
 The library is $DLX_LIBRARY when set, else the one installed with this package (the path in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dlx.Hparams: a trial's hyperparameters as Determined passes them, nested by group
 ({"optim": {"lr": 0.1}, "batch": 64}), with the dotted names of earlier dlx still accepted.
 

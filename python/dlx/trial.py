@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dlx.Trial: this process's view of its trial, over libdlx's C API (dlx/c_api.h)."""
 from __future__ import annotations
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where the record library meets dlx::h5 (h5/). Each public call that reads or writes trial.h5
 // runs its body through h5_call: HDF5's own stderr printing is off meanwhile (h5::QuietErrors),

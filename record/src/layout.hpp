@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Names in trial.h5 (docs/file-format.md), shared by the writer and the reader.
 namespace dlx::record::layout {

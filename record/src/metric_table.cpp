@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dlx/record/metric_table.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "metric_table_io.hpp"
 
 #include <algorithm>

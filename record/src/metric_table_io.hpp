@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A MetricTable as an HDF5 group: dataset `steps` (int64), `wall_time` (float64 unix seconds;
 // format 2) and one float64 dataset per metric, all of the same length (zero allowed); NaN marks

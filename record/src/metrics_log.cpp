@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The metrics log's records (format and protocol: dlx/record/metrics_log.hpp).
 #include "dlx/record/metrics_log.hpp"
 

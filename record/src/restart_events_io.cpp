@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "restart_events_io.hpp"
 
 #include <algorithm>

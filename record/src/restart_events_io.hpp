@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A trial's restarts in trial.h5: group /restart_events with one sub-group per restart, named
 // 1, 2, ... in order, whose attributes are the RestartEvent's fields (h5dump and h5py show each

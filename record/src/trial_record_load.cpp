@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // load_trial_record: open read-only (a regular file only, never a link in its place), check that
 // this is a trial record of a format this build understands, then read every piece, naming
 // whatever is missing or malformed. The file is input like any other: groups and datasets are

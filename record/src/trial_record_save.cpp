@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // save_trial_record and TrialRecordWriter: write the whole record to a temporary file beside the
 // final one (or a copy of the writer's last file, extended: trial_record_writer.hpp), close it
 // (HDF5 flushes everything), then publish it (fsync, rename, fsync the directory). Any failure

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash disable=SC2154  # chaos_log, chaos_t0_ms, gap_min, gap_max: set by soak.sh
 # The soak's chaos loop (sourced by scripts/soak.sh, after tests/cluster/lib.sh): while an
 # experiment's job array runs, disturb its running array task at seeded random times with one of

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The soak's verdict (scripts/soak.sh): compares the disturbed run of an experiment with the
 undisturbed one, trial by trial, from the files themselves (trial.h5, checkpoints, `dlx replay
 --json`). Prints one `# check <name>: PASS|FAIL ...` line per check and exits 1 if any failed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Hyperparameters in the JSON the journal and snapshots hold. A trial's hyperparameters are an
 // ordered_json object in file order, but the journal and snapshot() speak nlohmann::json, whose

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Typed reads of the JSON the searcher reads back (journal events, Work, Decision, rankings): each
 // failure is a JournalError that names the field and what is wrong with it ("field \"trial\":

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Bounds on JSON read from files (journal records, the journal snapshot's method state). nlohmann's
 // parser and destructor are iterative, but copying, comparing and printing a value recurse once

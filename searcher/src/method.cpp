@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // make_method() and ticket_count(): which method an experiment's searcher section names, and how
 // many array tasks it needs; plus the JSON forms of Work and Decision that the journal records.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The constructors behind make_method() and make_sampler(), one per method file.
 #include <memory>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The per-method pieces behind trial_plan.cpp.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // An ordered_json object built member by member as `object[name] = value` would build it (a
 // repeated name keeps its first place and takes the last value), in time linear in the number of

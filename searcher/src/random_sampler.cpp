@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The random sampler: trial t's point is trial_plan's random point, whatever happened before.
 #include "method_factories.hpp"
 #include "methods.hpp"

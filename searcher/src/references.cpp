@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // referenced_checkpoints(SearchState): the method's references (PBT) and the paused trials' (ASHA).
 #include <algorithm>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A counter-based random stream: value k of stream (seed, trial, slot) is SplitMix64 of a mix of
 // the four numbers. No state is carried from one trial to the next, so trial 17 is the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dlx/searcher/search_plan.hpp"
 
 #include "asha/asha_layout.hpp"

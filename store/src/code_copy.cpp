@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Copying the code snapshot: at submission from the plan's list (write_code_snapshot), and on a
 // node from the finished snapshot (copy_code_tree). Data moves with copy_file_data (common/:
 // copy_file_range, in-kernel with reflinks where the file system has them, with a read/write

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plan_code_snapshot: what the code snapshot will hold, decided with git's own plumbing (no
 // parsing of git's files): `rev-parse` finds the work tree, looking only where code_repository.hpp
 // allows (the user's own directories and repository), `ls-files` lists and filters (with
@@ -253,6 +254,34 @@ FoundRepository find_own_repository(const Git& git, const fs::path& start, uid_t
   return {fs::path(lines[0]), std::nullopt};
 }
 
+// Another user's repository: no snapshot, with a warning; named as code.dir, the submission fails.
+std::optional<CodePlan> not_your_repository(const CodeRequest& request, const std::string& reason,
+                                            std::string* no_snapshot_warning) {
+  if (request.dir) {
+    throw CodeSnapshotError(fmt::format("code.dir: {} (name a directory of your own: copy the code there, or make "
+                                        "it a git repository of yours; or take no snapshot with code: "
+                                        "{{snapshot: false}})",
+                                        reason));
+  }
+  if (no_snapshot_warning) {
+    *no_snapshot_warning = fmt::format("{}, so trials run the files as they are when they start (submit from a "
+                                       "git repository of your own, name your code with code: {{dir: PATH}}, or "
+                                       "silence this with code: {{snapshot: false}})",
+                                       reason);
+  }
+  return std::nullopt;
+}
+
+// Where trials start, relative to the snapshot's root: the submit directory when it is inside the
+// tree (the job starts there), else the directory the snapshot was taken from; "" for the root.
+std::string trial_workdir(const fs::path& submit_dir, const fs::path& start, const fs::path& root) {
+  std::error_code error;
+  const auto submit = fs::canonical(submit_dir, error);
+  auto workdir = error ? fs::path() : submit.lexically_relative(root);
+  if (!is_inside(workdir)) workdir = fs::canonical(start, error).lexically_relative(root);
+  return workdir == "." || !is_inside(workdir) ? "" : workdir.string();
+}
+
 }  // namespace
 
 std::optional<CodePlan> plan_code_snapshot(const CodeRequest& request, std::string* no_snapshot_warning) {
@@ -269,36 +298,20 @@ std::optional<CodePlan> plan_code_snapshot(const CodeRequest& request, std::stri
     throw CodeSnapshotError("code snapshot: git is not installed on this machine; dlx uses it to list and filter "
                             "code.dir (install git, or take no snapshot with code: {snapshot: false})");
   }
-  // Only the user's own repository (code_repository.hpp). Another user's means no snapshot, with a
-  // warning; named as code.dir it fails the submission.
+  // Only the user's own repository (code_repository.hpp).
   const uid_t user = ::geteuid();
-  const auto not_yours = [&](const std::string& reason) -> std::optional<CodePlan> {
-    if (request.dir) {
-      throw CodeSnapshotError(fmt::format("code.dir: {} (name a directory of your own: copy the code there, or make "
-                                          "it a git repository of yours; or take no snapshot with code: "
-                                          "{{snapshot: false}})",
-                                          reason));
-    }
-    if (no_snapshot_warning) {
-      *no_snapshot_warning = fmt::format("{}, so trials run the files as they are when they start (submit from a "
-                                         "git repository of your own, name your code with code: {{dir: PATH}}, or "
-                                         "silence this with code: {{snapshot: false}})",
-                                         reason);
-    }
-    return std::nullopt;
-  };
   const auto search = plan_git_search(start, user);
   // A code.dir of the user's under another user's repository is a plain directory to git, which
   // never climbs past the ceiling into that repository.
   if (search.foreign && !(request.dir && search.foreign->above_ceiling)) {
-    return not_yours(foreign_repository_reason(start, *search.foreign));
+    return not_your_repository(request, foreign_repository_reason(start, *search.foreign), no_snapshot_warning);
   }
   Git git;
   git.timeout = request.git_timeout;
   git.ceiling = search.ceiling;
   FoundRepository repository;
   if (search.run_git) repository = find_own_repository(git, start, user);
-  if (repository.not_yours) return not_yours(*repository.not_yours);
+  if (repository.not_yours) return not_your_repository(request, *repository.not_yours, no_snapshot_warning);
   const bool in_git = repository.top.has_value();
   if (!in_git && !request.dir) return std::nullopt;
 
@@ -306,13 +319,7 @@ std::optional<CodePlan> plan_code_snapshot(const CodeRequest& request, std::stri
   plan.max_size = request.max_size;
   plan.root = in_git ? *repository.top : fs::canonical(start, error);
   if (error) throw CodeSnapshotError(fmt::format("code snapshot: cannot resolve {}: {}", start.string(), error.message()));
-  // Trials start where the job starts (the submit directory) when it is inside the tree, else at
-  // the named directory.
-  const auto submit = fs::canonical(request.submit_dir, error);
-  auto workdir = error ? fs::path() : submit.lexically_relative(plan.root);
-  if (!is_inside(workdir)) workdir = fs::canonical(start, error).lexically_relative(plan.root);
-  plan.workdir = workdir == "." || !is_inside(workdir) ? "" : workdir.string();
-
+  plan.workdir = trial_workdir(request.submit_dir, start, plan.root);
   select_entries(plan, list_files(git, plan.root, in_git));
   if (plan.bytes > plan.max_size) throw CodeSnapshotError(over_cap_message(plan));
   if (in_git) {

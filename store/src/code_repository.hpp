@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which git repository the code snapshot may read: only the user's own (docs/security.md, "The
 // code snapshot and git").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pure parts of the code snapshot: splitting git's NUL-separated lists, judging a symbolic
 // link's target, and the messages (over the cap, a work tree git refuses to read).
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dlx/store/create_experiment_dir.hpp"
 
 #include <fcntl.h>

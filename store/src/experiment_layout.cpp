@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dlx/store/experiment_layout.hpp"
 
 #include <fcntl.h>

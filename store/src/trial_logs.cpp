@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dlx/store/trial_logs.hpp"
 
 #include <dirent.h>

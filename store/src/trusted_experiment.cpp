@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dlx/store/trusted_experiment.hpp"
 
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dlx/store/user_directories.hpp"
 
 #include <fcntl.h>

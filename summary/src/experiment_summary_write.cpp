@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // write_experiment_summary: the whole file at a temporary name beside experiment.h5, closed (HDF5
 // flushes everything), then published (fsync, rename, directory fsync). Any failure removes the
 // temporary file and leaves the previous experiment.h5 as it was.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A table as HDF5 tools show one: a 1-D dataset of a compound type, one member per column
 // (int64, float64 or variable-length UTF-8 string). h5dump prints each row as a record, HDFView

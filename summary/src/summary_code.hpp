@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // experiment.h5's /code group: where the code the trials run came from (<experiment>/code.json,
 // written at submission by the code snapshot). Absent when the experiment has no snapshot.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // When a commit rewrites experiment.h5 (the rule is in experiment_summary.hpp), and the hook that
 // does it without ever failing the question being answered.
 #include <sys/stat.h>

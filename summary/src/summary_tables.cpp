@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Missing values: -1 for an integer that has none (no ticket, no ranking), NaN for a metric that
 // has none, "" for a string (the file's `missing_values` attribute says the same to readers).
 #include "summary_tables.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The tables of experiment.h5, built from the searcher state (no HDF5 here: columns only).
 #include <vector>

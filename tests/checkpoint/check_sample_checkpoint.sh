@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Writes the sample checkpoint (every dtype) and a damaged copy, then reads them as users will:
 # the h5py snippet of docs/checkpoint-format.md exactly as printed there, h5dump, `dlx ckpt`.
 # usage: check_sample_checkpoint.sh WRITER H5DUMP FORMAT_DOC DLX WORKDIR

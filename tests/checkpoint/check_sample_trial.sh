@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Writes the sample trial.h5 and reads it back with h5py and h5dump, as users and tools will.
 # usage: check_sample_trial.sh WRITER H5DUMP WORKDIR
 set -eu

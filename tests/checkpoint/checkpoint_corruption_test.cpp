@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every class of damage is detected before any byte is used: truncation at many offsets, a bit
 // flipped in tensor data, bits flipped anywhere in the metadata, a newer format version, a file
 // of another trial, a file that is not a checkpoint.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The save path's own tensor writes (checkpoint/src/tensor_writer.hpp): O_DIRECT for the
 // page-aligned middle of a tensor, straight from page-aligned memory or through a bounce buffer,
 // the page cache for unaligned heads and tails. Tensors of every alignment and of sizes off the

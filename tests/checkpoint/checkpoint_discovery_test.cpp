@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Latest-valid discovery: newer damaged, foreign or temporary files are skipped with a reason and
 // the trial falls back to the previous good checkpoint; the store's validator hook agrees.
 #include <catch2/catch.hpp>

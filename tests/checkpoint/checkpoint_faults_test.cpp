@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fault injection: a writer SIGKILLed at many points of a save, ENOSPC on a small tmpfs, a missing
 // directory, a path through a file, permission denied. Each leaves the previous checkpoint
 // loadable and, for errors, a CheckpointError naming the file and the errno.

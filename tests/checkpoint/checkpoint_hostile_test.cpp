@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hostile checkpoints (issue 17, findings 3, 5 and 6): link cycles, soft and external links (to a
 // FIFO too), 20,000 nested groups, tensors that declare 8 GiB or 1 TiB they do not store, virtual
 // datasets, a FIFO or a symbolic link named step-<N>.h5. Every reader (summary, verify, load)

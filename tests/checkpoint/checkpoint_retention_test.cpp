@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Retention: keep_latest, keep_best by the searcher metric, keep_experiment_best across trials,
 // the newest valid checkpoint and searcher-referenced steps are never deleted; invalid files stay.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // load_checkpoint into the buffers of an earlier load: the same bytes as a fresh load, the
 // buffers of same-named, same-sized tensors reused (no new memory), others allocated; and a load
 // that fails leaves nothing half-filled behind in the returned value. Also a multi-block tensor

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Round trips: every dtype and rank, metadata, state, hyperparameters; the file name helper.
 #include <algorithm>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A checkpoint's content for tests: a tensor of every dtype, shapes of rank 0 to 4 (an empty one
 // too), small state of every kind, metadata with hyperparameters. The bytes live in the object.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CheckpointWriter: an async save snapshots before returning (later changes to the tensors do not
 // reach the file), errors surface on the next call, retention runs after each save.
 #include <cerrno>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "crafted_metrics_logs.hpp"
 
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Valid metrics logs crafted to cost a reader the most per byte (issue 31, finding 4): every
 // record well-formed and checksummed, so a reader applies them all.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx's one CRC-32C (dlx/common/crc32c.hpp: ISA-L crc32_iscsi) against the reference, Boost.CRC's
 // table-driven crc_optimal: same values on every length, alignment and split point, so checkpoints
 // and journals written before the switch (Boost) still verify and those written after read back

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `dlx ckpt show|verify|ls --json` on a checkpoint whose strings are not UTF-8 (an experiment name,
 // a metric name, a state value and the directory names in its path, as a trainer or a file system
 // may give them): nlohmann's dump() threw type_error 316 on them, so --json printed nothing and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The hostile files of checkpoint_hostile_test.cpp and trial_record_hostile_test.cpp through the
 // real `dlx` binary, as a user would meet them: `dlx ckpt verify`, `dlx ckpt show`, `dlx ckpt ls`
 // and `dlx status` on an experiment directory holding them. Each run is under `timeout` (a hang

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Files dlx creates are mode 0640 whatever the umask (issue 17, finding 8): with umask 002 a
 // group member could otherwise plant step-999999.h5 or rewrite a checkpoint or trial.h5 that a
 // resume trusts; with umask 000 anyone could. Shown for trial.h5, step-<N>.h5 (sync and async

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Edits of an HDF5 file in place, for tests that need a file dlx would not write: an older or
 // newer format version, a missing attribute or dataset. Each REQUIREs success.

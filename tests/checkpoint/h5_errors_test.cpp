@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx::h5's errors (h5/include/dlx/h5/error.hpp): an h5::H5Error names the file and what failed,
 // in words that say nothing of what the file was meant to be unless the caller said so (the
 // `kind` of open_regular_file), and carries the errno of a failed system call. checkpoint/ turns

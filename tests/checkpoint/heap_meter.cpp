@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Replacement operator new/delete that count live bytes and their peak (heap_meter.hpp).
 #include "heap_meter.hpp"
 

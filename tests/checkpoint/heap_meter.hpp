@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The heap a piece of code holds at its peak, for tests that bound a reader's memory by its
 // input's size (issue 31): linking heap_meter.cpp replaces operator new and delete for the whole

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The snapshot's multi-threaded host copy: every byte of every tensor lands in its destination,
 // whatever the sizes (empty, odd, straddling the threads' slices), above and below the size at
 // which it starts threads.

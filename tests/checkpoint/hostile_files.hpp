@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Hostile HDF5 files for the reader tests (issue 17, findings 3, 5 and 6): a valid checkpoint or
 // trial record written by dlx, then edited through the HDF5 C API into what an attacker could

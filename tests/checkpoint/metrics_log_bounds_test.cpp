@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a metrics log can cost its readers (issue 31, finding 4): the crafted logs of the finding
 // (4,096 names then empty rows; rows repeating a step), valid record by record, applied with the
 // heap counted (heap_meter.hpp). A reader must hold at most a small multiple of the log's bytes,

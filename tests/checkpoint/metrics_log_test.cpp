@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The metrics log (dlx/record/metrics_log.hpp): its records round trip, a torn or damaged tail
 // is ignored at any byte, a chain of generations is applied in order, and trial.h5 with its logs
 // is what load_trial_record returns; format 1 records still load.

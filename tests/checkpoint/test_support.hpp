@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Shared by the checkpoint tests and the sample writer: a scratch directory and a full record.
 #include <filesystem>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TrialRecordWriter (dlx/record/trial_record_writer.hpp): extending the file it wrote last
 // gives the same record as writing everything again: rows appended, resumes' drops (found in the
 // file by binary search), new metrics, changed attributes and restart events; a failed append

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Saves go through temp + rename: no leftovers, and a failed save never damages the last record.
 #include <catch2/catch.hpp>
 

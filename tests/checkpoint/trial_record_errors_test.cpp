@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every way a trial.h5 can be unreadable gives a RecordError naming the file and the problem.
 #include <hdf5.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hostile trial.h5 files (issue 17, findings 3, 5 and 6), what `dlx status`, dlx-launch and the
 // SDK read: metric tables that declare 2^29 rows they do not store, link cycles, soft and
 // external links (to a FIFO), external storage in a FIFO, deep nesting, a FIFO or a symbolic link

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // trial.h5's restart history (failures count and /restart_events/<n>): round trip, order past
 // nine events, older records without them, and a malformed event name.
 #include <hdf5.h>

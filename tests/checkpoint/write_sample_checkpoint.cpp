@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes the test sample checkpoint (every dtype) as <dir>/step-100.h5 plus a damaged copy
 // step-200.h5, for check_sample_checkpoint.sh. usage: dlx_write_sample_checkpoint DIR
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes the sample trial record (test_support.cpp) to the path given, for the h5py/h5dump test:
 // whole, then extended by one training row as the metrics pipeline's compactions do
 // (TrialRecordWriter::append), so that the readers see an appended file.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Cluster-level test of `dlx-cluster` (tools/cluster/dlx-cluster): brings a real single-host Slurm
 # cluster up in a temporary state dir on its own ports, runs jobs across nodes (srun, sbatch --wait,
 # MPI over PMIx), checks partition-priority preemption requeues a `low` job, checks that a daemon

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Unit test of site-config/job_submit.lua outside slurmctld, with a stub `slurm` table.
 -- Usage: lua5.3 job_submit_lua_test.lua PATH/TO/job_submit.lua   (exit 0 = all passed)
 -- The real slurmctld path (Lua 5.1 inside job_submit_lua.so) is covered by cluster_tooling_test.sh.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The `dlx cluster` state directory against another user (issue 17, finding 2): mallory, an
 # unprivileged user this test creates, makes the state directory, its etc/ or its cluster.env
 # first, with a payload that creates a marker file if it ever runs as shell; `dlx-cluster status`

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A user's explicit --array that names existing trials is respected, never overridden; the
 # experiment's resources yield to the user's own -N; jobs without --dl-experiment are untouched.
 source "$(dirname "$0")/lib.sh"

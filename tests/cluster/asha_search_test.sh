@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ASHA end to end as an unprivileged user: 8 trials through 2 slots. Each array task asks the
 # searcher for its work through the journal; trials that are not promotable at their rung pause
 # with a checkpoint and later tasks resume the promotable ones from it; tasks left without work

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A bad experiment file or a conflicting --array fails at sbatch with a dlx: message naming the
 # file, line and problem, and leaves no job queued and no directory on storage.
 source "$(dirname "$0")/lib.sh"

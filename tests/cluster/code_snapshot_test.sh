@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The code snapshot (issue 22), as the unprivileged test user on the local cluster:
 #   - over the size cap, sbatch fails at once naming the biggest file: nothing queued, no directory;
 #   - from a work tree another user owns, no snapshot, with a warning (never git's advice to trust

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Data staging (issue 22, item 2), as unprivileged users on the local cluster, whose plugstack
 # gives each node its own local_dir (<cluster>/tmp/%n, beside its TmpFS):
 #   - sbatch refuses a missing or unreadable path and datasets over the cache's cap, naming them,

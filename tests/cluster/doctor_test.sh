@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `dlx doctor` on the live local cluster, as an ordinary user: the requeue and preemption settings
 # dlx relies on are all found (exit 0), the short GraceTime of `low` (10 s, so that the tests stay
 # fast) is a warning naming DLX_EXIT_DEADLINE_S; a saved report with them missing fails (exit 1)

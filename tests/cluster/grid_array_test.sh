@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The spine, end to end as an unprivileged user: the grid example becomes an array of the right
 # size and throttle, every trial trains data-parallel on two nodes and leaves a trial.h5 that
 # h5py and h5dump read, and `dlx status JOBID` shows one row per trial.

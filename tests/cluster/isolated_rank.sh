@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # isolated_rank.sh COMMAND...: runs COMMAND (a dlx-launch of one rank) in a network namespace of
 # its own, where the only reachable TCP service is its node's PMIx server (relayed over a Unix
 # socket by netns_relay.py), so MPI_Init works but no rank can reach this one and it can reach no

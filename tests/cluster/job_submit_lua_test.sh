@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The slurmctld-side fallback: with array_via=job_submit the plugin leaves the array to
 # site-config/job_submit.lua, which must produce the same array and throttle.
 source "$(dirname "$0")/lib.sh"

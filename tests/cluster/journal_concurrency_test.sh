@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The experiment journal under real concurrency: 32 processes spread over the three slurmd nodes
 # append at once to one journal on the cluster's shared storage; it must hold exactly the events
 # posted, none torn, none twice. Then 32 processes run ASHA trials through the searcher's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The checkpoint writer SIGKILLed in the middle of a save, real Slurm: a 2-node trial
 # (max_restarts: 1, 16 MiB checkpoints); as soon as a periodic save's temporary file
 # (checkpoints/.tmp.step-N.h5.<pid>...) appears, rank 0's trainer (the writer, the pid in that

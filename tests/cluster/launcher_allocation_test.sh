@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # dlx-launch checks the step against the experiment before training: a submission whose own
 # -N (which wins over the experiment file) gives a different shape, or a job script that runs
 # dlx-launch without srun, fails with dlx-launch's message in the job output, the trial record

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A 2-node x 2-task trial of the C++ example: four MPI ranks over srun --mpi=pmix, fused
 # allreduce and parameter broadcast through libdlx; the record shows 4 ranks on 2 nodes, a loss
 # that went down and a useful accuracy.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared helpers for the cluster tests: they run real sbatch/srun/squeue against the local cluster
 # that setup.sh started (state in $DLX_TEST_STATE), mostly as the unprivileged user $DLX_TEST_USER.
 set -euo pipefail

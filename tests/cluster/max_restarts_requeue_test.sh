@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # max_restarts: 1, real Slurm: a grid of two trials, one of which crashes on every run
 # (learning_rate -1: the entrypoint, a Python script, opens its dlx.Trial, so that trial.h5 exists
 # and a requeued run records a restart, then raises RuntimeError: an ordinary crash, exit 1; a

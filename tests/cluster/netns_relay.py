@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Byte relay between a TCP port and a Unix socket, for tests/cluster/isolated_rank.sh.
 
 A process in a network namespace of its own reaches nothing over TCP, but Unix sockets with a

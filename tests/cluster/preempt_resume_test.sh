@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Real Slurm preemption, twice: a 2-node logreg trial in partition `low` is preempted by a job in
 # `high`; the plugin's --signal (USR2, sent to the steps at once with preempt_send_user_signal)
 # reaches the trainer through dlx-launch, which checkpoints after the current step and exits 85;

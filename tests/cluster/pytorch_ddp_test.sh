@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The PyTorch DDP example (examples/pytorch) on 2 nodes under `srun dlx-launch -- /usr/bin/python3
 # ...`: torch.distributed (gloo) wires itself from dlx-launch's variables, the dlx package records
 # the metrics, and the trial completes with a loss that went down.

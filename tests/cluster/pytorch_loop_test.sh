@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The dlx.torch.Loop example (examples/pytorch/mnist.py: mnist_plain.py plus five lines) under
 # sbatch as the unprivileged test user, with examples/pytorch/job.sh:
 #   - requeued twice with `scontrol requeue` while it trains (a DataLoader with 2 worker processes,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The PyTorch DDP example (examples/pytorch/ddp.py: 2 nodes x 1 rank, gloo, Adam + StepLR +
 # BatchNorm + Dropout, checkpointed with dlx.torch) interrupted four ways, each run ending with
 # parameters, buffers, optimizer and scheduler state, every rank's RNG state and the metric

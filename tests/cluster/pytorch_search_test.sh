@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The PyTorch ResNet example (examples/pytorch/resnet.py: AdamW, cosine schedule, checkpoints by
 # dlx.torch) searched on the local cluster, as an unprivileged user:
 #   - ASHA (resnet_asha.yaml, promotions): every trial ends completed, stopped or paused, none

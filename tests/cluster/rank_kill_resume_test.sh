@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A rank SIGKILLed in the middle of training, real Slurm: a 2-node trial (max_restarts: 1) under
 # `srun --mpi=pmix dlx-launch`; rank 1's trainer (found by pid in the process list) is killed -9
 # after the first checkpoints. Neither Open MPI nor srun ends rank 0 by itself (its trainer stays

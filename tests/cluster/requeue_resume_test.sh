@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `scontrol requeue` of a running trial: Slurm sends SIGTERM to the batch shell and the steps at
 # once; dlx-launch forwards it to the trainer, which checkpoints after the current step and exits
 # 85; Slurm starts the array task again (SLURM_RESTART_COUNT=1) and it resumes from that

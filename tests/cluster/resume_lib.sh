@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers for the preempt/requeue/resume cluster tests: a logreg trial on 2 nodes that checkpoints
 # every few batches, a reference run of the same trial without interruption, and the comparison of
 # their final checkpoints (tensor bytes) and records.

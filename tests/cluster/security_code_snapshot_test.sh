@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Issue 31's attacks on the code snapshot, run for real by two users of one cluster: alice
 # submits with sbatch --dl-experiment, mallory attacks.
 #   3  mallory `git init`s a shared 1777 directory above alice's submit directory, with a

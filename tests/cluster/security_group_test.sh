@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Issue 17's attacks by a member of alice's group (mallory may read alice's experiments: the
 # directories are 0750, the files 0640), run for real on the local cluster:
 #   9   mallory holds a read lock on alice's journal (fcntl F_RDLCK) for as long as she likes:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Issue 31, finding 7: root's `dlx logs DIR TRIAL` on mallory's experiment, where dlx-launch kept
 # no copy of the output (mallory removed it) and dlx shows Slurm's own output file instead,
 # printed /etc/shadow: her output file was a link to it, or a job name "x StdOut=/etc/shadow" put

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Issue 31, finding 1, as alice sees it through sbatch: her experiment stages its data to
 # `data: {to: <node tmp>/%u}`, and mallory made <node tmp>/dlxalice first (her own directory,
 # open to all). The trial is refused on the node, before anything is written there, with a

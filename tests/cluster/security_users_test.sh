@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Issue 17's attacks between two users of one cluster, run for real: alice submits with sbatch
 # --dl-experiment, mallory (a member of alice's group) attacks. Each attack must end in a refusal
 # with a dlx: message, and nothing of mallory's may run as alice.

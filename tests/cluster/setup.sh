@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fixture: install the build into $DLX_TEST_STATE/prefix (readable by every user, unlike a build
 # tree under /root), create the unprivileged test user, start the local cluster.
 set -euo pipefail

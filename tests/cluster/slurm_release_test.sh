@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A plugin built for another Slurm release (docs/admin-guide.md, section 11, "What a Slurm release mismatch does"), with the copies
 # of tests/plugin/CMakeLists.txt: jobs without --dl-experiment keep running, and --dl-experiment is
 # refused with a line that says what to do.

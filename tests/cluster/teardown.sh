@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Fixture cleanup: stop the daemons the setup started (by PID, via dlx cluster down).
 set -euo pipefail
 : "${DLX_TEST_STATE:?}"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A time-limit chain, real Slurm: a 2-node trial that needs >= 44 s of training submitted with
 # --time=1 --signal=USR2@20. slurmctld looks at time limits every 30 s and sends an @N signal
 # when now + N + 30 >= the end, so each allocation gets its USR2 10-40 s after it starts (and its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Each array task gets its trial's environment (docs/config-reference.md, "What a trial sees")
 # from the plugin's remote context, and dlx-launch adds the torchrun-compatible variables.
 source "$(dirname "$0")/lib.sh"

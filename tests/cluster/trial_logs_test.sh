@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # dlx logs on a real requeue: a trial of two ranks whose trainer (a shell command) exits 85 on its
 # first run, so that Slurm requeues the array task (RequeueExit=85), and completes on the second.
 # dlx-launch keeps each rank's output of each attempt in the trial's logs directory (0640, the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A rank that cannot reach the others: rank 1 of a 2-node trial starts in a network namespace of
 # its own (isolated_rank.sh: only its node's PMIx server is relayed in), so MPI_Init works but no
 # MPI traffic reaches it or leaves it, as with a wrong interface or a firewall between nodes. The trial

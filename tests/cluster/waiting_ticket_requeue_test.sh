@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A ticket gives its array slot to a requeued trial (slot_yield.hpp). ASHA (promotion variant) with
 # one slot: ticket 1 runs trial 1 and is requeued by `scontrol requeue` mid-run; its slot goes to
 # ticket 2, which has no work yet, while ticket 1 is pending behind the `%1` limit. Taking the slot

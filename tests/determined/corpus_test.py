@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Real Determined experiment files through the real dlx binary (SOURCES.md: where each came from).
 
 For every file in corpus/:

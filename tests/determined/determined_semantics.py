@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What Determined itself would run for an experiment file: trial counts, grid axes,
 adaptive_asha brackets and rungs, PBT rounds.
 

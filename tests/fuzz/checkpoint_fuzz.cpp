@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target over the checkpoint readers (summary, verify, load, discovery) on valid HDF5
 // files of hostile structure (h5_fuzz_mutate.hpp says why structure-aware). Each input is:
 //   content   a checkpoint written by dlx's own save_checkpoint: up to 6 tensors (name, dtype,

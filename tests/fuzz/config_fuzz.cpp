@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target over the experiment-file parser and validator, the code that runs inside
 // every user's sbatch. Any input must end in a parsed experiment or a ConfigError: never a crash,
 // a hang, a leak or another exception type (which the plugin would have to report as a bare

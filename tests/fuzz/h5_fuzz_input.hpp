@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The fuzzer's bytes, read front to back as a small program (h5_fuzz_mutate.hpp describes it);
 // past the end every read is 0, so any input is a complete program. Front to back, unlike

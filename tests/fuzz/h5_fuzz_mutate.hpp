@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Structure-aware mutation of a valid HDF5 file for the checkpoint and trial-record fuzz targets.
 //

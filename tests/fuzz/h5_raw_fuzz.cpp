@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target over the checkpoint and trial.h5 readers on raw bytes: whatever the input is,
 // it is written as a file and read. NOT run in CI (scripts/fuzz.sh runs it only when named):
 // libhdf5 1.10.8 has crash bugs of its own on malformed bytes (in the superblock, object header

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the seed programs of the checkpoint and trial_record fuzz targets into
 corpus/checkpoint/ and corpus/trial_record/ (run from anywhere; rerun after changing the input
 format of checkpoint_fuzz.cpp, trial_record_fuzz.cpp or h5_fuzz_mutate.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target over the journal and journal-snapshot decoders: the code `dlx replay`,
 // `dlx status` and every dlx-launch run on bytes from shared storage, which another user may have
 // written. Any input must end in a result or a JournalError (JournalMismatch included): never a

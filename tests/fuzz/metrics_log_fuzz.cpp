@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target over the metrics log reader (record/src/metrics_log.cpp): what `dlx status`,
 // `dlx report`, `dlx export`, dlx-launch and every trainer's start apply to trial.h5, from a file
 // another user of the trial's group could have written (issue 31, finding 4). Any log must end in

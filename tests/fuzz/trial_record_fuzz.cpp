@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target over the trial.h5 reader (what `dlx status`, dlx-launch and the SDK read) on
 // valid HDF5 files of hostile structure (h5_fuzz_mutate.hpp says why structure-aware). Each
 // input is:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx-gpu-checkpoint-check: checkpoints of CUDA device memory on a real GPU.
 //   dlx-gpu-checkpoint-check [--mib N] [--repeats R] [--dir DIR]
 // A model of 16 device tensors (N MiB in all, default 1024, random bytes) is saved with

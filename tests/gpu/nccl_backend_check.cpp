@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx-gpu-nccl-check: the NCCL backend through dlx::Trial on a real GPU, under
 // `mpirun -n <ranks> dlx-gpu-nccl-check` (one rank per GPU: NCCL refuses two ranks on one GPU).
 //

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dlx.torch with a CUDA model on a real GPU (scripts/gpu-check.sh runs it; exits 77 without one).
 
 1. Resume, bit-exact: a CUDA model with dropout, Adam, a StepLR scheduler and mixed precision

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The build options (docs/admin-guide.md): with DLX_BUILD_TESTS=OFF the project configures with
 # Catch2 unavailable and builds no test or benchmark, but the programs, the plugin, the libraries
 # and the example; with DLX_BUILD_EXAMPLES=OFF no example either (and so no tests).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `cmake --install` of this build into a staged tree (DESTDIR, prefix /opt/dlx), then what a
 # sysadmin and a user rely on there (docs/admin-guide.md "Installed layout", docs/sdk.md):
 #   - the plugin in the Slurm plugin directory, and the plugstack snippet naming that path;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C API's names-once reporting (dlx_trial_metric_names, dlx_trial_report_*_values), as a
 // binding uses it: the rows land in trial.h5 as the name-per-report calls' do, a set registered
 // again gets its number again, and every misuse is a status with a message naming it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The MPI backend under mpirun -n 2 / -n 3: every rank runs these cases; the process exits
 // non-zero when any rank failed any check.
 #include <catch2/catch.hpp>

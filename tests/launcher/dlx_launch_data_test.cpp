@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx-launch's data staging as a trial runs it: the real binary under a fake srun environment,
 // staging into a temporary node-local directory through the real cache (dlx::data).
 #include <catch2/catch.hpp>

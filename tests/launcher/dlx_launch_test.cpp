@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx-launch as a user runs it: the real binary under fake Slurm/dlx environments.
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The example experiments stay valid experiment files (what sbatch --dl-experiment would check).
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fused (bucketed) allreduce under mpirun -n 2 / -n 3: bit-for-bit equal to one allreduce per
 // tensor for every element type, odd sizes and bucket sizes that fall on, just before and just
 // after tensor boundaries; the overlapped path (add/synchronize) too; floating-point sums are

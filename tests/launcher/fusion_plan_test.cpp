@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plan_buckets: which tensors share a fusion buffer (pure; the MPI tests check the sums).
 #include <catch2/catch.hpp>
 

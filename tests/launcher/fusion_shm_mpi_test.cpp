@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The MPI backend's shared-memory path for fusion buckets (shared_memory_reducer.hpp), under
 // mpirun -n 2 / -n 3 on one host: it is taken when every rank shares the node, and its sums are
 // bit-for-bit those of one MPI allreduce per tensor (and, for floating point, the rank-order sum

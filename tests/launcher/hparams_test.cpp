@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libdlx's typed hyperparameters and the DLX_* trial contract reader.
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx-launch's pure parts: the torchrun variables and the allocation check.
 #include <catch2/catch.hpp>
 

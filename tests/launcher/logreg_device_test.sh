@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The example trainer's `device` hyperparameter: "cpu" trains on the CPU; "tpu" and (on a machine
 # without a GPU) "gpu" are refused with a message naming the value and the choices.
 #   logreg_device_test.sh TRAINER

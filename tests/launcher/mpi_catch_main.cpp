@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Catch2 runner of the MPI tests that need only MPI itself (comm, fusion): every rank runs
 // the cases, and the run fails on every rank when it failed on any, so mpirun's exit status is
 // the same whichever rank it reports; a test specification that matches no test case fails the

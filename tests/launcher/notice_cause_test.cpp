@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a run that stops on a checkpoint signal records as its cause (launcher/sdk/src/notice_cause.hpp)
 // and what the next run's restart event makes of the record (trial_recorder.hpp, restart_cause).
 #include <signal.h>

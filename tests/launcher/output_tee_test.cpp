@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx-launch's copy of the trainer's output (output_tee.hpp) and the attempt numbering of the
 // trial's logs (store/trial_logs.hpp): real processes writing into real pipes and files.
 #include <catch2/catch.hpp>

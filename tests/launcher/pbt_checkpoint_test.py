@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """PBT end to end without Slurm: dlx-launch asks the journal for each ticket's work and runs the
 logreg example trainer (an MPI singleton) on an experiment in a temporary directory.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The start-up check under mpirun -n 2 / -n 3.
 //   preflight_mpi_test ok     every rank passes within the deadline
 //   preflight_mpi_test late   the last rank arrives 3 s late with a 1 s deadline: rank 0 must fail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Running a program under a controlled environment from a test: `env -i` + popen.
 #include <sys/wait.h>

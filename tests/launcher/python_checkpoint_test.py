@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Checkpoints from Python through the dlx package (python/dlx/) and libdlx_c.so, as a PyTorch
 program saves them (numpy arrays of its tensors): save named float32/float64/int tensors and small
 state, resume the newest valid checkpoint in a new process-like Trial and get the same arrays back,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Nested hyperparameters from Python and the C API: DLX_HPARAMS (and DLX_HPARAMS_FILE) nested
 the way Determined passes groups, values of any JSON type, dotted lookups as before, and, inside
 a trial, the record's flat names taken from the experiment's snapshot.

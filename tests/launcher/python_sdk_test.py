@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The dlx package (python/dlx/) over libdlx_c.so, as a PyTorch program uses it (no MPI):
 hyperparameters, metrics into trial.h5 (read back with h5py), the checkpoint signal, and errors as
 dlx.Error. Run with /usr/bin/python3; DLX_LIBRARY names the built libdlx_c.so, PYTHONPATH python/."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The searcher through dlx-launch and the dlx package (python/dlx/), as a PyTorch program meets it
 (no MPI, no Slurm): dlx-launch asks the journal for each ticket's work and sets DLX_TARGET_LENGTH;
 the program trains to it and reports; the searcher's answer comes back from report_validation; the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The resume rendezvous of ranks without a communicator (launcher/sdk/src/resume_rendezvous.hpp):
 // the run's name, rank 0's published choice as the other ranks read it, earlier runs' choices
 // removed, and the errors a user can meet (no run name, a bad DLX_RUN_ID, rank 0 never saying).

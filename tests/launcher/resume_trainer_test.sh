@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # MPI test of checkpoint and resume in the logreg trainer (no Slurm): the same trial resumed from
 # any of its checkpoints, or stopped by a checkpoint signal and run again, ends with final weights
 # byte-identical to an uninterrupted run, the same metrics (no duplicated rows) and the restart

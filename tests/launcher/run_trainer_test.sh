@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # MPI test of the logreg trainer: run it twice under mpirun with a fresh dlx trial environment,
 # check the record (completed, accuracy > 0.8, one row per epoch) and that both runs agree
 # bit for bit (determinism on one world size).

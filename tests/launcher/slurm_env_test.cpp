@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Slurm-environment reader: table tests over fake environments (no Slurm needed).
 #include <catch2/catch.hpp>
 

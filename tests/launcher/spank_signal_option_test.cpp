@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // plugstack.conf's signal= option: the preemption notice the plugin adds as sbatch --signal.
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx-test-trial-check: asserts what a finished logreg trial's record must say.
 //   dlx-test-trial-check TRIAL_H5 STATE WORLD_SIZE MIN_ACCURACY EPOCHS [SAME_AS_H5|-] [RESTARTS]
 // SAME_AS_H5: another record whose metrics must be identical (determinism); RESTARTS: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One context per process (launcher/env/trial_context.hpp): a trainer's whole run (dlx::Trial's
 // record, its checkpoint settings, resume, a save and the searcher's answer at the target length)
 // reads the frozen experiment.yaml once; the context itself reads nothing until asked, then once.

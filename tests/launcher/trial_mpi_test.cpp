@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx::Trial's collectives under mpirun -n 2 / -n 3 (outside a dlx trial: nothing is written):
 // broadcast of initial parameters, the fused allreduce of a gradient list, and
 // should_checkpoint_and_exit() agreeing on every rank when one rank got a checkpoint signal.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The metrics pipeline from Python, as a training program uses it (dlx.Trial outside Slurm, one
 rank), with the files checked by h5py and by dlx's own reader (dlx-test-trial-metrics):
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx-test-trial-metrics TRIAL_H5 [--file-only]: the metric tables of a trial record as readers
 // see them (trial.h5 with its metrics logs; --file-only: trial.h5 alone), summarised as one JSON
 // line per call, so that tests of a million rows compare a few numbers:

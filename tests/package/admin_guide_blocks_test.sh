@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # docs/admin-guide.md's tested command blocks (`<!-- tested: NAME as=root|user -->` before a fenced
 # block) and scripts/package-check-root.sh's `doc NAME` calls name the same blocks, each once:
 # no command of the guide goes unrun by scripts/package-check.sh, and the script runs no block the

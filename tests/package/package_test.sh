@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian packages of a build tree (ctest package.debs): scripts/package.sh --no-build into a
 # temporary directory, then
 #   - lintian: no error or warning (the overrides in debian/*.lintian-overrides say why);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # check_hardening.sh FILE: the hardening of a built SPANK plugin, read with readelf (binutils).
 # One line per property, "ok" or "FAIL: why"; exit status 1 when any fails.
 #   relro      a GNU_RELRO segment (the GOT and friends read-only after relocation)

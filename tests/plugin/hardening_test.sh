@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The built plugin passes every check of check_hardening.sh, and the same checks fail, one by one,
 # on unhardened_probe.so (built here without any hardening and exporting a helper): a check that
 # passed the probe could not fail. Also: the plugin loads neither libcrypto nor libarchive (the data

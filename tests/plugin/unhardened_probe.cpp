@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A plugin-shaped module built without any hardening (tests/plugin/CMakeLists.txt), for
 // hardening_test.sh to show that each of its checks fails on such a file: a fixed-size buffer
 // (a canary and a fortified snprintf when hardened) and one exported helper besides the plugin

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Finding 7 (issue 17): mallory made her trials/0 a link to alice's trial and asked root to run
 # `dlx ckpt gc` on her experiment: root deleted alice's checkpoint. Now gc acts with the owner's
 # rights (as root it becomes the owner first), lists no trial or checkpoint that is a link, and

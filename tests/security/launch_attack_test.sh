@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Finding 1 (issue 17), dlx-launch's side: whatever DLX_EXPERIMENT_DIR names, dlx-launch runs the
 # snapshot's entrypoint only when the experiment directory is the user's own (every directory
 # from / down trusted; the snapshot a regular file of the user's). Also finding 3's blocking open:

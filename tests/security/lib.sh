@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared by the security tests in this folder (not the cluster ones): the two users, helpers to
 # act as them, and a scratch directory every user can enter.
 set -euo pipefail

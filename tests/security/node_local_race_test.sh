@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Issue 31, finding 1: the node-local directory (the data cache and the code copy) as two real
 # users. mallory controls the base (her /tmp/<alice's name>, which alice's `data: to:` or a site's
 # local_dir=/local/%u names) or a directory above it, and swaps alice's dlx-<uid> (or the base

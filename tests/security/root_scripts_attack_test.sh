@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Finding 2 (issue 31): scripts/package-check.sh, run as root, worked in the fixed
 # /var/tmp/dlx-package-check: mallory's link there had root's cleanup `umount -l` a mount of her
 # choosing, and a directory of hers there let her swap what root ran. Now the scripts that run as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The attacker's half of the node-local swap race (issue 31, finding 1), run as the attacking
 // user: exchanges two directory entries with renameat2(RENAME_EXCHANGE), as fast as it can, until
 // STOP_FILE exists; then prints how many exchanges it tried and how many the kernel allowed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ownership rule (common/trusted_path.hpp) and what is built on it: experiment directories
 // created and read only as the user's own, files read without following links or blocking, the
 // layout's exact modes whatever the umask, and deletions that never leave the experiment.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the security tests (these in tests/security/ and tests/cluster/security_*): two real
 # unprivileged users, made here when missing (root is needed for that; without it the tests skip
 # with status 77).

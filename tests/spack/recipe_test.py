@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The Spack recipe (packaging/spack/packages/dlx/package.py) against the CMake build it drives.
 
 Loaded with spack_stand_in.py as `spack.package` (Spack is not installable here). Checks the class,

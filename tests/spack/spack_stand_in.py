@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A stand-in for the part of Spack's package API (`spack.package`) that the dlx recipe uses.
 
 Spack itself cannot be installed on the build machines, so recipe_test.py loads

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test case names that ctest cannot run by name, on purpose: the sample that
 // tests/support/catch_names_test.sh hands to check_catch_names.sh and to Catch2's own discovery.
 // Never registered with catch_discover_tests (every real test case name must pass the check).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The guard against test cases that ctest runs under a name that matches nothing (tests.catch_names):
 #   1. check_catch_names.sh refuses the sample (catch_name_sample.cpp), naming each bad case and
 #      what to do, and accepts a real test executable;

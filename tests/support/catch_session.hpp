@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The Catch2 session every dlx test executable runs (tests/catch_main.cpp, the MPI mains): as
 // Catch2's own, except that a test specification that matches no test case fails the run (exit

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # check_catch_names.sh BINARY: refuses a Catch2 test executable with a test case that ctest cannot
 # run by its name. catch_discover_tests (tests/CMakeLists.txt) registers one ctest entry per test
 # case, running `BINARY "<name>"`; a name that does not survive that trip gives entries that run

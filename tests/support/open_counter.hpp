@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How many times a file is opened, by any process, while an OpenCounter watches it (inotify's
 // IN_OPEN: the kernel queues one event per open(2), so the count is complete once the processes

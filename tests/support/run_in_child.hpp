@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Running a piece of a test in a forked child, as another user when the test runs as root: what
 // the child's code returns (or the message it threw) comes back through a pipe, and alarm() turns

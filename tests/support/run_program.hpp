@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Running a real program from a test (the dlx binary, as a user would): argv as given, stdout and
 // stderr captured apart through files in `scratch`, the exit status (128 + N when killed by

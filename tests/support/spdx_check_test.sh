@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # scripts/spdx-check.sh on a small git tree (tests.spdx_check): the check names each source
 # without the SPDX line and no other file, --add gives each the line in its comment syntax (after
 # a #! line, the file's mode and the rest of its bytes kept), a second --add changes nothing.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Compare a resumed trial with an uninterrupted reference run of the same trial.
 
     compare_checkpoints.py REFERENCE_TRIAL_DIR TRIAL_DIR [--restarts N] [--notices N]

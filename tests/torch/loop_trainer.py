@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The trainer of the dlx.torch.Loop tests: the ordinary PyTorch shape (a map-style dataset, a
 shuffling DataLoader with worker processes, dropout, Adadelta, a StepLR stepped after each
 epoch, a test DataLoader for validation) run by dlx.torch.Loop, one rank or several (gloo DDP

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dlx.torch.Loop refuses what it cannot do right, each with a message that says what and how to
 fix it: a state name the loop already saves, validate_every below 1, no length at all (no
 searcher length, no max_epochs), a searcher length without validate(), validate() returning no

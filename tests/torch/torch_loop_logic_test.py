@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The pure logic under dlx.torch.Loop, table-driven: the length a point of training is labelled
 with in each searcher unit (python/dlx/torch/_progress.py), the records of a batch, when the
 searcher's target is reached; the hyperparameter name check (python/dlx/hparams.py) that warns

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dlx.torch.Loop with real DataLoaders (2 worker processes, shuffling), dropout, Adadelta and a
 StepLR per epoch (tests/torch/loop_trainer.py), requeued at chosen points by a checkpoint signal
 (SIGUSR1, as Slurm's notice) and resumed: the final checkpoint (model, optimizer, scheduler, every

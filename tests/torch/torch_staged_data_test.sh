@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The PyTorch DDP example on a staged dataset, as a trial runs it (dlx-launch with
 # DLX_EXPERIMENT_DIR + DLX_TRIAL_ID, one rank, gloo): make_dataset.py writes the dataset, the
 # experiment stages it with `data: stage:`, and ddp.py trains on the node-local copy named by

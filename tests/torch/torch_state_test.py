@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dlx.torch.save_state/load_state on one rank, with Debian's PyTorch: what goes in comes back
 equal, type for type; h5py reads the weights by their state-dict names; bad input is refused
 with a message naming the object and key, and nothing is written.

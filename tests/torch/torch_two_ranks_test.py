@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Two ranks (torch.distributed over gloo, DDP, Adam + StepLR + BatchNorm, per-rank data order
 from each rank's own RNG) without Slurm: a run stopped after step 12 (last checkpoint: step 10)
 and resumed ends bit-identical to an uninterrupted run, because every rank resumes from the

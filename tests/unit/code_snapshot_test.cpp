@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The code snapshot (store/code_snapshot.hpp): its pure helpers, and plan + copy on real git
 // repositories made here with the real git (tracked, modified, untracked, ignored, .dlxignore,
 // deleted, links in and out of the tree, a submodule), and the bounded runner it uses for git.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FileLock (dlx/common/file_lock.hpp): try refuses while another process holds the lock and names
 // it; lock_until gives up at the deadline and its helper hands the follow-up over once it has let
 // the lock go; OFD locks exclude the descriptors of one process and survive closing another

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // common/'s small helpers that several layers share: the names of a uid (accounts.hpp), this
 // host's name (host_name.hpp) and little-endian integers (little_endian.hpp).
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx::parallel_for (common/include/dlx/common/parallel_for.hpp): every index once, on the threads
 // asked for, and the first failure rethrown after every thread has stopped.
 #include <catch2/catch.hpp>

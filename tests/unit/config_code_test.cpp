@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `code` section of the experiment file and of the site defaults, and the sizes it takes.
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `data` section of the experiment file, the site's data defaults and cache limits, and the
 // node-directory patterns (%n, %u) that `to:` and the plugin's local_dir= take.
 #include <catch2/catch.hpp>

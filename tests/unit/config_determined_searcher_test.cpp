@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `searcher` section forms of Determined 0.12-0.38: what is accepted (with Determined's
 // meaning), what is refused (with what replaces it), and the did-you-means of the section. The
 // expected values come from Determined's schemas (schemas/expconf/v0/searcher-*.json) and docs.

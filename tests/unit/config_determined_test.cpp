@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Determined experiment files read by dlx (issue 20, the config side): hyperparameter values of
 // any YAML kind, dotted names, Determined's keys mapped or ignored with one warning, refused
 // entrypoints, free-text names, every problem of a file in one report, and did-you-means that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hostile text in experiment files: values far longer than any real one (std::regex's recursion
 // overflowed the stack on them, in dlx validate, sbatch and slurmstepd), control characters in
 // what messages and tables show, and the hand-written syntax checks that replaced the regexes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The two shapes of a trial's hyperparameters (config/hparam_tree.hpp): the flat names the
 // searcher and records hold, the nested object DLX_HPARAMS gives a trainer, and lookups by name.
 #include <catch2/catch.hpp>

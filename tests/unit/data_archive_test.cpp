@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hostile archives staged into the node-local cache (data/src/unpack.hpp): every kind of tar slip,
 // a "." that is a link (issue 31, finding 5), entries that are neither files, directories nor
 // links, and archives whose unpacked size passes the cache's cap (finding 9). Each is refused with

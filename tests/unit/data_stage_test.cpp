@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The node-local data cache (data/include/dlx/data/stage.hpp): real files, real processes (fork,
 // kill -9), Debian's tar and mksquashfs for the archives. Every refusal's message is checked.
 #include <catch2/catch.hpp>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `dlx convert-determined` on a Determined experiment file, then `dlx validate` on what it printed:
 # the output is a valid dlx file with no Determined key left (no warning), the header lists what
 # was mapped and dropped, and the translation means the same (nodes, GPUs, seed, environment).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `dlx data ls|gc` (tools/dlx/cmd_data.cpp): the real dlx binary on a cache this test stages with
 // the library, one entry held by this process, one free, one unfinished copy left behind.
 #include <catch2/catch.hpp>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """`dlx export tensorboard` read back by an independent reader.
 
 The real dlx binary exports a synthetic experiment (dlx_write_export_sample); every event file is

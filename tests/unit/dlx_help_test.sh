@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `dlx COMMAND --help`, `-h` and `dlx help COMMAND` for every command and subcommand: exit 0, the
 # help on stdout (usage line, options), no operand shown as an option (`--experiment arg`); and
 # the failures: unknown commands and subcommands, usage errors (stderr, exit 2).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real `dlx` binary on hostile input, as a user would meet it (issue 17, findings 4, 10-13):
 //   - 100,000-character resource values and a 200 KB hyperparameter name: a message, no SIGSEGV;
 //   - a million-point grid and a 1,000-hyperparameter file: planned in linear time (each run is

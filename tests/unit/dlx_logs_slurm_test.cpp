@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx logs' reading of Slurm's description of a job (`scontrol show job`) and of Slurm's filename
 // patterns (logs_slurm.hpp).
 #include <catch2/catch.hpp>

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """dlx logs through the real dlx and dlx-launch binaries.
 
 dlx-launch runs small shell trainers as the ranks of a fake srun step (the environment srun

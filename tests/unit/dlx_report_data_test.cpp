@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx report's pure parts: the curve downsampling, hyperparameter importance and the inlined
 // JSON (tools/dlx/report/).
 #include <catch2/catch.hpp>

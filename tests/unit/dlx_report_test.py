@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """`dlx report` end to end: the real dlx binary on synthetic experiments (dlx_write_report_sample),
 each page rendered by headless Chromium. A page counts as rendered when its script ran to the end
 without an error (window.onerror and console.error are recorded into the page), every chart it drew

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sparkline column of `dlx status` (tools/dlx/sparkline.hpp): exact strings for the cases a
 // trial's validation curve can take.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `dlx status` and `dlx ckpt ls` start from journal.snapshot and replay only the journal's tail
 // (searcher::catch_up), as read-only users: the real `dlx` binary on a real experiment directory
 // (experiment.yaml, a journal of a simulated ASHA run, a snapshot of its first 60%). Shown here:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `dlx status --watch`: the real dlx binary on synthetic experiments, stdout a file (as in
 // `dlx status --watch 5 > log`). An experiment whose trials have all ended is shown once and the
 // command returns at once; one with a running trial is shown frame after frame, each after a line

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // --watch's progress line (tools/dlx/watch_progress.hpp): trials ended, `step N of M`, and an ETA
 // only when every running trial with a target has moved since the previous frame.
 #include <catch2/catch.hpp>

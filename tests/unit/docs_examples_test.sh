@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Docs and parser must not drift: every ```yaml block in README.md and docs/*.md, and every
 # examples/*.yaml, is validated by the real `dlx validate`. A block whose first line is
 # "# site config" is checked as a site-defaults file instead (by using it with a minimal

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx doctor's checks on saved Slurm reports: the local cluster's settings pass; each setting dlx
 // relies on, when missing, is reported with what was found and what to change.
 #include <unistd.h>

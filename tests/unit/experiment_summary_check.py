@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Checks an experiment's experiment.h5 against the journal, as h5py and h5dump read it:
 usage: experiment_summary_check.py EXPERIMENT_DIR DLX_CLI [--expect-written-by-trials]
 

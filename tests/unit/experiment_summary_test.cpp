@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // experiment.h5's writing rule and its failure handling, through real Coordinators and a real
 // journal (the file's contents are checked with h5py and h5dump by searcher_experiment_h5_test.py):
 // which commits rewrite the file, that it reflects the journal prefix it was written from, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A forked process that opens a file and holds a classic POSIX fcntl lock on it (as an older dlx,
 // or any other program, takes one) until release() or destruction: what the lock tests need to

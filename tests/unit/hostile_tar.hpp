@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Tar archives with whatever entries a test needs, hostile ones included (a "." that is a link,
 // names with "..", hard links out, FIFOs), written by libarchive's own writer: `tar` refuses to

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helper for the cluster-level journal test: `journal_writer append FILE N` appends N events
 // with ids "<node>-<rank>-<k>"; `journal_writer check FILE EXPECTED` prints the journal's state and
 // exits non-zero unless it holds exactly EXPECTED distinct valid events and nothing else.

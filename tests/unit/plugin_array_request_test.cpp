@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A user's --array next to --dl-experiment, read by hand (std::regex overflowed sbatch's stack on a
 // long value, and std::stol's "stol" reached the user for an index past 64 bits).
 #include <catch2/catch.hpp>

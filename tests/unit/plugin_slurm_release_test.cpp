@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plugin's check of the Slurm release that loaded it (spank-plugin/slurm_release.hpp); the
 // cluster test tests/cluster/slurm_release_test.sh shows it in sbatch and slurmd.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A search method that records every event it answers on the simulated cluster, as the
 // coordinator would append them to the journal (waits are not journaled), so that a test or a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // adaptive_asha: the bracket layout by mode (Determined's rules), the spread of trials over the
 // brackets, and whole runs on the simulated cluster.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // async_halving, both variants: the promotion and stopping rules as tables, then whole runs on
 // the simulated cluster with a fixed seed.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemonless coordinator: several "processes" (Coordinator instances, each with its own view)
 // asking through one journal file; idempotent questions; a pause settled before promotion; replay
 // equal to the live state; a journal from a different searcher refused.

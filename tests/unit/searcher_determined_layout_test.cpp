@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Determined's numbers, computed by hand here (never by calling dlx's code for the expectation):
 // grid midpoints and int rounding (master/pkg/searcher/grid.go), adaptive_asha's brackets
 // (adaptive_asha.go: makeBrackets, getBracketMaxTrials), rung lengths with real divisors

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """experiment.h5 written by the trials themselves (no Slurm, no MPI): an ASHA search with
 promotions runs ticket after ticket through dlx-launch and the dlx package, each question answered
 under the journal lock, which also rewrites experiment.h5. Then experiment_summary_check.py reads

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Crafted journals and snapshots: the scan stays linear (an 8 MiB file of 12-byte headers took
 // `dlx replay` 14 s), honest damage is still told from a torn tail as before, and every malformed
 // record ends in a JournalError that names its offset and what is wrong, never nlohmann's text.

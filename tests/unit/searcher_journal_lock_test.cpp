@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The journal's locking and files (journal.hpp, "Files", "Append protocol", "Reading"): a process
 // holding a read lock on the journal (a group member can) delays no writer; readers take no lock;
 // writers exclude each other through journal.lock, wait for it only until

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The journal snapshot (journal_snapshot.hpp): for every method, the state loaded from a snapshot
 // plus the journal's tail equals the state of a full replay (the whole state, byte for byte, and
 // the method's next answers), at several snapshot points; snapshots that are corrupt, stale, of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // single, grid and random as Methods; make_method, ticket_count and the JSON forms of Work and
 // Decision that the journal records.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PBT as a Method: rounds of a population, wait until a round has finished, the bottom of the
 // population replaced by copies of the top with explored hyperparameters (Determined's rule and
 // trial numbering: a member that goes on keeps its trial id, a replacement is a new trial), failures

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // referenced_checkpoints(SearchState): the checkpoints retention must keep because searcher
 // decisions still need them, with the reason `dlx ckpt ls` prints: a paused ASHA trial's
 // checkpoint at its pause length, a planned PBT trial's start checkpoint, and the latest PBT

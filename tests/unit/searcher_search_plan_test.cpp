@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `dlx plan`'s data (searcher::plan_search) against the searcher's own run: every method run to
 // completion on the simulated cluster, with the plan's array size and throttle, must run exactly
 // the trials, brackets, rung lengths and PBT rounds the plan announces.

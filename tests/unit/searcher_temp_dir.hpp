@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A fresh directory for a searcher test (where the journal and experiment.h5 go), removed with its
 // contents on destruction, and whole-file reads and writes for tests that damage those files.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The TPE sampler: random points until it has startup results, then points that beat random
 // search on an objective with a known optimum; deterministic, and its state round-trips.
 #include <catch2/catch.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Multi-fidelity TPE's internals (searcher/src/tpe/: tpe_weights, tpe_history, tpe_ensemble): how a
 // level's agreement with the top level's results becomes its weight, which lengths become levels,
 // and the weights fit_ensemble gives models that order the top results rightly or backwards.

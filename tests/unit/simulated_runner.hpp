@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A simulated cluster for search methods: drives any searcher::Method the way the job array and
 // the trainers will, over a simulated clock, with a synthetic learning curve. For method tests

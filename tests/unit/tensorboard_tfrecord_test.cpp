@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TFRecord framing of TensorBoard event files: CRC-32C, its mask and the record layout, against
 // values computed apart from ISA-L (a bitwise CRC-32C in Python, and the standard check value).
 #include <catch2/catch.hpp>

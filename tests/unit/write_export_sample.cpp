@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes a small experiment directory for the `dlx export tensorboard` test
 // (dlx_export_tensorboard_test.py): experiment.yaml and trials of every state, with hyperparameters
 // of every type, metrics with gaps (NaN), rows without a wall time (as format-1 records have), and

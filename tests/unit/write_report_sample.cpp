@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes experiment directories for the `dlx report` test (dlx_report_test.py) and benchmark
 // (bench/report/): `dlx_write_report_sample DIR CASE [TRIALS POINTS]`, CASE one of
 //   empty   experiment.yaml only: no trial has started;

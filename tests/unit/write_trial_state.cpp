@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writes a trial.h5 with a given state (and Slurm job id) for the `dlx logs` test
 // (dlx_logs_test.py): usage: dlx_write_trial_state PATH STATE [SLURM_JOB_ID]
 #include <exception>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx ckpt: dispatch, and the helpers the subcommands share (target, policy, sizes).
 #include "cmd_ckpt.hpp"
 

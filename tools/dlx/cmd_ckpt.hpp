@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `dlx ckpt`: one function per subcommand (cmd_ckpt_*.cpp) and what they share.
 #include <filesystem>

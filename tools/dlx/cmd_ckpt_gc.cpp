@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx ckpt gc EXPERIMENT [--dry-run] [--remove-invalid] [--tmp-age-minutes N]: apply the
 // experiment's retention policy to every trial (keeping what the searcher's journal still
 // references), and remove temporary files of saves that died.

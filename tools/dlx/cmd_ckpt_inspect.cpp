@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx ckpt verify PATH... (exit status is the verdict) and dlx ckpt show PATH (metadata, state,
 // tensors with dtype, shape, size and checksums).
 #include <iostream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx ckpt ls TRIAL_OR_EXP [--json]: every checkpoint with its size, whether it is valid (and why
 // not) and which retention rules keep it, under the experiment's policy.
 #include <iostream>

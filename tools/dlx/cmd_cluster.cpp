@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx cluster: hands over to the dlx-cluster script (installed in libexec/dlx, mirrored in the
 // build tree), telling it where this dlx's plugin and programs are. The script parses the
 // arguments; --help is answered here, as for every dlx command, per subcommand (the script's own

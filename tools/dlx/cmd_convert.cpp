@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx convert-determined: a Determined experiment file as the dlx experiment file that means the
 // same, for the user to read and keep. The translation is the parser's own (what sbatch would
 // run), written back with yaml-cpp's emitter; a comment header says what was mapped and what was

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx data ls|gc [--dir LOCAL_ROOT]: this user's node-local data cache on this node (data/,
 // docs/file-format.md "Node-local data cache"): its entries, and removing the unused ones.
 // Without --dir the cache is where dlx-launch puts it when the experiment names no data.to: in a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx doctor: are this cluster's Slurm settings what dlx needs? Reads Slurm's own reports (or
 // saved copies of them, for a host without the client) and prints one verdict per setting.
 #include <array>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx export tensorboard: an experiment's trials as TensorBoard runs (export/ writes the files).
 // Reads only (trial.h5 and its metrics logs, experiment.yaml), so any user who can read the
 // experiment can export it; the output is written whole or not at all.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx logs: a trial's output, attempt by attempt. dlx-launch keeps each rank's output of each
 // attempt in trials/<id>/logs/ (store/trial_logs.hpp); where it kept none, Slurm's own output file
 // of the job that ran the trial last (logs_slurm.hpp), read only as a regular file of the job's
@@ -291,9 +292,8 @@ int follow(const Request& request, LogOutput& out) {
   return 0;
 }
 
-}  // namespace
-
-int run_logs(const Arguments& arguments) {
+// The command line's request (the experiment located, the trial known to it). Throws UsageError.
+Request request_from(const Arguments& arguments) {
   const auto command = logs_command_line();
   auto values = parse_options(arguments, command);
   Request request;
@@ -315,26 +315,42 @@ int run_logs(const Arguments& arguments) {
   request.escape = !values.count("raw") && stdout_is_terminal();
   request.experiment = locate_experiment(request.given);
   require_trial(request);
+  return request;
+}
 
+void print_json(const Request& request, const char* source, nlohmann::ordered_json attempts) {
+  nlohmann::ordered_json doc{{"experiment", request.experiment.string()}, {"trial", request.trial},
+                             {"source", source ? nlohmann::ordered_json(source) : nlohmann::ordered_json(nullptr)},
+                             {"logs_dir", request.logs_dir().string()}, {"attempts", std::move(attempts)}};
+  fmt::print("{}\n", json_text(doc));
+}
+
+// dlx-launch kept nothing for the trial: Slurm's file, if Slurm still knows the job; else an empty
+// answer for --json, an error naming both places, or nothing yet for --follow (nullopt: go on).
+std::optional<int> without_attempts(const Request& request, LogOutput& out) {
+  std::string why_not;
+  if (const auto slurm = slurm_files_of(request, why_not)) return print_slurm(request, *slurm, out);
+  if (request.json) {
+    print_json(request, nullptr, nlohmann::ordered_json::array());
+    return 0;
+  }
+  if (!request.follow) {
+    throw Error(fmt::format("trial {} has no output yet: {} holds no attempt (dlx-launch writes it when "
+                            "the trainer starts) and {}; --follow waits for it",
+                            request.trial, request.logs_dir().string(), why_not));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int run_logs(const Arguments& arguments) {
+  const Request request = request_from(arguments);
   LogOutput out(request.escape);
   const auto all = all_attempts(request);
   const auto attempts = selected(request, all);
   if (all.empty()) {
-    // dlx-launch kept nothing: Slurm's file, if Slurm still knows the job.
-    std::string why_not;
-    if (const auto slurm = slurm_files_of(request, why_not)) return print_slurm(request, *slurm, out);
-    if (request.json) {
-      nlohmann::ordered_json doc{{"experiment", request.experiment.string()}, {"trial", request.trial},
-                                 {"source", nullptr}, {"logs_dir", request.logs_dir().string()},
-                                 {"attempts", nlohmann::ordered_json::array()}};
-      fmt::print("{}\n", json_text(doc));
-      return 0;
-    }
-    if (!request.follow) {
-      throw Error(fmt::format("trial {} has no output yet: {} holds no attempt (dlx-launch writes it when "
-                              "the trainer starts) and {}; --follow waits for it",
-                              request.trial, request.logs_dir().string(), why_not));
-    }
+    if (const auto status = without_attempts(request, out)) return *status;
   } else if (attempts.empty() && !request.follow) {
     throw Error(fmt::format("trial {} has no {}{}{} in {} (its attempts: {})", request.trial,
                             request.attempt ? fmt::format("attempt {}", *request.attempt) : "",
@@ -343,10 +359,7 @@ int run_logs(const Arguments& arguments) {
                             request.logs_dir().string(), numbers(all)));
   }
   if (request.json) {
-    nlohmann::ordered_json doc{{"experiment", request.experiment.string()}, {"trial", request.trial},
-                               {"source", "dlx-launch"}, {"logs_dir", request.logs_dir().string()},
-                               {"attempts", attempts_json(attempts)}};
-    fmt::print("{}\n", json_text(doc));
+    print_json(request, "dlx-launch", attempts_json(attempts));
     return 0;
   }
   if (request.follow) return follow(request, out);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx plan: what an experiment will run before it spends GPU hours: the resolved configuration,
 // the sbatch options, the array and its throttle, ASHA's brackets with their trials and rung
 // lengths, PBT's rounds, and every planned trial with its hyperparameters. The searcher part is

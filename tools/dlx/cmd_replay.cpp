@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx replay: rebuilds the searcher's state from the experiment journal and prints every decision
 // with its reason. The rebuild runs the same code as the live searcher (searcher/search_state.hpp)
 // and checks each recorded answer against the method's, so a clean replay shows that the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx report: an experiment as one self-contained HTML page (tools/dlx/report/: the data model,
 // the page, the file). Reads only, like dlx status (status_report.hpp), so any user who can read
 // the experiment can make its report; --watch rewrites the page until the experiment ends.

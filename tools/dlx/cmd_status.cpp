@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx status: one row per trial of an experiment (status_report.hpp reads them, status_render.hpp
 // shows them; --watch shows them again and again: status_watch.hpp).
 // Run by the experiment's owner, it also refreshes experiment.h5 when the file is older than the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx storage add-user USER... | check   [--storage-root DIR]
 // The administrator's side of the storage layout (docs/security.md): `add-user` (root) makes
 // <storage_root>/<user> owned by the user, mode 0750, so that a storage root of mode 0755 needs no

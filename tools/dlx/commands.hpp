@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One function per `dlx` subcommand: argv after the subcommand name; returns the exit status.
 // Usage errors throw UsageError, a request for help HelpRequested (options.hpp); everything else

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The text of a JSON document that dlx prints (--json). Strings read from files (a checkpoint's
 // experiment name, state values and tensor names, a path) may hold bytes that are not UTF-8, which

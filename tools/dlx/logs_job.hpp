@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which Slurm job ran a trial last, for `dlx logs` when dlx-launch kept no copy of its output:
 //   1. trial.h5's slurm_job_id (written by libdlx, or by dlx-launch for a crashed trainer);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What `dlx logs` writes: headers and a trial's output bytes. To a file or pipe the bytes go out
 // exactly as the trainer wrote them; on a terminal (unless --raw) every line goes through

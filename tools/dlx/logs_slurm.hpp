@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `dlx logs` when dlx-launch kept no copy of a trial's output (an older dlx-launch, DLX_LOG_MAX_MB=0,
 // a terminal): Slurm's own output files, as Slurm reports them for the job that ran the trial last

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx: the researcher's and the administrator's command line.
 #include <cstdio>
 #include <exception>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Boost.Program_options glue shared by the commands (options.hpp).
 #include "options.hpp"
 

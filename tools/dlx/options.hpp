@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Boost.Program_options glue shared by the commands: what each one accepts and says of itself
 // (`dlx COMMAND --help`, `dlx help COMMAND`), parsing, and Boost's errors as UsageError.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Destructive commands (dlx ckpt gc) act on an experiment with its owner's rights and no more.
 // The experiment directory must be its owner's own by trusted_path.hpp's rule: a real directory

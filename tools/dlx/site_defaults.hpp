@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The site defaults `dlx validate` and `dlx plan` apply, as sbatch would: --site-config FILE,
 // else $DLX_SITE_CONFIG, else the site_config= of the cluster's plugstack.conf, else none.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A series drawn as one line of Unicode block characters (▁▂▃▄▅▆▇█), for a table cell: the shape
 // of a trial's validation curve at a glance, next to its last and best values.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `dlx status` output from a StatusReport: the table (with '#' lines in the nccl-tests manner)
 // and the JSON document, as strings, so that --watch can write a whole frame at once.

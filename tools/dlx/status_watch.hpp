@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `dlx status --watch`: the status read again and shown every interval until SIGINT/SIGTERM (exit
 // 0) or until every trial has ended (the last frame shows them ended). On a terminal each frame

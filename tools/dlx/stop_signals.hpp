@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The watch loops of `dlx status --watch`, `dlx report --watch` and `dlx logs --follow`: SIGINT
 // and SIGTERM end them between rounds (the command then exits 0), never in the middle of a write.

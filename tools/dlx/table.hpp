@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Fixed-column output in the nccl-tests manner: '#' lines for metadata, aligned data rows.
 // Every header and cell is shown through config::printable(): a hyperparameter value or a reason

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What dlx's own stdout is: a terminal (then it may redraw and use its width) or a file or pipe
 // (then plain lines only: no escape sequences in a log).

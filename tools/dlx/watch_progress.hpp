@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // --watch's progress from one frame to the next: trials ended out of all, how far each running
 // trial is to the length the searcher sends it to (`step N of M`), and when the running trials

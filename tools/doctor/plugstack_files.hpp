@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which file of a plugstack.conf holds dlx's line. Slurm's plugstack.conf may hand its lines to
 // other files with `include PATTERN` (Debian's is only `include /etc/slurm/plugstack.conf.d/*.conf`,

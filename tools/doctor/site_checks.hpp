@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // `dlx doctor`'s checks: the Slurm settings dlx's preemption, requeue and launch paths rely on
 // (docs/admin-guide.md section 2, site-config/slurm.conf.dlx), each judged from SiteFacts with

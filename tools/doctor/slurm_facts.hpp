@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What `dlx doctor` knows about a Slurm installation, parsed from the reports of Slurm's own
 // tools (`scontrol show config`, `scontrol show partition -o`, `srun --mpi=list`) and from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The backend list of a build with CUDA/NCCL (CMake compiles this or backends_cpu.cpp).
 #include <memory>
 

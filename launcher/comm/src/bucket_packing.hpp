@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Copies between a fusion bucket's tensors and a contiguous buffer: the bucket is read as the
 // concatenation of its tensors' bytes, in order, and a cursor walks through it piece by piece

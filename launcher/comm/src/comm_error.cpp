@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dlx/comm/comm_error.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One background thread that runs submitted jobs one at a time, in submission order (the MPI
 // backend's non-blocking collectives). Started on the first submit. Open MPI 4.1 has no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dlx/comm/mpi_check.hpp"
 
 #include <array>

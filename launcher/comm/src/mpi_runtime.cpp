@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dlx/comm/mpi_runtime.hpp"
 
 #include <atomic>

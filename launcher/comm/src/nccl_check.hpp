@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DLX_NCCL_CHECK(owner, call) and DLX_CUDA_CHECK(detail::AbortOnFailure(owner), call) (the one
 // CUDA check, dlx/common/cuda_check.hpp): every NCCL and CUDA call of the GPU backend goes through

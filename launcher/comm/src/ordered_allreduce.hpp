@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The MPI backend's allreduce with a fixed reduction order. Integer sums are exact in any order,
 // and with two ranks a floating-point sum has a single addition per element (x0 + x1 == x1 + x0),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Fusion buckets summed through MPI-3 shared memory, for a communicator whose ranks all run on
 // one node (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) returns all of them). MPI_Allreduce of a

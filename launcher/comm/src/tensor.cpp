@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dlx/comm/tensor.hpp"
 
 namespace dlx::comm {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dlx/env/trusted_snapshot.hpp"
 
 #include <unistd.h>

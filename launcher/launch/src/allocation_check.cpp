@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dlx/launch/allocation_check.hpp"
 
 #include <fmt/format.h>

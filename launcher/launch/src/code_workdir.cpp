@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dlx/launch/code_workdir.hpp"
 
 #include <fcntl.h>
@@ -54,17 +55,75 @@ UniqueFd open_directory_at(int parent, const fs::path& relative, const fs::path&
   throw LaunchError(fmt::format("cannot lock {}: {}", path.string(), std::strerror(error)));
 }
 
+// code.json, the snapshot's record; nullopt when the experiment has none.
+std::optional<nlohmann::json> read_snapshot_record(const fs::path& experiment_dir) {
+  try {
+    return store::read_code_info(experiment_dir);
+  } catch (const std::exception& e) {
+    throw LaunchError(fmt::format("cannot read the code snapshot's record: {}", e.what()));
+  }
+}
+
+data::NodeLocalDir open_scratch(const fs::path& local_root) {
+  try {
+    return std::move(*data::open_node_local_dir(local_root, /*create=*/true, data::NodeLocalUse::code_copy));
+  } catch (const data::DataError& e) {
+    throw LaunchError(e.what());
+  }
+}
+
+// <key>.lock in the scratch directory, held exclusively: the ranks of a step take turns to find
+// (or make) the copy.
+FileLock lock_exclusively(const data::NodeLocalDir& scratch, const std::string& key) {
+  const std::string lock_name = key + ".lock";
+  const fs::path lock_path = scratch.path / lock_name;
+  UniqueFd lock_fd(::openat(scratch.fd.get(), lock_name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!lock_fd) lock_failed(lock_path, errno);
+  FileLock lock(std::move(lock_fd), lock_path, LockOwner::description);
+  try {
+    lock.lock(LockMode::exclusive);
+  } catch (const SystemError& e) {
+    lock_failed(lock_path, e.error_number());
+  }
+  return lock;
+}
+
+// Under the exclusive lock: copies the snapshot to <scratch>/<key> and marks it <key>.done, unless
+// an earlier rank did. A half-made copy (no marker) is removed first, and again when this copy fails.
+void copy_snapshot_once(const data::NodeLocalDir& scratch, const std::string& key, const fs::path& snapshot,
+                        const fs::path& code_dir, std::FILE* log) {
+  const std::string done_name = key + ".done";
+  struct stat done {};
+  if (::fstatat(scratch.fd.get(), done_name.c_str(), &done, AT_SYMLINK_NOFOLLOW) == 0) return;
+  const auto started = std::chrono::steady_clock::now();
+  try {
+    data::remove_tree_at(scratch.fd.get(), key, code_dir);
+    // store's copy takes paths: this one goes through the checked handle, not through <base>.
+    const auto bytes = store::copy_code_tree(snapshot, fs::path(fmt::format("/proc/self/fd/{}", scratch.fd.get())) / key);
+    UniqueFd marker(::openat(scratch.fd.get(), done_name.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!marker) throw SystemError("create " + (scratch.path / done_name).string(), errno);
+    if (log) {
+      fmt::print(log, "dlx-launch: code snapshot copied to {} ({} in {:.2f} s)\n", code_dir.string(),
+                 format_byte_size(bytes),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    }
+  } catch (const std::exception& e) {
+    try {
+      data::remove_tree_at(scratch.fd.get(), key, code_dir);
+    } catch (const data::DataError&) {
+    }
+    throw LaunchError(fmt::format("cannot copy the code snapshot {} to {}: {} (is the node's "
+                                  "local disk full? the site may set code: {{run_from: shared}})",
+                                  snapshot.string(), code_dir.string(), e.what()));
+  }
+}
+
 }  // namespace
 
 std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, const config::Experiment& experiment,
                                                 const env::EnvMap& env, const fs::path& local_root,
                                                 std::FILE* log) {
-  std::optional<nlohmann::json> info;
-  try {
-    info = store::read_code_info(experiment_dir);
-  } catch (const std::exception& e) {
-    throw LaunchError(fmt::format("cannot read the code snapshot's record: {}", e.what()));
-  }
+  const auto info = read_snapshot_record(experiment_dir);
   if (!info) return std::nullopt;
   const fs::path snapshot = experiment_dir / store::kCodeDirName;
   const fs::path workdir = checked_workdir(info->value("workdir", ""), experiment_dir);
@@ -75,50 +134,12 @@ std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, 
     result.working_fd_ = open_directory_at(AT_FDCWD, result.working_dir_, result.working_dir_);
     return result;
   }
-  data::NodeLocalDir scratch;
-  try {
-    scratch = std::move(*data::open_node_local_dir(local_root, /*create=*/true, data::NodeLocalUse::code_copy));
-  } catch (const data::DataError& e) {
-    throw LaunchError(e.what());
-  }
+  data::NodeLocalDir scratch = open_scratch(local_root);
   result.key_ = copy_key(env);
   result.code_dir_ = scratch.path / result.key_;
   result.working_dir_ = workdir.empty() ? result.code_dir_ : result.code_dir_ / workdir;
-  const std::string lock_name = result.key_ + ".lock", done_name = result.key_ + ".done";
-  const fs::path lock_path = scratch.path / lock_name;
-  UniqueFd lock_fd(::openat(scratch.fd.get(), lock_name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!lock_fd) lock_failed(lock_path, errno);
-  result.lock_ = FileLock(std::move(lock_fd), lock_path, LockOwner::description);
-  try {
-    result.lock_.lock(LockMode::exclusive);
-  } catch (const SystemError& e) {
-    lock_failed(lock_path, e.error_number());
-  }
-  struct stat done {};
-  if (::fstatat(scratch.fd.get(), done_name.c_str(), &done, AT_SYMLINK_NOFOLLOW) != 0) {
-    const auto started = std::chrono::steady_clock::now();
-    try {
-      data::remove_tree_at(scratch.fd.get(), result.key_, result.code_dir_);  // a copy an earlier rank did not finish
-      // store's copy takes paths: this one goes through the checked handle, not through <base>.
-      const auto bytes =
-          store::copy_code_tree(snapshot, fs::path(fmt::format("/proc/self/fd/{}", scratch.fd.get())) / result.key_);
-      UniqueFd marker(::openat(scratch.fd.get(), done_name.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-      if (!marker) throw SystemError("create " + (scratch.path / done_name).string(), errno);
-      if (log) {
-        fmt::print(log, "dlx-launch: code snapshot copied to {} ({} in {:.2f} s)\n", result.code_dir_.string(),
-                   format_byte_size(bytes),
-                   std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-      }
-    } catch (const std::exception& e) {
-      try {
-        data::remove_tree_at(scratch.fd.get(), result.key_, result.code_dir_);
-      } catch (const data::DataError&) {
-      }
-      throw LaunchError(fmt::format("cannot copy the code snapshot {} to {}: {} (is the node's "
-                                    "local disk full? the site may set code: {{run_from: shared}})",
-                                    snapshot.string(), result.code_dir_.string(), e.what()));
-    }
-  }
+  result.lock_ = lock_exclusively(scratch, result.key_);
+  copy_snapshot_once(scratch, result.key_, snapshot, result.code_dir_, log);
   // The trainer's directory, reached from the checked handle; its path is handed out only once it
   // is proven to name the same directory.
   const UniqueFd code_fd(::openat(scratch.fd.get(), result.key_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -137,7 +158,7 @@ std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, 
   try {
     result.lock_.try_lock(LockMode::shared);
   } catch (const SystemError& e) {
-    lock_failed(lock_path, e.error_number());
+    lock_failed(result.lock_.path(), e.error_number());
   }
   return result;
 }

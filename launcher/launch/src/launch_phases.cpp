@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx-launch's phases (launch_state.hpp), each over the one LaunchState.
 #include <stdlib.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // dlx-launch's run as named phases over one state (launch.hpp lists the steps; launch.cpp runs
 // them in order). Each phase reads what the earlier ones left in LaunchState and adds its own

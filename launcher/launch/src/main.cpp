@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx-launch: see launch.hpp for the flow. Typed errors become messages and exit codes here only,
 // and only here do messages get their "dlx-launch: " prefix.
 #include <cstdio>

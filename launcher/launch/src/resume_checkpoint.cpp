@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dlx/launch/resume_checkpoint.hpp"
 
 #include <fmt/format.h>

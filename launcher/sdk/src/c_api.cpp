@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C API (dlx/c_api.h) over dlx::Trial. Every entry point runs its body through `guarded`
 // (c_api_support.hpp), which turns each exception type into a status and keeps the message for
 // dlx_last_error(): no exception crosses into C. Checkpoints: c_api_checkpoint.cpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C API's checkpoints (dlx/c_api.h, "Checkpoints"): save named host tensors and small state
 // through Trial::save_checkpoint, and resume the checkpoint Trial::resume chooses, handed to C as
 // a dlx_checkpoint that owns the verified bytes.

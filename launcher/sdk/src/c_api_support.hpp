@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What the C API's translation units share (c_api.cpp, c_api_checkpoint.cpp): the trial handle,
 // and `guarded`, which runs an entry point's body and turns each exception type into a status,

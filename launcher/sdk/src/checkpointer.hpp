@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The Trial's checkpoint machinery (src/checkpointing.cpp): the experiment's policy, from the
 // trial's context (its frozen experiment), and rank 0's CheckpointWriter.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Trial's checkpoints: resume, periodic saves and the checkpoint-and-exit path.
 //
 // The preemption protocol (docs/fault-tolerance.md has the Slurm side and the verified facts):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Rank 0's one-line log per report, for the job's output file:
 //   dlx: trial 3 step 200 validation accuracy=0.912 loss=0.231

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "metrics_pipeline.hpp"
 
 #include <fcntl.h>
@@ -238,49 +239,52 @@ void MetricsPipeline::flusher_loop() {
     } catch (const std::exception& error) {
       failure = error.what();
     }
-    bool compact = false;
-    {
-      std::lock_guard lock(control_mutex_);
-      if (!failure.empty()) {
-        if (error_ != failure) std::fprintf(stderr, "dlx: %s (retrying every flush)\n", failure.c_str());
-        error_ = failure;
-      } else {
-        error_.clear();
-      }
-      // A checkpoint asks for a compaction now, but even those keep 50 rewrites' durations apart:
-      // a program that checkpoints every second must not spend its flusher rewriting trial.h5.
-      const auto since = Clock::now() - last_compaction_;
-      const auto cost_spacing = 50 * last_compaction_took_;
-      const auto spacing = std::max<Clock::duration>(options_.min_compaction_interval, cost_spacing);
-      compact = error_.empty() && !compacting_ && !stop &&
-                ((compaction_requested_ && since >= cost_spacing) ||
-                 (rows_since_compaction_ && since >= spacing));
-      if (compact) {
-        compacting_ = true;
-        compaction_requested_ = false;
-      }
-    }
-    if (compact) {
-      std::optional<Snapshot> copy;
-      try {
-        copy = rotate_and_snapshot(nullptr);
-      } catch (const std::exception& error) {
-        std::fprintf(stderr, "dlx: cannot start a new metrics log: %s\n", error.what());
-      }
-      std::lock_guard lock(control_mutex_);
-      if (copy) {
-        to_compact_ = std::move(copy);
-        rows_since_compaction_ = false;
-      } else {
-        compacting_ = false;
-      }
-    }
+    if (compaction_due_after(failure, stop)) start_compaction();
     {
       std::lock_guard lock(control_mutex_);
       flushes_done_ = std::max(flushes_done_, target);
     }
     control_changed_.notify_all();
     if (stop) return;
+  }
+}
+
+bool MetricsPipeline::compaction_due_after(const std::string& failure, bool stopping) {
+  std::lock_guard lock(control_mutex_);
+  if (!failure.empty()) {
+    if (error_ != failure) std::fprintf(stderr, "dlx: %s (retrying every flush)\n", failure.c_str());
+    error_ = failure;
+  } else {
+    error_.clear();
+  }
+  // A checkpoint asks for a compaction now, but even those keep 50 rewrites' durations apart:
+  // a program that checkpoints every second must not spend its flusher rewriting trial.h5.
+  const auto since = Clock::now() - last_compaction_;
+  const auto cost_spacing = 50 * last_compaction_took_;
+  const auto spacing = std::max<Clock::duration>(options_.min_compaction_interval, cost_spacing);
+  const bool compact = error_.empty() && !compacting_ && !stopping &&
+                       ((compaction_requested_ && since >= cost_spacing) ||
+                        (rows_since_compaction_ && since >= spacing));
+  if (compact) {
+    compacting_ = true;
+    compaction_requested_ = false;
+  }
+  return compact;
+}
+
+void MetricsPipeline::start_compaction() {
+  std::optional<Snapshot> copy;
+  try {
+    copy = rotate_and_snapshot(nullptr);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "dlx: cannot start a new metrics log: %s\n", error.what());
+  }
+  std::lock_guard lock(control_mutex_);
+  if (copy) {
+    to_compact_ = std::move(copy);
+    rows_since_compaction_ = false;
+  } else {
+    compacting_ = false;
   }
 }
 
@@ -336,6 +340,20 @@ void MetricsPipeline::flush_once() {
   if (batch.empty() && unwritten_.empty()) return;
   // Encode, write and fdatasync first (the report is durable then), apply to the record after:
   // the record only feeds compactions, which wait for every byte to be written.
+  encode_batch(batch);
+  std::exception_ptr write_failure;
+  try {
+    write_unwritten();
+  } catch (...) {
+    write_failure = std::current_exception();  // the bytes stay in unwritten_ for the next try
+  }
+  apply_to_record(batch);
+  account_flush(batch, /*written=*/!write_failure);
+  if (write_failure) std::rethrow_exception(write_failure);
+  print_lines(batch);
+}
+
+void MetricsPipeline::encode_batch(const Batch& batch) {
   names_.insert(names_.end(), batch.new_names.begin(), batch.new_names.end());
   named_in_log_.resize(names_.size(), false);
   for (const auto& entry : batch.entries) {
@@ -351,12 +369,29 @@ void MetricsPipeline::flush_once() {
     }
     record::append_metric_row_record(unwritten_, entry.table, entry.step, entry.wall_time, values);
   }
-  std::exception_ptr write_failure;
-  try {
-    write_unwritten();
-  } catch (...) {
-    write_failure = std::current_exception();  // the bytes stay in unwritten_ for the next try
+}
+
+void MetricsPipeline::apply_to_record(const Batch& batch) {
+  std::lock_guard record(record_mutex_);
+  for (std::size_t i = 0; i < batch.new_names.size(); ++i)
+    applier_.define(batch.first_new_id + static_cast<std::uint32_t>(i), batch.new_names[i]);
+  for (const auto& entry : batch.entries) {
+    // What trial.h5 (and a compaction in flight) holds from this step on is replaced too.
+    for (auto id : {MetricTableId::training, MetricTableId::validation})
+      if (entry.table == id || (entry.drop && entry.table == MetricTableId::both))
+        saved_[static_cast<std::size_t>(id)].replace_from(entry.step);
+    if (entry.drop) {
+      applier_.drop(entry.table, entry.step);
+    } else {
+      applier_.row(entry.table, entry.step, entry.wall_time,
+                   std::span(batch.values).subspan(entry.first_value, entry.value_count));
+    }
   }
+  in_flight_[0] = std::min(in_flight_[0], record_.training.rows());
+  in_flight_[1] = std::min(in_flight_[1], record_.validation.rows());
+}
+
+void MetricsPipeline::account_flush(const Batch& batch, bool written) {
   double oldest = 0;
   std::uint64_t rows = 0;
   for (const auto& entry : batch.entries) {
@@ -364,37 +399,14 @@ void MetricsPipeline::flush_once() {
     if (rows++ == 0 || entry.wall_time < oldest) oldest = entry.wall_time;
   }
   const double lag = unix_time_now() - oldest;
-  {
-    std::lock_guard record(record_mutex_);
-    for (std::size_t i = 0; i < batch.new_names.size(); ++i)
-      applier_.define(batch.first_new_id + static_cast<std::uint32_t>(i), batch.new_names[i]);
-    for (const auto& entry : batch.entries) {
-      // What trial.h5 (and a compaction in flight) holds from this step on is replaced too.
-      for (auto id : {MetricTableId::training, MetricTableId::validation})
-        if (entry.table == id || (entry.drop && entry.table == MetricTableId::both))
-          saved_[static_cast<std::size_t>(id)].replace_from(entry.step);
-      if (entry.drop) {
-        applier_.drop(entry.table, entry.step);
-      } else {
-        applier_.row(entry.table, entry.step, entry.wall_time,
-                     std::span(batch.values).subspan(entry.first_value, entry.value_count));
-      }
-    }
-    in_flight_[0] = std::min(in_flight_[0], record_.training.rows());
-    in_flight_[1] = std::min(in_flight_[1], record_.validation.rows());
+  std::lock_guard lock(control_mutex_);
+  if (!batch.entries.empty()) rows_since_compaction_ = true;
+  if (written && rows > 0) {
+    stats_.reports += rows;
+    stats_.flushes += 1;
+    stats_.max_lag_seconds = std::max(stats_.max_lag_seconds, lag);
+    stats_.lag_seconds_sum += lag;
   }
-  {
-    std::lock_guard lock(control_mutex_);
-    if (!batch.entries.empty()) rows_since_compaction_ = true;
-    if (!write_failure && rows > 0) {
-      stats_.reports += rows;
-      stats_.flushes += 1;
-      stats_.max_lag_seconds = std::max(stats_.max_lag_seconds, lag);
-      stats_.lag_seconds_sum += lag;
-    }
-  }
-  if (write_failure) std::rethrow_exception(write_failure);
-  print_lines(batch);
 }
 
 void MetricsPipeline::write_unwritten() {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Rank 0's metrics: a report is an append to a buffer in memory (O(1), no I/O, no lock held by
 // anything slow); a flusher thread writes the buffer to the trial's metrics log and fdatasyncs it
@@ -132,7 +133,14 @@ class MetricsPipeline {
   // One batch: encoded into unwritten_, written and fdatasynced, applied to record_. Throws when
   // the write failed (the bytes stay in unwritten_ for the next try).
   void flush_once();
-  void write_unwritten();  // under file_mutex_
+  void encode_batch(const Batch& batch);  // under file_mutex_: names first seen, rows, drops
+  void write_unwritten();                 // under file_mutex_
+  void apply_to_record(const Batch& batch);  // takes record_mutex_
+  void account_flush(const Batch& batch, bool written);  // takes control_mutex_
+  // The flusher's turn after a flush: notes its failure (once per new message) and says whether
+  // it should start a compaction now (marked as started). Takes control_mutex_.
+  bool compaction_due_after(const std::string& failure, bool stopping);
+  void start_compaction();  // hands a snapshot to the compactor, or gives the turn up
   // Under file_mutex_: the next generation's file exists (header, fsync, directory fsync) and
   // the writes go there; returns what to write to trial.h5, naming it.
   Snapshot rotate_and_snapshot(const std::function<void(record::TrialRecord&)>& edit);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Why a run stops on a checkpoint signal, as far as the run itself can tell honestly (recorded as
 // trial.h5's stop_cause; the next run's restart event takes it as its cause). Slurm sends the same

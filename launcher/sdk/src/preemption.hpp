@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The local half of should_checkpoint_and_exit(): handlers for the checkpoint signals (SIGTERM,
 // SIGUSR1, SIGUSR2 by default: Slurm's preemption SIGTERM and the --signal=... warnings; several

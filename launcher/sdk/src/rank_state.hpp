@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Per-rank checkpoint state (each rank's own tensors and RNG streams) on its way to rank 0, the
 // only writer: packed into one byte string per rank, gathered with MPI_Gatherv, unpacked on rank 0

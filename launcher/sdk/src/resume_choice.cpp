@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // choose_checkpoint: DLX_LATEST_CHECKPOINT (this trial's, or the searcher's start checkpoint of
 // another trial), else latest-valid discovery in the trial's directory.
 #include "resume_choice.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which checkpoint a trial resumes from (rank 0, in Trial::resume; docs/checkpoint-format.md):
 // DLX_LATEST_CHECKPOINT when it is this trial's own file, or when it is another trial's file that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The resume rendezvous of ranks without a communicator; the protocol is in resume_rendezvous.hpp.
 #include "resume_rendezvous.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How the ranks of a trial without a dlx communicator (a framework program under dlx-launch:
 // PyTorch, JAX, anything on the C API or Python) agree on the checkpoint to resume from.

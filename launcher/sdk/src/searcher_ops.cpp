@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The trainer's side of the searcher: a validation report at the target length is a question to
 // the experiment's searcher (searcher/coordinator.hpp), asked by rank 0 under the journal lock
 // and broadcast, so every rank leaves report_validation() with the same answer.

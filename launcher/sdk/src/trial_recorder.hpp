@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Rank 0's keeper of trials/<id>/trial.h5 (record::TrialRecord). Reports go through the
 // MetricsPipeline (buffered, durable in the metrics log within a second, compacted into trial.h5

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dlx/slurm/tasks_per_node.hpp"
 
 #include <fmt/format.h>

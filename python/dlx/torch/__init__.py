@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """PyTorch state in dlx checkpoints: save_state and load_state, called by every rank.
 
     objects = {"model": model, "optimizer": optimizer, "scheduler": scheduler, "scaler": scaler}

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The training data of dlx.torch.Loop: one epoch's batches at a time, from any point of it.
 
 A DataLoader's order is made when its iterator is: the shuffling sampler draws its permutation

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Where a training loop is, and what length the searcher counts it as: the pure arithmetic of
 dlx.torch.Loop (no torch, no files), unit-tested on its own (tests/torch/torch_loop_logic_test.py).
 

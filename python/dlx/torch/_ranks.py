@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Per-rank state on its way to rank 0, the only writer of a checkpoint.
 
 Each rank packs its streams into one uint8 tensor (an 8-byte little-endian length of a JSON

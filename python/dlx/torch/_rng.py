@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """This rank's random number generators as byte streams, and back.
 
 Streams (each stored as uint8 bytes at rng/rank-<r>/<stream>, docs/checkpoint-format.md):

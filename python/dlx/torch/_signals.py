@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """DataLoader worker processes that do not die of a checkpoint notice.
 
 Slurm signals every process of a job step at a requeue, a preemption or a time limit, DataLoader

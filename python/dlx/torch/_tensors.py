@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Torch tensors <-> the checkpoint's datasets: dtypes, host snapshots, views over loaded bytes.
 
 Every torch dtype with a fixed-size element is stored with its own bytes: float64/32/16 and

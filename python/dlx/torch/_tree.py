@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """State dicts <-> (skeleton, tensors): the structure of each object's state as JSON, its tensors
 by path.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """dlx.torch.Loop: the epochs-and-DataLoader training loop of an ordinary PyTorch script, made
 resumable and searchable without rewriting it.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // adaptive_asha: several ASHA brackets side by side, each with its own number of rungs, so that a
 // search hedges against early stopping that is too aggressive for its learning curves (the
 // Hyperband idea run asynchronously). The layout is Determined's adaptive ASHA (facts from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ASHA, the asynchronous successive halving algorithm (Li et al. 2020, "A System for Massively
 // Parallel Hyperparameter Tuning"), for searcher.name async_halving: one bracket whose rungs are
 // asha_rungs(max_trials, divisor, max_rungs, max_length). The state machine is asha_bracket.cpp,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One ASHA bracket as a state machine over trial ids the method hands it: the rungs, every
 // trial's phase, and the decisions of both variants (asha.cpp describes the protocol and rules).

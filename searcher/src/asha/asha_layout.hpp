@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How an ASHA experiment splits into brackets. async_halving is one bracket of max_rungs rungs
 // holding every trial; adaptive_asha (adaptive_asha.cpp) runs several brackets with different rung

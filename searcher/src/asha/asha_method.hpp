@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The Method behind async_halving (one bracket) and adaptive_asha (several): tickets, new trials
 // and their hyperparameters (from the experiment's sampler), and the brackets' decisions.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One ASHA rung's results, best first, and the paused trials waiting there to be promoted.
 // Results are kept in a sorted vector: a rank is a binary search, an insert a binary search plus

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // single, grid and random as a Method: ticket t trains trial t, once, to max_length (or, without
 // max_length, to the trainer's own length); nothing is ever stopped or paused. Hyperparameters:
 // the grid point t (grid), the one point that single samples from the seed (random_point(0), as

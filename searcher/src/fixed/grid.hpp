@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The grid searcher's points without materialising its axes: planning is linear in the number of
 // trials, and one trial's point costs O(#hyperparameters) (a slurmstepd plans one trial; `count`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The random point of a trial: each hyperparameter drawn from its own stream of the seed.
 #include <cmath>
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Durable appends to the journal under the writers' lock, and reads that take no lock (protocol
 // in journal.hpp).
 #include <fcntl.h>

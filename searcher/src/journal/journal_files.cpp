@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Opening the journal and its lock files safely (journal_files.hpp; protocol in journal.hpp).
 #include "journal_files.hpp"
 

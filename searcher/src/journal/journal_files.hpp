@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Opening the files of the journal protocol (journal.hpp, "Files"): never through a symbolic
 // link (O_NOFOLLOW), never blocking on a FIFO (O_NONBLOCK, which changes nothing for a regular

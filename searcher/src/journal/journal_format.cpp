@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Encoding and scanning of journal records (the format is described in journal.hpp).
 //
 // The scan is linear in the file's size, whatever its bytes. Each valid record is checksummed

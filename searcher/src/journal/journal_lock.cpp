@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The journal writers' lock with a deadline (journal_lock.hpp; protocol in journal.hpp).
 #include "journal_lock.hpp"
 

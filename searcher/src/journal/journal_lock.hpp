@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The journal writers' lock (journal.hpp, append protocol steps 1 and 2): this process's turn for
 // the journal, then journal.lock, then the compatibility lock on the journal itself, all within

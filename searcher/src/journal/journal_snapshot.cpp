@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Writing, checking and loading the journal snapshot (format and protocol in journal_snapshot.hpp).
 #include "dlx/searcher/journal_snapshot.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Little-endian fixed-width integers, doubles (their IEEE-754 bits, so exact) and length-prefixed
 // strings: the journal snapshot's binary encoding (layout in journal_snapshot.hpp). The reader

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SearchState in the journal snapshot's binary form (the file around it: journal_snapshot.hpp).
 //
 // Why binary: at 10,000 trials the state as JSON is 17 MB, larger than the 9 MB journal it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Population-based training (Jaderberg et al. 2017; Determined's `pbt` searcher) as a Method.
 //
 // population_size members train for num_rounds rounds of length_per_round each. Member m's round

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // PBT's explore step (Jaderberg et al. 2017, with Determined's options): a copy of the parent's
 // hyperparameters, each one resampled from its prior with probability resample_probability, else

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // referenced_checkpoints() for PBT, read from the method's snapshot (pbt.cpp: {"trials": [...]},
 // one record per planned ticket, index = ticket = round x population_size + member, naming its trial).
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // PBT's rounds as pure functions: the first round's trials, and each later round's trials from
 // the results of the round before: Determined's truncation selection (facts from its pbt.go,

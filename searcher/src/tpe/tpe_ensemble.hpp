@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The models a modelled trial's point comes from: one TpeModel per level (tpe_history.hpp), each
 // weighted by how well it orders the top level's results (tpe_weights.hpp).

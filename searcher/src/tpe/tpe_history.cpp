@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "tpe_history.hpp"
 #include "json_fields.hpp"
 

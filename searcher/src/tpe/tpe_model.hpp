@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One TPE model (Bergstra et al. 2011): for every hyperparameter, l(x) fitted to the values the
 // good trials of a split had and g(x) to the bad trials' values (tpe_parzen.hpp), each

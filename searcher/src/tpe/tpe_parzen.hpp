@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The densities TPE compares (Bergstra et al. 2011): l(x) fitted to the good results, g(x) to the
 // rest. Numeric hyperparameters get an adaptive Parzen estimator, a mixture of Gaussians truncated

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The TPE sampler (Bergstra et al. 2011, "Algorithms for Hyper-Parameter Optimization"), with
 // the models of several lengths combined (multi-fidelity TPE, after MFES-HB, Li et al. AAAI 2021,
 // and Hyper-Tune, Li et al. VLDB 2022).

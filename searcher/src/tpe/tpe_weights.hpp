@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How much each length's model counts when TPE combines them (multi-fidelity TPE, after MFES-HB,
 // Li et al. AAAI 2021, and Hyper-Tune, Li et al. VLDB 2022).

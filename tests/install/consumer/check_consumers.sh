@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by tests/install/install_test.sh (a staged `cmake --install`) and
 # tests/package/package_test.sh (the unpacked Debian packages), which define ok, fail and $work.
 # check_consumers PREFIX LIB SYSROOT CC CXX: builds this project against the dlx installed in

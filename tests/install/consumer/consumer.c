@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A C program against the installed C API (libdlx_c.so): a trial without a communicator, outside
  * Slurm, reads its hyperparameters from DLX_HPARAMS (install_test.sh sets {"lr": 0.25}). */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A C++ trainer's first lines against the installed SDK, without a trial: the public headers
 // (dlx/trial.hpp includes the rest) compile on their own, and hyperparameters are read with the
 // SDK's strict conversions, whose errors (a dlx exception thrown inside libdlx.so) are caught.

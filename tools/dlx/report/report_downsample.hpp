@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A learning curve cut down to what a screen can show: per segment (the stretches between a
 // trial's interruptions), min/max-preserving buckets, so that spikes survive and a curve of

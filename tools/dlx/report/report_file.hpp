@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Writing the report: the whole page to a temporary name beside it (same directory, so the
 // rename is atomic), fsynced, renamed over the final name, the directory fsynced. A browser or a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Hyperparameter importance for the report: how much of the spread of the trials' results each
 // hyperparameter explains on its own. The first-order term of a functional ANOVA, with each

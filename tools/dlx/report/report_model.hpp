@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The data of `dlx report`: everything the page shows, as one JSON document built from what
 // `dlx status` reads (status_report.hpp: the frozen experiment, every trial.h5 with its metrics

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The report's one HTML file: the page template (assets/page.html) with its styles, its script,
 // the charting library (Chart.js, Debian's libjs-chart.js, embedded at build time) and the data

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The parts of the report's data model (report_model.hpp) that tell a story across trials: the
 // searcher's (ASHA rungs, PBT lineage, which result of each trial the importance compares), the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What `dlx status` knows of an experiment at one moment: one row per planned trial, from the
 // frozen snapshot, each trials/<id>/trial.h5 (with its metrics log: values reported less than a

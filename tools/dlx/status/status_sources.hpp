@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What read_status (status_report.hpp) read, for a caller that shows more than the table
 // (dlx report): each row's trial record (nullopt: none yet, or unreadable) and the searcher's state

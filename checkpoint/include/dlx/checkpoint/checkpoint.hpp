@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // HDF5 checkpoints: one self-describing file per step, trials/<id>/checkpoints/step-<N>.h5
 // (docs/checkpoint-format.md). Saves are atomic (temp + fsync + rename + directory fsync); loads

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which checkpoint a trial resumes from: the newest step-<N>.h5 that verifies (format version,
 // trial, metadata checksum, every tensor CRC). Newer files that do not are skipped and reported

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Element types a checkpoint tensor can have. The name is what `dlx ckpt show` prints and what
 // each dataset's `dtype` attribute holds; the HDF5 file types are in docs/checkpoint-format.md.

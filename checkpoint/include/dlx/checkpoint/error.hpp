@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // CheckpointError: every failure of the checkpoint library (HDF5 call, layout problem, checksum
 // mismatch, system call). When the cause is a system call, error_number() is its errno (ENOSPC,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which checkpoints stay on disk. After each successful save the trial applies its policy (from
 // the experiment file's `checkpoint:` section) to its own directory; `dlx ckpt gc` applies it to a

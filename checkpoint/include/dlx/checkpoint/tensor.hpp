@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Tensors as the checkpoint library sees them: a TensorView to save (not owned; host memory, or
 // CUDA device memory when dlx is built with CUDA) and a Tensor that owns its bytes (what a load

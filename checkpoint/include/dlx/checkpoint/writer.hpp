@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // CheckpointWriter: how a trainer saves step-<N>.h5 into its trial's checkpoint directory, with
 // the experiment's retention applied after each successful save.

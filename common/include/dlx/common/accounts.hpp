@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Who a uid is, from the passwd database (getpwuid_r: files, LDAP, SSSD alike), in the forms dlx
 // needs. A uid may have no entry (a container, a site whose directory service is down, a test):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Runs a helper program (git) from a process that must never hang: sbatch's allocator context.
 // The child gets its own process group, stdin from /dev/null, and its stdout and stderr captured;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // JSON parsed with its nesting bounded while parsing. Hyperparameter values may be lists and
 // mappings (Determined passes any YAML value through), but a crafted text nested a million deep

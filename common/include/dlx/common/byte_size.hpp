@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Sizes as people write them in config files: 100MB, 200MiB, 4096 (bytes); whole numbers only
 // (1.5GB is refused). Decimal units (kB, MB, GB, TB) are powers of 1000, binary ones (KiB, MiB,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Wall-clock seconds since the epoch, for the *_unix timestamps in dlx's files.
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DLX_CUDA_CHECK(on_failure, call): every CUDA runtime call of dlx goes through this one macro (the
 // NCCL backend, launcher/comm/src/nccl_check.hpp; device snapshots, checkpoint/src/

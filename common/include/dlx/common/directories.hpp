@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // mkdir -p with exact modes: every directory this call creates gets `mode` whatever the umask
 // (0775 under umask 002 would let a group member plant files in a trial's directory); existing

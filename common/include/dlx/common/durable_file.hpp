@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Crash-safe file replacement: write to a temporary name in the same directory, fsync it, rename
 // it over the final name, fsync the directory. A reader (on this node or another, over NFS or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The root of dlx's typed exceptions. Libraries throw subclasses (ConfigError, CheckpointError,
 // CommError, ...); the edges (plugin callbacks, main) turn them into messages and exit codes.

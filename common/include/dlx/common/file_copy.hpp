@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The bytes of one open file into another: copy_file_range (in the kernel, reflinks where the file
 // system has them), falling back to read/write where the kernel cannot (another file system on old

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What a file is, for messages that refuse it: "a FIFO", "a directory", ...
 #include <sys/stat.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A whole-file fcntl lock on a descriptor it owns: try (never waits), lock (waits for as long as
 // it takes) and lock_until (waits until a deadline, on a helper thread, so that the waiter is woken

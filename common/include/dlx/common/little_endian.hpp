@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Fixed-width unsigned integers as little-endian bytes whatever the host's order: the journal's
 // record headers and its snapshot, the per-rank checkpoint state's header length, TensorBoard's

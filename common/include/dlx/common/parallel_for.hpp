@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // parallel_for(count, threads, body): body(i) for every i in [0, count), on `threads` threads (the
 // caller's own included, so 1 starts none), each taking the next index from one shared counter, so

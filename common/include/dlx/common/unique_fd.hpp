@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // RAII for a POSIX file descriptor: close on destruction, movable, never copied.
 #include <utility>

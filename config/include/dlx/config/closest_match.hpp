@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Did-you-mean suggestions, as the experiment parser makes them for unknown keys: the SDK uses the
 // same rule for hyperparameter names a trainer asks for (dlx/hparams.hpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Text from files, journals and users, made safe to show on a terminal. A control character in a
 // value printed raw can move the cursor, retitle the window (OSC: ESC ] 0;title BEL), or start a

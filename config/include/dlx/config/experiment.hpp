@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The experiment file's model: what `sbatch --dl-experiment=FILE` and `dlx validate` parse.
 // Pure data, no Slurm. The parser (parse.hpp) fills it and reports every mistake as a ConfigError

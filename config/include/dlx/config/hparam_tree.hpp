@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A trial's hyperparameters in the two shapes dlx uses (docs/sdk.md "Hyperparameters").
 //   flat    name -> value, names dotted for nested groups ({"optim.lr": 0.1, "batch": 64}): what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The Determined keys a file has that dlx accepts but ignores, gathered from every section.
 #include <string>

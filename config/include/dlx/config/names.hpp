@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Naming rules shared by the parser, the plugin and the tools.
 #include <string>

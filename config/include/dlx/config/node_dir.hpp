@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Node-local directory patterns: `data: {to: DIR}`, `defaults: data: {to: DIR}` and the plugin's
 // local_dir= option may hold %n (the node's name) and %u (the user's name), as Slurm's TmpFS=/%n

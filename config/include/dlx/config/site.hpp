@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Site defaults: a YAML file the administrator names in plugstack.conf (site_config=FILE).
 //

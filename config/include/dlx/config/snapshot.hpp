@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The frozen experiment.yaml: the parsed experiment written back as YAML with everything resolved
 // (the seed chosen at submission included), so a run is reproducible from its snapshot alone.

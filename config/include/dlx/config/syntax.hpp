@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The small syntaxes of experiment-file values, each checked by hand in one pass over the text.
 // Not std::regex: libstdc++'s matcher recurses once per character, so a 100,000-character value

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The user's node-local directory, <base>/dlx-<uid>: where the data cache (stage.hpp) and
 // dlx-launch's code copy (launch/code_workdir.hpp) live on a node. Both open it here, and only here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Data staging: a node-local, per-user cache of the datasets trials read (issue 22, item 2).
 //

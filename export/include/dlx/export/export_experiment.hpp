@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Writes an experiment's TensorBoard log directory:
 //   OUTDIR/events.out.tfevents.<unix>.<host>.dlx            the HParams experiment

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The TensorBoard Events (serialized, ready for append_tfrecord) that show a dlx experiment:
 // per trial, a run with its scalars and the HParams dashboard's session start and end; at the

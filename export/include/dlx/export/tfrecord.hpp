@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // TFRecord framing, the container of TensorBoard's event files. Each record is
 //   uint64 length (little-endian) | uint32 masked CRC-32C of those 8 bytes |

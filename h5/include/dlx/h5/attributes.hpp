@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Scalar attributes: 32- and 64-bit integers, doubles, int8 flags and UTF-8 strings (variable
 // length, so h5py reads them as str). Readers convert numeric types and accept fixed-length

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One-dimensional datasets of int64 or float64 (zero length allowed): contiguous, or chunked and
 // extendible (trial.h5's metric tables, appended to in place of being rewritten); and N-D

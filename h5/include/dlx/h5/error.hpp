@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Checked HDF5 calls: a negative return becomes an H5Error that names the file, the operation and
 // the innermost entry of HDF5's error stack (where the failure was detected).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // RAII ownership of one HDF5 identifier (file, group, dataset, attribute, dataspace, datatype,
 // property list). Move-only: a move steals the id; the destructor closes it and never throws.

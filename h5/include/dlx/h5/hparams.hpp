@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Hyperparameters in dlx's HDF5 files (trial.h5: record/, and checkpoints: checkpoint/, which share
 // it here): the JSON text is authoritative (order, exact types); a group with one attribute per

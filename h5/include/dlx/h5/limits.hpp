@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What dlx's HDF5 readers accept from a file, whoever wrote it (docs/checkpoint-format.md and
 // docs/file-format.md, "Limits"). A file is input: the sizes, counts and links it declares are

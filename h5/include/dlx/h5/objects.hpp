@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Files, groups and links, opened or created through checked calls into owned Handles.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The bookkeeping of one reader over one file, so that whatever the file declares, reading it
 // costs no more than its size: each object is reached once (a hard-link cycle, or one object

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* libdlx's C API: the surface of dlx::Trial (dlx/trial.hpp) for other languages (the Python
  * package python/dlx/ binds it with ctypes). Library: libdlx_c.so.
  *

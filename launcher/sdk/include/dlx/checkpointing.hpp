@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Checkpoints from a libdlx trainer: what it saves (TrainingState) and what resume() hands back
 // (ResumedState). The Trial methods that use them are in trial.hpp's "Checkpoints" section; the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A trial's hyperparameters (DLX_HPARAMS: a JSON object, groups nested the way Determined passes
 // them: {"optim": {"lr": 0.1}, "batch": 64}) with typed access. A name is found by its dotted

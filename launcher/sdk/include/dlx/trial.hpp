@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // libdlx: what a C++ trainer links. One Trial per process, created after nothing else touched MPI
 // (or after the program's own MPI_Init: then the program also finalises). docs/sdk.md has the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Spack recipe for dlx (docs/admin-guide.md, "Spack"). What it builds is what `cmake --install`
 # of the source tree builds: the programs, the SPANK plugin, libdlx and libdlx_c with their CMake
 # package and pkg-config files, the Python package. The tests, benchmarks and examples are left out.

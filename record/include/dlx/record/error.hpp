@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // RecordError: every failure of the record library (trial.h5 and the metrics log that continues
 // it): a file that is unreadable, refused as hostile or not a dlx trial record, a record that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One metric table of trial.h5 (training or validation) in memory: rows of (step, wall time, the
 // metrics reported in that row), kept row by row as reports and the metrics log's records are.

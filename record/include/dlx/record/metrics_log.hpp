@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The metrics log: what a running trial reported since trial.h5 was last written.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // trials/<id>/trial.h5: one trial's hyperparameters, metrics and outcome, for humans and HDF5 tools.
 // Written only by the trial's rank 0 (and, after the trainer exited, by dlx-launch on rank 0: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The one writer of a trial.h5 (its rank 0's MetricsPipeline), extending the file it wrote last
 // instead of writing every row again. A compaction then costs memory and HDF5 work in proportion

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // ASHA's rung arithmetic (Li et al., "A System for Massively Parallel Hyperparameter Tuning"), with
 // Determined's numbers (master/pkg/searcher/asha_stopping.go, makeRungs): rung k of R trains to

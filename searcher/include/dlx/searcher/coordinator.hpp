@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The searcher without a daemon. Every array task that asks the searcher something runs the
 // method itself, under the experiment journal's exclusive lock:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The experiment journal: the searcher's durable event log on shared storage, with no daemon.
 //

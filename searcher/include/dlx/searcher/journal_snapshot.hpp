@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The journal snapshot: <experiment>/journal.snapshot, the searcher's whole state (SearchState:
 // trials, decisions, recorded answers, applied ids, the method's and sampler's snapshot) as of a

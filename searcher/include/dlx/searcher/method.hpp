@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Search methods as pure state machines (Determined's searcher model): events in, actions out, a
 // seeded RNG, state that snapshots. A method knows nothing of Slurm, files or clocks. The

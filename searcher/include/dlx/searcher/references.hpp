@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which checkpoints the searcher's future work may still load, so that retention (each trial's
 // own after every save, and `dlx ckpt gc`) never deletes one:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where a new trial's hyperparameters come from. The random sampler draws trial t's point from
 // the seed-keyed streams (the same point trial_plan.hpp gives, so `dlx plan` and the plugin agree

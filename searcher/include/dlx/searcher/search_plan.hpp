@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What an experiment's searcher will run, as data: `dlx plan` prints it, and a unit test runs each
 // method to completion on the simulated cluster and checks the run against it (trial counts,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The searcher's state rebuilt from the journal: a method fed every searcher event in journal
 // order, plus what people and tools want to see of it (each trial's status, every decision with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The trials an experiment runs: trial i is array task i. Every trial's hyperparameters are a
 // pure function of the frozen experiment (its seed included) and i, so the plugin can size the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // <experiment>/code.json: what the code snapshot holds and where it came from (written last, so
 // its presence means code/ is complete). Read by dlx-launch, `dlx status`, `dlx report` and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The code snapshot: at submission (sbatch's allocator context, as the user) the trainer's source
 // is copied into <experiment>/code/, so that every trial and every requeued attempt runs the code

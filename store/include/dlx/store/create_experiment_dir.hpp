@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Creating an experiment's directory on shared storage, as the submitting user (the plugin's
 // allocator context, inside sbatch), and the job's link to it. Nothing another user made is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The experiment directory layout:
 //   <storage_root>/<user>/<experiment>/        0750, owned by the user

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A trial's output, kept by dlx-launch in the trial's directory (docs/file-format.md, "logs"):
 //   trials/<id>/logs/                       0750

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // An existing experiment directory, used only once it is shown to be its owner's alone
 // (trusted_path.hpp): what slurmstepd (the plugin's remote context) and dlx-launch check before

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Users' directories in the storage root: <storage_root>/<user>, each its user's own (0750 or
 // 0700, owned by the user, not a symbolic link). The recommended layout (docs/security.md) has an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // experiment.h5: the experiment's summary for people and HDF5 tools (h5ls, h5dump, h5py,
 // HDFView), with no dlx needed to read it. Layout in docs/file-format.md:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx report's page (this file first, then page_curves.js, page_table.js, page_hparams.js,
 // page_story.js and page_trials.js, in one script element): draws the data model inlined by dlx
 // (tools/dlx/report/report_model.hpp) with Chart.js (canvas 2D, no WebGL) and a little SVG. Every piece of text from the experiment (names,

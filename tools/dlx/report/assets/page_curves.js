@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx report's page: learning curves and the best value so far (page_common.js has the helpers).
 (function (R) {
   'use strict';

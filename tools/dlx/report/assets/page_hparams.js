@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx report's page: parallel coordinates, the metric against each hyperparameter, importance (page_common.js has the helpers).
 (function (R) {
   'use strict';

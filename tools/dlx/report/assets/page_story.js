@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx report's page: the searcher's story (ASHA rungs, PBT lineage) and each trial's attempts (page_common.js has the helpers).
 (function (R) {
   'use strict';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dlx report's page: each trial's section, then the summary of what was drawn (for dlx's test) (page_common.js has the helpers).
 (function (R) {
   'use strict';

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The result of a non-blocking collective: wait() returns once the buffers hold the result, or
 // throws the collective's CommError. A default-constructed handle is already complete. Move-only;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Run-time choice of the Communicator backend. CMake decides which backends exist (the NCCL one
 // only when CUDA and NCCL were found: backends_nccl.cpp vs backends_cpu.cpp); this picks the

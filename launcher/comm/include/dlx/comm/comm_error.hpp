@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A failed collective or communicator set-up. what() names the call, the host, file:line and the
 // library's own error string; library() and code() keep the raw MPI/NCCL/CUDA error for callers.

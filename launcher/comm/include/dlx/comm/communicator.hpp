@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The collectives a data-parallel trainer needs, independent of the transport. Backends: NCCL on
 // GPUs (comm/nccl_communicator.*, built only with CUDA) and MPI on CPUs (comm/mpi_communicator.*);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Allreduce of a list of tensors (a model's gradients) through fusion buckets, as Horovod's
 // fusion buffer does: consecutive tensors of one element type are packed into one buffer of at

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DLX_MPI_CHECK(call): every MPI call goes through it. The communicators it is used on have
 // MPI_ERRORS_RETURN set, so a failure comes back as a code; this turns it into a CommError with

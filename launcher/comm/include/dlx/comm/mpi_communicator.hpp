@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The CPU backend: MPI collectives on a private duplicate of the given communicator (so dlx's
 // traffic never matches the application's own messages), with MPI_ERRORS_RETURN set on it.

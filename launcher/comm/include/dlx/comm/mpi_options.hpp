@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Settings of the MPI backend (MpiCommunicator). mpi_options_from_environment() reads them from
 // the process environment, where libdlx's users set them:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // MPI's lifetime for a process that may or may not have initialised MPI itself: initialises when
 // nobody did yet, asking for MPI_THREAD_MULTIPLE (the MPI backend's non-blocking collectives run

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The GPU backend (built only with CUDA and NCCL). Host spans are staged through one device
 // buffer that grows on demand; collectives run on the communicator's own stream. Every wait polls

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The start-up check libdlx runs before training: can every rank reach every other one? A rank
 // that cannot connect would otherwise hang the first collective forever. The check has a hard

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A type-erased view of a host buffer handed to a collective: pointer, element count, element
 // type. The caller owns the memory and keeps it alive until the collective (or its handle) is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The process environment as a plain map, so that everything computed from it (Slurm placement,
 // the trial contract, the torchrun variables) is a pure function that tests drive with tables.

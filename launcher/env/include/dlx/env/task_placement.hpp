@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where this task sits in a parallel job: rank, world size, local rank, node, first node, GPUs.
 // A plain value, part of the trial's context (trial_context.hpp); launcher/slurm reads it from

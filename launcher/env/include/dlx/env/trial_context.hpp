@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // One trial process's context, built once when the process starts and handed to every part that
 // needs it, so that none reads the environment or the frozen experiment.yaml again:

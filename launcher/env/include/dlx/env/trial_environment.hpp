@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The trial contract (docs/config-reference.md, "What a trial sees"): the variables the SPANK
 // plugin exports into every task of a trial, read once into a struct. Both libdlx (the trainer

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The frozen experiment.yaml that a trial acts on (its entrypoint is what dlx-launch runs), read
 // only once the experiment directory is shown to be this process's user's own: every directory

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Does the Slurm step match the experiment's `resources`? Checked under srun only (under mpirun
 // or by hand the Slurm variables describe the batch shell, not the ranks).

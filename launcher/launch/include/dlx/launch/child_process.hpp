@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Runs the trainer as a child of dlx-launch: fork + execvp, so the child inherits the whole
 // environment (PMIx variables included: under srun --mpi=pmix it is the MPI process of this

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where the trainer runs when the experiment has a code snapshot (store/code_snapshot.hpp): a
 // node-local copy of <experiment>/code/, made by dlx-launch as the user before the trainer starts,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Multi-node trials: rank 0 starts its trainer only once every node of the step has its data
 // staged (trial_data.hpp), so that no rank reads a dataset that is still being copied and a node

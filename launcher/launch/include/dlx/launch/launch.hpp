@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // dlx-launch's whole flow, callable from main and from tests. run_launch (launch.cpp) runs these
 // phases, in this order, over one LaunchState (src/launch_state.hpp, src/launch_phases.cpp):

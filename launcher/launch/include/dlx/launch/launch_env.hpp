@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The torchrun-compatible variables dlx-launch gives its child (DLX_* pass through untouched):
 //   RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK (node index), MASTER_ADDR,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // dlx-launch's command line:  dlx-launch [--dry-run] [-- COMMAND [ARGS...]]
 #include <string>

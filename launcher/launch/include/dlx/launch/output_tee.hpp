@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The trainer's output, copied into the trial's directory while it still goes where it went
 // before (Slurm's output files): `dlx logs` reads the copy (store/trial_logs.hpp names the files).

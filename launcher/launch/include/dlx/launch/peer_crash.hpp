@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // A crash on one rank ends the run on every rank, so that the trial is requeued (or failed) instead
 // of hanging until its time limit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // DLX_LATEST_CHECKPOINT for the trainer: dlx-launch runs as the user, so it (not the SPANK plugin,
 // which runs as root) looks into the trial's checkpoint directory. The checkpoint is the newest

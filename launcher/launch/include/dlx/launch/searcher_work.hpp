@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // How an array task learns what to do: before the trainer starts, every rank's dlx-launch asks the
 // searcher for the work of its ticket (the array task id) through the experiment journal

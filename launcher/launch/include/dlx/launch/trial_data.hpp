@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The experiment's `data: stage:` on this node, before the trainer starts: every rank stages
 // through the node's per-user cache (dlx::data, data/include/dlx/data/stage.hpp): the first copies,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Which file this rank's output is copied into, and starting the copy (output_tee.hpp). The file
 // is trials/<id>/logs/attempt-<N>.rank-<R>.log (store/trial_logs.hpp: names and how the ranks of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // After the trainer exited, rank 0's dlx-launch makes trials/<id>/trial.h5 tell the truth: a
 // trainer that crashed (or was killed) cannot record that itself. The trainer has exited, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Slurm host lists ("n[1-3],gpu07") expanded by libslurm itself (slurm_hostlist_*): dlx never
 // parses the syntax by hand.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Where this task sits in a parallel job (env::TaskPlacement: rank, world size, local rank, node,
 // first node, GPUs), read from the environment. This reader is the only Slurm-specific code in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // Slurm's compressed per-node task counts, as in SLURM_TASKS_PER_NODE and
 // SLURM_STEP_TASKS_PER_NODE: "2(x3),1" means three nodes with 2 tasks, then one node with 1.
