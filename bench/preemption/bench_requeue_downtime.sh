@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Requeue downtime under max_concurrent_trials, for docs/benchmarks.md ("Requeue downtime"; issue
 # 32's target: requeue-to-running <= 20 s on the local cluster). A random search of 4 long logreg
 # trials through one slot (`%1`); trial 0's array task is requeued with `scontrol requeue` while it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The record's bounded notes: hyperparameter name warnings and the last crash's text.
 #include <algorithm>
 

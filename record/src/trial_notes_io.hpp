@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The record's optional notes in trial.h5, as attributes of / (docs/file-format.md): written only
 // when there is something to say, so records without them read as before and older readers ignore

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // trial.h5's notes (docs/file-format.md): the hyperparameter name warnings and the last crash.
 // They round-trip, stay within their bounds when written, are absent from records without them,
 // and a file that breaks the bounds (crafted, or damaged) is refused with a message naming the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A deterministic mistake fails the trial in one attempt (issue 32), as the unprivileged test user:
 # a Python trial whose validation report at the searcher's target lacks the searcher's metric
 # (accuracy) gets dlx.ConfigError, which ends it with exit 78; dlx-launch marks the trial failed

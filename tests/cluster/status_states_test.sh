@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `dlx status` tells the truth (issue 32), as the unprivileged test user, from trial.h5 and what
 # squeue says of the experiment's array job (tools/dlx/status/trial_status.hpp):
 #   - requeued: a logreg trial requeued by `scontrol requeue` shows `requeued` with its recorded

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which tickets yield their array slot to a requeued trial (launcher/launch/include/dlx/launch/
 // slot_yield.hpp): squeue's answer parsed, and the journal's running trials matched against it.
 #include <catch2/catch.hpp>

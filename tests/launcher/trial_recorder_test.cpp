@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rank 0's record keeper (launcher/sdk/src/trial_recorder.hpp): which starts of a trial are
 // restarts. A run of a trial whose record is still "running" with a higher SLURM_RESTART_COUNT
 // resumes work that was cut short (a restart, with its cause); a paused trial resumed by the

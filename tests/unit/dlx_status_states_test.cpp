@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `dlx status` tells the truth (issue 32): what a trial is doing from its trial.h5 and, when Slurm
 // was asked, from its array task (tools/dlx/status/trial_status.hpp, table-driven); the trials'
 // hyperparameter name warnings merged under the table (hparam_warnings.hpp); and through the real

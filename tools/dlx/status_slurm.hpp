@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What Slurm says of an experiment's array job, for `dlx status` and `dlx report`
 // (status/trial_status.hpp decides what it means for each trial). Asked only when the experiment's

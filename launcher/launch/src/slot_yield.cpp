@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dlx/launch/slot_yield.hpp"
 
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Configuration errors at the trainer's edge (trial.hpp): which exceptions they are, the exit
 // status a trainer ends with, and the std::terminate handler that ends an uncaught one with it.
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The trials' hyperparameter name warnings (trial.h5's hparam_warnings), merged for the lines
 // under `dlx status`'s table and for `dlx report`:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // What `dlx status` says a trial is doing now, from its trial.h5 and, when Slurm was asked, from
 // the array task that runs it. A record alone cannot tell a trial waiting to be requeued from one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #pragma once
 // When an array task gives its slot back to a requeued trial (searcher_work.hpp). Under the
 // array's throttle (`%N`, max_concurrent_trials) a requeued trial's task waits in Slurm's queue
