@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dlx/config/snapshot.hpp"
 
+#include <cmath>
 #include <map>
 #include <memory>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "dlx/common/durable_file.hpp"
@@ -13,6 +15,22 @@
 namespace dlx::config {
 
 namespace {
+
+// A real number as the shortest text that reads back as the same double (fmt's `{}`: 0.7, not
+// yaml-cpp's 17 digits 0.69999999999999996), always with a '.' or an exponent so that it reads
+// back as a real and not an integer (1.0, not 1); YAML's .nan, .inf and -.inf otherwise.
+struct Real {
+  double value;
+};
+
+YAML::Emitter& operator<<(YAML::Emitter& out, Real real) {
+  const double value = real.value;
+  if (std::isnan(value)) return out << ".nan";
+  if (std::isinf(value)) return out << (value > 0 ? ".inf" : "-.inf");
+  std::string text = fmt::format("{}", value);
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return out << text;
+}
 
 // Any JSON value back as the YAML that parses to it (yaml_to_json): strings quoted, so that "5"
 // and "null" stay strings; containers in flow style.
@@ -35,7 +53,7 @@ void emit_value(YAML::Emitter& out, const nlohmann::json& value) {
   } else if (value.is_number_integer()) {
     out << value.get<std::int64_t>();
   } else if (value.is_number()) {
-    out << value.get<double>();
+    out << Real{value.get<double>()};
   } else {
     out << YAML::DoubleQuoted << value.get<std::string>();  // quoted: stays a string on reload
   }
@@ -54,9 +72,9 @@ void emit_hyperparameter(YAML::Emitter& out, const Hyperparameter& hp) {
       break;
     case HyperparameterType::real:
     case HyperparameterType::log:
-      out << YAML::Key << "minval" << YAML::Value << hp.minval;
-      out << YAML::Key << "maxval" << YAML::Value << hp.maxval;
-      if (hp.type == HyperparameterType::log) out << YAML::Key << "base" << YAML::Value << hp.base;
+      out << YAML::Key << "minval" << YAML::Value << Real{hp.minval};
+      out << YAML::Key << "maxval" << YAML::Value << Real{hp.maxval};
+      if (hp.type == HyperparameterType::log) out << YAML::Key << "base" << YAML::Value << Real{hp.base};
       break;
     case HyperparameterType::categorical:
       out << YAML::Key << "vals" << YAML::Value << YAML::Flow << YAML::BeginSeq;
@@ -109,7 +127,7 @@ void emit_searcher(YAML::Emitter& out, const SearcherConfig& searcher) {
   out << YAML::Key << "max_concurrent_trials" << YAML::Value << searcher.max_concurrent_trials;
   if (searcher.max_length) emit_length(out, "max_length", *searcher.max_length);
   if (searcher.name == SearcherName::async_halving || searcher.name == SearcherName::adaptive_asha) {
-    out << YAML::Key << "divisor" << YAML::Value << searcher.asha.divisor;
+    out << YAML::Key << "divisor" << YAML::Value << Real{searcher.asha.divisor};
     out << YAML::Key << "max_rungs" << YAML::Value << searcher.asha.max_rungs;
     out << YAML::Key << "mode" << YAML::Value << to_string(searcher.asha.mode);
     if (!searcher.asha.bracket_rungs.empty()) {
@@ -123,17 +141,17 @@ void emit_searcher(YAML::Emitter& out, const SearcherConfig& searcher) {
     out << YAML::Key << "num_rounds" << YAML::Value << pbt.num_rounds;
     emit_length(out, "length_per_round", pbt.length_per_round);
     out << YAML::Key << "replace_function" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
-        << "truncate_fraction" << YAML::Value << pbt.truncate_fraction << YAML::EndMap;
+        << "truncate_fraction" << YAML::Value << Real{pbt.truncate_fraction} << YAML::EndMap;
     out << YAML::Key << "explore_function" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
-        << "resample_probability" << YAML::Value << pbt.resample_probability << YAML::Key << "perturb_factor"
-        << YAML::Value << pbt.perturb_factor << YAML::EndMap;
+        << "resample_probability" << YAML::Value << Real{pbt.resample_probability} << YAML::Key << "perturb_factor"
+        << YAML::Value << Real{pbt.perturb_factor} << YAML::EndMap;
   }
   if (detail::takes_sampler(searcher.name)) {
     out << YAML::Key << "sampler" << YAML::Value << to_string(searcher.sampler);
     if (searcher.sampler == SamplerName::tpe) {
       const auto& tpe = searcher.tpe;
       out << YAML::Key << "tpe" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "startup_trials"
-          << YAML::Value << tpe.startup_trials << YAML::Key << "gamma" << YAML::Value << tpe.gamma << YAML::Key
+          << YAML::Value << tpe.startup_trials << YAML::Key << "gamma" << YAML::Value << Real{tpe.gamma} << YAML::Key
           << "candidates" << YAML::Value << tpe.candidates << YAML::EndMap;
     }
   }
@@ -159,7 +177,7 @@ void emit_checkpoint(YAML::Emitter& out, const CheckpointPolicy& policy) {
         << YAML::Value << *policy.period_batches << YAML::EndMap;
   } else if (policy.period_minutes) {
     out << YAML::Key << "period" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "minutes"
-        << YAML::Value << *policy.period_minutes << YAML::EndMap;
+        << YAML::Value << Real{*policy.period_minutes} << YAML::EndMap;
   }
   out << YAML::Key << "keep_latest" << YAML::Value << policy.keep_latest;
   out << YAML::Key << "keep_best" << YAML::Value << policy.keep_best;
@@ -222,7 +240,6 @@ void emit_hyperparameters(YAML::Emitter& out, const std::vector<Hyperparameter>&
 
 std::string emit_experiment(const Experiment& experiment, const std::string& header, bool seed_always) {
   YAML::Emitter out;
-  out.SetDoublePrecision(17);
   out << YAML::Comment(header);
   out << YAML::BeginMap;
   emit_top_level(out, experiment, seed_always);

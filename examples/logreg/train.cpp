@@ -125,6 +125,6 @@ int main() {
     return status;
   } catch (const std::exception& error) {
     std::fprintf(stderr, "dlx-example-logreg: %s\n", error.what());
-    return 1;
+    return dlx::exit_status_for(error);  // 78 for an error in the trial's configuration: not retried
   }
 }

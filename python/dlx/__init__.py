@@ -20,15 +20,17 @@ program saves and resumes with ``dlx.torch`` (docs/sdk.md)::
     trial.finish()
 
 Without PyTorch, ``trial.save_checkpoint(step, {"name": numpy_array})`` and ``trial.resume()``
-work on numpy arrays. Every failure raises dlx.Error with a message saying what to do.
+work on numpy arrays. Every failure raises dlx.Error with a message saying what to do; an error
+in the trial's code or configuration is a dlx.ConfigError, which (uncaught, inside a trial) ends
+the process with exit 78 so that the trial fails at once instead of being restarted.
 Importing dlx imports neither torch nor numpy.
 """
-from ._library import Error
+from ._library import CONFIG_ERROR_EXIT_CODE, ConfigError, Error
 from .hparams import Hparams
 from .trial import Checkpoint, LoadedCheckpoint, StoredTensor, TensorView, Trial
 
 REQUEUE_EXIT_CODE = 85
 """Exit with this after checkpointing on request: Slurm requeues the trial (RequeueExit=85)."""
 
-__all__ = ["Checkpoint", "Error", "Hparams", "LoadedCheckpoint", "REQUEUE_EXIT_CODE", "StoredTensor",
+__all__ = ["CONFIG_ERROR_EXIT_CODE", "Checkpoint", "ConfigError", "Error", "Hparams", "LoadedCheckpoint", "REQUEUE_EXIT_CODE", "StoredTensor",
            "TensorView", "Trial"]

@@ -14,6 +14,13 @@ import os
 
 NO_COMMUNICATOR = 1
 
+# dlx_status values (dlx/c_api.h) that mean the trial's code or configuration is wrong.
+_HPARAM, _CONFIG = 2, 5
+
+CONFIG_ERROR_EXIT_CODE = 78
+"""A trainer that ends on a ConfigError exits with this (DLX_CONFIG_ERROR_EXIT_CODE): dlx-launch
+fails the trial at once, with the error's line, instead of restarting it."""
+
 
 class Error(RuntimeError):
     """A failed libdlx call, or input dlx refuses; the message says what and how to fix it."""
@@ -21,6 +28,22 @@ class Error(RuntimeError):
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status = status
+
+
+class ConfigError(Error):
+    """dlx's own error about the trial's code or configuration: a hyperparameter missing or of
+    the wrong type, a metric the searcher needs that a validation report lacks, an object
+    save_state cannot hold, a validate() that returns nothing at the searcher's target. Running
+    the trial again would fail the same way: inside a trial, a ConfigError nothing catches ends
+    the process with CONFIG_ERROR_EXIT_CODE (78) after its traceback, and dlx-launch marks the
+    trial failed with its message at once, without restarts."""
+
+    def __init__(self, message: str, status: int = _CONFIG):
+        super().__init__(status, message)
+
+
+# Tracebacks name the package, not its private module.
+Error.__module__ = ConfigError.__module__ = "dlx"
 
 
 class NamedTensor(ctypes.Structure):
@@ -73,6 +96,7 @@ def _load() -> ctypes.CDLL:
         "dlx_trial_report_validation_next": [c_trial, ctypes.c_int64, p(ctypes.c_char_p),
                                              ctypes.c_void_p, ctypes.c_size_t, p(ctypes.c_int)],
         "dlx_trial_metric_names": [c_trial, p(ctypes.c_char_p), ctypes.c_size_t, p(ctypes.c_uint32)],
+        "dlx_trial_hparam_warning": [c_trial, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p],
         "dlx_trial_report_validation_values": [c_trial, ctypes.c_int64, ctypes.c_uint32, ctypes.c_void_p,
                                                p(ctypes.c_int)],
         "dlx_trial_start_length": [c_trial, p(ctypes.c_int64)],
@@ -135,7 +159,15 @@ def report_training_values() -> ctypes._CFuncPtr:
     return _report_training
 
 
+def error_for(status: int, message: str) -> Error:
+    """The exception for a failed call: ConfigError for the statuses that mean the trial's code or
+    configuration is wrong, else Error."""
+    if status in (_HPARAM, _CONFIG):
+        return ConfigError(message, status)
+    return Error(status, message)
+
+
 def check(status: int) -> None:
-    """Raises Error with dlx_last_error()'s text when a call failed."""
+    """Raises Error (or ConfigError) with dlx_last_error()'s text when a call failed."""
     if status != 0:
-        raise Error(status, library().dlx_last_error().decode("utf-8", "replace"))
+        raise error_for(status, library().dlx_last_error().decode("utf-8", "replace"))

@@ -56,14 +56,18 @@ class NameCheck:
     """Which of the experiment's names a trial read, and the warnings about the others.
 
     `defined` are the experiment's dotted names; `warn` prints one warning (None: collect them
-    only, on ranks other than 0). Every warning is said once and kept in `warnings`."""
+    only, on ranks other than 0); `record(kind, name, text)`, when given, keeps each warning
+    where `dlx status` shows it (dlx.Trial: trial.h5, through dlx_trial_hparam_warning; kind
+    "default" or "unread"). Every warning is said once and kept in `warnings`."""
 
-    def __init__(self, defined: list[str], warn: Callable[[str], None] | None):
+    def __init__(self, defined: list[str], warn: Callable[[str], None] | None,
+                 record: Callable[[str, str, str], None] | None = None):
         self.defined = defined
         self.read: set[str] = set()
         self.defaulted: dict[str, Any] = {}  # names asked for with a default, not defined
         self.warnings: list[str] = []
         self._warn = warn
+        self._record = record
         self._said: set[str] = set()
 
     def note_read(self, name: str) -> None:
@@ -111,6 +115,9 @@ class NameCheck:
         self.warnings.append(text)
         if self._warn is not None:
             self._warn(text)
+        if self._record is not None:
+            kind, name = key.split(":", 1)
+            self._record(kind, name, text)
 
 
 class Hparams(dict):

@@ -2,13 +2,17 @@
 """dlx.Trial: this process's view of its trial, over libdlx's C API (dlx/c_api.h)."""
 from __future__ import annotations
 
+import atexit
 import ctypes
 import json
+import os
 import struct
 import sys
+import weakref
 from typing import Any, Iterator, Mapping, NamedTuple, Sequence
 
-from ._library import NO_COMMUNICATOR, Error, NamedTensor, check, library, report_training_values
+from ._library import (CONFIG_ERROR_EXIT_CODE, NO_COMMUNICATOR, ConfigError, Error, NamedTensor, check,
+                       error_for, library, report_training_values)
 from .hparams import Hparams, NameCheck
 
 # numpy dtype names a checkpoint holds as they are (bfloat16 has no numpy type: it loads as
@@ -21,6 +25,41 @@ _DECISIONS = ("train", "stop", "pause", "complete")
 
 def _print_warning(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
+
+
+# Fail fast on configuration errors: inside a trial, a ConfigError that nothing catches ends the
+# process with CONFIG_ERROR_EXIT_CODE once Python has printed its traceback (whose last line,
+# "dlx.ConfigError: ...", dlx-launch records as the trial's error) and the open trials are closed
+# (their records flushed) and the atexit handlers have run (DataLoader workers stopped); so the
+# trial is failed at once instead of restarted max_restarts times. Any other exception ends the
+# process as Python always does.
+_open_trials: "weakref.WeakSet[Trial]" = weakref.WeakSet()
+_previous_excepthook = None
+
+
+def _config_error_excepthook(kind, value, traceback) -> None:
+    (_previous_excepthook or sys.__excepthook__)(kind, value, traceback)
+    if not isinstance(value, ConfigError):
+        return
+    for trial in list(_open_trials):
+        try:
+            trial.close()
+        except Exception:  # the exit status matters more than a record that cannot be flushed
+            pass
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(CONFIG_ERROR_EXIT_CODE)
+
+
+def _exit_on_config_error(trial: "Trial") -> None:
+    global _previous_excepthook
+    _open_trials.add(trial)
+    if sys.excepthook is not _config_error_excepthook:
+        _previous_excepthook = sys.excepthook
+        sys.excepthook = _config_error_excepthook
 
 
 class Checkpoint:
@@ -138,7 +177,9 @@ class Trial(_Owned):
         # checked as they are read when there are hyperparameters to check against; rank 0 says
         # what it finds on stderr, the trial's log.
         given = json.loads(self._text(lib.dlx_trial_hparams_nested_json))
-        names = NameCheck(Hparams(given).names(), _print_warning if self.rank == 0 else None) \
+        recording = self.rank == 0 and self.in_trial
+        names = NameCheck(Hparams(given).names(), _print_warning if self.rank == 0 else None,
+                          self._record_hparam_warning if recording else None) \
             if self.in_trial or given else None
         self.hparams = Hparams(given, check=names)
         self.experiment_dir = self._text(lib.dlx_trial_experiment_dir) or None
@@ -157,6 +198,14 @@ class Trial(_Owned):
         self._last_address = 0
         self._report_training_values = report_training_values()
         self._report_validation_values = library().dlx_trial_report_validation_values
+        if self.in_trial:
+            _exit_on_config_error(self)
+
+    def _record_hparam_warning(self, kind: str, name: str, text: str) -> None:
+        """Keeps a NameCheck warning in trial.h5 (dlx_trial_hparam_warning), for dlx status."""
+        if self._handle:
+            check(library().dlx_trial_hparam_warning(self._handle, kind.encode("utf-8"), name.encode("utf-8"),
+                                                     text.encode("utf-8")))
 
     def _int(self, function) -> int:
         value = ctypes.c_int()
@@ -182,9 +231,9 @@ class Trial(_Owned):
             return self.hparams[name]
         if default is None:
             known = ", ".join(self.hparams.names()) or "none"
-            raise Error(2, f"dlx: hyperparameter '{name}' is not set for this trial (set: {known}); "
-                           f"add it to the experiment's hyperparameters, or give a default: "
-                           f"trial.hparam(\"{name}\", ...)")
+            raise ConfigError(f"dlx: hyperparameter '{name}' is not set for this trial (set: {known}); "
+                              f"add it to the experiment's hyperparameters, or give a default: "
+                              f"trial.hparam(\"{name}\", ...)", status=2)
         if self.hparams._check is not None:
             self.hparams._check.note_default(name, default, f"trial.hparam(\"{name}\", ...)")
         return default
@@ -211,8 +260,8 @@ class Trial(_Owned):
                                                       ctypes.byref(out))
             if status:  # said as the report it is, not as the registration behind it
                 message = library().dlx_last_error().decode("utf-8", "replace")
-                raise Error(status, message.replace("cannot register metric names",
-                                                    f"cannot report {kind} metrics at step {step}", 1))
+                raise error_for(status, message.replace("cannot register metric names",
+                                                        f"cannot report {kind} metrics at step {step}", 1))
             buffer = (ctypes.c_double * max(1, len(names)))()
             found = (out.value, struct.Struct(f"={len(names)}d"), buffer, ctypes.addressof(buffer))
             self._metric_sets[names] = found
@@ -307,8 +356,8 @@ class Trial(_Owned):
         for name, value in tensors.items():
             array = numpy.asarray(value, order="C")  # keeps 0-d arrays (ascontiguousarray does not)
             if array.dtype.name not in _CHECKPOINT_DTYPES:
-                raise Error(1, f"dlx: tensor '{name}' has dtype {array.dtype.name}, which a "
-                               f"checkpoint cannot hold (use one of {sorted(_CHECKPOINT_DTYPES)})")
+                raise ConfigError(f"dlx: tensor '{name}' has dtype {array.dtype.name}, which a "
+                                  f"checkpoint cannot hold (use one of {sorted(_CHECKPOINT_DTYPES)})")
             if array.dtype.byteorder == ">":
                 array = array.astype(array.dtype.newbyteorder("<"))
             keep.append(array)

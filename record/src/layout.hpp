@@ -31,5 +31,8 @@ inline constexpr const char* kStartedFrom = "started_from";
 inline constexpr const char* kStartedFromTrial = "started_from_trial";
 inline constexpr const char* kStartedFromStep = "started_from_step";
 inline constexpr const char* kStartedFromPath = "started_from_path";
+inline constexpr const char* kHparamWarnings = "hparam_warnings";  // optional
+inline constexpr const char* kLastError = "last_error";            // optional
+inline constexpr const char* kSameFailures = "same_failures";      // optional
 
 }  // namespace dlx::record::layout

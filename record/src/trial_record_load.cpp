@@ -19,6 +19,7 @@
 #include "layout.hpp"
 #include "metric_table_io.hpp"
 #include "restart_events_io.hpp"
+#include "trial_notes_io.hpp"
 
 namespace dlx::record {
 namespace {
@@ -92,6 +93,7 @@ TrialRecord read_record(hid_t file_id, h5::ReadGuard& guard) {
         h5::read_int64_attribute(root.get(), layout::kStartedFromStep, path),
         read_text(root.get(), layout::kStartedFromPath, guard)};
   }
+  read_trial_notes(root.get(), record, guard);
   return record;
 }
 

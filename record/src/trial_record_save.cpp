@@ -22,6 +22,7 @@
 #include "layout.hpp"
 #include "metric_table_io.hpp"
 #include "restart_events_io.hpp"
+#include "trial_notes_io.hpp"
 
 namespace dlx::record {
 namespace {
@@ -52,6 +53,7 @@ void write_root_attributes(hid_t root, const TrialRecord& record, const std::str
     h5::write_attribute(root, layout::kStartedFromStep, start->step, file);
     h5::write_attribute(root, layout::kStartedFromPath, start->path, file);
   }
+  write_trial_notes(root, record, file);
 }
 
 // Every object handle is closed when this returns, so the file itself can then be closed.

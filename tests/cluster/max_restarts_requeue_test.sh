@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # max_restarts: 1, real Slurm: a grid of two trials, one of which crashes on every run
-# (learning_rate -1: dlx-example-logreg rejects it and exits 1 after libdlx created its record).
-# dlx-launch turns the first crash into exit 85, Slurm requeues the array task, the second crash
-# is past max_restarts and the trial ends `failed` with the crash in stop_reason; the other trial
-# of the experiment completes normally.
+# (learning_rate -1: the entrypoint, a Python script, opens its dlx.Trial, so that trial.h5 exists
+# and a requeued run records a restart, then raises RuntimeError: an ordinary crash, exit 1; a
+# hyperparameter dlx-example-logreg refuses would be a configuration error, exit 78, failed at
+# once: cluster.fail_fast). dlx-launch turns the first crash into exit 85, Slurm requeues the
+# array task, the second crash is past max_restarts and the trial ends `failed` with the crash,
+# the trainer's last error line included, in stop_reason and last_error; the other trial of the
+# experiment (dlx-example-logreg) completes normally.
 source "$(dirname "$0")/resume_lib.sh"
 
 name=max-restarts
 cat > "$WORK/$name.yaml" <<YAML
 name: $name
-entrypoint: [dlx-example-logreg]
+entrypoint: [/usr/bin/python3, $WORK/$name.py]
 seed: 5
 max_restarts: 1
 hyperparameters:
@@ -21,12 +24,20 @@ hyperparameters:
 searcher: {name: grid, metric: accuracy, smaller_is_better: false, max_trials: 2, max_concurrent_trials: 2}
 resources: {nodes_per_trial: 1, tasks_per_node: 1}
 YAML
+cat > "$WORK/$name.py" <<'PY'
+import os
+if float(os.environ["DLX_HP_LEARNING_RATE"]) < 0:
+    import dlx
+    trial = dlx.Trial()
+    raise RuntimeError(f"learning rate {trial.hparam('learning_rate')} diverged")
+os.execvp("dlx-example-logreg", ["dlx-example-logreg"])
+PY
 cat > "$WORK/$name.sh" <<'SH'
 #!/bin/bash
 srun --mpi=pmix dlx-launch
 SH
 chmod a+rx "$WORK/$name.sh"
-chmod a+r "$WORK/$name.yaml"
+chmod a+r "$WORK/$name.yaml" "$WORK/$name.py"
 
 job=$(submit_trial "$name")
 note "submitted $job: $(cat "$WORK/$name.sbatch.err")"
@@ -44,6 +55,7 @@ for trial in status["trials"]:
     lr = trial["hparams"]["learning_rate"]
     with h5py.File(f"{directory}/trials/{trial['id']}/trial.h5", "r") as f:
         attrs = {k: text(f.attrs[k]) for k in ("state", "stop_reason", "failures", "restarts")}
+        attrs["last_error"] = text(f.attrs["last_error"]) if "last_error" in f.attrs else ""
         events = [{k: text(v) for k, v in f["restart_events"][k].attrs.items()}
                   for k in sorted(f["restart_events"], key=int)] if "restart_events" in f else []
     print(f"#   trial {trial['id']} lr {lr}: dlx status {trial['state']}, trial.h5 {attrs}, restarts {events}")
@@ -51,9 +63,11 @@ for trial in status["trials"]:
 state, attrs, events = states[-1.0]
 assert state == "failed" and attrs["state"] == "failed", (state, attrs)
 assert int(attrs["failures"]) == 2 and int(attrs["restarts"]) == 1, attrs
-assert "past max_restarts 1" in attrs["stop_reason"] and "exit 1" in attrs["stop_reason"], attrs["stop_reason"]
+assert "past max_restarts 1" in attrs["stop_reason"], attrs["stop_reason"]
+assert "exit 1: RuntimeError: learning rate -1.0 diverged" in attrs["stop_reason"], attrs["stop_reason"]
+assert attrs["last_error"] == "exit 1: RuntimeError: learning rate -1.0 diverged", attrs
 assert [e["cause"] for e in events] == ["crash"], events
-assert "crash: exit 1" in events[0]["reason"], events
+assert "crash: exit 1: RuntimeError: learning rate -1.0 diverged" in events[0]["reason"], events
 state, attrs, events = states[0.05]
 assert state == "completed" and attrs["state"] == "completed", (state, attrs)
 assert int(attrs["failures"]) == 0 and int(attrs["restarts"]) == 0 and not events, (attrs, events)

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# A ticket told to wait gives its array slot back. ASHA (promotion variant) with one slot: ticket 1
-# runs trial 1 and is requeued by `scontrol requeue` mid-run; its slot goes to ticket 2, which has
-# no new trial to start and must wait for trial 1's result, while ticket 1 itself is pending behind
-# the `%1` limit. Holding the slot would stall the experiment until DLX_WORK_WAIT_S (24 h); instead
-# ticket 2 exits 85 after DLX_WORK_HOLD_S (here 3 s) because squeue shows a pending task, ticket 1
-# resumes trial 1 from its checkpoint, and ticket 2, requeued, asks again and ends the experiment.
+# A ticket gives its array slot to a requeued trial (slot_yield.hpp). ASHA (promotion variant) with
+# one slot: ticket 1 runs trial 1 and is requeued by `scontrol requeue` mid-run; its slot goes to
+# ticket 2, which has no work yet, while ticket 1 is pending behind the `%1` limit. Taking the slot
+# (a new trial, or waiting for trial 1's result: DLX_WORK_WAIT_S, 24 h) would stall trial 1;
+# instead ticket 2 sees in squeue that trial 1's task waits for its turn and exits 85 at once,
+# before it asks the searcher (a ticket already waiting would do the same after DLX_WORK_HOLD_S,
+# here 3 s); ticket 1 resumes trial 1 from its checkpoint, and ticket 2, requeued, asks again and
+# ends the experiment.
 source "$(dirname "$0")/resume_lib.sh"
 
 cat > "$WORK/waiting.yaml" <<'YAML'
@@ -43,8 +45,9 @@ as_user scontrol requeue "${job}_1" || fail "scontrol requeue ${job}_1 failed"
 note "requeued ticket 1 while it trained trial 1"
 wait_for_job "$job" 240
 out2=$WORK/waiting-${job}_2.out
-expect_contains "ticket 2" "$(cat "$out2")" "ticket 2 waits:"
-expect_contains "ticket 2" "$(cat "$out2")" "ticket 2 gives its slot back after 3 s of waiting"
+grep "gives its slot back" "$out2" || true
+expect_contains "ticket 2" "$(cat "$out2")" "dlx-launch: ticket 2 gives its slot back"
+expect_contains "ticket 2" "$(cat "$out2")" ": trial 1 (array task 1) waits to resume (Slurm: "
 status=$(as_user dlx status "$job")
 echo "$status"
 replay=$(as_user dlx replay "$job") || fail "dlx replay found a problem: $replay"

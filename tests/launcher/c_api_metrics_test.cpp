@@ -87,12 +87,12 @@ TEST_CASE("names-once misuse is a status and a message", "[unit][c_api][metrics]
   }
   SECTION("a name given twice") {
     const char* twice[] = {"loss", "loss"};
-    CHECK(dlx_trial_metric_names(t.trial, twice, 2, &number) == DLX_ERROR_TRIAL);
+    CHECK(dlx_trial_metric_names(t.trial, twice, 2, &number) == DLX_ERROR_CONFIG);
     CHECK_THAT(dlx_last_error(), Contains("cannot register metric names: 'loss' is given twice"));
   }
   SECTION("a name trial.h5 cannot hold") {
     const char* slash[] = {"val/loss"};
-    CHECK(dlx_trial_metric_names(t.trial, slash, 1, &number) == DLX_ERROR_TRIAL);
+    CHECK(dlx_trial_metric_names(t.trial, slash, 1, &number) == DLX_ERROR_CONFIG);
     CHECK_THAT(dlx_last_error(), Contains("cannot register metric names: metric name 'val/loss' contains '/'"));
   }
   SECTION("NULL names, values or a NULL name") {

@@ -381,6 +381,108 @@ TEST_CASE("launcher: which exits mark a record failed", "[launch]") {
   CHECK_FALSE(should_mark_failed(1, failed));
 }
 
+TEST_CASE("launcher: the trainer's last error line", "[launch]") {
+  using dlx::launch::last_error_line;
+  CHECK(last_error_line("") == "");
+  CHECK(last_error_line("Traceback (most recent call last):\n  File \"t.py\", line 3\nValueError: lr < 0\n\n") ==
+        "ValueError: lr < 0");
+  // dlx-launch's own lines and warnings are not the trainer's error.
+  CHECK(last_error_line("RuntimeError: boom\ndlx: warning: hyperparameter 'x' is ...\n"
+                        "dlx-launch: the trainer crashed\n") == "RuntimeError: boom");
+  CHECK(last_error_line("terminate called after throwing an instance of 'dlx::TrialError'\n  what():  dlx: no\r\n") ==
+        "what():  dlx: no");
+  CHECK(last_error_line("UserWarning: deprecated\n") == "");
+  using dlx::launch::crash_error;
+  CHECK(crash_error(1, "ValueError: lr < 0") == "exit 1: ValueError: lr < 0");
+  CHECK(crash_error(137, "") == "killed by SIGKILL (exit 137)");
+  CHECK(crash_error(1, std::string(5000, 'x')).size() <= dlx::record::kMaxLastErrorBytes);
+}
+
+TEST_CASE("launcher: which crashes are restarted", "[launch]") {
+  using dlx::launch::decide_exit;
+  using Final = dlx::launch::ExitDecision::Final;
+  TrialRecord running;
+  SECTION("a configuration error (exit 78) fails at once, restarts left or not") {
+    const auto decision = decide_exit(78, running, 5, "exit 78: dlx.ConfigError: no 'accuracy'");
+    CHECK(decision.crash);
+    CHECK_FALSE(decision.requeue);
+    CHECK(decision.final == Final::config_error);
+    CHECK(decision.status == 78);
+  }
+  SECTION("a crash with restarts left is requeued, past max_restarts it fails") {
+    CHECK(decide_exit(1, running, 5, "exit 1").requeue);
+    running.failures = 5;
+    const auto last = decide_exit(1, running, 5, "exit 1");
+    CHECK(last.final == Final::restarts_exhausted);
+    CHECK(last.status == 1);
+    CHECK(decide_exit(1, running, std::nullopt, "exit 1").final == Final::restarts_exhausted);
+  }
+  SECTION("the same crash three times in a row is a crash loop") {
+    running.failures = 2;
+    running.last_error = "exit 1: ZeroDivisionError: division by zero";
+    running.same_failures = 2;
+    const auto third = decide_exit(1, running, 5, "exit 1: ZeroDivisionError: division by zero");
+    CHECK(third.final == Final::crash_loop);
+    CHECK(third.same_failures == 3);
+    running.same_failures = 1;
+    const auto second = decide_exit(1, running, 5, "exit 1: ZeroDivisionError: division by zero");
+    CHECK(second.requeue);
+    CHECK(second.same_failures == 2);
+    // Another error starts a new count.
+    const auto other = decide_exit(1, running, 5, "exit 1: KeyError: 'x'");
+    CHECK(other.requeue);
+    CHECK(other.same_failures == 1);
+  }
+}
+
+TEST_CASE("launcher: exit 78 fails the trial at once, with the trainer's last error line", "[launch-cli]") {
+  TempDir dir("config-error");
+  freeze_example(dir.path(), 5);
+  save_running_record(dir.path());
+  auto result = run_with_env(
+      merged(srun_env(0), trial_env(dir.path())),
+      {kLaunch, "--", "sh", "-c",
+       "echo 'Traceback (most recent call last):' >&2; "
+       "echo \"dlx.ConfigError: dlx: the validation report at step 24 has no 'accuracy'\" >&2; exit 78"});
+  CHECK(result.status == 78);  // not 85: no restart
+  const auto record = dlx::record::load_trial_record(record_path(dir.path()));
+  CHECK(record.state == "failed");
+  CHECK(record.failures == 1);
+  CHECK(record.exit_code == 78);
+  CHECK(record.last_error == "exit 78: dlx.ConfigError: dlx: the validation report at step 24 has no 'accuracy'");
+  CHECK(record.stop_reason ==
+        "failed: exit 78: dlx.ConfigError: dlx: the validation report at step 24 has no 'accuracy' (exit 78: an "
+        "error in the trial's code or configuration, not restarted)");
+  CHECK_THAT(result.output, Catch::Contains("dlx-launch: trial 1 is failed: exit 78: dlx.ConfigError"));
+}
+
+TEST_CASE("launcher: the same crash three times in a row is not restarted again", "[launch-cli]") {
+  TempDir dir("crash-loop");
+  freeze_example(dir.path(), 5);
+  save_running_record(dir.path());
+  const auto crash = [&](const std::string& error) {
+    return run_with_env(merged(srun_env(0), trial_env(dir.path())),
+                        {kLaunch, "--", "sh", "-c", "echo '" + error + "' >&2; exit 1"});
+  };
+  CHECK(crash("ZeroDivisionError: division by zero").status == 85);
+  CHECK(crash("KeyError: 'lr'").status == 85);  // another error: a new count
+  CHECK(crash("ZeroDivisionError: division by zero").status == 85);
+  auto record = dlx::record::load_trial_record(record_path(dir.path()));
+  CHECK(record.same_failures == 1);
+  CHECK(crash("ZeroDivisionError: division by zero").status == 85);
+  record = dlx::record::load_trial_record(record_path(dir.path()));
+  CHECK(record.state == "running");
+  CHECK(record.same_failures == 2);
+  CHECK(record.stop_reason == "crash: exit 1: ZeroDivisionError: division by zero; restart 4 of max_restarts 5 "
+                              "(the same crash 2 times in a row; at 3 it is not restarted)");
+  CHECK(crash("ZeroDivisionError: division by zero").status == 1);
+  record = dlx::record::load_trial_record(record_path(dir.path()));
+  CHECK(record.state == "failed");
+  CHECK(record.failures == 5);
+  CHECK(record.stop_reason == "failed: the same crash 3 times in a row, not restarted again (max_restarts 5 would "
+                              "only repeat it): exit 1: ZeroDivisionError: division by zero");
+}
+
 TEST_CASE("launcher: each rank's output is also kept in the trial's logs, per attempt", "[launch-cli]") {
   TempDir dir("logs");
   freeze_example(dir.path());

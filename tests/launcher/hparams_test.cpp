@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "dlx/config/experiment.hpp"
 #include "dlx/env/trial_environment.hpp"
@@ -174,4 +175,47 @@ TEST_CASE("launcher: the flat DLX_HPARAMS of earlier versions still reads", "[hp
   Hparams h(t.hparams);
   CHECK(h.get<double>("optim.lr") == 0.1);
   CHECK(t.flat_hparams == ordered_json::parse(R"({"optim.lr":0.1,"batch":64})"));
+}
+
+TEST_CASE("launcher: a defined name never read is a warning naming the default the trainer took instead",
+          "[hparams]") {
+  Hparams h(ordered_json::parse(R"({"batch_sise":32,"optim":{"lr":0.1,"momentum":0.9},"seed":3})"));
+  std::vector<Hparams::NameWarning> said;
+  h.warn_on(nullptr);
+  h.on_warning([&](const Hparams::NameWarning& warning) { said.push_back(warning); });
+  CHECK(h.get<int>("batch_size", 64) == 64);
+  CHECK(h.get<ordered_json>("optim").size() == 2);  // a group read whole: its members count as read
+  h.check_unread();
+  h.check_unread();  // said once
+  REQUIRE(said.size() == 3);
+  CHECK(said[0].kind == "default");
+  CHECK(said[0].name == "batch_size");
+  CHECK(said[1].kind == "unread");
+  CHECK(said[1].name == "batch_sise");
+  CHECK(said[1].message ==
+        "dlx: warning: the experiment defines hyperparameter 'batch_sise', which this trial has not read: did you "
+        "mean 'batch_size', which it asked for and got the default 64?");
+  CHECK(said[2].name == "seed");
+  CHECK(said[2].message == "dlx: warning: the experiment defines hyperparameter 'seed', which this trial has not "
+                           "read (remove it from the experiment, or read it: hparam<T>(\"seed\"))");
+  CHECK(h.warnings().size() == 3);
+
+  // json() hands the trainer every value: then nothing is unread.
+  Hparams whole(ordered_json::parse(R"({"a":1,"b":2})"));
+  whole.warn_on(nullptr);
+  CHECK(whole.json().size() == 2);
+  whole.check_unread();
+  CHECK(whole.warnings().empty());
+
+  // A trainer that reads no name through dlx reads DLX_HP_<NAME> or DLX_HPARAMS, which dlx cannot
+  // see: no warning about every name it does read.
+  Hparams elsewhere(ordered_json::parse(R"({"a":1,"b":2})"));
+  elsewhere.warn_on(nullptr);
+  elsewhere.check_unread();
+  CHECK(elsewhere.warnings().empty());
+  // One read through dlx is enough to check the rest.
+  CHECK(elsewhere.get<int>("a") == 1);
+  elsewhere.check_unread();
+  REQUIRE(elsewhere.warnings().size() == 1);
+  CHECK_THAT(elsewhere.warnings()[0], Catch::Matchers::Contains("hyperparameter 'b', which this trial has not read"));
 }

@@ -65,6 +65,28 @@ with tempfile.TemporaryDirectory() as directory:
         assert lr[3] == 1.0 and lr[5] == 0.5 and all(v != v for v in lr[:3] + lr[4:5]), lr
         assert list(f["metrics/validation/accuracy"][:]) == [0.875]
         assert f["hparams"].attrs["learning_rate"] == 0.25
+        # The name checks' warnings are kept in trial.h5 (dlx_trial_hparam_warning), for dlx status:
+        # "missing" read with a default, "layers" defined and never read (said by finish()).
+        kept = f.attrs["hparam_warnings"]
+        kept = json.loads(kept.decode() if isinstance(kept, bytes) else kept)
+        assert [(w["kind"], w["name"]) for w in kept] == [("default", "missing"), ("unread", "layers")], kept
+        assert "did you mean" not in kept[0]["message"] and kept[1]["message"].startswith(
+            "dlx: warning: the experiment defines hyperparameter 'layers'"), kept
+
+    # A configuration error that nothing catches ends a trial's process with exit 78 (not 1), after
+    # its traceback, whose last line names it: dlx-launch then fails the trial at once.
+    import subprocess
+    script = ("import dlx\ntrial = dlx.Trial()\ntrial.report_training(1, {'val/loss': 1.0})\n")
+    ended = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                           env=dict(os.environ, DLX_TRIAL_ID="4"))
+    assert ended.returncode == dlx.CONFIG_ERROR_EXIT_CODE == 78, (ended.returncode, ended.stderr)
+    last = ended.stderr.strip().splitlines()[-1]
+    assert last.startswith("dlx.ConfigError: dlx: cannot report training metrics at step 1: metric name "
+                           "'val/loss' contains '/'"), ended.stderr
+    # Any other error ends it as Python always does.
+    ended = subprocess.run([sys.executable, "-c", "import dlx\ntrial = dlx.Trial()\nraise ValueError('x')\n"],
+                           capture_output=True, text=True, env=dict(os.environ, DLX_TRIAL_ID="5"))
+    assert ended.returncode == 1, (ended.returncode, ended.stderr)
 
     # An error inside the library comes back as dlx.Error, never as a crash.
     os.environ["DLX_HPARAMS"] = "[1, 2]"

@@ -146,7 +146,7 @@ TEST_CASE("dlx plan: a million-point grid and 1,000 hyperparameters plan in line
   spit(dir.path / "many.yaml", many);
   result = run_dlx({"validate", (dir.path / "many.yaml").string()});
   CHECK(result.status == 0);
-  CHECK_THAT(result.out, Catch::Contains("valid: 1 trials, array 0"));
+  CHECK_THAT(result.out, Catch::Contains("valid: 1 trial, array 0"));
 }
 
 TEST_CASE("dlx plan and dlx status: control characters in values are escaped, rows unchanged", "[cli][hostile]") {

@@ -44,29 +44,31 @@ std::string lengths_of(const searcher::PlannedBracket& bracket) {
 }
 
 void print_search_plan(const searcher::SearchPlan& plan, const config::Experiment& experiment, const char* unit) {
-  fmt::print("# array {}: {} task{}, {}\n", plan.array, plan.tickets, plan.tickets == 1 ? "" : "s",
+  fmt::print("# array {}: {}, {}\n", plan.array, counted(plan.tickets, "task"),
              plan.throttle > 0 ? fmt::format("at most {} at once (max_concurrent_trials)", plan.throttle)
                                : std::string("no throttle"));
   for (std::size_t b = 0; b < plan.brackets.size(); ++b) {
     const auto& bracket = plan.brackets[b];
-    fmt::print("# bracket {}: {} trial{} ({}), {} rung{} at {} {}\n", b, bracket.trials, bracket.trials == 1 ? "" : "s",
-               id_ranges(bracket.trial_ids), bracket.rungs.size(), bracket.rungs.size() == 1 ? "" : "s",
+    fmt::print("# bracket {}: {} ({}), {} at {} {}\n", b, counted(bracket.trials, "trial"),
+               id_ranges(bracket.trial_ids), counted(static_cast<std::int64_t>(bracket.rungs.size()), "rung"),
                lengths_of(bracket), unit);
     for (const auto& rung : bracket.rungs) {
-      fmt::print("#   rung {}: train to {} {}, reached by about {} trial{}\n", rung.index, rung.length, unit,
-                 rung.trials, rung.trials == 1 ? "" : "s");
+      fmt::print("#   rung {}: train to {} {}, reached by about {}\n", rung.index, rung.length, unit,
+                 counted(rung.trials, "trial"));
     }
   }
   const auto& pbt = experiment.searcher.pbt;
   for (const auto& round : plan.rounds) {
     const std::string tickets = fmt::format("tickets {}-{}", round.first_ticket, round.first_ticket + pbt.population_size - 1);
     if (round.round == 0) {
-      fmt::print("# pbt round 0 ({}): trials {} start from random points, to {} {}\n", tickets,
-                 id_ranges(round.new_trials), pbt.length_per_round.value, unit);
+      const bool one = round.new_trials.size() == 1;
+      fmt::print("# pbt round 0 ({}): {} {} {} from {}, to {} {}\n", tickets, one ? "trial" : "trials",
+                 id_ranges(round.new_trials), one ? "starts" : "start", one ? "a random point" : "random points",
+                 pbt.length_per_round.value, unit);
     } else {
-      fmt::print("# pbt round {} ({}): {} member{} go on (same trial); the {} worst {} replaced by new trial{} {}, "
+      fmt::print("# pbt round {} ({}): {} on (same trial); the {} worst {} replaced by new trial{} {}, "
                  "copies of the {} best\n",
-                 round.round, tickets, round.continued, round.continued == 1 ? "" : "s", round.replaced,
+                 round.round, tickets, counted(round.continued, "member goes", "members go"), round.replaced,
                  round.replaced == 1 ? "is" : "are", round.replaced == 1 ? "" : "s",
                  round.new_trials.empty() ? "(none)" : id_ranges(round.new_trials), round.replaced);
     }
@@ -159,8 +161,8 @@ void print_plan_json(const PlannedExperiment& planned) {
 // cannot act on the terminal or add lines.
 void print_plan_text(const PlannedExperiment& planned) {
   const auto& experiment = planned.experiment;
-  fmt::print("# experiment {}: {} trials, searcher {}, metric {} ({} is better)\n", config::printable(experiment.name),
-             planned.plan.trials, config::to_string(experiment.searcher.name),
+  fmt::print("# experiment {}: {}, searcher {}, metric {} ({} is better)\n", config::printable(experiment.name),
+             counted(planned.plan.trials, "trial"), config::to_string(experiment.searcher.name),
              config::printable(experiment.searcher.metric), experiment.searcher.smaller_is_better ? "smaller" : "larger");
   fmt::print("# sbatch {}\n", config::printable(fmt::format("{}", fmt::join(sbatch_words(experiment), " "))));
   if (!experiment.seed_given) {

@@ -22,8 +22,10 @@
 #include "report/report_page.hpp"
 #include "status_report.hpp"
 #include "status_sources.hpp"
+#include "status_slurm.hpp"
 #include "status_watch.hpp"
 #include "stop_signals.hpp"
+#include "table.hpp"
 
 namespace dlx::cli {
 namespace {
@@ -64,9 +66,11 @@ struct Written {
 // (upgrade dlx: the page would silently lack that trial; the readers' messages say "newer than"
 // and what to do, and the test pins them); other unreadable trials are warnings and shown as such.
 Written write_once(const fs::path& directory, const config::Experiment& experiment, const fs::path& output,
-                   std::optional<double> refresh, bool print_warnings) {
+                   std::optional<double> refresh, bool print_warnings, const std::optional<std::string>& job) {
   StatusSources sources;
-  const auto status = read_status(directory, experiment, &sources);
+  // Slurm's view of the array tasks, as dlx status shows it (status_slurm.hpp).
+  const auto slurm = job ? std::optional(ask_slurm(*job)) : std::nullopt;
+  const auto status = read_status(directory, experiment, &sources, slurm ? &*slurm : nullptr);
   for (const auto& row : status.rows) {
     if (row.state == "unreadable" && row.problem.find(" newer than ") != std::string::npos) {
       throw Error(fmt::format("trial {}: {}", row.spec.id, row.problem));
@@ -103,29 +107,30 @@ void print_summary(const fs::path& directory, const fs::path& output, const Writ
     return;
   }
   fmt::print("# experiment {}\n", config::printable(directory.string()));
-  fmt::print("wrote {} ({} trials, {} bytes)\n", config::printable(output.string()), written.trials, written.bytes);
+  fmt::print("wrote {} ({}, {} bytes)\n", config::printable(output.string()),
+             counted(static_cast<std::int64_t>(written.trials), "trial"), written.bytes);
   fmt::print("open it in a browser: file://{}\n", config::printable(output.string()));
 }
 
 int watch(const fs::path& directory, const config::Experiment& experiment, const fs::path& output, double seconds,
-          bool json) {
+          bool json, const std::optional<std::string>& job) {
   const StopSignals signals;
   std::size_t writes = 0;
   Written written;
   while (true) {
-    written = write_once(directory, experiment, output, seconds, writes == 0);
+    written = write_once(directory, experiment, output, seconds, writes == 0, job);
     ++writes;
     if (!json) {
-      fmt::print("# {:%Y-%m-%d %H:%M:%S} UTC wrote {} ({} trials, {} bytes){}\n", fmt::gmtime(std::time(nullptr)),
-                 config::printable(output.string()),
-                 written.trials, written.bytes, written.ended ? ": the experiment has ended" : "");
+      fmt::print("# {:%Y-%m-%d %H:%M:%S} UTC wrote {} ({}, {} bytes){}\n", fmt::gmtime(std::time(nullptr)),
+                 config::printable(output.string()), counted(static_cast<std::int64_t>(written.trials), "trial"),
+                 written.bytes, written.ended ? ": the experiment has ended" : "");
       std::fflush(stdout);
     }
     if (written.ended) break;
     sleep_unless_stopped(std::chrono::duration<double>(seconds));
     if (StopSignals::requested()) {
       // The last page stops reloading itself: nobody rewrites it any more.
-      written = write_once(directory, experiment, output, std::nullopt, false);
+      written = write_once(directory, experiment, output, std::nullopt, false, job);
       ++writes;
       break;
     }
@@ -147,11 +152,13 @@ int run_report(const Arguments& arguments) {
   }
   const auto output = fs::absolute(values["output"].as<std::string>());
   report::check_output_path(output);  // before any reading: a wrong -o fails at once
-  const auto directory = locate_experiment(values["experiment"].as<std::string>());
+  const auto given = values["experiment"].as<std::string>();
+  const auto directory = locate_experiment(given);
   const auto experiment = config::load_snapshot(directory);
   const bool json = values.count("json") > 0;
-  if (watch_seconds) return watch(directory, experiment, output, *watch_seconds, json);
-  const auto written = write_once(directory, experiment, output, std::nullopt, true);
+  const auto job = experiment_job(directory, given);
+  if (watch_seconds) return watch(directory, experiment, output, *watch_seconds, json, job);
+  const auto written = write_once(directory, experiment, output, std::nullopt, true, job);
   print_summary(directory, output, written, json, 1);
   return 0;
 }

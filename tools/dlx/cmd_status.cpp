@@ -21,6 +21,7 @@
 #include "options.hpp"
 #include "status_render.hpp"
 #include "status_report.hpp"
+#include "status_slurm.hpp"
 #include "status_watch.hpp"
 #include "terminal.hpp"
 
@@ -110,14 +111,18 @@ int run_status(const Arguments& arguments) {
     throw UsageError(e.what(), usage_text(command));
   }
 
-  const auto directory = locate_experiment(values["experiment"].as<std::string>());
+  const auto given = values["experiment"].as<std::string>();
+  const auto directory = locate_experiment(given);
   const auto experiment = config::load_snapshot(directory);
   refresh_summary(directory, experiment, values.count("write-h5") > 0);
   const bool json = values.count("json") > 0, sparklines = values.count("sparklines") > 0;
+  // Slurm's view of the experiment's array tasks (requeued, launch failed, gone): status_slurm.hpp.
+  const auto job = experiment_job(directory, given);
 
-  if (watch_seconds) return watch_status(directory, experiment, {*watch_seconds, json, sparklines});
+  if (watch_seconds) return watch_status(directory, experiment, {*watch_seconds, json, sparklines, job});
 
-  const auto report = read_status(directory, experiment);
+  const auto slurm = job ? std::optional(ask_slurm(*job)) : std::nullopt;
+  const auto report = read_status(directory, experiment, nullptr, slurm ? &*slurm : nullptr);
   for (const auto& warning : report.warnings) std::fputs(warning.c_str(), stderr);
   if (json) {
     // Bytes that are not UTF-8 (a stop_reason from a trainer, a crafted trial.h5) become U+FFFD:

@@ -11,6 +11,7 @@
 #include "dlx/searcher/trial_plan.hpp"
 #include "options.hpp"
 #include "site_defaults.hpp"
+#include "table.hpp"
 
 namespace dlx::cli {
 
@@ -63,7 +64,8 @@ int run_validate(const Arguments& arguments) {
       result["trials"] = trials;
       result["array"] = searcher::array_spec(experiment);
       if (!json) {
-        fmt::print("{}: valid: {} trials, array {}\n", config::printable(file), trials, searcher::array_spec(experiment));
+        fmt::print("{}: valid: {}, array {}\n", config::printable(file), counted(trials, "trial"),
+                   searcher::array_spec(experiment));
       }
     } catch (const config::ConfigError& e) {
       ++invalid;

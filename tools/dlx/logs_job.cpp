@@ -35,7 +35,8 @@ std::optional<int> last_ticket(const fs::path& directory, int trial) {
   }
 }
 
-// The newest array job whose .jobs link names `directory` (resubmissions are new directories).
+}  // namespace
+
 std::optional<std::string> array_job_of(const fs::path& directory) {
   std::error_code error;
   const auto jobs = directory.parent_path() / ".jobs";
@@ -52,8 +53,6 @@ std::optional<std::string> array_job_of(const fs::path& directory) {
   if (!newest) return std::nullopt;
   return std::to_string(*newest);
 }
-
-}  // namespace
 
 std::optional<TrialJob> trial_job(const fs::path& experiment_dir, int trial, const std::string& given,
                                   std::string& why_not) {

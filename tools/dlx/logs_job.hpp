@@ -16,6 +16,10 @@ struct TrialJob {
   std::string how;     // "trial.h5", "ticket 3 of job 40"
 };
 
+// The newest array job whose <storage_root>/<user>/.jobs/<id> link names `experiment_dir`
+// (resubmissions are new directories); nullopt when none does.
+std::optional<std::string> array_job_of(const std::filesystem::path& experiment_dir);
+
 // nullopt with `why_not` set when neither says.
 std::optional<TrialJob> trial_job(const std::filesystem::path& experiment_dir, int trial,
                                   const std::string& given, std::string& why_not);

@@ -31,7 +31,7 @@ Table trial_table(const StatusReport& report, const config::Experiment& experime
   if (with_sparklines) headers.push_back(metric + " curve");
   Table table(headers);
   for (const auto& row : report.rows) {
-    std::vector<std::string> cells{std::to_string(row.spec.id), row.state};
+    std::vector<std::string> cells{std::to_string(row.spec.id), row.shown_state()};
     for (const auto& hp : experiment.hyperparameters) cells.push_back(format_value(row.spec.hparams[hp.name]));
     cells.push_back(format_metric(row.last));
     cells.push_back(format_metric(row.best));
@@ -74,6 +74,7 @@ std::string render_status_table(const StatusReport& report, const config::Experi
   out += fmt::format("# searcher {}, metric {} ({} is better)\n", config::to_string(experiment.searcher.name),
                      config::printable(metric), experiment.searcher.smaller_is_better ? "smaller" : "larger");
   if (!report.code.empty()) out += fmt::format("# code {}\n", config::printable(report.code));
+  if (!report.slurm.empty()) out += fmt::format("# slurm {}\n", config::printable(report.slurm));
   out += progress_lines;
   out += rendered_rows(report, experiment, sparklines);
   for (const auto& row : rows) {
@@ -84,12 +85,15 @@ std::string render_status_table(const StatusReport& report, const config::Experi
       out += fmt::format("# trial {} {}{}\n", row.spec.id, says_failed ? "" : "failed: ",
                          config::printable(row.stop_reason));
     }
+    // What a requeued, restarting, crash-looping, lost or unlaunched trial is waiting for.
+    if (!row.detail.empty()) out += fmt::format("# trial {} {}\n", row.spec.id, config::printable(row.detail));
   }
+  for (const auto& line : report.hparam_warnings) out += fmt::format("# warning: {}\n", config::printable(line));
   std::string summary;
   for (const auto& [state, count] : report.states) {
     summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", count, state);
   }
-  out += fmt::format("# {} trials: {}\n", rows.size(), summary);
+  out += fmt::format("# {}: {}\n", counted(static_cast<std::int64_t>(rows.size()), "trial"), summary);
   if (report.best_row) {
     out += fmt::format("# best: trial {} {}={}\n", rows[*report.best_row].spec.id, config::printable(metric),
                        format_metric(rows[*report.best_row].best));
@@ -112,6 +116,18 @@ nlohmann::ordered_json status_json(const StatusReport& report, const config::Exp
   out["trials"] = nlohmann::ordered_json::array();
   for (const auto& row : rows) {
     nlohmann::ordered_json item{{"id", row.spec.id}, {"state", row.state}, {"hparams", row.spec.hparams}};
+    if (!row.state_note.empty()) item["state_note"] = row.state_note;
+    if (!row.detail.empty()) item["detail"] = row.detail;
+    if (row.ticket) item["ticket"] = *row.ticket;
+    if (!row.last_error.empty()) item["last_error"] = row.last_error;
+    if (row.failures > 0) item["failures"] = row.failures;
+    if (!row.hparam_warnings.empty()) {
+      auto warnings = nlohmann::ordered_json::array();
+      for (const auto& warning : row.hparam_warnings) {
+        warnings.push_back({{"kind", warning.kind}, {"name", warning.name}, {"message", warning.message}});
+      }
+      item["hparam_warnings"] = std::move(warnings);
+    }
     item["last"] = row.last ? nlohmann::ordered_json(*row.last) : nlohmann::ordered_json();
     item["best"] = row.best ? nlohmann::ordered_json(*row.best) : nlohmann::ordered_json();
     if (!row.searcher.empty()) item["searcher"] = row.searcher;
@@ -133,6 +149,8 @@ nlohmann::ordered_json status_json(const StatusReport& report, const config::Exp
   }
   out["best_trial"] = report.best_row ? nlohmann::ordered_json(rows[*report.best_row].spec.id)
                                       : nlohmann::ordered_json();
+  out["hparam_warnings"] = report.hparam_warnings;
+  if (!report.slurm.empty()) out["slurm"] = report.slurm;
   return out;
 }
 

@@ -19,6 +19,7 @@
 #include "commands.hpp"
 #include "dlx/config/display_text.hpp"
 #include "status_report.hpp"
+#include "status_slurm.hpp"
 #include "stop_signals.hpp"
 #include "terminal.hpp"
 #include "watch_progress.hpp"
@@ -93,7 +94,8 @@ int watch_status(const std::filesystem::path& directory, const config::Experimen
   std::set<std::string> warned;  // a damaged journal is said once, not every frame
   bool first = true;
   while (!StopSignals::requested()) {
-    const auto report = read_status(directory, experiment);
+    const auto slurm = options.job ? std::optional(ask_slurm(*options.job)) : std::nullopt;
+    const auto report = read_status(directory, experiment, nullptr, slurm ? &*slurm : nullptr);
     for (const auto& warning : report.warnings) {
       if (warned.insert(warning).second) std::fputs(warning.c_str(), stderr);
     }

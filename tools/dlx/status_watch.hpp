@@ -5,6 +5,8 @@
 // replaces the previous one; to a file or pipe the frames follow one another, each after a line
 // with its time, with no escape sequence; with --json, one JSON document per line.
 #include <filesystem>
+#include <optional>
+#include <string>
 
 #include "dlx/config/experiment.hpp"
 #include "status_render.hpp"
@@ -15,6 +17,7 @@ struct WatchOptions {
   double interval_seconds = 2;
   bool json = false;
   bool sparklines = false;  // --sparklines: even when stdout is not a terminal
+  std::optional<std::string> job;  // the experiment's array job: Slurm is asked every frame
 };
 
 int watch_status(const std::filesystem::path& directory, const config::Experiment& experiment,

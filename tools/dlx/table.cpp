@@ -56,4 +56,9 @@ std::string format_value(const nlohmann::ordered_json& value) {
   return value.dump();
 }
 
+std::string counted(std::int64_t count, const std::string& noun, const std::string& plural) {
+  if (count == 1) return "1 " + noun;
+  return fmt::format("{} {}", count, plural.empty() ? noun + "s" : plural);
+}
+
 }  // namespace dlx::cli

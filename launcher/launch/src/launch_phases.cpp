@@ -39,15 +39,22 @@ std::vector<std::string> entrypoint_command(const config::Experiment& experiment
 std::string refusal_record(std::string_view message) { return fmt::format("dlx-launch: {}", message); }
 
 // Best effort: the exit status reaches Slurm anyway; only the record could not say it.
-void record_failure(env::TrialContext& context, int status, std::string_view what,
-                    const ExitDecision& decision = {.status = 1, .crash = true},
-                    std::optional<int> max_restarts = std::nullopt) {
+void record_failure(env::TrialContext& context, const TrialCrash& crash, const ExitDecision& decision,
+                    std::optional<int> max_restarts) {
   try {
-    record_trainer_exit(context, status, what, decision, max_restarts);
+    record_trainer_exit(context, crash, decision, max_restarts);
   } catch (const std::exception& error) {
     fmt::print(stderr, "dlx-launch: warning: cannot record exit {} in the trial record: {}\n",
-               status, error.what());
+               crash.status, error.what());
   }
+}
+
+// dlx-launch refused to run the trainer (`why`): the trial is failed at once, since running
+// again would be refused the same way.
+void record_refusal(env::TrialContext& context, std::string_view why) {
+  const TrialCrash crash{.status = 1, .where = "", .error = refusal_record(why)};
+  const ExitDecision decision{.status = 1, .crash = true, .final = ExitDecision::Final::restarts_exhausted};
+  record_failure(context, crash, decision, std::nullopt);
 }
 
 // Runs `step`; a LaunchError it throws first marks the trial failed (rank 0), so that `dlx status`
@@ -57,7 +64,7 @@ auto refused_unless(LaunchState& state, Step&& step) {
   try {
     return step();
   } catch (const LaunchError& error) {
-    if (state.rank0()) record_failure(state.context, 1, refusal_record(error.what()));
+    if (state.rank0()) record_refusal(state.context, error.what());
     throw;
   }
 }
@@ -91,7 +98,7 @@ void refuse_unlaunched_trial(env::TrialContext& context, bool dry_run) {
         "srun --mpi=pmix dlx-launch)",
         trial.slurm_job_id);
     // The trainer never runs: mark the trial failed so that `dlx status` says so.
-    if (!dry_run) record_failure(context, 1, refusal_record(why));
+    if (!dry_run) record_refusal(context, why);
     throw LaunchError(why);
   }
   // trial_id reads 0 when DLX_TRIAL_ID is unset, so that one is looked up again.
@@ -192,8 +199,8 @@ std::optional<TrialData> stage_trial_data(LaunchState& state) {
       if (barrier && node_leader) barrier->fail(placement.node_index, placement.node_name, why);
     }
     if (placement.rank == 0) {
-      record_failure(state.context, 1, refusal_record(why));
-      if (state.peers) state.peers->announce(fmt::format("rank 0 on {}: {}", placement.node_name, why));
+      record_refusal(state.context, why);
+      if (state.peers) state.peers->announce({.status = 1, .where = fmt::format("rank 0 on {}", placement.node_name), .error = why});
     }
     throw LaunchError(why);
   }
@@ -213,7 +220,7 @@ int run_trainer(LaunchState& state) {
   const int status = run_child(state.command, end_if_peer_crashed);
   if (state.peer_crash) {
     fmt::print(stderr, "dlx-launch: {} crashed; this rank's trainer cannot go on without it "
-               "and was ended\n", *state.peer_crash);
+               "and was ended\n", state.peer_crash->described());
   }
   if (const int notice = notice_received(); notice != 0 && status == 128 + notice) {
     // Killed by the notice itself (it came before the trainer installed its handlers): not a
@@ -225,29 +232,41 @@ int run_trainer(LaunchState& state) {
   return status;
 }
 
-// A crash: the other ranks told, rank 0's record updated, and past max_restarts the searcher told
-// that the trial failed.
-void account_for_crash(LaunchState& state, int status, const ExitDecision& decision) {
-  const auto& placement = state.placement();
-  // What the record and the messages call the error: this rank's, or the peer's that ended it.
-  std::string what = state.peer_crash ? *state.peer_crash : describe_exit(status);
-  if (state.peers && !state.peer_crash) {
-    // First, so that the other ranks stop waiting for this one as soon as possible.
-    const auto line = fmt::format("rank {} on {}: {}", placement.rank, placement.node_name, what);
-    if (const auto earlier = state.peers->announce(line)) what += fmt::format(" (after {})", *earlier);
-  }
-  if (state.rank0()) record_failure(state.context, status, what, decision, state.max_restarts);
-  if (!decision.requeue && state.rank0() && state.experiment && state.in_trial()) {
-    const auto why = fmt::format("the trainer crashed ({}){}", what,
-                                 state.max_restarts ? fmt::format(" past max_restarts {}", *state.max_restarts) : "");
-    fmt::print(stderr, "dlx-launch: {}: trial {} is failed\n", why, state.context.trial().trial_id);
-    tell_searcher_failed(*state.experiment, state.context.trial(), why);
-  }
+// The crash every rank takes as the trial's (peer_crash.hpp): the one that ended this rank, or
+// this rank's own, announced to the others first (so that they stop waiting for it as soon as
+// possible); when another rank announced before, that one.
+std::string rank_where(const LaunchState& state) {
+  return state.peers ? fmt::format("rank {} on {}", state.placement().rank, state.placement().node_name) : "";
+}
+
+TrialCrash trial_crash(LaunchState& state, int status) {
+  if (state.peer_crash) return *state.peer_crash;
+  const auto tail = state.trial_log ? state.trial_log->stderr_tail() : std::string();
+  TrialCrash own{.status = status, .where = rank_where(state), .error = crash_error(status, last_error_line(tail))};
+  if (!state.peers) return own;
+  const auto earlier = state.peers->announce(own);
+  if (!earlier) return own;
+  fmt::print(stderr, "dlx-launch: this rank's trainer crashed ({}) after {} crashed: the trial takes that crash\n",
+             own.error, earlier->described());
+  return *earlier;
+}
+
+// A crash: rank 0's record updated and, when it is final, the searcher told that the trial failed.
+void account_for_crash(LaunchState& state, const TrialCrash& crash, const ExitDecision& decision) {
+  if (state.rank0()) record_failure(state.context, crash, decision, state.max_restarts);
   if (decision.requeue) {
+    // This rank's own crash by its error alone; another rank's with where it was.
+    const bool own = crash.where == rank_where(state);
     fmt::print(stderr, "dlx-launch: the trainer crashed ({}): exiting {} so that Slurm requeues "
-               "the trial (crash {} of max_restarts {})\n", what, decision.status,
+               "the trial (crash {} of max_restarts {})\n", own ? crash.error : crash.described(), decision.status,
                (state.at_start ? state.at_start->failures : 0) + 1, state.max_restarts.value_or(0));
+    return;
   }
+  if (!state.rank0() || !state.experiment || !state.in_trial()) return;
+  const auto failures = (state.at_start ? state.at_start->failures : 0) + 1;
+  const auto why = crash_stop_reason(crash, decision, failures, state.max_restarts);
+  fmt::print(stderr, "dlx-launch: trial {} is {}\n", state.context.trial().trial_id, why);
+  tell_searcher_failed(*state.experiment, state.context.trial(), why.substr(why.find(' ') + 1));
 }
 
 }  // namespace
@@ -329,8 +348,10 @@ std::optional<int> stage_data(LaunchState& state) {
 
 int run_and_account(LaunchState& state) {
   const int status = run_trainer(state);
-  const auto decision = decide_exit(status, state.at_start, state.max_restarts);
-  if (decision.crash) account_for_crash(state, status, decision);
+  if (!should_mark_failed(status, state.at_start)) return status;
+  const auto crash = trial_crash(state, status);
+  const auto decision = decide_exit(crash.status, state.at_start, state.max_restarts, crash.error);
+  account_for_crash(state, crash, decision);
   return decision.status;
 }
 

@@ -19,6 +19,7 @@
 #include "dlx/launch/output_tee.hpp"
 #include "dlx/launch/peer_crash.hpp"
 #include "dlx/launch/trial_data.hpp"
+#include "dlx/launch/trial_outcome.hpp"
 
 namespace dlx::launch {
 
@@ -46,7 +47,7 @@ struct LaunchState {
   std::optional<CodeWorkdir> code;
   std::unique_ptr<StdioThroughTee> trial_log;
   std::optional<PeerCrashSignal> peers;
-  std::optional<std::string> peer_crash;  // the crash on another rank that ended this one
+  std::optional<TrialCrash> peer_crash;  // the crash on another rank that ended this one
   std::optional<TrialData> data;
 };
 

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -174,8 +176,14 @@ void OutputTee::run() {
     if (ready == 0) break;  // the grace after finish() is over
     for (std::size_t i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      // Stderr is read and its tail kept under the lock, so that stderr_tail() (which waits for
+      // the pipe to be empty, then takes the lock) sees every byte the pipe held.
+      std::unique_lock tail_lock(tail_mutex_, std::defer_lock);
+      if (i == 1) tail_lock.lock();
       const ssize_t n = ::read(fds[i].fd, buffer.data(), buffer.size());
       if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (n > 0 && i == 1) keep_tail(buffer.data(), static_cast<std::size_t>(n));
+      if (tail_lock.owns_lock()) tail_lock.unlock();
       if (n <= 0) {  // end of file: every writer closed it
         fds[i].fd = -1;
         --open_streams;
@@ -192,6 +200,28 @@ void OutputTee::run() {
     }
   }
   if (log_.get() >= 0) (void)::fdatasync(log_.get());
+}
+
+void OutputTee::keep_tail(const char* data, std::size_t size) {
+  if (size >= kStderrTailBytes) {
+    stderr_tail_.assign(data + size - kStderrTailBytes, kStderrTailBytes);
+    return;
+  }
+  stderr_tail_.append(data, size);
+  if (stderr_tail_.size() > kStderrTailBytes) stderr_tail_.erase(0, stderr_tail_.size() - kStderrTailBytes);
+}
+
+std::string OutputTee::stderr_tail(std::chrono::milliseconds settle) {
+  if (!finished_) {
+    const auto deadline = std::chrono::steady_clock::now() + settle;
+    int unread = 0;
+    while (::ioctl(err_read_.get(), FIONREAD, &unread) == 0 && unread > 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+  std::lock_guard lock(tail_mutex_);
+  return stderr_tail_;
 }
 
 StdioThroughTee::StdioThroughTee(UniqueFd log, TeeOptions options)

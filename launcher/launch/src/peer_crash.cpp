@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "dlx/common/directories.hpp"
 #include "dlx/common/durable_file.hpp"
@@ -35,31 +36,38 @@ std::optional<PeerCrashSignal> PeerCrashSignal::for_run(const env::TrialEnvironm
   return PeerCrashSignal(trial.record_path().parent_path() / name);
 }
 
-std::optional<std::string> PeerCrashSignal::peer_crash() const noexcept {
+std::optional<TrialCrash> PeerCrashSignal::peer_crash() const noexcept {
   try {
     std::ifstream in(path_);
     if (!in) return std::nullopt;
     std::string line;
     std::getline(in, line);
-    // Published by a hard link of a complete file, so never empty; say something regardless.
-    return line.empty() ? std::string("another rank crashed") : line;
+    // Published by a hard link of a complete file; a line this version did not write (or none)
+    // still ends the run, as an unknown crash.
+    const auto json = nlohmann::json::parse(line, nullptr, false);
+    if (json.is_object() && json.value("status", nlohmann::json()).is_number_integer() &&
+        json.value("where", nlohmann::json()).is_string() && json.value("error", nlohmann::json()).is_string()) {
+      return TrialCrash{json["status"].get<int>(), json["where"].get<std::string>(), json["error"].get<std::string>()};
+    }
+    return TrialCrash{1, "another rank", line.empty() ? std::string("crashed") : line};
   } catch (const std::exception&) {
     return std::nullopt;
   }
 }
 
-std::optional<std::string> PeerCrashSignal::announce(std::string_view line) const noexcept {
+std::optional<TrialCrash> PeerCrashSignal::announce(const TrialCrash& crash) const noexcept {
   try {
     dlx::create_directories_with_mode(path_.parent_path());  // a trainer that died early
     const auto temporary = temporary_path_for(path_);
     {
+      const nlohmann::json line{{"where", crash.where}, {"status", crash.status}, {"error", crash.error}};
       std::ofstream out(temporary);
-      out << line << '\n';
+      out << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
       out.close();
       if (!out) throw std::system_error(errno, std::generic_category(), temporary.string());
     }
     ::chmod(temporary.c_str(), 0640);  // the layout's mode, not the umask's
-    // link() fails with EEXIST when another rank announced first: its line stands.
+    // link() fails with EEXIST when another rank announced first: its crash stands.
     const int linked = ::link(temporary.c_str(), path_.c_str());
     const int error = errno;
     ::unlink(temporary.c_str());

@@ -1,16 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dlx/launch/searcher_work.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdio>
-#include <memory>
-#include <optional>
-#include <sstream>
 #include <filesystem>
+#include <optional>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -22,7 +18,9 @@
 #include "dlx/launch/child_process.hpp"
 #include "dlx/launch/launch_error.hpp"
 #include "dlx/launch/resume_checkpoint.hpp"
+#include "dlx/launch/slot_yield.hpp"
 #include "dlx/searcher/coordinator.hpp"
+#include "dlx/searcher/trial_plan.hpp"
 #include "dlx/summary/experiment_summary.hpp"
 #include "dlx/store/experiment_layout.hpp"
 
@@ -34,34 +32,32 @@ std::chrono::seconds wait_limit(const env::EnvMap& env) {
   return std::chrono::seconds(env::lookup_int(env, "DLX_WORK_WAIT_S").value_or(86400));
 }
 
-// How long a waiting ticket keeps its array slot while a requeued task of the array waits for one.
+// How long a waiting ticket keeps its array slot, at least, before it yields it (slot_yield.hpp).
 std::chrono::seconds hold_limit(const env::EnvMap& env) {
-  return std::chrono::seconds(env::lookup_int(env, "DLX_WORK_HOLD_S").value_or(60));
+  return std::chrono::seconds(env::lookup_int(env, "DLX_WORK_HOLD_S").value_or(0));
 }
 
-// Whether a task of this job array that has run before (requeued: RestartCnt > 0) is pending for
-// want of a slot (reason JobArrayTaskLimit), as squeue says; nullopt when it cannot tell. A
-// waiting ticket holds one of the array's `%N` slots: when the trial it waits for was requeued
-// and is pending behind that limit, only giving the slot back lets it run (else both wait).
-// Tickets that never ran do not count: giving the slot to one of them would only make it wait too.
-std::optional<bool> requeued_task_waits_for_slot(const std::string& array_job_id) {
-  if (array_job_id.empty() || array_job_id.find_first_not_of("0123456789") != std::string::npos) {
-    return std::nullopt;
+// While a ticket waits in a throttled array, it asks again at least this often: a trial requeued
+// meanwhile gets the slot within about this long (plus Slurm's own delays).
+constexpr auto kThrottledPause = std::chrono::milliseconds(2000);
+
+// The trial this ticket should yield its slot to, per the journal (`state`) and squeue.
+std::optional<TrialToResume> yield_to(const searcher::SearchState& state, int ticket, const std::string& array_job) {
+  const auto pending = pending_array_tasks(array_job);
+  if (!pending) return std::nullopt;
+  return trial_to_resume(state, ticket, *pending);
+}
+
+searcher::Work yielded(const TrialToResume& resume, int ticket, std::string_view when, std::FILE* log) {
+  if (log) {
+    fmt::print(log, "dlx-launch: ticket {} gives its slot back {}: trial {} (array task {}) waits to resume "
+                    "(Slurm: {}); exiting {} so that Slurm requeues this ticket, which asks again when it restarts\n",
+               ticket, when, resume.trial, resume.ticket, resume.reason, env::kRequeueExitCode);
   }
-  const std::string command =
-      "squeue -h -r -t PENDING -O Reason:40,RestartCnt:10 -j " + array_job_id + " 2>/dev/null";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(command.c_str(), "r"), ::pclose);
-  if (!pipe) return std::nullopt;
-  std::array<char, 256> line{};
-  bool waiting = false;
-  while (std::fgets(line.data(), static_cast<int>(line.size()), pipe.get())) {
-    std::istringstream fields(line.data());
-    std::string reason;
-    long restarts = 0;
-    if (fields >> reason >> restarts && reason == "JobArrayTaskLimit" && restarts > 0) waiting = true;
-  }
-  if (::pclose(pipe.release()) != 0) return std::nullopt;
-  return waiting;
+  searcher::Work work;
+  work.kind = searcher::Work::Kind::wait;
+  work.reason = fmt::format("trial {} waits to resume", resume.trial);
+  return work;
 }
 
 }  // namespace
@@ -75,6 +71,18 @@ std::optional<searcher::Work> take_searcher_work(const config::Experiment& exper
   const auto limit = wait_limit(env);
   const auto hold = hold_limit(env);
   const std::string array_job = env::lookup(env, "SLURM_ARRAY_JOB_ID").value_or("");
+  // Yielding only helps a trial that waits for one of the array's own slots.
+  const bool throttled = !array_job.empty() && searcher::array_throttle(experiment) > 0;
+  // A ticket that has no work yet takes none while a requeued trial waits for a slot: the trial
+  // that was running goes first (slot_yield.hpp).
+  if (throttled) {
+    coordinator.refresh();
+    if (!coordinator.state().work_of(ticket)) {
+      if (const auto resume = yield_to(coordinator.state(), ticket, array_job)) {
+        return yielded(*resume, ticket, "before taking work", log);
+      }
+    }
+  }
   const auto start = std::chrono::steady_clock::now();
   auto pause = std::chrono::milliseconds(500);
   bool said_wait = false;
@@ -90,20 +98,18 @@ std::optional<searcher::Work> take_searcher_work(const config::Experiment& exper
     }
     // Inside a job array a waiting ticket gives its slot back by exiting 85 (RequeueExit): Slurm
     // requeues it and it asks again when it next starts. It does so at a notice (preemption,
-    // scontrol requeue, the time limit), and after DLX_WORK_HOLD_S when a requeued task of the
-    // array is pending for want of a slot.
+    // scontrol requeue, the time limit), and at once (after DLX_WORK_HOLD_S, 0 by default) when
+    // a requeued trial of the array waits for a slot.
     if (!array_job.empty()) {
       if (const int notice = notice_received(); notice != 0) {
         if (log) fmt::print(log, "dlx-launch: ticket {} was waiting for work when a notice (signal {}) came: "
                                  "exiting {} for a requeue\n", ticket, notice, env::kRequeueExitCode);
         return work;
       }
-      if (std::chrono::steady_clock::now() - start >= hold && requeued_task_waits_for_slot(array_job).value_or(false)) {
-        if (log) fmt::print(log, "dlx-launch: ticket {} gives its slot back after {} s of waiting ({}): a requeued "
-                                 "task of the array waits for a slot; exiting {} so that Slurm requeues this ticket, "
-                                 "which asks again when it restarts\n",
-                            ticket, hold.count(), work.reason, env::kRequeueExitCode);
-        return work;
+      if (throttled && std::chrono::steady_clock::now() - start >= hold) {
+        if (const auto resume = yield_to(coordinator.state(), ticket, array_job)) {
+          return yielded(*resume, ticket, fmt::format("while waiting ({})", work.reason), log);
+        }
       }
     }
     if (std::chrono::steady_clock::now() - start > limit) {
@@ -116,7 +122,7 @@ std::optional<searcher::Work> take_searcher_work(const config::Experiment& exper
     if (log) std::fflush(log);
     said_wait = true;
     std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::milliseconds(10000));
+    pause = std::min(pause * 2, throttled ? kThrottledPause : std::chrono::milliseconds(10000));
   }
 }
 

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -31,6 +33,19 @@ record::TrialRecord new_record(env::TrialContext& context) {
   return record;
 }
 
+std::string_view trimmed(std::string_view text) {
+  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  while (!text.empty() && blank(text.front())) text.remove_prefix(1);
+  while (!text.empty() && blank(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+bool is_warning(std::string_view line) {
+  std::string lower(line);
+  std::ranges::transform(lower, lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower.find("warning:") != std::string::npos;
+}
+
 }  // namespace
 
 bool should_mark_failed(int exit_status, const std::optional<record::TrialRecord>& record) {
@@ -38,17 +53,18 @@ bool should_mark_failed(int exit_status, const std::optional<record::TrialRecord
   return !record || record->state == "running";
 }
 
-ExitDecision decide_exit(int exit_status, const std::optional<record::TrialRecord>& record_at_start,
-                         std::optional<int> max_restarts) {
-  ExitDecision decision{.status = exit_status};
-  if (!should_mark_failed(exit_status, record_at_start)) return decision;
-  decision.crash = true;
-  const int failures = record_at_start ? record_at_start->failures : 0;
-  if (max_restarts && failures < *max_restarts) {
-    decision.requeue = true;
-    decision.status = env::kRequeueExitCode;
+std::string last_error_line(std::string_view tail) {
+  while (!tail.empty()) {
+    const auto end = tail.find_last_not_of('\n');
+    if (end == std::string_view::npos) break;
+    tail = tail.substr(0, end + 1);
+    const auto start = tail.rfind('\n');
+    const auto line = trimmed(start == std::string_view::npos ? tail : tail.substr(start + 1));
+    tail = start == std::string_view::npos ? std::string_view() : tail.substr(0, start);
+    if (line.empty() || line.starts_with("dlx-launch:") || is_warning(line)) continue;
+    return std::string(line);
   }
-  return decision;
+  return "";
 }
 
 std::string describe_exit(int exit_status) {
@@ -61,29 +77,78 @@ std::string describe_exit(int exit_status) {
   return fmt::format("exit {}", exit_status);
 }
 
-bool record_trainer_exit(env::TrialContext& context, int exit_status, std::string_view what,
-                         const ExitDecision& decision, std::optional<int> max_restarts) {
+std::string crash_error(int exit_status, std::string_view last_line) {
+  auto text = describe_exit(exit_status);
+  if (!last_line.empty()) text += fmt::format(": {}", last_line);
+  return record::bounded_text(std::move(text), record::kMaxLastErrorBytes);
+}
+
+ExitDecision decide_exit(int exit_status, const std::optional<record::TrialRecord>& record_at_start,
+                         std::optional<int> max_restarts, std::string_view error) {
+  using Final = ExitDecision::Final;
+  ExitDecision decision{.status = exit_status};
+  if (!should_mark_failed(exit_status, record_at_start)) return decision;
+  decision.crash = true;
+  const int failures = record_at_start ? record_at_start->failures : 0;
+  const bool same = record_at_start && !error.empty() && record_at_start->last_error == error;
+  decision.same_failures = same ? record_at_start->same_failures + 1 : 1;
+  if (exit_status == env::kConfigErrorExitCode) {
+    decision.final = Final::config_error;
+  } else if (!max_restarts || failures >= *max_restarts) {
+    decision.final = Final::restarts_exhausted;
+  } else if (decision.same_failures >= kSameCrashLimit) {
+    decision.final = Final::crash_loop;
+  } else {
+    decision.requeue = true;
+    decision.status = env::kRequeueExitCode;
+  }
+  return decision;
+}
+
+std::string crash_stop_reason(const TrialCrash& crash, const ExitDecision& decision, int failures,
+                              std::optional<int> max_restarts) {
+  using Final = ExitDecision::Final;
+  const auto what = crash.described();
+  switch (decision.final) {
+    case Final::no: {
+      auto reason = fmt::format("crash: {}; restart {} of max_restarts {}", what, failures, max_restarts.value_or(0));
+      if (decision.same_failures > 1) {
+        reason += fmt::format(" (the same crash {} times in a row; at {} it is not restarted)", decision.same_failures,
+                              kSameCrashLimit);
+      }
+      return reason;
+    }
+    case Final::config_error:
+      return fmt::format("failed: {} (exit {}: an error in the trial's code or configuration, not restarted)", what,
+                         env::kConfigErrorExitCode);
+    case Final::crash_loop:
+      return fmt::format("failed: the same crash {} times in a row, not restarted again (max_restarts {} "
+                         "would only repeat it): {}",
+                         decision.same_failures, max_restarts.value_or(0), what);
+    case Final::restarts_exhausted:
+      break;
+  }
+  return max_restarts ? fmt::format("failed: crash {} is past max_restarts {}; last error: {}", failures,
+                                    *max_restarts, what)
+                      : fmt::format("failed: {}", what);
+}
+
+bool record_trainer_exit(env::TrialContext& context, const TrialCrash& crash, const ExitDecision& decision,
+                         std::optional<int> max_restarts) {
   if (!context.in_trial() || !decision.crash) return false;
   const auto path = context.trial().record_path();
   auto record = record::load_trial_record_if_exists(path);
-  if (!should_mark_failed(exit_status, record)) return false;
+  if (record && record->state != "running") return false;  // finished: a late crash is noise
   if (!record) {
     dlx::create_directories_with_mode(path.parent_path());
     record = new_record(context);
   }
   record->failures += 1;
-  record->exit_code = exit_status;
-  if (decision.requeue) {
-    record->stop_reason = fmt::format("crash: {}; restart {} of max_restarts {}", what,
-                                      record->failures,
-                                      max_restarts.value_or(0));
-  } else {
-    record->state = "failed";
-    record->stop_reason =
-        max_restarts ? fmt::format("failed: crash {} is past max_restarts {}; last error: {}",
-                                   record->failures, *max_restarts, what)
-                     : fmt::format("failed: {}", what);
-  }
+  record->exit_code = crash.status;
+  record->last_error = crash.error;
+  record->same_failures = decision.same_failures;
+  record->stop_reason = crash_stop_reason(crash, decision, record->failures, max_restarts);
+  if (!decision.requeue) record->state = "failed";
   record->updated_unix = unix_seconds_now();
   // The loaded record holds the metrics logs too (the trainer has exited: nothing appends to
   // them now): it names the first generation after them, and they can go.

@@ -89,8 +89,9 @@ dlx_status dlx_trial_create(unsigned flags, dlx_trial** out) {
     auto handle = std::make_unique<dlx_trial>();
     handle->trial = std::make_unique<dlx::Trial>(options);
     const auto& trial = *handle->trial;
-    handle->hparams_json = dlx::config::flatten_hyperparameters(trial.hparams().json()).dump();
-    handle->nested_hparams_json = trial.hparams().json().dump();
+    // values(): nothing counts as read until the program asks for them (below).
+    handle->hparams_json = dlx::config::flatten_hyperparameters(trial.hparams().values()).dump();
+    handle->nested_hparams_json = trial.hparams().values().dump();
     handle->experiment_dir = path_or_empty(trial.environment().experiment_dir);
     handle->checkpoint_dir = path_or_empty(trial.checkpoint_dir());
     handle->latest_checkpoint = path_or_empty(trial.latest_checkpoint());
@@ -126,11 +127,26 @@ dlx_status dlx_trial_checkpoint_dir(const dlx_trial* t, const char** out) {
 dlx_status dlx_trial_latest_checkpoint(const dlx_trial* t, const char** out) {
   return guarded([&] { need(out, "out") = need(t, "trial").latest_checkpoint.c_str(); });
 }
+dlx_status dlx_trial_hparam_warning(dlx_trial* t, const char* kind, const char* name, const char* message) {
+  return guarded([&] {
+    need(t, "trial").trial->record_hparam_warning(text(kind, "kind"), text(name, "name"), text(message, "message"));
+  });
+}
+
+// The whole set: every name counts as read for the library's own check (json()); a binding
+// that checks its reads itself (the Python package) reports its warnings through
+// dlx_trial_hparam_warning.
 dlx_status dlx_trial_hparams_json(const dlx_trial* t, const char** out) {
-  return guarded([&] { need(out, "out") = need(t, "trial").hparams_json.c_str(); });
+  return guarded([&] {
+    need(t, "trial").trial->hparams().json();
+    need(out, "out") = t->hparams_json.c_str();
+  });
 }
 dlx_status dlx_trial_hparams_nested_json(const dlx_trial* t, const char** out) {
-  return guarded([&] { need(out, "out") = need(t, "trial").nested_hparams_json.c_str(); });
+  return guarded([&] {
+    need(t, "trial").trial->hparams().json();
+    need(out, "out") = t->nested_hparams_json.c_str();
+  });
 }
 dlx_status dlx_trial_hparam_json(const dlx_trial* t, const char* name, const char** out) {
   return guarded([&] {

@@ -50,6 +50,9 @@ dlx_status guarded(Body&& body) noexcept {
   } catch (const dlx::HparamError& error) {
     last_error() = error.what();
     return DLX_ERROR_HPARAM;
+  } catch (const dlx::TrialConfigError& error) {
+    last_error() = error.what();
+    return DLX_ERROR_CONFIG;
   } catch (const dlx::comm::CommError& error) {
     last_error() = error.what();
     return DLX_ERROR_COMM;

@@ -101,7 +101,7 @@ Next Trial::ask_searcher(std::int64_t step, const Metrics& metrics) {
     const auto& name = coordinator_->state().experiment().searcher.metric;
     const auto metric = metrics.find(name);
     if (metric == metrics.end()) {
-      throw TrialError(fmt::format(
+      throw TrialConfigError(fmt::format(
           "the validation report at step {} has no '{}', the metric the experiment's searcher "
           "optimises (searcher.metric): report it, or change searcher.metric", step, name));
     }
@@ -118,6 +118,8 @@ Next Trial::ask_searcher(std::int64_t step, const Metrics& metrics) {
     // first rank's answer is recorded and every other rank reads the same one back.
     try {
       ask();
+    } catch (const TrialConfigError& error) {
+      throw TrialConfigError(fmt::format("dlx: {}", error.what()));
     } catch (const TrialError&) {
       throw;
     } catch (const std::exception& error) {

@@ -104,7 +104,7 @@ Trial::Trial(TrialOptions options) : context_(read_context(options)), hparams_(c
   }
   // A name read with a default the experiment does not define is a warning in the trial's log
   // (rank 0's stderr), when there are hyperparameters to check the name against.
-  if (rank_ == 0 && (context_.trial().in_trial() || !hparams_.json().empty())) hparams_.warn_on(stderr);
+  if (rank_ == 0 && (context_.trial().in_trial() || !hparams_.values().empty())) hparams_.warn_on(stderr);
   // After MPI's own start-up, so these handlers are the ones in place.
   if (!options.checkpoint_signals.empty()) {
     signals_ = std::make_unique<detail::PreemptionSignals>(options.checkpoint_signals);
@@ -119,10 +119,28 @@ Trial::Trial(TrialOptions options) : context_(read_context(options)), hparams_(c
       recorder_ = std::make_unique<detail::TrialRecorder>(context_.trial(), std::move(name), size_,
                                                           nodes, metrics);
     });
+    // Each hyperparameter warning goes into trial.h5 as it is said.
+    hparams_.on_warning([this](const Hparams::NameWarning& warning) {
+      record_hparam_warning(warning.kind, warning.name, warning.message);
+    });
+    install_config_error_exit();
   }
 }
 
 Trial::~Trial() = default;
+
+void Trial::record_hparam_warning(const std::string& kind, const std::string& name, const std::string& message) {
+  if (kind != "default" && kind != "unread") {
+    throw TrialError(fmt::format("dlx: hyperparameter warning kind '{}' is not default or unread",
+                                 config::abbreviated(kind)));
+  }
+  if (!recorder_) return;
+  try {
+    recorder_->note_hparam_warning({kind, name, message});
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "dlx: warning: cannot keep a hyperparameter warning in trial.h5: {}\n", error.what());
+  }
+}
 
 comm::Communicator& Trial::communicator() {
   if (!communicator_) {
@@ -161,19 +179,21 @@ std::filesystem::path Trial::experiment_dir() const {
 
 void Trial::on_rank0(const char* what, const std::function<void()>& action) {
   std::string failure;
+  int failed = 0;  // 1: failed, 2: a configuration error (every rank throws it as one)
   if (rank() == 0) {
     try {
       action();
     } catch (const std::exception& error) {
       failure = error.what();
+      failed = is_config_error(error) ? 2 : 1;
     }
   }
-  int failed = failure.empty() ? 0 : 1;
   if (mpi_) DLX_MPI_CHECK(MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD));
-  if (failed != 0) {
-    throw TrialError(rank() == 0 ? fmt::format("dlx: cannot {}: {}", what, failure)
-                                 : fmt::format("dlx: rank 0 could not {} (see its error)", what));
-  }
+  if (failed == 0) return;
+  auto message = rank() == 0 ? fmt::format("dlx: cannot {}: {}", what, failure)
+                             : fmt::format("dlx: rank 0 could not {} (see its error)", what);
+  if (failed == 2) throw TrialConfigError(message);
+  throw TrialError(message);
 }
 
 void Trial::report(bool validation, std::int64_t step, const Metrics& metrics) {
@@ -208,8 +228,8 @@ std::optional<std::string> Trial::metric_name_refusal(const std::string& name) {
 void Trial::check_metric_names(bool validation, std::int64_t step, const Metrics& metrics) {
   for (const auto& [name, value] : metrics) {
     if (auto problem = metric_name_refusal(name))
-      throw TrialError(fmt::format("dlx: cannot report {} metrics at step {}: {}",
-                                   validation ? "validation" : "training", step, *problem));
+      throw TrialConfigError(fmt::format("dlx: cannot report {} metrics at step {}: {}",
+                                         validation ? "validation" : "training", step, *problem));
   }
   last_reported_names_.clear();
   for (const auto& [name, value] : metrics) last_reported_names_.push_back(name);
@@ -225,10 +245,10 @@ MetricNames Trial::metric_names(std::vector<std::string> names) {
   std::set<std::string_view> seen;
   for (const auto& name : names) {
     if (!seen.insert(name).second)
-      throw TrialError(fmt::format("dlx: cannot register metric names: '{}' is given twice",
-                                   config::abbreviated(name)));
+      throw TrialConfigError(fmt::format("dlx: cannot register metric names: '{}' is given twice",
+                                         config::abbreviated(name)));
     if (auto problem = metric_name_refusal(name))
-      throw TrialError(fmt::format("dlx: cannot register metric names: {}", *problem));
+      throw TrialConfigError(fmt::format("dlx: cannot register metric names: {}", *problem));
   }
   MetricNames registered;
   registered.owner_ = this;
@@ -241,7 +261,7 @@ void Trial::report(bool validation, std::int64_t step, const MetricNames& names,
   if (names.owner_ != this)
     throw TrialError("dlx: these metric names were registered with another dlx::Trial (metric_names)");
   if (values.size() != names.size())
-    throw TrialError(fmt::format("dlx: cannot report {} metrics at step {}: {} values for the {} names registered",
+    throw TrialConfigError(fmt::format("dlx: cannot report {} metrics at step {}: {} values for the {} names registered",
                                  validation ? "validation" : "training", step, values.size(), names.size()));
   if (rank() != 0) return;
   if (!recorder_) {  // outside a trial: the line is all there is
@@ -262,6 +282,7 @@ Next Trial::report_validation(std::int64_t step, const MetricNames& names, std::
 void Trial::finish() {
   if (checkpointer_) wait_for_checkpoint(std::chrono::steady_clock::duration::max());
   if (!in_trial()) return;
+  hparams_.check_unread();  // the names this trial never read (rank 0: warnings are on there)
   const char* state = searcher_next_ == Next::stop    ? "stopped"
                       : searcher_next_ == Next::pause ? "paused"
                                                       : "completed";

@@ -71,7 +71,9 @@ TrialRecorder::TrialRecorder(const env::TrialEnvironment& environment,
             start.previous_update_unix = last_sign_of_life(record);
             start.previous_last_step = last_reported_step(record);
             const auto now = unix_seconds_now();
-            if (environment.restarts > record.restarts) {  // a requeued run of an existing trial
+            // A requeued run of a trial whose previous run did not end its work (a paused trial
+            // resumed by a promotion is not one, whatever its array task's restart count).
+            if (record.state == "running" && environment.restarts > record.restarts) {
               record::RestartEvent event;
               event.cause = restart_cause(record.stop_reason, record.stop_cause);
               event.reason = record.stop_reason.empty() ? "no exit recorded (node failure, or killed)"
@@ -141,7 +143,13 @@ void TrialRecorder::note_requeue_exit(const std::string& reason, int signal_numb
   metrics_.commit([&](record::TrialRecord& record) {
     record.stop_reason = reason;
     record.stop_cause = cause.cause + ": " + cause.detail;
+    record.same_failures = 0;  // this run ended cleanly: the next crash starts a new count
   });
+}
+
+void TrialRecorder::note_hparam_warning(record::HparamWarning warning) {
+  if (!warned_.emplace(warning.kind, warning.name).second) return;
+  metrics_.commit([&](record::TrialRecord& record) { record::add_hparam_warning(record, std::move(warning)); });
 }
 
 void TrialRecorder::finish(const std::string& state, const std::string& reason) {

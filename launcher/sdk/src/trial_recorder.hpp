@@ -6,6 +6,7 @@
 // at once, with every report before it.
 #include <cstdint>
 #include <filesystem>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,9 +24,12 @@ const char* to_string(MetricKind kind);
 class TrialRecorder {
  public:
   // Loads the record when it exists (a requeued trial keeps its history), else creates it; then
-  // marks it running with this run's world, nodes, job id and restart count, and saves. A run
-  // whose SLURM_RESTART_COUNT is above the record's appends a RestartEvent whose cause comes from
-  // the previous run's stop_reason (see restart_cause).
+  // marks it running with this run's world, nodes, job id and restart count, and saves. A run of
+  // a trial whose record is still "running" (the previous run did not end its work: a requeue, a
+  // crash, a kill) with a SLURM_RESTART_COUNT above the record's appends a RestartEvent whose
+  // cause comes from the previous run's stop_reason (see restart_cause). A paused trial resumed by
+  // the searcher (an ASHA promotion, a PBT member going on, in whichever array task) is new work,
+  // not a restart.
   // `nodes`: the ranks' nodes, comma-separated (or the step's node list).
   TrialRecorder(const env::TrialEnvironment& environment, std::string experiment_name,
                 int world_size, std::string nodes, MetricsPipelineOptions options);
@@ -55,6 +59,8 @@ class TrialRecorder {
   // record stays "running" and says why it stopped, and what the notice was as far as this run
   // can tell (stop_cause: notice_cause.hpp).
   void note_requeue_exit(const std::string& reason, int signal_number);
+  // A hyperparameter name warning: kept in trial.h5 (written at once) unless it is there already.
+  void note_hparam_warning(record::HparamWarning warning);
 
  private:
   struct Start;  // the record as this run begins it, and the restart bookkeeping
@@ -63,6 +69,7 @@ class TrialRecorder {
   std::int64_t previous_update_unix_ = 0;  // the run before this one's last sign of life
   std::int64_t previous_last_step_ = 0;    // and the last step it reported
   bool restarted_ = false;                 // this run appended a RestartEvent
+  std::set<std::pair<std::string, std::string>> warned_;  // hparam warnings kept: (kind, name)
   MetricsPipeline metrics_;
 };
 

@@ -29,7 +29,7 @@ from typing import Any, Mapping, NamedTuple
 
 import torch
 
-from .._library import Error
+from .._library import ConfigError
 from ..trial import TensorView, Trial
 from . import _ranks, _rng, _tensors, _tree
 from ._tree import TreeError
@@ -48,8 +48,8 @@ def _any_rank(flag: bool, trial: Trial) -> bool:
     import torch.distributed as dist
 
     if not (dist.is_available() and dist.is_initialized()):
-        raise Error(2, f"dlx.torch: this trial has {trial.size} ranks, which agree through "
-                       f"torch.distributed: call torch.distributed.init_process_group() first")
+        raise ConfigError(f"dlx.torch: this trial has {trial.size} ranks, which agree through "
+                          f"torch.distributed: call torch.distributed.init_process_group() first")
     device = torch.device("cuda", torch.cuda.current_device()) \
         if dist.get_backend() == "nccl" else torch.device("cpu")
     value = torch.tensor([1 if flag else 0], dtype=torch.int32, device=device)
@@ -190,29 +190,29 @@ def _load_state(trial: Trial, objects: Mapping[str, Any], restore_rng: bool) -> 
     with loaded:
         text = loaded.state.get(STRUCTURE_KEY)
         if not isinstance(text, str):
-            raise Error(2, f"dlx.torch: {loaded.path} was not written by dlx.torch.save_state "
-                           f"(it has no '{STRUCTURE_KEY}' state value): read it with "
-                           f"trial.resume(), which returns its tensors as numpy arrays")
+            raise ConfigError(f"dlx.torch: {loaded.path} was not written by dlx.torch.save_state "
+                              f"(it has no '{STRUCTURE_KEY}' state value): read it with "
+                              f"trial.resume(), which returns its tensors as numpy arrays")
         saved = json.loads(text)
         if saved.get("format", 0) > FORMAT:
-            raise Error(2, f"dlx.torch: {loaded.path} has dlx.torch format {saved.get('format')}, "
-                           f"newer than this dlx reads ({FORMAT}): use the dlx that wrote it")
+            raise ConfigError(f"dlx.torch: {loaded.path} has dlx.torch format {saved.get('format')}, "
+                              f"newer than this dlx reads ({FORMAT}): use the dlx that wrote it")
         structure = saved["objects"]
         _check_names(loaded.path, structure, objects)
         if restore_rng and loaded.world_size != trial.size:
-            raise Error(2, f"dlx.torch: {loaded.path} was saved by {loaded.world_size} ranks, this "
-                           f"run has {trial.size}: each rank's RNG state belongs to a rank of "
-                           f"that run. Run the trial on {loaded.world_size} ranks (the "
-                           f"experiment's resources) to resume it exactly, or call "
-                           f"load_state(trial, objects, restore_rng=False) to restore the model "
-                           f"and optimizer and keep this run's own RNG states")
+            raise ConfigError(f"dlx.torch: {loaded.path} was saved by {loaded.world_size} ranks, this "
+                              f"run has {trial.size}: each rank's RNG state belongs to a rank of "
+                              f"that run. Run the trial on {loaded.world_size} ranks (the "
+                              f"experiment's resources) to resume it exactly, or call "
+                              f"load_state(trial, objects, restore_rng=False) to restore the model "
+                              f"and optimizer and keep this run's own RNG states")
         stored = {tensor.name: tensor for tensor in loaded.tensors()}
 
         def view(path: str, dtype: str) -> torch.Tensor:
             found = stored.get(path)
             if found is None:
-                raise Error(2, f"dlx.torch: {loaded.path} has no tensor '{path}', which its "
-                               f"structure names; was the file edited?")
+                raise ConfigError(f"dlx.torch: {loaded.path} has no tensor '{path}', which its "
+                                  f"structure names; was the file edited?")
             return _tensors.from_stored(found.address, found.nbytes, found.dtype, found.shape,
                                         dtype, path)
 
@@ -230,9 +230,9 @@ def _load_state(trial: Trial, objects: Mapping[str, Any], restore_rng: bool) -> 
             states[name] = _tree.decode(entry["state"], tensor_of)
             if entry["stateful"] != (callable(getattr(target, "load_state_dict", None)) and
                                      callable(getattr(target, "state_dict", None))):
-                raise Error(2, f"dlx.torch: objects[{name!r}] is a {type(target).__name__}, but "
-                               f"{loaded.path} holds {name!r} as "
-                               f"{'a state dict' if entry['stateful'] else 'a plain value'}")
+                raise ConfigError(f"dlx.torch: objects[{name!r}] is a {type(target).__name__}, but "
+                                  f"{loaded.path} holds {name!r} as "
+                                  f"{'a state dict' if entry['stateful'] else 'a plain value'}")
             if isinstance(target, torch.nn.Module):
                 _check_module(loaded.path, name, target, states[name])
             elif isinstance(target, torch.optim.Optimizer):
@@ -304,8 +304,8 @@ def _check_names(path: str, structure: dict, objects: Mapping[str, Any]) -> None
         if extra:
             parts.append(f"it also holds {', '.join(map(repr, extra))}, which objects does not "
                          f"name (pass {'it' if len(extra) == 1 else 'them'} too)")
-        raise Error(2, f"dlx.torch: {path} does not hold the objects load_state was given: "
-                       f"{'; '.join(parts)}. Nothing was restored. Save and load the same names")
+        raise ConfigError(f"dlx.torch: {path} does not hold the objects load_state was given: "
+                          f"{'; '.join(parts)}. Nothing was restored. Save and load the same names")
 
 
 def _check_module(path: str, name: str, module: torch.nn.Module, state: dict) -> None:
@@ -320,21 +320,21 @@ def _check_module(path: str, name: str, module: torch.nn.Module, state: dict) ->
         details = [f"missing {missing[:5]}" if missing else "",
                    f"unexpected {unexpected[:5]}" if unexpected else "",
                    f"shapes differ: {'; '.join(shapes[:5])}" if shapes else ""]
-        raise Error(2, f"dlx.torch: objects[{name!r}] does not match its state in {path} "
-                       f"({', '.join(d for d in details if d)}); nothing was restored: build the "
-                       f"model as it was when it was saved")
+        raise ConfigError(f"dlx.torch: objects[{name!r}] does not match its state in {path} "
+                          f"({', '.join(d for d in details if d)}); nothing was restored: build the "
+                          f"model as it was when it was saved")
 
 
 def _check_optimizer(path: str, name: str, optimizer: torch.optim.Optimizer, state: Any) -> None:
     groups = state.get("param_groups") if isinstance(state, dict) else None
     if not isinstance(groups, list):
-        raise Error(2, f"dlx.torch: {path} holds no optimizer state for objects[{name!r}]")
+        raise ConfigError(f"dlx.torch: {path} holds no optimizer state for objects[{name!r}]")
     saved = [len(group.get("params", [])) for group in groups]
     current = [len(group["params"]) for group in optimizer.param_groups]
     if saved != current:
-        raise Error(2, f"dlx.torch: objects[{name!r}] has parameter groups of {current} "
-                       f"parameters; {path} saved groups of {saved}. Nothing was restored: "
-                       f"build the optimizer over the same parameters as when it was saved")
+        raise ConfigError(f"dlx.torch: objects[{name!r}] has parameter groups of {current} "
+                          f"parameters; {path} saved groups of {saved}. Nothing was restored: "
+                          f"build the optimizer over the same parameters as when it was saved")
 
 
 def _check_plain(target: Any, state: Any, name: str) -> None:
@@ -343,10 +343,10 @@ def _check_plain(target: Any, state: Any, name: str) -> None:
         (isinstance(target, dict) and isinstance(state, dict)) or \
         (isinstance(target, list) and isinstance(state, (list, tuple)))
     if not fits:
-        raise Error(2, f"dlx.torch: objects[{name!r}] is {_describe(target)}, which load_state "
-                       f"cannot restore in place to the saved {_describe(state)} (a tensor is "
-                       f"restored into its own shape and dtype, a dict into a dict, a list into "
-                       f"a list); nothing was restored")
+        raise ConfigError(f"dlx.torch: objects[{name!r}] is {_describe(target)}, which load_state "
+                          f"cannot restore in place to the saved {_describe(state)} (a tensor is "
+                          f"restored into its own shape and dtype, a dict into a dict, a list into "
+                          f"a list); nothing was restored")
 
 
 def _restore(target: Any, state: Any, name: str, path: str) -> None:
@@ -355,8 +355,8 @@ def _restore(target: Any, state: Any, name: str, path: str) -> None:
         try:
             target.load_state_dict(state)
         except (RuntimeError, KeyError, ValueError, TypeError) as error:
-            raise Error(2, f"dlx.torch: objects[{name!r}].load_state_dict() refused its state "
-                           f"from {path}: {error}") from error
+            raise ConfigError(f"dlx.torch: objects[{name!r}].load_state_dict() refused its state "
+                              f"from {path}: {error}") from error
         return
     _restore_plain(target, state, name)
 
@@ -367,9 +367,9 @@ def _restore_plain(target: Any, state: Any, name: str) -> None:
     if isinstance(target, torch.Tensor):
         if not isinstance(state, torch.Tensor) or state.shape != target.shape or \
                 state.dtype != target.dtype:
-            raise Error(2, f"dlx.torch: objects[{name!r}] is a tensor of {tuple(target.shape)} "
-                           f"{target.dtype}; the checkpoint holds "
-                           f"{_describe(state)}: a tensor is restored only into its own shape")
+            raise ConfigError(f"dlx.torch: objects[{name!r}] is a tensor of {tuple(target.shape)} "
+                              f"{target.dtype}; the checkpoint holds "
+                              f"{_describe(state)}: a tensor is restored only into its own shape")
         with torch.no_grad():
             target.copy_(state)
         return
@@ -389,8 +389,8 @@ def _restore_plain(target: Any, state: Any, name: str) -> None:
     if isinstance(target, list) and isinstance(state, (list, tuple)):
         target[:] = list(state)
         return
-    raise Error(2, f"dlx.torch: objects[{name!r}] is a {type(target).__name__}, which load_state "
-                   f"cannot change in place to the saved {_describe(state)}; pass a dict or list")
+    raise ConfigError(f"dlx.torch: objects[{name!r}] is a {type(target).__name__}, which load_state "
+                      f"cannot change in place to the saved {_describe(state)}; pass a dict or list")
 
 
 def _describe(value: Any) -> str:

@@ -14,7 +14,7 @@ import struct
 
 import torch
 
-from .._library import Error
+from .._library import ConfigError, Error
 
 
 def pack(streams: dict[str, bytes]) -> bytes:
@@ -54,14 +54,14 @@ def gather(mine: bytes, rank: int, size: int) -> list[bytes]:
     import torch.distributed as dist
 
     if not (dist.is_available() and dist.is_initialized()):
-        raise Error(2, f"dlx.torch: this trial has {size} ranks, so save_state gathers each "
-                       f"rank's RNG state to rank 0 through torch.distributed, which is not "
-                       f"initialised: call torch.distributed.init_process_group() first "
-                       f"(dlx-launch sets its variables), on every rank")
+        raise ConfigError(f"dlx.torch: this trial has {size} ranks, so save_state gathers each "
+                          f"rank's RNG state to rank 0 through torch.distributed, which is not "
+                          f"initialised: call torch.distributed.init_process_group() first "
+                          f"(dlx-launch sets its variables), on every rank")
     if dist.get_world_size() != size or dist.get_rank() != rank:
-        raise Error(2, f"dlx.torch: the process group (rank {dist.get_rank()} of "
-                       f"{dist.get_world_size()}) is not the trial's (rank {rank} of {size}): "
-                       f"initialise the default process group over all of the trial's ranks")
+        raise ConfigError(f"dlx.torch: the process group (rank {dist.get_rank()} of "
+                          f"{dist.get_world_size()}) is not the trial's (rank {rank} of {size}): "
+                          f"initialise the default process group over all of the trial's ranks")
     device = torch.device("cpu")
     if dist.get_backend() == "nccl":
         device = torch.device("cuda", torch.cuda.current_device())

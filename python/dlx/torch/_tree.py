@@ -23,16 +23,14 @@ from typing import Any, Callable
 
 import torch
 
-from .._library import Error
+from .._library import ConfigError
 
 Leaf = Any
 
 
-class TreeError(Error):
-    """A state that dlx.torch cannot save or restore; the message names the object and key."""
-
-    def __init__(self, message: str):
-        super().__init__(2, message)
+class TreeError(ConfigError):
+    """A state that dlx.torch cannot save or restore; the message names the object and key. A
+    ConfigError: the same objects fail the same way on every run."""
 
 
 def where(name: str, keys: list) -> str:

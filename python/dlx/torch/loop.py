@@ -37,7 +37,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import torch
 
-from .._library import Error
+from .._library import ConfigError
 from ..trial import Trial
 from . import _ranks
 from ._feed import Feed
@@ -56,9 +56,9 @@ def _agree(trial: Trial, flags: list[bool]) -> list[bool]:
     import torch.distributed as dist
 
     if not (dist.is_available() and dist.is_initialized()):
-        raise Error(2, f"dlx.torch.Loop: this trial has {trial.size} ranks, which agree through "
-                       f"torch.distributed: call torch.distributed.init_process_group() before "
-                       f"the first epoch")
+        raise ConfigError(f"dlx.torch.Loop: this trial has {trial.size} ranks, which agree through "
+                          f"torch.distributed: call torch.distributed.init_process_group() before "
+                          f"the first epoch")
     device = torch.device("cuda", torch.cuda.current_device()) \
         if dist.get_backend() == "nccl" else torch.device("cpu")
     values = torch.tensor([1 if flag else 0 for flag in flags], dtype=torch.int32, device=device)
@@ -88,8 +88,8 @@ class Loop:
                                          ("scheduler", scheduler)) if value is not None}
         for name, value in (state or {}).items():
             if name in self.objects or name == STATE_NAME:
-                raise Error(2, f"dlx.torch.Loop: state names {name!r}, which the loop already "
-                               f"saves; give it another name")
+                raise ConfigError(f"dlx.torch.Loop: state names {name!r}, which the loop already "
+                                  f"saves; give it another name")
             self.objects[name] = value
         self.position = Position()
         self.unit: Unit = unit_of(os.environ.get("DLX_LENGTH_UNIT"))
@@ -172,8 +172,8 @@ class Loop:
         if missing or self.position.label != loaded.step:
             what = f"lacks {', '.join(missing)}" if missing else \
                 f"is {self.position.label}"
-            raise Error(2, f"dlx.torch.Loop: {loaded.path} is step {loaded.step} but its loop "
-                           f"position {what}: was it saved by another program?")
+            raise ConfigError(f"dlx.torch.Loop: {loaded.path} is step {loaded.step} but its loop "
+                              f"position {what}: was it saved by another program?")
         return loaded.step
 
     def _save(self, metric: float | None = None) -> None:
@@ -229,9 +229,9 @@ class Loop:
         if metrics is None:
             return {}
         if not isinstance(metrics, Mapping):
-            raise Error(2, f"dlx.torch.Loop: validate() returned a {type(metrics).__name__}; "
-                           f"return the metrics as a dict, e.g. {{\"loss\": 0.31, "
-                           f"\"accuracy\": 0.92}} (the same on every rank)")
+            raise ConfigError(f"dlx.torch.Loop: validate() returned a {type(metrics).__name__}; "
+                              f"return the metrics as a dict, e.g. {{\"loss\": 0.31, "
+                              f"\"accuracy\": 0.92}} (the same on every rank)")
         return {str(name): float(value) for name, value in metrics.items()}
 
     def _modules(self) -> list[torch.nn.Module]:
@@ -246,9 +246,9 @@ class Loop:
         """At the searcher's target: save with the metrics pending, report, and follow the
         answer. A run resumed from that save reports the same metrics without validating."""
         if not metrics:
-            raise Error(2, f"dlx.torch.Loop: validate() returned no metrics at the searcher's "
-                           f"target (step {self.position.label}), where the searcher needs them: "
-                           f"return a dict{' with ' + repr(self.metric) if self.metric else ''}")
+            raise ConfigError(f"dlx.torch.Loop: validate() returned no metrics at the searcher's "
+                              f"target (step {self.position.label}), where the searcher needs them: "
+                              f"return a dict{' with ' + repr(self.metric) if self.metric else ''}")
         self.position.set(pending=dict(metrics))
         self._save(self._metric_of(metrics))
         self._report(metrics)
@@ -279,19 +279,19 @@ class Loop:
         every `validate_every`-th epoch, at the searcher's targets and at the last epoch, and
         reports them. When the loop ends, the trial is finished (trial.finish())."""
         if validate_every < 1:
-            raise Error(2, f"dlx.torch.Loop: validate_every is {validate_every}; give 1 (every "
-                           f"epoch) or more")
+            raise ConfigError(f"dlx.torch.Loop: validate_every is {validate_every}; give 1 (every "
+                              f"epoch) or more")
         self._validate, self._validate_every = validate, validate_every
         self.resume()
         self.trial.check_hparam_names()  # the script has read its hyperparameters by now
         if not self.trial.target_length and max_epochs is None:
-            raise Error(2, "dlx.torch.Loop: this trial has no searcher length (max_length), so "
-                           "the loop needs one: loop.epochs(max_epochs)")
+            raise ConfigError("dlx.torch.Loop: this trial has no searcher length (max_length), so "
+                              "the loop needs one: loop.epochs(max_epochs)")
         if self.trial.target_length and validate is None:
-            raise Error(2, f"dlx.torch.Loop: the searcher asks for validation metrics at length "
-                           f"{self.trial.target_length}: give loop.epochs(..., validate=...) a "
-                           f"function returning them (a dict with the searcher metric"
-                           f"{' ' + repr(self.metric) if self.metric else ''})")
+            raise ConfigError(f"dlx.torch.Loop: the searcher asks for validation metrics at length "
+                              f"{self.trial.target_length}: give loop.epochs(..., validate=...) a "
+                              f"function returning them (a dict with the searcher metric"
+                              f"{' ' + repr(self.metric) if self.metric else ''})")
         self._settle_pending()
         while not self._finished:
             if not self.position.batch and not self.position.ended and \
@@ -323,9 +323,9 @@ class Loop:
         if self._finished:  # the searcher ended the trial inside the epoch
             return
         if not self._iterated and not position.ended:
-            raise Error(2, f"dlx.torch.Loop: epoch {position.epoch + 1} ended without training a "
-                           f"batch: iterate the loop in the body of `for epoch in loop.epochs()` "
-                           f"(for batch in loop: ...)")
+            raise ConfigError(f"dlx.torch.Loop: epoch {position.epoch + 1} ended without training a "
+                              f"batch: iterate the loop in the body of `for epoch in loop.epochs()` "
+                              f"(for batch in loop: ...)")
         # Its batches ran out, or the script stopped iterating them (break): the epoch is over.
         self._in_epoch = False
         self._feed.end_epoch()
@@ -363,7 +363,7 @@ class Loop:
 
     def __iter__(self) -> Iterator[Any]:
         if self._in_epoch:
-            raise Error(2, "dlx.torch.Loop: the loop is already being iterated in this epoch")
+            raise ConfigError("dlx.torch.Loop: the loop is already being iterated in this epoch")
         position = self.position
         self._in_epoch, self._iterated = True, True
         try:
@@ -377,10 +377,10 @@ class Loop:
                 records = self._feed.records_of_batch(position.batch)
                 if records is None:
                     if self.unit is Unit.RECORDS:
-                        raise Error(2, "dlx.torch.Loop: the searcher counts records, but the "
-                                       "loop cannot tell how many each batch holds: use a "
-                                       "DataLoader with a batch_size, or give max_length in "
-                                       "batches")
+                        raise ConfigError("dlx.torch.Loop: the searcher counts records, but the "
+                                          "loop cannot tell how many each batch holds: use a "
+                                          "DataLoader with a batch_size, or give max_length in "
+                                          "batches")
                     records = 0
                 position.train_batch(self.unit, records, self.trial.target_length)
                 yield batch  # a `break` in the script closes this generator here

@@ -157,6 +157,12 @@ nlohmann::json searched_hparams(const config::Experiment& experiment) {
   return hparams;
 }
 
+nlohmann::json hparam_warnings_json(const TrialRow& row) {
+  nlohmann::json warnings = nlohmann::json::array();
+  for (const auto& warning : row.hparam_warnings) warnings.push_back(warning.message);
+  return warnings;
+}
+
 // One trial of the page: its status row, and from its record (when read) its curves, attempts,
 // times and origin.
 nlohmann::json trial_model(const TrialRow& row, const TrialRecord* record, const searcher::SearchState* search,
@@ -164,7 +170,9 @@ nlohmann::json trial_model(const TrialRow& row, const TrialRecord* record, const
   nlohmann::json trial{{"id", row.spec.id}, {"state", row.state}, {"searcher", row.searcher},
                        {"problem", row.problem}, {"hparams", row.spec.hparams},
                        {"last", optional_number(row.last)}, {"best", optional_number(row.best)},
-                       {"stop_reason", row.stop_reason}, {"status", nullptr}, {"ended_unix", nullptr}};
+                       {"stop_reason", row.stop_reason}, {"status", nullptr}, {"ended_unix", nullptr},
+                       {"shown_state", row.shown_state()}, {"detail", row.detail}, {"last_error", row.last_error},
+                       {"hparam_warnings", hparam_warnings_json(row)}};
   if (search) {
     if (const auto found = search->trials().find(row.spec.id); found != search->trials().end()) {
       trial["status"] = found->second.status;
@@ -201,6 +209,8 @@ nlohmann::json meta_model(const config::Experiment& experiment, const StatusRepo
   for (const auto& [state, count] : status.states) states[state] = count;
   nlohmann::json warnings = nlohmann::json::array();
   for (const auto& warning : status.warnings) warnings.push_back(warning);
+  // The trials' hyperparameter name warnings, merged as dlx status shows them.
+  for (const auto& line : status.hparam_warnings) warnings.push_back("warning: " + line);
   return {
       {"experiment", experiment.name},
       {"directory", status.directory.string()},

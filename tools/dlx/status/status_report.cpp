@@ -2,6 +2,8 @@
 #include "status_report.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <map>
 #include <new>
 
 #include <fmt/format.h>
@@ -15,7 +17,10 @@
 #include "dlx/searcher/search_state.hpp"
 #include "dlx/store/code_info.hpp"
 #include "dlx/store/experiment_layout.hpp"
+#include "dlx/searcher/method.hpp"
+#include "hparam_warnings.hpp"
 #include "status_sources.hpp"
+#include "trial_status.hpp"
 
 namespace dlx::cli {
 
@@ -68,12 +73,31 @@ std::optional<searcher::SearchState> search_state(const std::filesystem::path& d
   }
 }
 
-std::string searcher_summary(const searcher::TrialState& trial) {
+// `last_step`: the last step the trial's record holds. A failed trial failed where it last
+// reported anything, which is past the searcher's last_length (its last validation) when it
+// trained on before it crashed.
+std::string searcher_summary(const searcher::TrialState& trial, std::optional<std::int64_t> last_step) {
   // Without a searcher length (single, grid, random without max_length) a trial trains to its own
   // length and the searcher never hears of it again: it has nothing to say ("to 0" would read as
   // a target, and would stay on completed trials).
   if (trial.status == "running") return trial.target_length > 0 ? fmt::format("to {}", trial.target_length) : "";
-  return fmt::format("{} at {}", trial.status, trial.last_length);
+  const auto at = trial.status == "failed" ? std::max(trial.last_length, last_step.value_or(0)) : trial.last_length;
+  return fmt::format("{} at {}", trial.status, at);
+}
+
+// "job 42: 3 tasks pending, 1 running", "job 42: gone (Slurm no longer knows it)".
+std::string slurm_summary(const SlurmView& slurm) {
+  if (!slurm.why_unknown.empty()) return fmt::format("Slurm not asked: {}", slurm.why_unknown);
+  if (slurm.gone) return fmt::format("job {}: Slurm no longer knows it (ended)", slurm.job_id);
+  std::map<std::string, int> states;
+  for (const auto& [id, task] : slurm.tasks) states[task.state]++;
+  std::string text;
+  for (const auto& [state, count] : states) {
+    std::string lower = state;
+    std::ranges::transform(lower, lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    text += fmt::format("{}{} {}", text.empty() ? "" : ", ", count, lower);
+  }
+  return fmt::format("job {}: {}", slurm.job_id, text.empty() ? "no task queued or running" : "tasks " + text);
 }
 
 // The searcher has nothing left to do: every array task has had its answer (train or none), no
@@ -114,6 +138,29 @@ void read_code_origin(const std::filesystem::path& directory, StatusReport& repo
   }
 }
 
+// The array task of a trial: the searcher's last ticket for it, else its own id where every trial
+// is one ticket (single, grid, random, stopping ASHA); nullopt when not known yet.
+std::optional<int> ticket_of(int trial, const std::optional<searcher::SearchState>& search, bool trial_is_ticket) {
+  if (search) {
+    if (auto found = search->trials().find(trial); found != search->trials().end() && found->second.ticket) {
+      return found->second.ticket;
+    }
+  }
+  if (trial_is_ticket) return trial;
+  return std::nullopt;
+}
+
+// What the row shows as its state (trial_status.hpp), from the record and Slurm.
+void settle_state(TrialRow& row, const SlurmView* slurm, int max_restarts) {
+  if (row.state == "unreadable") return;
+  const RecordFacts facts{row.record_state, row.stop_reason, row.failures, row.same_failures};
+  const auto* task = slurm ? slurm->task(row.ticket) : nullptr;
+  auto shown = trial_status(facts, task, slurm, max_restarts);
+  row.state = std::move(shown.state);
+  row.state_note = std::move(shown.note);
+  row.detail = std::move(shown.detail);
+}
+
 // One trial's row: its plan, what the searcher says of it (its hyperparameters, for a trial it
 // created) and what its trial.h5 says; the record itself into `kept` when the caller keeps it.
 TrialRow trial_row(searcher::TrialSpec spec, const std::filesystem::path& directory, const config::Experiment& experiment,
@@ -121,19 +168,25 @@ TrialRow trial_row(searcher::TrialSpec spec, const std::filesystem::path& direct
   const auto& metric = experiment.searcher.metric;
   TrialRow row;
   row.spec = std::move(spec);
+  const searcher::TrialState* known = nullptr;
   if (search) {
     if (auto found = search->trials().find(row.spec.id); found != search->trials().end()) {
+      known = &found->second;
       row.spec.hparams = found->second.hparams;
-      row.searcher = searcher_summary(found->second);
       if (found->second.status == "running") row.target_length = found->second.target_length;
     }
   }
   try {
     if (auto record = record::load_trial_record_if_exists(store::trial_record_path(directory, row.spec.id))) {
       row.state = record->state;
+      row.record_state = record->state;
       row.last = record->validation.last(metric);
       row.best = record->validation.best(metric, experiment.searcher.smaller_is_better);
       row.stop_reason = record->stop_reason;
+      row.last_error = record->last_error;
+      row.failures = record->failures;
+      row.same_failures = record->same_failures;
+      row.hparam_warnings = record->hparam_warnings;
       row.nodes = record->nodes;
       row.restarts = record->restart_events;
       row.last_step = last_step(*record);
@@ -144,22 +197,27 @@ TrialRow trial_row(searcher::TrialSpec spec, const std::filesystem::path& direct
     row.state = "unreadable";
     row.problem = e.what();
   }
+  if (known) row.searcher = searcher_summary(*known, row.last_step);
   return row;
 }
 
 }  // namespace
 
 StatusReport read_status(const std::filesystem::path& directory, const config::Experiment& experiment,
-                         StatusSources* sources) {
+                         StatusSources* sources, const SlurmView* slurm) {
   const bool smaller = experiment.searcher.smaller_is_better;
   StatusReport report;
   report.directory = directory;
   read_code_origin(directory, report);
   auto& rows = report.rows;
   auto search = search_state(directory, experiment, report.warnings);
+  const bool trial_is_ticket = searcher::ticket_count(experiment) == searcher::trial_count(experiment);
+  if (slurm) report.slurm = slurm_summary(*slurm);
   for (auto& spec : searcher::plan_all_trials(experiment)) {
     std::optional<record::TrialRecord> kept;
     TrialRow row = trial_row(std::move(spec), directory, experiment, search, sources ? &kept : nullptr);
+    row.ticket = ticket_of(row.spec.id, search, trial_is_ticket);
+    settle_state(row, slurm, experiment.max_restarts);
     if (sources) sources->records.push_back(std::move(kept));
     report.states[row.state]++;
     const auto& best_row = report.best_row;
@@ -184,6 +242,7 @@ StatusReport read_status(const std::filesystem::path& directory, const config::E
   // single, grid or random without a searcher length: a column of dashes).
   report.searcher_column =
       search && std::ranges::any_of(rows, [](const TrialRow& row) { return !row.searcher.empty(); });
+  report.hparam_warnings = hparam_warning_lines(rows);
   if (sources) sources->search = std::move(search);
   return report;
 }

@@ -18,9 +18,20 @@ namespace dlx::cli {
 
 struct TrialRow {
   searcher::TrialSpec spec;
+  // What dlx status shows (trial_status.hpp): trial.h5's state, or what the record and Slurm say
+  // of it now: pending, running, requeued, restarting, crash-looping, launch failed, lost, not
+  // started, completed, failed, stopped, paused, unreadable.
   std::string state = "pending";
+  std::string state_note;   // "1 of 5": the crash restart a restarting or crash-looping trial is at
+  std::string detail;       // one line on what the state means now, for the lines under the table
+  std::string record_state; // trial.h5's own state ("" without a record)
   std::string problem;      // why trial.h5 could not be read
   std::string stop_reason;  // trial.h5's: why a failed trial failed, ...
+  std::string last_error;   // trial.h5's: the last crash ("exit 1: ValueError: ...")
+  int failures = 0;         // crashes so far
+  int same_failures = 0;    // of them, the last ones in a row that looked the same
+  std::optional<int> ticket;  // the array task that runs (or ran) it, when known
+  std::vector<record::HparamWarning> hparam_warnings;
   std::optional<double> last, best;
   std::vector<double> metric_values;  // the searcher metric's validation values, in row order
   std::optional<std::int64_t> last_step;  // the last step it reported anything at
@@ -34,6 +45,8 @@ struct TrialRow {
   // Completed or failed in its trial.h5: it will not change again (a pending, running or paused
   // trial may).
   bool ended() const { return state == "completed" || state == "failed"; }
+  // The table's cell: "restarting (1 of 5)".
+  std::string shown_state() const { return state_note.empty() ? state : state + " (" + state_note + ")"; }
 };
 
 struct StatusReport {
@@ -55,11 +68,19 @@ struct StatusReport {
   // "dlx status: warning: ...\n" lines for stderr (a journal snapshot ignored, a damaged journal),
   // left to the caller: --watch shows each once, not every frame.
   std::vector<std::string> warnings;
+  // The trials' hyperparameter name warnings, merged across trials (hparam_warnings.hpp): lines
+  // for under the table and for the report.
+  std::vector<std::string> hparam_warnings;
+  // What Slurm said of the experiment's array job, in one line ("" when it was not asked).
+  std::string slurm;
 };
 
 struct StatusSources;  // status_sources.hpp: what read_status read, for dlx report
+struct SlurmView;      // trial_status.hpp: what Slurm says of the array job's tasks
 
+// `slurm`: what Slurm says of the experiment's array job (nullptr: not asked; each row then
+// shows what its record says).
 StatusReport read_status(const std::filesystem::path& directory, const config::Experiment& experiment,
-                         StatusSources* sources = nullptr);
+                         StatusSources* sources = nullptr, const SlurmView* slurm = nullptr);
 
 }  // namespace dlx::cli

@@ -23,6 +23,10 @@ typedef enum dlx_status {
   DLX_ERROR_HPARAM = 2,           /* missing hyperparameter or wrong type */
   DLX_ERROR_COMM = 3,             /* a collective or the start-up check failed */
   DLX_ERROR_TRIAL = 4,            /* the trial record could not be written, bad environment */
+  DLX_ERROR_CONFIG = 5,           /* the trial's code or configuration is wrong (a metric the
+                                   * searcher needs missing, a refused metric name): running it
+                                   * again fails the same way. With DLX_ERROR_HPARAM, what a
+                                   * program should exit DLX_CONFIG_ERROR_EXIT_CODE for */
   DLX_ERROR_INTERNAL = 99         /* anything else (out of memory, ...) */
 } dlx_status;
 
@@ -48,6 +52,9 @@ typedef struct dlx_tensor {
 
 /* "Checkpointed on request, requeue me". */
 #define DLX_REQUEUE_EXIT_CODE 85
+/* "The trial's code or configuration is wrong: do not retry": dlx-launch fails the trial at once,
+ * with the program's last error line, instead of restarting it (docs/fault-tolerance.md). */
+#define DLX_CONFIG_ERROR_EXIT_CODE 78
 
 typedef struct dlx_trial dlx_trial;
 typedef struct dlx_request dlx_request;
@@ -84,13 +91,21 @@ dlx_status dlx_trial_hparam_int64(const dlx_trial* trial, const char* name, int6
 dlx_status dlx_trial_hparam_bool(const dlx_trial* trial, const char* name, int* out);
 dlx_status dlx_trial_hparam_string(const dlx_trial* trial, const char* name, const char** out);
 
+/* A hyperparameter name warning of a binding that checks its own reads (the Python package):
+ * kept in trial.h5 (rank 0 inside a trial; elsewhere nothing), where dlx status and dlx report
+ * show it. `kind`: "default" (a name read with a default the experiment does not define) or
+ * "unread" (a name the experiment defines that the trial has not read); `name` the dotted name;
+ * `message` the warning as the program said it. Each (kind, name) is kept once; a record that
+ * cannot be written is a warning on stderr, not a failure. DLX_ERROR_TRIAL for another kind. */
+dlx_status dlx_trial_hparam_warning(dlx_trial* trial, const char* kind, const char* name, const char* message);
+
 /* Collective. `names[i]` = `values[i]`, `count` metrics. */
 dlx_status dlx_trial_report_training(dlx_trial* trial, int64_t step, const char* const* names,
                                      const double* values, size_t count);
 dlx_status dlx_trial_report_validation(dlx_trial* trial, int64_t step, const char* const* names,
                                        const double* values, size_t count);
 /* Names-once reporting: register `count` names once (every rank; checked as a report checks them,
- * DLX_ERROR_TRIAL for a refused or repeated name) and get *out, a small number naming them (the
+ * DLX_ERROR_CONFIG for a refused or repeated name) and get *out, a small number naming them (the
  * same names again give the same number; at most 4096 sets per trial). Each report then passes
  * only `values`, one per name in that order: no name is compared, looked up or copied per report
  * (what Python's report_training and report_validation use). */

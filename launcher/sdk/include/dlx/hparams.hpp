@@ -9,10 +9,14 @@
 // strings; nlohmann::ordered_json takes any value as it is (a group, a list, null, a mapping).
 // A name read with a default that the hyperparameters do not hold is a warning, once per name,
 // where warn_on() says (the Trial: rank 0's stderr, the trial's log), naming the closest defined
-// name: a typo in the experiment or the trainer shows on the first trial.
+// name: a typo in the experiment or the trainer shows on the first trial. check_unread() warns
+// about each defined name not read so far (Trial::finish() asks), naming the closest name read
+// with a default. The Trial also keeps each warning in trial.h5 (on_warning), where `dlx status`
+// and `dlx report` show them.
 #include <concepts>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -60,16 +64,33 @@ class Hparams {
   }
 
   bool contains(std::string_view name) const { return find(name) != nullptr; }
-  const nlohmann::ordered_json& json() const noexcept { return values_; }
+  // All of them (with warnings on, every name now counts as read: the caller has them all).
+  const nlohmann::ordered_json& json() const;
+  // The same without counting them as read (a binding that hands them on to code that checks
+  // its own reads: the Python package).
+  const nlohmann::ordered_json& values() const noexcept { return values_; }
 
-  // Where the warnings go (nullptr: nowhere, the default); copies share it.
+  // One warning: kind "default" (read with a default the experiment lacks) or "unread" (defined,
+  // not read), the name, and the text said.
+  struct NameWarning {
+    std::string kind;
+    std::string name;
+    std::string message;
+  };
+  // Where the warnings go (nullptr: nowhere, the default); turns the checks on. Copies share it.
   void warn_on(std::FILE* sink);
+  // Called with each warning once it is said (after warn_on; the Trial records it).
+  void on_warning(std::function<void(const NameWarning&)> hook);
   // The warnings said so far, in order.
   std::vector<std::string> warnings() const;
+  // Warns once about each defined name not read so far (with warnings on).
+  void check_unread() const;
 
  private:
   struct Warnings;
   const nlohmann::ordered_json* find(std::string_view name) const;
+  void note_read(std::string_view name) const;
+  void say(NameWarning warning) const;  // under the warnings' mutex
   void note_default(std::string_view name, const std::string& fallback, std::string_view type) const;
   [[noreturn]] void missing(std::string_view name, std::string_view type) const;
   [[noreturn]] static void wrong(std::string_view name, const nlohmann::ordered_json& value,

@@ -80,6 +80,17 @@ class TrialError : public Error {
   using Error::Error;
 };
 
+// dlx's own error about the trial's code or configuration: a validation report at the target
+// length without the searcher's metric, a metric name or tensor a record or checkpoint cannot
+// hold. Running the trial again would fail the same way, so a trainer that dies of it (or of an
+// HparamError) should exit with kConfigErrorExitCode: dlx-launch then fails the trial at once,
+// with its last error line, instead of restarting it (exit_status_for() picks the status; an
+// uncaught one exits with it by itself, see Trial).
+class TrialConfigError : public TrialError {
+ public:
+  using TrialError::TrialError;
+};
+
 using Metrics = std::map<std::string, double>;
 
 class Trial;
@@ -108,6 +119,14 @@ const char* to_string(Next next);
 
 // "Checkpointed on request, requeue me" (the site's RequeueExit=85).
 inline constexpr int kRequeueExitCode = env::kRequeueExitCode;
+// "The trial's code or configuration is wrong: do not retry" (78, sysexits' EX_CONFIG).
+inline constexpr int kConfigErrorExitCode = env::kConfigErrorExitCode;
+
+// The exit status for a trainer ending on `error`: kConfigErrorExitCode for a TrialConfigError or
+// an HparamError, else 1. `catch (const std::exception& e) { ...; return dlx::exit_status_for(e); }`
+int exit_status_for(const std::exception& error) noexcept;
+// Whether `error` is one of those (what the C API reports as DLX_ERROR_CONFIG or DLX_ERROR_HPARAM).
+bool is_config_error(const std::exception& error) noexcept;
 
 struct TrialOptions {
   std::optional<std::filesystem::path> hparams_file;  // used when DLX_HPARAMS is not set
@@ -120,6 +139,9 @@ struct TrialOptions {
   std::vector<int> checkpoint_signals{SIGTERM, SIGUSR1, SIGUSR2};
 };
 
+// Inside a trial, the constructor installs a std::terminate handler: a TrialConfigError or an
+// HparamError that nothing caught ends the process with its message on stderr and
+// kConfigErrorExitCode (other uncaught exceptions go to the previous handler, as before).
 class Trial {
  public:
   explicit Trial(TrialOptions options = {});
@@ -132,6 +154,11 @@ class Trial {
   template <HparamType T>
   T hparam(std::string_view name, T fallback) const { return hparams_.get<T>(name, fallback); }
   const Hparams& hparams() const noexcept { return hparams_; }
+  // Keeps a hyperparameter name warning of the trainer's own (a binding that checks its reads
+  // itself: the Python package) in trial.h5 (rank 0 inside a trial; elsewhere nothing), where
+  // `dlx status` and `dlx report` show it. `kind`: "default" or "unread" (Hparams::NameWarning).
+  // Best effort: a record that cannot be written is a warning on stderr. Each (kind, name) once.
+  void record_hparam_warning(const std::string& kind, const std::string& name, const std::string& message);
 
   // Throws TrialError without a communicator (TrialOptions::communicator = false).
   comm::Communicator& communicator();
@@ -244,8 +271,11 @@ class Trial {
   std::optional<std::string> metric_name_refusal(const std::string& name);
   // Throws TrialError for a name trial.h5 cannot hold or one past kMaxMetricNames.
   void check_metric_names(bool validation, std::int64_t step, const Metrics& metrics);
-  // Runs `action` on rank 0, then agrees on the outcome with every rank (see above).
+  // Runs `action` on rank 0, then agrees on the outcome with every rank (see above): a
+  // TrialConfigError (or HparamError) on rank 0 is a TrialConfigError on every rank.
   void on_rank0(const char* what, const std::function<void()>& action);
+  // The std::terminate handler described above the class (src/config_error_exit.cpp).
+  static void install_config_error_exit();
 
   // The process's environment, trial contract, placement and frozen experiment, read once and
   // handed to the record, the checkpoint settings and the searcher's coordinator.

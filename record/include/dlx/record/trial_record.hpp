@@ -19,6 +19,10 @@
 //                                 records without restarts): cause, reason, previous_nodes,
 //                                 unix_time, resumed_step, steps_lost, seconds_lost,
 //                                 downtime_seconds
+//   (optional)             attrs of /: hparam_warnings (JSON: the trial's hyperparameter name
+//                                 warnings), last_error and same_failures (the last crash, and
+//                                 how many crashes in a row looked like it); absent: none
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -51,6 +55,24 @@ struct RestartEvent {
 
   bool operator==(const RestartEvent&) const = default;
 };
+
+// A hyperparameter name the trainer and the experiment disagree on, as the trial's log said it
+// (docs/sdk.md, "Hyperparameters"): kind "default", a name the trainer read with a default that
+// the experiment does not define; kind "unread", a name the experiment defines that this trial
+// has not read. Each (kind, name) is kept once.
+struct HparamWarning {
+  std::string kind;
+  std::string name;     // dotted
+  std::string message;  // the warning with its did-you-mean: "dlx: warning: hyperparameter ..."
+
+  bool operator==(const HparamWarning&) const = default;
+};
+
+// The bounds writers keep and readers check (a file past them is refused as damaged or hostile).
+inline constexpr std::size_t kMaxHparamWarnings = 64;
+inline constexpr std::size_t kMaxHparamWarningNameBytes = 1024;
+inline constexpr std::size_t kMaxHparamWarningBytes = 2048;
+inline constexpr std::size_t kMaxLastErrorBytes = 1024;
 
 // The checkpoint of another trial this trial started from (PBT: its member's previous trial, or
 // the parent it exploits), as the searcher named it.
@@ -89,6 +111,13 @@ struct TrialRecord {
   MetricTable validation;
   std::vector<RestartEvent> restart_events;  // oldest first
   std::optional<StartCheckpoint> started_from;  // absent: started from scratch or its own
+  // Hyperparameter name warnings (at most kMaxHparamWarnings; add_hparam_warning keeps them).
+  std::vector<HparamWarning> hparam_warnings;
+  // The last crash as dlx-launch saw it: "exit 1: ValueError: lr must be positive" (the exit and
+  // the trainer's last error line, without the rank or node), kept across runs, and how many
+  // consecutive crashes looked the same (dlx-launch stops restarting a crash loop).
+  std::string last_error;
+  int same_failures = 0;
   // The generation of the metrics log that continues this record (metrics.<G>.log beside
   // trial.h5; it need not exist yet). load_trial_record applies that log and the ones after it,
   // and returns the first generation it did not find: a writer that saves the loaded record
@@ -97,6 +126,13 @@ struct TrialRecord {
 };
 
 inline constexpr const char* kTrialFileName = "trial.h5";
+
+// Adds `warning` unless the record has one of that kind and name, or holds kMaxHparamWarnings
+// already; the name and message are cut to their bounds. True when the record changed.
+bool add_hparam_warning(TrialRecord& record, HparamWarning warning);
+
+// `text` cut to at most `max_bytes` bytes at a UTF-8 character boundary, "..." ending a cut one.
+std::string bounded_text(std::string text, std::size_t max_bytes);
 
 // Durable whole-file save (temp + fsync + rename + directory fsync). Throws RecordError.
 void save_trial_record(const TrialRecord& record, const std::filesystem::path& path);

@@ -9,7 +9,7 @@
   // ---- trial table ----
   var columns = [
     { title: 'trial', value: function (t) { return t.id; }, cell: function (t) { return trialLink(t.id); }, num: true },
-    { title: 'state', value: function (t) { return t.state; } },
+    { title: 'state', value: function (t) { return t.shown_state || t.state; } },
     { title: 'searcher', value: function (t) { return t.searcher; } }
   ];
   hparams.forEach(function (h) {

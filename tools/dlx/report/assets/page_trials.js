@@ -22,13 +22,16 @@
   function field(list, name, value) { list.appendChild(el('dt', null, name)); list.appendChild(el('dd', null, value)); }
   trials.forEach(function (t) {
     var details = el('details', { id: 'trial-' + t.id, class: 'trial' });
-    details.appendChild(el('summary', null, 'Trial ' + t.id + ' \u2014 ' + t.state + (t.searcher ? ' (' + t.searcher + ')' : '') +
+    details.appendChild(el('summary', null, 'Trial ' + t.id + ' \u2014 ' + (t.shown_state || t.state) + (t.searcher ? ' (' + t.searcher + ')' : '') +
                            ' \u2014 best ' + meta.metric + ' ' + show(t.best) + (t.id === bestId ? ' \u2014 the best trial' : '')));
     var list = el('dl', { class: 'fields' });
     Object.keys(t.hparams || {}).forEach(function (name) { field(list, name, show(t.hparams[name])); });
     field(list, 'last / best ' + meta.metric, show(t.last) + ' / ' + show(t.best));
     if (t.problem) field(list, 'cannot read trial.h5', t.problem);
     if (t.stop_reason) field(list, 'stop reason', t.stop_reason);
+    if (t.detail) field(list, 'now', t.detail);
+    if (t.last_error) field(list, 'last error', t.last_error);
+    (t.hparam_warnings || []).forEach(function (w) { field(list, 'hyperparameter warning', w); });
     if (t.created) {
       field(list, 'slurm job', t.slurm_job_id || '\u2014');
       field(list, 'nodes (latest attempt)', (t.nodes || '\u2014') + ' (' + t.world_size + ' ranks)');

@@ -43,6 +43,13 @@ namespace dlx::env {
 // it through unchanged and leaves the trial record's state alone.
 inline constexpr int kRequeueExitCode = 85;
 
+// "The trial's code or configuration is wrong; do not retry" (sysexits' EX_CONFIG): dlx's own
+// error about the trial (a metric the searcher needs missing, an object a checkpoint cannot hold,
+// a hyperparameter of the wrong type) ends the trainer with it, and dlx-launch then marks the
+// trial failed at once with the trainer's last error line, without restarts
+// (docs/fault-tolerance.md, "Errors that fail at once"). Any trainer may exit with it.
+inline constexpr int kConfigErrorExitCode = 78;
+
 struct TrialEnvironment {
   std::optional<std::filesystem::path> experiment_dir;  // nullopt outside a dlx trial
   std::int64_t trial_id = 0;

@@ -18,6 +18,8 @@
 //      ends; the thread reads until both pipes are at end of file, which is at once unless a
 //      process the trainer started still holds them open. Such a process gets drain_grace (1 s),
 //      then the thread stops reading and closes the pipes, so dlx-launch never hangs on it.
+//   5. The tee keeps the last bytes of stderr (kStderrTailBytes), so that dlx-launch can name a
+//      crashed trainer's last error line (stderr_tail) instead of only its exit status.
 // The thread blocks every signal: they stay with dlx-launch's main thread (child_process.cpp),
 // and SIGPIPE from a closed stream is an EPIPE error, never a kill.
 #include <sys/types.h>
@@ -25,6 +27,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -33,6 +36,7 @@
 namespace dlx::launch {
 
 inline constexpr std::uint64_t kDefaultLogMaxBytes = 64ull << 20;  // 64 MiB per rank and attempt
+inline constexpr std::size_t kStderrTailBytes = 8 << 10;
 
 struct TeeOptions {
   std::uint64_t max_bytes = kDefaultLogMaxBytes;  // this run's bytes in the log, marker aside
@@ -61,8 +65,14 @@ class OutputTee {
   // Closes the write ends this object holds and waits for the thread (step 4). Idempotent.
   TeeResult finish();
 
+  // The last kStderrTailBytes of stderr so far, once the thread has read what the stderr pipe
+  // held when this was called (waiting at most `settle` for it: a trainer that just exited may
+  // have left its last lines there).
+  std::string stderr_tail(std::chrono::milliseconds settle = std::chrono::milliseconds(500));
+
  private:
   void run();
+  void keep_tail(const char* data, std::size_t size);  // under tail_mutex_
 
   UniqueFd log_;
   UniqueFd out_read_, out_write_, err_read_, err_write_;
@@ -70,6 +80,8 @@ class OutputTee {
   int pass_out_, pass_err_;
   TeeOptions options_;
   TeeResult result_;
+  std::mutex tail_mutex_;  // held while the thread reads stderr and keeps its tail
+  std::string stderr_tail_;
   std::thread thread_;
   bool finished_ = false;
 };
@@ -86,6 +98,8 @@ class StdioThroughTee {
   StdioThroughTee(const StdioThroughTee&) = delete;
   StdioThroughTee& operator=(const StdioThroughTee&) = delete;
   TeeResult restore();
+  // OutputTee::stderr_tail of the trainer's (and dlx-launch's) stderr; "" once restored.
+  std::string stderr_tail() { return restored_ ? std::string() : tee_.stderr_tail(); }
 
  private:
   UniqueFd saved_out_, saved_err_;

@@ -13,25 +13,28 @@
 //
 // The protocol (the trial directory is on storage that every node of the trial sees):
 //   1. Announce. A dlx-launch whose own trainer crashed publishes trials/<id>/.crash.<run>
-//      (hard link of a written temporary: atomic, and only the first rank's survives) holding one
-//      line, "rank 1 on n2: killed by SIGKILL (exit 137)", before it records anything.
+//      (hard link of a written temporary: atomic, and only the first rank's survives) holding the
+//      crash (trial_outcome.hpp's TrialCrash, one line of JSON: where "rank 1 on n2", status 137,
+//      error "killed by SIGKILL (exit 137)" or "exit 1: ValueError: ..."), before it records
+//      anything.
 //      <run> = <SLURM_JOB_ID>.<SLURM_RESTART_COUNT>.<SLURM_STEP_ID>: the same on every rank of
 //      this step, new for every requeued run and every srun, so an old file never ends a new run.
 //   2. Watch. Every dlx-launch looks for that file every second while its trainer runs. On
 //      finding it, it SIGKILLs its trainer (blocked in a collective, the trainer could neither
-//      checkpoint nor exit) and takes the peer's crash as its own: the same decide_exit on every
-//      rank, so every rank exits 85 (srun and the batch script exit 85 and Slurm requeues the
-//      trial) or every rank passes the failure through. Rank 0 records the crash naming the rank
-//      that crashed; the requeued run resumes from the last checkpoint.
+//      checkpoint nor exit) and takes the peer's crash as its own: the same decide_exit (on the
+//      announced status and error) on every rank, so every rank exits 85 (srun and the batch
+//      script exit 85 and Slurm requeues the trial) or every rank passes the failure through.
+//      A rank whose own trainer crashed too takes the crash announced first. Rank 0 records the
+//      crash naming the rank that crashed; the requeued run resumes from the last checkpoint.
 //   3. Tidy. Rank 0 removes the files of earlier runs when it starts.
 // Only under srun, inside a trial, with more than one rank: mpirun ends every rank by itself when
 // one exits non-zero.
 #include <filesystem>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "dlx/env/environment.hpp"
+#include "dlx/launch/trial_outcome.hpp"
 #include "dlx/env/trial_environment.hpp"
 #include "dlx/slurm/task_placement.hpp"
 
@@ -50,12 +53,12 @@ class PeerCrashSignal {
 
   // Step 2: what another rank announced for this run, or nullopt. Never throws: storage that
   // cannot be read now reads as "nothing yet" and is asked again a second later.
-  std::optional<std::string> peer_crash() const noexcept;
+  std::optional<TrialCrash> peer_crash() const noexcept;
 
-  // Step 1: announces `line`. Returns the line of another rank that announced first (that one
-  // stands), else nullopt. Never throws: a failure is reported on stderr (the other ranks then
-  // hang until the time limit, as without this protocol).
-  std::optional<std::string> announce(std::string_view line) const noexcept;
+  // Step 1: announces `crash`. Returns the crash another rank announced first (that one stands),
+  // else nullopt. Never throws: a failure is reported on stderr (the other ranks then hang until
+  // the time limit, as without this protocol).
+  std::optional<TrialCrash> announce(const TrialCrash& crash) const noexcept;
 
   // Step 3: removes .crash.* files of other runs from the trial directory (rank 0, at start).
   void remove_stale() const noexcept;

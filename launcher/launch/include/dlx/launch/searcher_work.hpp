@@ -13,12 +13,13 @@
 //       checkpoint when it has one (a requeue), else the checkpoint the searcher named (an ASHA
 //       promotion resumes its own rung checkpoint; a PBT exploit starts from its parent's)
 // A "wait" answer (ASHA has nothing promotable yet, a PBT round is not complete) is polled with
-// backoff up to DLX_WORK_WAIT_S seconds (default 86400); "none" means the ticket has no work: the
-// array task ends successfully without starting the trainer. Inside a job array a waiting ticket
-// gives its slot back (exit 85: Slurm requeues it, it asks again later) at a notice, and after
-// DLX_WORK_HOLD_S seconds (default 60) when squeue shows a requeued task of the array pending for
-// want of a slot (JobArrayTaskLimit, RestartCnt > 0): the trial it waits for may be that task,
-// pending behind the array's `%N` limit.
+// backoff up to DLX_WORK_WAIT_S seconds (default 86400; in a throttled array every 2 s at most);
+// "none" means the ticket has no work: the array task ends successfully without starting the
+// trainer. Inside a job array a waiting ticket gives its slot back (exit 85: Slurm requeues it, it
+// asks again later) at a notice. Under the array's throttle (`%N`) a requeued trial goes first
+// (slot_yield.hpp): a ticket with no work recorded yet yields before it asks the searcher, and a
+// waiting ticket at once (after DLX_WORK_HOLD_S seconds, default 0), whenever squeue shows the
+// array task of a trial the journal says is running as pending for its turn.
 #include <cstdio>
 #include <optional>
 #include <string>

@@ -6,13 +6,22 @@
 //   exit 0                 nothing to do (the trainer's finish() wrote "completed")
 //   exit 85 (requeue)      nothing: the record stays "running", the requeued run resumes it
 //   any other exit         a crash, when the record is "running" or missing: `failures` + 1,
-//                          stop_reason "crash: ...". While failures <= the experiment's
-//                          max_restarts the record stays "running" and every rank's dlx-launch
+//                          `last_error` the crash ("exit 1: ValueError: ...": the exit and the
+//                          trainer's last error line), `same_failures` how many crashes in a row
+//                          looked like it. The record stays "running" and every rank's dlx-launch
 //                          exits 85, so Slurm requeues the trial (RequeueExit=85) and it resumes
-//                          from its latest checkpoint; past it, state "failed" with the last
-//                          error, and the trainer's status is passed through.
-// Every rank decides alike: each reads the failure count when it starts (before rank 0 can have
-// changed it), and max_restarts from the same frozen snapshot. Preemptions, time limits and
+//                          from its latest checkpoint (stop_reason "crash: ..."), unless the crash
+//                          is final: then state "failed" with the crash's text, and the trainer's
+//                          status is passed through. Final are
+//                            exit 78 (kConfigErrorExitCode)   dlx's own error about the trial's
+//                                code or configuration: running again would fail the same way;
+//                            the failure past max_restarts (or any failure when crashes are not
+//                                restarted: no Slurm job, no frozen snapshot);
+//                            the kSameCrashLimit-th crash in a row with the same exit and the
+//                                same last error line (a crash loop), while restarts remain.
+// Every rank decides alike: each reads the record when it starts (before rank 0 can have
+// changed it), max_restarts from the same frozen snapshot, and takes the same crash: the first
+// one announced (peer_crash.hpp), or its own on a trial of one rank. Preemptions, time limits and
 // `scontrol requeue` end with exit 85 (or a signal after the trainer checkpointed) and never count.
 #include <optional>
 #include <string>
@@ -23,28 +32,56 @@
 
 namespace dlx::launch {
 
+// Crashes in a row that look the same (same exit, same last error line) after which the trial
+// is failed instead of restarted again.
+inline constexpr int kSameCrashLimit = 3;
+
 // Pure decision: should a record in this state (nullopt: no file) count this exit as a crash?
 bool should_mark_failed(int exit_status, const std::optional<record::TrialRecord>& record);
 
-struct ExitDecision {
-  int status = 0;        // dlx-launch's own exit status
-  bool crash = false;    // counted against max_restarts
-  bool requeue = false;  // a crash with restarts left: exit 85 so that Slurm requeues the trial
+// The crash that ends the run, as every rank takes it.
+struct TrialCrash {
+  int status = 0;     // the crashed trainer's exit status
+  std::string where;  // "rank 1 on n2" on a trial of several ranks, else ""
+  std::string error;  // crash_error(): "exit 1: ValueError: lr must be positive"
+
+  std::string described() const { return where.empty() ? error : where + ": " + error; }
 };
 
-// Pure. `record_at_start`: the record when dlx-launch started; `max_restarts`: nullopt when
-// crashes are not restarted (not a Slurm job, or no frozen snapshot).
-ExitDecision decide_exit(int exit_status, const std::optional<record::TrialRecord>& record_at_start,
-                         std::optional<int> max_restarts);
+// The line of a trainer's stderr tail that says what went wrong: the last line that is not
+// blank, not dlx-launch's own ("dlx-launch: ...") and not a warning ("...warning: ...", any case),
+// with surrounding blanks removed (a C++ "  what():  ..." line included). "" when none.
+std::string last_error_line(std::string_view stderr_tail);
 
 // "exit 3", "killed by SIGKILL (exit 137)".
 std::string describe_exit(int exit_status);
+// describe_exit(), and ": <last error line>" when there is one; at most
+// record::kMaxLastErrorBytes bytes.
+std::string crash_error(int exit_status, std::string_view last_line);
 
-// Applies `decision` to the trial's record (rank 0). `what`: the error for stop_reason
-// (describe_exit(exit_status), or the crash of another rank that ended this one: peer_crash.hpp).
-// Returns true when it wrote the file. Throws CheckpointError (or ConfigError for a broken
-// snapshot) on failure.
-bool record_trainer_exit(env::TrialContext& context, int exit_status, std::string_view what,
-                         const ExitDecision& decision, std::optional<int> max_restarts);
+struct ExitDecision {
+  enum class Final { no, config_error, restarts_exhausted, crash_loop };
+  int status = 0;        // dlx-launch's own exit status
+  bool crash = false;    // counted against max_restarts
+  bool requeue = false;  // a crash with restarts left: exit 85 so that Slurm requeues the trial
+  Final final = Final::no;  // a crash that fails the trial, and why
+  int same_failures = 0;    // crashes in a row like this one, this one included
+};
+
+// Pure. `record_at_start`: the record when dlx-launch started; `max_restarts`: nullopt when
+// crashes are not restarted (not a Slurm job, or no frozen snapshot); `error`: the crash's
+// crash_error() (compared with the record's last_error for a crash loop).
+ExitDecision decide_exit(int exit_status, const std::optional<record::TrialRecord>& record_at_start,
+                         std::optional<int> max_restarts, std::string_view error = "");
+
+// The record's stop_reason for a crash under `decision` (`failures`: this crash's number).
+std::string crash_stop_reason(const TrialCrash& crash, const ExitDecision& decision, int failures,
+                              std::optional<int> max_restarts);
+
+// Applies `decision` to the trial's record (rank 0): failures, last_error, same_failures,
+// exit_code, stop_reason and, for a final crash, state "failed". Returns true when it wrote the
+// file. Throws RecordError (or ConfigError for a broken snapshot) on failure.
+bool record_trainer_exit(env::TrialContext& context, const TrialCrash& crash, const ExitDecision& decision,
+                         std::optional<int> max_restarts);
 
 }  // namespace dlx::launch

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "dlx/launch/slot_yield.hpp"
+
+#include <chrono>
+#include <sstream>
+
+#include "dlx/common/bounded_command.hpp"
+
+namespace dlx::launch {
+
+std::map<int, PendingTask> parse_pending_tasks(std::string_view squeue_output) {
+  std::map<int, PendingTask> tasks;
+  std::istringstream lines{std::string(squeue_output)};
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string task;
+    PendingTask pending;
+    if (!(fields >> task >> pending.reason >> pending.restarts)) continue;
+    if (task.empty() || task.find_first_not_of("0123456789") != std::string::npos || task.size() > 9) continue;
+    tasks[std::stoi(task)] = pending;
+  }
+  return tasks;
+}
+
+std::optional<std::map<int, PendingTask>> pending_array_tasks(const std::string& array_job_id) {
+  if (array_job_id.empty() || array_job_id.size() > 10 ||
+      array_job_id.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  CommandLimits limits;
+  limits.timeout = std::chrono::seconds(10);
+  limits.max_output = std::size_t{16} << 20;
+  try {
+    const auto result = run_bounded({"squeue", "-h", "-r", "-t", "PENDING", "-j", array_job_id, "-O",
+                                     "ArrayTaskID:16,Reason:64,RestartCnt:10"},
+                                    limits, {{"LC_ALL", "C"}});
+    if (result.exit_code != 0) return std::nullopt;
+    return parse_pending_tasks(result.out);
+  } catch (const CommandError&) {
+    return std::nullopt;
+  }
+}
+
+bool waits_for_its_turn(const PendingTask& task) {
+  const auto& reason = task.reason;
+  // NonZeroExitCode: a task requeued by its own exit (RequeueExit=85: a crash restart, or a
+  // checkpoint on a notice) keeps that reason while it waits out its begin time (verified on the
+  // local cluster, Slurm 22.05); `scontrol requeue` and preemption show BeginTime.
+  return reason == "BeginTime" || reason == "JobArrayTaskLimit" || reason == "Priority" || reason == "Resources" ||
+         reason == "None" || reason == "Reservation" || reason == "NonZeroExitCode";
+}
+
+std::optional<TrialToResume> trial_to_resume(const searcher::SearchState& state, int own_ticket,
+                                             const std::map<int, PendingTask>& pending) {
+  for (const auto& [id, trial] : state.trials()) {
+    if (trial.status != "running" || !trial.ticket || *trial.ticket == own_ticket) continue;
+    const auto task = pending.find(*trial.ticket);
+    if (task != pending.end() && waits_for_its_turn(task->second)) {
+      return TrialToResume{id, *trial.ticket, task->second.reason};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace dlx::launch

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// Which tickets yield their array slot to a requeued trial (launcher/launch/include/dlx/launch/
+// slot_yield.hpp): squeue's answer parsed, and the journal's running trials matched against it.
+#include <catch2/catch.hpp>
+
+#include "dlx/config/parse.hpp"
+#include "dlx/launch/slot_yield.hpp"
+#include "dlx/searcher/search_state.hpp"
+
+using dlx::launch::PendingTask;
+
+namespace {
+
+// The state after `work` was recorded: each (ticket, trial) pair trains that trial.
+dlx::searcher::SearchState state_with(const std::vector<std::pair<int, int>>& work) {
+  auto experiment = dlx::config::parse_experiment_file(std::string(DLX_SOURCE_DIR) + "/examples/asha.yaml");
+  dlx::searcher::SearchState state(experiment);
+  std::uint64_t offset = 0;
+  for (const auto& [ticket, trial] : work) {
+    dlx::searcher::Work given;
+    given.kind = dlx::searcher::Work::Kind::train;
+    given.trial = trial;
+    given.target_length = 16;
+    state.apply_answered({offset++, dlx::searcher::SearchState::work_event(ticket, given, 0)});
+  }
+  return state;
+}
+
+}  // namespace
+
+TEST_CASE("slot yield: squeue's pending tasks", "[launch]") {
+  const auto tasks = dlx::launch::parse_pending_tasks(
+      "3               BeginTime                                                       1         \n"
+      "7               JobArrayTaskLimit                                               0         \n"
+      "N/A             Priority                                                        0         \n"
+      "garbage\n");
+  REQUIRE(tasks.size() == 2);
+  CHECK(tasks.at(3).reason == "BeginTime");
+  CHECK(tasks.at(3).restarts == 1);
+  CHECK(tasks.at(7).reason == "JobArrayTaskLimit");
+  CHECK(dlx::launch::parse_pending_tasks("").empty());
+}
+
+TEST_CASE("slot yield: a ticket yields to a running trial whose task waits for its turn", "[launch]") {
+  const auto state = state_with({{0, 0}, {1, 1}});
+  using dlx::launch::trial_to_resume;
+  SECTION("trial 1's task is pending after its requeue") {
+    const auto resume = trial_to_resume(state, 5, {{1, PendingTask{"BeginTime", 1}}});
+    REQUIRE(resume);
+    CHECK(resume->trial == 1);
+    CHECK(resume->ticket == 1);
+    CHECK(resume->reason == "BeginTime");
+    CHECK(trial_to_resume(state, 5, {{1, PendingTask{"JobArrayTaskLimit", 1}}}));
+    // Requeued by its own exit 85 (a crash restart, a checkpoint on a notice).
+    CHECK(trial_to_resume(state, 5, {{1, PendingTask{"NonZeroExitCode", 1}}}));
+  }
+  SECTION("not to itself, not to a task that never ran a trial, not to a held one") {
+    CHECK_FALSE(trial_to_resume(state, 1, {{1, PendingTask{"BeginTime", 1}}}));
+    CHECK_FALSE(trial_to_resume(state, 5, {{6, PendingTask{"JobArrayTaskLimit", 1}}}));
+    CHECK_FALSE(trial_to_resume(state, 5, {{1, PendingTask{"launch_failed_requeued_held", 1}}}));
+    CHECK_FALSE(trial_to_resume(state, 5, {{1, PendingTask{"JobHeldUser", 1}}}));
+    CHECK_FALSE(trial_to_resume(state, 5, {}));
+  }
+}

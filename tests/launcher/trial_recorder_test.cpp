@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// Rank 0's record keeper (launcher/sdk/src/trial_recorder.hpp): which starts of a trial are
+// restarts. A run of a trial whose record is still "running" with a higher SLURM_RESTART_COUNT
+// resumes work that was cut short (a restart, with its cause); a paused trial resumed by the
+// searcher (an ASHA promotion, in whichever array task, whatever its restart count) is new work.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "dlx/env/trial_environment.hpp"
+#include "dlx/record/trial_record.hpp"
+#include "process_helpers.hpp"
+#include "trial_recorder.hpp"
+
+namespace {
+
+dlx::env::TrialEnvironment environment(const std::filesystem::path& dir, int restarts) {
+  return dlx::env::read_trial_environment({{"DLX_EXPERIMENT_DIR", dir.string()},
+                                           {"DLX_TRIAL_ID", "3"},
+                                           {"DLX_HPARAMS", R"({"lr":0.1})"},
+                                           {"SLURM_ARRAY_JOB_ID", "900"},
+                                           {"SLURM_ARRAY_TASK_ID", "7"},
+                                           {"SLURM_JOB_ID", "913"},
+                                           {"SLURM_RESTART_COUNT", std::to_string(restarts)}});
+}
+
+void save(const std::filesystem::path& path, const std::string& state, const std::string& reason) {
+  dlx::record::TrialRecord record;
+  record.experiment = "e";
+  record.trial_id = 3;
+  record.state = state;
+  record.stop_reason = reason;
+  record.training.append(16, {{"loss", 0.5}});
+  std::filesystem::create_directories(path.parent_path());
+  dlx::record::save_trial_record(record, path);
+}
+
+}  // namespace
+
+TEST_CASE("trial recorder: a promotion of a paused trial is not a restart, a requeue is", "[unit][trial_record]") {
+  dlx::test::TempDir dir("recorder");
+  const auto env = environment(dir.path(), 1);  // a ticket that gave its slot back once
+  SECTION("paused by the searcher, resumed by a promotion") {
+    save(env.record_path(), "paused", "rung 0 (length 16): loss 0.5 is 2nd of 4, waits for promotion");
+    { dlx::detail::TrialRecorder recorder(env, "e", 1, "n1", {}); }
+    const auto record = dlx::record::load_trial_record(env.record_path());
+    CHECK(record.restart_events.empty());
+    CHECK(record.state == "running");
+    CHECK(record.restarts == 1);
+  }
+  SECTION("still running when its run ended: a restart with the cause the previous run recorded") {
+    save(env.record_path(), "running", "requeue: checkpoint at step 16 after SIGTERM");
+    { dlx::detail::TrialRecorder recorder(env, "e", 1, "n1", {}); }
+    const auto record = dlx::record::load_trial_record(env.record_path());
+    REQUIRE(record.restart_events.size() == 1);
+    CHECK(record.restart_events[0].cause == "notice");
+  }
+}

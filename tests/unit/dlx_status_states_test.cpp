@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: Apache-2.0
+// `dlx status` tells the truth (issue 32): what a trial is doing from its trial.h5 and, when Slurm
+// was asked, from its array task (tools/dlx/status/trial_status.hpp, table-driven); the trials'
+// hyperparameter name warnings merged under the table (hparam_warnings.hpp); and through the real
+// dlx binary, the table's states, the lines under it, "failed at" the trial's real last step, and
+// the same in --json.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "dlx/config/parse.hpp"
+#include "dlx/record/trial_record.hpp"
+#include "dlx/searcher/coordinator.hpp"
+#include "hparam_warnings.hpp"
+#include "run_program.hpp"
+#include "searcher_temp_dir.hpp"
+#include "status_report.hpp"
+#include "trial_status.hpp"
+
+using namespace dlx;
+using namespace dlx::cli;
+namespace fs = std::filesystem;
+using dlx::testing::spit;
+using dlx::testing::TempDir;
+
+namespace {
+
+dlx::testing::ProgramOutput run_dlx(const std::vector<std::string>& args) {
+  TempDir capture;
+  std::vector<std::string> argv{DLX_CLI_PATH};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return dlx::testing::run_program(argv, capture.path);
+}
+
+SlurmView view(std::map<int, SlurmTask> tasks) {
+  SlurmView slurm;
+  slurm.job_id = "42";
+  slurm.tasks = std::move(tasks);
+  slurm.output = "/home/alice/out/none/%A_%a.out";
+  return slurm;
+}
+
+}  // namespace
+
+TEST_CASE("dlx status: a trial's state from its record and its array task", "[cli][status]") {
+  const RecordFacts none{}, running{"running", "", 0, 0};
+  const RecordFacts crashed{"running", "crash: exit 1: ValueError: x; restart 1 of max_restarts 5", 1, 1};
+  const RecordFacts looping{"running", "crash: exit 1: ValueError: x; restart 2 of max_restarts 5", 2, 2};
+  const RecordFacts requeued{"running", "requeue: checkpoint at step 24 after SIGUSR2", 0, 0};
+  const SlurmTask pending{"PENDING", "BeginTime", 1}, queued{"PENDING", "JobArrayTaskLimit", 0};
+  const SlurmTask active{"RUNNING", "None", 0}, held{"PENDING", "launch_failed_requeued_held", 1};
+  const SlurmTask done{"COMPLETED", "None", 0};
+  const auto slurm = view({});
+  SlurmView gone = view({});
+  gone.gone = true;
+  struct Row {
+    const char* what;
+    RecordFacts record;
+    const SlurmTask* task;
+    const SlurmView* slurm;
+    std::string state, note, detail;  // detail: a part of it
+  };
+  const std::vector<Row> rows{
+      {"no record, queued", none, &queued, &slurm, "pending", "", ""},
+      {"no record, Slurm not asked", none, nullptr, nullptr, "pending", "", ""},
+      {"no record, held after a failed launch", none, &held, &slurm, "launch failed", "",
+       "launch failed: Slurm: PENDING (launch_failed_requeued_held): Slurm could not start the batch script (can it "
+       "write its output file /home/alice/out/none/%A_%a.out?)"},
+      {"no record, the task runs", none, &active, &slurm, "starting", "", ""},
+      {"no record, the job gone", none, nullptr, &gone, "not started", "", "Slurm no longer knows job 42"},
+      {"running", running, &active, &slurm, "running", "", ""},
+      {"running, record alone", running, nullptr, nullptr, "running", "", ""},
+      {"crashed, record alone", crashed, nullptr, nullptr, "restarting", "1 of 5",
+       "restarting: crash: exit 1: ValueError: x; restart 1 of max_restarts 5"},
+      {"crashed, pending", crashed, &pending, &slurm, "restarting", "1 of 5", "; Slurm: PENDING (BeginTime)"},
+      {"the same crash twice", looping, &pending, &slurm, "crash-looping", "2 of 5", "crash-looping: crash: exit 1"},
+      {"requeued after a notice", requeued, &pending, &slurm, "requeued", "",
+       "requeued: requeue: checkpoint at step 24 after SIGUSR2; Slurm: PENDING (BeginTime)"},
+      {"pending again without a recorded reason", running, &pending, &slurm, "requeued", "",
+       "requeued without recording why (killed, or its node lost); Slurm: PENDING (BeginTime)"},
+      {"running, its task ended", running, &done, &slurm, "lost", "", "its array task in job 42 ended (COMPLETED)"},
+      {"running, the job gone", running, nullptr, &gone, "lost", "", "Slurm no longer knows job 42"},
+      {"completed", {"completed", "", 0, 0}, nullptr, &gone, "completed", "", ""},
+      {"restarted after a crash, running again", {"running", "", 1, 1}, &active, &slurm, "running", "restart 1 of 5",
+       ""},
+  };
+  for (const auto& row : rows) {
+    INFO(row.what);
+    const auto shown = trial_status(row.record, row.task, row.slurm, 5);
+    CHECK(shown.state == row.state);
+    CHECK(shown.note == row.note);
+    if (row.detail.empty()) CHECK(shown.detail.empty());
+    else CHECK_THAT(shown.detail, Catch::Contains(row.detail));
+  }
+}
+
+TEST_CASE("dlx status: hyperparameter warnings merged across trials", "[cli][status]") {
+  const auto row = [](int id, const char* state, std::vector<record::HparamWarning> warnings) {
+    TrialRow trial;
+    trial.spec.id = id;
+    trial.record_state = state;
+    trial.hparam_warnings = std::move(warnings);
+    return trial;
+  };
+  const record::HparamWarning typo{"default", "batch_size", "dlx: warning: hyperparameter 'batch_size' is not defined"};
+  const record::HparamWarning unread{"unread", "batch_sise", "dlx: warning: the experiment defines 'batch_sise'"};
+  SECTION("every finished trial left a name unread: one line for the experiment") {
+    const auto lines = hparam_warning_lines({row(0, "completed", {typo, unread}), row(1, "failed", {typo, unread}),
+                                             row(2, "running", {typo}), row(3, "", {})});
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0] == "trials 0-2: hyperparameter 'batch_size' is not defined");
+    CHECK(lines[1] == "hyperparameter 'batch_sise' is defined but never read by any trial (2 finished): remove it "
+                      "from the experiment, or read it in the trainer");
+  }
+  SECTION("a finished trial read it: the others' warnings stay theirs") {
+    const auto lines = hparam_warning_lines({row(0, "completed", {unread}), row(1, "completed", {}),
+                                             row(4, "running", {unread})});
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0] == "trials 0, 4: the experiment defines 'batch_sise'");
+  }
+  CHECK(hparam_warning_lines({row(0, "completed", {})}).empty());
+}
+
+TEST_CASE("dlx status: restarting, crash-looping and failed trials, their warnings and the real last step",
+          "[cli][status]") {
+  TempDir dir;
+  spit(dir.path / "experiment.yaml",
+       "name: status-truth\nentrypoint: [unused]\nseed: 7\n"
+       "hyperparameters:\n  x: {type: int, minval: 1, maxval: 3, count: 3}\n  batch_sise: 32\n"
+       "searcher: {name: grid, metric: loss, max_length: {batches: 24}}\nmax_restarts: 5\n");
+  const auto experiment = config::load_snapshot(dir.path);
+  {
+    searcher::Coordinator coordinator(experiment, dir.path / searcher::kJournalFileName);
+    for (int ticket = 0; ticket < 3; ++ticket) REQUIRE(coordinator.request_work(ticket).kind == searcher::Work::Kind::train);
+    coordinator.report_exit(2, searcher::ExitKind::failed, "crash 1");
+  }
+  const record::HparamWarning typo{
+      "default", "batch_size",
+      "dlx: warning: hyperparameter 'batch_size' is not defined by the experiment, so trial.hparam(\"batch_size\", ...) "
+      "uses its default 64 (did you mean 'batch_sise'? the experiment defines: x, batch_sise)"};
+  const auto save = [&](int id, const std::string& state, const std::string& reason, int failures, int same) {
+    record::TrialRecord trial;
+    trial.experiment = "status-truth";
+    trial.trial_id = id;
+    trial.state = state;
+    trial.stop_reason = reason;
+    trial.failures = failures;
+    trial.same_failures = same;
+    trial.last_error = failures ? "exit 1: ZeroDivisionError: division by zero" : "";
+    trial.training.append(24, {{"loss", 0.5}});  // trained to 24, never validated
+    record::add_hparam_warning(trial, typo);
+    fs::create_directories(dir.path / "trials" / std::to_string(id));
+    record::save_trial_record(trial, dir.path / "trials" / std::to_string(id) / "trial.h5");
+  };
+  save(0, "running", "crash: exit 1: ZeroDivisionError: division by zero; restart 1 of max_restarts 5", 1, 1);
+  save(1, "running", "crash: exit 1: ZeroDivisionError: division by zero; restart 2 of max_restarts 5", 2, 2);
+  save(2, "failed", "failed: exit 78: dlx.ConfigError: no 'loss' (exit 78: an error in the trial's code or "
+                    "configuration, not restarted)", 1, 1);
+
+  const auto table = run_dlx({"status", dir.path.string()});
+  INFO(table.out << table.err);
+  REQUIRE(table.status == 0);
+  CHECK_THAT(table.out, Catch::Contains("\n0        restarting (1 of 5)  "));
+  CHECK_THAT(table.out, Catch::Contains("\n1        crash-looping (2 of 5)  "));
+  CHECK_THAT(table.out, Catch::Contains("failed at 24"));  // where it last reported, not the searcher's 0
+  CHECK_THAT(table.out, Catch::Contains("# trial 2 failed: exit 78: dlx.ConfigError: no 'loss'"));
+  CHECK_THAT(table.out, Catch::Contains("# trial 0 restarting: crash: exit 1: ZeroDivisionError: division by zero; "
+                                        "restart 1 of max_restarts 5\n"));
+  CHECK_THAT(table.out, Catch::Contains("# warning: trials 0-2: hyperparameter 'batch_size' is not defined by the "
+                                        "experiment, so trial.hparam(\"batch_size\", ...) uses its default 64 (did you "
+                                        "mean 'batch_sise'?"));
+  CHECK_THAT(table.out, Catch::Contains("# 3 trials: 1 crash-looping, 1 failed, 1 restarting\n"));
+
+  const auto json = nlohmann::json::parse(run_dlx({"status", dir.path.string(), "--json"}).out);
+  CHECK(json["trials"][0]["state"] == "restarting");
+  CHECK(json["trials"][0]["state_note"] == "1 of 5");
+  CHECK(json["trials"][1]["last_error"] == "exit 1: ZeroDivisionError: division by zero");
+  CHECK(json["trials"][2]["hparam_warnings"][0]["name"] == "batch_size");
+  REQUIRE(json["hparam_warnings"].size() == 1);
+}

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "trial_status.hpp"
+
+#include <fmt/format.h>
+
+namespace dlx::cli {
+
+namespace {
+
+bool pending(const SlurmTask& task) { return task.state == "PENDING" || task.state == "REQUEUED"; }
+bool active(const SlurmTask& task) {
+  return pending(task) || task.state == "RUNNING" || task.state == "CONFIGURING" || task.state == "COMPLETING" ||
+         task.state == "SUSPENDED" || task.state == "REQUEUE_HOLD" || task.state == "REQUEUE_FED" || task.state == "RESIZING";
+}
+
+std::string slurm_words(const SlurmTask& task) {
+  if (task.reason.empty() || task.reason == "None") return fmt::format("Slurm: {}", task.state);
+  return fmt::format("Slurm: {} ({})", task.state, task.reason);
+}
+
+// The trial is not running and nothing in Slurm will run it.
+bool abandoned(const SlurmTask* task, const SlurmView* slurm) {
+  if (slurm == nullptr || !slurm->why_unknown.empty()) return false;
+  if (slurm->gone) return true;
+  return task != nullptr && !active(*task);
+}
+
+std::string ended_words(const SlurmTask* task, const SlurmView& slurm) {
+  if (slurm.gone) return fmt::format("Slurm no longer knows job {}", slurm.job_id);
+  return fmt::format("its array task in job {} ended ({})", slurm.job_id, task ? task->state : "?");
+}
+
+}  // namespace
+
+bool launch_failed(const SlurmTask& task) {
+  return task.reason.find("launch_failed") != std::string::npos || task.reason == "JobLaunchFailure" ||
+         task.state == "BOOT_FAIL" || task.state == "LAUNCH_FAILED";
+}
+
+ShownState trial_status(const RecordFacts& record, const SlurmTask* task, const SlurmView* slurm, int max_restarts) {
+  const std::string restart = fmt::format("{} of {}", record.failures, max_restarts);
+  if (record.state.empty()) {
+    if (task && launch_failed(*task)) {
+      std::string detail = fmt::format("launch failed: {}: Slurm could not start the batch script", slurm_words(*task));
+      if (slurm && !slurm->output.empty()) {
+        detail += fmt::format(" (can it write its output file {}?)", slurm->output);
+      }
+      return {"launch failed", "", detail};
+    }
+    if (task && (task->state == "RUNNING" || task->state == "CONFIGURING")) return {"starting", "", ""};
+    if (abandoned(task, slurm)) return {"not started", "", fmt::format("not started: {}", ended_words(task, *slurm))};
+    return {"pending", "", ""};
+  }
+  if (record.state != "running") return {record.state, "", ""};
+  if (abandoned(task, slurm)) {
+    return {"lost", "",
+            fmt::format("lost: trial.h5 says running, but {}: no run will continue it (killed, or its node lost; "
+                        "`dlx logs` shows its last output)", ended_words(task, *slurm))};
+  }
+  const bool waiting = task && pending(*task);
+  const std::string why_waiting = waiting ? fmt::format("; {}", slurm_words(*task)) : "";
+  if (record.stop_reason.starts_with("crash")) {
+    const bool looping = record.same_failures >= 2;
+    return {looping ? "crash-looping" : "restarting", restart,
+            fmt::format("{}: {}{}", looping ? "crash-looping" : "restarting", record.stop_reason, why_waiting)};
+  }
+  if (record.stop_reason.starts_with("requeue")) {
+    return {"requeued", "", fmt::format("requeued: {}{}", record.stop_reason, why_waiting)};
+  }
+  if (waiting && task->restarts > 0) {
+    return {"requeued", "", fmt::format("requeued without recording why (killed, or its node lost){}", why_waiting)};
+  }
+  if (record.failures > 0) return {"running", fmt::format("restart {}", restart), ""};
+  return {"running", "", ""};
+}
+
+}  // namespace dlx::cli
