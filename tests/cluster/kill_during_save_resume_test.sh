@@ -66,7 +66,7 @@ resumed=$(restart_attr "$dir" 1 resumed_step)
 [ "$resumed" = "$previous" ] ||
   fail "resumed from step $resumed, not from the checkpoint before the killed save ($previous)"
 reason=$(restart_attr "$dir" 1 reason)
-[[ $reason == "crash: killed by SIGKILL (exit 137); restart 1 of max_restarts 1" ]] ||
+[[ $reason == "crash: rank 0 on "*": killed by SIGKILL (exit 137); restart 1 of max_restarts 1" ]] ||
   fail "the crash restart does not name rank 0's SIGKILL: $reason"
 compare_trials "$REFERENCE" "$dir" 0 1
 expect_contains "dlx status" "$(as_user dlx status "$job")" "1 completed"

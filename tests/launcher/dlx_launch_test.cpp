@@ -395,6 +395,8 @@ TEST_CASE("launcher: the trainer's last error line", "[launch]") {
   using dlx::launch::crash_error;
   CHECK(crash_error(1, "ValueError: lr < 0") == "exit 1: ValueError: lr < 0");
   CHECK(crash_error(137, "") == "killed by SIGKILL (exit 137)");
+  CHECK(crash_error(137, "dlx: no GPU visible") == "killed by SIGKILL (exit 137)");  // not the killer's words
+  CHECK(crash_error(134, "Assertion `n > 0' failed.") == "killed by SIGABRT (exit 134): Assertion `n > 0' failed.");
   CHECK(crash_error(1, std::string(5000, 'x')).size() <= dlx::record::kMaxLastErrorBytes);
 }
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # The example trainer's `device` hyperparameter: "cpu" trains on the CPU; "tpu" and (on a machine
-# without a GPU) "gpu" are refused with a message naming the value and the choices.
+# without a GPU) "gpu" are refused with a message naming the value and the choices, and exit 78:
+# a configuration error, which dlx-launch does not retry.
 #   logreg_device_test.sh TRAINER
 set -euo pipefail
 trainer=$1
@@ -20,10 +21,10 @@ expect() {  # expect NAME STATUS TEXT
 }
 mkdir -p "$dir/cpu" "$dir/tpu" "$dir/gpu"
 run cpu cpu && expect cpu 0 ""
-run tpu tpu && expect tpu 1 "hyperparameter 'device' is \"tpu\"; use \"auto\", \"cpu\" or \"gpu\""
+run tpu tpu && expect tpu 78 "hyperparameter 'device' is \"tpu\"; use \"auto\", \"cpu\" or \"gpu\""
 if command -v nvidia-smi > /dev/null && nvidia-smi -L > /dev/null 2>&1; then
   echo "a GPU is visible: not checking the no-GPU message"
 else
-  run gpu gpu && expect gpu 1 "hyperparameter 'device' is \"gpu\" but this build has no CUDA kernels or no GPU is visible"
+  run gpu gpu && expect gpu 78 "hyperparameter 'device' is \"gpu\" but this build has no CUDA kernels or no GPU is visible"
 fi
 echo "device choice: ok"

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <csignal>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -79,7 +80,7 @@ std::string describe_exit(int exit_status) {
 
 std::string crash_error(int exit_status, std::string_view last_line) {
   auto text = describe_exit(exit_status);
-  if (!last_line.empty()) text += fmt::format(": {}", last_line);
+  if (!last_line.empty() && exit_status != 128 + SIGKILL) text += fmt::format(": {}", last_line);
   return record::bounded_text(std::move(text), record::kMaxLastErrorBytes);
 }
 

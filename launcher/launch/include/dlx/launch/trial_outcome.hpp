@@ -56,7 +56,8 @@ std::string last_error_line(std::string_view stderr_tail);
 // "exit 3", "killed by SIGKILL (exit 137)".
 std::string describe_exit(int exit_status);
 // describe_exit(), and ": <last error line>" when there is one; at most
-// record::kMaxLastErrorBytes bytes.
+// record::kMaxLastErrorBytes bytes. Not for SIGKILL: what killed the trainer (the kernel's OOM
+// killer, Slurm, an administrator) wrote nothing, and its last line says something unrelated.
 std::string crash_error(int exit_status, std::string_view last_line);
 
 struct ExitDecision {
