@@ -12,9 +12,9 @@
 //   4. plan the code snapshot (code_snapshot_step.hpp): over its size cap, nothing is created;
 //      check the data to stage (data_check_step.hpp): a path that is missing or unreadable, or
 //      datasets over the cache's cap, fail the submission the same way (plan_code_and_data);
-//   5. create <storage_root>/<user>/<name>[.N]/, freeze experiment.yaml into it (seed included) and
-//      copy the code snapshot into code/ (a failure removes the directory again)
-//      (create_and_freeze);
+//   5. create <storage_root>/<user>/<name>[.N]/, name the job after it unless the user named it,
+//      freeze experiment.yaml into it (seed included) and copy the code snapshot into code/ (a
+//      failure removes the directory again) (create_and_freeze);
 //   6. hand the directory to the job: exported into sbatch's environment (so the batch script and
 //      every step inherit DLX_EXPERIMENT_DIR) and into the job-control environment (prolog,
 //      epilog and job_submit.lua see it, with DLX_ARRAY_SPEC for the Lua fallback) (hand_to_job).
@@ -194,8 +194,10 @@ bool plan_code_and_data(Submission& submission) {
   return true;
 }
 
-// 5. Create the experiment directory, freeze experiment.yaml into it and copy the code snapshot
-//    (a failure removes the directory again).
+// 5. Create the experiment directory, name the job after it (unique among the user's experiments,
+//    so that `dlx status` finds the job of an experiment none of whose tasks has started:
+//    tools/dlx/slurm_job_name.hpp), freeze experiment.yaml into it and copy the code snapshot (a
+//    failure removes the directory again).
 bool create_and_freeze(Submission& submission, const PluginOptions& options) {
   try {
     submission.directory = store::create_experiment_dir(options.storage_root, account_name(::getuid()), ::getuid(),
@@ -210,6 +212,10 @@ bool create_and_freeze(Submission& submission, const PluginOptions& options) {
     return false;
   }
   try {
+    const std::string job_name = submission.directory.filename().string();
+    if (!submission.sbatch.is_set("job-name") && !submission.sbatch.set("job-name", job_name)) {
+      throw Error(fmt::format("sbatch rejected --job-name={}", job_name));
+    }
     config::write_snapshot(submission.experiment, submission.directory);
     if (submission.code) write_code(*submission.code, submission.directory);
   } catch (const std::exception& e) {

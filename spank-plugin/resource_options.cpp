@@ -14,7 +14,6 @@ std::vector<std::pair<std::string, std::string>> resource_options(const config::
   if (resources.mem_per_node) options.emplace_back("mem", *resources.mem_per_node);
   if (resources.time_limit) options.emplace_back("time", *resources.time_limit);
   if (resources.partition) options.emplace_back("partition", *resources.partition);
-  options.emplace_back("job-name", experiment.name);
   return options;
 }
 

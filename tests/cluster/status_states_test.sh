@@ -6,7 +6,11 @@
 #     reason and Slurm's while its task waits to run again (not `running`);
 #   - crash-looping: a trial that raises the same ZeroDivisionError on every run shows
 #     `crash-looping (2 of 5)` after its second crash, and after the third it is `failed` with
-#     "the same crash 3 times in a row", although max_restarts (5) allows more.
+#     "the same crash 3 times in a row", although max_restarts (5) allows more;
+#   - launch failed: a job whose --output directory does not exist never starts its batch script
+#     (JobLaunchFailure), so no task makes its .jobs link: `dlx status JOBID` and `dlx status DIR`
+#     find it by its name (the experiment directory's, tools/dlx/slurm_job_name.hpp) and say why,
+#     with the output path.
 # Each state is polled for (dlx status every 0.5 s while it lasts), never timed.
 source "$(dirname "$0")/resume_lib.sh"
 
@@ -73,4 +77,25 @@ echo "$status"
 grep -Eq "^0 +failed " <<< "$status" || fail "the crash-looping trial is not failed: $status"
 expect_contains "dlx status (crash loop)" "$status" \
   "# trial 0 failed: the same crash 3 times in a row, not restarted again (max_restarts 5 would only repeat it): exit 1: ZeroDivisionError: division by zero"
-note "dlx status showed requeued, crash-looping, then failed"
+
+# 3. Launch failed.
+sed 's/^name: states-loop$/name: states-launch/' "$WORK/states-loop.yaml" > "$WORK/states-launch.yaml"
+cp "$WORK/states-loop.sh" "$WORK/states-launch.sh"
+chmod a+r "$WORK/states-launch.yaml"
+chmod a+rx "$WORK/states-launch.sh"
+launch_job=$(submit_trial states-launch --output=/nonexistent-dlx-output/launch-%A_%a.out)
+trap 'scancel "$launch_job" 2> /dev/null || true' EXIT
+note "submitted $launch_job with an --output directory that does not exist"
+wait_until 120 "dlx status to show trial 0 launch failed" shows "$launch_job" "^0 +launch failed "
+status=$(cat "$WORK/last.status")
+echo "$status"
+expect_contains "dlx status (launch failed)" "$status" "# trial 0 launch failed: "
+expect_contains "dlx status (launch failed)" "$status" \
+  "(can it write its output file /nonexistent-dlx-output/launch-${launch_job}_0.out?)"
+[ ! -e "$(user_storage)/.jobs/$launch_job" ] || fail "job $launch_job has a .jobs link: the name lookup was not tested"
+launch_dir=$(sed -n 's/^\(sbatch: \)\{0,1\}dlx: experiment states-launch: .* in \(\/.*\)$/\2/p' "$WORK/states-launch.sbatch.err")
+[ -d "$launch_dir" ] || fail "sbatch did not name the experiment directory: $(cat "$WORK/states-launch.sbatch.err")"
+status=$(status_of "$launch_dir")
+grep -Eq "^0 +launch failed " <<< "$status" || fail "dlx status DIR does not show the launch failure: $status"
+scancel "$launch_job"
+note "dlx status showed requeued, crash-looping, then failed, and a launch failure with its output file"

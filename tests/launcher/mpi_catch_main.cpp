@@ -1,12 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The Catch2 runner of the MPI tests that need only MPI itself (comm, fusion): every rank runs
+// The main() of the MPI tests that need only MPI itself (comm, fusion): every rank runs
 // the cases, and the run fails on every rank when it failed on any, so mpirun's exit status is
 // the same whichever rank it reports; a test specification that matches no test case fails the
-// run (tests/support/catch_session.hpp). One object for all of them: Catch2 v2 is header-only, and
-// its runner is the costliest part of each test executable to compile.
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
-
+// run (tests/support/catch_session.hpp). Catch2's implementation is tests/catch_runner.cpp.
 #include <mpi.h>
 
 #include "catch_session.hpp"

@@ -2,8 +2,7 @@
 // dlx::Trial's collectives under mpirun -n 2 / -n 3 (outside a dlx trial: nothing is written):
 // broadcast of initial parameters, the fused allreduce of a gradient list, and
 // should_checkpoint_and_exit() agreeing on every rank when one rank got a checkpoint signal.
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#include <catch2/catch.hpp>  // its implementation: tests/catch_runner.cpp
 
 #include <algorithm>
 #include <csignal>

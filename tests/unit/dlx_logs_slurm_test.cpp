@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // dlx logs' reading of Slurm's description of a job (`scontrol show job`) and of Slurm's filename
-// patterns (logs_slurm.hpp).
+// patterns (logs_slurm.hpp); an experiment's job found by its name (slurm_job_name.hpp).
 #include <catch2/catch.hpp>
 
 #include <string>
 
 #include "logs_slurm.hpp"
+#include "slurm_job_name.hpp"
 
 using dlx::cli::expand_output_pattern;
 using dlx::cli::JobFields;
@@ -92,4 +93,28 @@ TEST_CASE("logs: only job ids reach scontrol", "[logs]") {
   CHECK_FALSE(dlx::cli::is_job_id("40_"));
   CHECK_FALSE(dlx::cli::is_job_id("45; rm -rf ~"));
   CHECK_FALSE(dlx::cli::is_job_id("12345678901"));
+}
+
+TEST_CASE("status: the newest array job among squeue's lines", "[logs][status]") {
+  using dlx::cli::newest_job_id;
+  // squeue -O ArrayJobID:20 pads with spaces; one line per pending group or running task.
+  CHECK(newest_job_id("41                  \n41                  \n139                 \n") == "139");
+  CHECK(newest_job_id("9\n10\n") == "10");  // by number, not by text
+  CHECK_FALSE(newest_job_id(""));
+  CHECK_FALSE(newest_job_id("N/A\n"));
+  CHECK(newest_job_id("N/A\n7\n") == "7");
+}
+
+TEST_CASE("status: a job's name names an experiment directory only when it can", "[logs][status]") {
+  using dlx::cli::experiment_name_of;
+  CHECK(experiment_name_of("mnist.2\nmnist.2\n") == "mnist.2");
+  CHECK(experiment_name_of("logreg-asha\n") == "logreg-asha");
+  CHECK_FALSE(experiment_name_of(""));
+  // A name with a line break in it prints lines that differ: never half of it.
+  CHECK_FALSE(experiment_name_of("x\nStdOut=/etc/shadow\n"));
+  CHECK_FALSE(experiment_name_of("../bob\n"));
+  CHECK_FALSE(experiment_name_of(".jobs\n"));
+  CHECK_FALSE(experiment_name_of("a/b\n"));
+  CHECK_FALSE(experiment_name_of("a,b\n"));  // squeue -n would take it for two names
+  CHECK_FALSE(experiment_name_of("tab\there\n"));
 }

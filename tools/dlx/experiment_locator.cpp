@@ -18,6 +18,7 @@
 #include "dlx/config/parse.hpp"
 #include "dlx/store/experiment_layout.hpp"
 #include "plugstack_files.hpp"
+#include "slurm_job_name.hpp"
 
 namespace dlx::cli {
 
@@ -134,12 +135,17 @@ fs::path locate_experiment(const std::string& job_or_directory) {
   fs::path link = store::job_link_path(fs::path(root) / account_name(::getuid()), *job_id);
   std::error_code error;
   fs::path directory = fs::read_symlink(link, error);
-  if (error) {
-    throw Error(fmt::format("no experiment is known for job {} ({} does not exist: the job has not started "
-                            "yet, or it is another user's; give the experiment directory instead)",
-                            *job_id, link.string()));
+  if (!error) return directory;
+  // None of its tasks has started (still pending, or its launch failed): the user's own job is
+  // named after its experiment directory (slurm_job_name.hpp).
+  if (const auto name = own_job_name(*job_id)) {
+    directory = fs::path(root) / account_name(::getuid()) / *name;
+    if (fs::is_regular_file(directory / config::kSnapshotFileName, error)) return directory;
   }
-  return directory;
+  throw Error(fmt::format("no experiment is known for job {} ({} does not exist and none of your jobs by that id "
+                          "names an experiment directory: it is another user's, or not a dlx job; give the "
+                          "experiment directory instead)",
+                          *job_id, link.string()));
 }
 
 }  // namespace dlx::cli

@@ -12,6 +12,7 @@
 #include "dlx/searcher/search_state.hpp"
 #include "dlx/store/experiment_layout.hpp"
 #include "logs_slurm.hpp"
+#include "slurm_job_name.hpp"
 
 namespace dlx::cli {
 
@@ -50,7 +51,8 @@ std::optional<std::string> array_job_of(const fs::path& directory) {
     const auto id = std::stoull(name);
     if (!newest || id > *newest) newest = id;
   }
-  if (!newest) return std::nullopt;
+  // No task has started yet (or its launch failed): the job named after the directory.
+  if (!newest) return own_array_job_named(directory.filename().string());
   return std::to_string(*newest);
 }
 
