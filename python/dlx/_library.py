@@ -110,6 +110,7 @@ def _load() -> ctypes.CDLL:
         "dlx_trial_wait_for_checkpoint": [c_trial, ctypes.c_double, p(ctypes.c_int)],
         "dlx_trial_resume": [c_trial, p(c_checkpoint)],
         "dlx_trial_resume_any_world_size": [c_trial, p(c_checkpoint)],
+        "dlx_checkpoint_open": [c_trial, ctypes.c_char_p, p(c_checkpoint)],
         "dlx_checkpoint_step": [c_checkpoint, p(ctypes.c_int64)],
         "dlx_checkpoint_epoch": [c_checkpoint, p(ctypes.c_int64)],
         "dlx_checkpoint_world_size": [c_checkpoint, p(ctypes.c_int64)],

@@ -157,6 +157,20 @@ class LoadedCheckpoint(_Owned):
         library().dlx_checkpoint_destroy(handle)
 
 
+def _as_arrays(loaded: LoadedCheckpoint) -> Checkpoint:
+    """The loaded checkpoint's tensors copied into numpy arrays; `loaded` is released."""
+    import numpy
+
+    with loaded:
+        tensors = {}
+        for stored in loaded.tensors():
+            kind = "uint16" if stored.dtype == "bfloat16" else stored.dtype
+            raw = ctypes.string_at(stored.address, stored.nbytes) if stored.nbytes else b""
+            tensors[stored.name] = numpy.frombuffer(
+                raw, dtype=numpy.dtype(kind).newbyteorder("<")).reshape(stored.shape).copy()
+        return Checkpoint(loaded.step, loaded.epoch, loaded.path, loaded.state, tensors)
+
+
 class Trial(_Owned):
     """This process's view of its dlx trial (one per process). Without MPI: a framework program
     does its own collectives; only rank 0 writes the trial record and the checkpoints."""
@@ -416,19 +430,15 @@ class Trial(_Owned):
         """The checkpoint to resume from, verified (DLX_LATEST_CHECKPOINT, the searcher's start
         checkpoint, or the trial's newest valid one) as a dlx.Checkpoint of numpy arrays; None
         on a fresh start. Called by every rank: each gets the file rank 0 chose."""
-        import numpy
-
         loaded = self.load()
-        if loaded is None:
-            return None
-        with loaded:
-            tensors = {}
-            for stored in loaded.tensors():
-                kind = "uint16" if stored.dtype == "bfloat16" else stored.dtype
-                raw = ctypes.string_at(stored.address, stored.nbytes) if stored.nbytes else b""
-                tensors[stored.name] = numpy.frombuffer(
-                    raw, dtype=numpy.dtype(kind).newbyteorder("<")).reshape(stored.shape).copy()
-            return Checkpoint(loaded.step, loaded.epoch, loaded.path, loaded.state, tensors)
+        return None if loaded is None else _as_arrays(loaded)
+
+    def open_checkpoint(self, path: str) -> Checkpoint:
+        """The checkpoint file `path` (this trial's, another trial's or another experiment's),
+        read and verified as resume() does, as a dlx.Checkpoint of numpy arrays. Not collective."""
+        handle = ctypes.c_void_p()
+        check(library().dlx_checkpoint_open(self._handle, os.fsencode(path), ctypes.byref(handle)))
+        return _as_arrays(LoadedCheckpoint(handle))
 
     def finish(self) -> None:
         """Mark the trial completed (rank 0), or stopped/paused as the searcher said."""

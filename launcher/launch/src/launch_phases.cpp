@@ -112,13 +112,23 @@ void refuse_unlaunched_trial(env::TrialContext& context, bool dry_run) {
   }
 }
 
-// The torchrun variables, and PYTHONPATH with dlx's Python package.
+// The torchrun variables, and PYTHONPATH with dlx's Python package and, before it, its
+// compatibility layers (python/dlx/compat: `import determined` finds Determined's APIs on dlx)
+// unless DLX_DETERMINED_COMPAT=0 leaves an installed Determined in charge.
 EnvVars trainer_variables(const LaunchState& state, const Resolver& resolve) {
-  EnvVars vars = compute_launch_env(state.placement(), state.context.env(), resolve);
+  const auto& env = state.context.env();
+  EnvVars vars = compute_launch_env(state.placement(), env, resolve);
   std::error_code no_exe;
   const auto launcher = std::filesystem::read_symlink("/proc/self/exe", no_exe);
   if (const auto package = no_exe ? std::nullopt : python_package_dir(launcher)) {
-    vars.emplace_back("PYTHONPATH", python_path_with(*package, state.context.env()));
+    std::string path = python_path_with(*package, env);
+    const auto compat = *package / "dlx" / "compat";
+    std::error_code absent;
+    if (env::lookup(env, "DLX_DETERMINED_COMPAT").value_or("1") != "0" &&
+        std::filesystem::is_directory(compat / "determined", absent)) {
+      path = python_path_with(compat, env::EnvMap{{"PYTHONPATH", path}});
+    }
+    vars.emplace_back("PYTHONPATH", path);
   }
   return vars;
 }

@@ -3,6 +3,7 @@
 // through Trial::save_checkpoint, and resume the checkpoint Trial::resume chooses, handed to C as
 // a dlx_checkpoint that owns the verified bytes.
 #include <cmath>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 
 #include "c_api_support.hpp"
 #include "dlx/c_api.h"
+#include "dlx/checkpoint/checkpoint.hpp"
 #include "dlx/checkpointing.hpp"
 
 struct dlx_checkpoint {
@@ -128,23 +130,34 @@ dlx_status dlx_trial_wait_for_checkpoint(dlx_trial* t, double timeout_seconds, i
 
 namespace {
 
+dlx_checkpoint* handle_of(dlx::ResumedState resumed) {
+  auto path = resumed.path().string();
+  auto state = state_json_of(resumed.checkpoint().state);  // data_cursor included
+  std::vector<std::string> dtypes;
+  for (const auto& tensor : resumed.checkpoint().tensors) {
+    dtypes.emplace_back(dlx::checkpoint::dtype_name(tensor.dtype));
+  }
+  return new dlx_checkpoint{std::move(resumed), std::move(path), std::move(state), std::move(dtypes)};
+}
+
 dlx_status resume_into(dlx_trial* t, dlx_checkpoint** out, dlx::Trial::RankStateRule ranks) {
   return guarded([&] {
     need(out, "out") = nullptr;
     auto resumed = need(t, "trial").trial->resume(ranks);
-    if (!resumed) return;
-    auto path = resumed->path().string();
-    auto state = state_json_of(resumed->checkpoint().state);  // data_cursor included
-    std::vector<std::string> dtypes;
-    for (const auto& tensor : resumed->checkpoint().tensors) {
-      dtypes.emplace_back(dlx::checkpoint::dtype_name(tensor.dtype));
-    }
-    *out = new dlx_checkpoint{std::move(*resumed), std::move(path), std::move(state),
-                              std::move(dtypes)};
+    if (resumed) *out = handle_of(std::move(*resumed));
   });
 }
 
 }  // namespace
+
+dlx_status dlx_checkpoint_open(dlx_trial* t, const char* path, dlx_checkpoint** out) {
+  return guarded([&] {
+    need(out, "out") = nullptr;
+    const auto& trial = *need(t, "trial").trial;
+    const std::filesystem::path file = text(path, "path");
+    *out = handle_of(dlx::ResumedState(dlx::checkpoint::load_checkpoint(file), file, trial.rank()));
+  });
+}
 
 dlx_status dlx_trial_resume(dlx_trial* t, dlx_checkpoint** out) {
   return resume_into(t, out, dlx::Trial::RankStateRule::refuse_other_world_size);

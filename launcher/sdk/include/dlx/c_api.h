@@ -187,6 +187,9 @@ dlx_status dlx_trial_resume(dlx_trial* trial, dlx_checkpoint** out);
  * caller restores the replicated state and decides about the per-rank state (compare
  * dlx_checkpoint_world_size with dlx_trial_size). */
 dlx_status dlx_trial_resume_any_world_size(dlx_trial* trial, dlx_checkpoint** out);
+/* The checkpoint file `path` (any dlx checkpoint: this trial's, a PBT parent's, another
+ * experiment's), read and verified as resume does; this rank's view of it. Not collective. */
+dlx_status dlx_checkpoint_open(dlx_trial* trial, const char* path, dlx_checkpoint** out);
 void dlx_checkpoint_destroy(dlx_checkpoint* checkpoint); /* accepts NULL */
 dlx_status dlx_checkpoint_step(const dlx_checkpoint* checkpoint, int64_t* out);
 dlx_status dlx_checkpoint_epoch(const dlx_checkpoint* checkpoint, int64_t* out);

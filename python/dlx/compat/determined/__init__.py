@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Determined's training APIs on dlx: `import determined as det` in a trial run by dlx-launch
+gets this package (dlx-launch puts python/dlx/compat on PYTHONPATH; DLX_DETERMINED_COMPAT=0
+leaves a real Determined installation in charge). Written from Determined's public API
+documentation; underneath are dlx's trial record, searcher, checkpoints and requeue
+(docs/determined.md lists every API with its status).
+
+    import determined as det
+    with det.core.init() as core_context:
+        info = det.get_cluster_info()
+        for op in core_context.searcher.operations():
+            ... train to op.length, report, store checkpoints ...
+            op.report_completed(validation_loss)
+"""
+from __future__ import annotations
+
+from . import core
+from ._info import ClusterInfo, TrialInfo, get_cluster_info
+
+__version__ = "0.38.0+dlx"
+__all__ = ["ClusterInfo", "TrialInfo", "core", "get_cluster_info"]

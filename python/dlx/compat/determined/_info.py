@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: Apache-2.0
+"""det.get_cluster_info(): the trial's hyperparameters, ids and the checkpoint to resume from."""
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Optional
+
+from ._session import frozen_experiment, session
+
+
+class TrialInfo:
+    def __init__(self, trial_id: int, hparams: Dict[str, Any], experiment_id: str, trial_run_id: int,
+                 config: Dict[str, Any]) -> None:
+        self.trial_id = trial_id
+        self.hparams = hparams
+        self.experiment_id = experiment_id
+        self.trial_run_id = trial_run_id
+        self._config = config
+        self.user_data: Dict[str, Any] = dict(config.get("data") or {})
+
+    @property
+    def config(self) -> Dict[str, Any]:
+        return self._config
+
+
+class ClusterInfo:
+    def __init__(self, trial: TrialInfo, latest_checkpoint: Optional[str], rank: int) -> None:
+        self.trial = trial
+        self.latest_checkpoint = latest_checkpoint
+        self.container_rank = rank
+        self.task_type = "TRIAL"
+        self.master_url = ""
+        self.cluster_id = "dlx"
+
+    @property
+    def user_data(self) -> Dict[str, Any]:
+        return self.trial.user_data
+
+
+def get_cluster_info() -> Optional[ClusterInfo]:
+    """This trial's ClusterInfo; None outside a dlx trial (Determined's answer off-cluster)."""
+    state = session()
+    trial = state.trial
+    if not trial.in_trial:
+        return None
+    latest = state.latest_checkpoint()
+    directory = trial.experiment_dir or ""
+    restarts = os.environ.get("SLURM_RESTART_COUNT", "0")
+    # The trial's Hparams (a dict) itself: its reads and defaults are checked against the
+    # experiment's names as dlx.Trial.hparam's are (typos warned of in the trial log).
+    info = TrialInfo(trial_id=trial.id, hparams=trial.hparams,
+                     experiment_id=os.path.basename(directory.rstrip("/")),
+                     trial_run_id=int(restarts) if restarts.isdigit() else 0,
+                     config=frozen_experiment(directory))
+    return ClusterInfo(info, latest.path if latest is not None else None, trial.rank)

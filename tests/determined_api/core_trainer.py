@@ -1,0 +1,85 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A trainer written the way Determined's Core API tutorial writes one (import determined as det,
+core.init(), searcher.operations(), store_path/restore_path, should_preempt), for
+core_api_test.py: a small PyTorch regression with dropout, one synthetic batch per step (drawn
+from a generator seeded by the step: the data order needs no state), SGD with momentum and a
+StepLR, the RNG state in the checkpoint. CORE_SIGNAL_AT=N sends this process SIGUSR1 (Slurm's
+notice) after step N; CORE_BAD_METADATA=1 stores a checkpoint without steps_completed."""
+import json
+import os
+import pathlib
+import signal
+
+import determined as det
+import torch
+
+
+def batch(step):
+    g = torch.Generator().manual_seed(1000 + step)
+    x = torch.randn(16, 8, generator=g)
+    return x, x.sum(dim=1, keepdim=True) * 0.5 + 0.1 * torch.randn(16, 1, generator=g)
+
+
+def save(core_context, path, model, optimizer, scheduler, steps):
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(), "rng": torch.get_rng_state()}, path / "state.pt")
+    (path / "notes.txt").write_text(f"steps {steps}\n")
+
+
+def main():
+    info = det.get_cluster_info()
+    assert info is not None, "not a trial"
+    hparams = info.trial.hparams
+    torch.manual_seed(info.trial.trial_id)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Dropout(0.1), torch.nn.Linear(16, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=hparams["lr"], momentum=0.9)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10, gamma=0.5)
+    steps = 0
+    with det.core.init() as core_context:
+        if info.latest_checkpoint is not None:
+            with core_context.checkpoint.restore_path(info.latest_checkpoint) as path:
+                state = torch.load(pathlib.Path(path) / "state.pt")
+                model.load_state_dict(state["model"])
+                optimizer.load_state_dict(state["optimizer"])
+                scheduler.load_state_dict(state["scheduler"])
+                torch.set_rng_state(state["rng"])
+                steps = core_context.checkpoint.get_metadata(info.latest_checkpoint)["steps_completed"]
+            print(f"core_trainer: resumed at step {steps}", flush=True)
+        signal_at = int(os.environ.get("CORE_SIGNAL_AT", "-1"))
+        for op in core_context.searcher.operations():
+            while steps < op.length:
+                x, y = batch(steps)
+                loss = torch.nn.functional.mse_loss(model(x), y)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                scheduler.step()
+                steps += 1
+                core_context.train.report_training_metrics(steps_completed=steps, metrics={"loss": loss.item()})
+                if steps == signal_at:
+                    os.kill(os.getpid(), signal.SIGUSR1)
+                if steps % 10 == 0 or core_context.preempt.should_preempt():
+                    metadata = {"steps_completed": steps}
+                    if os.environ.get("CORE_BAD_METADATA"):
+                        metadata = {"step": steps}
+                    with core_context.checkpoint.store_path(metadata) as (path, storage_id):
+                        save(core_context, path, model, optimizer, scheduler, steps)
+                    if core_context.preempt.should_preempt():
+                        print(f"core_trainer: preempted at step {steps}", flush=True)
+                        return
+            model.eval()
+            with torch.no_grad():
+                x, y = batch(10_000)
+                validation = torch.nn.functional.mse_loss(model(x), y).item()
+            model.train()
+            core_context.train.report_validation_metrics(steps_completed=steps,
+                                                         metrics={"validation_loss": validation})
+            op.report_completed(validation)
+        with core_context.checkpoint.store_path({"steps_completed": steps}) as (path, storage_id):
+            save(core_context, path, model, optimizer, scheduler, steps)
+    print(json.dumps({"trial": info.trial.trial_id, "steps": steps, "version": det.__version__,
+                      "storage_id": storage_id}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
