@@ -10,6 +10,14 @@ run again, as in tests/torch/torch_loop_test.py):
     optimizer and scheduler state and every metric row are identical to the uninterrupted run's;
   - the checkpoints are dlx checkpoints (step-<steps_completed>.h5) kept by the experiment's
     keep_latest;
+  - two ranks (DDP over gloo, no dlx-launch: the processes as torchrun would start them), Slurm's
+    notice on rank 1 only after step 13: should_preempt() agrees on both, and the requeued run
+    ends bit-identical to an uninterrupted two-rank run;
+  - ASHA (async_halving, rungs at 10, 20 and 40 batches) over sequential tickets: operations()
+    follows the searcher, a paused trial ends, a later ticket resumes it from its rung checkpoint
+    (latest_checkpoint) and trains to the next rung;
+  - PBT: a replacement member starts from its parent's checkpoint (latest_checkpoint names the
+    parent's file; restore_path reads it);
   - store_path without steps_completed in its metadata fails the trial at once (exit 78) with
     the fix in the message.
 
@@ -19,6 +27,7 @@ import glob
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,25 +40,53 @@ import torch
 LAUNCH, SOURCE = sys.argv[1], sys.argv[2]
 TRAINER = os.path.join(SOURCE, "tests", "determined_api", "core_trainer.py")
 ROOT = tempfile.mkdtemp(prefix="dlx-determined-core-")
+RUNS = iter(range(1000))
 
 
-def experiment(name, extra=""):
+SINGLE = "{name: single, metric: validation_loss, max_length: {batches: 40}}"
+
+
+def experiment(name, searcher=SINGLE, hyperparameters="{lr: 0.05}", checkpoint="{keep_latest: 2}"):
     directory = os.path.join(ROOT, name)
     os.makedirs(os.path.join(directory, "trials"))
     with open(os.path.join(directory, "experiment.yaml"), "w") as f:
         f.write(f"name: {name}\nentrypoint: {json.dumps(['/usr/bin/python3', TRAINER])}\nseed: 3\n"
-                "hyperparameters: {lr: 0.05}\n"
-                "searcher: {name: single, metric: validation_loss, max_length: {batches: 40}}\n"
-                f"checkpoint: {{keep_latest: 2}}\n{extra}")
+                f"hyperparameters: {hyperparameters}\nsearcher: {searcher}\ncheckpoint: {checkpoint}\n")
     return directory
 
 
-def launch(directory, expect, **extra):
+def run_two_ranks(directory, expect, **extra):
+    """Two ranks on this machine: `mpirun -np 2 dlx-launch` (dlx-launch takes its placement from
+    Open MPI's variables as from srun's, asks the searcher for work once, and starts the trainer
+    on each rank with torchrun's variables)."""
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith(("DLX_", "CORE_", "SLURM_")) or name == "DLX_LIBRARY"}
+    env["PYTHONPATH"] = os.path.join(SOURCE, "python")
+    # Without Slurm, the ranks agree on the checkpoint to resume from through DLX_RUN_ID: one
+    # value for the ranks of a run, a new one for each run.
+    extra = dict(extra, DLX_RUN_ID=f"run-{next(RUNS)}")
+    env.update(DLX_EXPERIMENT_DIR=directory, DLX_TRIAL_ID="0", OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_btl_tcp_if_include="lo", **extra)
+    command = ["mpirun", "-np", "2", "--oversubscribe", "--output-filename", os.path.join(directory, "ranks"),
+               "-x", "DLX_EXPERIMENT_DIR", "-x", "DLX_TRIAL_ID", "-x", "PYTHONPATH"] + \
+              [arg for name in extra for arg in ("-x", name)] + [LAUNCH]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    outputs = []
+    for rank in range(2):
+        found = glob.glob(os.path.join(directory, "ranks", "1", f"rank.{rank}", "stdout"))
+        outputs.append(open(found[0]).read() if found else "")
+    shutil.rmtree(os.path.join(directory, "ranks"), ignore_errors=True)
+    everything = result.stdout + result.stderr + "\n".join(outputs)
+    assert result.returncode == expect, f"mpirun exited {result.returncode}, not {expect}:\n{everything}"
+    return outputs
+
+
+def launch(directory, expect, ticket=0, **extra):
     env = {name: value for name, value in os.environ.items()
            if not name.startswith(("DLX_", "CORE_", "SLURM_")) or name == "DLX_LIBRARY"}
     # Only dlx-launch's PYTHONPATH may make `import determined` work.
     env["PYTHONPATH"] = os.path.join(SOURCE, "python")
-    env.update(DLX_EXPERIMENT_DIR=directory, DLX_TRIAL_ID="0", RANK="0", WORLD_SIZE="1", **extra)
+    env.update(DLX_EXPERIMENT_DIR=directory, DLX_TRIAL_ID=str(ticket), RANK="0", WORLD_SIZE="1", **extra)
     result = subprocess.run([LAUNCH], env=env, capture_output=True, text=True, timeout=300)
     output = result.stdout + result.stderr
     assert result.returncode == expect, f"dlx-launch exited {result.returncode}, not {expect} ({extra}):\n{output}"
@@ -62,9 +99,9 @@ def result_of(output):
     return json.loads(lines[-1])
 
 
-def final_state(directory):
+def final_state(directory, trial=0):
     """The files of the newest checkpoint, as the trainer stored them (bytes of state.pt)."""
-    newest = max(glob.glob(f"{directory}/trials/0/checkpoints/step-*.h5"),
+    newest = max(glob.glob(f"{directory}/trials/{trial}/checkpoints/step-*.h5"),
                  key=lambda p: int(p.rsplit("-", 1)[1][:-3]))
     with h5py.File(newest, "r") as f:
         names = []
@@ -74,9 +111,9 @@ def final_state(directory):
         return newest, torch.load(io.BytesIO(numpy.asarray(f[data[0]]).tobytes()))
 
 
-def metrics(directory, table):
+def metrics(directory, table, trial=0):
     """The table's columns but its wall_time (when each row was reported)."""
-    with h5py.File(f"{directory}/trials/0/trial.h5", "r") as f:
+    with h5py.File(f"{directory}/trials/{trial}/trial.h5", "r") as f:
         group = f[f"metrics/{table}"]
         return {name: numpy.asarray(group[name]).tolist() for name in group if name != "wall_time"}
 
@@ -121,12 +158,87 @@ def main():
         assert metrics(reference, table) == metrics(requeued, table), f"the {table} metrics differ"
     print("  the final model, optimizer, scheduler and RNG state and every metric row are identical")
 
+    two_ranks()
+    asha()
+    pbt()
     print("store_path without steps_completed:")
     bad = experiment("bad-metadata")
     out = launch(bad, 78, CORE_BAD_METADATA="1")
     assert 'checkpoint metadata needs "steps_completed"' in out, out
     print("  exit 78 with the fix in the message")
     shutil.rmtree(ROOT)
+
+
+def two_ranks():
+    print("two ranks, Slurm's notice on rank 1 after step 13:")
+    reference = experiment("ranks-reference")
+    run_two_ranks(reference, 0)
+    requeued = experiment("ranks-requeued")
+    outputs = run_two_ranks(requeued, 85, CORE_SIGNAL_AT="13", CORE_SIGNAL_RANK="1")
+    assert all("core_trainer: preempted at step 13" in out for out in outputs), outputs
+    outputs = run_two_ranks(requeued, 0)
+    assert all("core_trainer: resumed at step 13" in out for out in outputs), outputs
+    same_state(final_state(reference)[1], final_state(requeued)[1], "state.pt")
+    for table in ("training", "validation"):
+        assert metrics(reference, table) == metrics(requeued, table), f"two ranks: the {table} metrics differ"
+    print("  both ranks stopped at 13 and resumed there; the final state is identical")
+
+
+def states_of(directory):
+    states = {}
+    for record in glob.glob(directory + "/trials/*/trial.h5"):
+        with h5py.File(record, "r") as f:
+            state = f.attrs["state"]
+            states[int(record.split("/")[-2])] = state.decode() if isinstance(state, bytes) else state
+    return states
+
+
+def validation_steps(directory, trial):
+    return [int(s) for s in metrics(directory, "validation", trial).get("steps", [])]
+
+
+def asha():
+    print("ASHA, rungs at 10, 20 and 40 batches, sequential tickets:")
+    searcher = ("{name: async_halving, metric: validation_loss, max_trials: 4, max_length: {batches: 40}, "
+                "divisor: 2, max_rungs: 3, max_concurrent_trials: 1}")
+    directory = experiment("asha", searcher, "{lr: {type: double, minval: 0.01, maxval: 0.1}}", "{keep_latest: 5}")
+    outputs = []
+    for ticket in range(12):
+        out = launch(directory, 0, ticket)
+        outputs.append(out)
+        if "has no work" in out and ticket >= 4:
+            break
+    everything = "\n".join(outputs)
+    assert "Traceback" not in everything, everything
+    states = states_of(directory)
+    assert sorted(states) == [0, 1, 2, 3] and "completed" in states.values(), states
+    promoted = [t for t in states if 20 in validation_steps(directory, t)]
+    assert promoted, f"no trial promoted past rung 10: {states}"
+    assert re.search(r"core_trainer: resumed at step (10|20)", everything), "no paused trial resumed"
+    for trial in states:
+        steps = validation_steps(directory, trial)
+        assert steps == sorted(set(steps)) and set(steps) <= {10, 20, 40}, (trial, steps)
+    print(f"  trials {dict(sorted(states.items()))}, promoted past rung 10: {promoted}")
+
+
+def pbt():
+    print("PBT, 2 members, rounds of 10 batches, sequential tickets:")
+    searcher = ("{name: pbt, metric: validation_loss, population_size: 2, num_rounds: 2, "
+                "length_per_round: {batches: 10}, replace_function: {truncate_fraction: 0.5}, "
+                "explore_function: {resample_probability: 0.5, perturb_factor: 0.2}}")
+    directory = experiment("pbt", searcher, "{lr: {type: double, minval: 0.01, maxval: 0.1}}", "{keep_latest: 5}")
+    results = {}
+    for ticket in range(4):
+        out = launch(directory, 0, ticket, DLX_WORK_WAIT_S="30")
+        if "has no work" in out:
+            continue
+        result = result_of(out)
+        results[result["trial"]] = result
+    assert sorted(results) == [0, 1, 2], results
+    parents = {os.path.join(directory, "trials", str(t), "checkpoints", "step-10.h5") for t in (0, 1)}
+    assert results[2]["started_from"] in parents, results[2]
+    assert results[2]["steps"] == 20, results[2]
+    print(f"  trial 2 started from {results[2]['started_from']}")
 
 
 if __name__ == "__main__":

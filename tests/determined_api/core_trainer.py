@@ -4,7 +4,9 @@ core.init(), searcher.operations(), store_path/restore_path, should_preempt), fo
 core_api_test.py: a small PyTorch regression with dropout, one synthetic batch per step (drawn
 from a generator seeded by the step: the data order needs no state), SGD with momentum and a
 StepLR, the RNG state in the checkpoint. CORE_SIGNAL_AT=N sends this process SIGUSR1 (Slurm's
-notice) after step N; CORE_BAD_METADATA=1 stores a checkpoint without steps_completed."""
+notice) after step N (on rank CORE_SIGNAL_RANK only, default every rank); CORE_BAD_METADATA=1
+stores a checkpoint without steps_completed. With WORLD_SIZE > 1: DDP over gloo, each rank its
+own slice of every batch, every rank's RNG state in the chief's checkpoint (gathered)."""
 import json
 import os
 import pathlib
@@ -14,41 +16,58 @@ import determined as det
 import torch
 
 
-def batch(step):
-    g = torch.Generator().manual_seed(1000 + step)
+def batch(step, rank=0, size=1):
+    g = torch.Generator().manual_seed(1000 + step * size + rank)
     x = torch.randn(16, 8, generator=g)
     return x, x.sum(dim=1, keepdim=True) * 0.5 + 0.1 * torch.randn(16, 1, generator=g)
 
 
-def save(core_context, path, model, optimizer, scheduler, steps):
-    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict(), "rng": torch.get_rng_state()}, path / "state.pt")
-    (path / "notes.txt").write_text(f"steps {steps}\n")
+def save(core_context, model, optimizer, scheduler, steps, bad_metadata=False):
+    """Every rank's RNG state to the chief, which stores the checkpoint."""
+    rngs = core_context.distributed.gather(torch.get_rng_state())
+    if core_context.distributed.rank != 0:
+        return
+    metadata = {"step": steps} if bad_metadata else {"steps_completed": steps}
+    with core_context.checkpoint.store_path(metadata) as (path, storage_id):
+        torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                    "scheduler": scheduler.state_dict(), "rngs": rngs}, path / "state.pt")
+        (path / "notes" / "steps.txt").parent.mkdir()
+        (path / "notes" / "steps.txt").write_text(f"steps {steps}\n")
+    return storage_id
 
 
 def main():
+    distributed = None
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        torch.distributed.init_process_group("gloo")
+        distributed = det.core.DistributedContext.from_torch_distributed()
     info = det.get_cluster_info()
     assert info is not None, "not a trial"
     hparams = info.trial.hparams
     torch.manual_seed(info.trial.trial_id)
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Dropout(0.1), torch.nn.Linear(16, 1))
+    if distributed is not None:
+        model = torch.nn.parallel.DistributedDataParallel(model)
+    torch.manual_seed(100 + info.container_rank)  # each rank's own dropout masks
     optimizer = torch.optim.SGD(model.parameters(), lr=hparams["lr"], momentum=0.9)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=10, gamma=0.5)
-    steps = 0
-    with det.core.init() as core_context:
+    steps, storage_id = 0, None
+    with det.core.init(distributed=distributed) as core_context:
+        rank, size = core_context.distributed.rank, core_context.distributed.size
         if info.latest_checkpoint is not None:
             with core_context.checkpoint.restore_path(info.latest_checkpoint) as path:
                 state = torch.load(pathlib.Path(path) / "state.pt")
                 model.load_state_dict(state["model"])
                 optimizer.load_state_dict(state["optimizer"])
                 scheduler.load_state_dict(state["scheduler"])
-                torch.set_rng_state(state["rng"])
+                torch.set_rng_state(state["rngs"][rank])
                 steps = core_context.checkpoint.get_metadata(info.latest_checkpoint)["steps_completed"]
             print(f"core_trainer: resumed at step {steps}", flush=True)
         signal_at = int(os.environ.get("CORE_SIGNAL_AT", "-1"))
+        signal_rank = int(os.environ.get("CORE_SIGNAL_RANK", str(rank)))
         for op in core_context.searcher.operations():
             while steps < op.length:
-                x, y = batch(steps)
+                x, y = batch(steps, rank, size)
                 loss = torch.nn.functional.mse_loss(model(x), y)
                 optimizer.zero_grad()
                 loss.backward()
@@ -56,14 +75,11 @@ def main():
                 scheduler.step()
                 steps += 1
                 core_context.train.report_training_metrics(steps_completed=steps, metrics={"loss": loss.item()})
-                if steps == signal_at:
+                if steps == signal_at and rank == signal_rank:
                     os.kill(os.getpid(), signal.SIGUSR1)
                 if steps % 10 == 0 or core_context.preempt.should_preempt():
-                    metadata = {"steps_completed": steps}
-                    if os.environ.get("CORE_BAD_METADATA"):
-                        metadata = {"step": steps}
-                    with core_context.checkpoint.store_path(metadata) as (path, storage_id):
-                        save(core_context, path, model, optimizer, scheduler, steps)
+                    storage_id = save(core_context, model, optimizer, scheduler, steps,
+                                      bool(os.environ.get("CORE_BAD_METADATA")))
                     if core_context.preempt.should_preempt():
                         print(f"core_trainer: preempted at step {steps}", flush=True)
                         return
@@ -75,10 +91,9 @@ def main():
             core_context.train.report_validation_metrics(steps_completed=steps,
                                                          metrics={"validation_loss": validation})
             op.report_completed(validation)
-        with core_context.checkpoint.store_path({"steps_completed": steps}) as (path, storage_id):
-            save(core_context, path, model, optimizer, scheduler, steps)
-    print(json.dumps({"trial": info.trial.trial_id, "steps": steps, "version": det.__version__,
-                      "storage_id": storage_id}), flush=True)
+        storage_id = save(core_context, model, optimizer, scheduler, steps)
+    print(json.dumps({"trial": info.trial.trial_id, "rank": rank, "steps": steps, "version": det.__version__,
+                      "storage_id": storage_id, "started_from": info.latest_checkpoint}), flush=True)
 
 
 if __name__ == "__main__":
