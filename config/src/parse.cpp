@@ -20,19 +20,22 @@ namespace {
 
 using detail::MappingReader;
 
-std::vector<std::string> parse_entrypoint(const MappingReader& root, bool& is_shell) {
+// The harness that runs a Determined PyTorchTrial (python/dlx/compat/determined/exec/harness.py),
+// which dlx-launch's PYTHONPATH makes importable as `determined`.
+constexpr const char* kTrialHarness = "determined.exec.harness";
+
+std::vector<std::string> parse_entrypoint(const MappingReader& root, Experiment& experiment) {
   YAML::Node node = root.raw("entrypoint");
   if (!node) root.missing("entrypoint", "give the command each trial runs, e.g. entrypoint: python3 train.py");
   if (node.IsScalar() && !node.Scalar().empty()) {
     if (detail::is_trial_class(node.Scalar())) {
-      root.fail(node, "entrypoint",
-                fmt::format("'{}' names a Determined Trial class (module:Class); Determined's Trial API is not "
-                            "dlx's and dlx runs a command",
-                            abbreviated(node.Scalar())),
-                "run your training script under dlx-launch, e.g. entrypoint: python3 train.py "
-                "(docs/config-reference.md, Coming from Determined)");
+      // Determined's Trial API (model_def:MNistTrial): dlx's harness runs the class.
+      experiment.entrypoint_is_shell = false;
+      experiment.determined.mapped.push_back(fmt::format("entrypoint: {} -> python3 -m {} {}", node.Scalar(),
+                                                         kTrialHarness, node.Scalar()));
+      return {"python3", "-m", kTrialHarness, node.Scalar()};
     }
-    is_shell = true;
+    experiment.entrypoint_is_shell = true;
     return {node.Scalar()};
   }
   if (node.IsSequence() && node.size() > 0) {
@@ -41,7 +44,7 @@ std::vector<std::string> parse_entrypoint(const MappingReader& root, bool& is_sh
       if (!item.IsScalar()) root.fail(item, "entrypoint", "each argument must be a string", "write a list of strings");
       argv.push_back(item.Scalar());
     }
-    is_shell = false;
+    experiment.entrypoint_is_shell = false;
     return argv;
   }
   root.fail(node, "entrypoint", "must be a non-empty command string or list of arguments",
@@ -138,7 +141,7 @@ void check_top_level_keys(MappingReader& root) {
 void parse_top_level_values(MappingReader& root, Experiment& experiment, detail::Diagnostics& sink) {
   sink.attempt([&] { experiment.description = root.optional_string("description").value_or(""); });
   sink.attempt([&] { parse_name(root, experiment); });
-  sink.attempt([&] { experiment.entrypoint = parse_entrypoint(root, experiment.entrypoint_is_shell); });
+  sink.attempt([&] { experiment.entrypoint = parse_entrypoint(root, experiment); });
   sink.attempt([&] {
     if (auto seed = root.optional_integer_in("seed", 0, std::numeric_limits<std::int64_t>::max(),
                                              "use a non-negative seed")) {

@@ -7,11 +7,11 @@ For every file in corpus/:
          plans Determined's trials (grid points and their values, max_trials with values in their
          ranges, adaptive_asha brackets and rungs, PBT rounds) and the array Determined's default
          throttle implies, as computed by determined_semantics.py (not by dlx's code);
-  whole  the file as Determined users have it: with a command entrypoint dlx accepts it, with one
-         warning line naming the top-level keys it ignores; with a `module:Class` entrypoint dlx
-         refuses it and says to run a script under dlx-launch;
-  convert (command entrypoints, whole file valid) `dlx convert-determined` prints a dlx file that
-         validates without warnings to the same trial count.
+  whole  the file as Determined users have it: dlx accepts it, with one warning line naming the
+         top-level keys it ignores (a `module:Class` entrypoint, Determined's Trial API, runs
+         through dlx's harness: python3 -m determined.exec.harness module:Class);
+  convert (whole file valid) `dlx convert-determined` prints a dlx file that validates without
+         warnings to the same trial count, a module:Class entrypoint mapped to the harness.
 For every file in refused/ (searchers Determined retired or dlx cannot run, pre-0.13 `max_steps`),
 the cut file is refused with a message naming the replacement.
 
@@ -253,13 +253,6 @@ def ignored_keys(config):
 def check_whole(dlx, path, config):
     code, out, err = run([dlx, "validate", str(path)])
     text = out + err
-    if is_module_class(config.get("entrypoint")):
-        if code == 0:
-            return ["a module:Class entrypoint was accepted"]
-        if not re.search(r"entrypoint.*dlx-launch", text, re.S):
-            first = (text.strip().splitlines() or [""])[0]
-            return ["not refused for its module:Class entrypoint (no `entrypoint ... dlx-launch`): " + first]
-        return []
     if path.name in PLACEHOLDER_REFUSALS:
         key = PLACEHOLDER_REFUSALS[path.name]
         if code == 0 or key not in text:
@@ -284,6 +277,11 @@ def check_convert(dlx, path, config, tmp):
     code, out, err = run([dlx, "convert-determined", str(path)])
     if code != 0:
         return [(err.strip().splitlines() or [f"exit {code}"])[0]]
+    if is_module_class(config.get("entrypoint")):
+        # Determined's Trial API runs through dlx's harness (python/dlx/compat/determined).
+        harness = f"python3 -m determined.exec.harness {config['entrypoint'].strip()}"
+        if harness not in out:
+            return [f"its module:Class entrypoint is not mapped to `{harness}` in:\n{out[:400]}"]
     converted = pathlib.Path(tmp) / (path.stem + ".converted.yaml")
     converted.write_text(out)
     code, out, err = run([dlx, "validate", str(converted)])
@@ -344,8 +342,7 @@ def main():
                 cut_path.write_text(cut_text(path, text))
                 if kind == "corpus":
                     results = {"cut": check_cut(dlx, cut_path, config), "whole": check_whole(dlx, path, config)}
-                    if (not is_module_class(config.get("entrypoint")) and not results["whole"]
-                            and path.name not in PLACEHOLDER_REFUSALS):
+                    if not results["whole"] and path.name not in PLACEHOLDER_REFUSALS:
                         results["convert"] = check_convert(dlx, path, config, tmp)
                 else:
                     results = {"refused": check_refused(dlx, cut_path, config)}

@@ -5,12 +5,14 @@ core_api_test.py: a small PyTorch regression with dropout, one synthetic batch p
 from a generator seeded by the step: the data order needs no state), SGD with momentum and a
 StepLR, the RNG state in the checkpoint. CORE_SIGNAL_AT=N sends this process SIGUSR1 (Slurm's
 notice) after step N (on rank CORE_SIGNAL_RANK only, default every rank); CORE_BAD_METADATA=1
-stores a checkpoint without steps_completed. With WORLD_SIZE > 1: DDP over gloo, each rank its
+stores a checkpoint without steps_completed; CORE_STEP_DELAY_S sleeps that long after each step
+(a run long enough to be interrupted on the local cluster). With WORLD_SIZE > 1: DDP over gloo, each rank its
 own slice of every batch, every rank's RNG state in the chief's checkpoint (gathered)."""
 import json
 import os
 import pathlib
 import signal
+import time
 
 import determined as det
 import torch
@@ -65,6 +67,7 @@ def main():
             print(f"core_trainer: resumed at step {steps}", flush=True)
         signal_at = int(os.environ.get("CORE_SIGNAL_AT", "-1"))
         signal_rank = int(os.environ.get("CORE_SIGNAL_RANK", str(rank)))
+        delay = float(os.environ.get("CORE_STEP_DELAY_S", "0"))
         for op in core_context.searcher.operations():
             while steps < op.length:
                 x, y = batch(steps, rank, size)
@@ -74,6 +77,7 @@ def main():
                 optimizer.step()
                 scheduler.step()
                 steps += 1
+                time.sleep(delay)
                 core_context.train.report_training_metrics(steps_completed=steps, metrics={"loss": loss.item()})
                 if steps == signal_at and rank == signal_rank:
                     os.kill(os.getpid(), signal.SIGUSR1)

@@ -420,15 +420,22 @@ TEST_CASE("mistakes in Determined's keys: each message", "[config][determined]")
   }
 }
 
-TEST_CASE("a Determined Trial class as entrypoint is refused with the fix", "[config][determined]") {
-  CHECK(error_of("name: a\nentrypoint: model_def:MNistTrial\n" + kSearcher) ==
-        "exp.yaml:2:13: entrypoint: 'model_def:MNistTrial' names a Determined Trial class (module:Class); "
-        "Determined's Trial API is not dlx's and dlx runs a command (run your training script under dlx-launch, "
-        "e.g. entrypoint: python3 train.py (docs/config-reference.md, Coming from Determined))");
-  CHECK_THAT(error_of("name: a\nentrypoint: pkg.models.net:Trial\n" + kSearcher),
-             Catch::Contains("names a Determined Trial class"));
+TEST_CASE("a Determined Trial class as entrypoint runs through dlx's harness", "[config][determined]") {
+  auto trial = parse_experiment("name: a\nentrypoint: model_def:MNistTrial\n" + kSearcher, "exp.yaml");
+  CHECK(trial.entrypoint ==
+        std::vector<std::string>{"python3", "-m", "determined.exec.harness", "model_def:MNistTrial"});
+  CHECK_FALSE(trial.entrypoint_is_shell);
+  REQUIRE(trial.determined.mapped.size() == 1);
+  CHECK(trial.determined.mapped[0] ==
+        "entrypoint: model_def:MNistTrial -> python3 -m determined.exec.harness model_def:MNistTrial");
+  // The frozen snapshot keeps the command: read again, nothing is mapped twice.
+  auto again = parse_experiment(to_yaml(trial), "experiment.yaml");
+  CHECK(again.entrypoint == trial.entrypoint);
+  CHECK(again.determined.mapped.empty());
+  CHECK(parse_experiment("name: a\nentrypoint: pkg.models.net:Trial\n" + kSearcher, "exp.yaml").entrypoint.size() == 4);
   // Commands with a colon stay commands.
-  CHECK(error_of("name: a\nentrypoint: python3 -m pkg:main\n" + kSearcher) == "");
+  CHECK(parse_experiment("name: a\nentrypoint: python3 -m pkg:main\n" + kSearcher, "exp.yaml").entrypoint ==
+        std::vector<std::string>{"python3 -m pkg:main"});
   CHECK(error_of("name: a\nentrypoint: http://x\n" + kSearcher) == "");
 }
 
@@ -475,10 +482,6 @@ max_restarts: many
     std::vector<std::string> lines;
     for (const auto& problem : e.problems()) lines.emplace_back(problem.what());
     CHECK(lines == std::vector<std::string>{
-                       "many.yaml:2:13: entrypoint: 'model_def:Trial' names a Determined Trial class (module:Class); "
-                       "Determined's Trial API is not dlx's and dlx runs a command (run your training script under "
-                       "dlx-launch, e.g. entrypoint: python3 train.py (docs/config-reference.md, Coming from "
-                       "Determined))",
                        "many.yaml:4:30: hyperparameters.lr.minval: minval 1 is greater than maxval 0 (swap them or "
                        "fix the range)",
                        "many.yaml:5:31: hyperparameters.layers.minval: expected an integer, got 'one' (write a whole "
@@ -496,11 +499,11 @@ max_restarts: many
                        "4)"});
     // what() is the same list, one per line; the parts are the first problem's.
     CHECK(std::string(e.what()) == fmt_join(lines));
-    CHECK(e.where().line == 2);
-    CHECK(e.key() == "entrypoint");
+    CHECK(e.where().line == 4);
+    CHECK(e.key() == "hyperparameters.lr.minval");
     // The plugin's bounded form.
     CHECK(first_problems(e, 2) == lines[0] + "\n" + lines[1] +
-                                      "\n... and 7 more problems (dlx validate many.yaml lists them all)");
+                                      "\n... and 6 more problems (dlx validate many.yaml lists them all)");
     CHECK(first_problems(e, 20) == std::string(e.what()));
   }
 }

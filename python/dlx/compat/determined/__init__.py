@@ -14,8 +14,18 @@ documentation; underneath are dlx's trial record, searcher, checkpoints and requ
 """
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from . import core
 from ._info import ClusterInfo, TrialInfo, get_cluster_info
 
 __version__ = "0.38.0+dlx"
-__all__ = ["ClusterInfo", "TrialInfo", "core", "get_cluster_info"]
+__all__ = ["ClusterInfo", "TrialInfo", "core", "get_cluster_info", "pytorch"]
+
+
+def __getattr__(name: str) -> Any:
+    """det.pytorch on first use (it imports torch, which a Core API trainer may not need)."""
+    if name == "pytorch":
+        return importlib.import_module(f"{__name__}.pytorch")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,7 +16,7 @@ class TrialInfo:
         self.experiment_id = experiment_id
         self.trial_run_id = trial_run_id
         self._config = config
-        self.user_data: Dict[str, Any] = dict(config.get("data") or {})
+        self.user_data: Dict[str, Any] = {}  # Determined's free-form `data` is not kept by dlx
 
     @property
     def config(self) -> Dict[str, Any]:

@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Runs a Determined PyTorchTrial under dlx-launch: `python3 -m determined.exec.harness
+model_def:MyTrial` (what `entrypoint: model_def:MyTrial` becomes). The training loop is
+dlx.torch.Loop's: the searcher's lengths in batches, records or epochs, validation at the end of
+every epoch and at the searcher's targets, checkpoints on the experiment's period and on Slurm's
+notice (exit 85, requeue, bit-exact resume of models, optimizers, schedulers, scalers, callbacks,
+every rank's RNG and the DataLoader's position), ASHA/PBT decisions between batches."""
+from __future__ import annotations
+
+import importlib
+import random
+import math
+import os
+import sys
+from typing import Any, Dict, Tuple
+
+import dlx
+import dlx.torch
+import numpy
+import torch
+
+from .._session import frozen_experiment, session
+from ..core._distributed import DistributedContext, DummyDistributedContext
+from ..pytorch._data import DataLoader
+from ..pytorch._trial import PyTorchTrial
+
+
+def trial_class(spec: str) -> type:
+    module_name, _, class_name = spec.partition(":")
+    if not module_name or not class_name:
+        raise dlx.ConfigError(f"determined: '{spec}' is not module:Class (e.g. model_def:MNistTrial)")
+    sys.path.insert(0, os.getcwd())
+    module = importlib.import_module(module_name)
+    found = getattr(module, class_name, None)
+    if not (isinstance(found, type) and issubclass(found, PyTorchTrial)):
+        raise dlx.ConfigError(f"determined: {spec} is not a det.pytorch.PyTorchTrial subclass (dlx runs "
+                              "PyTorchTrial; TensorFlow/Keras and DeepSpeed trials are not supported)")
+    return found
+
+
+def distributed_context() -> DistributedContext:
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return DummyDistributedContext()
+    import torch.distributed as dist
+
+    if not dist.is_initialized():
+        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+    return DistributedContext.from_torch_distributed()
+
+
+def loader_of(built: Any, distributed: DistributedContext, seed: int) -> Any:
+    if isinstance(built, DataLoader):
+        return built.get_data_loader(distributed.rank, distributed.size, seed)
+    return built  # a torch DataLoader (or any iterable of batches) as the trial built it
+
+
+def numbers(metrics: Any) -> Dict[str, float]:
+    if isinstance(metrics, torch.Tensor):
+        metrics = {"loss": metrics}
+    out = {}
+    for name, value in dict(metrics or {}).items():
+        try:
+            out[str(name)] = float(value.item() if isinstance(value, torch.Tensor) else value)
+        except (TypeError, ValueError):
+            continue
+    return out
+
+
+class Validation:
+    """evaluate_batch over the validation loader, averaged over batches (weighted by their
+    records) and across ranks; or evaluate_full_dataset."""
+
+    def __init__(self, trial: PyTorchTrial, context: Any, loader: Any, callbacks: Dict[str, Any]) -> None:
+        self.trial, self.context, self.loader, self.callbacks = trial, context, loader, callbacks
+
+    def __call__(self) -> Dict[str, float]:
+        for callback in self.callbacks.values():
+            callback.on_validation_start()
+        for model in self.context.models:
+            model.eval()
+        with torch.no_grad():
+            if type(self.trial).__dict__.get("evaluate_full_dataset") is not None:
+                metrics = numbers(self.trial.evaluate_full_dataset(self.loader))
+            else:
+                metrics = self._batches()
+        for model in self.context.models:
+            model.train()
+        for callback in self.callbacks.values():
+            callback.on_validation_end(metrics)
+        return metrics
+
+    def _batches(self) -> Dict[str, float]:
+        sums: Dict[str, float] = {}
+        records = 0
+        for batch in self.loader:
+            batch = self.context.to_device(batch)
+            size = self.trial.get_batch_length(batch)
+            for name, value in numbers(self.trial.evaluate_batch(batch)).items():
+                sums[name] = sums.get(name, 0.0) + value * size
+            records += size
+        gathered = self.context.distributed.allgather((sums, records))
+        total = sum(count for _, count in gathered)
+        names = sorted({name for part, _ in gathered for name in part})
+        return {name: sum(part.get(name, 0.0) for part, _ in gathered) / max(1, total) for name in names}
+
+
+def run(spec: str) -> int:
+    trial = session().trial  # first: a ConfigError from here on ends the trial at once (exit 78)
+    cls = trial_class(spec)
+    distributed = distributed_context()
+    config = frozen_experiment(trial.experiment_dir)
+    experiment_id = os.path.basename((trial.experiment_dir or "").rstrip("/"))
+    context = cls.trial_context_class(trial.hparams, config, trial.id, experiment_id, distributed)
+    # Determined seeds Python's, NumPy's and PyTorch's generators from the trial's seed before the
+    # trial is built.
+    seed = config.get("seed") if isinstance(config.get("seed"), int) else 0
+    random.seed(seed + trial.id)
+    numpy.random.seed((seed + trial.id) % 2**32)
+    torch.manual_seed(seed + trial.id)
+    user = cls(context)
+    train_loader = loader_of(user.build_training_data_loader(), distributed, seed + trial.id)
+    validation_loader = loader_of(user.build_validation_data_loader(), distributed, seed + trial.id)
+    callbacks = user.build_callbacks() or {}
+    objects = dict(context._objects())
+    for name, callback in callbacks.items():
+        objects[f"callback_{name}"] = callback
+    loop = dlx.torch.Loop(trial, train_loader, state=objects)
+    try:
+        context._epoch_len = len(loop)
+    except TypeError:
+        context._epoch_len = None
+    validate = Validation(user, context, validation_loader, callbacks)
+    for callback in callbacks.values():
+        callback.on_training_start()
+    for epoch in loop.epochs(None, validate=validate):
+        context._epoch_index = epoch - 1
+        for callback in callbacks.values():
+            callback.on_training_epoch_start(epoch - 1)
+        for batch in loop:
+            index = (epoch - 1) * (context._epoch_len or 0) + loop.batch - 1
+            context._batch_index = index
+            metrics = numbers(user.train_batch(context.to_device(batch), epoch_idx=epoch - 1, batch_idx=index))
+            context._batch_end(index)
+            if metrics and not any(math.isnan(v) for v in metrics.values()):
+                trial.report_training(loop.step, metrics)
+        context._epoch_end(epoch - 1)
+        for callback in callbacks.values():
+            callback.on_training_epoch_end(epoch - 1)
+    for callback in callbacks.values():
+        callback.on_trial_shutdown()
+    return 0
+
+
+def main(argv: Tuple[str, ...]) -> int:
+    if len(argv) != 1:
+        print("usage: python3 -m determined.exec.harness module:TrialClass", file=sys.stderr)
+        return 2
+    return run(argv[0])
+
+
+if __name__ == "__main__":
+    sys.exit(main(tuple(sys.argv[1:])))

@@ -1,0 +1,13 @@
+# SPDX-License-Identifier: Apache-2.0
+"""determined.pytorch on dlx: PyTorchTrial and its context, run by dlx.torch.Loop (which owns
+the step, the epochs, the DataLoader's position, checkpoints, requeue and the searcher's
+decisions). `entrypoint: model_def:MyTrial` runs `python3 -m determined.exec.harness
+model_def:MyTrial` (docs/determined.md)."""
+from __future__ import annotations
+
+from ._context import PyTorchTrialContext
+from ._data import DataLoader
+from ._lr_scheduler import LRScheduler
+from ._trial import PyTorchCallback, PyTorchTrial
+
+__all__ = ["DataLoader", "LRScheduler", "PyTorchCallback", "PyTorchTrial", "PyTorchTrialContext"]

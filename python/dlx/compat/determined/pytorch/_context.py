@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: Apache-2.0
+"""PyTorchTrialContext: what a PyTorchTrial reads (hyperparameters, batch sizes, its experiment)
+and what it hands to the harness (models, optimizers, schedulers, scalers) to train and save."""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Iterator, List, Optional
+
+import torch
+
+from ..core._distributed import DistributedContext
+from ._lr_scheduler import LRScheduler
+
+
+class PyTorchTrialContext:
+    def __init__(self, hparams: Dict[str, Any], config: Dict[str, Any], trial_id: int, experiment_id: str,
+                 distributed: DistributedContext) -> None:
+        self._hparams = hparams
+        self._config = config
+        self._trial_id = trial_id
+        self._experiment_id = experiment_id
+        self.distributed = distributed
+        if torch.cuda.is_available():
+            self.device = torch.device("cuda", distributed.local_rank % torch.cuda.device_count())
+        else:
+            self.device = torch.device("cpu")
+        self.models: List[torch.nn.Module] = []
+        self.optimizers: List[torch.optim.Optimizer] = []
+        self.lr_schedulers: List[LRScheduler] = []
+        self.scalers: List[Any] = []
+        self._scheduler_of: Dict[int, List[LRScheduler]] = {}
+        self._epoch_index = 0
+        self._batch_index = 0
+        self._epoch_len: Optional[int] = None
+        self._autocast = False
+
+    # ---- what the trial reads
+
+    def get_hparams(self) -> Dict[str, Any]:
+        return self._hparams
+
+    def get_hparam(self, name: str) -> Any:
+        if name not in self._hparams:
+            raise ValueError(f"determined: hyperparameter '{name}' is not defined by the experiment (it defines: "
+                             f"{', '.join(self._hparams.names()) if hasattr(self._hparams, 'names') else ''})")
+        return self._hparams[name]
+
+    def get_global_batch_size(self) -> int:
+        if "global_batch_size" not in self._hparams:
+            raise ValueError("determined: PyTorchTrial needs the hyperparameter global_batch_size (Determined's "
+                             "rule): add it to the experiment's hyperparameters")
+        return int(self._hparams["global_batch_size"])
+
+    def get_per_slot_batch_size(self) -> int:
+        return max(1, self.get_global_batch_size() // self.distributed.size)
+
+    def get_data_config(self) -> Dict[str, Any]:
+        """{}: dlx does not keep Determined's free-form `data` section (pass such values as
+        hyperparameters; dlx's own `data` key stages datasets: docs/config-reference.md)."""
+        return {}
+
+    def get_experiment_config(self) -> Dict[str, Any]:
+        return self._config
+
+    def get_trial_id(self) -> int:
+        return self._trial_id
+
+    def get_experiment_id(self) -> str:
+        return self._experiment_id
+
+    def get_stop_requested(self) -> bool:
+        return False
+
+    def current_train_epoch(self) -> int:
+        return self._epoch_index
+
+    def current_train_batch(self) -> int:
+        return self._batch_index
+
+    def is_epoch_start(self) -> bool:
+        return self._epoch_len is not None and self._batch_index % self._epoch_len == 0
+
+    def is_epoch_end(self) -> bool:
+        return self._epoch_len is not None and (self._batch_index + 1) % self._epoch_len == 0
+
+    def to_device(self, data: Any) -> Any:
+        if isinstance(data, torch.Tensor):
+            return data.to(self.device)
+        if isinstance(data, dict):
+            return {key: self.to_device(value) for key, value in data.items()}
+        if isinstance(data, (list, tuple)):
+            return type(data)(self.to_device(value) for value in data)
+        return data
+
+    # ---- what the trial hands over
+
+    def wrap_model(self, model: torch.nn.Module) -> torch.nn.Module:
+        model = model.to(self.device)
+        if self.distributed.size > 1:
+            ids = [self.device.index] if self.device.type == "cuda" else None
+            model = torch.nn.parallel.DistributedDataParallel(model, device_ids=ids)
+        self.models.append(model)
+        return model
+
+    def wrap_optimizer(self, optimizer: torch.optim.Optimizer, backward_passes_per_step: int = 1,
+                       **kwargs: Any) -> torch.optim.Optimizer:
+        if backward_passes_per_step != 1:
+            raise NotImplementedError("determined on dlx: backward_passes_per_step (gradient aggregation) is "
+                                      "not supported yet: accumulate in train_batch")
+        self.optimizers.append(optimizer)
+        return optimizer
+
+    def wrap_lr_scheduler(self, lr_scheduler: Any, step_mode: LRScheduler.StepMode,
+                          frequency: int = 1) -> LRScheduler:
+        wrapped = LRScheduler(lr_scheduler, step_mode, frequency)
+        self.lr_schedulers.append(wrapped)
+        optimizer = getattr(lr_scheduler, "optimizer", None)
+        self._scheduler_of.setdefault(id(optimizer), []).append(wrapped)
+        return wrapped
+
+    def wrap_scaler(self, scaler: Any) -> Any:
+        self.scalers.append(scaler)
+        return scaler
+
+    def autocast_forward_pass(self, model: torch.nn.Module) -> torch.nn.Module:
+        self._autocast = True
+        return model
+
+    def backward(self, loss: torch.Tensor, gradient: Optional[torch.Tensor] = None, retain_graph: bool = False,
+                 create_graph: bool = False) -> None:
+        if self.scalers:
+            loss = self.scalers[0].scale(loss)
+        loss.backward(gradient=gradient, retain_graph=retain_graph, create_graph=create_graph)
+
+    def step_optimizer(self, optimizer: torch.optim.Optimizer,
+                       clip_grads: Optional[Callable[[Iterator[torch.nn.Parameter]], None]] = None,
+                       auto_zero_grads: bool = True, scaler: Any = None) -> None:
+        scaler = scaler or (self.scalers[0] if self.scalers else None)
+        if clip_grads is not None:
+            if scaler is not None:
+                scaler.unscale_(optimizer)
+            clip_grads((p for group in optimizer.param_groups for p in group["params"]))
+        if scaler is not None:
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            optimizer.step()
+        if auto_zero_grads:
+            optimizer.zero_grad()
+        for scheduler in self._scheduler_of.get(id(optimizer), []):
+            if scheduler._step_mode is LRScheduler.StepMode.STEP_EVERY_OPTIMIZER_STEP:
+                scheduler._steps += 1
+                if scheduler._steps % scheduler._frequency == 0:
+                    scheduler.step()
+
+    # ---- the harness's bookkeeping
+
+    def _batch_end(self, batch_index: int) -> None:
+        for scheduler in self.lr_schedulers:
+            if scheduler._step_mode is LRScheduler.StepMode.STEP_EVERY_BATCH and \
+                    (batch_index + 1) % scheduler._frequency == 0:
+                scheduler.step()
+
+    def _epoch_end(self, epoch_index: int) -> None:
+        for scheduler in self.lr_schedulers:
+            if scheduler._step_mode is LRScheduler.StepMode.STEP_EVERY_EPOCH and \
+                    (epoch_index + 1) % scheduler._frequency == 0:
+                scheduler.step()
+
+    def _objects(self) -> Dict[str, Any]:
+        """What a checkpoint holds, by name (dlx.torch.save_state's objects)."""
+        objects: Dict[str, Any] = {}
+        for kind, items in (("model", self.models), ("optimizer", self.optimizers),
+                            ("lr_scheduler", self.lr_schedulers), ("scaler", self.scalers)):
+            for index, item in enumerate(items):
+                objects[f"{kind}_{index}"] = item
+        return objects
+

@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A Determined PyTorchTrial, written the way Determined's MNIST tutorial writes one, for
+pytorch_trial_test.py (`entrypoint: model_def:RegressionTrial`): a small regression with dropout
+on a synthetic dataset, SGD with momentum, a StepLR stepped every epoch, gradient clipping,
+shuffling DataLoaders with 2 worker processes. TRIAL_SIGNAL_AT=N sends this process SIGUSR1
+(Slurm's notice) during global batch N."""
+import os
+import signal
+
+import determined as det
+import torch
+from torch.utils.data import TensorDataset
+
+
+def synthetic(records, seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(records, 8, generator=g)
+    return TensorDataset(x, x.sum(dim=1, keepdim=True) * 0.5 + 0.1 * torch.randn(records, 1, generator=g))
+
+
+class RegressionTrial(det.pytorch.PyTorchTrial):
+    def __init__(self, context: det.pytorch.PyTorchTrialContext) -> None:
+        self.context = context
+        model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Dropout(0.1), torch.nn.Linear(16, 1))
+        self.model = context.wrap_model(model)
+        self.optimizer = context.wrap_optimizer(
+            torch.optim.SGD(self.model.parameters(), lr=context.get_hparam("lr"), momentum=0.9))
+        self.scheduler = context.wrap_lr_scheduler(torch.optim.lr_scheduler.StepLR(self.optimizer, 1, gamma=0.7),
+                                                   det.pytorch.LRScheduler.StepMode.STEP_EVERY_EPOCH)
+        self.signal_at = int(os.environ.get("TRIAL_SIGNAL_AT", "-1"))
+
+    def build_training_data_loader(self) -> det.pytorch.DataLoader:
+        return det.pytorch.DataLoader(synthetic(256, 1), batch_size=self.context.get_per_slot_batch_size(),
+                                      shuffle=True, num_workers=2)
+
+    def build_validation_data_loader(self) -> det.pytorch.DataLoader:
+        return det.pytorch.DataLoader(synthetic(64, 2), batch_size=32)
+
+    def train_batch(self, batch, epoch_idx: int, batch_idx: int):
+        if batch_idx == self.signal_at:
+            os.kill(os.getpid(), signal.SIGUSR1)
+        x, y = batch
+        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        self.context.backward(loss)
+        self.context.step_optimizer(self.optimizer,
+                                    clip_grads=lambda params: torch.nn.utils.clip_grad_norm_(params, 1.0))
+        return {"loss": loss, "lr": self.scheduler.get_last_lr()[0]}
+
+    def evaluate_batch(self, batch):
+        x, y = batch
+        return {"validation_loss": torch.nn.functional.mse_loss(self.model(x), y)}
