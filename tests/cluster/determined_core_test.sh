@@ -55,7 +55,11 @@ import torch
 def final_state(trial_dir):
     newest = max(glob.glob(f"{trial_dir}/checkpoints/step-*.h5"), key=lambda p: int(p.rsplit("-", 1)[1][:-3]))
     with h5py.File(newest, "r") as f:
-        return newest, torch.load(io.BytesIO(numpy.asarray(f["determined/files/state.pt"]).tobytes()))
+        names = []
+        f.visit(names.append)
+        found = [n for n in names if n.endswith("determined/files/state.pt") and isinstance(f[n], h5py.Dataset)]
+        assert len(found) == 1, f"{newest}: {names}"
+        return newest, torch.load(io.BytesIO(numpy.asarray(f[found[0]]).tobytes()))
 
 
 def same(a, b, where):

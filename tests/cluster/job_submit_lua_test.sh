@@ -6,7 +6,8 @@ source "$(dirname "$0")/lib.sh"
 
 conf=$CLUSTER/etc/slurm-jobsubmit.conf
 log=$CLUSTER/log/slurmctld.log
-made_by_lua() { grep -c "dlx: job_submit: uid $(id -u "$DLX_TEST_USER") job 'logreg-grid': job array 0-3%2" "$log" || true; }
+# The job is named after the experiment's directory (logreg-grid, logreg-grid.2, ...).
+made_by_lua() { grep -cE "dlx: job_submit: uid $(id -u "$DLX_TEST_USER") job 'logreg-grid(\.[0-9]+)?': job array 0-3%2" "$log" || true; }
 before=$(made_by_lua)
 [ -f "$conf" ] || fail "the cluster has no $conf"
 submitted=$(SLURM_CONF=$conf as_user sbatch --parsable --hold --dl-experiment=examples/grid.yaml examples/job.sh)

@@ -29,6 +29,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -64,7 +65,12 @@ def run_two_ranks(directory, expect, **extra):
     env["PYTHONPATH"] = os.path.join(SOURCE, "python")
     # Without Slurm, the ranks agree on the checkpoint to resume from through DLX_RUN_ID: one
     # value for the ranks of a run, a new one for each run.
-    extra = dict(extra, DLX_RUN_ID=f"run-{next(RUNS)}")
+    # A port of this run's own for gloo's rendezvous: dlx-launch's default outside Slurm is one
+    # fixed port, which another test's trainer may hold at the same time.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    extra = dict(extra, DLX_RUN_ID=f"run-{next(RUNS)}", MASTER_PORT=str(port))
     env.update(DLX_EXPERIMENT_DIR=directory, DLX_TRIAL_ID="0", OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_btl_tcp_if_include="lo", **extra)
     command = ["mpirun", "-np", "2", "--oversubscribe", "--output-filename", os.path.join(directory, "ranks"),

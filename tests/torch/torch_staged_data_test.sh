@@ -11,6 +11,9 @@ launch=$1 source_dir=$2
 work=$(mktemp -d -t dlx-torch-data.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# gloo's rendezvous port for the one-rank trainer: its own, as dlx-launch's default outside Slurm is
+# one fixed port that another test's trainer may hold at the same time.
+free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 /usr/bin/python3 "$source_dir/examples/pytorch/make_dataset.py" "$work/shared/dataset" --samples 2048 --seed 5
 mkdir -p "$work/experiment" "$work/local"
@@ -24,7 +27,10 @@ data: {stage: [$work/shared/dataset], to: $work/local}
 YAML
 
 trial() {  # trial ID: runs trial ID of the experiment, prints its output
-  DLX_EXPERIMENT_DIR=$work/experiment DLX_TRIAL_ID=$1 "$launch" 2>&1 || fail "trial $1 failed"
+  local out
+  out=$(DLX_EXPERIMENT_DIR=$work/experiment DLX_TRIAL_ID=$1 MASTER_PORT=$(free_port) "$launch" 2>&1) ||
+    fail "trial $1 failed: $out"
+  echo "$out"
 }
 first=$(trial 0)
 echo "$first"
@@ -48,7 +54,7 @@ grep -q "^ddp: 1 ranks.*4096 examples from synthetic" <<< "$third" || fail "with
 # A staged directory without dataset.pt: the trainer says what is missing and how to make it.
 mkdir -p "$work/shared/empty"
 echo "data: {stage: [$work/shared/empty], to: $work/local}" >> "$work/experiment/experiment.yaml"
-if out=$(DLX_EXPERIMENT_DIR=$work/experiment DLX_TRIAL_ID=1 "$launch" 2>&1); then fail "no dataset.pt: it ran: $out"; fi
+if out=$(DLX_EXPERIMENT_DIR=$work/experiment DLX_TRIAL_ID=1 MASTER_PORT=$(free_port) "$launch" 2>&1); then fail "no dataset.pt: it ran: $out"; fi
 grep -q "dataset.pt is missing: stage a directory holding dataset.pt (python3 examples/pytorch/make_dataset.py DIR writes one)" <<< "$out" ||
   fail "no dataset.pt: $out"
 echo "torch staged data: ok"
