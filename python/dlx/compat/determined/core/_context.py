@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 from typing import Any, Optional
 
+import dlx
+
 
 from .._session import session as current_session
 from ._checkpoint import CheckpointContext
@@ -45,8 +47,19 @@ class Context:
         if not trial.in_trial:
             return
         if session.preempted and session.decision != "pause":
-            step = session.last_stored_step if session.last_stored_step is not None else session.last_reported_step
+            # The chief stored the checkpoint (store_path is the chief's); every rank leaves with
+            # dlx's requeue protocol at that step, the others after noting it as saved (their
+            # part of it is nothing: dlx saves the chief's tensors).
+            step = session.last_stored_step
+            if self.distributed.size > 1:
+                step = self.distributed.broadcast(step)
+                if step is not None and session.last_stored_step != step:
+                    trial.save_checkpoint(step, {})
             sys.stdout.flush()
+            if step is None:
+                print("determined: preempted before any checkpoint was stored: the requeued trial starts over",
+                      file=sys.stderr, flush=True)
+                sys.exit(dlx.REQUEUE_EXIT_CODE)
             sys.exit(trial.checkpoint_and_exit(step))
         trial.finish()
 
