@@ -21,7 +21,8 @@ from . import core
 from ._info import ClusterInfo, TrialInfo, get_cluster_info
 
 __version__ = "0.38.0+dlx"
-__all__ = ["ClusterInfo", "TrialInfo", "core", "get_cluster_info", "pytorch"]
+LOG_FORMAT = "%(levelname)s: [%(process)s] %(name)s: %(message)s"  # Determined's, for logging.basicConfig
+__all__ = ["LOG_FORMAT", "ClusterInfo", "TrialInfo", "core", "get_cluster_info", "pytorch"]
 
 
 def __getattr__(name: str) -> Any:

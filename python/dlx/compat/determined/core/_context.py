@@ -46,7 +46,7 @@ class Context:
         trial = session.trial
         if not trial.in_trial:
             return
-        if session.preempted and session.decision != "pause":
+        if session.signalled and session.decision not in ("stop", "pause", "complete"):
             # The chief stored the checkpoint (store_path is the chief's); every rank leaves with
             # dlx's requeue protocol at that step, the others after noting it as saved (their
             # part of it is nothing: dlx saves the chief's tensors).

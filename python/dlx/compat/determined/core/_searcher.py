@@ -73,7 +73,7 @@ class SearcherContext:
             if length <= 0:
                 raise dlx.ConfigError("determined: searcher.operations() needs the searcher's max_length (set "
                                       "searcher.max_length in the experiment)")
-            if session.decision_length is not None and session.decision_length >= length:
+            if session.decision != "train" or (session.decision_length is not None and session.decision_length >= length):
                 return  # the searcher gave no longer target after the last one
             operation = SearcherOperation(self, length)
             yield operation
@@ -81,9 +81,7 @@ class SearcherContext:
                 raise dlx.ConfigError(f"determined: the operation of length {length} ended without "
                                       "op.report_completed(searcher_metric)")
             if session.decision != "train":
-                if session.decision == "pause":
-                    session.preempted = True
-                return
+                return  # stopped, paused (should_preempt() is now true) or complete
 
     def acknowledge_out_of_ops(self) -> None:
         pass
@@ -108,8 +106,8 @@ class PreemptContext:
         local = session.preempted or session.trial.checkpoint_requested()
         if self._distributed.size > 1:
             local = any(self._distributed.allgather(local))
-        if local and session.trial.checkpoint_requested():
-            session.signalled = True
+        if local and not session.preempted:
+            session.signalled = True  # Slurm's notice (on this rank or another), not the searcher
         session.preempted = session.preempted or local
         return local
 

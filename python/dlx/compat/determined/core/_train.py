@@ -46,9 +46,13 @@ class TrainContext:
         self._session.last_reported_step = step
         if not values:
             return
+        target = self._session.trial_target()
         decision = self._session.trial.report_validation(step, values)
-        if step == self._session.trial_target():
-            self._session.decision, self._session.decision_length = decision, step
+        if target and step >= target:  # the searcher was asked (a validation at or past its target)
+            self._session.decision, self._session.decision_length = decision, target
+            # Determined 0.38's way to stop or pause a trial: should_preempt() turns true.
+            if decision in ("stop", "pause"):
+                self._session.preempted = True
         metric = self._session.searcher_metric
         if metric in values and not math.isnan(values[metric]):
             better = self._best is None or (values[metric] < self._best if self._session.smaller_is_better

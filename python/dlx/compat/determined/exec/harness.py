@@ -8,11 +8,12 @@ every rank's RNG and the DataLoader's position), ASHA/PBT decisions between batc
 from __future__ import annotations
 
 import importlib
+import inspect
 import random
 import math
 import os
 import sys
-from typing import Any, Dict, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import dlx
 import dlx.torch
@@ -21,6 +22,7 @@ import torch
 
 from .._session import frozen_experiment, session
 from ..core._distributed import DistributedContext, DummyDistributedContext
+from ..pytorch._context import PyTorchTrialContext
 from ..pytorch._data import DataLoader
 from ..pytorch._trial import PyTorchTrial
 
@@ -92,10 +94,12 @@ class Validation:
     def _batches(self) -> Dict[str, float]:
         sums: Dict[str, float] = {}
         records = 0
-        for batch in self.loader:
+        takes_index = "batch_idx" in inspect.signature(self.trial.evaluate_batch).parameters
+        for index, batch in enumerate(self.loader):
             batch = self.context.to_device(batch)
             size = self.trial.get_batch_length(batch)
-            for name, value in numbers(self.trial.evaluate_batch(batch)).items():
+            result = self.trial.evaluate_batch(batch, batch_idx=index) if takes_index else self.trial.evaluate_batch(batch)
+            for name, value in numbers(result).items():
                 sums[name] = sums.get(name, 0.0) + value * size
             records += size
         gathered = self.context.distributed.allgather((sums, records))
@@ -104,22 +108,29 @@ class Validation:
         return {name: sum(part.get(name, 0.0) for part, _ in gathered) / max(1, total) for name in names}
 
 
-def run(spec: str) -> int:
+def new_context(cls: type = PyTorchTrialContext) -> Any:
+    """The trial's PyTorchTrialContext, after seeding Python's, NumPy's and PyTorch's generators
+    from the experiment's seed and the trial id (as Determined does before the trial is built)."""
     trial = session().trial  # first: a ConfigError from here on ends the trial at once (exit 78)
-    cls = trial_class(spec)
     distributed = distributed_context()
     config = frozen_experiment(trial.experiment_dir)
     experiment_id = os.path.basename((trial.experiment_dir or "").rstrip("/"))
-    context = cls.trial_context_class(trial.hparams, config, trial.id, experiment_id, distributed)
-    # Determined seeds Python's, NumPy's and PyTorch's generators from the trial's seed before the
-    # trial is built.
-    seed = config.get("seed") if isinstance(config.get("seed"), int) else 0
-    random.seed(seed + trial.id)
-    numpy.random.seed((seed + trial.id) % 2**32)
-    torch.manual_seed(seed + trial.id)
-    user = cls(context)
-    train_loader = loader_of(user.build_training_data_loader(), distributed, seed + trial.id)
-    validation_loader = loader_of(user.build_validation_data_loader(), distributed, seed + trial.id)
+    seed = (config.get("seed") if isinstance(config.get("seed"), int) else 0) + trial.id
+    random.seed(seed)
+    numpy.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+    context = cls(trial.hparams, config, trial.id, experiment_id, distributed)
+    context._seed = seed
+    return context
+
+
+def train(user: PyTorchTrial, context: Any, max_epochs: Optional[int] = None) -> None:
+    """The trial's training loop (dlx.torch.Loop): until the searcher's length, or `max_epochs`
+    without one; the trial is finished when it ends (or exits 85 on Slurm's notice)."""
+    trial = session().trial
+    distributed = context.distributed
+    train_loader = loader_of(user.build_training_data_loader(), distributed, context._seed)
+    validation_loader = loader_of(user.build_validation_data_loader(), distributed, context._seed)
     callbacks = user.build_callbacks() or {}
     objects = dict(context._objects())
     for name, callback in callbacks.items():
@@ -132,7 +143,7 @@ def run(spec: str) -> int:
     validate = Validation(user, context, validation_loader, callbacks)
     for callback in callbacks.values():
         callback.on_training_start()
-    for epoch in loop.epochs(None, validate=validate):
+    for epoch in loop.epochs(max_epochs, validate=validate):
         context._epoch_index = epoch - 1
         for callback in callbacks.values():
             callback.on_training_epoch_start(epoch - 1)
@@ -148,6 +159,13 @@ def run(spec: str) -> int:
             callback.on_training_epoch_end(epoch - 1)
     for callback in callbacks.values():
         callback.on_trial_shutdown()
+
+
+def run(spec: str) -> int:
+    session()  # first: a ConfigError from here on ends the trial at once (exit 78)
+    cls = trial_class(spec)
+    context = new_context(cls.trial_context_class)
+    train(cls(context), context)
     return 0
 
 

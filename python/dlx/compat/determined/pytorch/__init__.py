@@ -5,9 +5,15 @@ decisions). `entrypoint: model_def:MyTrial` runs `python3 -m determined.exec.har
 model_def:MyTrial` (docs/determined.md)."""
 from __future__ import annotations
 
+from typing import Any
+
 from ._context import PyTorchTrialContext
 from ._data import DataLoader
 from ._lr_scheduler import LRScheduler
+from ._trainer import Batch, Epoch, Record, Trainer, TrainUnit, init
 from ._trial import PyTorchCallback, PyTorchTrial
 
-__all__ = ["DataLoader", "LRScheduler", "PyTorchCallback", "PyTorchTrial", "PyTorchTrialContext"]
+TorchData = Any  # a batch as the DataLoader yields it (a tensor, or a list, tuple or dict of them)
+
+__all__ = ["Batch", "DataLoader", "Epoch", "LRScheduler", "PyTorchCallback", "PyTorchTrial", "PyTorchTrialContext",
+           "Record", "TorchData", "TrainUnit", "Trainer", "init"]

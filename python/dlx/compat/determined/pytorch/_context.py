@@ -32,6 +32,7 @@ class PyTorchTrialContext:
         self._batch_index = 0
         self._epoch_len: Optional[int] = None
         self._autocast = False
+        self._seed = 0  # the trial's seed (experiment seed + trial id): the loaders' shuffling
 
     # ---- what the trial reads
 
