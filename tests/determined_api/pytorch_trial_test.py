@@ -8,6 +8,8 @@ dlx-launch (no Slurm: a requeue is dlx-launch run again):
   - the same run with Slurm's notice during batch 21: it saves between two batches, exits 85, and
     run again resumes there (models, optimizer, StepLR, every RNG and the shuffling DataLoader's
     position): the final checkpoint's tensors and every metric row are identical;
+  - the Trainer API (trainer_script.py: det.pytorch.init, Trainer.fit(max_length=Epoch(2))) with
+    no searcher length: two epochs, validated at each end, completed;
   - a PyTorchTrial that is not one (a name that is no subclass) fails at once with exit 78.
 
     pytorch_trial_test.py DLX_LAUNCH SOURCE_DIR      (DLX_LIBRARY)
@@ -28,13 +30,14 @@ COMPARE = os.path.join(SOURCE, "tests", "tools", "compare_checkpoints.py")
 ROOT = tempfile.mkdtemp(prefix="dlx-determined-pytorch-")
 
 
-def experiment(name, entrypoint="model_def:RegressionTrial"):
+def experiment(name, entrypoint="model_def:RegressionTrial",
+               searcher="{name: single, metric: validation_loss, max_length: {batches: 40}}"):
     directory = os.path.join(ROOT, name)
     os.makedirs(os.path.join(directory, "trials"))
     with open(os.path.join(directory, "experiment.yaml"), "w") as f:
         f.write(f"name: {name}\nentrypoint: {entrypoint}\nseed: 3\n"
                 "hyperparameters: {lr: 0.05, global_batch_size: 16}\n"
-                "searcher: {name: single, metric: validation_loss, max_length: {batches: 40}}\n"
+                f"searcher: {searcher}\n"
                 "checkpoint: {keep_latest: 2}\n")
     return directory
 
@@ -78,6 +81,17 @@ def main():
     for table in ("training", "validation"):
         assert metrics(reference, table) == metrics(requeued, table), f"the {table} metrics differ"
     print(f"  {check.stdout.strip()}")
+
+    print("the Trainer API, max_length Epoch(2), no searcher length:")
+    script = experiment("trainer", "python3 trainer_script.py --epochs 2",
+                        "{name: single, metric: validation_loss}")
+    launch(script, 0)
+    steps = metrics(script, "validation")["steps"]
+    assert steps == [16, 32], f"validation at {steps}, not at the two epochs' ends"
+    with h5py.File(f"{script}/trials/0/trial.h5", "r") as f:
+        state = f.attrs["state"]
+        assert (state.decode() if isinstance(state, bytes) else state) == "completed", state
+    print("  two epochs, validated at 16 and 32, completed")
 
     print("a class that is no PyTorchTrial:")
     out = launch(experiment("not-a-trial", "model_def:synthetic"), 78)
