@@ -1,17 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """det.core.init(): the Core API's contexts over this process's dlx trial. Leaving the block:
-after a preemption (Slurm's notice, or the searcher pausing the trial) the process exits with
-dlx's requeue code once the last checkpoint is durable, so that Slurm runs the trial again and it
-resumes from that checkpoint (get_cluster_info().latest_checkpoint); otherwise the trial is
-finished (completed, or stopped as the searcher said). An exception leaves the trial as it is:
-dlx-launch records the crash and the experiment's max_restarts decide."""
+after Slurm's notice (preemption, the time limit) the process exits with dlx's requeue code once
+the last checkpoint is durable, so that Slurm runs the trial again and it resumes from that
+checkpoint (get_cluster_info().latest_checkpoint); otherwise the trial is finished as the searcher
+said (completed, stopped, or paused for a later promotion). An exception leaves the trial as it
+is: dlx-launch records the crash and the experiment's max_restarts decide."""
 from __future__ import annotations
 
 import sys
 from typing import Any, Optional
 
 import dlx
-
 
 from .._session import session as current_session
 from ._checkpoint import CheckpointContext

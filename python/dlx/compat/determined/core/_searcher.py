@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """SearcherContext and PreemptContext. An operation is the searcher's next target length (dlx's
-target_length, in the experiment's max_length unit); the validation reported at that length asks
-dlx's searcher, and its answer decides: "train" yields the next operation (an ASHA promotion, a
-longer PBT round), "stop"/"complete" end operations(), "pause" ends them and should_preempt()
-turns true, so that the trainer checkpoints and returns (a later task resumes it).
+target_length, in the experiment's max_length unit); the validation reported at (or past) that
+length asks dlx's searcher, and its answer decides: "train" yields the next operation (an ASHA
+promotion, a longer PBT round); "stop", "pause" and "complete" end operations(), and after a stop
+or a pause should_preempt() is true (Determined 0.38's way to end a trial early), so that the
+trainer checkpoints and returns (a paused trial is resumed by a later task).
 should_preempt() is also true once Slurm's notice arrives (preemption, the time limit: SIGTERM,
 SIGUSR1/2), agreed by every rank."""
 from __future__ import annotations
