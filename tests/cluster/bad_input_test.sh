@@ -33,7 +33,7 @@ YAML
 # Several mistakes: sbatch lists them all, sorted by line (issue 20).
 cat > "$WORK/bad/several.yaml" <<'YAML'
 name: several
-entrypoint: model_def:Trial
+entrypoint: []
 searcher: {name: single, metric: accuracy, max_restarts: 2}
 resources: {nodes_pertrial: 2}
 YAML
@@ -55,7 +55,7 @@ check_rejected() {  # check_rejected "expected message" sbatch-arguments...
 check_rejected "dlx: --dl-experiment: bad/typo.yaml:5:3: resources.nodes_pertrial: unknown key in resources (did you mean 'nodes_per_trial'?)" \
   --dl-experiment=bad/typo.yaml
 check_rejected "dlx: --dl-experiment: bad/syntax.yaml:3:1: YAML syntax error" --dl-experiment=bad/syntax.yaml
-check_rejected "dlx: --dl-experiment: bad/several.yaml:2:13: entrypoint: 'model_def:Trial' names a Determined Trial class" \
+check_rejected "dlx: --dl-experiment: bad/several.yaml:2:13: entrypoint: must be a non-empty command string or list of arguments" \
   --dl-experiment=bad/several.yaml
 expect_contains "sbatch several.yaml" "$(cat "$WORK/bad.err")" "dlx: --dl-experiment: bad/several.yaml:3:44: searcher.max_restarts: unknown key in searcher"
 expect_contains "sbatch several.yaml" "$(cat "$WORK/bad.err")" "dlx: --dl-experiment: bad/several.yaml:4:13: resources.nodes_pertrial: unknown key in resources (did you mean 'nodes_per_trial'?)"

@@ -76,7 +76,7 @@ grep -qF "valid: 4 trials" "$work/vout" || fail "dlx validate: $(cat "$work/vout
 # Several mistakes: all of them, sorted by line, from validate and from convert-determined.
 cat >"$work/bad.yaml" <<'YAML'
 name: bad
-entrypoint: model_def:Trial
+entrypoint: []
 resources: {slots_per_trail: 2}
 searcher: {name: random, metric: loss, max_trials: 0}
 seeed: 1
@@ -84,7 +84,7 @@ YAML
 "$dlx" validate "$work/bad.yaml" >"$work/vout" 2>"$work/verr"
 rc=$?
 [ "$rc" = 1 ] || fail "dlx validate bad.yaml: exit $rc, not 1"
-expected="$work/bad.yaml:2:13: entrypoint: 'model_def:Trial' names a Determined Trial class
+expected="$work/bad.yaml:2:13: entrypoint: must be a non-empty command string or list of arguments
 $work/bad.yaml:3:13: resources.slots_per_trail: unknown key in resources (did you mean 'slots_per_trial'?)
 $work/bad.yaml:4:52: searcher.max_trials: must be between 1 and 1000000, got 0
 $work/bad.yaml:5:1: seeed: unknown key at the top level (did you mean 'seed'?)"
