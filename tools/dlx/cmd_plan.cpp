@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "dlx/common/id_ranges.hpp"
 #include "dlx/config/display_text.hpp"
 #include "dlx/config/ignored_keys.hpp"
 #include "dlx/config/parse.hpp"
@@ -24,18 +25,6 @@
 namespace dlx::cli {
 
 namespace {
-
-// "0-3, 5, 7-9": trial ids, consecutive runs shortened.
-std::string id_ranges(const std::vector<int>& ids) {
-  std::vector<std::string> parts;
-  for (std::size_t i = 0; i < ids.size();) {
-    std::size_t j = i;
-    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
-    parts.push_back(j == i ? std::to_string(ids[i]) : fmt::format("{}-{}", ids[i], ids[j]));
-    i = j + 1;
-  }
-  return fmt::format("{}", fmt::join(parts, ", "));
-}
 
 std::string lengths_of(const searcher::PlannedBracket& bracket) {
   std::vector<std::int64_t> lengths;

@@ -8,23 +8,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "dlx/common/id_ranges.hpp"
 #include "status_report.hpp"
 
 namespace dlx::cli {
 
 namespace {
-
-// "0-3, 5": trial ids, consecutive runs shortened.
-std::string id_ranges(const std::vector<int>& ids) {
-  std::vector<std::string> parts;
-  for (std::size_t i = 0; i < ids.size();) {
-    std::size_t j = i;
-    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
-    parts.push_back(j == i ? std::to_string(ids[i]) : fmt::format("{}-{}", ids[i], ids[j]));
-    i = j + 1;
-  }
-  return fmt::format("{}", fmt::join(parts, ", "));
-}
 
 std::string without_prefix(const std::string& message) {
   constexpr std::string_view kPrefix = "dlx: warning: ";
