@@ -10,8 +10,10 @@
 //      signal=) unless the user gave --signal, and the array unless the user gave --array or the
 //      site sets it in job_submit.lua (apply_options);
 //   4. plan the code snapshot (code_snapshot_step.hpp): over its size cap, nothing is created;
-//      check the data to stage (data_check_step.hpp): a path that is missing or unreadable, or
-//      datasets over the cache's cap, fail the submission the same way (plan_code_and_data);
+//      a Determined Trial class that dlx cannot run (TFKerasTrial, ...) fails the submission
+//      (trial_class_check.hpp); check the data to stage (data_check_step.hpp): a path that is
+//      missing or unreadable, or datasets over the cache's cap, fail the submission the same way
+//      (plan_code_and_data);
 //   5. create <storage_root>/<user>/<name>[.N]/, name the job after it unless the user named it,
 //      freeze experiment.yaml into it (seed included) and copy the code snapshot into code/ (a
 //      failure removes the directory again) (create_and_freeze);
@@ -40,6 +42,7 @@
 #include "dlx/common/trusted_path.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/config/snapshot.hpp"
+#include "dlx/config/trial_api.hpp"
 #include "dlx/searcher/method.hpp"
 #include "dlx/searcher/trial_plan.hpp"
 #include "dlx/store/create_experiment_dir.hpp"
@@ -47,6 +50,7 @@
 #include "remote.hpp"
 #include "resource_options.hpp"
 #include "sbatch_options.hpp"
+#include "trial_class_check.hpp"
 
 namespace dlx::spank {
 
@@ -173,7 +177,8 @@ bool apply_options(Submission& submission, const PluginOptions& options) {
   return true;
 }
 
-// 4. Plan the code snapshot and check the data to stage, before anything is created.
+// 4. Plan the code snapshot, look at a Determined Trial class and check the data to stage, before
+//    anything is created.
 bool plan_code_and_data(Submission& submission) {
   auto& experiment = submission.experiment;  // the code plan and the data check complete it
   try {
@@ -181,6 +186,15 @@ bool plan_code_and_data(Submission& submission) {
   } catch (const store::CodeSnapshotError& e) {
     report_error(fmt::format("dlx: --dl-experiment: {}", e.what()));
     return false;
+  }
+  if (auto trial_class = config::trial_class_of(experiment)) {
+    const auto finding = check_trial_class(*trial_class, trial_start_dir(submission.code, submission.sbatch));
+    if (finding.refusal) {
+      report_error(fmt::format("dlx: --dl-experiment: {}: {} (nothing was submitted)", submission.file,
+                               *finding.refusal));
+      return false;
+    }
+    if (finding.note) report_info(fmt::format("dlx: --dl-experiment: {}", *finding.note));
   }
   try {
     if (const auto bytes = check_data(experiment); bytes != 0) {

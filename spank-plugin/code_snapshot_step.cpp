@@ -11,9 +11,6 @@ namespace dlx::spank {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// The job's working directory: --chdir (-D) when given, else where sbatch runs.
 fs::path job_working_dir(const SbatchOptions& sbatch) {
   std::error_code error;
   const fs::path here = fs::current_path(error);
@@ -23,7 +20,9 @@ fs::path job_working_dir(const SbatchOptions& sbatch) {
   return here;
 }
 
-}  // namespace
+fs::path trial_start_dir(const std::optional<store::CodePlan>& plan, const SbatchOptions& sbatch) {
+  return plan ? plan->root / plan->workdir : job_working_dir(sbatch);
+}
 
 std::optional<store::CodePlan> plan_code(config::Experiment& experiment, const SbatchOptions& sbatch) {
   if (!experiment.code.snapshot) return std::nullopt;

@@ -18,6 +18,13 @@ namespace dlx::spank {
 // store::CodeSnapshotError.
 std::optional<store::CodePlan> plan_code(config::Experiment& experiment, const SbatchOptions& sbatch);
 
+// The job's working directory: --chdir (-D) when given, else where sbatch runs.
+std::filesystem::path job_working_dir(const SbatchOptions& sbatch);
+
+// Where the trials start, as the submitter sees it now: the snapshot's working directory (its
+// copy is what trials run), else the job's working directory.
+std::filesystem::path trial_start_dir(const std::optional<store::CodePlan>& plan, const SbatchOptions& sbatch);
+
 // Copies the plan into the experiment directory and says what was copied. Throws
 // store::CodeSnapshotError.
 void write_code(store::CodePlan& plan, const std::filesystem::path& experiment_dir);

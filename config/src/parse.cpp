@@ -20,20 +20,16 @@ namespace {
 
 using detail::MappingReader;
 
-// The harness that runs a Determined PyTorchTrial (python/dlx/compat/determined/exec/harness.py),
-// which dlx-launch's PYTHONPATH makes importable as `determined`.
-constexpr const char* kTrialHarness = "determined.exec.harness";
-
 std::vector<std::string> parse_entrypoint(const MappingReader& root, Experiment& experiment) {
   YAML::Node node = root.raw("entrypoint");
   if (!node) root.missing("entrypoint", "give the command each trial runs, e.g. entrypoint: python3 train.py");
   if (node.IsScalar() && !node.Scalar().empty()) {
-    if (detail::is_trial_class(node.Scalar())) {
+    if (auto trial_class = detail::trial_class_of(node.Scalar())) {
       // Determined's Trial API (model_def:MNistTrial): dlx's harness runs the class.
       experiment.entrypoint_is_shell = false;
       experiment.determined.mapped.push_back(fmt::format("entrypoint: {} -> python3 -m {} {}", node.Scalar(),
-                                                         kTrialHarness, node.Scalar()));
-      return {"python3", "-m", kTrialHarness, node.Scalar()};
+                                                         detail::kTrialHarness, *trial_class));
+      return {"python3", "-m", detail::kTrialHarness, *trial_class};
     }
     experiment.entrypoint_is_shell = true;
     return {node.Scalar()};

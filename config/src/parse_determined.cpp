@@ -230,22 +230,6 @@ const std::vector<std::string>& determined_top_keys() {
   return keys;
 }
 
-bool is_trial_class(const std::string& entrypoint) {
-  // module.path:ClassName with nothing else: no space, no slash, one colon.
-  const auto colon = entrypoint.find(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == entrypoint.size()) return false;
-  if (entrypoint.find(':', colon + 1) != std::string::npos) return false;
-  const auto identifier = [](std::string_view text, bool dots) {
-    if (text.empty() || (text.front() >= '0' && text.front() <= '9')) return false;
-    return std::all_of(text.begin(), text.end(), [&](char c) {
-      return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
-             (dots && c == '.');
-    });
-  };
-  return identifier(std::string_view(entrypoint).substr(0, colon), true) &&
-         identifier(std::string_view(entrypoint).substr(colon + 1), false);
-}
-
 std::string safe_experiment_name(std::string_view text) {
   // Runs of anything but letters, digits, '.', '_' and '-' become one '-'; no leading '.' or '-'.
   std::string name;
@@ -312,6 +296,9 @@ void parse_determined_top(const MappingReader& root, Experiment& experiment) {
   for (const auto& ignored : ignored_top()) {
     if (!root.has(ignored.key)) continue;
     if (std::string_view(ignored.key) == "data" && is_dlx_data(root.raw("data"))) continue;
+    bool mapped = false;
+    step([&] { mapped = map_trial_option(root, experiment, ignored.key); });
+    if (mapped) continue;
     note_ignored(experiment, ignored.key, ignored.why);
   }
 }

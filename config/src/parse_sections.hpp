@@ -62,8 +62,19 @@ std::optional<int> launcher_slots_per_node(const MappingReader& root);
 void parse_experiment_environment(const MappingReader& section, Experiment& experiment);
 // Determined's min_checkpoint_period, after hyperparameters and records_per_epoch are known.
 void parse_min_checkpoint_period(const MappingReader& root, Experiment& experiment);
+// Determined's Trial API (parse_trial_api.cpp). The harness that runs a PyTorchTrial, which
+// dlx-launch's PYTHONPATH makes importable as `determined`.
+inline constexpr const char* kTrialHarness = "determined.exec.harness";
 // "model_def:MNistTrial": a Determined Trial class, not a command.
 bool is_trial_class(const std::string& entrypoint);
+// The class a string entrypoint names: model_def:MNistTrial, or Determined's
+// `python3 -m determined.launch.torch_distributed [--trust] --trial model_def:MNistTrial`.
+std::optional<std::string> trial_class_of(const std::string& entrypoint);
+// Whether the entrypoint (as parsed) runs the harness.
+bool runs_trial_harness(const Experiment& experiment);
+// A Determined top-level key the harness follows (min_validation_period, optimizations), made
+// into its arguments; false when the key is not one or the entrypoint is no Trial class.
+bool map_trial_option(const MappingReader& root, Experiment& experiment, std::string_view key);
 // A safe experiment (directory) name from free text, or "" when nothing usable remains.
 std::string safe_experiment_name(std::string_view text);
 

@@ -54,9 +54,12 @@ def _config_error_excepthook(kind, value, traceback) -> None:
         os._exit(CONFIG_ERROR_EXIT_CODE)
 
 
-def _exit_on_config_error(trial: "Trial") -> None:
+def _exit_on_config_error(trial: "Trial | None") -> None:
+    """Installs the hook (once), and closes `trial` with it (None: a ConfigError raised before
+    any Trial exists, e.g. by an import that dlx refuses)."""
     global _previous_excepthook
-    _open_trials.add(trial)
+    if trial is not None:
+        _open_trials.add(trial)
     if sys.excepthook is not _config_error_excepthook:
         _previous_excepthook = sys.excepthook
         sys.excepthook = _config_error_excepthook

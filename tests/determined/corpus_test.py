@@ -247,6 +247,11 @@ def ignored_keys(config):
     storage = config.get("checkpoint_storage")
     if isinstance(storage, dict) and storage and set(storage) <= SAVE_KEYS:
         keys.discard("checkpoint_storage")
+    # dlx's harness aggregates gradients: with a Trial class, only the other keys are ignored.
+    optimizations = config.get("optimizations")
+    if is_module_class(config.get("entrypoint")) and isinstance(optimizations, dict) and \
+            set(optimizations) <= {"aggregation_frequency"}:
+        keys.discard("optimizations")
     return sorted(keys)
 
 

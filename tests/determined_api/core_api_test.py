@@ -29,7 +29,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -38,10 +37,12 @@ import h5py
 import numpy
 import torch
 
+from launching import Launcher
+
 LAUNCH, SOURCE = sys.argv[1], sys.argv[2]
 TRAINER = os.path.join(SOURCE, "tests", "determined_api", "core_trainer.py")
 ROOT = tempfile.mkdtemp(prefix="dlx-determined-core-")
-RUNS = iter(range(1000))
+LAUNCHER = Launcher(LAUNCH, SOURCE, "CORE_")
 
 
 SINGLE = "{name: single, metric: validation_loss, max_length: {batches: 40}}"
@@ -57,46 +58,11 @@ def experiment(name, searcher=SINGLE, hyperparameters="{lr: 0.05}", checkpoint="
 
 
 def run_two_ranks(directory, expect, **extra):
-    """Two ranks on this machine: `mpirun -np 2 dlx-launch` (dlx-launch takes its placement from
-    Open MPI's variables as from srun's, asks the searcher for work once, and starts the trainer
-    on each rank with torchrun's variables)."""
-    env = {name: value for name, value in os.environ.items()
-           if not name.startswith(("DLX_", "CORE_", "SLURM_")) or name == "DLX_LIBRARY"}
-    env["PYTHONPATH"] = os.path.join(SOURCE, "python")
-    # Without Slurm, the ranks agree on the checkpoint to resume from through DLX_RUN_ID: one
-    # value for the ranks of a run, a new one for each run.
-    # A port of this run's own for gloo's rendezvous: dlx-launch's default outside Slurm is one
-    # fixed port, which another test's trainer may hold at the same time.
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    extra = dict(extra, DLX_RUN_ID=f"run-{next(RUNS)}", MASTER_PORT=str(port))
-    env.update(DLX_EXPERIMENT_DIR=directory, DLX_TRIAL_ID="0", OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_btl_tcp_if_include="lo", **extra)
-    command = ["mpirun", "-np", "2", "--oversubscribe", "--output-filename", os.path.join(directory, "ranks"),
-               "-x", "DLX_EXPERIMENT_DIR", "-x", "DLX_TRIAL_ID", "-x", "PYTHONPATH"] + \
-              [arg for name in extra for arg in ("-x", name)] + [LAUNCH]
-    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
-    outputs = []
-    for rank in range(2):
-        found = glob.glob(os.path.join(directory, "ranks", "1", f"rank.{rank}", "stdout"))
-        outputs.append(open(found[0]).read() if found else "")
-    shutil.rmtree(os.path.join(directory, "ranks"), ignore_errors=True)
-    everything = result.stdout + result.stderr + "\n".join(outputs)
-    assert result.returncode == expect, f"mpirun exited {result.returncode}, not {expect}:\n{everything}"
-    return outputs
+    return LAUNCHER.two_ranks(directory, expect, **extra)
 
 
 def launch(directory, expect, ticket=0, **extra):
-    env = {name: value for name, value in os.environ.items()
-           if not name.startswith(("DLX_", "CORE_", "SLURM_")) or name == "DLX_LIBRARY"}
-    # Only dlx-launch's PYTHONPATH may make `import determined` work.
-    env["PYTHONPATH"] = os.path.join(SOURCE, "python")
-    env.update(DLX_EXPERIMENT_DIR=directory, DLX_TRIAL_ID=str(ticket), RANK="0", WORLD_SIZE="1", **extra)
-    result = subprocess.run([LAUNCH], env=env, capture_output=True, text=True, timeout=300)
-    output = result.stdout + result.stderr
-    assert result.returncode == expect, f"dlx-launch exited {result.returncode}, not {expect} ({extra}):\n{output}"
-    return output
+    return LAUNCHER.one_rank(directory, expect, ticket, **extra)
 
 
 def result_of(output):

@@ -2,8 +2,10 @@
 """A Determined PyTorchTrial, written the way Determined's MNIST tutorial writes one, for
 pytorch_trial_test.py (`entrypoint: model_def:RegressionTrial`): a small regression with dropout
 on a synthetic dataset, SGD with momentum, a StepLR stepped every epoch, gradient clipping,
-shuffling DataLoaders with 2 worker processes. TRIAL_SIGNAL_AT=N sends this process SIGUSR1
-(Slurm's notice) during global batch N."""
+shuffling DataLoaders with 2 worker processes (TRIAL_WORKERS). TRIAL_SIGNAL_AT=N sends this process SIGUSR1
+(Slurm's notice) during global batch N (on rank TRIAL_SIGNAL_RANK only, when given). The
+training metric `stepped` is 1 for a batch after which the weights changed (an optimizer step:
+not every batch with gradient aggregation)."""
 import os
 import signal
 
@@ -28,10 +30,15 @@ class RegressionTrial(det.pytorch.PyTorchTrial):
         self.scheduler = context.wrap_lr_scheduler(torch.optim.lr_scheduler.StepLR(self.optimizer, 1, gamma=0.7),
                                                    det.pytorch.LRScheduler.StepMode.STEP_EVERY_EPOCH)
         self.signal_at = int(os.environ.get("TRIAL_SIGNAL_AT", "-1"))
+        signal_rank = os.environ.get("TRIAL_SIGNAL_RANK")
+        if signal_rank is not None and int(signal_rank) != context.distributed.get_rank():
+            self.signal_at = -1
 
     def build_training_data_loader(self) -> det.pytorch.DataLoader:
+        # TRIAL_WORKERS=0 on two ranks: bookworm's Python 3.11.2 can deadlock a worker at its fork in
+        # a process with DDP's threads (CPython gh-112275; docs/sdk.md), which a test must not wait on.
         return det.pytorch.DataLoader(synthetic(256, 1), batch_size=self.context.get_per_slot_batch_size(),
-                                      shuffle=True, num_workers=2)
+                                      shuffle=True, num_workers=int(os.environ.get("TRIAL_WORKERS", "2")))
 
     def build_validation_data_loader(self) -> det.pytorch.DataLoader:
         return det.pytorch.DataLoader(synthetic(64, 2), batch_size=32)
@@ -42,9 +49,11 @@ class RegressionTrial(det.pytorch.PyTorchTrial):
         x, y = batch
         loss = torch.nn.functional.mse_loss(self.model(x), y)
         self.context.backward(loss)
+        before = next(self.model.parameters()).detach().clone()
         self.context.step_optimizer(self.optimizer,
                                     clip_grads=lambda params: torch.nn.utils.clip_grad_norm_(params, 1.0))
-        return {"loss": loss, "lr": self.scheduler.get_last_lr()[0]}
+        stepped = float(not torch.equal(before, next(self.model.parameters()).detach()))
+        return {"loss": loss, "lr": self.scheduler.get_last_lr()[0], "stepped": stepped}
 
     def evaluate_batch(self, batch):
         x, y = batch

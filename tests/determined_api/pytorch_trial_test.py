@@ -9,8 +9,21 @@ dlx-launch (no Slurm: a requeue is dlx-launch run again):
     run again resumes there (models, optimizer, StepLR, every RNG and the shuffling DataLoader's
     position): the final checkpoint's tensors and every metric row are identical;
   - the Trainer API (trainer_script.py: det.pytorch.init, Trainer.fit(max_length=Epoch(2))) with
-    no searcher length: two epochs, validated at each end, completed;
-  - a PyTorchTrial that is not one (a name that is no subclass) fails at once with exit 78.
+    no searcher length: two epochs, validated at the tutorial's Batch(100) period (never, in
+    32 batches) and at the end, completed;
+  - Determined's min_validation_period: {batches: 10} and optimizations.aggregation_frequency: 2
+    (the harness's arguments): validation at 10, 20, 30 and the target 40, not at epoch ends;
+    the optimizer steps every second batch; Slurm's notice after batch 21, in the middle of an
+    aggregation (its gradients are in the checkpoint), resumes bit-identically;
+  - two ranks (`mpirun -np 2 dlx-launch`: DDP over gloo, each rank its shard of the data, no
+    DataLoader workers: model_def.py says why),
+    Slurm's notice on rank 1 only during batch 21: both save, and the requeued run ends identical
+    to an uninterrupted two-rank run; entered through Determined's older entrypoint
+    `python3 -m determined.launch.torch_distributed --trial model_def:RegressionTrial`;
+  - the Trainer API through `python3 -m determined.launch.torch_distributed -- python3
+    trainer_script.py`, validation_period=Batch(12): validation at 12, 24 and the end;
+  - what dlx refuses, each at once (exit 78) with its fix: a class that is no PyTorchTrial,
+    Trainer.fit(max_length=Batch(N)) without a searcher length, `import determined.keras`.
 
     pytorch_trial_test.py DLX_LAUNCH SOURCE_DIR      (DLX_LIBRARY)
 """
@@ -24,34 +37,46 @@ import tempfile
 import h5py
 import numpy
 
+from launching import Launcher
+
 LAUNCH, SOURCE = sys.argv[1], sys.argv[2]
 HERE = os.path.join(SOURCE, "tests", "determined_api")
 COMPARE = os.path.join(SOURCE, "tests", "tools", "compare_checkpoints.py")
 ROOT = tempfile.mkdtemp(prefix="dlx-determined-pytorch-")
+LAUNCHER = Launcher(LAUNCH, SOURCE, "TRIAL_", cwd=HERE)
 
 
 def experiment(name, entrypoint="model_def:RegressionTrial",
-               searcher="{name: single, metric: validation_loss, max_length: {batches: 40}}"):
+               searcher="{name: single, metric: validation_loss, max_length: {batches: 40}}", more=""):
     directory = os.path.join(ROOT, name)
     os.makedirs(os.path.join(directory, "trials"))
     with open(os.path.join(directory, "experiment.yaml"), "w") as f:
         f.write(f"name: {name}\nentrypoint: {entrypoint}\nseed: 3\n"
                 "hyperparameters: {lr: 0.05, global_batch_size: 16}\n"
                 f"searcher: {searcher}\n"
-                "checkpoint: {keep_latest: 2}\n")
+                f"checkpoint: {{keep_latest: 2}}\n{more}")
     return directory
 
 
 def launch(directory, expect, **extra):
-    env = {name: value for name, value in os.environ.items()
-           if not name.startswith(("DLX_", "TRIAL_", "SLURM_")) or name == "DLX_LIBRARY"}
-    env["PYTHONPATH"] = os.path.join(SOURCE, "python")
-    env["PATH"] = "/usr/bin:" + env.get("PATH", "")  # Debian's python3, with torch
-    env.update(DLX_EXPERIMENT_DIR=directory, DLX_TRIAL_ID="0", RANK="0", WORLD_SIZE="1", **extra)
-    result = subprocess.run([LAUNCH], env=env, cwd=HERE, capture_output=True, text=True, timeout=300)
-    output = result.stdout + result.stderr
-    assert result.returncode == expect, f"dlx-launch exited {result.returncode}, not {expect} ({extra}):\n{output}"
-    return output
+    return LAUNCHER.one_rank(directory, expect, **extra)
+
+
+def state_of(directory):
+    with h5py.File(f"{directory}/trials/0/trial.h5", "r") as f:
+        state = f.attrs["state"]
+        return state.decode() if isinstance(state, bytes) else state
+
+
+def same_run(reference, requeued, what, tensors=("model_0/0.weight", "rng/rank-0/torch")):
+    """The final checkpoints alike (`tensors` must be among them) and every metric row."""
+    check = subprocess.run([sys.executable, COMPARE, os.path.join(reference, "trials", "0"),
+                            os.path.join(requeued, "trials", "0")] +
+                           [arg for tensor in tensors for arg in ("--tensor", tensor)], capture_output=True, text=True)
+    assert check.returncode == 0, f"{what}: not identical to the uninterrupted run:\n{check.stdout}{check.stderr}"
+    for table in ("training", "validation"):
+        assert metrics(reference, table) == metrics(requeued, table), f"{what}: the {table} metrics differ"
+    return check.stdout.strip()
 
 
 def metrics(directory, table):
@@ -66,38 +91,89 @@ def main():
     launch(reference, 0)
     steps = metrics(reference, "validation")["steps"]
     assert steps == [16, 32, 40], f"validation at {steps}, not at each epoch's end and the target"
-    with h5py.File(f"{reference}/trials/0/trial.h5", "r") as f:
-        state = f.attrs["state"]
-        assert (state.decode() if isinstance(state, bytes) else state) == "completed", state
+    assert state_of(reference) == "completed", state_of(reference)
+    assert set(metrics(reference, "training")["stepped"]) == {1.0}, "a batch without an optimizer step"
 
     print("Slurm's notice during batch 21, then run again:")
     requeued = experiment("requeued")
     launch(requeued, 85, TRIAL_SIGNAL_AT="21")
     launch(requeued, 0)
-    check = subprocess.run([sys.executable, COMPARE, os.path.join(reference, "trials", "0"),
-                            os.path.join(requeued, "trials", "0"), "--tensor", "model_0/0.weight",
-                            "--tensor", "rng/rank-0/torch"], capture_output=True, text=True)
-    assert check.returncode == 0, f"not identical to the uninterrupted run:\n{check.stdout}{check.stderr}"
-    for table in ("training", "validation"):
-        assert metrics(reference, table) == metrics(requeued, table), f"the {table} metrics differ"
-    print(f"  {check.stdout.strip()}")
+    print(f"  {same_run(reference, requeued, 'requeued')}")
 
+    periods_and_aggregation()
+    two_ranks()
+    trainer_api()
+    refusals()
+    shutil.rmtree(ROOT)
+
+
+PERIODIC = "min_validation_period: {batches: 10}\noptimizations: {aggregation_frequency: 2}\n"
+
+
+def periods_and_aggregation():
+    print("min_validation_period {batches: 10}, aggregation_frequency 2:")
+    reference = experiment("periodic", more=PERIODIC)
+    launch(reference, 0)
+    steps = metrics(reference, "validation")["steps"]
+    assert steps == [10, 20, 30, 40], f"validation at {steps}, not every 10 batches"
+    stepped = metrics(reference, "training")["stepped"]
+    assert stepped == [0.0, 1.0] * 20, f"optimizer steps after the batches {stepped}, not every second one"
+    requeued = experiment("periodic-requeued", more=PERIODIC)
+    # Global batch 20 is the first of an aggregation: the checkpoint after it holds its gradients.
+    launch(requeued, 85, TRIAL_SIGNAL_AT="20")
+    launch(requeued, 0)
+    print(f"  validated at {steps}; stepped every second batch; requeued mid-aggregation: "
+          f"{same_run(reference, requeued, 'aggregation')}")
+
+
+def two_ranks():
+    print("two ranks (torch_distributed --trial), Slurm's notice on rank 1 during batch 21:")
+    entrypoint = "python3 -m determined.launch.torch_distributed --trial model_def:RegressionTrial"
+    reference = experiment("ranks-reference", entrypoint)
+    LAUNCHER.two_ranks(reference, 0, TRIAL_WORKERS="0")
+    assert metrics(reference, "validation")["steps"] == [16, 32, 40]
+    requeued = experiment("ranks-requeued", entrypoint)
+    LAUNCHER.two_ranks(requeued, 85, TRIAL_SIGNAL_AT="21", TRIAL_SIGNAL_RANK="1", TRIAL_WORKERS="0")
+    LAUNCHER.two_ranks(requeued, 0, TRIAL_WORKERS="0")
+    # The model is wrapped in DistributedDataParallel (module.); each rank's RNG is its own.
+    print(f"  {same_run(reference, requeued, 'two ranks', ('model_0/module.0.weight', 'rng/rank-1/torch'))}")
+
+
+def trainer_api():
     print("the Trainer API, max_length Epoch(2), no searcher length:")
     script = experiment("trainer", "python3 trainer_script.py --epochs 2",
                         "{name: single, metric: validation_loss}")
     launch(script, 0)
     steps = metrics(script, "validation")["steps"]
-    assert steps == [16, 32], f"validation at {steps}, not at the two epochs' ends"
-    with h5py.File(f"{script}/trials/0/trial.h5", "r") as f:
-        state = f.attrs["state"]
-        assert (state.decode() if isinstance(state, bytes) else state) == "completed", state
-    print("  two epochs, validated at 16 and 32, completed")
+    assert steps == [32], f"validation at {steps}, not at the end only (Batch(100) falls in no 32 batches)"
+    assert state_of(script) == "completed", state_of(script)
+    print("  two epochs, validated at the end (32), completed")
 
-    print("a class that is no PyTorchTrial:")
+    print("the Trainer API through determined.launch.torch_distributed, validation_period Batch(12):")
+    script = experiment("launched", "python3 -m determined.launch.torch_distributed --nproc_per_node 4 -- "
+                        "python3 trainer_script.py --epochs 2 --validation-batches 12",
+                        "{name: single, metric: validation_loss}")
+    out = launch(script, 0)
+    assert "ignoring torch.distributed.run's --nproc_per_node 4" in out, out
+    steps = metrics(script, "validation")["steps"]
+    assert steps == [12, 24, 32], f"validation at {steps}, not at 12, 24 and the end"
+    print("  validated at 12, 24 and 32; the launcher's own options named as ignored")
+
+
+def refusals():
+    print("what dlx refuses, at once with exit 78:")
     out = launch(experiment("not-a-trial", "model_def:synthetic"), 78)
     assert "model_def:synthetic is not a det.pytorch.PyTorchTrial subclass" in out, out
-    print("  exit 78, named")
-    shutil.rmtree(ROOT)
+    out = launch(experiment("batches", "python3 trainer_script.py --max-batches 20",
+                            "{name: single, metric: validation_loss}"), 78)
+    assert "det.pytorch.Trainer.fit(max_length=Batch(20)): without searcher.max_length in the experiment, " \
+           "dlx's loop trains whole epochs: give max_length=det.pytorch.Epoch(N)" in out, out
+    out = launch(experiment("keras", "python3 -c 'import determined.keras'",
+                            "{name: single, metric: validation_loss}"), 78)
+    assert "determined on dlx: determined.keras (TFKerasTrial, TensorFlow) is not supported: port the model to " \
+           "det.pytorch.PyTorchTrial" in out, out
+    print("  no PyTorchTrial, Trainer.fit(max_length=Batch(20)) without a searcher length, determined.keras: "
+          "each named with its fix")
 
 
 if __name__ == "__main__":

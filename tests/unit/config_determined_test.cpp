@@ -12,6 +12,7 @@
 #include "dlx/config/parse.hpp"
 #include "dlx/config/site.hpp"
 #include "dlx/config/snapshot.hpp"
+#include "dlx/config/trial_api.hpp"
 #include "resource_options.hpp"
 
 using namespace dlx::config;
@@ -437,6 +438,49 @@ TEST_CASE("a Determined Trial class as entrypoint runs through dlx's harness", "
   CHECK(parse_experiment("name: a\nentrypoint: python3 -m pkg:main\n" + kSearcher, "exp.yaml").entrypoint ==
         std::vector<std::string>{"python3 -m pkg:main"});
   CHECK(error_of("name: a\nentrypoint: http://x\n" + kSearcher) == "");
+}
+
+TEST_CASE("the Trial API's loop keys become the harness's arguments", "[config][determined]") {
+  const std::string keys =
+      "min_validation_period: {batches: 100}\noptimizations: {aggregation_frequency: 4, mixed_precision: O0}\n";
+  // Determined's older launcher form names the class too.
+  auto trial = parse_experiment(
+      "name: a\nentrypoint: python3 -m determined.launch.torch_distributed --trial model_def:MNistTrial\n" + keys +
+          kSearcher,
+      "exp.yaml");
+  CHECK(trial.entrypoint == std::vector<std::string>{"python3", "-m", "determined.exec.harness", "model_def:MNistTrial",
+                                                     "--min-validation-period=batches:100",
+                                                     "--aggregation-frequency=4"});
+  CHECK(trial.determined.mapped ==
+        std::vector<std::string>{"entrypoint: python3 -m determined.launch.torch_distributed --trial "
+                                 "model_def:MNistTrial -> python3 -m determined.exec.harness model_def:MNistTrial",
+                                 "min_validation_period: {batches: 100} -> the trial validates every 100 batches",
+                                 "optimizations.aggregation_frequency: 4 -> the optimizers step every 4 batches"});
+  CHECK(ignored_determined_keys(trial) ==
+        std::vector<std::string>{"optimizations.mixed_precision (Determined's Trial API option; dlx's harness "
+                                 "aggregates gradients only)"});
+  CHECK(trial_class_of(trial) == "model_def:MNistTrial");
+  // The snapshot keeps the arguments; read again, nothing is added twice.
+  CHECK(parse_experiment(to_yaml(trial), "experiment.yaml").entrypoint == trial.entrypoint);
+  // A script's own loop: the keys mean nothing and are named as ignored; no class to look at.
+  auto script = parse_experiment("name: a\nentrypoint: python3 train.py\n" + keys + kSearcher, "exp.yaml");
+  CHECK(script.entrypoint == std::vector<std::string>{"python3 train.py"});
+  CHECK(ignored_determined_keys(script).size() == 2);
+  CHECK_FALSE(trial_class_of(script));
+  // The launcher with a command, not a class, stays a command (the launcher runs it).
+  CHECK(parse_experiment("name: a\nentrypoint: python3 -m determined.launch.torch_distributed python3 train.py\n" +
+                             kSearcher,
+                         "exp.yaml")
+            .entrypoint_is_shell);
+  // 0 is Determined's "none"; bad values are errors with the fix.
+  CHECK(parse_experiment("name: a\nentrypoint: m:T\nmin_validation_period: {epochs: 0}\n" + kSearcher, "exp.yaml")
+            .entrypoint.size() == 4);
+  CHECK(error_of("name: a\nentrypoint: m:T\nmin_validation_period: {batches: 1, epochs: 2}\n" + kSearcher) ==
+        "exp.yaml:3:24: min_validation_period: must give exactly one of batches, records, epochs (e.g. "
+        "min_validation_period: {batches: 500})");
+  CHECK(error_of("name: a\nentrypoint: m:T\noptimizations: {aggregation_frequency: 0}\n" + kSearcher) ==
+        "exp.yaml:3:40: optimizations.aggregation_frequency: must be between 1 and 1048576, got 0 (batches whose "
+        "gradients one optimizer step averages, e.g. 4)");
 }
 
 TEST_CASE("name: derived from the file name, or a safe directory name from free text", "[config][determined]") {

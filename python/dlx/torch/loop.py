@@ -11,9 +11,11 @@ The loop owns what a requeue or a searcher needs and the script does not keep: t
 the epoch and the position in it, the DataLoader's order (_feed.py), the length the searcher counts
 (_progress.py), when to save, where validation goes and what the searcher says.
 
-Between two batches (when the script asks for the next one) every rank agrees, with one
-all_reduce, on whether a checkpoint signal came and whether the experiment's checkpoint.period
-is due; then, in this order:
+Between two batches (when the script asks for the next one), first the validation every
+`validate_every_batches` batches, if one is due (before a notice is taken, so that a run
+requeued there has validated there as the uninterrupted one has); then every rank agrees, with
+one all_reduce, on whether a checkpoint signal came and whether the experiment's
+checkpoint.period is due; then, in this order:
   - a checkpoint signal: save this point, exit 85 (Slurm requeues the trial, which resumes at the
     next batch). With lengths in epochs only whole epochs are saved: the trial exits back to the
     last epoch's end (saved at every epoch end) and trains this epoch again.
@@ -22,8 +24,8 @@ is due; then, in this order:
     the epoch's batches and the loop.
   - the period due: save.
 What falls on an epoch's last batch waits for the epoch's end, after the script's own end-of-epoch
-code (scheduler.step()) has run: then validation (every `validate_every` epochs, at the searcher's
-target and at the last epoch), the searcher's question at its target, and the checkpoint (due,
+code (scheduler.step()) has run: then validation (every `validate_every` epochs, on the
+`validate_every_batches` period, at the searcher's target and at the last epoch), the searcher's question at its target, and the checkpoint (due,
 requested, or at every epoch end when the searcher counts epochs). So a checkpoint holds either a
 point between two batches or a whole epoch's end, and a resumed run does exactly what the
 uninterrupted one did from there; the validation row of an epoch is reported once.
@@ -105,6 +107,7 @@ class Loop:
         self._finished = False       # the searcher ended the trial (or the last epoch is done)
         self._validate: Callable[[], Metrics | None] | None = None
         self._validate_every = 1
+        self._validate_every_batches: int | None = None
 
     # ---- what the script reads
 
@@ -271,17 +274,23 @@ class Loop:
 
     def epochs(self, max_epochs: int | None = None, *,
                validate: Callable[[], Metrics | None] | None = None,
-               validate_every: int = 1) -> Iterator[int]:
+               validate_every: int | None = 1,
+               validate_every_batches: int | None = None) -> Iterator[int]:
         """The epochs to train, numbered from 1 (as range(1, max_epochs + 1)), from the one the
         trial resumes in. With a searcher length (ASHA, PBT, max_length) the searcher decides
         when training ends; `max_epochs` is the length without one. `validate()` returns the
         validation metrics (a dict, the same on every rank); the loop calls it at the end of
-        every `validate_every`-th epoch, at the searcher's targets and at the last epoch, and
-        reports them. When the loop ends, the trial is finished (trial.finish())."""
-        if validate_every < 1:
-            raise ConfigError(f"dlx.torch.Loop: validate_every is {validate_every}; give 1 (every "
-                              f"epoch) or more")
+        every `validate_every`-th epoch (None: at no epoch's end for that reason), after every
+        `validate_every_batches`-th batch of the training (counted over epochs), at the
+        searcher's targets and at the last epoch, and reports them. When the loop ends, the
+        trial is finished (trial.finish())."""
+        for name, value in (("validate_every", validate_every),
+                            ("validate_every_batches", validate_every_batches)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ConfigError(f"dlx.torch.Loop: {name} is {value!r}; give a whole number of 1 or "
+                                  f"more, or None")
         self._validate, self._validate_every = validate, validate_every
+        self._validate_every_batches = validate_every_batches
         self.resume()
         self.trial.check_hparam_names()  # the script has read its hyperparameters by now
         if not self.trial.target_length and max_epochs is None:
@@ -335,7 +344,8 @@ class Loop:
         last = self._at_end(max_epochs)
         metrics: Metrics = {}
         if self._validate is not None and (
-                at_target or last or position.epoch % self._validate_every == 0):
+                at_target or last or self._batch_period_due() or
+                (self._validate_every is not None and position.epoch % self._validate_every == 0)):
             metrics = self._validated()
         if at_target:
             self._ask(metrics)
@@ -353,6 +363,10 @@ class Loop:
             self._save()
         if requested:
             self._exit_for_requeue()
+
+    def _batch_period_due(self) -> bool:
+        every = self._validate_every_batches
+        return every is not None and self.position.batches % every == 0
 
     def _minutes_due(self) -> bool:
         # A period in batches fell on a batch (and was kept for the epoch's end if it was the
@@ -394,6 +408,12 @@ class Loop:
         """Between two batches (see the module's docstring); True: the epoch's batches end."""
         position = self.position
         last = self._batches_per_epoch is not None and position.batch >= self._batches_per_epoch
+        if not last and self._validate is not None and self._batch_period_due() and \
+                not position.reached(self.unit, self.trial.target_length):
+            # Before a notice is taken: a run requeued here has validated here, as one that is not.
+            metrics = self._validated()
+            if metrics:
+                self.trial.report_validation(position.label, metrics)
         requested, due = _agree(self.trial, [self.trial.checkpoint_requested(),
                                              self.trial.checkpoint_due(position.batches)])
         if requested:

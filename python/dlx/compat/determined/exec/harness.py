@@ -7,13 +7,14 @@ notice (exit 85, requeue, bit-exact resume of models, optimizers, schedulers, sc
 every rank's RNG and the DataLoader's position), ASHA/PBT decisions between batches."""
 from __future__ import annotations
 
+import argparse
 import importlib
 import inspect
-import random
 import math
 import os
+import random
 import sys
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 import dlx
 import dlx.torch
@@ -124,9 +125,40 @@ def new_context(cls: type = PyTorchTrialContext) -> Any:
     return context
 
 
-def train(user: PyTorchTrial, context: Any, max_epochs: Optional[int] = None) -> None:
+class Period(NamedTuple):
+    """A length in Determined's units: min_validation_period: {batches: 100}, or
+    Trainer.fit(validation_period=Batch(100))."""
+    unit: str  # batches, records or epochs
+    amount: int
+
+    @staticmethod
+    def parse(text: str) -> "Period":
+        unit, _, amount = text.partition(":")
+        if unit not in ("batches", "records", "epochs") or not amount.isdigit() or int(amount) < 1:
+            raise dlx.ConfigError(f"determined: the validation period {text!r} is not batches:N, records:N or "
+                                  "epochs:N with N >= 1")
+        return Period(unit, int(amount))
+
+
+def validation_schedule(period: Optional[Period], context: Any) -> Dict[str, Optional[int]]:
+    """Loop.epochs()'s validate_every and validate_every_batches for a period. Without one,
+    every epoch's end (and the searcher's targets, always)."""
+    if period is None:
+        return {"validate_every": 1, "validate_every_batches": None}
+    if period.unit == "epochs":
+        return {"validate_every": period.amount, "validate_every_batches": None}
+    batches = period.amount
+    if period.unit == "records":  # whole batches of the global batch size, rounded up (Determined's rule)
+        size = context.get_global_batch_size()
+        batches = max(1, -(-period.amount // size))
+    return {"validate_every": None, "validate_every_batches": batches}
+
+
+def train(user: PyTorchTrial, context: Any, max_epochs: Optional[int] = None,
+          validation_period: Optional[Period] = None) -> None:
     """The trial's training loop (dlx.torch.Loop): until the searcher's length, or `max_epochs`
-    without one; the trial is finished when it ends (or exits 85 on Slurm's notice)."""
+    without one, validating on `validation_period` (else at every epoch's end) and at the
+    searcher's targets; the trial is finished when it ends (or exits 85 on Slurm's notice)."""
     trial = session().trial
     distributed = context.distributed
     train_loader = loader_of(user.build_training_data_loader(), distributed, context._seed)
@@ -143,13 +175,13 @@ def train(user: PyTorchTrial, context: Any, max_epochs: Optional[int] = None) ->
     validate = Validation(user, context, validation_loader, callbacks)
     for callback in callbacks.values():
         callback.on_training_start()
-    for epoch in loop.epochs(max_epochs, validate=validate):
+    for epoch in loop.epochs(max_epochs, validate=validate, **validation_schedule(validation_period, context)):
         context._epoch_index = epoch - 1
         for callback in callbacks.values():
             callback.on_training_epoch_start(epoch - 1)
         for batch in loop:
             index = (epoch - 1) * (context._epoch_len or 0) + loop.batch - 1
-            context._batch_index = index
+            context._batch_start(index)
             metrics = numbers(user.train_batch(context.to_device(batch), epoch_idx=epoch - 1, batch_idx=index))
             context._batch_end(index)
             if metrics and not any(math.isnan(v) for v in metrics.values()):
@@ -161,19 +193,33 @@ def train(user: PyTorchTrial, context: Any, max_epochs: Optional[int] = None) ->
         callback.on_trial_shutdown()
 
 
-def run(spec: str) -> int:
+def run(spec: str, validation_period: Optional[Period] = None, aggregation_frequency: int = 1) -> int:
     session()  # first: a ConfigError from here on ends the trial at once (exit 78)
     cls = trial_class(spec)
     context = new_context(cls.trial_context_class)
-    train(cls(context), context)
+    context._aggregation = aggregation_frequency
+    train(cls(context), context, validation_period=validation_period)
     return 0
 
 
+def arguments(argv: Tuple[str, ...]) -> argparse.Namespace:
+    """What dlx's config makes of `entrypoint: module:Class` and the Determined keys the loop
+    follows: min_validation_period and optimizations.aggregation_frequency."""
+    parser = argparse.ArgumentParser(prog="python3 -m determined.exec.harness",
+                                     description="Runs a Determined PyTorchTrial under dlx-launch.")
+    parser.add_argument("trial", metavar="module:TrialClass")
+    parser.add_argument("--min-validation-period", type=Period.parse, metavar="UNIT:N",
+                        help="validate every N batches, records or epochs (else at every epoch's end)")
+    parser.add_argument("--aggregation-frequency", type=int, default=1, metavar="N",
+                        help="step the optimizers on every N-th batch, the gradients of N batches averaged")
+    return parser.parse_args(argv)
+
+
 def main(argv: Tuple[str, ...]) -> int:
-    if len(argv) != 1:
-        print("usage: python3 -m determined.exec.harness module:TrialClass", file=sys.stderr)
-        return 2
-    return run(argv[0])
+    options = arguments(argv)
+    if options.aggregation_frequency < 1:
+        raise dlx.ConfigError(f"determined: aggregation_frequency is {options.aggregation_frequency}; give 1 or more")
+    return run(options.trial, options.min_validation_period, options.aggregation_frequency)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,9 @@ class PyTorchTrialContext:
         self._epoch_len: Optional[int] = None
         self._autocast = False
         self._seed = 0  # the trial's seed (experiment seed + trial id): the loaders' shuffling
+        # Gradient aggregation (Determined's optimizations.aggregation_frequency, or
+        # wrap_optimizer's backward_passes_per_step): the optimizers step on every N-th batch.
+        self._aggregation = 1
 
     # ---- what the trial reads
 
@@ -104,9 +107,15 @@ class PyTorchTrialContext:
 
     def wrap_optimizer(self, optimizer: torch.optim.Optimizer, backward_passes_per_step: int = 1,
                        **kwargs: Any) -> torch.optim.Optimizer:
+        if isinstance(backward_passes_per_step, bool) or not isinstance(backward_passes_per_step, int) or \
+                backward_passes_per_step < 1:
+            raise ValueError(f"determined: wrap_optimizer(backward_passes_per_step={backward_passes_per_step!r}): "
+                             "give a whole number of 1 or more")
         if backward_passes_per_step != 1:
-            raise NotImplementedError("determined on dlx: backward_passes_per_step (gradient aggregation) is "
-                                      "not supported yet: accumulate in train_batch")
+            if self._aggregation not in (1, backward_passes_per_step):
+                raise ValueError(f"determined: wrap_optimizer(backward_passes_per_step={backward_passes_per_step}) "
+                                 f"after {self._aggregation}: every optimizer of a trial aggregates alike")
+            self._aggregation = backward_passes_per_step
         self.optimizers.append(optimizer)
         return optimizer
 
@@ -128,6 +137,8 @@ class PyTorchTrialContext:
 
     def backward(self, loss: torch.Tensor, gradient: Optional[torch.Tensor] = None, retain_graph: bool = False,
                  create_graph: bool = False) -> None:
+        if self._aggregation > 1:
+            loss = loss / self._aggregation  # the mean of the aggregated gradients, as Determined's default
         if self.scalers:
             loss = self.scalers[0].scale(loss)
         loss.backward(gradient=gradient, retain_graph=retain_graph, create_graph=create_graph)
@@ -135,6 +146,8 @@ class PyTorchTrialContext:
     def step_optimizer(self, optimizer: torch.optim.Optimizer,
                        clip_grads: Optional[Callable[[Iterator[torch.nn.Parameter]], None]] = None,
                        auto_zero_grads: bool = True, scaler: Any = None) -> None:
+        if not self._communicating():
+            return  # gradients aggregate until the N-th batch's backward pass
         scaler = scaler or (self.scalers[0] if self.scalers else None)
         if clip_grads is not None:
             if scaler is not None:
@@ -155,6 +168,20 @@ class PyTorchTrialContext:
 
     # ---- the harness's bookkeeping
 
+    def _communicating(self) -> bool:
+        """Whether this batch ends an aggregation: its backward pass allreduces the gradients
+        (DDP) and the optimizers step."""
+        return (self._batch_index + 1) % self._aggregation == 0
+
+    def _batch_start(self, batch_index: int) -> None:
+        self._batch_index = batch_index
+        if self._aggregation > 1:
+            # DDP allreduces in the backward pass only where the optimizers step; the forward
+            # pass reads the flag (DistributedDataParallel.no_sync's mechanism).
+            for model in self.models:
+                if isinstance(model, torch.nn.parallel.DistributedDataParallel):
+                    model.require_backward_grad_sync = self._communicating()
+
     def _batch_end(self, batch_index: int) -> None:
         for scheduler in self.lr_schedulers:
             if scheduler._step_mode is LRScheduler.StepMode.STEP_EVERY_BATCH and \
@@ -174,5 +201,24 @@ class PyTorchTrialContext:
                             ("lr_scheduler", self.lr_schedulers), ("scaler", self.scalers)):
             for index, item in enumerate(items):
                 objects[f"{kind}_{index}"] = item
+        if self._aggregation > 1:
+            # A checkpoint between two batches of one aggregation holds the sums so far.
+            objects["aggregated_gradients"] = _Gradients(self.models)
         return objects
+
+
+class _Gradients:
+    """The models' .grad tensors as a checkpoint object (by parameter position; an absent
+    gradient is absent)."""
+
+    def __init__(self, models: List[torch.nn.Module]) -> None:
+        self._parameters = [p for model in models for p in model.parameters()]
+
+    def state_dict(self) -> Dict[str, Any]:
+        return {str(i): p.grad.detach().clone() for i, p in enumerate(self._parameters) if p.grad is not None}
+
+    def load_state_dict(self, state: Dict[str, Any]) -> None:
+        for i, p in enumerate(self._parameters):
+            saved = state.get(str(i))
+            p.grad = None if saved is None else saved.to(device=p.device, dtype=p.dtype).clone()
 

@@ -57,10 +57,19 @@ class Trainer:
             latest_checkpoint: Optional[str] = None, step_zero_validation: bool = False,
             test_mode: bool = False, **_: Any) -> None:
         """Trains to the searcher's max_length (the experiment's, which a trial under a searcher
-        must follow), else to `max_length` given in epochs. Validation runs at every epoch's end
-        and at the searcher's targets; checkpoints on the experiment's checkpoint.period and
-        Slurm's notice; `latest_checkpoint` is the loop's own resume point under dlx."""
-        from ..exec.harness import train
+        must follow), else to `max_length` given in epochs. Validation runs on
+        `validation_period` (Batch, Record or Epoch; without one at every epoch's end) and at the
+        searcher's targets; checkpoints on the experiment's checkpoint.period and Slurm's notice;
+        `latest_checkpoint` is the loop's own resume point under dlx."""
+        from ..exec.harness import Period, train
+
+        period = None
+        if validation_period is not None:
+            if not isinstance(validation_period, TrainUnit):
+                raise dlx.ConfigError(f"det.pytorch.Trainer.fit(validation_period={validation_period!r}): give "
+                                      "det.pytorch.Batch(N), Record(N) or Epoch(N)")
+            unit = {Batch: "batches", Record: "records", Epoch: "epochs"}[type(validation_period)]
+            period = Period(unit, validation_period.value)
 
         max_epochs = None
         if not session().trial.target_length:
@@ -71,4 +80,4 @@ class Trainer:
                     f"det.pytorch.Trainer.fit(max_length={max_length!r}): without searcher.max_length in the "
                     "experiment, dlx's loop trains whole epochs: give max_length=det.pytorch.Epoch(N), or set "
                     "searcher.max_length (in batches, records or epochs)")
-        train(self._trial, self._context, max_epochs)
+        train(self._trial, self._context, max_epochs, period)

@@ -1,0 +1,6 @@
+# SPDX-License-Identifier: Apache-2.0
+"""python3 -m determined.launch.deepspeed: not run by dlx."""
+from .._unsupported import refuse
+
+refuse("python3 -m determined.launch.deepspeed",
+       "use python3 -m determined.launch.torch_distributed (or the script itself): dlx-launch starts every rank")
