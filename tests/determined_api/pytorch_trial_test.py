@@ -15,6 +15,8 @@ dlx-launch (no Slurm: a requeue is dlx-launch run again):
     (the harness's arguments): validation at 10, 20, 30 and the target 40, not at epoch ends;
     the optimizer steps every second batch; Slurm's notice after batch 21, in the middle of an
     aggregation (its gradients are in the checkpoint), resumes bit-identically;
+  - ASHA with promotions (async_halving, rungs at 10, 20 and 40 batches) over sequential
+    tickets: a paused PyTorchTrial is resumed from its rung checkpoint by a later ticket;
   - two ranks (`mpirun -np 2 dlx-launch`: DDP over gloo, each rank its shard of the data, no
     DataLoader workers: model_def.py says why),
     Slurm's notice on rank 1 only during batch 21: both save, and the requeued run ends identical
@@ -47,19 +49,20 @@ LAUNCHER = Launcher(LAUNCH, SOURCE, "TRIAL_", cwd=HERE)
 
 
 def experiment(name, entrypoint="model_def:RegressionTrial",
-               searcher="{name: single, metric: validation_loss, max_length: {batches: 40}}", more=""):
+               searcher="{name: single, metric: validation_loss, max_length: {batches: 40}}", more="",
+               lr="0.05"):
     directory = os.path.join(ROOT, name)
     os.makedirs(os.path.join(directory, "trials"))
     with open(os.path.join(directory, "experiment.yaml"), "w") as f:
         f.write(f"name: {name}\nentrypoint: {entrypoint}\nseed: 3\n"
-                "hyperparameters: {lr: 0.05, global_batch_size: 16}\n"
+                f"hyperparameters: {{lr: {lr}, global_batch_size: 16}}\n"
                 f"searcher: {searcher}\n"
                 f"checkpoint: {{keep_latest: 2}}\n{more}")
     return directory
 
 
-def launch(directory, expect, **extra):
-    return LAUNCHER.one_rank(directory, expect, **extra)
+def launch(directory, expect, ticket=0, **extra):
+    return LAUNCHER.one_rank(directory, expect, ticket, **extra)
 
 
 def state_of(directory):
@@ -79,8 +82,8 @@ def same_run(reference, requeued, what, tensors=("model_0/0.weight", "rng/rank-0
     return check.stdout.strip()
 
 
-def metrics(directory, table):
-    with h5py.File(f"{directory}/trials/0/trial.h5", "r") as f:
+def metrics(directory, table, trial=0):
+    with h5py.File(f"{directory}/trials/{trial}/trial.h5", "r") as f:
         group = f[f"metrics/{table}"]
         return {name: numpy.asarray(group[name]).tolist() for name in group if name != "wall_time"}
 
@@ -101,6 +104,7 @@ def main():
     print(f"  {same_run(reference, requeued, 'requeued')}")
 
     periods_and_aggregation()
+    asha()
     two_ranks()
     trainer_api()
     refusals()
@@ -124,6 +128,34 @@ def periods_and_aggregation():
     launch(requeued, 0)
     print(f"  validated at {steps}; stepped every second batch; requeued mid-aggregation: "
           f"{same_run(reference, requeued, 'aggregation')}")
+
+
+def asha():
+    print("ASHA (promotions), rungs at 10, 20 and 40 batches, sequential tickets:")
+    searcher = ("{name: async_halving, metric: validation_loss, max_trials: 4, max_length: {batches: 40}, "
+                "divisor: 2, max_rungs: 3, max_concurrent_trials: 1}")
+    directory = experiment("asha", searcher=searcher, lr="{type: double, minval: 0.01, maxval: 0.1}")
+    outputs = []
+    for ticket in range(16):
+        out = launch(directory, 0, ticket)
+        outputs.append(out)
+        if "has no work" in out and ticket >= 4:
+            break
+    everything = "\n".join(outputs)
+    assert "Traceback" not in everything, everything
+    states = {}
+    for trial in range(4):
+        with h5py.File(f"{directory}/trials/{trial}/trial.h5", "r") as f:
+            state = f.attrs["state"]
+            states[trial] = state.decode() if isinstance(state, bytes) else state
+    assert "completed" in states.values(), states
+    promoted = [t for t in states if 20 in metrics(directory, "validation", t)["steps"]]
+    assert promoted, f"no trial promoted past rung 10: {states}"
+    for trial in states:
+        steps = [int(step) for step in metrics(directory, "validation", trial)["steps"]]
+        # Validation at the rungs and at the epochs' ends (16, 32), each once.
+        assert steps == sorted(set(steps)) and set(steps) <= {10, 16, 20, 32, 40}, (trial, steps)
+    print(f"  trials {states}, promoted past rung 10: {promoted}")
 
 
 def two_ranks():
