@@ -33,7 +33,8 @@ std::optional<std::string> slurm_value(const MappingReader& section, const char*
 
 const std::vector<std::string>& resource_keys() {
   static const std::vector<std::string> keys{"nodes_per_trial", "tasks_per_node", "gpus_per_node", "cpus_per_task",
-                                             "mem_per_node",    "time_limit",     "partition"};
+                                             "mem_per_node",    "time_limit",     "partition",
+                                             "sample_period"};
   return keys;
 }
 
@@ -65,6 +66,14 @@ void read_resources(const MappingReader& section, Resources& into) {
   }
   if (auto value = slurm_value(section, "partition", is_partition_name, "give a partition name as sinfo shows it")) {
     into.partition = value;
+  }
+  if (auto seconds = section.optional_number("sample_period")) {
+    if (!(*seconds == 0 || (*seconds >= 0.1 && *seconds <= 3600))) {
+      section.fail(section.raw("sample_period"), section.path("sample_period"),
+                   fmt::format("must be 0 or between 0.1 and 3600 seconds, got {}", *seconds),
+                   "give the seconds between two samples of the trial's CPU, memory and I/O (0: none)");
+    }
+    into.sample_period_s = *seconds;
   }
 }
 

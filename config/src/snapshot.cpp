@@ -167,6 +167,7 @@ void emit_resources(YAML::Emitter& out, const Resources& resources) {
   if (resources.mem_per_node) out << YAML::Key << "mem_per_node" << YAML::Value << YAML::DoubleQuoted << *resources.mem_per_node;
   if (resources.time_limit) out << YAML::Key << "time_limit" << YAML::Value << YAML::DoubleQuoted << *resources.time_limit;
   if (resources.partition) out << YAML::Key << "partition" << YAML::Value << YAML::DoubleQuoted << *resources.partition;
+  if (resources.sample_period_s != 1.0) out << YAML::Key << "sample_period" << YAML::Value << resources.sample_period_s;
   out << YAML::EndMap;
 }
 

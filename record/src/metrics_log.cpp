@@ -252,6 +252,37 @@ MetricsLogReplay apply_metrics_log(std::span<const std::byte> bytes, TrialRecord
   return replay;
 }
 
+std::optional<std::vector<std::byte>> read_metrics_log_bytes(const std::filesystem::path& path) {
+  // O_NONBLOCK: a FIFO in the log's place is refused below instead of waited on.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) {
+    if (errno == ENOENT) return std::nullopt;
+    throw RecordError(fmt::format("cannot open {}: {}{}", path.string(), std::strerror(errno),
+                                  errno == ELOOP ? " (a symbolic link where dlx writes a file)" : ""));
+  }
+  struct stat status {};
+  if (::fstat(fd.get(), &status) != 0)
+    throw RecordError(fmt::format("cannot stat {}: {}", path.string(), std::strerror(errno)));
+  if (!S_ISREG(status.st_mode))
+    throw RecordError(fmt::format("{} is {}, not a metrics log; move it out of the trial directory", path.string(),
+                                  describe_file_kind(status.st_mode)));
+  if (static_cast<std::uint64_t>(status.st_size) > kMaxMetricsLogBytes)
+    throw RecordError(fmt::format("{} is {} bytes, over the {}-byte limit of a metrics log (the "
+                                  "trial's writer compacts it into trial.h5 long before)",
+                                  path.string(), status.st_size, kMaxMetricsLogBytes));
+  std::vector<std::byte> bytes(static_cast<std::size_t>(status.st_size));
+  std::size_t filled = 0;
+  while (filled < bytes.size()) {
+    const auto n = ::read(fd.get(), bytes.data() + filled, bytes.size() - filled);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw RecordError(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+    if (n == 0) break;  // shorter than it was a moment ago: read what is there
+    filled += static_cast<std::size_t>(n);
+  }
+  bytes.resize(filled);
+  return bytes;
+}
+
 std::uint64_t apply_metrics_logs(const std::filesystem::path& directory, std::uint64_t from,
                                  TrialRecord& record) {
   // A writer leaves two generations after trial.h5 (one being compacted, one being written), a
@@ -264,34 +295,9 @@ std::uint64_t apply_metrics_logs(const std::filesystem::path& directory, std::ui
                                         "few; remove the ones trial.h5 does not need",
                                         (directory / metrics_log_name(from)).string(), kMaxChain - 1));
     const auto path = directory / metrics_log_name(generation);
-    // O_NONBLOCK: a FIFO in the log's place is refused below instead of waited on.
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd) {
-      if (errno == ENOENT) return generation;
-      throw RecordError(fmt::format("cannot open {}: {}{}", path.string(), std::strerror(errno),
-                                        errno == ELOOP ? " (a symbolic link where dlx writes a file)" : ""));
-    }
-    struct stat status {};
-    if (::fstat(fd.get(), &status) != 0)
-      throw RecordError(fmt::format("cannot stat {}: {}", path.string(), std::strerror(errno)));
-    if (!S_ISREG(status.st_mode))
-      throw RecordError(fmt::format("{} is {}, not a metrics log; move it out of the trial directory",
-                                        path.string(), describe_file_kind(status.st_mode)));
-    if (static_cast<std::uint64_t>(status.st_size) > kMaxMetricsLogBytes)
-      throw RecordError(fmt::format("{} is {} bytes, over the {}-byte limit of a metrics log (the "
-                                        "trial's writer compacts it into trial.h5 long before)",
-                                        path.string(), status.st_size, kMaxMetricsLogBytes));
-    std::vector<std::byte> bytes(static_cast<std::size_t>(status.st_size));
-    std::size_t filled = 0;
-    while (filled < bytes.size()) {
-      const auto n = ::read(fd.get(), bytes.data() + filled, bytes.size() - filled);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw RecordError(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
-      if (n == 0) break;  // shorter than it was a moment ago: read what is there
-      filled += static_cast<std::size_t>(n);
-    }
-    bytes.resize(filled);
-    apply_metrics_log(bytes, record, path);
+    auto bytes = read_metrics_log_bytes(path);
+    if (!bytes) return generation;
+    apply_metrics_log(*bytes, record, path);
   }
 }
 

@@ -119,7 +119,8 @@ const std::vector<int>& forwarded_signals() {
   return signals;
 }
 
-int run_child(const std::vector<std::string>& argv, const std::function<bool()>& end_child) {
+int run_child(const std::vector<std::string>& argv, const std::function<bool()>& end_child,
+              const std::function<void(pid_t)>& started) {
   if (argv.empty()) throw LaunchError("empty command");
   // Block the forwarded signals until the child's pid is known, so none is lost in between;
   // SIGCHLD stays blocked while waiting (wait_or_end waits for it).
@@ -147,6 +148,7 @@ int run_child(const std::vector<std::string>& argv, const std::function<bool()>&
   sigset_t waiting_mask = old_mask;
   sigaddset(&waiting_mask, SIGCHLD);
   ::sigprocmask(SIG_SETMASK, &waiting_mask, nullptr);
+  if (started) started(child);
 
   const int wait_status = end_child ? wait_or_end(child, end_child) : wait_for(child);
   g_child.store(0);

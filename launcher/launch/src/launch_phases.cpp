@@ -3,8 +3,10 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -16,6 +18,7 @@
 #include "dlx/launch/launch_error.hpp"
 #include "dlx/launch/resume_checkpoint.hpp"
 #include "dlx/launch/searcher_work.hpp"
+#include "dlx/launch/system_sampler.hpp"
 #include "dlx/launch/trial_log.hpp"
 #include "dlx/launch/trial_outcome.hpp"
 #include "launch_state.hpp"
@@ -227,7 +230,21 @@ int run_trainer(LaunchState& state) {
       return state.peer_crash.has_value();
     };
   }
-  const int status = run_child(state.command, end_if_peer_crashed);
+  // What the trainer uses of the node, sampled from its start to its exit (system_sampler.hpp).
+  std::unique_ptr<SystemSampler> sampler;
+  std::function<void(pid_t)> start_sampler;
+  const auto& trial = state.context.trial();
+  if (state.experiment && trial.in_trial() && state.experiment->resources.sample_period_s > 0) {
+    start_sampler = [&](pid_t trainer) {
+      const record::SystemLogName name{state.placement().node_name, state.placement().rank,
+                                       state.at_start ? state.at_start->restarts : 0};
+      const auto period = std::chrono::milliseconds(
+          static_cast<std::int64_t>(state.experiment->resources.sample_period_s * 1000));
+      sampler = SystemSampler::start(trainer, period, trial.record_path().parent_path(), name, stderr);
+    };
+  }
+  const int status = run_child(state.command, end_if_peer_crashed, start_sampler);
+  sampler.reset();  // its last sample, once the trainer has exited
   if (state.peer_crash) {
     fmt::print(stderr, "dlx-launch: {} crashed; this rank's trainer cannot go on without it "
                "and was ended\n", state.peer_crash->described());

@@ -104,6 +104,9 @@ struct Resources {
   std::optional<std::string> mem_per_node;  // Slurm's --mem syntax: 4096, 16G
   std::optional<std::string> time_limit;    // Slurm's --time syntax: 30, 2:00:00, 1-12
   std::optional<std::string> partition;
+  // Seconds between two samples of the trial's CPU, memory and I/O by dlx-launch (0: none):
+  // trials/<id>/system/ (dlx/record/system_series.hpp).
+  double sample_period_s = 1.0;
 };
 
 // The `checkpoint` section: when to save and which checkpoints retention keeps.

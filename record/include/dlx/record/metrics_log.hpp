@@ -113,6 +113,11 @@ struct MetricsLogReplay {
 MetricsLogReplay apply_metrics_log(std::span<const std::byte> bytes, TrialRecord& record,
                                    const std::filesystem::path& shown);
 
+// The bytes of the log at `path`, nullopt when there is none. Input like any other: a link, a
+// FIFO or anything but a regular file is refused without being waited on, and so is a file over
+// kMaxMetricsLogBytes. Throws RecordError naming the file.
+std::optional<std::vector<std::byte>> read_metrics_log_bytes(const std::filesystem::path& path);
+
 // Reads `directory`/metrics.G.log for G = from, from + 1, ... while they exist and applies them
 // to `record`; returns the first generation not found. The files are input like any other: a
 // link, a FIFO or anything but a regular file in a log's place is refused without being waited

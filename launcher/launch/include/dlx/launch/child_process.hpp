@@ -6,6 +6,8 @@
 // forwarded to it (Slurm's preemption and --signal warnings reach the trainer whichever process
 // Slurm signals; a trainer may see a signal twice when Slurm signals the whole step, which is
 // harmless for these signals).
+#include <sys/types.h>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -27,6 +29,8 @@ int notice_received() noexcept;
 // found) or 126 (not executable) after printing why. Throws LaunchError when fork fails.
 // `end_child`, when given, is asked about once a second while the child runs; when it returns
 // true the child is SIGKILLed (its status, 137, is returned): a peer rank crashed (peer_crash.hpp).
-int run_child(const std::vector<std::string>& argv, const std::function<bool()>& end_child = {});
+// `started`, when given, is called with the child's pid once it runs (the system sampler).
+int run_child(const std::vector<std::string>& argv, const std::function<bool()>& end_child = {},
+              const std::function<void(pid_t)>& started = {});
 
 }  // namespace dlx::launch

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// dlx-launch's sampler of what its trainer uses (process_usage.hpp), every `period` seconds from
+// the trainer's start to its exit, into this rank's system log (dlx/record/system_series.hpp).
+// It runs on a thread of dlx-launch, not of the trainer: the training thread does no I/O for it
+// and shares no lock with it; its cost is a few small /proc or cgroup reads and one fdatasync per
+// sample (bench/launch: system_sampler overhead in docs/benchmarks.md).
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "dlx/launch/process_usage.hpp"
+#include "dlx/record/system_series.hpp"
+
+namespace dlx::launch {
+
+class SystemSampler {
+ public:
+  // Starts sampling `trainer` (a sample right away, then one per period). `cgroup`: the step's
+  // cgroup to read instead of the process tree (step_cgroup_of).
+  SystemSampler(pid_t trainer, std::chrono::milliseconds period, record::SystemLogWriter writer,
+                std::optional<std::filesystem::path> cgroup);
+  // Takes a last sample (the trainer has exited: its cgroup's counters are final) and stops.
+  ~SystemSampler();
+  SystemSampler(const SystemSampler&) = delete;
+  SystemSampler& operator=(const SystemSampler&) = delete;
+
+  // Starts one for this rank's run, or says (once, to `log`) why it cannot and returns nullptr:
+  // sampling must never stop a trial.
+  static std::unique_ptr<SystemSampler> start(pid_t trainer, std::chrono::milliseconds period,
+                                              const std::filesystem::path& trial_dir, const record::SystemLogName& name,
+                                              std::FILE* log);
+
+ private:
+  void run();
+  void sample();
+
+  pid_t trainer_;
+  std::chrono::milliseconds period_;
+  record::SystemLogWriter writer_;
+  std::optional<std::filesystem::path> cgroup_;
+  std::optional<UsageCounters> last_;
+  std::chrono::steady_clock::time_point last_time_;
+  bool failed_ = false;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace dlx::launch
