@@ -13,6 +13,8 @@ run again, as in tests/torch/torch_loop_test.py):
   - two ranks (DDP over gloo, no dlx-launch: the processes as torchrun would start them), Slurm's
     notice on rank 1 only after step 13: should_preempt() agrees on both, and the requeued run
     ends bit-identical to an uninterrupted two-rank run;
+  - the running trial's CPU and memory in `dlx status` (dlx-launch's system sampler) and its
+    system log in trials/0/system/;
   - ASHA (async_halving, rungs at 10, 20 and 40 batches) over sequential tickets: operations()
     follows the searcher, a paused trial ends, a later ticket resumes it from its rung checkpoint
     (latest_checkpoint) and trains to the next rung;
@@ -32,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import h5py
 import numpy
@@ -48,12 +51,12 @@ LAUNCHER = Launcher(LAUNCH, SOURCE, "CORE_")
 SINGLE = "{name: single, metric: validation_loss, max_length: {batches: 40}}"
 
 
-def experiment(name, searcher=SINGLE, hyperparameters="{lr: 0.05}", checkpoint="{keep_latest: 2}"):
+def experiment(name, searcher=SINGLE, hyperparameters="{lr: 0.05}", checkpoint="{keep_latest: 2}", more=""):
     directory = os.path.join(ROOT, name)
     os.makedirs(os.path.join(directory, "trials"))
     with open(os.path.join(directory, "experiment.yaml"), "w") as f:
         f.write(f"name: {name}\nentrypoint: {json.dumps(['/usr/bin/python3', TRAINER])}\nseed: 3\n"
-                f"hyperparameters: {hyperparameters}\nsearcher: {searcher}\ncheckpoint: {checkpoint}\n")
+                f"hyperparameters: {hyperparameters}\nsearcher: {searcher}\ncheckpoint: {checkpoint}\n{more}")
     return directory
 
 
@@ -131,6 +134,7 @@ def main():
     print("  the final model, optimizer, scheduler and RNG state and every metric row are identical")
 
     two_ranks()
+    system_metrics()
     asha()
     pbt()
     print("store_path without steps_completed:")
@@ -154,6 +158,38 @@ def two_ranks():
     for table in ("training", "validation"):
         assert metrics(reference, table) == metrics(requeued, table), f"two ranks: the {table} metrics differ"
     print("  both ranks stopped at 13 and resumed there; the final state is identical")
+
+
+def system_metrics():
+    print("system metrics of a running trial (resources.sample_period 0.2 s), in dlx status:")
+    directory = experiment("system", more="resources: {sample_period: 0.2}\n")
+    env = LAUNCHER.environment(directory, 0)
+    env.update(RANK="0", WORLD_SIZE="1", CORE_STEP_DELAY_S="0.1")
+    trainer = subprocess.Popen([LAUNCH], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    dlx = os.path.join(os.path.dirname(LAUNCH), "dlx")
+    seen = None
+    try:
+        for _ in range(100):
+            out = subprocess.run([dlx, "status", "--json", directory], capture_output=True, text=True).stdout
+            trials = json.loads(out)["trials"] if out.strip() else []
+            system = trials[0].get("system") if trials else None
+            if system and system.get("cpu_percent", 0) > 0:
+                seen = system
+                table = subprocess.run([dlx, "status", directory], capture_output=True, text=True).stdout
+                break
+            time.sleep(0.2)
+    finally:
+        output, _ = trainer.communicate(timeout=300)
+    assert trainer.returncode == 0, output
+    assert seen, "dlx status never showed the running trial's CPU and memory"
+    # A Python trainer with torch imported holds tens of MB; one rank.
+    assert seen["ranks"] == 1 and seen["memory_bytes"] > 30e6, seen
+    header = [line for line in table.splitlines() if line.startswith("# trial ")]
+    assert header and "cpu%" in header[0] and "mem" in header[0], table
+    logs = glob.glob(os.path.join(directory, "trials", "0", "system", "*.rank-0.attempt-0.0.log"))
+    assert len(logs) == 1 and os.path.getsize(logs[0]) > 100, logs
+    print(f"  cpu {seen['cpu_percent']:.0f}%, memory {seen['memory_bytes'] / 2**20:.0f} MiB, "
+          f"log {os.path.basename(logs[0])}")
 
 
 def states_of(directory):

@@ -199,18 +199,43 @@ TEST_CASE("the cgroup v2 files of a Slurm step", "[launcher][system]") {
   CHECK_FALSE(dlx::launch::step_cgroup_of(44, proc, temp.path));
 }
 
+TEST_CASE("a long run's samples go to parts, joined again by the reader", "[record][system]") {
+  dlx::testing::TempDir temp;
+  const auto rows = dlx::record::kSystemRowsPerPart * 2 + 5;
+  {
+    dlx::record::SystemLogWriter first_run(temp.path, {"n1", 0, 0});
+    first_run.append(1.0, {{"cpu_percent", 10}});
+    dlx::record::SystemLogWriter writer(temp.path, {"n1", 0, 1});
+    for (std::int64_t i = 0; i < rows; ++i) writer.append(100.0 + static_cast<double>(i), {{"cpu_percent", static_cast<double>(i)}});
+  }
+  CHECK(fs::exists(temp.path / "system" / "n1.rank-0.attempt-1.2.log"));
+  const auto all = dlx::record::load_system_series(temp.path);
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].name.attempt == 0);
+  CHECK(all[1].samples.rows() == static_cast<std::size_t>(rows));
+  CHECK(all[1].samples.steps().back() == rows - 1);
+  CHECK(all[1].samples.last("cpu_percent") == static_cast<double>(rows - 1));
+  // What dlx status reads: the latest run's last part only.
+  const auto latest = dlx::record::load_latest_system_samples(temp.path);
+  REQUIRE(latest.size() == 1);
+  CHECK(latest[0].name.part == 2);
+  CHECK(latest[0].samples.rows() == 5);
+  CHECK(latest[0].samples.last("cpu_percent") == static_cast<double>(rows - 1));
+}
+
 TEST_CASE("system log names carry node, rank and attempt, and refuse what cannot name a file",
           "[record][system]") {
   using dlx::record::parse_system_log_file_name;
   using dlx::record::system_log_file_name;
-  CHECK(system_log_file_name({"gpu-node.cluster", 3, 2}) == "gpu-node.cluster.rank-3.attempt-2.log");
-  CHECK(parse_system_log_file_name("gpu-node.cluster.rank-3.attempt-2.log") ==
-        dlx::record::SystemLogName{"gpu-node.cluster", 3, 2});
+  CHECK(system_log_file_name({"gpu-node.cluster", 3, 2, 7}) == "gpu-node.cluster.rank-3.attempt-2.7.log");
+  CHECK(parse_system_log_file_name("gpu-node.cluster.rank-3.attempt-2.7.log") ==
+        dlx::record::SystemLogName{"gpu-node.cluster", 3, 2, 7});
   CHECK_FALSE(system_log_file_name({"a/b", 0, 0}));
   CHECK_FALSE(system_log_file_name({".hidden", 0, 0}));
   CHECK_FALSE(system_log_file_name({"", 0, 0}));
   CHECK_FALSE(system_log_file_name({std::string(300, 'n'), 0, 0}));
-  CHECK_FALSE(parse_system_log_file_name("node.rank-1.attempt-x.log"));
-  CHECK_FALSE(parse_system_log_file_name("node.rank-01.attempt-0.log"));
+  CHECK_FALSE(parse_system_log_file_name("node.rank-1.attempt-x.0.log"));
+  CHECK_FALSE(parse_system_log_file_name("node.rank-01.attempt-0.0.log"));
+  CHECK_FALSE(parse_system_log_file_name("node.rank-1.attempt-0.log"));
   CHECK_FALSE(parse_system_log_file_name("metrics.1.log"));
 }

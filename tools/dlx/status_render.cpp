@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/common/byte_size.hpp"
 #include "dlx/config/display_text.hpp"
 #include "sparkline.hpp"
 #include "table.hpp"
@@ -26,6 +27,12 @@ Table trial_table(const StatusReport& report, const config::Experiment& experime
   headers.push_back("last " + metric);
   headers.push_back("best " + metric);
   if (report.searcher_column) headers.push_back("searcher");
+  // What running trials use now, when any samples (resources.sample_period).
+  const bool system = std::any_of(report.rows.begin(), report.rows.end(), [](const auto& row) { return row.system; });
+  if (system) {
+    headers.push_back("cpu%");
+    headers.push_back("mem");
+  }
   // Last: its cells are UTF-8 blocks of 3 bytes each, which Table pads as bytes; as the last
   // column it is never padded.
   if (with_sparklines) headers.push_back(metric + " curve");
@@ -36,6 +43,10 @@ Table trial_table(const StatusReport& report, const config::Experiment& experime
     cells.push_back(format_metric(row.last));
     cells.push_back(format_metric(row.best));
     if (report.searcher_column) cells.push_back(row.searcher.empty() ? "-" : row.searcher);
+    if (system) {
+      cells.push_back(row.system ? fmt::format("{:.0f}", row.system->cpu_percent) : "-");
+      cells.push_back(row.system ? format_byte_size(static_cast<std::uint64_t>(row.system->memory_bytes)) : "-");
+    }
     if (with_sparklines) cells.push_back(sparkline(row.metric_values, kSparklineWidth));
     table.add_row(cells);
   }
@@ -134,6 +145,10 @@ nlohmann::ordered_json status_json(const StatusReport& report, const config::Exp
     if (!row.stop_reason.empty()) item["stop_reason"] = row.stop_reason;
     if (!row.problem.empty()) item["problem"] = row.problem;
     if (!row.nodes.empty()) item["nodes"] = row.nodes;
+    if (row.system) {
+      item["system"] = {{"cpu_percent", row.system->cpu_percent}, {"memory_bytes", row.system->memory_bytes},
+                        {"ranks", row.system->ranks}, {"sampled_unix", row.system->sampled_unix}};
+    }
     if (!row.restarts.empty()) {
       // Each restart: why the attempt before it ended, on which nodes, and what it cost.
       auto restarts = nlohmann::ordered_json::array();

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/record/system_series.hpp"
 #include "dlx/record/trial_record.hpp"
 #include "dlx/common/error.hpp"
 #include "dlx/config/display_text.hpp"
@@ -161,6 +162,21 @@ void settle_state(TrialRow& row, const SlurmView* slurm, int max_restarts) {
   row.detail = std::move(shown.detail);
 }
 
+std::optional<SystemNow> system_now(const std::filesystem::path& trial_dir) {
+  SystemNow now;
+  for (const auto& rank : record::load_latest_system_samples(trial_dir)) {
+    const auto& samples = rank.samples;
+    if (samples.empty()) continue;
+    now.cpu_percent += samples.last("cpu_percent").value_or(0);
+    now.memory_bytes += samples.last("memory_bytes").value_or(0);
+    const double at = samples.wall_times().back();
+    now.sampled_unix = now.ranks == 0 ? at : std::min(now.sampled_unix, at);
+    ++now.ranks;
+  }
+  if (now.ranks == 0) return std::nullopt;
+  return now;
+}
+
 // One trial's row: its plan, what the searcher says of it (its hyperparameters, for a trial it
 // created) and what its trial.h5 says; the record itself into `kept` when the caller keeps it.
 TrialRow trial_row(searcher::TrialSpec spec, const std::filesystem::path& directory, const config::Experiment& experiment,
@@ -191,6 +207,7 @@ TrialRow trial_row(searcher::TrialSpec spec, const std::filesystem::path& direct
       row.restarts = record->restart_events;
       row.last_step = last_step(*record);
       row.metric_values = record->validation.series(metric).values;
+      if (record->state == "running") row.system = system_now(store::trial_record_path(directory, row.spec.id).parent_path());
       if (kept) *kept = std::move(record);
     }
   } catch (const std::exception& e) {

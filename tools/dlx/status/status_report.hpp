@@ -16,6 +16,15 @@
 
 namespace dlx::cli {
 
+// A running trial's use of its nodes now: the last sample of each rank of its current run
+// (dlx/record/system_series.hpp), summed over the ranks.
+struct SystemNow {
+  double cpu_percent = 0;   // 100: one core
+  double memory_bytes = 0;
+  int ranks = 0;
+  double sampled_unix = 0;  // the oldest of the ranks' last samples
+};
+
 struct TrialRow {
   searcher::TrialSpec spec;
   // What dlx status shows (trial_status.hpp): trial.h5's state, or what the record and Slurm say
@@ -40,6 +49,7 @@ struct TrialRow {
   // trial.h5's attempts: the nodes of the latest one, and each restart (the attempt it ended, on
   // which nodes, why: docs/file-format.md, restart_events).
   std::string nodes;
+  std::optional<SystemNow> system;  // running trials that sample (resources.sample_period)
   std::vector<record::RestartEvent> restarts;
 
   // Completed or failed in its trial.h5: it will not change again (a pending, running or paused
