@@ -284,11 +284,10 @@ class Loop:
         `validate_every_batches`-th batch of the training (counted over epochs), at the
         searcher's targets and at the last epoch, and reports them. When the loop ends, the
         trial is finished (trial.finish())."""
-        for name, value in (("validate_every", validate_every),
-                            ("validate_every_batches", validate_every_batches)):
+        for name, value, unit in (("validate_every", validate_every, "epoch"),
+                                  ("validate_every_batches", validate_every_batches, "batch")):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise ConfigError(f"dlx.torch.Loop: {name} is {value!r}; give a whole number of 1 or "
-                                  f"more, or None")
+                raise ConfigError(f"dlx.torch.Loop: {name} is {value!r}; give 1 (every {unit}) or more")
         self._validate, self._validate_every = validate, validate_every
         self._validate_every_batches = validate_every_batches
         self.resume()
