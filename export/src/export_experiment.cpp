@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -167,6 +168,16 @@ ExportSummary write_tensorboard_logs(const ExperimentToExport& experiment, const
     std::size_t events = 3;  // file version, session start and end
     events += append_scalar_records(stream, trial.training, "training", fallback);
     events += append_scalar_records(stream, trial.validation, "validation", fallback);
+    if (const auto found = experiment.system.find(trial.trial_id); found != experiment.system.end()) {
+      for (const auto& series : found->second) {
+        const auto& walls = series.samples.wall_times();
+        const auto created = static_cast<double>(trial.created_unix);
+        events += append_scalar_records(stream, series.samples, fmt::format("system/rank-{}", series.name.rank),
+                                        fallback, [&](std::size_t row) {
+                                          return static_cast<std::int64_t>(std::llround((walls[row] - created) * 1000));
+                                        });
+      }
+    }
     append_tfrecord(stream, session_end_event(trial));
     write_file(run / file_name, stream);
     summary.events += events;

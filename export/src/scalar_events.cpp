@@ -20,7 +20,8 @@ std::string file_version_event(double wall_time) {
 }
 
 std::size_t append_scalar_records(std::string& stream, const record::MetricTable& table,
-                                  const std::string& group, double fallback_wall_time) {
+                                  const std::string& group, double fallback_wall_time,
+                                  const std::function<std::int64_t(std::size_t row)>& step_of) {
   // Each row's values in name order (as the tags of one event always were): the metrics' ranks
   // by name, once, then each row's few cells sorted by them. O(rows + cells log).
   const auto& names = table.names();
@@ -42,7 +43,7 @@ std::size_t append_scalar_records(std::string& stream, const record::MetricTable
     summary->clear_value();
     const double wall_time = table.wall_times()[row];
     event.set_wall_time(std::isnan(wall_time) ? fallback_wall_time : wall_time);
-    event.set_step(table.steps()[row]);
+    event.set_step(step_of ? step_of(row) : table.steps()[row]);
     const auto reported = table.cells(row);
     cells.assign(reported.begin(), reported.end());
     std::sort(cells.begin(), cells.end(), [&](const auto& a, const auto& b) { return rank[a.metric] < rank[b.metric]; });

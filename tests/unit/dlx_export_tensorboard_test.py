@@ -107,6 +107,20 @@ def expected_scalars(h5):
     return expected
 
 
+# write_export_sample.cpp's system samples of trial 1 (created 1700000100), rank 1: step =
+# milliseconds since the trial's creation.
+SYSTEM_SCALARS = {1: {
+    ("system/rank-1/memory_bytes", 1500): (1700000101.5, numpy.float32(1048576)),
+    ("system/rank-1/processes", 1500): (1700000101.5, numpy.float32(3)),
+    ("system/rank-1/memory_bytes", 2500): (1700000102.5, numpy.float32(2097152)),
+    ("system/rank-1/cpu_percent", 2500): (1700000102.5, numpy.float32(87.5)),
+    ("system/rank-1/processes", 2500): (1700000102.5, numpy.float32(3)),
+    ("system/rank-1/memory_bytes", 3250): (1700000103.25, numpy.float32(2097152)),
+    ("system/rank-1/cpu_percent", 3250): (1700000103.25, numpy.float32(12.25)),
+    ("system/rank-1/processes", 3250): (1700000103.25, numpy.float32(2)),
+}}
+
+
 def hparams_plugin(value, hparams_pb2):
     check(value.metadata.plugin_data.plugin_name == "hparams", f"{value.tag}: plugin is not hparams")
     data = hparams_pb2.HParamsPluginData()
@@ -119,6 +133,7 @@ def check_trial(run_dir, trial_h5, event_pb2, hparams_pb2):
     events = decode(event_file(run_dir), event_pb2)
     with h5py.File(trial_h5, "r") as h5:
         expected = expected_scalars(h5)
+        expected.update(SYSTEM_SCALARS.get(int(h5.attrs["trial_id"]), {}))
         hparams = json.loads(h5.attrs["hparams_json"])
         state = h5.attrs["state"]
         state = state.decode() if isinstance(state, bytes) else str(state)

@@ -2,12 +2,13 @@
 // Writes a small experiment directory for the `dlx export tensorboard` test
 // (dlx_export_tensorboard_test.py): experiment.yaml and trials of every state, with hyperparameters
 // of every type, metrics with gaps (NaN), rows without a wall time (as format-1 records have), and
-// a trial directory without trial.h5 (a trial not started yet).
+// a trial directory without trial.h5 (a trial not started yet), and system samples of one trial.
 #include <cmath>
 #include <exception>
 #include <fstream>
 #include <iostream>
 
+#include "dlx/record/system_series.hpp"
 #include "dlx/record/trial_record.hpp"
 #include "dlx/store/experiment_layout.hpp"
 
@@ -59,6 +60,13 @@ int main(int argc, char** argv) {
     completed.validation.append(20, {{"loss", 0.7}}, t0 + 3.0);
     completed.validation.append(30, {{"loss", 0.6}, {"top5", 0.99}}, t0 + 4.5);
     save(dir, completed);
+    // Its system samples, rank 1 of attempt 0 (created 1700000100): at 1.5, 2.5 and 3.25 s.
+    {
+      dlx::record::SystemLogWriter system(dlx::store::trial_dir(dir, 1), {"node-b", 1, 0});
+      system.append(1700000101.5, {{"memory_bytes", 1048576}, {"processes", 3}});
+      system.append(1700000102.5, {{"memory_bytes", 2097152}, {"cpu_percent", 87.5}, {"processes", 3}});
+      system.append(1700000103.25, {{"memory_bytes", 2097152}, {"cpu_percent", 12.25}, {"processes", 2}});
+    }
 
     // Rows without a wall time, as records of format 1 read back: the export uses updated_unix.
     auto failed = trial(2, "failed", {{"lr", 0.1}, {"layers", 2}, {"optimizer", "sgd"}, {"nesterov", false}});

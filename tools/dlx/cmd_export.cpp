@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "dlx/record/system_series.hpp"
 #include "dlx/record/trial_record.hpp"
 #include "dlx/config/display_text.hpp"
 #include "dlx/config/parse.hpp"
@@ -97,7 +98,16 @@ int run_tensorboard(const Arguments& arguments) {
   refuse_overlap(directory, output);
   tensorboard::check_output_directory(output, values.count("force") > 0);
 
-  tensorboard::ExperimentToExport request{experiment.name, experiment.searcher.metric, load_trials(directory)};
+  tensorboard::ExperimentToExport request{experiment.name, experiment.searcher.metric, load_trials(directory), {}};
+  for (const auto& trial : request.trials) {
+    try {
+      auto series = record::load_system_series(store::trial_record_path(directory, static_cast<int>(trial.trial_id))
+                                                   .parent_path());
+      if (!series.empty()) request.system.emplace(trial.trial_id, std::move(series));
+    } catch (const Error& e) {
+      throw Error(fmt::format("cannot export trial {}'s system metrics: {}", trial.trial_id, e.what()));
+    }
+  }
   const auto summary = tensorboard::write_tensorboard_logs(request, output, values.count("force") > 0);
 
   if (values.count("json")) {

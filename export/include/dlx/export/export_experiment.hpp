@@ -8,9 +8,11 @@
 // sees a half-written export.
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "dlx/record/system_series.hpp"
 #include "dlx/record/trial_record.hpp"
 
 namespace dlx::tensorboard {
@@ -19,6 +21,9 @@ struct ExperimentToExport {
   std::string name;
   std::string searcher_metric;  // the HParams dashboard lists validation/<it> first
   std::vector<record::TrialRecord> trials;
+  // Each trial's system samples (dlx/record/system_series.hpp), by trial id; exported as
+  // "system/rank-<R>/<series>" at step = milliseconds since the trial's creation.
+  std::map<std::int64_t, std::vector<record::SystemSeries>> system;
 };
 
 struct ExportSummary {

@@ -4,6 +4,8 @@
 // per trial, a run with its scalars and the HParams dashboard's session start and end; at the
 // root, the HParams experiment (which hyperparameters and metrics the dashboard lists).
 // The generated protobuf classes stay inside the library: callers see only bytes.
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,8 +21,11 @@ std::string file_version_event(double wall_time);
 // row's step and wall time, or at `fallback_wall_time` where the row has none (records of
 // format 1). Rows with no value left are skipped. Returns the number of events appended.
 // One Event and one buffer serve every row: millions of rows cost no allocation each.
+// `step_of`, when given, replaces each row's step (by row index): system samples are placed by
+// time (bench_system_sample's rows number the samples of one run).
 std::size_t append_scalar_records(std::string& stream, const record::MetricTable& table,
-                                  const std::string& group, double fallback_wall_time);
+                                  const std::string& group, double fallback_wall_time,
+                                  const std::function<std::int64_t(std::size_t row)>& step_of = {});
 
 // "_hparams_/session_start_info": the trial's hyperparameters (strings, numbers, booleans as
 // such), its group (one per trial) and start time.
