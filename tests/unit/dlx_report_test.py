@@ -218,6 +218,24 @@ def main():
         check(trial6["cuts"] == [100, 300], f"mixed: cuts {trial6['cuts']}")
         check(any(v is None for c in trial6["curves"] for v in c["v"]), "mixed: no gap where trial 6 restarted")
         check(any(c["id"] == "timeline-chart" for c in page.render["charts"]), "mixed: no timeline chart")
+        # Resources: trials 6 and 7 have system samples; rank 1 of trial 6 idled, trial 7 used the
+        # most memory; the chart of the sampled trials is drawn, and trial 6's section has its ranks'.
+        check(model["resources"]["trials"] == 2, f"mixed: resources {model['resources']}")
+        texts = [f["text"] for f in model["resources"]["findings"]]
+        check(any(t.startswith("trial 6: rank 1 on n2 used 14% of a core against 97% for the median rank") for t in texts),
+              f"mixed: no finding of trial 6's idle rank: {texts}")
+        check(any(t.startswith("trial 7 used the most memory: ") for t in texts), f"mixed: no memory finding: {texts}")
+        trial6r = next(t for t in model["trials"] if t["id"] == 6)["resources"]
+        check(len(trial6r["ranks"]) == 2 and abs(trial6r["cpu_mean"] - 111.068) < 0.001 and trial6r["samples"] == 120,
+              f"mixed: trial 6's resources {dict((k, v) for k, v in trial6r.items() if k != 'ranks')}")
+        check(next(t for t in model["trials"] if t["id"] == 5)["resources"] is None, "mixed: resources of an unsampled trial")
+        drawn = {c["id"]: c for c in page.render["charts"]}
+        check("resources-chart" in drawn and drawn["resources-chart"]["marks"] >= 4, f"mixed: resources chart {drawn.get('resources-chart')}")
+        check(page.render["resources"] == {"trials": 2, "findings": len(texts)}, f"mixed: page resources {page.render.get('resources')}")
+        check(page.render["selftest"].get("resources_opened") == 6 and "trial-resources-6" in drawn and
+              drawn["trial-resources-6"]["datasets"] == 4 and drawn["trial-resources-6"]["marks"] > 100,
+              f"mixed: trial 6's resources chart {drawn.get('trial-resources-6')}")
+        check("trial 6: rank 1 on n2 used" in page.full_text, "mixed: the page does not show the findings")
 
         # --- ASHA through the real coordinator: rungs, promotions, importance at one rung
         asha = sample(os.path.join(work, "asha"), "asha")

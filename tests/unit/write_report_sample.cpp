@@ -22,9 +22,11 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include <fmt/format.h>
 
+#include "dlx/record/system_series.hpp"
 #include "dlx/record/trial_record.hpp"
 #include "dlx/config/parse.hpp"
 #include "dlx/searcher/coordinator.hpp"
@@ -141,6 +143,18 @@ void mixed(const fs::path& dir) {
   }
   fs::create_directories(dlx::store::trial_dir(dir, 10));  // trial 10 planned, not started; 11 neither
   write_code_info(dir, "0123456789abcdef0123456789abcdef01234567", true);
+  // System samples: trial 6 on two ranks, rank 1 nearly idle (a finding); trial 7 on one rank,
+  // with the most memory (a finding). 60 samples a second apart.
+  const double start = 1700000000;
+  for (const auto& [id, rank, node, cpu, memory] :
+       {std::tuple{6, 0, "n1", 95.0, 300.0}, std::tuple{6, 1, "n2", 12.0, 280.0}, std::tuple{7, 0, "n3", 60.0, 900.0}}) {
+    dlx::record::SystemLogWriter writer(dlx::store::trial_dir(dir, id), {node, rank, 0});
+    for (int i = 0; i < 60; ++i) {
+      std::map<std::string, double> values{{"memory_bytes", memory * 1048576 * (0.5 + i / 120.0)}};
+      if (i > 0) values["cpu_percent"] = cpu + (i % 5);
+      writer.append(start + i, values);
+    }
+  }
 }
 
 // Runs the experiment's search ticket by ticket through the coordinator, as dlx-launch and libdlx

@@ -11,6 +11,7 @@
 #include "dlx/searcher/search_state.hpp"
 #include "report_downsample.hpp"
 #include "report_importance.hpp"
+#include "report_resources.hpp"
 #include "report_story.hpp"
 
 namespace dlx::cli::report {
@@ -245,6 +246,8 @@ nlohmann::json report_model(const config::Experiment& experiment, const StatusRe
   for (std::size_t i = 0; i < status.rows.size(); ++i) {
     const auto* record = i < sources.records.size() && sources.records[i] ? &*sources.records[i] : nullptr;
     trials.push_back(trial_model(status.rows[i], record, search, points));
+    trials.back()["resources"] =
+        i < sources.system.size() ? trial_resources(sources.system[i], options.max_curve_points / 4) : nlohmann::json();
     if (record) by_id.push_back(record);
   }
   // Ended: every trial completed or failed, or the searcher is done with trials left paused for
@@ -265,6 +268,7 @@ nlohmann::json report_model(const config::Experiment& experiment, const StatusRe
   model["importance"] = importance(experiment, status, search, hparams);
   model["asha"] = asha_story(experiment, search);
   model["pbt"] = pbt_story(experiment, search, by_id);
+  model["resources"] = resources_summary(trials, experiment);
   model["trials"] = std::move(trials);
   return model;
 }

@@ -36,6 +36,8 @@
 //   asha        null, or {rungs: [{rung, length, results, went_on, stopped}], results: [{trial,
 //               rung, length, metric, rank, peers, keep, action}]}
 //   pbt         null, or {population, rounds, links: [{trial, parent, step, exploit, reason}]}
+//   resources   {trials, findings: [{trial, text}]}, and each trial's `resources`: what it used of
+//               its nodes (report_resources.hpp)
 #include <cstddef>
 #include <cstdint>
 #include <optional>

@@ -17,6 +17,7 @@ extern const std::string_view kReportJsCurves;
 extern const std::string_view kReportJsTable;
 extern const std::string_view kReportJsHparams;
 extern const std::string_view kReportJsStory;
+extern const std::string_view kReportJsResources;
 extern const std::string_view kReportJsTrials;
 extern const std::string_view kReportChartJs;
 
@@ -45,7 +46,8 @@ std::string page_script() {
   std::string script;
   const std::pair<std::string_view, const char*> parts[] = {
       {kReportJsCommon, "page_common.js"}, {kReportJsCurves, "page_curves.js"}, {kReportJsTable, "page_table.js"},
-      {kReportJsHparams, "page_hparams.js"}, {kReportJsStory, "page_story.js"}, {kReportJsTrials, "page_trials.js"}};
+      {kReportJsHparams, "page_hparams.js"}, {kReportJsStory, "page_story.js"},
+      {kReportJsResources, "page_resources.js"}, {kReportJsTrials, "page_trials.js"}};
   for (const auto& [text, name] : parts) {
     script += script_text(text, name);
     script += '\n';

@@ -235,7 +235,16 @@ StatusReport read_status(const std::filesystem::path& directory, const config::E
     TrialRow row = trial_row(std::move(spec), directory, experiment, search, sources ? &kept : nullptr);
     row.ticket = ticket_of(row.spec.id, search, trial_is_ticket);
     settle_state(row, slurm, experiment.max_restarts);
-    if (sources) sources->records.push_back(std::move(kept));
+    if (sources) {
+      sources->records.push_back(std::move(kept));
+      sources->system.emplace_back();
+      try {
+        sources->system.back() = record::load_system_series(
+            store::trial_record_path(directory, row.spec.id).parent_path());
+      } catch (const std::exception& e) {
+        report.warnings.push_back(fmt::format("trial {}'s system metrics: {}", row.spec.id, e.what()));
+      }
+    }
     report.states[row.state]++;
     const auto& best_row = report.best_row;
     if (row.best && (!best_row || (smaller ? *row.best < *rows[*best_row].best : *row.best > *rows[*best_row].best))) {

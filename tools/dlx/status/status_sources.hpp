@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "dlx/record/system_series.hpp"
 #include "dlx/record/trial_record.hpp"
 #include "dlx/searcher/search_state.hpp"
 
@@ -13,6 +14,9 @@ namespace dlx::cli {
 
 struct StatusSources {
   std::vector<std::optional<record::TrialRecord>> records;
+  // Each row's system samples (dlx/record/system_series.hpp): empty when it has none, or they
+  // could not be read (said in StatusReport::warnings).
+  std::vector<std::vector<record::SystemSeries>> system;
   std::optional<searcher::SearchState> search;
 };
 

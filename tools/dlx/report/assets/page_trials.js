@@ -63,6 +63,11 @@
     } else if (t.created) {
       details.appendChild(el('p', { class: 'note' }, 'No metrics reported yet.'));
     }
+    if (t.resources) {  // what its ranks used of their nodes (page_resources.js)
+      var usage = el('canvas', { id: 'trial-resources-' + t.id });
+      details.appendChild(el('div', { class: 'chart' }, usage));
+      details.addEventListener('toggle', function () { if (details.open && !charts[usage.id]) R.drawResources(t, usage); });
+    }
     sections.appendChild(details);
     summary.sections++;
   });
@@ -81,7 +86,7 @@
 
   // ---- what was drawn ----
   Object.keys(charts).forEach(function (id) {
-    if (id.indexOf('trial-chart-') !== 0) summary.charts.push(marksOf(charts[id]));
+    if (id.indexOf('trial-chart-') !== 0 && id.indexOf('trial-resources-') !== 0) summary.charts.push(marksOf(charts[id]));
   });
   if (selftest) {  // dlx's test: sort by the best metric, as a click on its title does
     document.getElementById('sort-best').click();
@@ -96,6 +101,14 @@
     summary.selftest.text_shown = table.rows.filter(function (row) { return !row.tr.hidden; }).map(function (row) { return row.trial.id; });
     table.filter.value = '';
     table.filterTable();
+    // ... and open the first sampled trial's section, which draws its ranks' resources.
+    var sampled = trials.filter(function (t) { return t.resources; })[0];
+    if (sampled) {
+      var section = document.getElementById('trial-' + sampled.id);
+      section.open = true;
+      section.dispatchEvent(new Event('toggle'));
+      summary.selftest.resources_opened = sampled.id;
+    }
   }
   if (window.dlxErrors.length) {
     var list = document.getElementById('page-errors');
