@@ -43,7 +43,6 @@ def get_cluster_info() -> Optional[ClusterInfo]:
     trial = state.trial
     if not trial.in_trial:
         return None
-    latest = state.latest_checkpoint()
     directory = trial.experiment_dir or ""
     restarts = os.environ.get("SLURM_RESTART_COUNT", "0")
     # The trial's Hparams (a dict) itself: its reads and defaults are checked against the
@@ -52,4 +51,16 @@ def get_cluster_info() -> Optional[ClusterInfo]:
                      experiment_id=os.path.basename(directory.rstrip("/")),
                      trial_run_id=int(restarts) if restarts.isdigit() else 0,
                      config=frozen_experiment(directory))
-    return ClusterInfo(info, latest.path if latest is not None else None, trial.rank)
+    return ClusterInfo(info, latest_checkpoint_path(state), trial.rank)
+
+
+def latest_checkpoint_path(state: Any) -> Optional[str]:
+    """The checkpoint this trial resumes from, by its path: dlx-launch's DLX_LATEST_CHECKPOINT (the
+    trial's newest valid checkpoint, or the one the searcher starts it from), so that asking
+    costs no read; the checkpoint loaded (and verified) only without dlx-launch. restore_path()
+    and the PyTorchTrial loop load it when they use it."""
+    named = os.environ.get("DLX_LATEST_CHECKPOINT")
+    if named is not None:
+        return named or None
+    latest = state.latest_checkpoint()
+    return latest.path if latest is not None else None
