@@ -188,7 +188,12 @@ bool plan_code_and_data(Submission& submission) {
     return false;
   }
   if (auto trial_class = config::trial_class_of(experiment)) {
-    const auto finding = check_trial_class(*trial_class, trial_start_dir(submission.code, submission.sbatch));
+    TrialClassFinding finding;
+    try {
+      finding = check_trial_class(*trial_class, trial_start_dir(submission.code, submission.sbatch));
+    } catch (const std::exception& e) {  // a look that failed is no refusal: the harness decides
+      finding.note = fmt::format("entrypoint {}: its module could not be read ({})", *trial_class, e.what());
+    }
     if (finding.refusal) {
       report_error(fmt::format("dlx: --dl-experiment: {}: {} (nothing was submitted)", submission.file,
                                *finding.refusal));

@@ -15,7 +15,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::size_t kMaxSourceBytes = 4 << 20;  // a model definition, not a dataset
+// A model definition, not a dataset: what is past this is not looked at (std::regex's matching
+// is recursive, so its input stays small).
+constexpr std::size_t kMaxSourceBytes = 1 << 20;
 
 struct Unsupported {
   const char* base;

@@ -10,6 +10,9 @@
 #   3  a FIFO in the snapshot's place (made by the job script): the step fails at once, slurmstepd
 #      does not hang, and the next user's job runs on the same node;
 #   held up: slurmstepd reads the experiment as the job's user, never as root.
+#   4  a job named after alice's experiment: mallory's job of the same name never stands for
+#      alice's experiment in alice's `dlx status DIR`, and her own job id never leads mallory to
+#      alice's experiment (the lookup by name asks Slurm for the user's own jobs only).
 source "$(dirname "$0")/lib.sh"
 source "$SOURCE_DIR/tests/security/users.sh"
 
@@ -163,3 +166,21 @@ submitted=$(as_named "$MALLORY" sbatch --parsable --output=after-%A_%a.out --dl-
 wait_for_job "$(job_id_of "$submitted")" 90
 [ "$(cat "$marker_dir/after-ran" 2>/dev/null)" = "$MALLORY" ] || fail "the next user's job did not run after the FIFO"
 note "FIFO refused at once; nodes idle; the next user's job ran"
+
+# ---- 4: a job named after alice's experiment. Alice's job is held, so none of its tasks has
+# started and written the .jobs link: dlx status finds it by its name (the experiment's).
+write_experiment "$ALICE" named.yaml named-victim "'true'"
+alice_job=$(job_id_of "$(as_named "$ALICE" sbatch --parsable --hold --dl-experiment=named.yaml examples/job.sh)")
+mallory_job=$(job_id_of "$(as_named "$MALLORY" sbatch --parsable --hold --job-name=named-victim --wrap true)")
+victim_dir="$storage/$ALICE/named-victim"
+[ -d "$victim_dir" ] || fail "alice's experiment directory $victim_dir was not made"
+[ ! -e "$storage/$ALICE/.jobs/$alice_job" ] || fail "a held job's link exists: the lookup by name is not tested"
+alice_view=$(as_named "$ALICE" dlx status "$victim_dir" 2>&1 || true)
+expect_contains "alice's dlx status of her held experiment" "$alice_view" "$alice_job"
+case "$alice_view" in *"$mallory_job"*) fail "alice's dlx status named mallory's job $mallory_job: $alice_view" ;; esac
+mallory_view=$(as_named "$MALLORY" dlx status "$mallory_job" 2>&1 || true)
+case "$mallory_view" in *"$victim_dir"*|*"# experiment named-victim"*)
+  fail "mallory's job $mallory_job led to alice's experiment: $mallory_view" ;; esac
+as_named "$ALICE" scancel "$alice_job"
+as_named "$MALLORY" scancel "$mallory_job"
+note "a job named after alice's experiment stands for it neither for alice nor for mallory"
