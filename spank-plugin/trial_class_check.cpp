@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "trial_class_check.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <array>
-#include <fstream>
-#include <iterator>
 #include <regex>
 
 #include <fmt/format.h>
@@ -77,11 +80,25 @@ TrialClassFinding check_trial_class(const std::string& trial_class, const fs::pa
                                trial_class, relative.string(), code_dir.string(), module);
     return finding;
   }
-  std::ifstream in(file, std::ios::binary);
-  std::string source;
-  source.resize(kMaxSourceBytes);
-  in.read(source.data(), static_cast<std::streamsize>(source.size()));
-  source.resize(static_cast<std::size_t>(in.gcount()));
+  // O_NONBLOCK, then fstat: what was a regular file a moment ago may be a FIFO now, whose open
+  // would wait for a writer; sbatch must not.
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat status {};
+  if (fd < 0 || ::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    if (fd >= 0) ::close(fd);
+    finding.note = fmt::format("entrypoint {}: {} could not be read as a file", trial_class, file.string());
+    return finding;
+  }
+  std::string source(kMaxSourceBytes, '\0');
+  std::size_t filled = 0;
+  while (filled < source.size()) {
+    const auto n = ::read(fd, source.data() + filled, source.size() - filled);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    filled += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  source.resize(filled);
   if (auto base = unsupported_trial_base(source, class_name)) {
     finding.refusal = fmt::format("entrypoint {} is {} ({}, line {}): dlx runs PyTorchTrial and Core API code: {}",
                                   trial_class, base->what, file.string(), base->line, base->instead);
