@@ -12,7 +12,8 @@ run again, as in tests/torch/torch_loop_test.py):
     keep_latest;
   - two ranks (DDP over gloo, no dlx-launch: the processes as torchrun would start them), Slurm's
     notice on rank 1 only after step 13: should_preempt() agrees on both, and the requeued run
-    ends bit-identical to an uninterrupted two-rank run;
+    ends bit-identical to an uninterrupted two-rank run; the same with sharded checkpoints
+    (store_path(shard=True): each rank's own files in the one checkpoint);
   - the running trial's CPU and memory in `dlx status` (dlx-launch's system sampler) and its
     system log in trials/0/system/;
   - ASHA (async_halving, rungs at 10, 20 and 40 batches) over sequential tickets: operations()
@@ -158,6 +159,32 @@ def two_ranks():
     for table in ("training", "validation"):
         assert metrics(reference, table) == metrics(requeued, table), f"two ranks: the {table} metrics differ"
     print("  both ranks stopped at 13 and resumed there; the final state is identical")
+
+    print("the same with sharded checkpoints (store_path(shard=True) on every rank):")
+    reference = experiment("shards-reference")
+    run_two_ranks(reference, 0, CORE_SHARD="1")
+    requeued = experiment("shards-requeued")
+    run_two_ranks(requeued, 85, CORE_SIGNAL_AT="13", CORE_SIGNAL_RANK="1", CORE_SHARD="1")
+    outputs = run_two_ranks(requeued, 0, CORE_SHARD="1")
+    assert all("core_trainer: resumed at step 13" in out for out in outputs), outputs
+    same_state(final_state(reference)[1], final_state(requeued)[1], "state.pt")
+    for table in ("training", "validation"):
+        assert metrics(reference, table) == metrics(requeued, table), f"shards: the {table} metrics differ"
+    def shard_files(directory):
+        with h5py.File(final_state(directory)[0], "r") as f:
+            names = []
+            f.visit(names.append)
+            return {n.rsplit("/", 1)[1]: numpy.asarray(f[n]).tobytes() for n in names
+                    if n.rsplit("/", 1)[-1].startswith("rng-") and isinstance(f[n], h5py.Dataset)}
+
+    shards = shard_files(requeued)
+    assert sorted(shards) == ["rng-0.pt", "rng-1.pt"], sorted(shards)
+    assert shards == shard_files(reference), "shards: the ranks' RNG files differ from the uninterrupted run's"
+    print("  each rank's rng-<rank>.pt in the one checkpoint; resumed at 13 on both; identical")
+    outputs = run_two_ranks(experiment("shards-clash"), 78, CORE_SHARD="clash")
+    refusal = "determined: sharded checkpoint: ranks 0 and 1 both wrote 'state.pt'; give each rank's files their own names"
+    assert all(refusal in out for out in outputs), outputs
+    print("  two ranks writing one file name: both fail at once (exit 78), named")
 
 
 def system_metrics():

@@ -7,7 +7,9 @@ StepLR, the RNG state in the checkpoint. CORE_SIGNAL_AT=N sends this process SIG
 notice) after step N (on rank CORE_SIGNAL_RANK only, default every rank); CORE_BAD_METADATA=1
 stores a checkpoint without steps_completed; CORE_STEP_DELAY_S sleeps that long after each step
 (a run long enough to be interrupted on the local cluster). With WORLD_SIZE > 1: DDP over gloo, each rank its
-own slice of every batch, every rank's RNG state in the chief's checkpoint (gathered)."""
+own slice of every batch, every rank's RNG state in the chief's checkpoint (gathered); with
+CORE_SHARD=1 a sharded checkpoint instead (store_path(shard=True): each rank writes its own
+rng-<rank>.pt, the chief state.pt; CORE_SHARD=clash: every rank writes state.pt, which is refused)."""
 import json
 import os
 import pathlib
@@ -25,7 +27,20 @@ def batch(step, rank=0, size=1):
 
 
 def save(core_context, model, optimizer, scheduler, steps, bad_metadata=False):
-    """Every rank's RNG state to the chief, which stores the checkpoint."""
+    """Every rank's RNG state to the chief, which stores the checkpoint; or, sharded, every rank
+    stores its own."""
+    if os.environ.get("CORE_SHARD") == "clash":  # every rank writes the same name: refused
+        with core_context.checkpoint.store_path({"steps_completed": steps}, shard=True) as (path, storage_id):
+            torch.save(torch.get_rng_state(), path / "state.pt")
+        return storage_id
+    if os.environ.get("CORE_SHARD") == "1":
+        rank = core_context.distributed.rank
+        with core_context.checkpoint.store_path({"steps_completed": steps}, shard=True) as (path, storage_id):
+            torch.save(torch.get_rng_state(), path / f"rng-{rank}.pt")
+            if rank == 0:
+                torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                            "scheduler": scheduler.state_dict()}, path / "state.pt")
+        return storage_id
     rngs = core_context.distributed.gather(torch.get_rng_state())
     if core_context.distributed.rank != 0:
         return
@@ -62,7 +77,8 @@ def main():
                 model.load_state_dict(state["model"])
                 optimizer.load_state_dict(state["optimizer"])
                 scheduler.load_state_dict(state["scheduler"])
-                torch.set_rng_state(state["rngs"][rank])
+                rng = pathlib.Path(path) / f"rng-{rank}.pt"  # a sharded checkpoint's
+                torch.set_rng_state(torch.load(rng) if rng.exists() else state["rngs"][rank])
                 steps = core_context.checkpoint.get_metadata(info.latest_checkpoint)["steps_completed"]
             print(f"core_trainer: resumed at step {steps}", flush=True)
         signal_at = int(os.environ.get("CORE_SIGNAL_AT", "-1"))

@@ -40,7 +40,7 @@ class Launcher:
         return output
 
     def two_ranks(self, directory, expect, **extra):
-        """Each rank's output, in rank order."""
+        """Each rank's output (stdout, then stderr), in rank order."""
         env = self.environment(directory, 0)
         # Without Slurm, the ranks agree on the checkpoint to resume from through DLX_RUN_ID: one
         # value for the ranks of a run, a new one for each run. A port of this run's own for
@@ -59,8 +59,12 @@ class Launcher:
         result = subprocess.run(command, env=env, cwd=self.cwd, capture_output=True, text=True, timeout=TIMEOUT_S)
         outputs = []
         for rank in range(2):
-            found = glob.glob(os.path.join(outputs_dir, "1", f"rank.{rank}", "stdout"))
-            outputs.append(open(found[0]).read() if found else "")
+            text = ""
+            for stream in ("stdout", "stderr"):
+                for found in glob.glob(os.path.join(outputs_dir, "1", f"rank.{rank}", stream)):
+                    with open(found) as f:
+                        text += f.read()
+            outputs.append(text)
         shutil.rmtree(outputs_dir, ignore_errors=True)
         everything = result.stdout + result.stderr + "\n".join(outputs)
         assert result.returncode == expect, f"mpirun exited {result.returncode}, not {expect}:\n{everything}"

@@ -3,7 +3,12 @@
 each as one checkpoint file of the trial (checkpoint_dir/step-<steps_completed>.h5), the files
 as byte tensors under "determined/files/<path>" and the metadata as JSON in its state. So it
 is published atomically, checksummed, verified when read, kept or deleted by the experiment's
-save_* rules, and found again after a requeue. The storage id is that file's path."""
+save_* rules, and found again after a requeue. The storage id is that file's path.
+
+Sharded (shard=True, every rank calls): each rank writes its own files; when the block ends they
+are gathered to the chief, which refuses a file name or a metadata key two ranks gave different
+values for, and stores them all as one checkpoint; every rank gets its storage id (or the same
+error). restore_path/download give every rank all the files."""
 from __future__ import annotations
 
 import contextlib
@@ -18,6 +23,7 @@ from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 import dlx
 
 from .._session import Session
+from ._distributed import DistributedContext
 
 FILES = "determined/files/"
 METADATA = "determined.metadata"
@@ -47,15 +53,48 @@ def _inside(root: str, relative: str) -> str:
     return os.path.join(root, relative)
 
 
+def _read_files(directory: str, selector: Optional[Callable[[str], bool]]) -> Dict[str, bytes]:
+    files = {}
+    for top, _, names in os.walk(directory):
+        for name in sorted(names):
+            path = os.path.join(top, name)
+            relative = os.path.relpath(path, directory)
+            if selector is not None and not selector(relative):
+                continue
+            with open(path, "rb") as f:
+                files[relative] = f.read()
+    return files
+
+
+def _merge_shards(parts: Any) -> Tuple[Dict[str, bytes], Dict[str, Any]]:
+    """Every rank's (files, metadata) as one: a file name or metadata key two ranks gave
+    different contents for is refused (Determined's rule)."""
+    files: Dict[str, bytes] = {}
+    metadata: Dict[str, Any] = {}
+    owner: Dict[str, int] = {}
+    for rank, (part_files, part_metadata) in enumerate(parts):
+        for name, data in part_files.items():
+            if name in files:
+                raise dlx.ConfigError(f"determined: sharded checkpoint: ranks {owner[name]} and {rank} both wrote "
+                                      f"{name!r}; give each rank's files their own names (e.g. with the rank in them)")
+            files[name], owner[name] = data, rank
+        for key, value in part_metadata.items():
+            if key in metadata and metadata[key] != value:
+                raise dlx.ConfigError(f"determined: sharded checkpoint: the ranks' metadata differ at {key!r} "
+                                      f"({metadata[key]!r} and {value!r}); give the same value, or another key")
+            metadata[key] = value
+    return files, metadata
+
+
 class CheckpointContext:
-    def __init__(self, session: Session, is_chief: bool) -> None:
+    def __init__(self, session: Session, distributed: DistributedContext) -> None:
         self._session = session
-        self._is_chief = is_chief
+        self._distributed = distributed
+        self._is_chief = distributed.rank == 0
 
     # ---- storing
 
-    def _save_directory(self, directory: str, metadata: Dict[str, Any],
-                        selector: Optional[Callable[[str], bool]] = None) -> str:
+    def _save_files(self, files: Dict[str, bytes], metadata: Dict[str, Any]) -> str:
         import numpy
 
         trial = self._session.trial
@@ -63,36 +102,53 @@ class CheckpointContext:
             raise dlx.ConfigError("determined: this process is not a dlx trial with a checkpoint directory "
                                   "(run it under sbatch --dl-experiment=..., or set DLX_CHECKPOINT_DIR)")
         steps = _steps_completed(metadata)
-        tensors = {}
-        for top, _, names in os.walk(directory):
-            for name in sorted(names):
-                path = os.path.join(top, name)
-                relative = os.path.relpath(path, directory)
-                if selector is not None and not selector(relative):
-                    continue
-                with open(path, "rb") as f:
-                    tensors[FILES + relative] = numpy.frombuffer(f.read(), dtype=numpy.uint8)
+        tensors = {FILES + name: numpy.frombuffer(data, dtype=numpy.uint8) for name, data in sorted(files.items())}
         trial.save_checkpoint(steps, tensors, state={METADATA: json.dumps(metadata)})
         self._session.last_stored_step = steps
         return os.path.join(trial.checkpoint_dir, f"step-{steps}.h5")
 
+    def _save_directory(self, directory: str, metadata: Dict[str, Any],
+                        selector: Optional[Callable[[str], bool]] = None) -> str:
+        return self._save_files(_read_files(directory, selector), metadata)
+
+    def _save_shards(self, directory: str, metadata: Dict[str, Any],
+                     selector: Optional[Callable[[str], bool]] = None) -> str:
+        """Collective: the chief stores every rank's files; every rank gets the storage id, or
+        raises the chief's error (no rank is left waiting for a checkpoint that failed)."""
+        parts = self._distributed.gather((_read_files(directory, selector), dict(metadata)))
+        outcome: Tuple[str, str] = ("", "")
+        if self._is_chief:
+            try:
+                files, merged = _merge_shards(parts)
+                outcome = ("stored", self._save_files(files, merged))
+            except Exception as e:  # every rank raises it below
+                outcome = ("failed", str(e))
+        kind, text = self._distributed.broadcast(outcome)
+        if kind != "stored":
+            raise dlx.ConfigError(text)
+        return text
+
     @contextlib.contextmanager
     def store_path(self, metadata: Dict[str, Any], *, shard: bool = False) -> Iterator[Tuple[pathlib.Path, str]]:
         """A fresh directory to write the checkpoint's files into, and its storage id; the files
-        become the checkpoint when the block ends (chief only, as in Determined without shard)."""
-        if shard:
-            raise NotImplementedError("determined on dlx: sharded checkpoints (shard=True) are not supported; "
-                                      "write the files on the chief (shard=False), or use dlx.torch.save_state")
+        become the checkpoint when the block ends: the chief's (chief only, as in Determined), or
+        with shard=True every rank's (every rank calls it)."""
         steps = _steps_completed(metadata)
         storage_id = os.path.join(self._session.trial.checkpoint_dir or "", f"step-{steps}.h5")
         with tempfile.TemporaryDirectory(prefix="dlx-determined-") as directory:
             yield pathlib.Path(directory), storage_id
-            self._save_directory(directory, metadata)
+            if shard:
+                self._save_shards(directory, metadata)
+            else:
+                self._save_directory(directory, metadata)
 
     def upload(self, ckpt_dir: Any, metadata: Dict[str, Any], *, shard: bool = False,
                selector: Optional[Callable[[str], bool]] = None) -> str:
-        if shard:
-            raise NotImplementedError("determined on dlx: sharded checkpoints (shard=True) are not supported")
+        if shard:  # a rank with nothing to add may give ckpt_dir=None
+            if ckpt_dir is None:
+                with tempfile.TemporaryDirectory(prefix="dlx-determined-") as empty:
+                    return self._save_shards(empty, metadata, selector)
+            return self._save_shards(os.fspath(ckpt_dir), metadata, selector)
         return self._save_directory(os.fspath(ckpt_dir), metadata, selector)
 
     # ---- reading

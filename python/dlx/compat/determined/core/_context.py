@@ -26,7 +26,7 @@ class Context:
         self.distributed = distributed or DummyDistributedContext()
         is_chief = self.distributed.rank == 0
         self.train = TrainContext(self._session, is_chief)
-        self.checkpoint = CheckpointContext(self._session, is_chief)
+        self.checkpoint = CheckpointContext(self._session, self.distributed)
         self.preempt = PreemptContext(self._session, self.distributed, preempt_mode)
         self.searcher = SearcherContext(self._session, self.distributed, self.train)
         self.profiler = _Profiler()
