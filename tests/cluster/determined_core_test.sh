@@ -9,6 +9,8 @@
 # uninterrupted run's. A third run, slowed down and submitted with --time=1 --signal=USR2@20,
 # cannot finish in one allocation: should_preempt() turns true on each time-limit notice, and the
 # chain of allocations ends identical too, each restart recorded as the time limit's.
+# A PyTorchTrial (tests/determined_api/model_def.py, `entrypoint: model_def:RegressionTrial`) on 2
+# nodes x 1 rank, `scontrol requeue`d mid-run, ends identical to an uninterrupted 2-node run.
 # And a Determined TFKerasTrial as the entrypoint is refused by sbatch, naming what to use.
 source "$(dirname "$0")/resume_lib.sh"
 
@@ -57,10 +59,28 @@ environment: {CORE_STEP_DELAY_S: "$delay"}
 YAML
 done
 
+# The PyTorchTrial pair: the harness runs the class from the job's directory (no code snapshot here).
+cp "$SOURCE_DIR/tests/determined_api/model_def.py" "$WORK/model_def.py"
+chmod a+r "$WORK/model_def.py"
+for name in pt-reference pt-requeue; do
+  write_resume_experiment "$name"
+  cat > "$WORK/$name.yaml" <<YAML
+name: $name
+entrypoint: model_def:RegressionTrial
+seed: 3
+hyperparameters: {lr: 0.05, global_batch_size: 16}
+searcher: {name: single, metric: validation_loss, max_length: {batches: 40}}
+resources: {nodes_per_trial: 2, tasks_per_node: 1, partition: low}
+checkpoint: {keep_latest: 3, period: {batches: 8}}
+environment: {TRIAL_STEP_DELAY_S: "0.4", TRIAL_WORKERS: "0"}
+YAML
+done
+pt_reference_job=$(submit_trial pt-reference)
+pt_requeue_job=$(submit_trial pt-requeue)
 reference_job=$(submit_trial det-reference)
 requeue_job=$(submit_trial det-requeue)
 limit_job=$(submit_trial det-timelimit --time=1 --signal=USR2@20)
-trap 'scancel "$reference_job" "$requeue_job" "$limit_job" 2> /dev/null || true' EXIT
+trap 'scancel "$reference_job" "$requeue_job" "$limit_job" "$pt_reference_job" "$pt_requeue_job" 2> /dev/null || true' EXIT
 note "submitted $reference_job (uninterrupted), $requeue_job (requeued) and $limit_job (time-limit chain)"
 wait_until 120 "the job link of det-requeue" test -L "$(user_storage)/.jobs/$requeue_job"
 requeue_dir=$(trial_dir "$requeue_job")
@@ -68,6 +88,21 @@ wait_until 240 "a checkpoint of det-requeue" checkpoint_past "$requeue_dir" 20
 job_running "$requeue_job" || fail "det-requeue finished before the requeue (make it longer)"
 scontrol requeue "${requeue_job}_0"
 note "scontrol requeue ${requeue_job}_0"
+wait_until 120 "the job link of pt-requeue" test -L "$(user_storage)/.jobs/$pt_requeue_job"
+pt_requeue_dir=$(trial_dir "$pt_requeue_job")
+wait_until 240 "a checkpoint of pt-requeue" checkpoint_past "$pt_requeue_dir" 8
+job_running "$pt_requeue_job" || fail "pt-requeue finished before the requeue (make it longer)"
+scontrol requeue "${pt_requeue_job}_0"
+note "scontrol requeue ${pt_requeue_job}_0 (PyTorchTrial)"
+wait_for_job "$pt_reference_job" 600
+wait_for_job "$pt_requeue_job" 600
+pt_out=$(cat "$WORK/pt-requeue-${pt_requeue_job}_0.out")
+grep -q "dlx-test: srun exited 0 (restart 1)" <<< "$pt_out" || fail "pt-requeue did not end after one requeue: $(tail -n 30 <<< "$pt_out")"
+/usr/bin/python3 "$SOURCE_DIR/tests/tools/compare_checkpoints.py" "$(trial_dir "$pt_reference_job")" "$pt_requeue_dir" \
+  --tensor model_0/module.0.weight --tensor rng/rank-1/torch --restarts 1 --notices 1 ||
+  fail "the requeued PyTorchTrial is not identical to the uninterrupted one"
+expect_contains "dlx status of pt-requeue" "$(as_user dlx status "$pt_requeue_job")" "1 completed"
+note "PyTorchTrial on 2 nodes: requeued mid-run, resumed on both ranks, identical"
 wait_for_job "$reference_job" 600
 wait_for_job "$requeue_job" 600
 wait_for_job "$limit_job" 600

@@ -8,6 +8,7 @@ training metric `stepped` is 1 for a batch after which the weights changed (an o
 not every batch with gradient aggregation)."""
 import os
 import signal
+import time
 
 import determined as det
 import torch
@@ -30,6 +31,7 @@ class RegressionTrial(det.pytorch.PyTorchTrial):
         self.scheduler = context.wrap_lr_scheduler(torch.optim.lr_scheduler.StepLR(self.optimizer, 1, gamma=0.7),
                                                    det.pytorch.LRScheduler.StepMode.STEP_EVERY_EPOCH)
         self.signal_at = int(os.environ.get("TRIAL_SIGNAL_AT", "-1"))
+        self.delay = float(os.environ.get("TRIAL_STEP_DELAY_S", "0"))  # long enough to requeue on a cluster
         signal_rank = os.environ.get("TRIAL_SIGNAL_RANK")
         if signal_rank is not None and int(signal_rank) != context.distributed.get_rank():
             self.signal_at = -1
@@ -46,6 +48,7 @@ class RegressionTrial(det.pytorch.PyTorchTrial):
     def train_batch(self, batch, epoch_idx: int, batch_idx: int):
         if batch_idx == self.signal_at:
             os.kill(os.getpid(), signal.SIGUSR1)
+        time.sleep(self.delay)
         x, y = batch
         loss = torch.nn.functional.mse_loss(self.model(x), y)
         self.context.backward(loss)
