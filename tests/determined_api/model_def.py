@@ -5,7 +5,8 @@ on a synthetic dataset, SGD with momentum, a StepLR stepped every epoch, gradien
 shuffling DataLoaders with 2 worker processes (TRIAL_WORKERS). TRIAL_SIGNAL_AT=N sends this process SIGUSR1
 (Slurm's notice) during global batch N (on rank TRIAL_SIGNAL_RANK only, when given). The
 training metric `stepped` is 1 for a batch after which the weights changed (an optimizer step:
-not every batch with gradient aggregation)."""
+not every batch with gradient aggregation); `autocast` is 1 for a batch whose forward pass ran in
+float16 or bfloat16 (TRIAL_AMP=1: context.autocast_forward_pass)."""
 import os
 import signal
 import time
@@ -26,6 +27,8 @@ class RegressionTrial(det.pytorch.PyTorchTrial):
         self.context = context
         model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Dropout(0.1), torch.nn.Linear(16, 1))
         self.model = context.wrap_model(model)
+        if os.environ.get("TRIAL_AMP") == "1":  # Determined's AMP: the forward pass autocast
+            self.model = context.autocast_forward_pass(self.model)
         self.optimizer = context.wrap_optimizer(
             torch.optim.SGD(self.model.parameters(), lr=context.get_hparam("lr"), momentum=0.9))
         self.scheduler = context.wrap_lr_scheduler(torch.optim.lr_scheduler.StepLR(self.optimizer, 1, gamma=0.7),
@@ -50,14 +53,16 @@ class RegressionTrial(det.pytorch.PyTorchTrial):
             os.kill(os.getpid(), signal.SIGUSR1)
         time.sleep(self.delay)
         x, y = batch
-        loss = torch.nn.functional.mse_loss(self.model(x), y)
+        prediction = self.model(x)
+        loss = torch.nn.functional.mse_loss(prediction.float(), y)
         self.context.backward(loss)
         before = next(self.model.parameters()).detach().clone()
         self.context.step_optimizer(self.optimizer,
                                     clip_grads=lambda params: torch.nn.utils.clip_grad_norm_(params, 1.0))
         stepped = float(not torch.equal(before, next(self.model.parameters()).detach()))
-        return {"loss": loss, "lr": self.scheduler.get_last_lr()[0], "stepped": stepped}
+        return {"loss": loss, "lr": self.scheduler.get_last_lr()[0], "stepped": stepped,
+                "autocast": float(prediction.dtype in (torch.bfloat16, torch.float16))}
 
     def evaluate_batch(self, batch):
         x, y = batch
-        return {"validation_loss": torch.nn.functional.mse_loss(self.model(x), y)}
+        return {"validation_loss": torch.nn.functional.mse_loss(self.model(x).float(), y)}

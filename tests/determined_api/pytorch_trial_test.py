@@ -15,8 +15,12 @@ dlx-launch (no Slurm: a requeue is dlx-launch run again):
     (the harness's arguments): validation at 10, 20, 30 and the target 40, not at epoch ends;
     the optimizer steps every second batch; Slurm's notice after batch 21, in the middle of an
     aggregation (its gradients are in the checkpoint), resumes bit-identically;
+  - autocast_forward_pass (Determined's AMP; bfloat16 on this CPU): every forward pass
+    autocast, and a requeue during batch 21 bit-identical;
   - ASHA with promotions (async_halving, rungs at 10, 20 and 40 batches) over sequential
     tickets: a paused PyTorchTrial is resumed from its rung checkpoint by a later ticket;
+  - PBT (2 members, rounds of 10 batches): the replacement starts from its parent's checkpoint
+    at step 10 and trains to 20;
   - two ranks (`mpirun -np 2 dlx-launch`: DDP over gloo, each rank its shard of the data, no
     DataLoader workers: model_def.py says why),
     Slurm's notice on rank 1 only during batch 21: both save, and the requeued run ends identical
@@ -104,7 +108,9 @@ def main():
     print(f"  {same_run(reference, requeued, 'requeued')}")
 
     periods_and_aggregation()
+    amp()
     asha()
+    pbt()
     two_ranks()
     trainer_api()
     refusals()
@@ -156,6 +162,33 @@ def asha():
         # Validation at the rungs and at the epochs' ends (16, 32), each once.
         assert steps == sorted(set(steps)) and set(steps) <= {10, 16, 20, 32, 40}, (trial, steps)
     print(f"  trials {states}, promoted past rung 10: {promoted}")
+
+
+def amp():
+    print("autocast_forward_pass (AMP: bfloat16 on a CPU), requeued during batch 21:")
+    reference = experiment("amp")
+    launch(reference, 0, TRIAL_AMP="1")
+    assert set(metrics(reference, "training")["autocast"]) == {1.0}, "a forward pass ran without autocast"
+    requeued = experiment("amp-requeued")
+    launch(requeued, 85, TRIAL_AMP="1", TRIAL_SIGNAL_AT="21")
+    launch(requeued, 0, TRIAL_AMP="1")
+    print(f"  every forward pass in bfloat16; {same_run(reference, requeued, 'amp')}")
+
+
+def pbt():
+    print("PBT, 2 members, rounds of 10 batches, sequential tickets:")
+    searcher = ("{name: pbt, metric: validation_loss, population_size: 2, num_rounds: 2, "
+                "length_per_round: {batches: 10}, replace_function: {truncate_fraction: 0.5}, "
+                "explore_function: {resample_probability: 0.5, perturb_factor: 0.2}}")
+    directory = experiment("pbt", searcher=searcher, lr="{type: double, minval: 0.01, maxval: 0.1}")
+    for ticket in range(4):
+        launch(directory, 0, ticket, DLX_WORK_WAIT_S="30")
+    with h5py.File(f"{directory}/trials/2/trial.h5", "r") as f:
+        parent, step = int(f.attrs["started_from_trial"]), int(f.attrs["started_from_step"])
+    assert parent in (0, 1) and step == 10, (parent, step)
+    steps = [int(s) for s in metrics(directory, "validation", 2)["steps"]]
+    assert steps and steps[-1] == 20 and steps[0] > 10, f"trial 2 validated at {steps}, not from 10 to 20"
+    print(f"  trial 2 started from trial {parent}'s step 10 and trained to 20 (validated at {steps})")
 
 
 def two_ranks():

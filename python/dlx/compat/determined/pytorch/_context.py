@@ -3,6 +3,7 @@
 and what it hands to the harness (models, optimizers, schedulers, scalers) to train and save."""
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import torch
@@ -132,7 +133,18 @@ class PyTorchTrialContext:
         return scaler
 
     def autocast_forward_pass(self, model: torch.nn.Module) -> torch.nn.Module:
+        """The model, its forward pass run under torch.autocast on the trial's device (float16 on
+        a GPU, bfloat16 on a CPU: PyTorch's defaults), as Determined's AMP does."""
         self._autocast = True
+        forward = model.forward
+        device_type = self.device.type
+
+        @functools.wraps(forward)
+        def autocast_forward(*args: Any, **kwargs: Any) -> Any:
+            with torch.autocast(device_type=device_type):
+                return forward(*args, **kwargs)
+
+        model.forward = autocast_forward  # type: ignore[method-assign]
         return model
 
     def backward(self, loss: torch.Tensor, gradient: Optional[torch.Tensor] = None, retain_graph: bool = False,
