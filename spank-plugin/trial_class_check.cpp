@@ -62,6 +62,14 @@ TrialClassFinding check_trial_class(const std::string& trial_class, const fs::pa
   const auto colon = trial_class.find(':');
   const std::string module = trial_class.substr(0, colon);
   const std::string class_name = trial_class.substr(colon + 1);
+  TrialClassFinding finding;
+  if (module == "model_hub" || module.starts_with("model_hub.")) {
+    finding.refusal = fmt::format("entrypoint {} is a trial of Determined's model hub (model_hub): dlx does not "
+                                  "provide it: copy the trial's code into your own module (a PyTorchTrial runs as "
+                                  "it is), or train with the library directly in a script",
+                                  trial_class);
+    return finding;
+  }
   fs::path relative;
   for (std::size_t start = 0; start <= module.size();) {
     const auto dot = module.find('.', start);
@@ -69,7 +77,6 @@ TrialClassFinding check_trial_class(const std::string& trial_class, const fs::pa
     if (dot == std::string::npos) break;
     start = dot + 1;
   }
-  TrialClassFinding finding;
   std::error_code error;
   fs::path file = code_dir / relative;
   file += ".py";

@@ -2,9 +2,10 @@
 #pragma once
 // The allocator's look at a Determined Trial class (`entrypoint: model_def:MyTrial`) before
 // anything is queued: dlx's harness runs PyTorchTrial subclasses only, so a TFKerasTrial,
-// EstimatorTrial or DeepSpeedTrial is refused at sbatch, with what to use instead, rather than
-// failing in every trial. Read from the module's source in the directory trials start in (sbatch
-// runs as the submitting user): the class statement's bases, no import, no code run. A class the
+// EstimatorTrial or DeepSpeedTrial, or a class of Determined's model hub (model_hub.*), is
+// refused at sbatch, with what to use instead, rather than failing in every trial. Read from the
+// module's source in the directory trials start in (sbatch runs as the submitting user): the
+// class statement's bases, no import, no code run. A class the
 // module does not define itself (imported from elsewhere) is left to the harness, which refuses
 // it in the trial's log (exit 78).
 #include <filesystem>

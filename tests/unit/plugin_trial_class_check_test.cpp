@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The allocator's look at a Determined Trial class before anything is queued
 // (spank-plugin/trial_class_check.hpp): TFKerasTrial, EstimatorTrial and DeepSpeedTrial are
-// refused with what to use instead; PyTorchTrial, classes defined elsewhere and modules that are
+// refused with what to use instead, and so is a class of Determined's model hub; PyTorchTrial,
+// classes defined elsewhere and modules that are
 // not in the start directory pass (the harness decides in the trial).
 #include <catch2/catch.hpp>
 
@@ -70,6 +71,13 @@ TEST_CASE("the module is read from the directory the trials start in", "[plugin]
   const auto good = check_trial_class("model_def:Good", root);
   CHECK_FALSE(good.refusal);
   CHECK_FALSE(good.note);
+
+  // Determined's model hub is named by the module alone.
+  const auto hub = check_trial_class("model_hub.mmdetection:MMDetTrial", root);
+  REQUIRE(hub.refusal);
+  CHECK(hub.refusal->starts_with("entrypoint model_hub.mmdetection:MMDetTrial is a trial of Determined's model hub "
+                                 "(model_hub): dlx does not provide it"));
+  CHECK_FALSE(check_trial_class("model_hubby:Trial", root).refusal);
 
   const auto missing = check_trial_class("absent_def:Trial", root);
   CHECK_FALSE(missing.refusal);
