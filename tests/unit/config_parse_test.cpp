@@ -196,6 +196,9 @@ TEST_CASE("every mistake names file, line, column, key, problem and fix", "[conf
        "resources.time_limit: '1h' is not valid"},
       {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\nresources: {gpus_per_node: -1}\n",
        "resources.gpus_per_node: must be between 0 and 64, got -1"},
+      {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\nresources: {sample_period: 0.05}\n",
+       "exp.yaml:4:28: resources.sample_period: must be 0 or between 0.1 and 3600 seconds, got 0.05 (give the seconds "
+       "between two samples of the trial's CPU, memory and I/O (0: none))"},
       {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\ncheckpoint: {period: {minutes: -5}}\n",
        "checkpoint.period.minutes: must be > 0, got -5"},
       {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m}\ncheckpoint: {period: {batches: 0}}\n",
@@ -289,7 +292,7 @@ searcher:
   mode: aggressive
   stop_once: true
 resources: {nodes_per_trial: 2, tasks_per_node: 4, gpus_per_node: 4, cpus_per_task: 8, mem_per_node: 256G,
-            time_limit: "1-12:00:00", partition: gpu}
+            time_limit: "1-12:00:00", partition: gpu, sample_period: 5}
 checkpoint: {period: {minutes: 15}, keep_latest: 2, keep_best: 1, keep_experiment_best: 3, async: false}
 )", "full.yaml");
   CHECK(experiment.description == "every section");
@@ -306,6 +309,7 @@ checkpoint: {period: {minutes: 15}, keep_latest: 2, keep_best: 1, keep_experimen
   CHECK(experiment.resources.mem_per_node == "256G");
   CHECK(experiment.resources.time_limit == "1-12:00:00");
   CHECK(experiment.resources.partition == "gpu");
+  CHECK(experiment.resources.sample_period_s == 5.0);
   CHECK(experiment.checkpoint.period_minutes == 15.0);
   CHECK(experiment.checkpoint.keep_experiment_best == 3);
   CHECK_FALSE(experiment.checkpoint.async);
