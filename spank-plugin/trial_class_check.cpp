@@ -1,16 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "trial_class_check.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <array>
 #include <regex>
 
 #include <fmt/format.h>
+
+#include "dlx/common/durable_file.hpp"
 
 namespace dlx::spank {
 
@@ -18,8 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A model definition, not a dataset: what is past this is not looked at (std::regex's matching
-// is recursive, so its input stays small).
+// A model definition, not a dataset (std::regex's matching is recursive: its input stays small).
 constexpr std::size_t kMaxSourceBytes = 1 << 20;
 
 struct Unsupported {
@@ -87,25 +83,10 @@ TrialClassFinding check_trial_class(const std::string& trial_class, const fs::pa
                                trial_class, relative.string(), code_dir.string(), module);
     return finding;
   }
-  // O_NONBLOCK, then fstat: what was a regular file a moment ago may be a FIFO now, whose open
-  // would wait for a writer; sbatch must not.
-  const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  struct stat status {};
-  if (fd < 0 || ::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
-    if (fd >= 0) ::close(fd);
-    finding.note = fmt::format("entrypoint {}: {} could not be read as a file", trial_class, file.string());
-    return finding;
-  }
-  std::string source(kMaxSourceBytes, '\0');
-  std::size_t filled = 0;
-  while (filled < source.size()) {
-    const auto n = ::read(fd, source.data() + filled, source.size() - filled);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    filled += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  source.resize(filled);
+  // Non-blocking and fstat'ed (read_small_file): what was a regular file a moment ago may be a
+  // FIFO now, whose open would wait for a writer; sbatch must not. Over the limit it throws: the
+  // allocator makes that a note.
+  const std::string source = read_small_file(file, kMaxSourceBytes);
   if (auto base = unsupported_trial_base(source, class_name)) {
     finding.refusal = fmt::format("entrypoint {} is {} ({}, line {}): dlx runs PyTorchTrial and Core API code: {}",
                                   trial_class, base->what, file.string(), base->line, base->instead);

@@ -30,8 +30,9 @@ struct TrialClassFinding {
   std::optional<std::string> note;     // something worth saying that is no refusal (module not found)
 };
 
-// `trial_class` is "module.path:Class"; `code_dir` the directory the trials start in. Reads at
-// most the module's first MiB, and only a regular file (a FIFO in its place is not opened).
+// `trial_class` is "module.path:Class"; `code_dir` the directory the trials start in. Reads a
+// regular file of at most 1 MiB without blocking (dlx::read_small_file); throws dlx::Error for
+// one it cannot read.
 TrialClassFinding check_trial_class(const std::string& trial_class, const std::filesystem::path& code_dir);
 
 }  // namespace dlx::spank

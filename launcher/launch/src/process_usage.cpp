@@ -4,12 +4,13 @@
 #include <unistd.h>
 
 #include <charconv>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "dlx/common/durable_file.hpp"
 
 namespace dlx::launch {
 
@@ -17,12 +18,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A /proc or cgroup file (regular files that fstat calls empty: read to their end), nullopt when
+// it cannot be read (its process has exited, the cgroup is gone).
 std::optional<std::string> slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
+  try {
+    return read_small_file(path, std::size_t{1} << 20);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
 }
 
 template <typename T>
