@@ -83,8 +83,10 @@ TimeLeft job_time_left() {
   const char* job = std::getenv("SLURM_JOB_ID");
   if (job == nullptr || !whole_number(job)) return {};
   try {
+    // Asked once, after the checkpoint is saved, well inside Slurm's KillWait (30 s by default);
+    // a slurmctld busy with a whole array's requeues has been seen to take over 2 s to answer.
     const auto result = run_bounded({"squeue", "-h", "-o", "%L", "-j", job},
-                                    CommandLimits{std::chrono::milliseconds(2000), 4096});
+                                    CommandLimits{std::chrono::milliseconds(5000), 4096});
     if (result.exit_code != 0) return {};
     return parse_time_left(result.out);
   } catch (const Error&) {
