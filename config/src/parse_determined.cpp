@@ -404,17 +404,24 @@ void parse_experiment_environment(const MappingReader& section, Experiment& expe
   if (section.has("environment_variables")) parse_environment_variables(section, experiment);
 }
 
-void parse_min_checkpoint_period(const MappingReader& root, Experiment& experiment) {
-  auto period = root.mapping("min_checkpoint_period");
+std::optional<DeterminedPeriod> read_determined_period(const MappingReader& root, const char* key) {
+  auto period = root.mapping(key);
   period.allow_only({"batches", "records", "epochs"});
   if (period.node().size() != 1) {
-    root.fail(root.raw("min_checkpoint_period"), "min_checkpoint_period",
-              "must give exactly one of batches, records, epochs", "e.g. min_checkpoint_period: {batches: 500}");
+    root.fail(root.raw(key), key, "must give exactly one of batches, records, epochs",
+              fmt::format("e.g. {}: {{batches: 500}}", key));
   }
-  const std::string unit = period.node().begin()->first.Scalar();
-  const std::int64_t amount =
-      *period.optional_integer_in(unit.c_str(), 0, std::int64_t{1} << 50, "a length, 0 for none");
-  if (amount == 0) return;  // Determined's "no minimum"
+  DeterminedPeriod read{period.node().begin()->first.Scalar(), 0};
+  read.amount = *period.optional_integer_in(read.unit.c_str(), 0, std::int64_t{1} << 50, "a length, 0 for none");
+  if (read.amount == 0) return std::nullopt;  // Determined's "no minimum"
+  return read;
+}
+
+void parse_min_checkpoint_period(const MappingReader& root, Experiment& experiment) {
+  const auto period = read_determined_period(root, "min_checkpoint_period");
+  if (!period) return;
+  const std::string& unit = period->unit;
+  const std::int64_t amount = period->amount;
   if (root.has("checkpoint") && root.raw("checkpoint")["period"]) {
     root.fail(root.raw("min_checkpoint_period"), "min_checkpoint_period",
               "gives the checkpoint period a second time (checkpoint.period is set too)", "keep one of the two");

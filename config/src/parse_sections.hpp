@@ -60,6 +60,13 @@ void parse_experiment_resources(const MappingReader& section, Experiment& experi
 std::optional<int> launcher_slots_per_node(const MappingReader& root);
 // `environment`: dlx's NAME: value mapping, or Determined's (image, environment_variables, ...).
 void parse_experiment_environment(const MappingReader& section, Experiment& experiment);
+// Determined's {batches|records|epochs: N} under `key` (min_checkpoint_period,
+// min_validation_period): nullopt for N = 0, Determined's "none".
+struct DeterminedPeriod {
+  std::string unit;
+  std::int64_t amount = 0;
+};
+std::optional<DeterminedPeriod> read_determined_period(const MappingReader& root, const char* key);
 // Determined's min_checkpoint_period, after hyperparameters and records_per_epoch are known.
 void parse_min_checkpoint_period(const MappingReader& root, Experiment& experiment);
 // Determined's Trial API (parse_trial_api.cpp). The harness that runs a PyTorchTrial, which

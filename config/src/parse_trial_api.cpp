@@ -59,16 +59,9 @@ namespace {
 
 void map_min_validation_period(const MappingReader& root, Experiment& experiment) {
   if (root.raw("min_validation_period").IsNull()) return;
-  auto period = root.mapping("min_validation_period");
-  period.allow_only({"batches", "records", "epochs"});
-  if (period.node().size() != 1) {
-    root.fail(root.raw("min_validation_period"), "min_validation_period",
-              "must give exactly one of batches, records, epochs", "e.g. min_validation_period: {batches: 500}");
-  }
-  const std::string unit = period.node().begin()->first.Scalar();
-  const std::int64_t amount =
-      *period.optional_integer_in(unit.c_str(), 0, std::int64_t{1} << 50, "a length, 0 for none");
-  if (amount == 0) return;  // Determined's "no minimum"
+  const auto period = read_determined_period(root, "min_validation_period");
+  if (!period) return;
+  const auto& [unit, amount] = *period;
   experiment.entrypoint.push_back(fmt::format("--min-validation-period={}:{}", unit, amount));
   experiment.determined.mapped.push_back(
       fmt::format("min_validation_period: {{{}: {}}} -> the trial validates every {} {}", unit, amount, amount, unit));

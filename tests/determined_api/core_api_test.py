@@ -41,7 +41,7 @@ import h5py
 import numpy
 import torch
 
-from launching import Launcher
+from launching import Launcher, states_of
 
 LAUNCH, SOURCE = sys.argv[1], sys.argv[2]
 TRAINER = os.path.join(SOURCE, "tests", "determined_api", "core_trainer.py")
@@ -219,15 +219,6 @@ def system_metrics():
           f"log {os.path.basename(logs[0])}")
 
 
-def states_of(directory):
-    states = {}
-    for record in glob.glob(directory + "/trials/*/trial.h5"):
-        with h5py.File(record, "r") as f:
-            state = f.attrs["state"]
-            states[int(record.split("/")[-2])] = state.decode() if isinstance(state, bytes) else state
-    return states
-
-
 def validation_steps(directory, trial):
     return [int(s) for s in metrics(directory, "validation", trial).get("steps", [])]
 
@@ -237,14 +228,7 @@ def asha():
     searcher = ("{name: async_halving, metric: validation_loss, max_trials: 4, max_length: {batches: 40}, "
                 "divisor: 2, max_rungs: 3, max_concurrent_trials: 1}")
     directory = experiment("asha", searcher, "{lr: {type: double, minval: 0.01, maxval: 0.1}}", "{keep_latest: 5}")
-    outputs = []
-    for ticket in range(12):
-        out = launch(directory, 0, ticket)
-        outputs.append(out)
-        if "has no work" in out and ticket >= 4:
-            break
-    everything = "\n".join(outputs)
-    assert "Traceback" not in everything, everything
+    everything = LAUNCHER.tickets(directory, 12)
     states = states_of(directory)
     assert sorted(states) == [0, 1, 2, 3] and "completed" in states.values(), states
     promoted = [t for t in states if 20 in validation_steps(directory, t)]

@@ -6,6 +6,8 @@ srun's, asks the searcher for work once, and starts the trainer on each rank wit
 variables)."""
 import glob
 import itertools
+
+import h5py
 import os
 import shutil
 import socket
@@ -39,6 +41,19 @@ class Launcher:
             f"dlx-launch exited {result.returncode}, not {expect} ({extra}):\n{output}"
         return output
 
+    def tickets(self, directory, count, **extra):
+        """Tickets 0, 1, ... one after another, as sequential array tasks would run them, until
+        one past the first `count` has no work; their output, joined. No Traceback allowed."""
+        outputs = []
+        for ticket in range(count):
+            out = self.one_rank(directory, 0, ticket, **extra)
+            outputs.append(out)
+            if "has no work" in out and ticket >= 4:
+                break
+        everything = "\n".join(outputs)
+        assert "Traceback" not in everything, everything
+        return everything
+
     def two_ranks(self, directory, expect, **extra):
         """Each rank's output (stdout, then stderr), in rank order."""
         env = self.environment(directory, 0)
@@ -69,3 +84,13 @@ class Launcher:
         everything = result.stdout + result.stderr + "\n".join(outputs)
         assert result.returncode == expect, f"mpirun exited {result.returncode}, not {expect}:\n{everything}"
         return outputs
+
+
+def states_of(directory):
+    """Each trial's state (trial.h5's), by trial id."""
+    states = {}
+    for record in glob.glob(directory + "/trials/*/trial.h5"):
+        with h5py.File(record, "r") as f:
+            state = f.attrs["state"]
+            states[int(record.split("/")[-2])] = state.decode() if isinstance(state, bytes) else state
+    return states

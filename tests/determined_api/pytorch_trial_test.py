@@ -43,7 +43,7 @@ import tempfile
 import h5py
 import numpy
 
-from launching import Launcher
+from launching import Launcher, states_of
 
 LAUNCH, SOURCE = sys.argv[1], sys.argv[2]
 HERE = os.path.join(SOURCE, "tests", "determined_api")
@@ -141,20 +141,9 @@ def asha():
     searcher = ("{name: async_halving, metric: validation_loss, max_trials: 4, max_length: {batches: 40}, "
                 "divisor: 2, max_rungs: 3, max_concurrent_trials: 1}")
     directory = experiment("asha", searcher=searcher, lr="{type: double, minval: 0.01, maxval: 0.1}")
-    outputs = []
-    for ticket in range(16):
-        out = launch(directory, 0, ticket)
-        outputs.append(out)
-        if "has no work" in out and ticket >= 4:
-            break
-    everything = "\n".join(outputs)
-    assert "Traceback" not in everything, everything
-    states = {}
-    for trial in range(4):
-        with h5py.File(f"{directory}/trials/{trial}/trial.h5", "r") as f:
-            state = f.attrs["state"]
-            states[trial] = state.decode() if isinstance(state, bytes) else state
-    assert "completed" in states.values(), states
+    LAUNCHER.tickets(directory, 16)
+    states = states_of(directory)
+    assert sorted(states) == [0, 1, 2, 3] and "completed" in states.values(), states
     promoted = [t for t in states if 20 in metrics(directory, "validation", t)["steps"]]
     assert promoted, f"no trial promoted past rung 10: {states}"
     for trial in states:
