@@ -86,6 +86,7 @@ void apply_site(Experiment& experiment, const SiteConfig& site) {
   experiment.max_restarts = site.max_restarts;
   experiment.code = site.code;
   experiment.data = site.data;
+  experiment.container = site.container;
 }
 
 // Keys of a section written at the top level: said so, rather than a did-you-mean for some other
@@ -125,7 +126,7 @@ std::string ignored_keys_warning(const Experiment& experiment) {
 void check_top_level_keys(MappingReader& root) {
   const std::vector<std::string> dlx_keys{"name",         "description",     "entrypoint", "seed",      "environment",
                                           "max_restarts", "hyperparameters", "searcher",   "resources", "checkpoint", "code",
-                                          "data"};
+                                          "data", "container"};
   std::vector<std::string> known = dlx_keys;
   for (const auto& key : detail::determined_top_keys()) known.push_back(key);
   report_misplaced(root, known);
@@ -177,6 +178,23 @@ SectionsRead parse_sections(MappingReader& root, Experiment& experiment, const S
     if (root.has("environment") && !root.raw("environment").IsNull()) {
       detail::parse_experiment_environment(root.mapping("environment"), experiment);
     }
+  });
+  sink.attempt([&] {
+    if (root.has("container") && !root.raw("container").IsNull()) {
+      const auto section = root.mapping("container");
+      detail::parse_container(section, experiment.container, detail::ContainerKeys::experiment);
+      // Determined's keys for the same things: one place each.
+      const YAML::Node environment = root.has("environment") ? root.raw("environment") : YAML::Node();
+      if (section.has("image") && environment.IsMap() && environment["image"]) {
+        root.report(environment["image"], "environment.image", "names the image a second time (container.image)",
+                    "keep one of them");
+      }
+      if (section.has("bind_mounts") && root.has("bind_mounts")) {
+        root.report(root.raw("bind_mounts"), "bind_mounts", "lists mounts a second time (container.bind_mounts)",
+                    "keep one of them");
+      }
+    }
+    if (root.has("bind_mounts")) detail::parse_bind_mounts(root, "bind_mounts", experiment.container);
   });
   sink.attempt([&] {
     if (root.has("checkpoint")) detail::parse_checkpoint(root.mapping("checkpoint"), experiment.checkpoint);

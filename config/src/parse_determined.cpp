@@ -27,7 +27,6 @@ struct Ignored {
 // Top-level Determined keys (0.13-0.38) that have no dlx meaning.
 const std::vector<Ignored>& ignored_top() {
   static const std::vector<Ignored> keys{
-      {"bind_mounts", "no containers: trials see the cluster's file systems"},
       {"checkpoint_policy", "dlx saves when the script asks and at checkpoint.period; keep_* decide what stays"},
       {"data", "free-form data for Determined's Trial API: pass what the script needs as hyperparameters; dlx's "
                "own data: section has stage:"},
@@ -69,12 +68,11 @@ const std::vector<Ignored>& ignored_resources() {
 
 const std::vector<Ignored>& ignored_environment() {
   static const std::vector<Ignored> keys{
-      {"image", "no containers: trials run in the job's environment"},
-      {"force_pull_image", "no containers"},
-      {"registry_auth", "no containers"},
+      {"registry_auth", "credentials stay out of the experiment directory: log in on the nodes with the "
+                        "site's runtime (podman login, apptainer registry login, enroot's .credentials)"},
       {"pod_spec", "no Kubernetes: Slurm runs the trials"},
-      {"add_capabilities", "no containers"},
-      {"drop_capabilities", "no containers"},
+      {"add_capabilities", "trials run unprivileged, as the user, with no capabilities"},
+      {"drop_capabilities", "trials run unprivileged, as the user, with no capabilities"},
       {"ports", "trials reach each other through Slurm's allocation"},
       {"proxy_ports", "Determined's proxy"},
   };
@@ -221,7 +219,7 @@ const std::vector<std::string>& determined_top_keys() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> all = keys_of(ignored_top());
     for (const char* key : {"labels", "reproducibility", "records_per_epoch", "min_checkpoint_period",
-                            "checkpoint_storage"}) {
+                            "checkpoint_storage", "bind_mounts"}) {
       all.emplace_back(key);
     }
     for (const auto& retired : retired_top()) all.emplace_back(retired.key);
@@ -386,15 +384,28 @@ void parse_experiment_resources(const MappingReader& section, Experiment& experi
 }
 
 void parse_experiment_environment(const MappingReader& section, Experiment& experiment) {
+  // The container's keys (Determined's, read in both forms): the rest are variables or
+  // Determined's environment keys.
+  constexpr const char* kContainerKeys[] = {"image", "force_pull_image"};
+  if (section.has("image")) parse_image(section, experiment.container);
+  if (auto force = section.optional_boolean("force_pull_image")) experiment.container.force_pull = *force;
+  const auto is_container_key = [&](const std::string& key) {
+    return std::find(std::begin(kContainerKeys), std::end(kContainerKeys), key) != std::end(kContainerKeys);
+  };
   const auto& determined = ignored_environment();
   bool determined_form = section.has("environment_variables");
   for (const auto& entry : section.node()) determined_form = determined_form || find(determined, entry.first.Scalar());
   if (!determined_form) {
-    parse_environment(section, experiment.environment);
+    YAML::Node variables(YAML::NodeType::Map);
+    for (const auto& entry : section.node()) {
+      if (!is_container_key(entry.first.Scalar())) variables[entry.first] = entry.second;
+    }
+    parse_environment(section.nested(variables, "environment"), experiment.environment);
     return;
   }
   std::vector<std::string> known = keys_of(determined);
   known.emplace_back("environment_variables");
+  for (const char* key : kContainerKeys) known.emplace_back(key);
   section.allow_only(known);
   for (const auto& entry : section.node()) {
     if (const Ignored* ignored = find(determined, entry.first.Scalar())) {

@@ -43,6 +43,14 @@ void parse_data(const MappingReader& section, DataConfig& into, DataKeys keys);
 void check_data_limits(const MappingReader& section, const DataConfig& experiment, const DataConfig& site,
                        const std::string& site_file);
 void emit_data(YAML::Emitter& out, const DataConfig& data);
+// The container (parse_container.cpp): dlx's `container:` section (every key; a site's only
+// runtime, image_cache and default_image), Determined's environment.image and top-level
+// bind_mounts, and the snapshot's section.
+enum class ContainerKeys { experiment, site };
+void parse_container(const MappingReader& section, ContainerConfig& into, ContainerKeys keys);
+void parse_image(const MappingReader& section, ContainerConfig& into);  // section.image
+void parse_bind_mounts(const MappingReader& parent, const char* key, ContainerConfig& into);
+void emit_container(YAML::Emitter& out, const ContainerConfig& container);
 // One variable NAME=value for the trial, its name checked (length, syntax, not reserved); `at`
 // and `path` place a problem. A later value of the same name replaces the earlier one.
 void add_variable(const MappingReader& section, const YAML::Node& at, const std::string& path, const std::string& key,

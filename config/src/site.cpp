@@ -13,7 +13,7 @@ namespace dlx::config {
 SiteConfig parse_site_config(std::string_view text, const std::string& file_label) {
   auto document = detail::load_document(text, file_label);
   detail::MappingReader root(document, "", file_label);
-  root.allow_only({"defaults", "limits"});
+  root.allow_only({"defaults", "limits", "container"});
   SiteConfig site;
   site.source = file_label;
   if (root.has("defaults")) {
@@ -35,6 +35,9 @@ SiteConfig parse_site_config(std::string_view text, const std::string& file_labe
     if (auto cap = limits.optional_integer_in("max_trials", 1, kMaxTrials, "the most trials one experiment may run")) {
       site.max_trials = static_cast<int>(*cap);
     }
+  }
+  if (root.has("container")) {
+    detail::parse_container(root.mapping("container"), site.container, detail::ContainerKeys::site);
   }
   return site;
 }

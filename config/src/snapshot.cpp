@@ -256,6 +256,7 @@ std::string emit_experiment(const Experiment& experiment, const std::string& hea
   out << YAML::Key << "max_restarts" << YAML::Value << experiment.max_restarts;
   detail::emit_code(out, experiment.code);
   detail::emit_data(out, experiment.data);
+  detail::emit_container(out, experiment.container);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

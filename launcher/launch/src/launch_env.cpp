@@ -89,6 +89,28 @@ std::optional<std::filesystem::path> python_package_dir(const std::filesystem::p
   return std::nullopt;
 }
 
+std::optional<std::filesystem::path> any_python_package_dir(const std::filesystem::path& launcher) {
+  if (auto beside = python_package_dir(launcher)) return beside;
+  if (const std::filesystem::path installed = DLX_PYTHON_INSTALL_DIR; installed.is_absolute()) {
+    std::error_code error;
+    if (std::filesystem::is_regular_file(installed / "dlx" / "__init__.py", error)) return installed;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::filesystem::path> dlx_library_file(const std::filesystem::path& launcher) {
+  const auto prefix = launcher.parent_path().parent_path();
+  std::vector<std::filesystem::path> candidates{prefix / "lib" / "libdlx_c.so.0"};
+  if (const std::filesystem::path installed = DLX_LIB_INSTALL_DIR; installed.is_relative()) {
+    candidates.push_back(prefix / installed / "libdlx_c.so.0");
+  }
+  for (const auto& file : candidates) {
+    std::error_code error;
+    if (std::filesystem::exists(file, error)) return file;
+  }
+  return std::nullopt;
+}
+
 std::string python_path_with(const std::filesystem::path& package_dir, const env::EnvMap& env) {
   const auto inherited = env::lookup(env, "PYTHONPATH").value_or("");
   const auto ours = package_dir.string();

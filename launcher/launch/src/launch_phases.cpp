@@ -12,6 +12,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <unistd.h>
+
+#include "dlx/data/node_local_dir.hpp"
 #include "dlx/launch/allocation_check.hpp"
 #include "dlx/launch/child_process.hpp"
 #include "dlx/launch/data_barrier.hpp"
@@ -220,6 +223,68 @@ std::optional<TrialData> stage_trial_data(LaunchState& state) {
   return data;
 }
 
+// <node-local root>/dlx-<uid>/containers/<name>: the runtime's private directory for this run,
+// opened as the code copy's scratch directory is (node_local_dir.hpp), never through a link.
+std::filesystem::path container_state_dir(LaunchState& state, const std::string& name) {
+  try {
+    const auto scratch = data::open_node_local_dir(site_local_root(state.local), /*create=*/true,
+                                                   data::NodeLocalUse::code_copy);
+    const auto containers_path = scratch->path / "containers";
+    const auto containers = data::open_private_directory_at(scratch->fd.get(), "containers", true, containers_path,
+                                                            data::NodeLocalUse::code_copy);
+    const auto path = containers_path / name;
+    const auto run = data::open_private_directory_at(containers.get(), name, true, path, data::NodeLocalUse::code_copy);
+    data::prove_same_directory(path, run.get());
+    return path;
+  } catch (const data::DataError& error) {
+    throw LaunchError(fmt::format("the node-local directory for the container's state: {}", error.what()));
+  }
+}
+
+// The container the experiment names (trial_container.hpp), prepared once the code copy and the
+// data are in place; a failure is the trial's, recorded by rank 0 and told to the other ranks.
+void enter_container(LaunchState& state) {
+  if (!state.experiment || !state.in_trial() || !state.experiment->container.image_for(
+          state.experiment->resources.gpus_per_node.value_or(0) > 0)) {
+    return;
+  }
+  const auto& trial = state.context.trial();
+  const auto& placement = state.placement();
+  try {
+    TrialContainer::Inputs inputs;
+    inputs.experiment = state.experiment;
+    inputs.env = env::current_environment();
+    std::error_code no_cwd;
+    inputs.workdir = state.code ? state.code->working_dir() : std::filesystem::current_path(no_cwd);
+    inputs.shared_dirs.push_back(*trial.experiment_dir);
+    if (trial.checkpoint_dir) inputs.shared_dirs.push_back(*trial.checkpoint_dir);
+    if (state.data) {
+      for (const auto& dataset : state.data->staged().datasets()) inputs.data_dirs.push_back(dataset.dir);
+    }
+    std::error_code no_exe;
+    const auto launcher = std::filesystem::read_symlink("/proc/self/exe", no_exe);
+    if (!no_exe) {
+      inputs.python_package = any_python_package_dir(launcher);
+      inputs.library = dlx_library_file(launcher);
+    }
+    inputs.determined_compat = env::lookup(state.context.env(), "DLX_DETERMINED_COMPAT").value_or("1") != "0";
+    const auto job = trial.slurm_job_id.empty() ? std::to_string(::getpid()) : trial.slurm_job_id;
+    inputs.name = fmt::format("dlx-{}-r{}", job, placement.rank);
+    inputs.state_dir = container_state_dir(state, inputs.name);
+    if (auto container = TrialContainer::prepare(std::move(inputs), state.rank0_log())) {
+      state.container.emplace(std::move(*container));
+    }
+  } catch (const std::exception& error) {
+    const std::string why = fmt::format("cannot run the trainer in its container on {}: {}", placement.node_name,
+                                        error.what());
+    if (placement.rank == 0) {
+      record_refusal(state.context, why);
+      if (state.peers) state.peers->announce({.status = 1, .where = fmt::format("rank 0 on {}", placement.node_name), .error = why});
+    }
+    throw LaunchError(why);
+  }
+}
+
 // The trainer, with the signals forwarded; ended when another rank crashed. Its exit status, the
 // requeue code when the notice itself ended it.
 int run_trainer(LaunchState& state) {
@@ -243,7 +308,8 @@ int run_trainer(LaunchState& state) {
       sampler = SystemSampler::start(trainer, period, trial.record_path().parent_path(), name, stderr);
     };
   }
-  const int status = run_child(state.command, end_if_peer_crashed, start_sampler);
+  const auto command = state.container ? state.container->command_for(state.command) : state.command;
+  const int status = run_child(command, end_if_peer_crashed, start_sampler);
   sampler.reset();  // its last sample, once the trainer has exited
   if (state.peer_crash) {
     fmt::print(stderr, "dlx-launch: {} crashed; this rank's trainer cannot go on without it "
@@ -374,6 +440,7 @@ std::optional<int> stage_data(LaunchState& state) {
 }
 
 int run_and_account(LaunchState& state) {
+  enter_container(state);
   const int status = run_trainer(state);
   if (!should_mark_failed(status, state.at_start)) return status;
   const auto crash = trial_crash(state, status);

@@ -18,6 +18,7 @@
 #include "dlx/launch/options.hpp"
 #include "dlx/launch/output_tee.hpp"
 #include "dlx/launch/peer_crash.hpp"
+#include "dlx/launch/trial_container.hpp"
 #include "dlx/launch/trial_data.hpp"
 #include "dlx/launch/trial_outcome.hpp"
 
@@ -49,6 +50,7 @@ struct LaunchState {
   std::optional<PeerCrashSignal> peers;
   std::optional<TrialCrash> peer_crash;  // the crash on another rank that ended this one
   std::optional<TrialData> data;
+  std::optional<TrialContainer> container;  // the image the trainer runs in (trial_container.hpp)
 };
 
 // 1. Prepare: refuse what is not a launched trial, the trainer's variables, the frozen experiment
@@ -66,7 +68,7 @@ std::optional<int> enter_code(LaunchState& state);
 //    another rank ends this one; the experiment's data staged on this node (and on every node,
 //    rank 0 waits). The requeue status when a notice came meanwhile.
 std::optional<int> stage_data(LaunchState& state);
-// 5. Run and account: the trainer, its exit as a crash or not, the record and the searcher told.
+// 5. Run and account: the trainer (in the experiment's container image, when it names one), its exit as a crash or not, the record and the searcher told.
 //    dlx-launch's exit status.
 int run_and_account(LaunchState& state);
 

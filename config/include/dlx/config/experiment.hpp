@@ -145,6 +145,34 @@ struct DataConfig {
   double low_watermark = 0.80;   // the use eviction goes down to
 };
 
+// The container image trials run in (docs/containers.md): the experiment's `environment.image`
+// (one reference, or Determined's {cpu: REF, cuda: REF}), `environment.force_pull_image` and the
+// top-level `bind_mounts`; the site's `container:` (runtime, image_cache, default_image), frozen
+// with the rest. No image anywhere: trials run on the bare node, as before.
+struct ContainerConfig {
+  std::optional<std::string> image;       // for every trial
+  std::optional<std::string> image_cpu;   // Determined's {cpu:, cuda:}: by whether trials have GPUs
+  std::optional<std::string> image_cuda;
+  bool force_pull = false;  // fetch the reference again even when the cache holds it
+  struct BindMount {
+    std::string host_path;       // absolute, on every node
+    std::string container_path;  // absolute; the host path when not given
+    bool read_only = false;
+    bool operator==(const BindMount&) const = default;
+  };
+  std::vector<BindMount> bind_mounts;
+  // The site's: which runtime runs the image (apptainer, podman, enroot, crun, auto), where the
+  // content-addressed image cache lives on shared storage, the image when an experiment names none.
+  std::string runtime = "auto";
+  std::optional<std::string> image_cache;
+  std::optional<std::string> default_image;
+
+  // The image for a trial with or without GPUs; nullopt: the bare node.
+  std::optional<std::string> image_for(bool gpus) const;
+};
+
+inline constexpr const char* kContainerRuntimes[] = {"auto", "apptainer", "podman", "enroot", "crun"};
+
 // What the parser made of Determined's keys, for the warning and `dlx convert-determined`.
 struct DeterminedNotes {
   std::vector<std::string> mapped;   // "resources.slots_per_trial: 8 -> 2 nodes x 4 GPUs (4 tasks each)"
@@ -165,6 +193,7 @@ struct Experiment {
   int max_restarts = 5;  // crashes a trial may survive (preemptions do not count)
   CodeConfig code;
   DataConfig data;
+  ContainerConfig container;
   std::uint64_t seed = 0;  // the snapshot always records one (chosen at submission if absent)
   bool seed_given = false;
   // Records in one epoch (Determined's records_per_epoch): turns lengths in epochs into records.

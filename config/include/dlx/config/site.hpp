@@ -12,6 +12,10 @@
 //   limits:
 //     max_trials: 500           # a cap on trials per experiment
 //     data: {max_bytes: 100GB, high_watermark: 0.9, low_watermark: 0.8}   # one user's node cache
+//   container:                   # docs/containers.md
+//     runtime: apptainer         # apptainer | podman | enroot | crun | auto (the first that works)
+//     image_cache: /shared/dlx-images   # converted images, by digest, on shared storage
+//     default_image: /shared/images/pytorch.sif   # for experiments that name none
 //
 // Precedence: sbatch command line and #SBATCH > experiment file > site defaults > Slurm's own.
 // The merged values are frozen into the experiment's snapshot.
@@ -32,6 +36,7 @@ struct SiteConfig {
   std::vector<std::pair<std::string, std::string>> environment;
   int max_restarts = 5;
   CodeConfig code;
+  ContainerConfig container;      // container: runtime, image_cache, default_image
   DataConfig data;                // defaults.data (to, checksum) and limits.data (the cache's)
   std::optional<int> max_trials;  // limits.max_trials
 };

@@ -42,6 +42,14 @@ EnvVars compute_launch_env(const env::TaskPlacement& placement, const env::EnvMa
 // on Python's own path).
 std::optional<std::filesystem::path> python_package_dir(const std::filesystem::path& launcher);
 
+// That directory, or the build's absolute DLX_PYTHON_INSTALL_DIR (a system install): the package
+// a container gets mounted at /dlx/python.
+std::optional<std::filesystem::path> any_python_package_dir(const std::filesystem::path& launcher);
+
+// libdlx_c.so.0 beside that package (<prefix>/lib, or where this build installs libraries):
+// what a container gets mounted at /dlx/lib; nullopt when neither is there.
+std::optional<std::filesystem::path> dlx_library_file(const std::filesystem::path& launcher);
+
 // PYTHONPATH for the trainer: `package_dir` first, then the inherited value (unchanged when it
 // already lists `package_dir`), so that `import dlx` needs no setting in the job script.
 std::string python_path_with(const std::filesystem::path& package_dir, const env::EnvMap& env);

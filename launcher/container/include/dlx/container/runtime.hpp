@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// One interface, one small back end per container runtime (docs/containers.md, admin guide):
+//
+//   apptainer  apptainer (or singularity) exec: SIF, squashfs, sandbox directories, docker://,
+//              oci-archive:, oci:  (--nv for GPUs)
+//   podman     podman run: registry references, oci-archive:, oci:, a root file system directory
+//              (--rootfs); CDI or --device for GPUs
+//   enroot     enroot create + start: squashfs files; docker:// imported first (NVIDIA's hooks
+//              for GPUs, through NVIDIA_VISIBLE_DEVICES)
+//   crun       an OCI runtime (crun, else runc) on a bundle dlx writes: a root file system
+//              directory or bundle
+//
+// Every back end runs the trainer as the user (rootless: no setuid helper of dlx's), in the host's
+// network and PID namespaces (NCCL/gloo rendezvous; signals and the system sampler reach the
+// trainer as outside), with the trial's directories mounted at the same paths.
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dlx/common/error.hpp"
+#include "dlx/container/container_run.hpp"
+
+namespace dlx::container {
+
+class ContainerError : public Error {
+ public:
+  using Error::Error;
+};
+
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+  virtual std::string_view name() const = 0;
+  // nullopt when the runtime is installed and runs here; else why not. `thorough` also starts a
+  // container (dlx doctor; crun's choice between crun and runc), else the program's --version.
+  virtual std::optional<std::string> unavailable(bool thorough) const = 0;
+  // nullopt when this runtime runs such an image; else what to do instead.
+  virtual std::optional<std::string> refuses(const ImageRef& image) const = 0;
+  // The command that runs `run` (it may write its bundle or environment file into run.state_dir).
+  // Throws ContainerError when the image cannot be run (a missing file, say).
+  virtual RuntimeCommand command(const ContainerRun& run) const = 0;
+  // After the runtime's process exited: what it leaves behind is removed. Never throws.
+  virtual void cleanup(const ContainerRun& run) const noexcept;
+};
+
+inline constexpr std::string_view kAutoOrder[] = {"apptainer", "podman", "enroot", "crun"};
+
+// The back end of that name (apptainer, podman, enroot, crun); throws ContainerError otherwise.
+std::unique_ptr<Runtime> make_runtime(std::string_view name);
+
+// The runtime for `image`: the configured one, which must be available and run the image, or
+// with "auto" the first in kAutoOrder that does. Throws ContainerError saying what was tried.
+std::unique_ptr<Runtime> choose_runtime(std::string_view configured, const ImageRef& image);
+
+// The program of a runtime, looked up in PATH; nullopt when absent.
+std::optional<std::string> find_program(std::string_view name);
+
+}  // namespace dlx::container

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "backends.hpp"
+#include "dlx/common/bounded_command.hpp"
+#include "dlx/common/durable_file.hpp"
+
+namespace dlx::container::detail {
+
+std::optional<std::string> version_problem(const std::string& program) {
+  try {
+    const auto result = run_bounded({program, "--version"}, CommandLimits{.timeout = std::chrono::seconds(10)});
+    if (result.exit_code == 0) return std::nullopt;
+    return fmt::format("{} --version exited {}: {}", program, result.exit_code, result.err.substr(0, 200));
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+void check_mount_path(const std::filesystem::path& path, std::string_view runtime) {
+  if (path.string().find_first_of(":,") != std::string::npos) {
+    throw ContainerError(fmt::format("{} cannot mount {}: its mount option splits paths at ':' and ','  (rename the "
+                                     "directory, or use the crun runtime, which takes any path)", runtime, path.string()));
+  }
+}
+
+std::vector<std::string> gpu_device_files(const std::vector<int>& gpus) {
+  std::vector<std::string> files;
+  if (gpus.empty()) return files;
+  for (const int gpu : gpus) files.push_back(fmt::format("/dev/nvidia{}", gpu));
+  for (const char* control : {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"}) {
+    if (::access(control, F_OK) == 0) files.emplace_back(control);
+  }
+  return files;
+}
+
+std::filesystem::path write_env_file(const std::filesystem::path& state_dir,
+                                     const std::vector<std::pair<std::string, std::string>>& env) {
+  std::string text;
+  for (const auto& [name, value] : env) {
+    if (value.find('\n') != std::string::npos) {
+      throw ContainerError(fmt::format("the variable {} holds a line break, which an environment file cannot carry", name));
+    }
+    text += fmt::format("{}={}\n", name, value);
+  }
+  const auto path = state_dir / "container.env";
+  write_file_durably(path, text, 0600);
+  return path;
+}
+
+}  // namespace dlx::container::detail

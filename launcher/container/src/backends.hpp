@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// The runtime back ends (runtime.hpp lists what each runs) and what they share.
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dlx/container/runtime.hpp"
+
+namespace dlx::container::detail {
+
+std::unique_ptr<Runtime> make_apptainer();
+std::unique_ptr<Runtime> make_podman();
+std::unique_ptr<Runtime> make_enroot();
+std::unique_ptr<Runtime> make_oci();
+
+// `program --version` exits 0 within 10 s: nullopt, else why not.
+std::optional<std::string> version_problem(const std::string& program);
+
+// A path for a command-line mount option that splits on ':' or ',' (podman's -v, apptainer's
+// --bind, enroot's --mount): refused rather than mounted somewhere else.
+void check_mount_path(const std::filesystem::path& path, std::string_view runtime);
+
+// The device files of the trial's GPUs: /dev/nvidiaN, and the driver's control devices there are.
+std::vector<std::string> gpu_device_files(const std::vector<int>& gpus);
+
+// The variables as NAME=value lines, in a new private (0600) file; its path.
+std::filesystem::path write_env_file(const std::filesystem::path& state_dir,
+                                     const std::vector<std::pair<std::string, std::string>>& env);
+
+}  // namespace dlx::container::detail

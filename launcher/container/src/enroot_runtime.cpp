@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+// Enroot: a squashfs image is unpacked once into a container of the run's name (`enroot create`,
+// in the user's ENROOT_DATA_PATH), then `enroot start` runs the command in it, sharing the host's
+// namespaces but the mount and user ones; the variables by name (--env NAME: the value from
+// enroot's environment), the mounts in enroot's fstab form (SRC DST none x-create=dir,bind[,ro],
+// colon-separated on the command line), GPUs through NVIDIA's hook and NVIDIA_VISIBLE_DEVICES.
+// enroot start has no working-directory option: /bin/sh in the image changes to it.
+#include <fmt/format.h>
+
+#include "backends.hpp"
+#include "dlx/common/bounded_command.hpp"
+
+namespace dlx::container::detail {
+
+namespace {
+
+class Enroot final : public Runtime {
+ public:
+  std::string_view name() const override { return "enroot"; }
+
+  std::optional<std::string> unavailable(bool) const override {
+    const auto program = find_program("enroot");
+    if (!program) return "enroot is not installed (not in PATH)";
+    return version_problem(*program);
+  }
+
+  std::optional<std::string> refuses(const ImageRef& image) const override {
+    switch (image.kind) {
+      case ImageRef::Kind::squashfs:
+      case ImageRef::Kind::registry:
+        return std::nullopt;
+      default:
+        return fmt::format("enroot runs squashfs images and docker:// references, not {} (use the apptainer or "
+                           "podman runtime, or `enroot import` it to a .sqsh file)", to_string(image.kind));
+    }
+  }
+
+  RuntimeCommand command(const ContainerRun& run) const override {
+    const auto program = find_program("enroot").value_or("enroot");
+    auto image = run.image.path;
+    if (run.image.kind == ImageRef::Kind::registry) {
+      // docker://registry#name:tag is enroot's form; imported into the run's private directory.
+      image = run.state_dir / "image.sqsh";
+      std::error_code absent;
+      if (run.force_pull || !std::filesystem::exists(image, absent)) {
+        const auto ref = run.image.text.rfind("docker://", 0) == 0 ? run.image.text : "docker://" + run.image.text;
+        std::filesystem::remove(image, absent);
+        run_checked({program, "import", "--output", image.string(), ref}, "import the image", std::chrono::minutes(30));
+      }
+    }
+    run_checked({program, "create", "--force", "--name", run.name, image.string()}, "unpack the image",
+                std::chrono::minutes(10));
+    RuntimeCommand command;
+    auto& argv = command.argv;
+    argv = {program, "start"};
+    for (const auto& mount : run.mounts) {
+      check_mount_path(mount.host, "enroot");
+      check_mount_path(mount.container, "enroot");
+      argv.emplace_back("--mount");
+      argv.push_back(fmt::format("{}:{}:none:x-create=auto,rbind{}", mount.host.string(), mount.container.string(),
+                                 mount.read_only ? ",ro" : ""));
+    }
+    for (const auto& [name, value] : run.env) {
+      argv.emplace_back("--env");
+      argv.push_back(name);
+      command.env.emplace_back(name, value);
+    }
+    if (!run.gpus.empty()) {
+      std::string list;
+      for (const int gpu : run.gpus) list += (list.empty() ? "" : ",") + std::to_string(gpu);
+      command.env.emplace_back("NVIDIA_VISIBLE_DEVICES", list);
+      argv.emplace_back("--env");
+      argv.emplace_back("NVIDIA_VISIBLE_DEVICES");
+    }
+    argv.push_back(run.name);
+    argv.insert(argv.end(), {"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", run.workdir.string()});
+    argv.insert(argv.end(), run.command.begin(), run.command.end());
+    return command;
+  }
+
+  void cleanup(const ContainerRun& run) const noexcept override {
+    try {
+      if (const auto program = find_program("enroot")) {
+        run_bounded({*program, "remove", "--force", run.name}, CommandLimits{.timeout = std::chrono::minutes(2)});
+      }
+    } catch (...) {
+    }
+  }
+
+ private:
+  static void run_checked(const std::vector<std::string>& argv, std::string_view what, std::chrono::milliseconds limit) {
+    const auto result = run_bounded(argv, CommandLimits{.timeout = limit});
+    if (result.exit_code != 0) {
+      throw ContainerError(fmt::format("enroot could not {} ({} exited {}): {}", what, fmt::join(argv, " "),
+                                       result.exit_code, result.err.substr(0, 500)));
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Runtime> make_enroot() { return std::make_unique<Enroot>(); }
+
+}  // namespace dlx::container::detail

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+// Podman (rootless): `podman run` in the host's network, PID and IPC namespaces, the variables
+// from a private --env-file, the mounts as --volume, the GPUs through CDI (nvidia.com/gpu=N, where
+// the site generated the NVIDIA CDI spec) or as --device files. Podman's own configuration
+// (storage, OCI runtime, cgroup manager: containers.conf) is the site's and the user's.
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "backends.hpp"
+#include "dlx/common/bounded_command.hpp"
+#include "dlx/common/directories.hpp"
+#include "dlx/container/rootfs_skeleton.hpp"
+
+namespace dlx::container::detail {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool has_nvidia_cdi_spec() {
+  for (const char* dir : {"/etc/cdi", "/var/run/cdi"}) {
+    std::error_code error;
+    for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+      if (it->path().filename().string().rfind("nvidia", 0) == 0) return true;
+    }
+  }
+  return false;
+}
+
+class Podman final : public Runtime {
+ public:
+  std::string_view name() const override { return "podman"; }
+
+  std::optional<std::string> unavailable(bool thorough) const override {
+    const auto program = find_program("podman");
+    if (!program) return "podman is not installed (not in PATH)";
+    if (!thorough) return version_problem(*program);
+    try {
+      const auto info = run_bounded({*program, "info", "--format", "{{.Host.OCIRuntime.Name}}"},
+                                    CommandLimits{.timeout = std::chrono::seconds(30)});
+      if (info.exit_code != 0) return fmt::format("podman info failed: {}", info.err.substr(0, 300));
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::string> refuses(const ImageRef& image) const override {
+    switch (image.kind) {
+      case ImageRef::Kind::sif:
+        return "podman runs no SIF file (use the apptainer runtime, or an OCI archive of the image)";
+      case ImageRef::Kind::squashfs:
+        return "podman runs no squashfs image (use the enroot or apptainer runtime)";
+      default:
+        return std::nullopt;
+    }
+  }
+
+  RuntimeCommand command(const ContainerRun& run) const override {
+    RuntimeCommand command;
+    auto& argv = command.argv;
+    argv = {find_program("podman").value_or("podman"), "run", "--rm", "--replace", "--name", run.name,
+            "--network", "host", "--pid", "host", "--log-driver", "none"};
+    // The host's IPC namespace, or (where the host has no /dev/mqueue for podman to bind) the
+    // host's /dev/shm: NCCL's shared memory between the ranks of a node either way.
+    if (::access("/dev/mqueue", F_OK) == 0) {
+      argv.insert(argv.end(), {"--ipc", "host"});
+    } else {
+      argv.insert(argv.end(), {"--ipc", "private", "--volume", "/dev/shm:/dev/shm"});
+    }
+    argv.emplace_back("--env-file");
+    argv.push_back(write_env_file(run.state_dir, run.env).string());
+    // A root file system directory is shared and read-only to the user: podman runs a skeleton of
+    // it (rootfs_skeleton.hpp) with the image's entries bound in, since its own overlay of a
+    // --rootfs needs subordinate uids that a site may not give.
+    std::vector<Mount> mounts = run.mounts;
+    fs::path skeleton;
+    if (run.image.kind == ImageRef::Kind::rootfs) {
+      skeleton = run.state_dir / "rootfs";
+      std::error_code ignored;
+      fs::remove_all(skeleton, ignored);  // a skeleton holds no mounts once its container is gone
+      create_directories_with_mode(skeleton, 0700);
+      std::vector<SkeletonPoint> points{{"/proc"}, {"/sys"}, {"/dev"}, {"/tmp"}, {"/etc/hostname", true},
+                                        {"/etc/hosts", true}, {"/etc/resolv.conf", true}, {"/run/.containerenv", true}};
+      for (const auto& mount : run.mounts) {
+        std::error_code absent;
+        if (mount.container.string().rfind("/dev/", 0) != 0) {
+          points.push_back({mount.container, fs::is_regular_file(mount.host, absent)});
+        }
+      }
+      auto binds = build_rootfs_skeleton(run.image.rootfs(), skeleton, points);
+      mounts.insert(mounts.begin(), binds.begin(), binds.end());
+    }
+    for (const auto& mount : mounts) {
+      check_mount_path(mount.host, "podman");
+      check_mount_path(mount.container, "podman");
+      argv.emplace_back("--volume");
+      argv.push_back(fmt::format("{}:{}{}", mount.host.string(), mount.container.string(), mount.read_only ? ":ro" : ""));
+    }
+    argv.emplace_back("--workdir");
+    argv.push_back(run.workdir.string());
+    const bool cdi = has_nvidia_cdi_spec();
+    if (cdi) {
+      for (const int gpu : run.gpus) argv.push_back(fmt::format("--device=nvidia.com/gpu={}", gpu));
+    } else {
+      for (const auto& device : gpu_device_files(run.gpus)) argv.push_back("--device=" + device);
+    }
+    if (run.force_pull && run.image.kind == ImageRef::Kind::registry) argv.emplace_back("--pull=always");
+    switch (run.image.kind) {
+      case ImageRef::Kind::rootfs:
+        argv.emplace_back("--rootfs");
+        argv.push_back(skeleton.string());
+        break;
+      case ImageRef::Kind::oci_layout:
+        argv.push_back("oci:" + run.image.path.string());
+        break;
+      case ImageRef::Kind::oci_archive:
+        argv.push_back("oci-archive:" + run.image.path.string());
+        break;
+      default:
+        argv.push_back(run.image.text);
+        break;
+    }
+    argv.insert(argv.end(), run.command.begin(), run.command.end());
+    return command;
+  }
+
+  void cleanup(const ContainerRun& run) const noexcept override {
+    // --rm removes the container when podman run ends normally; one that was killed leaves it.
+    try {
+      if (const auto program = find_program("podman")) {
+        run_bounded({*program, "rm", "--force", "--ignore", run.name}, CommandLimits{.timeout = std::chrono::seconds(30)});
+      }
+    } catch (...) {
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Runtime> make_podman() { return std::make_unique<Podman>(); }
+
+}  // namespace dlx::container::detail

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "dlx/launch/trial_container.hpp"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "dlx/launch/launch_error.hpp"
+
+namespace dlx::launch {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The image's own search path: the host's would find the host's programs first, or none.
+constexpr const char* kImagePath = "/usr/local/nvidia/bin:/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:"
+                                   "/usr/sbin:/usr/bin:/sbin:/bin";
+
+constexpr const char* kPassedPrefixes[] = {
+    "DLX_", "SLURM_", "SLURMD_", "OMPI_", "PMIX_", "PMI_", "PRTE_", "NCCL_", "CUDA_", "NVIDIA_", "TORCH_",
+    "TORCHELASTIC_", "OMP_", "MKL_", "OPENBLAS_", "UCX_", "FI_", "GLOO_", "HF_", "LC_"};
+constexpr const char* kPassedNames[] = {
+    "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "GROUP_RANK", "MASTER_ADDR", "MASTER_PORT",
+    "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TERM", "TMPDIR", "PWD", "PYTHONUNBUFFERED",
+    "PYTHONHASHSEED", "PYTHONDONTWRITEBYTECODE"};
+
+bool passed(const std::string& name) {
+  for (const char* prefix : kPassedPrefixes) {
+    if (name.rfind(prefix, 0) == 0) return true;
+  }
+  for (const char* exact : kPassedNames) {
+    if (name == exact) return true;
+  }
+  return false;
+}
+
+std::string sanitized_name(std::string_view text) {
+  std::string name;
+  for (const char c : text) {
+    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                      c == '_' || c == '.';
+    name += safe ? c : '-';
+  }
+  return name;
+}
+
+// Whether `path` lies in (or is) one of `mounts`' container paths.
+bool covered(const fs::path& path, const std::vector<container::Mount>& mounts) {
+  const auto text = path.lexically_normal().string();
+  for (const auto& mount : mounts) {
+    const auto top = mount.container.lexically_normal().string();
+    if (text == top || (text.rfind(top, 0) == 0 && text.size() > top.size() && text[top.size()] == '/')) return true;
+  }
+  return false;
+}
+
+void add_mount(std::vector<container::Mount>& mounts, const fs::path& host, bool read_only) {
+  const auto normal = host.lexically_normal();
+  if (normal.empty() || normal == "/" || covered(normal, mounts)) return;
+  mounts.push_back({normal, normal, read_only});
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> container_variables(const env::EnvMap& env,
+                                                                     const config::Experiment& experiment,
+                                                                     bool with_sdk, bool determined_compat) {
+  std::vector<std::pair<std::string, std::string>> vars;
+  for (const auto& [name, value] : env) {
+    if (passed(name)) vars.emplace_back(name, value);
+  }
+  // The experiment's own variables, whatever their names, and then the image's PATH and dlx's
+  // Python path (after the experiment's PYTHONPATH, which names paths inside the image).
+  std::string user_python_path;
+  for (const auto& [name, value] : experiment.environment) {
+    if (name == "PYTHONPATH") {
+      user_python_path = value;
+      continue;
+    }
+    auto existing = std::find_if(vars.begin(), vars.end(), [&](const auto& var) { return var.first == name; });
+    if (existing != vars.end()) {
+      existing->second = value;
+    } else {
+      vars.emplace_back(name, value);
+    }
+  }
+  const bool user_path = std::any_of(experiment.environment.begin(), experiment.environment.end(),
+                                     [](const auto& var) { return var.first == "PATH"; });
+  if (!user_path) vars.emplace_back("PATH", kImagePath);
+  std::string python_path;
+  if (with_sdk) {
+    const auto sdk = fs::path(kContainerSdkDir) / "python";
+    python_path = sdk.string();
+    if (determined_compat) python_path = (sdk / "dlx" / "compat").string() + ":" + python_path;
+    vars.emplace_back("DLX_LIBRARY", (fs::path(kContainerSdkDir) / "lib" / "libdlx_c.so.0").string());
+  }
+  if (!user_python_path.empty()) python_path = python_path.empty() ? user_python_path : python_path + ":" + user_python_path;
+  if (!python_path.empty()) vars.emplace_back("PYTHONPATH", python_path);
+  return vars;
+}
+
+std::vector<int> trial_gpus(const env::EnvMap& env) {
+  for (const char* name : {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES"}) {
+    const auto value = env::lookup(env, name);
+    if (!value || value->empty()) continue;
+    std::vector<int> gpus;
+    bool numbers = true;
+    std::size_t start = 0;
+    while (start <= value->size()) {
+      const auto end = std::min(value->find(',', start), value->size());
+      const auto item = value->substr(start, end - start);
+      if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos || item.size() > 4) {
+        numbers = false;
+        break;
+      }
+      gpus.push_back(std::stoi(item));
+      start = end + 1;
+    }
+    if (numbers) return gpus;
+  }
+  return {};
+}
+
+std::optional<TrialContainer> TrialContainer::prepare(Inputs inputs, std::FILE* log) {
+  const auto& experiment = *inputs.experiment;
+  const auto gpus = trial_gpus(inputs.env);
+  const auto image_text = experiment.container.image_for(experiment.resources.gpus_per_node.value_or(0) > 0);
+  if (!image_text) return std::nullopt;
+  container::ContainerRun run;
+  run.image = container::classify_image(*image_text);
+  run.force_pull = experiment.container.force_pull;
+  std::error_code absent;
+  if (!run.image.path.empty() && !fs::exists(run.image.path, absent)) {
+    throw LaunchError(fmt::format("the container image {} does not exist on this node (check the path in the "
+                                  "experiment's image:, and that the nodes mount it)", image_text->c_str()));
+  }
+  std::unique_ptr<container::Runtime> runtime;
+  try {
+    runtime = container::choose_runtime(experiment.container.runtime, run.image);
+  } catch (const container::ContainerError& e) {
+    throw LaunchError(e.what());
+  }
+  // The user's bind mounts first: theirs decide a path they name.
+  for (const auto& mount : experiment.container.bind_mounts) {
+    if (!fs::exists(mount.host_path, absent)) {
+      throw LaunchError(fmt::format("bind_mounts: {} does not exist on this node (create it, or remove the mount)",
+                                    mount.host_path));
+    }
+    run.mounts.push_back({mount.host_path, mount.container_path, mount.read_only});
+  }
+  for (const auto& dir : inputs.shared_dirs) add_mount(run.mounts, dir, false);
+  for (const auto& dir : inputs.data_dirs) add_mount(run.mounts, dir, true);
+  add_mount(run.mounts, inputs.workdir, false);
+  const bool with_sdk = inputs.python_package && inputs.library;
+  if (with_sdk) {
+    run.mounts.push_back({fs::canonical(*inputs.python_package / "dlx"), fs::path(kContainerSdkDir) / "python" / "dlx", true});
+    run.mounts.push_back({fs::canonical(*inputs.library), fs::path(kContainerSdkDir) / "lib" / "libdlx_c.so.0", true});
+  }
+  run.env = container_variables(inputs.env, experiment, with_sdk, inputs.determined_compat);
+  run.workdir = inputs.workdir;
+  run.gpus = gpus;
+  run.name = sanitized_name(inputs.name);
+  run.state_dir = inputs.state_dir;
+  if (log) {
+    fmt::print(log, "dlx-launch: the trainer runs in the container image {} ({}) with {}\n", image_text->c_str(),
+               container::to_string(run.image.kind), runtime->name());
+  }
+  return TrialContainer(std::move(runtime), std::move(run));
+}
+
+std::vector<std::string> TrialContainer::command_for(const std::vector<std::string>& command) {
+  run_.command = command;
+  container::RuntimeCommand runtime_command;
+  try {
+    runtime_command = runtime_->command(run_);
+  } catch (const std::exception& e) {
+    throw LaunchError(fmt::format("the container runtime {} cannot run the image {}: {}", runtime_->name(),
+                                  run_.image.text, e.what()));
+  }
+  for (const auto& [name, value] : runtime_command.env) ::setenv(name.c_str(), value.c_str(), 1);
+  return runtime_command.argv;
+}
+
+TrialContainer::~TrialContainer() {
+  if (runtime_) runtime_->cleanup(run_);
+}
+
+}  // namespace dlx::launch

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Trials in container images (docs/containers.md), as the unprivileged test user, on an image this
+# test builds offline from Debian's packages (tests/container/make_image.py: PyTorch, h5py and
+# what libdlx_c links; no dlx, no registry), with the crun back end (an OCI runtime: crun, else
+# runc) and with Podman:
+#   1. a probe trial in each: the working directory is the code copy, the staged data and a
+#      read-only bind mount are there at their paths, `import dlx` finds the SDK mounted at
+#      /dlx, a checkpoint round trip, the host's LD_LIBRARY_PATH kept out, `dlx logs` has it all;
+#   2. the PyTorch DDP example (2 nodes x 1 rank) in the image under each runtime, `scontrol
+#      requeue`d mid-run: resumed, and its final tensors identical to a bare, uninterrupted run;
+#   3. bad input: a missing image and an entrypoint the image lacks (refused at sbatch), a runtime
+#      that is not installed (the trial fails, its log and `dlx status` say why).
+source "$(dirname "$0")/resume_lib.sh"
+
+command -v podman > /dev/null || fail "podman is not installed (scripts/install-deps.sh)"
+command -v runc > /dev/null || command -v crun > /dev/null || fail "neither crun nor runc is installed"
+
+# The image, once per state directory (root's, read-only to the user: shared like a site's).
+IMAGE=$DLX_TEST_STATE/images/torch
+if [ ! -e "$IMAGE/.complete" ]; then
+  rm -rf "$IMAGE"
+  /usr/bin/python3 "$SOURCE_DIR/tests/container/make_image.py" "$IMAGE" \
+    --library "$PREFIX/lib/$(ls "$PREFIX/lib" | grep -m1 -- -linux-gnu || true)/libdlx_c.so.0" \
+    python3-torch python3-h5py python3-numpy dash coreutils
+  touch "$IMAGE/.complete"
+fi
+chmod 0755 "$DLX_TEST_STATE/images" "$IMAGE"
+[ -x "$IMAGE/usr/bin/python3" ] || fail "the image has no python3"
+# Podman as the user: runc (the host's cgroup v1 + v2 hybrid is refused by crun in rootless
+# mode), cgroupfs, storage under the user's home (HOME=$WORK).
+mkdir -p "$WORK/.config/containers"
+printf '[engine]\nruntime = "runc"\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n' \
+  > "$WORK/.config/containers/containers.conf"
+printf '[storage]\ndriver = "vfs"\n' > "$WORK/.config/containers/storage.conf"
+chown -R "$DLX_TEST_USER" "$WORK/.config"
+
+# ---- 1. the probe ------------------------------------------------------------------------------
+mkdir -p "$WORK/probe-code" "$WORK/probe-data" "$WORK/ro-data"
+cp "$SOURCE_DIR/tests/container/probe.py" "$WORK/probe-code/"
+echo "1 2 3" > "$WORK/probe-data/numbers.txt"
+echo "hello from the host" > "$WORK/ro-data/hello.txt"
+chown -R "$DLX_TEST_USER" "$WORK/probe-code" "$WORK/probe-data" "$WORK/ro-data"
+cat > "$WORK/probe.sh" <<'SH'
+#!/bin/bash
+export LD_LIBRARY_PATH=/host/only/lib
+srun dlx-launch
+SH
+chmod a+rx "$WORK/probe.sh"
+write_probe() {  # write_probe NAME RUNTIME [IMAGE] [ENTRYPOINT]
+  cat > "$WORK/$1.yaml" <<YAML
+name: $1
+entrypoint: ${4:-[/usr/bin/python3, probe.py]}
+searcher: {name: single, metric: loss, max_length: {batches: 1}}
+code: {dir: $WORK/probe-code}
+data: {stage: [$WORK/probe-data]}
+container:
+  runtime: $2
+  image: ${3:-$IMAGE}
+  bind_mounts: [{host_path: $WORK/ro-data, container_path: /ro-data, read_only: true}]
+YAML
+  chmod a+r "$WORK/$1.yaml"
+}
+probe_value() { grep -m1 "^probe: $2=" "$1" | cut -d= -f2-; }
+for runtime in crun podman; do
+  write_probe "probe-$runtime" "$runtime"
+  job=$(job_id_of "$(as_user sbatch --parsable --output="probe-$runtime-%A_%a.out" --dl-experiment="probe-$runtime.yaml" probe.sh)")
+  wait_for_job "$job" 120
+  out=$WORK/probe-$runtime-${job}_0.out
+  grep -q "^probe: done" "$out" || fail "the probe in $runtime did not finish: $(tail -n 30 "$out")"
+  expect_contains "the launch line ($runtime)" "$(cat "$out")" "runs in the container image $IMAGE (a root file system directory) with $runtime"
+  cwd=$(probe_value "$out" cwd)
+  case "$cwd" in *"/code-"*) ;; *) fail "$runtime: the trainer's working directory $cwd is not the code copy" ;; esac
+  [ "$(probe_value "$out" code_copy_has_probe)" = True ] || fail "$runtime: probe.py is not in the working directory"
+  [ "$(probe_value "$out" data_file)" = "1 2 3" ] || fail "$runtime: the staged data is not visible: $(probe_value "$out" data_file)"
+  expect_contains "$runtime: the bind mount" "$(probe_value "$out" bind_mount)" "read-only"
+  [ "$(probe_value "$out" bind_mount_file)" = "hello from the host" ] || fail "$runtime: the bind mount's file is not there"
+  [ "$(probe_value "$out" dlx_package)" = /dlx/python/dlx ] || fail "$runtime: dlx came from $(probe_value "$out" dlx_package), not /dlx"
+  [ "$(probe_value "$out" ld_library_path)" = unset ] || fail "$runtime: the host's LD_LIBRARY_PATH reached the image"
+  [ "$(probe_value "$out" checkpoint_round_trip)" = True ] || fail "$runtime: the checkpoint round trip failed"
+  [ -e "$WORK/ro-data/written" ] && fail "$runtime: the trainer wrote through a read-only bind mount"
+  expect_contains "dlx logs ($runtime)" "$(as_user dlx logs "$job" 0 2>&1)" "probe: done"
+  expect_contains "dlx status ($runtime)" "$(as_user dlx status "$job")" "1 completed"
+  note "$runtime: the probe saw its code copy, data, bind mount (read-only) and dlx; checkpoint round trip; dlx logs"
+done
