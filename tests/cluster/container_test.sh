@@ -83,3 +83,40 @@ for runtime in crun podman; do
   expect_contains "dlx status ($runtime)" "$(as_user dlx status "$job")" "1 completed"
   note "$runtime: the probe saw its code copy, data, bind mount (read-only) and dlx; checkpoint round trip; dlx logs"
 done
+
+# ---- 2. the DDP example in the image, requeued: identical to a bare, uninterrupted run ----------
+# The hyperparameters of pytorch_resume_test.sh, so that its reference run (bare) serves here.
+RESUME_ENTRYPOINT="[/usr/bin/python3, examples/pytorch/ddp.py]"
+RESUME_HPARAMS="{learning_rate: 0.01, batch_size: 16, epochs: 4, hidden: 32, dropout: 0.1, seed: 7, step_delay_ms: 150}"
+RESUME_CHECKPOINT="{period: {batches: 40}, keep_latest: 2}"
+jobs_started=()
+trap 'scancel "${jobs_started[@]}" 2> /dev/null || true' EXIT
+write_resume_experiment torch-bare
+start_reference_trial torch-bare
+declare -A ddp_job ddp_dir
+for runtime in crun podman; do
+  write_resume_experiment "torch-$runtime" "container: {runtime: $runtime, image: $IMAGE}"
+  ddp_job[$runtime]=$(submit_trial "torch-$runtime")
+  jobs_started+=("${ddp_job[$runtime]}")
+  wait_until 60 "the job link of torch-$runtime" test -L "$(user_storage)/.jobs/${ddp_job[$runtime]}"
+  ddp_dir[$runtime]=$(trial_dir "${ddp_job[$runtime]}")
+done
+for runtime in crun podman; do
+  wait_until 300 "a checkpoint of torch-$runtime" checkpoint_past "${ddp_dir[$runtime]}" 80
+  job_running "${ddp_job[$runtime]}" || fail "torch-$runtime finished before the requeue"
+  scontrol requeue "${ddp_job[$runtime]}_0"
+  note "scontrol requeue of torch-$runtime (${ddp_job[$runtime]}_0)"
+done
+for runtime in crun podman; do
+  job=${ddp_job[$runtime]}
+  wait_for_job "$job" 600
+  out=$WORK/torch-$runtime-${job}_0.out
+  expect_contains "torch-$runtime's launch" "$(cat "$out")" "runs in the container image $IMAGE"
+  finish_reference_trial
+  /usr/bin/python3 "$SOURCE_DIR/tests/tools/compare_checkpoints.py" "$REFERENCE" "${ddp_dir[$runtime]}" \
+    --tensor model/0.weight --tensor model/1.running_mean --tensor optimizer/state/0/exp_avg \
+    --tensor rng/rank-1/torch --notices 1 --crashes 0 ||
+    fail "torch-$runtime is not identical to the bare uninterrupted run: $(tail -n 30 "$out")"
+  expect_contains "dlx status of torch-$runtime" "$(as_user dlx status "$job")" "1 completed"
+  note "torch-$runtime: requeued in its container, resumed, identical to the bare run"
+done
