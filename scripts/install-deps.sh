@@ -27,6 +27,9 @@ packages=(
   tcl
   # the PyTorch DDP example (examples/pytorch) and its cluster test, with /usr/bin/python3
   python3-torch
+  # container runtimes the trials may run in (docs/containers.md) and their cluster test: Podman
+  # and the OCI runtimes runc and crun (Apptainer and Enroot are not Debian packages)
+  podman runc crun
   # the parser's fuzz target: clang with libFuzzer and the sanitizer runtimes
   clang libclang-rt-14-dev
   # `dlx report`: Chart.js, embedded into dlx at build time (nothing needed at run time); its test

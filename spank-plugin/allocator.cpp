@@ -11,9 +11,10 @@
 //      site sets it in job_submit.lua (apply_options);
 //   4. plan the code snapshot (code_snapshot_step.hpp): over its size cap, nothing is created;
 //      a Determined Trial class that dlx cannot run (TFKerasTrial, ...) fails the submission
-//      (trial_class_check.hpp); check the data to stage (data_check_step.hpp): a path that is
-//      missing or unreadable, or datasets over the cache's cap, fail the submission the same way
-//      (plan_code_and_data);
+//      (trial_class_check.hpp); check the data to stage (data_check_step.hpp) and the container
+//      image (container_check.hpp): a path that is missing or unreadable, datasets over the
+//      cache's cap, or an image without the entrypoint's program fail the submission the same
+//      way (plan_code_and_data);
 //   5. create <storage_root>/<user>/<name>[.N]/, name the job after it unless the user named it,
 //      freeze experiment.yaml into it (seed included) and copy the code snapshot into code/ (a
 //      failure removes the directory again) (create_and_freeze);
@@ -36,6 +37,7 @@
 #include "array_request.hpp"
 #include "cluster_limits.hpp"
 #include "code_snapshot_step.hpp"
+#include "container_check.hpp"
 #include "data_check_step.hpp"
 #include "dlx/common/accounts.hpp"
 #include "dlx/common/byte_size.hpp"
@@ -207,6 +209,17 @@ bool plan_code_and_data(Submission& submission) {
                               experiment.data.stage.size() == 1 ? "" : "s", format_byte_size(bytes)));
     }
   } catch (const DataCheckError& e) {
+    report_error(fmt::format("dlx: --dl-experiment: {}: {} (nothing was submitted)", submission.file, e.what()));
+    return false;
+  }
+  try {
+    check_container(experiment);
+    const bool gpus = experiment.resources.gpus_per_node.value_or(0) > 0;
+    if (const auto image = experiment.container.image_for(gpus)) {
+      report_info(fmt::format("dlx: container: trials run in the image {} (runtime: {})", *image,
+                              experiment.container.runtime));
+    }
+  } catch (const ContainerCheckError& e) {
     report_error(fmt::format("dlx: --dl-experiment: {}: {} (nothing was submitted)", submission.file, e.what()));
     return false;
   }

@@ -84,6 +84,37 @@ for runtime in crun podman; do
   note "$runtime: the probe saw its code copy, data, bind mount (read-only) and dlx; checkpoint round trip; dlx logs"
 done
 
+# ---- 3. bad input -------------------------------------------------------------------------------
+# A missing image and an image without the entrypoint's program: refused at sbatch, nothing queued.
+bare=$DLX_TEST_STATE/images/shell-only
+if [ ! -e "$bare/.complete" ]; then
+  rm -rf "$bare"
+  /usr/bin/python3 "$SOURCE_DIR/tests/container/make_image.py" "$bare" dash coreutils > /dev/null
+  touch "$bare/.complete"
+fi
+chmod 0755 "$bare"
+refused() {  # refused NAME EXPECTED: sbatch of NAME.yaml fails with EXPECTED, no experiment made
+  local err
+  if err=$(as_user sbatch --parsable --dl-experiment="$1.yaml" probe.sh 2>&1); then fail "sbatch accepted $1: $err"; fi
+  expect_contains "sbatch of $1" "$err" "$2"
+  expect_contains "sbatch of $1" "$err" "nothing was submitted"
+  [ ! -e "$(user_storage)/$1" ] || fail "a refused $1 left its experiment directory"
+}
+write_probe bad-missing crun "$WORK/no-such-image"
+refused bad-missing "container.image: $WORK/no-such-image does not exist"
+write_probe bad-no-python crun "$bare"
+refused bad-no-python "container.image: the image $bare has no /usr/bin/python3 to run the entrypoint with"
+# A runtime the node does not have: known on the node only; the trial fails at once and says so.
+command -v enroot > /dev/null && fail "this test expects enroot not to be installed"
+write_probe bad-runtime enroot "$DLX_TEST_STATE/images/shell-only/../torch"
+job=$(job_id_of "$(as_user sbatch --parsable --output="bad-runtime-%A_%a.out" --dl-experiment=bad-runtime.yaml probe.sh)")
+wait_for_job "$job" 120
+expect_contains "the trial log of bad-runtime" "$(cat "$WORK/bad-runtime-${job}_0.out")" \
+  "the site's container runtime enroot cannot run here: enroot is not installed"
+status=$(as_user dlx status "$job")
+expect_contains "dlx status of bad-runtime" "$status" "1 failed"
+note "refused at sbatch: a missing image, an image without python3; a runtime the node lacks fails the trial with why"
+
 # ---- 2. the DDP example in the image, requeued: identical to a bare, uninterrupted run ----------
 # The hyperparameters of pytorch_resume_test.sh, so that its reference run (bare) serves here.
 RESUME_ENTRYPOINT="[/usr/bin/python3, examples/pytorch/ddp.py]"
