@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: Apache-2.0
+// The container runtime back ends (launcher/container) on their own: image references sorted by
+// kind, the skeleton root an OCI runtime starts in, the OCI spec dlx writes, and the command lines
+// of Apptainer, Enroot and Podman held to their documented CLIs (apptainer exec --cleanenv --bind
+// SRC:DST[:ro] --pwd --nv; enroot create/start --mount fstab-form --env NAME; podman run --rootfs
+// --volume --env-file), run against stand-in programs that record how they were called where the
+// runtime is not installed here; the choice of a runtime; the variables and GPUs dlx-launch gives
+// a container. The real runtimes run trials in tests/cluster/container_test.sh.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+
+#include "dlx/container/image_ref.hpp"
+#include "dlx/container/oci_spec.hpp"
+#include "dlx/container/rootfs_skeleton.hpp"
+#include "dlx/container/runtime.hpp"
+#include "dlx/launch/trial_container.hpp"
+#include "searcher_temp_dir.hpp"
+
+namespace fs = std::filesystem;
+using namespace dlx::container;
+
+namespace {
+
+void write(const fs::path& path, const std::string& text, fs::perms perms = fs::perms::owner_read | fs::perms::owner_write) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+  fs::permissions(path, perms);
+}
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// PATH holds only `dir` while it lives: the runtimes that stand-in programs there provide.
+struct OnlyPath {
+  explicit OnlyPath(const fs::path& dir) : saved(std::getenv("PATH") ? std::getenv("PATH") : "") {
+    ::setenv("PATH", dir.c_str(), 1);
+  }
+  ~OnlyPath() { ::setenv("PATH", saved.c_str(), 1); }
+  std::string saved;
+};
+
+// A stand-in for `name`: appends its arguments (one per line, then "--") to `log`, exits 0.
+void stand_in(const fs::path& dir, const std::string& name, const fs::path& log) {
+  write(dir / name, "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> '" + log.string() + "'\necho -- >> '" +
+                        log.string() + "'\n",
+        fs::perms::owner_all);
+}
+
+bool contains_sequence(const std::vector<std::string>& argv, const std::vector<std::string>& sequence) {
+  return std::search(argv.begin(), argv.end(), sequence.begin(), sequence.end()) != argv.end();
+}
+
+ContainerRun sample_run(const ImageRef& image, const fs::path& state_dir) {
+  ContainerRun run;
+  run.image = image;
+  run.mounts = {{"/shared/exp", "/shared/exp", false}, {"/datasets", "/data", true}};
+  run.env = {{"DLX_TRIAL_ID", "3"}, {"PATH", "/usr/bin:/bin"}};
+  run.workdir = "/local/code-1";
+  run.command = {"python3", "train.py", "--lr", "0.1"};
+  run.name = "dlx-7_0-r0";
+  run.state_dir = state_dir;
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("image references are sorted by what they name", "[container]") {
+  dlx::testing::TempDir temp;
+  CHECK(classify_image("docker://nvcr.io/nvidia/pytorch:24.05-py3").kind == ImageRef::Kind::registry);
+  CHECK(classify_image("docker://nvcr.io/nvidia/pytorch:24.05-py3").registry_name == "nvcr.io/nvidia/pytorch:24.05-py3");
+  CHECK(classify_image("determinedai/pytorch-ngc:0.38.0").kind == ImageRef::Kind::registry);
+  CHECK(classify_image("oci-archive:/images/a.tar").kind == ImageRef::Kind::oci_archive);
+  CHECK(classify_image("oci-archive:/images/a.tar").path == "/images/a.tar");
+  CHECK(classify_image("oci:/images/layout").kind == ImageRef::Kind::oci_layout);
+  CHECK(classify_image("/images/missing.sqsh").kind == ImageRef::Kind::squashfs);
+  CHECK(classify_image("/images/missing.sif").kind == ImageRef::Kind::sif);
+  // By content: a squashfs's magic whatever its name; a SIF's at byte 32.
+  write(temp.path / "image.img", std::string("hsqs") + std::string(60, '\0'));
+  CHECK(classify_image((temp.path / "image.img").string()).kind == ImageRef::Kind::squashfs);
+  write(temp.path / "image2.img", "#!/usr/bin/env run-singularity\n\x00" + std::string("SIF_MAGIC") + std::string(20, '\0'));
+  CHECK(classify_image((temp.path / "image2.img").string()).kind == ImageRef::Kind::sif);
+  // Directories: an OCI layout, a bundle (rootfs/), a root file system.
+  write(temp.path / "layout" / "oci-layout", "{}");
+  write(temp.path / "layout" / "index.json", "{}");
+  CHECK(classify_image((temp.path / "layout").string()).kind == ImageRef::Kind::oci_layout);
+  fs::create_directories(temp.path / "bundle" / "rootfs" / "usr");
+  const auto bundle = classify_image((temp.path / "bundle").string());
+  CHECK(bundle.kind == ImageRef::Kind::rootfs);
+  CHECK(bundle.rootfs() == temp.path / "bundle" / "rootfs");
+  CHECK(classify_image((temp.path / "bundle" / "rootfs").string()).rootfs() == temp.path / "bundle" / "rootfs");
+}
+
+TEST_CASE("the skeleton root: image entries bound whole, mirrored on a mount's way, mount points made", "[container]") {
+  dlx::testing::TempDir temp;
+  const auto image = temp.path / "image";
+  fs::create_directories(image / "usr" / "bin");
+  fs::create_directories(image / "etc" / "ssl");
+  fs::create_directories(image / "home");
+  write(image / "etc" / "passwd", "root:x:0:0::/root:/bin/sh\n");
+  write(image / "etc" / "hosts", "127.0.0.1 localhost\n");
+  fs::create_symlink("usr/bin", image / "bin");
+  const auto skeleton = temp.path / "skeleton";
+  fs::create_directories(skeleton);
+  const auto binds = build_rootfs_skeleton(image, skeleton,
+                                           {{"/etc/hosts", true}, {"/home/alice/exp"}, {"/work/code"}, {"/proc"}});
+  const auto bound = [&](const std::string& container) {
+    return std::find_if(binds.begin(), binds.end(), [&](const Mount& m) { return m.container == container; });
+  };
+  // usr is on no mount's way: bound whole, read-only; bin the same link.
+  REQUIRE(bound("/usr") != binds.end());
+  CHECK(bound("/usr")->host == image / "usr");
+  CHECK(bound("/usr")->read_only);
+  CHECK(fs::read_symlink(skeleton / "bin") == "usr/bin");
+  // etc holds a mount point: mirrored; its other entries bound one by one; hosts made a file.
+  CHECK(bound("/etc") == binds.end());
+  CHECK(bound("/etc/passwd") != binds.end());
+  CHECK(bound("/etc/ssl") != binds.end());
+  CHECK(bound("/etc/hosts") == binds.end());
+  CHECK(fs::is_regular_file(skeleton / "etc" / "hosts"));
+  // home (in the image) mirrored down to the mount point; work (not in it) made.
+  CHECK(bound("/home") == binds.end());
+  CHECK(fs::is_directory(skeleton / "home" / "alice" / "exp"));
+  CHECK(fs::is_directory(skeleton / "work" / "code"));
+  CHECK(fs::is_directory(skeleton / "proc"));
+  // The image itself is untouched.
+  CHECK_FALSE(fs::exists(image / "work"));
+  CHECK_FALSE(fs::exists(image / "home" / "alice"));
+  CHECK_THROWS_AS(build_rootfs_skeleton(temp.path / "none", skeleton, {}), ContainerError);
+}
+
+TEST_CASE("the OCI spec: read-only skeleton root, the user mapped to root, host namespaces but mount and user",
+          "[container]") {
+  dlx::testing::TempDir temp;
+  auto run = sample_run(classify_image(temp.path.string()), temp.path);
+  const auto spec = oci_spec(run, temp.path / "rootfs", {{"/img/usr", "/usr", true}}, {1000, 1000}, {"/dev/nvidia2"});
+  CHECK(spec["root"]["path"] == (temp.path / "rootfs").string());
+  CHECK(spec["root"]["readonly"] == true);
+  CHECK(spec["process"]["args"] == nlohmann::json({"python3", "train.py", "--lr", "0.1"}));
+  CHECK(spec["process"]["cwd"] == "/local/code-1");
+  CHECK(spec["process"]["env"] == nlohmann::json({"DLX_TRIAL_ID=3", "PATH=/usr/bin:/bin"}));
+  CHECK(spec["process"]["noNewPrivileges"] == true);
+  CHECK(spec["process"]["capabilities"]["bounding"].empty());
+  CHECK(spec["process"]["user"]["uid"] == 0);
+  CHECK(spec["linux"]["uidMappings"][0] == nlohmann::json({{"containerID", 0}, {"hostID", 1000}, {"size", 1}}));
+  std::vector<std::string> namespaces;
+  for (const auto& ns : spec["linux"]["namespaces"]) namespaces.push_back(ns["type"]);
+  CHECK(namespaces == std::vector<std::string>{"mount", "user"});  // network, PIDs, IPC: the host's
+  std::vector<std::string> destinations;
+  for (const auto& mount : spec["mounts"]) destinations.push_back(mount["destination"]);
+  // The image's binds first, the kernel's file systems, the GPU, then the trial's mounts.
+  CHECK(destinations.front() == "/usr");
+  CHECK(std::find(destinations.begin(), destinations.end(), "/dev/nvidia2") != destinations.end());
+  CHECK(destinations.back() == "/data");
+  CHECK(spec["mounts"].back()["options"].back() == "ro");
+  // As root: no user namespace, the trainer is root.
+  const auto as_root = oci_spec(run, temp.path / "rootfs", {}, {0, 0}, {});
+  CHECK(as_root["linux"]["namespaces"].size() == 1);
+  CHECK_FALSE(as_root["linux"].contains("uidMappings"));
+}
+
+TEST_CASE("apptainer exec: --cleanenv, the variables as APPTAINERENV_, --bind, --pwd, --nv", "[container]") {
+  dlx::testing::TempDir temp;
+  stand_in(temp.path / "bin", "apptainer", temp.path / "calls");
+  OnlyPath path(temp.path / "bin");
+  const auto runtime = make_runtime("apptainer");
+  CHECK_FALSE(runtime->unavailable(false));
+  CHECK_FALSE(runtime->refuses(classify_image("/images/a.sif")));
+  auto run = sample_run(classify_image("/images/a.sif"), temp.path);
+  run.gpus = {1};
+  const auto command = runtime->command(run);
+  const auto& argv = command.argv;
+  CHECK(argv[0] == (temp.path / "bin" / "apptainer").string());
+  CHECK(contains_sequence(argv, {"exec", "--cleanenv", "--no-home"}));
+  CHECK(contains_sequence(argv, {"--bind", "/shared/exp:/shared/exp"}));
+  CHECK(contains_sequence(argv, {"--bind", "/datasets:/data:ro"}));
+  CHECK(contains_sequence(argv, {"--pwd", "/local/code-1", "--nv", "/images/a.sif", "python3", "train.py"}));
+  CHECK(std::find(command.env.begin(), command.env.end(), std::pair<std::string, std::string>{"APPTAINERENV_DLX_TRIAL_ID", "3"}) !=
+        command.env.end());
+  // Values never on the command line (other users read argv).
+  CHECK(std::none_of(argv.begin(), argv.end(), [](const auto& arg) { return arg.find("DLX_TRIAL_ID") != std::string::npos; }));
+  // A registry reference as docker://; a path with ':' is refused rather than split.
+  run.image = classify_image("nvcr.io/nvidia/pytorch:24.05-py3");
+  CHECK(runtime->command(run).argv[std::size_t(std::find(argv.begin(), argv.end(), "/images/a.sif") - argv.begin())] ==
+        "docker://nvcr.io/nvidia/pytorch:24.05-py3");
+  run.mounts = {{"/a:b", "/c", false}};
+  CHECK_THROWS_WITH(runtime->command(run), Catch::Contains("cannot mount /a:b"));
+}
+
+TEST_CASE("enroot: create from the squashfs, then start with fstab-form mounts and --env NAME", "[container]") {
+  dlx::testing::TempDir temp;
+  stand_in(temp.path / "bin", "enroot", temp.path / "calls");
+  OnlyPath path(temp.path / "bin");
+  const auto runtime = make_runtime("enroot");
+  CHECK_THAT(*runtime->refuses(classify_image("/images/a.sif")), Catch::Contains("enroot runs squashfs images"));
+  auto run = sample_run(classify_image("/images/torch.sqsh"), temp.path);
+  run.gpus = {0, 3};
+  const auto command = runtime->command(run);
+  // `enroot create` ran (the stand-in recorded it) before the start command was given.
+  CHECK(read(temp.path / "calls") == "create\n--force\n--name\ndlx-7_0-r0\n/images/torch.sqsh\n--\n");
+  const auto& argv = command.argv;
+  CHECK(contains_sequence(argv, {"start", "--mount", "/shared/exp:/shared/exp:none:x-create=auto,rbind"}));
+  CHECK(contains_sequence(argv, {"--mount", "/datasets:/data:none:x-create=auto,rbind,ro"}));
+  CHECK(contains_sequence(argv, {"--env", "DLX_TRIAL_ID", "--env", "PATH"}));
+  CHECK(contains_sequence(argv, {"--env", "NVIDIA_VISIBLE_DEVICES", "dlx-7_0-r0", "/bin/sh", "-c"}));
+  CHECK(contains_sequence(argv, {"/local/code-1", "python3", "train.py", "--lr", "0.1"}));
+  CHECK(std::find(command.env.begin(), command.env.end(), std::pair<std::string, std::string>{"NVIDIA_VISIBLE_DEVICES", "0,3"}) !=
+        command.env.end());
+  // A registry reference is imported into the run's directory first.
+  fs::remove(temp.path / "calls");
+  run.image = classify_image("docker://nvcr.io#nvidia/pytorch:24.05-py3");
+  runtime->command(run);
+  CHECK_THAT(read(temp.path / "calls"),
+             Catch::StartsWith("import\n--output\n" + (temp.path / "image.sqsh").string() + "\ndocker://nvcr.io#nvidia/pytorch:24.05-py3\n--\ncreate"));
+  runtime->cleanup(run);
+  CHECK_THAT(read(temp.path / "calls"), Catch::EndsWith("remove\n--force\ndlx-7_0-r0\n--\n"));
+}
+
+TEST_CASE("podman run: host network and PIDs, --env-file, --volume, a skeleton --rootfs, CDI-less GPUs", "[container]") {
+  dlx::testing::TempDir temp;
+  stand_in(temp.path / "bin", "podman", temp.path / "calls");
+  OnlyPath path(temp.path / "bin");
+  const auto runtime = make_runtime("podman");
+  CHECK_THAT(*runtime->refuses(classify_image("/images/a.sif")), Catch::Contains("podman runs no SIF file"));
+  fs::create_directories(temp.path / "image" / "usr" / "bin");
+  fs::create_directories(temp.path / "state");
+  auto run = sample_run(classify_image((temp.path / "image").string()), temp.path / "state");
+  const auto argv = runtime->command(run).argv;
+  CHECK(contains_sequence(argv, {"run", "--rm", "--replace", "--name", "dlx-7_0-r0", "--network", "host", "--pid", "host"}));
+  CHECK(contains_sequence(argv, {"--env-file", (temp.path / "state" / "container.env").string()}));
+  CHECK(read(temp.path / "state" / "container.env") == "DLX_TRIAL_ID=3\nPATH=/usr/bin:/bin\n");
+  struct stat env_file {};
+  REQUIRE(::stat((temp.path / "state" / "container.env").c_str(), &env_file) == 0);
+  CHECK((env_file.st_mode & 0777) == 0600);
+  CHECK(contains_sequence(argv, {"--volume", (temp.path / "image" / "usr").string() + ":/usr:ro"}));
+  CHECK(contains_sequence(argv, {"--volume", "/datasets:/data:ro"}));
+  CHECK(contains_sequence(argv, {"--workdir", "/local/code-1"}));
+  CHECK(contains_sequence(argv, {"--rootfs", (temp.path / "state" / "rootfs").string(), "python3", "train.py"}));
+  CHECK(fs::is_directory(temp.path / "state" / "rootfs" / "shared" / "exp"));
+  // A registry image: podman's own storage, pulled again with force_pull_image.
+  run.image = classify_image("docker://registry.example/team/torch:2");
+  run.force_pull = true;
+  const auto pulled = runtime->command(run).argv;
+  CHECK(contains_sequence(pulled, {"--pull=always", "docker://registry.example/team/torch:2", "python3"}));
+}
+
+TEST_CASE("choosing a runtime: the site's, or the first that runs the image", "[container]") {
+  dlx::testing::TempDir temp;
+  fs::create_directories(temp.path / "bin");
+  stand_in(temp.path / "bin", "apptainer", temp.path / "calls");
+  OnlyPath path(temp.path / "bin");
+  CHECK(choose_runtime("auto", classify_image("/images/a.sif"))->name() == "apptainer");
+  CHECK_THROWS_WITH(choose_runtime("enroot", classify_image("/images/a.sqsh")),
+                    Catch::Contains("the site's container runtime enroot cannot run here: enroot is not installed"));
+  CHECK_NOTHROW(choose_runtime("apptainer", classify_image("/images/a.sif")));
+  fs::remove(temp.path / "bin" / "apptainer");
+  CHECK_THROWS_WITH(choose_runtime("auto", classify_image("/images/a.sif")),
+                    Catch::Contains("no container runtime on this node runs /images/a.sif") &&
+                        Catch::Contains("podman: podman runs no SIF file") && Catch::Contains("dlx doctor"));
+  CHECK_THROWS_WITH(make_runtime("docker"), Catch::Contains("unknown container runtime 'docker'"));
+}
+
+TEST_CASE("what a container gets from dlx-launch: variables and GPUs", "[container][launcher]") {
+  dlx::config::Experiment experiment;
+  experiment.environment = {{"WANDB_MODE", "offline"}, {"PYTHONPATH", "/opt/mylib"}};
+  const dlx::env::EnvMap env{{"DLX_TRIAL_ID", "2"}, {"SLURM_JOB_ID", "7"}, {"RANK", "1"}, {"MASTER_ADDR", "n1"},
+                             {"PATH", "/host/bin"}, {"LD_LIBRARY_PATH", "/host/lib"}, {"SECRET_TOKEN", "x"},
+                             {"NCCL_DEBUG", "INFO"}, {"CUDA_VISIBLE_DEVICES", "0"}, {"HOME", "/home/a"}};
+  const auto vars = dlx::launch::container_variables(env, experiment, true, true);
+  const auto value = [&](const std::string& name) -> std::optional<std::string> {
+    for (const auto& [key, val] : vars) {
+      if (key == name) return val;
+    }
+    return std::nullopt;
+  };
+  CHECK(value("DLX_TRIAL_ID") == "2");
+  CHECK(value("SLURM_JOB_ID") == "7");
+  CHECK(value("RANK") == "1");
+  CHECK(value("MASTER_ADDR") == "n1");
+  CHECK(value("NCCL_DEBUG") == "INFO");
+  CHECK(value("CUDA_VISIBLE_DEVICES") == "0");
+  CHECK(value("HOME") == "/home/a");
+  CHECK(value("WANDB_MODE") == "offline");  // the experiment's, whatever its name
+  CHECK_FALSE(value("SECRET_TOKEN"));       // the host's others stay out
+  CHECK_FALSE(value("LD_LIBRARY_PATH"));
+  CHECK(value("PATH").value_or("").find("/usr/bin") != std::string::npos);
+  CHECK(value("PATH").value_or("").find("/host/bin") == std::string::npos);
+  CHECK(value("PYTHONPATH") == "/dlx/python/dlx/compat:/dlx/python:/opt/mylib");
+  CHECK(value("DLX_LIBRARY") == "/dlx/lib/libdlx_c.so.0");
+  CHECK(dlx::launch::trial_gpus({{"SLURM_STEP_GPUS", "2,3"}, {"CUDA_VISIBLE_DEVICES", "0,1"}}) == std::vector<int>{2, 3});
+  CHECK(dlx::launch::trial_gpus({{"CUDA_VISIBLE_DEVICES", "1"}}) == std::vector<int>{1});
+  CHECK(dlx::launch::trial_gpus({{"CUDA_VISIBLE_DEVICES", "GPU-8f2a"}}).empty());
+  CHECK(dlx::launch::trial_gpus({}).empty());
+}
