@@ -19,6 +19,7 @@
 #include "dlx/container/oci_spec.hpp"
 #include "dlx/container/rootfs_skeleton.hpp"
 #include "dlx/container/runtime.hpp"
+#include "container_checks.hpp"
 #include "dlx/launch/trial_container.hpp"
 #include "searcher_temp_dir.hpp"
 
@@ -298,4 +299,25 @@ TEST_CASE("what a container gets from dlx-launch: variables and GPUs", "[contain
   CHECK(dlx::launch::trial_gpus({{"CUDA_VISIBLE_DEVICES", "1"}}) == std::vector<int>{1});
   CHECK(dlx::launch::trial_gpus({{"CUDA_VISIBLE_DEVICES", "GPU-8f2a"}}).empty());
   CHECK(dlx::launch::trial_gpus({}).empty());
+}
+
+TEST_CASE("dlx doctor: one verdict per runtime, a warning when none works", "[container][doctor]") {
+  using dlx::doctor::Verdict;
+  const auto findings = dlx::doctor::check_container_runtimes([](std::string_view runtime) -> std::optional<std::string> {
+    if (runtime == "podman") return std::nullopt;
+    if (runtime == "crun") return "crun cannot start a container here (exit 1): cgroups in hybrid mode not supported";
+    return std::string(runtime) + " is not installed (not in PATH)";
+  });
+  REQUIRE(findings.size() == 4);
+  CHECK(findings[0].verdict == Verdict::skipped);
+  CHECK(findings[1].check == "container runtime podman");
+  CHECK(findings[1].verdict == Verdict::ok);
+  CHECK(findings[3].verdict == Verdict::warn);
+  CHECK_THAT(findings[3].found, Catch::Contains("installed, but crun cannot start a container here"));
+  CHECK_THAT(findings[3].advice, Catch::Contains("site file's container: runtime"));
+  const auto none = dlx::doctor::check_container_runtimes(
+      [](std::string_view runtime) -> std::optional<std::string> { return std::string(runtime) + " is not installed"; });
+  REQUIRE(none.size() == 5);
+  CHECK(none.back().verdict == Verdict::warn);
+  CHECK(none.back().found == "none starts a container on this host");
 }

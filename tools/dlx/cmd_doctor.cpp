@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "container_checks.hpp"
+#include "dlx/container/runtime.hpp"
 #include "options.hpp"
 #include "plugstack_files.hpp"
 #include "site_checks.hpp"
@@ -73,20 +75,34 @@ doctor::SiteFacts gather_facts(const po::variables_map& options) {
   return facts;
 }
 
+std::vector<doctor::Finding> container_findings() {
+  return doctor::check_container_runtimes([](std::string_view runtime) -> std::optional<std::string> {
+    try {
+      return container::make_runtime(runtime)->unavailable(/*thorough=*/true);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+  });
+}
+
 CommandLine doctor_command_line() {
-  CommandLine command("doctor", "[--json] [--config FILE [--partitions FILE]]",
+  CommandLine command("doctor", "[--json] [--config FILE [--partitions FILE]] [--containers]",
                       "Checks this cluster's Slurm settings for dlx: requeue, preemption, the SPANK\n"
                       "plugin in plugstack.conf, MPI. It reads Slurm's own reports (`scontrol show\n"
                       "config` and `scontrol show partition`), or saved copies of them, and prints one\n"
                       "verdict per setting with what to change (docs/admin-guide.md). Any user can run\n"
-                      "it on a submit host. Exit status 1 when a setting fails.",
+                      "it on a submit host. It also says which container runtimes start a container\n"
+                      "on this host (--containers: only that; run it on a node with srun).\n"
+                      "Exit status 1 when a setting fails.",
                       "dlx doctor\n"
-                      "dlx doctor --config config.txt --partitions partitions.txt");
+                      "dlx doctor --config config.txt --partitions partitions.txt\n"
+                      "srun -N1 dlx doctor --containers");
   command.options.add_options()
       ("json", "print the findings as JSON")
       ("config", po::value<std::string>()->value_name("FILE"),
        "a saved `scontrol show config` instead of asking slurmctld")
-      ("partitions", po::value<std::string>()->value_name("FILE"), "a saved `scontrol show partition -o`");
+      ("partitions", po::value<std::string>()->value_name("FILE"), "a saved `scontrol show partition -o`")
+      ("containers", "only the container runtimes of this host (apptainer, podman, enroot, crun)");
   return command;
 }
 
@@ -99,7 +115,12 @@ int run_doctor(const Arguments& arguments) {
     throw UsageError("doctor: --partitions goes with --config (both saved reports of the same cluster)",
                      usage_text(command));
   }
-  const auto findings = doctor::check_site(gather_facts(options));
+  std::vector<doctor::Finding> findings;
+  if (!options.count("containers")) findings = doctor::check_site(gather_facts(options));
+  // Saved reports describe another host: this one's runtimes say nothing about it.
+  if (!options.count("config")) {
+    for (auto& finding : container_findings()) findings.push_back(std::move(finding));
+  }
   int failures = 0, warnings = 0;
   for (const auto& finding : findings) {
     failures += finding.verdict == doctor::Verdict::fail;
@@ -113,7 +134,11 @@ int run_doctor(const Arguments& arguments) {
     }
     fmt::print("{}\n", report.dump(2));
   } else {
-    fmt::print("# dlx doctor: the Slurm settings dlx relies on (docs/admin-guide.md, site-config/slurm.conf.dlx)\n");
+    if (!options.count("containers")) {
+      fmt::print("# dlx doctor: the Slurm settings dlx relies on (docs/admin-guide.md, site-config/slurm.conf.dlx)\n");
+    } else {
+      fmt::print("# dlx doctor: the container runtimes of this host (docs/containers.md)\n");
+    }
     std::size_t width = 0;
     for (const auto& finding : findings) width = std::max(width, finding.check.size());
     for (const auto& finding : findings) {

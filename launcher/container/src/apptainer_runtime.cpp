@@ -29,7 +29,7 @@ class Apptainer final : public Runtime {
 
   std::optional<std::string> unavailable(bool) const override {
     const auto program = find_apptainer();
-    if (!program) return "neither apptainer nor singularity is installed (not in PATH)";
+    if (!program) return "apptainer is not installed (neither apptainer nor singularity in PATH)";
     return version_problem(program->path);
   }
 

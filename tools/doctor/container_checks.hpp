@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// `dlx doctor`'s look at the container runtimes of the host it runs on (docs/containers.md): which
+// of apptainer, podman, enroot and crun (an OCI runtime: crun or runc) start a container here, as
+// the user who asks. Runtimes matter on the compute nodes: `srun -N1 dlx doctor --containers`
+// asks one.
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "site_checks.hpp"
+
+namespace dlx::doctor {
+
+// Why `runtime` cannot run containers here (nullopt: it can; "not installed" when absent).
+using RuntimeProbe = std::function<std::optional<std::string>(std::string_view runtime)>;
+
+// One finding per runtime (ok, skipped when not installed, warn when installed but failing) and a
+// warning when none works.
+std::vector<Finding> check_container_runtimes(const RuntimeProbe& probe);
+
+}  // namespace dlx::doctor
