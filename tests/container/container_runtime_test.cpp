@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "dlx/container/image_cache.hpp"
 #include "dlx/container/image_ref.hpp"
 #include "dlx/container/oci_spec.hpp"
 #include "dlx/container/rootfs_skeleton.hpp"
@@ -320,4 +321,104 @@ TEST_CASE("dlx doctor: one verdict per runtime, a warning when none works", "[co
   REQUIRE(none.size() == 5);
   CHECK(none.back().verdict == Verdict::warn);
   CHECK(none.back().found == "none starts a container on this host");
+}
+
+namespace {
+
+// An OCI layout of the given layer directories, made by tests/container/make_oci_layout.py.
+void make_layout(const fs::path& layout, const std::vector<fs::path>& layers, const std::string& extra = "") {
+  std::string command = "/usr/bin/python3 " DLX_SOURCE_DIR "/tests/container/make_oci_layout.py " + layout.string();
+  for (const auto& layer : layers) command += " --layer " + layer.string();
+  command += " " + extra + " > /dev/null";
+  REQUIRE(std::system(command.c_str()) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("an OCI image converted once: layers in order, whiteouts, modes; found the second time", "[container][image]") {
+  dlx::testing::TempDir temp;
+  const auto l1 = temp.path / "l1", l2 = temp.path / "l2";
+  write(l1 / "etc" / "a", "one\n");
+  write(l1 / "usr" / "share" / "keep" / "x", "kept\n");
+  write(l1 / "usr" / "share" / "gone" / "y", "gone\n");
+  write(l1 / "opq" / "old", "old\n");
+  write(l2 / "etc" / "b", "two\n");
+  write(l2 / "usr" / "share" / ".wh.gone", "");
+  write(l2 / "opq" / ".wh..wh..opq", "");
+  write(l2 / "opq" / "new", "new\n");
+  write(l2 / "usr" / "share" / "keep" / "z", "added below a read-only directory\n");
+  fs::permissions(l1 / "usr" / "share" / "keep", fs::perms(0555));
+  make_layout(temp.path / "layout", {l1, l2}, "--gzip --archive " + (temp.path / "image.tar").string());
+  const auto cache = temp.path / "cache";
+  const auto first = cached_rootfs(classify_image((temp.path / "layout").string()), cache, nullptr);
+  CHECK(first.converted);
+  CHECK(first.digest.rfind("sha256:", 0) == 0);
+  const auto rootfs = first.dir / "rootfs";
+  CHECK(read(rootfs / "etc" / "a") == "one\n");
+  CHECK(read(rootfs / "etc" / "b") == "two\n");
+  CHECK(read(rootfs / "usr" / "share" / "keep" / "x") == "kept\n");
+  CHECK(read(rootfs / "usr" / "share" / "keep" / "z") == "added below a read-only directory\n");
+  CHECK((fs::status(rootfs / "usr" / "share" / "keep").permissions() & fs::perms::owner_write) == fs::perms::none);
+  CHECK_FALSE(fs::exists(rootfs / "usr" / "share" / "gone"));
+  CHECK_FALSE(fs::exists(rootfs / "usr" / "share" / ".wh.gone"));
+  CHECK_FALSE(fs::exists(rootfs / "opq" / "old"));
+  CHECK(read(rootfs / "opq" / "new") == "new\n");
+  // The same image again, and as an OCI archive: the same entry, found, not converted.
+  const auto again = cached_rootfs(classify_image((temp.path / "layout").string()), cache, nullptr);
+  CHECK_FALSE(again.converted);
+  const auto archived = cached_rootfs(classify_image("oci-archive:" + (temp.path / "image.tar").string()), cache, nullptr);
+  CHECK_FALSE(archived.converted);
+  CHECK(archived.dir == first.dir);
+  // A conversion killed midway (its partial directory left, the entry never renamed into place)
+  // never counts: the next one removes it and converts again.
+  remove_image_tree(first.dir);
+  const auto partial = cache / (first.digest.substr(7) + ".partial-node9-12345");
+  write(partial / "rootfs" / "half-written", "x");
+  const auto redone = cached_rootfs(classify_image((temp.path / "layout").string()), cache, nullptr);
+  CHECK(redone.converted);
+  CHECK_FALSE(fs::exists(partial));
+  CHECK(read(redone.dir / "rootfs" / "etc" / "b") == "two\n");
+  remove_image_tree(cache);
+  CHECK_FALSE(fs::exists(cache));
+}
+
+TEST_CASE("a hostile OCI image writes nothing outside its root; a damaged one is refused", "[container][image][security]") {
+  dlx::testing::TempDir temp;
+  const auto outside = temp.path / "outside";
+  write(outside / "victim", "keep me\n");
+  // Layer 1 makes a link out of the root; layer 2 writes through it and whiteouts through it.
+  const auto l1 = temp.path / "l1", l2 = temp.path / "l2";
+  fs::create_directories(l1);
+  fs::create_symlink(outside, l1 / "evil");
+  write(l2 / "evil" / ".wh.victim", "");
+  write(l2 / "evil" / "planted", "x");
+  make_layout(temp.path / "layout", {l1, l2}, "--files-only");
+  const auto contained = cached_rootfs(classify_image((temp.path / "layout").string()), temp.path / "cache", nullptr);
+  // The link on the way was replaced by a directory of the image's own (libarchive's secure
+  // extraction with unlink); the whiteout through the link removed nothing.
+  CHECK(read(outside / "victim") == "keep me\n");
+  CHECK_FALSE(fs::exists(outside / "planted"));
+  CHECK_FALSE(fs::is_symlink(contained.dir / "rootfs" / "evil"));
+  CHECK(read(contained.dir / "rootfs" / "evil" / "planted") == "x");
+  // A blob that is not what its digest says.
+  const auto l3 = temp.path / "l3";
+  write(l3 / "etc" / "a", "one\n");
+  make_layout(temp.path / "layout2", {l3});
+  for (const auto& blob : fs::directory_iterator(temp.path / "layout2" / "blobs" / "sha256")) {
+    if (fs::file_size(blob.path()) > 1000) {  // the layer (the config and manifest are smaller)
+      std::ofstream(blob.path(), std::ios::app) << "tampered";
+    }
+  }
+  CHECK_THROWS_WITH(cached_rootfs(classify_image((temp.path / "layout2").string()), temp.path / "cache", nullptr),
+                    Catch::Contains("does not match its digest"));
+  // Not an OCI layout at all; another user's cache directory.
+  fs::create_directories(temp.path / "empty");
+  write(temp.path / "empty" / "index.json", "{}");
+  write(temp.path / "empty" / "oci-layout", "{}");
+  CHECK_THROWS_WITH(cached_rootfs(classify_image((temp.path / "empty").string()), temp.path / "cache", nullptr),
+                    Catch::Contains("index.json lists no manifest"));
+  fs::create_directories(temp.path / "shared-cache");
+  fs::permissions(temp.path / "shared-cache", fs::perms(0777));
+  CHECK_THROWS_WITH(cached_rootfs(classify_image((temp.path / "layout").string()), temp.path / "shared-cache", nullptr),
+                    Catch::Contains("is not yours alone"));
 }

@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include "dlx/common/accounts.hpp"
 #include "dlx/data/node_local_dir.hpp"
 #include "dlx/launch/allocation_check.hpp"
 #include "dlx/launch/child_process.hpp"
@@ -271,6 +272,14 @@ void enter_container(LaunchState& state) {
     const auto job = trial.slurm_job_id.empty() ? std::to_string(::getpid()) : trial.slurm_job_id;
     inputs.name = fmt::format("dlx-{}-r{}", job, placement.rank);
     inputs.state_dir = container_state_dir(state, inputs.name);
+    const auto& settings = state.experiment->container;
+    inputs.image_cache_dir = settings.image_cache
+                                 ? std::filesystem::path(*settings.image_cache) / account_name(::getuid())
+                                 : trial.experiment_dir->parent_path() / ".images";
+    inputs.local_root = site_local_root(state.local);
+    inputs.local_policy = {state.experiment->data.max_bytes, state.experiment->data.high_watermark,
+                           state.experiment->data.low_watermark};
+    inputs.node_name = placement.node_name;
     if (auto container = TrialContainer::prepare(std::move(inputs), state.rank0_log())) {
       state.container.emplace(std::move(*container));
     }

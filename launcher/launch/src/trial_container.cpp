@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dlx/launch/trial_container.hpp"
 
+#include <chrono>
 #include <cstdlib>
 
 #include <fmt/format.h>
 
+#include "dlx/container/image_cache.hpp"
 #include "dlx/launch/launch_error.hpp"
+#include "dlx/launch/trial_data.hpp"
 
 namespace dlx::launch {
 
@@ -135,10 +138,32 @@ std::optional<TrialContainer> TrialContainer::prepare(Inputs inputs, std::FILE* 
     throw LaunchError(fmt::format("the container image {} does not exist on this node (check the path in the "
                                   "experiment's image:, and that the nodes mount it)", image_text->c_str()));
   }
+  // An OCI layout or archive: Apptainer runs it as it is; crun and Podman run its root file
+  // system, converted once and copied to the node (so the runtime is chosen as for a directory).
+  const bool oci = run.image.kind == container::ImageRef::Kind::oci_archive ||
+                   run.image.kind == container::ImageRef::Kind::oci_layout;
+  auto as_chosen = run.image;
+  if (oci) as_chosen.kind = container::ImageRef::Kind::rootfs;
   std::unique_ptr<container::Runtime> runtime;
+  std::string digest;
+  std::optional<data::StagedData> on_node;
   try {
-    runtime = container::choose_runtime(experiment.container.runtime, run.image);
-  } catch (const container::ContainerError& e) {
+    runtime = container::choose_runtime(experiment.container.runtime, as_chosen);
+    if (oci && runtime->name() != "apptainer") {
+      const auto cached = container::cached_rootfs(run.image, inputs.image_cache_dir, log);
+      digest = cached.digest;
+      data::StageRequest request;
+      request.sources = {cached.dir};
+      request.local_root = inputs.local_root;
+      request.policy = inputs.local_policy;
+      const auto started = std::chrono::steady_clock::now();
+      on_node.emplace(data::StagedData::stage(request, nullptr));
+      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const auto& copy = on_node->datasets().front();
+      if (log) fmt::print(log, "{} (the image {})\n", describe_staged(copy, inputs.node_name, elapsed), digest);
+      run.image = container::classify_image((copy.dir / "rootfs").string());
+    }
+  } catch (const std::exception& e) {
     throw LaunchError(e.what());
   }
   // The user's bind mounts first: theirs decide a path they name.
@@ -166,7 +191,10 @@ std::optional<TrialContainer> TrialContainer::prepare(Inputs inputs, std::FILE* 
     fmt::print(log, "dlx-launch: the trainer runs in the container image {} ({}) with {}\n", image_text->c_str(),
                container::to_string(run.image.kind), runtime->name());
   }
-  return TrialContainer(std::move(runtime), std::move(run));
+  TrialContainer prepared(std::move(runtime), std::move(run));
+  prepared.digest_ = std::move(digest);
+  prepared.on_node_ = std::move(on_node);
+  return prepared;
 }
 
 std::vector<std::string> TrialContainer::command_for(const std::vector<std::string>& command) {

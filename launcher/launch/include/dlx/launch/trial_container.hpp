@@ -6,6 +6,9 @@
 // and unchanged: placement, the searcher's work, the code copy, data staging, the tee of the
 // output, the signals, the sampler, the exit protocol.
 //
+// An OCI layout or archive run by crun or Podman is converted once per user and digest
+// (dlx/container/image_cache.hpp) and copied once to each node through the node-local data cache.
+//
 // Inside, at the same paths as outside: the experiment directory (records, checkpoints), the
 // checkpoint directory where it lies elsewhere, the working directory (the code copy), each
 // staged dataset (read-only), the experiment's bind_mounts. At /dlx: the dlx Python package
@@ -23,6 +26,7 @@
 
 #include "dlx/config/experiment.hpp"
 #include "dlx/container/runtime.hpp"
+#include "dlx/data/stage.hpp"
 #include "dlx/env/environment.hpp"
 
 namespace dlx::launch {
@@ -43,6 +47,12 @@ class TrialContainer {
     bool determined_compat = true;          // dlx/compat on PYTHONPATH, as outside
     std::string name;                       // unique on the node while it runs
     std::filesystem::path state_dir;        // the user's private directory for the runtime
+    // Where an OCI image's conversion is kept (image_cache.hpp: the site's image_cache/<user>,
+    // else <storage>/<user>/.images) and how it is copied to this node (the data cache's).
+    std::filesystem::path image_cache_dir;
+    std::filesystem::path local_root;
+    data::CachePolicy local_policy;
+    std::string node_name;
   };
 
   // nullopt when the experiment names no image. Throws LaunchError (no runtime runs the image,
@@ -53,6 +63,8 @@ class TrialContainer {
   std::vector<std::string> command_for(const std::vector<std::string>& command);
   const container::ContainerRun& run() const noexcept { return run_; }
   std::string_view runtime_name() const { return runtime_->name(); }
+  // sha256:<hex> of an OCI image's manifest; empty for other kinds.
+  const std::string& digest() const noexcept { return digest_; }
 
   TrialContainer(TrialContainer&&) noexcept = default;
   TrialContainer& operator=(TrialContainer&&) = delete;
@@ -63,6 +75,8 @@ class TrialContainer {
       : runtime_(std::move(runtime)), run_(std::move(run)) {}
   std::unique_ptr<container::Runtime> runtime_;
   container::ContainerRun run_;
+  std::string digest_;
+  std::optional<data::StagedData> on_node_;  // the image's node-local copy, held while it runs
 };
 
 // The variables the container gets from `env` (see above), PYTHONPATH made the container's.
