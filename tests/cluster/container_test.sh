@@ -115,6 +115,51 @@ status=$(as_user dlx status "$job")
 expect_contains "dlx status of bad-runtime" "$status" "1 failed"
 note "refused at sbatch: a missing image, an image without python3; a runtime the node lacks fails the trial with why"
 
+# ---- 4. the image cache ------------------------------------------------------------------------
+# An OCI layout (the shell-only image, and a second layer that adds a file and whiteouts one),
+# run by crun: two experiments of three trials each on the cluster's three nodes convert it once
+# (the three first trials start together: one converts, the others wait for it and use it), and
+# copy it once to each node.
+layer2=$WORK/layer2
+mkdir -p "$layer2/etc" "$layer2/usr/share/doc"
+echo "from the second layer" > "$layer2/etc/dlx-layer2"
+touch "$layer2/usr/share/doc/.wh.coreutils"
+layout=$WORK/shell-layout
+digest=$(/usr/bin/python3 "$SOURCE_DIR/tests/container/make_oci_layout.py" "$layout" --layer "$bare" --layer "$layer2")
+chmod -R a+rX "$layout"
+cat > "$WORK/cached.sh" <<'SH'
+#!/bin/bash
+srun dlx-launch
+SH
+chmod a+rx "$WORK/cached.sh"
+for name in cached-a cached-b; do
+  cat > "$WORK/$name.yaml" <<YAML
+name: $name
+entrypoint: "cat /etc/dlx-layer2; test ! -e /usr/share/doc/coreutils && echo whiteout-applied"
+hyperparameters: {k: {type: categorical, vals: [1, 2, 3]}}
+searcher: {name: grid, metric: loss, max_length: {batches: 1}}
+resources: {partition: low, cpus_per_task: 4}  # a node each: three nodes at once
+container: {runtime: crun, image: "oci:$layout"}
+YAML
+  chmod a+r "$WORK/$name.yaml"
+done
+cache_jobs=()
+for name in cached-a cached-b; do
+  cache_jobs+=("$(job_id_of "$(as_user sbatch --parsable --output="$name-%A_%a.out" --dl-experiment="$name.yaml" cached.sh)")")
+  wait_for_job "${cache_jobs[-1]}" 240  # the second experiment after the first: it finds the cache
+done
+outs=$(cat "$WORK"/cached-a-"${cache_jobs[0]}"_*.out "$WORK"/cached-b-"${cache_jobs[1]}"_*.out)
+[ "$(grep -c "from the second layer" <<< "$outs")" = 6 ] || fail "not every trial ran in the image: $outs"
+[ "$(grep -c "whiteout-applied" <<< "$outs")" = 6 ] || fail "the second layer's whiteout was not applied: $outs"
+conversions=$(grep -c "converted once" <<< "$outs" || true)
+[ "$conversions" = 1 ] || fail "the image was converted $conversions times, not once: $(grep "converted once" <<< "$outs")"
+copies=$(grep "(the image $digest)" <<< "$outs" | grep -c ": copied " || true)
+nodes=$(grep "(the image $digest)" <<< "$outs" | sed 's/.*data on \([^:]*\):.*/\1/' | sort -u | wc -l)
+[ "$copies" = "$nodes" ] || fail "$copies copies of the image for $nodes nodes: $(grep "(the image" <<< "$outs")"
+entries=$(find "$(user_storage)/.images" -mindepth 1 -maxdepth 1 -type d | wc -l)
+[ "$entries" = 1 ] || fail "the image cache holds $entries entries, not one: $(ls -la "$(user_storage)/.images")"
+note "two experiments, six trials on $nodes nodes: one conversion of $digest, one copy per node"
+
 # ---- 2. the DDP example in the image, requeued: identical to a bare, uninterrupted run ----------
 # The hyperparameters of pytorch_resume_test.sh, so that its reference run (bare) serves here.
 RESUME_ENTRYPOINT="[/usr/bin/python3, examples/pytorch/ddp.py]"
