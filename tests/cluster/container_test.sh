@@ -80,7 +80,9 @@ for runtime in crun podman; do
   [ "$(probe_value "$out" checkpoint_round_trip)" = True ] || fail "$runtime: the checkpoint round trip failed"
   [ -e "$WORK/ro-data/written" ] && fail "$runtime: the trainer wrote through a read-only bind mount"
   expect_contains "dlx logs ($runtime)" "$(as_user dlx logs "$job" 0 2>&1)" "probe: done"
-  expect_contains "dlx status ($runtime)" "$(as_user dlx status "$job")" "1 completed"
+  status=$(as_user dlx status "$job")
+  expect_contains "dlx status ($runtime)" "$status" "1 completed"
+  expect_contains "dlx status ($runtime)" "$status" "# image $IMAGE with $runtime"
   note "$runtime: the probe saw its code copy, data, bind mount (read-only) and dlx; checkpoint round trip; dlx logs"
 done
 
@@ -156,8 +158,11 @@ conversions=$(grep -c "converted once" <<< "$outs" || true)
 copies=$(grep "(the image $digest)" <<< "$outs" | grep -c ": copied " || true)
 nodes=$(grep "(the image $digest)" <<< "$outs" | sed 's/.*data on \([^:]*\):.*/\1/' | sort -u | wc -l)
 [ "$copies" = "$nodes" ] || fail "$copies copies of the image for $nodes nodes: $(grep "(the image" <<< "$outs")"
-entries=$(find "$(user_storage)/.images" -mindepth 1 -maxdepth 1 -type d | wc -l)
-[ "$entries" = 1 ] || fail "the image cache holds $entries entries, not one: $(ls -la "$(user_storage)/.images")"
+[ -d "$(user_storage)/.images/${digest#sha256:}/rootfs" ] || fail "no cache entry for $digest: $(ls -la "$(user_storage)/.images")"
+if ls "$(user_storage)/.images" | grep -q partial; then fail "a partial conversion was left: $(ls "$(user_storage)/.images")"; fi
+expect_contains "dlx status of cached-b" "$(as_user dlx status "${cache_jobs[1]}")" "# image oci:$layout ($digest) with crun"
+report=$(as_user dlx report "${cache_jobs[1]}" --output "$WORK/cached-b.html" 2>&1) || fail "dlx report failed: $report"
+grep -q "$digest" "$WORK/cached-b.html" || fail "the report does not name the image's digest"
 note "two experiments, six trials on $nodes nodes: one conversion of $digest, one copy per node"
 
 # ---- 2. the DDP example in the image, requeued: identical to a bare, uninterrupted run ----------

@@ -335,7 +335,7 @@ void make_layout(const fs::path& layout, const std::vector<fs::path>& layers, co
 
 }  // namespace
 
-TEST_CASE("an OCI image converted once: layers in order, whiteouts, modes; found the second time", "[container][image]") {
+TEST_CASE("an OCI image converted once: layers in order, whiteouts, modes, and found the second time", "[container][image]") {
   dlx::testing::TempDir temp;
   const auto l1 = temp.path / "l1", l2 = temp.path / "l2";
   write(l1 / "etc" / "a", "one\n");
@@ -382,7 +382,7 @@ TEST_CASE("an OCI image converted once: layers in order, whiteouts, modes; found
   CHECK_FALSE(fs::exists(cache));
 }
 
-TEST_CASE("a hostile OCI image writes nothing outside its root; a damaged one is refused", "[container][image][security]") {
+TEST_CASE("a hostile OCI image writes nothing outside its root, and a damaged one is refused", "[container][image][security]") {
   dlx::testing::TempDir temp;
   const auto outside = temp.path / "outside";
   write(outside / "victim", "keep me\n");

@@ -85,6 +85,7 @@ std::string render_status_table(const StatusReport& report, const config::Experi
   out += fmt::format("# searcher {}, metric {} ({} is better)\n", config::to_string(experiment.searcher.name),
                      config::printable(metric), experiment.searcher.smaller_is_better ? "smaller" : "larger");
   if (!report.code.empty()) out += fmt::format("# code {}\n", config::printable(report.code));
+  for (const auto& image : report.containers) out += fmt::format("# image {}\n", config::printable(image));
   if (!report.slurm.empty()) out += fmt::format("# slurm {}\n", config::printable(report.slurm));
   out += progress_lines;
   out += rendered_rows(report, experiment, sparklines);
@@ -124,6 +125,7 @@ nlohmann::ordered_json status_json(const StatusReport& report, const config::Exp
                    {"dirty", report.code_dirty},
                    {"description", report.code}};
   }
+  if (!report.containers.empty()) out["containers"] = report.containers;
   out["trials"] = nlohmann::ordered_json::array();
   for (const auto& row : rows) {
     nlohmann::ordered_json item{{"id", row.spec.id}, {"state", row.state}, {"hparams", row.spec.hparams}};

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // dlx-launch's phases (launch_state.hpp), each over the one LaunchState.
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -11,10 +13,10 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-
-#include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include "dlx/common/accounts.hpp"
+#include "dlx/common/durable_file.hpp"
 #include "dlx/data/node_local_dir.hpp"
 #include "dlx/launch/allocation_check.hpp"
 #include "dlx/launch/child_process.hpp"
@@ -242,6 +244,19 @@ std::filesystem::path container_state_dir(LaunchState& state, const std::string&
   }
 }
 
+// trials/<id>/container.json: the image this attempt runs, by digest where it has one, for
+// `dlx status` (a result names the exact image). Rewritten by every attempt; rank 0's.
+void record_container(const std::filesystem::path& trial_dir, const TrialContainer& container) {
+  const auto& run = container.run();
+  const nlohmann::json info{{"image", container.image_text()},
+                            {"kind", container::to_string(container.source_kind())},
+                            {"runtime", container.runtime_name()},
+                            {"digest", container.digest()},
+                            {"unix_time", std::time(nullptr)},
+                            {"node_image", run.image.text}};
+  write_file_durably(trial_dir / "container.json", info.dump(2) + "\n", 0640);
+}
+
 // The container the experiment names (trial_container.hpp), prepared once the code copy and the
 // data are in place; a failure is the trial's, recorded by rank 0 and told to the other ranks.
 void enter_container(LaunchState& state) {
@@ -282,6 +297,7 @@ void enter_container(LaunchState& state) {
     inputs.node_name = placement.node_name;
     if (auto container = TrialContainer::prepare(std::move(inputs), state.rank0_log())) {
       state.container.emplace(std::move(*container));
+      if (placement.rank == 0) record_container(trial.record_path().parent_path(), *state.container);
     }
   } catch (const std::exception& error) {
     const std::string why = fmt::format("cannot run the trainer in its container on {}: {}", placement.node_name,

@@ -142,6 +142,7 @@ std::optional<TrialContainer> TrialContainer::prepare(Inputs inputs, std::FILE* 
   // system, converted once and copied to the node (so the runtime is chosen as for a directory).
   const bool oci = run.image.kind == container::ImageRef::Kind::oci_archive ||
                    run.image.kind == container::ImageRef::Kind::oci_layout;
+  const auto source_kind = run.image.kind;
   auto as_chosen = run.image;
   if (oci) as_chosen.kind = container::ImageRef::Kind::rootfs;
   std::unique_ptr<container::Runtime> runtime;
@@ -193,6 +194,8 @@ std::optional<TrialContainer> TrialContainer::prepare(Inputs inputs, std::FILE* 
   }
   TrialContainer prepared(std::move(runtime), std::move(run));
   prepared.digest_ = std::move(digest);
+  prepared.image_text_ = *image_text;
+  prepared.source_kind_ = source_kind;
   prepared.on_node_ = std::move(on_node);
   return prepared;
 }

@@ -216,6 +216,7 @@ nlohmann::json meta_model(const config::Experiment& experiment, const StatusRepo
       {"experiment", experiment.name},
       {"directory", status.directory.string()},
       {"code", status.code},
+      {"images", status.containers},
       {"searcher", config::to_string(experiment.searcher.name)},
       {"sampler", config::to_string(experiment.searcher.sampler)},
       {"metric", experiment.searcher.metric},

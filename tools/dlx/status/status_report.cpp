@@ -7,9 +7,11 @@
 #include <new>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "dlx/record/system_series.hpp"
 #include "dlx/record/trial_record.hpp"
+#include "dlx/common/durable_file.hpp"
 #include "dlx/common/error.hpp"
 #include "dlx/config/display_text.hpp"
 #include "dlx/searcher/coordinator.hpp"
@@ -218,6 +220,27 @@ TrialRow trial_row(searcher::TrialSpec spec, const std::filesystem::path& direct
   return row;
 }
 
+// The images the trials ran in, as dlx-launch recorded them (trials/<id>/container.json); a
+// damaged file is a warning.
+void read_containers(const std::filesystem::path& directory, const std::vector<TrialRow>& rows, StatusReport& report) {
+  for (const auto& row : rows) {
+    const auto file = store::trial_record_path(directory, row.spec.id).parent_path() / "container.json";
+    std::error_code absent;
+    if (!std::filesystem::is_regular_file(file, absent)) continue;
+    try {
+      const auto info = nlohmann::json::parse(read_small_file(file, 64 << 10));
+      const std::string digest = info.value("digest", "");
+      const auto line = fmt::format("{}{} with {}", info.value("image", "?"), digest.empty() ? "" : " (" + digest + ")",
+                                    info.value("runtime", "?"));
+      if (std::find(report.containers.begin(), report.containers.end(), line) == report.containers.end()) {
+        report.containers.push_back(line);
+      }
+    } catch (const std::exception& e) {
+      report.warnings.push_back(fmt::format("dlx status: warning: {}: {}\n", file.string(), config::printable(e.what())));
+    }
+  }
+}
+
 }  // namespace
 
 StatusReport read_status(const std::filesystem::path& directory, const config::Experiment& experiment,
@@ -269,6 +292,9 @@ StatusReport read_status(const std::filesystem::path& directory, const config::E
   report.searcher_column =
       search && std::ranges::any_of(rows, [](const TrialRow& row) { return !row.searcher.empty(); });
   report.hparam_warnings = hparam_warning_lines(rows);
+  if (experiment.container.image_for(experiment.resources.gpus_per_node.value_or(0) > 0)) {
+    read_containers(directory, rows, report);
+  }
   if (sources) sources->search = std::move(search);
   return report;
 }

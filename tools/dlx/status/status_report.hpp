@@ -75,6 +75,9 @@ struct StatusReport {
   std::string code;
   std::optional<std::string> code_commit;  // for --json: the full commit, when in git
   bool code_dirty = false;  // the searcher has something to say of some trial
+  // The container images the trials ran in (trials/<id>/container.json), one line each distinct:
+  // "/shared/torch.oci (sha256:9edc...) with crun"; empty when no trial ran in one.
+  std::vector<std::string> containers;
   // "dlx status: warning: ...\n" lines for stderr (a journal snapshot ignored, a damaged journal),
   // left to the caller: --watch shows each once, not every frame.
   std::vector<std::string> warnings;

@@ -109,6 +109,7 @@ window.dlxReport = (function () {
   text('subtitle', meta.directory + ' \u00b7 searcher ' + meta.searcher + ' (' + meta.sampler + ') \u00b7 metric ' +
        meta.metric + (meta.smaller_is_better ? ' (smaller is better)' : ' (larger is better)') + ' \u00b7 ' +
        trials.length + ' trials' + (states ? ': ' + states : '') + (meta.code ? ' \u00b7 code ' + meta.code : '') +
+       (meta.images && meta.images.length ? ' \u00b7 image ' + meta.images.join(', ') : '') +
        ' \u00b7 written ' + when(meta.generated_unix));
   if (meta.watch_seconds !== null && !meta.ended) {
     var watching = document.getElementById('watching');

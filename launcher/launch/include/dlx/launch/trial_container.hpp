@@ -65,6 +65,9 @@ class TrialContainer {
   std::string_view runtime_name() const { return runtime_->name(); }
   // sha256:<hex> of an OCI image's manifest; empty for other kinds.
   const std::string& digest() const noexcept { return digest_; }
+  // The image as the experiment names it, and its kind (run().image may be its node-local copy).
+  const std::string& image_text() const noexcept { return image_text_; }
+  container::ImageRef::Kind source_kind() const noexcept { return source_kind_; }
 
   TrialContainer(TrialContainer&&) noexcept = default;
   TrialContainer& operator=(TrialContainer&&) = delete;
@@ -76,6 +79,8 @@ class TrialContainer {
   std::unique_ptr<container::Runtime> runtime_;
   container::ContainerRun run_;
   std::string digest_;
+  std::string image_text_;
+  container::ImageRef::Kind source_kind_ = container::ImageRef::Kind::rootfs;
   std::optional<data::StagedData> on_node_;  // the image's node-local copy, held while it runs
 };
 
