@@ -80,6 +80,15 @@ def place(source: str, root: str) -> None:
             os.link(source, target)
         except OSError:
             shutil.copy2(source, target)
+        if source.endswith(".py"):
+            # The compiled modules the package's postinst made (dpkg does not list them): without
+            # them Python compiles every module at each import in a read-only image.
+            cache = os.path.join(os.path.dirname(source), "__pycache__")
+            stem = os.path.basename(source)[:-3] + "."
+            if os.path.isdir(cache):
+                for name in os.listdir(cache):
+                    if name.startswith(stem) and name.endswith(".pyc") and name.count(".") == stem.count(".") + 1:
+                        place(os.path.join(cache, name), root)
 
 
 def place_with_links(source: str, root: str) -> None:

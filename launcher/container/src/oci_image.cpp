@@ -12,6 +12,7 @@
 
 #include <array>
 #include <cerrno>
+#include <clocale>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -270,6 +271,9 @@ void apply_layers_in_child(const ImageRef& image, const std::vector<fs::path>& l
   if (child == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     ::close(pipe_fds[0]);
+    // Layer names are UTF-8 (PAX headers): in the "C" locale libarchive cannot convert a
+    // non-ASCII one and refuses the entry. This process only, not the caller's.
+    ::setlocale(LC_CTYPE, "C.UTF-8");
     if (::fchdir(dir) != 0) ::_exit(1);
     ::_exit(apply_layers(layers, pipe_fds[1]));
   }

@@ -63,7 +63,9 @@ class Podman final : public Runtime {
     RuntimeCommand command;
     auto& argv = command.argv;
     argv = {find_program("podman").value_or("podman"), "run", "--rm", "--replace", "--name", run.name,
-            "--network", "host", "--pid", "host", "--log-driver", "none"};
+            "--network", "host", "--pid", "host", "--log-driver", "none",
+            // The job's limits (Slurm propagates the submitter's), not podman's defaults.
+            "--ulimit", "host"};
     // The host's IPC namespace, or (where the host has no /dev/mqueue for podman to bind) the
     // host's /dev/shm: NCCL's shared memory between the ranks of a node either way.
     if (::access("/dev/mqueue", F_OK) == 0) {
