@@ -194,7 +194,10 @@ SectionsRead parse_sections(MappingReader& root, Experiment& experiment, const S
                     "keep one of them");
       }
     }
-    if (root.has("bind_mounts")) detail::parse_bind_mounts(root, "bind_mounts", experiment.container);
+    if (root.has("bind_mounts")) {
+      detail::parse_bind_mounts(root, "bind_mounts", experiment.container);
+      experiment.determined.mapped.push_back("bind_mounts -> container.bind_mounts");
+    }
   });
   sink.attempt([&] {
     if (root.has("checkpoint")) detail::parse_checkpoint(root.mapping("checkpoint"), experiment.checkpoint);

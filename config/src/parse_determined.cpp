@@ -19,6 +19,11 @@ namespace dlx::config::detail {
 
 namespace {
 
+std::string to_upper(std::string text) {
+  for (char& c : text) c = (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
+  return text;
+}
+
 struct Ignored {
   const char* key;
   const char* why;
@@ -56,11 +61,11 @@ const std::vector<Ignored>& ignored_top() {
 const std::vector<Ignored>& ignored_resources() {
   static const std::vector<Ignored> keys{
       {"agent_label", "Determined agents: Slurm places the job"},
-      {"devices", "device mounts of Determined's containers"},
+      {"devices", "a container gets the trial's GPUs from its runtime, and no other device"},
       {"max_slots", "Determined's cap on the experiment's slots: use searcher.max_concurrent_trials"},
       {"native_parallel", "Determined's retired native parallelism"},
       {"priority", "Slurm's priority and QOS decide"},
-      {"shm_size", "no containers: /dev/shm is the node's"},
+      {"shm_size", "/dev/shm is the node's, in a container too"},
       {"weight", "Slurm's fair share decides"},
   };
   return keys;
@@ -387,14 +392,29 @@ void parse_experiment_environment(const MappingReader& section, Experiment& expe
   // The container's keys (Determined's, read in both forms): the rest are variables or
   // Determined's environment keys.
   constexpr const char* kContainerKeys[] = {"image", "force_pull_image"};
-  if (section.has("image")) parse_image(section, experiment.container);
-  if (auto force = section.optional_boolean("force_pull_image")) experiment.container.force_pull = *force;
+  if (section.has("image")) {
+    parse_image(section, experiment.container);
+    experiment.determined.mapped.push_back("environment.image -> container.image");
+  }
+  if (auto force = section.optional_boolean("force_pull_image")) {
+    experiment.container.force_pull = *force;
+    experiment.determined.mapped.push_back("environment.force_pull_image -> container.force_pull_image");
+  }
   const auto is_container_key = [&](const std::string& key) {
     return std::find(std::begin(kContainerKeys), std::end(kContainerKeys), key) != std::end(kContainerKeys);
   };
   const auto& determined = ignored_environment();
   bool determined_form = section.has("environment_variables");
   for (const auto& entry : section.node()) determined_form = determined_form || find(determined, entry.first.Scalar());
+  // Beside the image, a lower-case key is a mistyped Determined key (environment_variable), not
+  // a variable (they are upper case by convention): read as Determined's form, it gets a
+  // did-you-mean.
+  if (section.has("image") || section.has("force_pull_image")) {
+    for (const auto& entry : section.node()) {
+      const auto& key = entry.first.Scalar();
+      determined_form = determined_form || (!is_container_key(key) && key != to_upper(key));
+    }
+  }
   if (!determined_form) {
     YAML::Node variables(YAML::NodeType::Map);
     for (const auto& entry : section.node()) {

@@ -36,7 +36,7 @@ SAVE_KEYS = {"save_trial_best", "save_trial_latest", "save_experiment_best"}
 MAPPED_KEYS = {
     "name", "description", "labels", "entrypoint", "hyperparameters", "searcher", "resources",
     "max_restarts", "min_validation_period", "min_checkpoint_period", "records_per_epoch",
-    "checkpoint_policy", "environment", "reproducibility",
+    "checkpoint_policy", "environment", "reproducibility", "bind_mounts",
 } | SAVE_KEYS
 # Whole files that carry a placeholder for the user to fill in, which Determined refuses as well
 # (no resource pool is named `<RESOURCE_POOL>`): dlx must refuse them naming the key.

@@ -238,13 +238,15 @@ environment:
   REQUIRE(experiment.warnings.size() == 1);
   CHECK(experiment.warnings[0] ==
         "mnist.yaml: warning: dlx ignores these Determined keys: checkpoint_storage (checkpoints go to the "
-        "experiment directory); environment.image (no containers: trials run in the job's environment)");
+        "experiment directory)");
+  CHECK(experiment.container.image_for(true).has_value());  // environment.image: the container's
   CHECK(experiment.determined.mapped ==
         std::vector<std::string>{
             "reproducibility.experiment_seed: 1234 -> seed",
             "checkpoint_storage.save_trial_latest: 3 -> checkpoint.keep_latest: 3",
             "checkpoint_storage.save_trial_best: 2 -> checkpoint.keep_best: 2",
             "checkpoint_storage.save_experiment_best: 1 -> checkpoint.keep_experiment_best: 1",
+            "environment.image -> container.image",
             "environment.environment_variables -> environment",
             "min_checkpoint_period: {epochs: 1} -> checkpoint.period: {batches: 938} (60000 records / "
             "global_batch_size 64)"});
@@ -274,10 +276,11 @@ TEST_CASE("Determined's environment variables: a list, or one list per kind of t
   CHECK(mapping.environment[0] == std::pair<std::string, std::string>{"NCCL_DEBUG", "INFO"});
   CHECK(error_of(head + "environment:\n  environment_variables: {NCCL_DEBUG: [a]}\n") ==
         "exp.yaml:5:39: environment.environment_variables.NCCL_DEBUG: must be a scalar value (write NAME: value)");
-  // dlx's own form stays: NAME: value.
+  // dlx's own form stays: NAME: value (environment.image is the container's, docs/containers.md).
   auto plain = parse_experiment(head + "environment: {image: x}\n", "exp.yaml");
   CHECK(plain.environment.empty());
-  CHECK(plain.warnings.size() == 1);
+  CHECK(plain.warnings.empty());
+  CHECK(plain.container.image == "x");
 
   CHECK(error_of(head + "environment: {environment_variables: [NCCL_DEBUG]}\n") ==
         "exp.yaml:4:39: environment.environment_variables: 'NCCL_DEBUG' has no '=' (write NAME=value)");
@@ -324,16 +327,16 @@ resources: {slots_per_trial: 1, shm_size: 4G}
                                      "ignored.yaml");
   REQUIRE(experiment.warnings.size() == 1);
   CHECK(experiment.warnings[0] ==
-        "ignored.yaml: warning: dlx ignores these Determined keys: bind_mounts (no containers: trials see the "
-        "cluster's file systems); checkpoint_policy (dlx saves when the script asks and at checkpoint.period; keep_* "
+        "ignored.yaml: warning: dlx ignores these Determined keys: checkpoint_policy (dlx saves when the script asks and at checkpoint.period; keep_* "
         "decide what stays); data (free-form data for Determined's Trial API: pass what the script needs as "
         "hyperparameters; dlx's own data: section has stage:); debug (Determined's debug logging); min_validation_period (the script validates when it "
         "chooses; the searcher acts on each validation); optimizations (options of Determined's Trial API); "
         "perform_initial_validation (the script validates when it chooses); profiling (Determined's profiler); "
         "project (a Determined web UI grouping: experiments live under the plugin's storage_root); scheduling_unit "
         "(Determined's reporting unit: the script reports when it chooses); workspace (a Determined web UI "
-        "grouping: experiments live under the plugin's storage_root); resources.shm_size (no containers: /dev/shm "
-        "is the node's)");
+        "grouping: experiments live under the plugin's storage_root); resources.shm_size (/dev/shm is the node's, in "
+        "a container too)");
+  CHECK(experiment.container.bind_mounts.size() == 1);  // bind_mounts: the container's
   CHECK(parse_experiment("name: a\nentrypoint: x\n" + kSearcher, "a.yaml").warnings.empty());
   CHECK(error_of("name: a\nentrypoint: x\ncheckpoint_policy: latest\n" + kSearcher) ==
         "exp.yaml:3:20: checkpoint_policy: unknown value 'latest' (use one of best, all, none)");
