@@ -10,7 +10,11 @@
 #   2. the PyTorch DDP example (2 nodes x 1 rank) in the image under each runtime, `scontrol
 #      requeue`d mid-run: resumed, and its final tensors identical to a bare, uninterrupted run;
 #   3. bad input: a missing image and an entrypoint the image lacks (refused at sbatch), a runtime
-#      that is not installed (the trial fails, its log and `dlx status` say why).
+#      that is not installed (the trial fails, its log and `dlx status` say why);
+#   4. the image cache: an OCI layout of two layers (a whiteout in the second) run by two
+#      experiments of three trials on the three nodes: converted once, copied once per node,
+#      the digest in `dlx status`;
+#   5. ASHA over the ResNet example in the image: rung pauses resumed from their checkpoints.
 source "$(dirname "$0")/resume_lib.sh"
 
 command -v podman > /dev/null || fail "podman is not installed (scripts/install-deps.sh)"
@@ -201,3 +205,24 @@ for runtime in crun podman; do
   expect_contains "dlx status of torch-$runtime" "$(as_user dlx status "$job")" "1 completed"
   note "torch-$runtime: requeued in its container, resumed, identical to the bare run"
 done
+
+# ---- 5. ASHA over the ResNet example in the image -------------------------------------------------
+# Trials pause at a rung with a checkpoint and later array tasks resume them from it, all inside
+# the container (crun); none fails.
+sed -e 's/^name: resnet-asha/name: resnet-asha-container/' "$WORK/examples/pytorch/resnet_asha.yaml" > "$WORK/resnet-asha-container.yaml"
+echo "container: {runtime: crun, image: $IMAGE}" >> "$WORK/resnet-asha-container.yaml"
+chmod a+r "$WORK/resnet-asha-container.yaml"
+asha=$(job_id_of "$(as_user sbatch --parsable --output="resnet-asha-container-%A_%a.out" \
+  --dl-experiment=resnet-asha-container.yaml examples/pytorch/job.sh)")
+jobs_started+=("$asha")
+wait_for_job "$asha" 600
+all=$(cat "$WORK"/resnet-asha-container-"$asha"_*.out)
+grep -q "Traceback" <<< "$all" && fail "an ASHA trial failed in its container: $(grep -A8 Traceback <<< "$all" | head -30)"
+[ "$(grep -c "runs in the container image $IMAGE" <<< "$all")" -ge 6 ] || fail "not every ASHA task ran in the image"
+grep -Eq "dlx: resuming from .*/checkpoints/step-(24|48)\.h5" <<< "$all" ||
+  fail "no paused trial was resumed from its rung checkpoint in the container"
+status=$(as_user dlx status "$asha")
+expect_contains "dlx status of the ASHA search" "$status" "completed at 96"
+expect_contains "dlx status of the ASHA search" "$status" "paused at 24"
+expect_contains "dlx status of the ASHA search" "$status" "# image $IMAGE with crun"
+note "ASHA over the ResNet example in crun containers: promotions resumed from rung checkpoints, none failed"
