@@ -3,7 +3,9 @@
 # `dlx doctor` on the live local cluster, as an ordinary user: the requeue and preemption settings
 # dlx relies on are all found (exit 0), the short GraceTime of `low` (10 s, so that the tests stay
 # fast) is a warning naming DLX_EXIT_DEADLINE_S; a saved report with them missing fails (exit 1)
-# and says what to change.
+# and says what to change. The container runtimes of the host, as the user: podman and crun (runc
+# here) start a container, apptainer and enroot are not installed (skipped, not failed); with
+# --containers only they are checked, on a node through srun.
 source "$(dirname "$0")/lib.sh"
 
 report=$(as_user dlx doctor) || fail "dlx doctor found a problem on the local cluster: $report"
@@ -16,8 +18,17 @@ expect_contains "advice" "$report" "DLX_EXIT_DEADLINE_S"
 grep -q "partition high" <<< "$report" && fail "the top-tier partition was judged as preemptible: $report"
 
 json=$(as_user dlx doctor --json)
-/usr/bin/python3 -c 'import json,sys; f=json.load(sys.stdin); assert all(x["verdict"] in ("ok","warn") for x in f), f' <<< "$json" ||
-  fail "dlx doctor --json is not a list of ok/warn findings: $json"
+/usr/bin/python3 -c 'import json,sys; f=json.load(sys.stdin); assert all(x["verdict"] in ("ok","warn","skip") for x in f), f' <<< "$json" ||
+  fail "dlx doctor --json is not a list of ok/warn/skip findings: $json"
+for runtime in podman crun; do
+  grep -Eq "^ok +container runtime $runtime +starts containers here" <<< "$report" ||
+    fail "the container runtime $runtime is not ok in: $report"
+done
+grep -Eq "^skip +container runtime enroot +enroot is not installed" <<< "$report" || fail "enroot is not skipped in: $report"
+on_node=$(as_user srun -N1 -w n2 dlx doctor --containers) || fail "dlx doctor --containers on a node: $on_node"
+expect_contains "dlx doctor --containers on n2" "$on_node" "# dlx doctor: the container runtimes of this host"
+grep -q "JobRequeue" <<< "$on_node" && fail "--containers checked Slurm's settings too: $on_node"
+grep -Eq "^ok +container runtime crun" <<< "$on_node" || fail "crun is not ok on n2: $on_node"
 
 # The same cluster's reports, saved, with the requeue settings taken out (as on an unprepared site).
 as_user bash -c 'scontrol show config | sed -e "s/^JobRequeue .*/JobRequeue = 0/" -e "s/^RequeueExit .*/RequeueExit = (null)/" \
