@@ -40,22 +40,15 @@ class Apptainer final : public Runtime {
     RuntimeCommand command;
     auto& argv = command.argv;
     argv = {program.path, "exec", "--cleanenv", "--no-home"};
-    for (const auto& mount : run.mounts) {
-      check_mount_path(mount.host, "apptainer");
-      check_mount_path(mount.container, "apptainer");
-      argv.emplace_back("--bind");
-      argv.push_back(fmt::format("{}:{}{}", mount.host.string(), mount.container.string(), mount.read_only ? ":ro" : ""));
-    }
+    add_mount_options(argv, run.mounts, "--bind", "apptainer");
     argv.emplace_back("--pwd");
     argv.push_back(run.workdir.string());
     if (!run.gpus.empty()) argv.emplace_back("--nv");
     for (const auto& [name, value] : run.env) command.env.emplace_back(program.env_prefix + name, value);
     switch (run.image.kind) {
       case ImageRef::Kind::oci_layout:
-        argv.push_back("oci:" + run.image.path.string());
-        break;
       case ImageRef::Kind::oci_archive:
-        argv.push_back("oci-archive:" + run.image.path.string());
+        argv.push_back(oci_transport(run.image));
         break;
       case ImageRef::Kind::registry:
         argv.push_back(run.image.text.rfind("docker://", 0) == 0 ? run.image.text : "docker://" + run.image.text);

@@ -27,6 +27,20 @@ void check_mount_path(const std::filesystem::path& path, std::string_view runtim
   }
 }
 
+void add_mount_options(std::vector<std::string>& argv, const std::vector<Mount>& mounts, std::string_view option,
+                       std::string_view runtime) {
+  for (const auto& mount : mounts) {
+    check_mount_path(mount.host, runtime);
+    check_mount_path(mount.container, runtime);
+    argv.emplace_back(option);
+    argv.push_back(fmt::format("{}:{}{}", mount.host.string(), mount.container.string(), mount.read_only ? ":ro" : ""));
+  }
+}
+
+std::string oci_transport(const ImageRef& image) {
+  return (image.kind == ImageRef::Kind::oci_archive ? "oci-archive:" : "oci:") + image.path.string();
+}
+
 std::vector<std::string> gpu_device_files(const std::vector<int>& gpus) {
   std::vector<std::string> files;
   if (gpus.empty()) return files;

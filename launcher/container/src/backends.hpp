@@ -23,6 +23,14 @@ std::optional<std::string> version_problem(const std::string& program);
 // --bind, enroot's --mount): refused rather than mounted somewhere else.
 void check_mount_path(const std::filesystem::path& path, std::string_view runtime);
 
+// `option SRC:DST[:ro]` for each mount (podman's --volume, apptainer's --bind), each path checked
+// by check_mount_path.
+void add_mount_options(std::vector<std::string>& argv, const std::vector<Mount>& mounts, std::string_view option,
+                       std::string_view runtime);
+
+// An OCI layout or archive as the containers/image transports name it: oci:PATH, oci-archive:PATH.
+std::string oci_transport(const ImageRef& image);
+
 // The device files of the trial's GPUs: /dev/nvidiaN, and the driver's control devices there are.
 std::vector<std::string> gpu_device_files(const std::vector<int>& gpus);
 

@@ -38,7 +38,8 @@ constexpr std::size_t kMaxJson = 4 << 20;
   throw ContainerError(fmt::format("the OCI image {}: {}", image.text, why));
 }
 
-Reader tar_reader(const fs::path& file) {
+// A tar (plain, gzip or zstd) open for reading; `why` gets libarchive's reason when it is not.
+Reader open_tar(const fs::path& file, std::string& why) {
   Reader in(archive_read_new(), archive_read_free);
   archive_read_support_format_tar(in.get());
   archive_read_support_format_gnutar(in.get());
@@ -46,8 +47,16 @@ Reader tar_reader(const fs::path& file) {
   archive_read_support_filter_zstd(in.get());
   archive_read_support_filter_none(in.get());
   if (archive_read_open_filename(in.get(), file.c_str(), std::size_t{1} << 20) != ARCHIVE_OK) {
-    throw ContainerError(fmt::format("cannot read {}: {}", file.string(), archive_error_string(in.get())));
+    why = archive_error_string(in.get());
+    return Reader(nullptr, archive_read_free);
   }
+  return in;
+}
+
+Reader tar_reader(const fs::path& file) {
+  std::string why;
+  auto in = open_tar(file, why);
+  if (!in) throw ContainerError(fmt::format("cannot read {}: {}", file.string(), why));
   return in;
 }
 
@@ -204,15 +213,9 @@ int apply_layers(const std::vector<fs::path>& layers, int report) {
     return 1;
   };
   for (const auto& layer : layers) {
-    Reader in(archive_read_new(), archive_read_free);
-    archive_read_support_format_tar(in.get());
-    archive_read_support_format_gnutar(in.get());
-    archive_read_support_filter_gzip(in.get());
-    archive_read_support_filter_zstd(in.get());
-    archive_read_support_filter_none(in.get());
-    if (archive_read_open_filename(in.get(), layer.c_str(), std::size_t{1} << 20) != ARCHIVE_OK) {
-      return fail(fmt::format("layer {}: {}", layer.filename().string(), archive_error_string(in.get())));
-    }
+    std::string why;
+    const auto in = open_tar(layer, why);
+    if (!in) return fail(fmt::format("layer {}: {}", layer.filename().string(), why));
     archive_entry* entry = nullptr;
     int status = ARCHIVE_OK;
     while ((status = archive_read_next_header(in.get(), &entry)) == ARCHIVE_OK) {

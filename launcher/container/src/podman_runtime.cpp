@@ -96,12 +96,7 @@ class Podman final : public Runtime {
       auto binds = build_rootfs_skeleton(run.image.rootfs(), skeleton, points);
       mounts.insert(mounts.begin(), binds.begin(), binds.end());
     }
-    for (const auto& mount : mounts) {
-      check_mount_path(mount.host, "podman");
-      check_mount_path(mount.container, "podman");
-      argv.emplace_back("--volume");
-      argv.push_back(fmt::format("{}:{}{}", mount.host.string(), mount.container.string(), mount.read_only ? ":ro" : ""));
-    }
+    add_mount_options(argv, mounts, "--volume", "podman");
     argv.emplace_back("--workdir");
     argv.push_back(run.workdir.string());
     const bool cdi = has_nvidia_cdi_spec();
@@ -117,10 +112,8 @@ class Podman final : public Runtime {
         argv.push_back(skeleton.string());
         break;
       case ImageRef::Kind::oci_layout:
-        argv.push_back("oci:" + run.image.path.string());
-        break;
       case ImageRef::Kind::oci_archive:
-        argv.push_back("oci-archive:" + run.image.path.string());
+        argv.push_back(oci_transport(run.image));
         break;
       default:
         argv.push_back(run.image.text);
