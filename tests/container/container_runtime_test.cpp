@@ -215,12 +215,14 @@ TEST_CASE("enroot: create from the squashfs, then start with fstab-form mounts a
   CHECK(contains_sequence(argv, {"/local/code-1", "python3", "train.py", "--lr", "0.1"}));
   CHECK(std::find(command.env.begin(), command.env.end(), std::pair<std::string, std::string>{"NVIDIA_VISIBLE_DEVICES", "0,3"}) !=
         command.env.end());
-  // A registry reference is imported into the run's directory first.
+  // A registry reference is imported first, once, beside the runs' directories.
   fs::remove(temp.path / "calls");
   run.image = classify_image("docker://nvcr.io#nvidia/pytorch:24.05-py3");
+  run.state_dir = temp.path / "runs" / "dlx-7_0-r0";
   runtime->command(run);
-  CHECK_THAT(read(temp.path / "calls"),
-             Catch::StartsWith("import\n--output\n" + (temp.path / "image.sqsh").string() + "\ndocker://nvcr.io#nvidia/pytorch:24.05-py3\n--\ncreate"));
+  const auto calls = read(temp.path / "calls");
+  CHECK_THAT(calls, Catch::StartsWith("import\n--output\n" + (temp.path / "runs").string() + "/enroot-"));
+  CHECK_THAT(calls, Catch::Contains(".sqsh\ndocker://nvcr.io#nvidia/pytorch:24.05-py3\n--\ncreate"));
   runtime->cleanup(run);
   CHECK_THAT(read(temp.path / "calls"), Catch::EndsWith("remove\n--force\ndlx-7_0-r0\n--\n"));
 }

@@ -5,6 +5,8 @@
 // enroot's environment), the mounts in enroot's fstab form (SRC DST none x-create=dir,bind[,ro],
 // colon-separated on the command line), GPUs through NVIDIA's hook and NVIDIA_VISIBLE_DEVICES.
 // enroot start has no working-directory option: /bin/sh in the image changes to it.
+#include <functional>
+
 #include <fmt/format.h>
 
 #include "backends.hpp"
@@ -39,8 +41,9 @@ class Enroot final : public Runtime {
     const auto program = find_program("enroot").value_or("enroot");
     auto image = run.image.path;
     if (run.image.kind == ImageRef::Kind::registry) {
-      // docker://registry#name:tag is enroot's form; imported into the run's private directory.
-      image = run.state_dir / "image.sqsh";
+      // docker://registry#name:tag is enroot's form; imported once into the user's containers
+      // directory (beside the runs' own, which go when their run ends), named by the reference.
+      image = run.state_dir.parent_path() / fmt::format("enroot-{:016x}.sqsh", std::hash<std::string>{}(run.image.text));
       std::error_code absent;
       if (run.force_pull || !std::filesystem::exists(image, absent)) {
         const auto ref = run.image.text.rfind("docker://", 0) == 0 ? run.image.text : "docker://" + run.image.text;

@@ -118,6 +118,13 @@ class Oci final : public Runtime {
     const auto binds = build_rootfs_skeleton(run.image.rootfs(), skeleton, points);
     const auto spec = oci_spec(run, skeleton, binds, {::getuid(), ::getgid()}, devices);
     write_file_durably(bundle / "config.json", spec.dump(1), 0600);
+    // A container of this name left by an attempt that was killed (SIGKILL: no cleanup ran)
+    // would make `run` fail: the name is the job's and rank's, the same on a requeue.
+    try {
+      run_bounded({*program, "--root", (run.state_dir / "state").string(), "delete", "--force", run.name},
+                  CommandLimits{.timeout = std::chrono::seconds(20)});
+    } catch (const std::exception&) {
+    }
     // The runtime's own messages (runc's warnings about cgroups it cannot use rootless) go to a
     // file of the run's, not into the trial's log, whose last line names a crash's cause.
     const auto log = (run.state_dir / "runtime.log").string();

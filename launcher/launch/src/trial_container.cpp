@@ -214,7 +214,10 @@ std::vector<std::string> TrialContainer::command_for(const std::vector<std::stri
 }
 
 TrialContainer::~TrialContainer() {
-  if (runtime_) runtime_->cleanup(run_);
+  if (!runtime_) return;  // moved from
+  runtime_->cleanup(run_);
+  // The bundle, the skeleton and the environment file (the trainer's variables) go with the run.
+  container::remove_image_tree(run_.state_dir);
 }
 
 }  // namespace dlx::launch
