@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
 #include "dlx/container/image_cache.hpp"
 #include "dlx/container/image_ref.hpp"
@@ -423,4 +424,25 @@ TEST_CASE("a hostile OCI image writes nothing outside its root, and a damaged on
   fs::permissions(temp.path / "shared-cache", fs::perms(0777));
   CHECK_THROWS_WITH(cached_rootfs(classify_image((temp.path / "layout").string()), temp.path / "shared-cache", nullptr),
                     Catch::Contains("is not yours alone"));
+}
+
+TEST_CASE("two trials that need the same new OCI image at once convert it once", "[container][image]") {
+  dlx::testing::TempDir temp;
+  write(temp.path / "l1" / "etc" / "a", "one\n");
+  for (int i = 0; i < 200; ++i) write(temp.path / "l1" / "files" / std::to_string(i), std::string(4096, 'x'));
+  make_layout(temp.path / "layout", {temp.path / "l1"});
+  const auto image = classify_image((temp.path / "layout").string());
+  // Two threads, each with its own lock descriptor (an OFD lock: as two processes, or two nodes).
+  std::vector<CachedImage> results(2);
+  std::vector<std::thread> trials;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    trials.emplace_back([&, i] { results[i] = cached_rootfs(image, temp.path / "cache", nullptr); });
+  }
+  for (auto& trial : trials) trial.join();
+  CHECK(results[0].converted != results[1].converted);  // exactly one converted, the other found it
+  CHECK(results[0].dir == results[1].dir);
+  CHECK(read(results[0].dir / "rootfs" / "etc" / "a") == "one\n");
+  std::size_t entries = 0;
+  for (const auto& entry : fs::directory_iterator(temp.path / "cache")) entries += entry.is_directory();
+  CHECK(entries == 1);  // no partial conversion left beside it
 }
