@@ -39,6 +39,8 @@ printf '[engine]\nruntime = "runc"\ncgroup_manager = "cgroupfs"\nevents_logger =
 printf '[storage]\ndriver = "vfs"\n' > "$WORK/.config/containers/storage.conf"
 chown -R "$DLX_TEST_USER" "$WORK/.config"
 
+test_jobs=()  # every job of this test: none may leave a container's state on a node (the end)
+
 # ---- 1. the probe ------------------------------------------------------------------------------
 mkdir -p "$WORK/probe-code" "$WORK/probe-data" "$WORK/ro-data"
 cp "$SOURCE_DIR/tests/container/probe.py" "$WORK/probe-code/"
@@ -69,6 +71,7 @@ probe_value() { grep -m1 "^probe: $2=" "$1" | cut -d= -f2-; }
 for runtime in crun podman; do
   write_probe "probe-$runtime" "$runtime"
   job=$(job_id_of "$(as_user sbatch --parsable --output="probe-$runtime-%A_%a.out" --dl-experiment="probe-$runtime.yaml" probe.sh)")
+  test_jobs+=("$job")
   wait_for_job "$job" 120
   out=$WORK/probe-$runtime-${job}_0.out
   grep -q "^probe: done" "$out" || fail "the probe in $runtime did not finish: $(tail -n 30 "$out")"
@@ -114,6 +117,7 @@ refused bad-no-python "container.image: the image $bare has no /usr/bin/python3 
 command -v enroot > /dev/null && fail "this test expects enroot not to be installed"
 write_probe bad-runtime enroot "$DLX_TEST_STATE/images/shell-only/../torch"
 job=$(job_id_of "$(as_user sbatch --parsable --output="bad-runtime-%A_%a.out" --dl-experiment=bad-runtime.yaml probe.sh)")
+test_jobs+=("$job")
 wait_for_job "$job" 120
 expect_contains "the trial log of bad-runtime" "$(cat "$WORK/bad-runtime-${job}_0.out")" \
   "the site's container runtime enroot cannot run here: enroot is not installed"
@@ -182,6 +186,7 @@ declare -A ddp_job ddp_dir
 for runtime in crun podman; do
   write_resume_experiment "torch-$runtime" "container: {runtime: $runtime, image: $IMAGE}"
   ddp_job[$runtime]=$(submit_trial "torch-$runtime")
+  test_jobs+=("${ddp_job[$runtime]}")
   jobs_started+=("${ddp_job[$runtime]}")
   wait_until 60 "the job link of torch-$runtime" test -L "$(user_storage)/.jobs/${ddp_job[$runtime]}"
   ddp_dir[$runtime]=$(trial_dir "${ddp_job[$runtime]}")
@@ -226,3 +231,10 @@ expect_contains "dlx status of the ASHA search" "$status" "completed at 96"
 expect_contains "dlx status of the ASHA search" "$status" "paused at 24"
 expect_contains "dlx status of the ASHA search" "$status" "# image $IMAGE with crun"
 note "ASHA over the ResNet example in crun containers: promotions resumed from rung checkpoints, none failed"
+
+# Every run's bundle, skeleton and environment file went with it, the refused one's too.
+test_jobs+=("${cache_jobs[@]}" "$asha")
+ls -d "$CLUSTER"/tmp/n*/dlx-*/containers > /dev/null 2>&1 || fail "no node has the runs' containers directory"
+left=$(for job in "${test_jobs[@]}"; do ls -d "$CLUSTER"/tmp/n*/dlx-*/containers/dlx-"${job}"_* 2>/dev/null || true; done)
+[ -z "$left" ] || fail "runs left their container state on the nodes: $left"
+note "no run left its container state on a node"

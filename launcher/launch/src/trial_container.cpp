@@ -126,6 +126,16 @@ std::vector<int> trial_gpus(const env::EnvMap& env) {
 }
 
 std::optional<TrialContainer> TrialContainer::prepare(Inputs inputs, std::FILE* log) {
+  const auto state_dir = inputs.state_dir;
+  try {
+    return prepare_run(std::move(inputs), log);
+  } catch (...) {
+    container::remove_image_tree(state_dir);  // nothing of a run that never started stays
+    throw;
+  }
+}
+
+std::optional<TrialContainer> TrialContainer::prepare_run(Inputs inputs, std::FILE* log) {
   const auto& experiment = *inputs.experiment;
   const auto gpus = trial_gpus(inputs.env);
   const auto image_text = experiment.container.image_for(experiment.resources.gpus_per_node.value_or(0) > 0);

@@ -74,6 +74,7 @@ class TrialContainer {
   ~TrialContainer();
 
  private:
+  static std::optional<TrialContainer> prepare_run(Inputs inputs, std::FILE* log);
   TrialContainer(std::unique_ptr<container::Runtime> runtime, container::ContainerRun run)
       : runtime_(std::move(runtime)), run_(std::move(run)) {}
   std::unique_ptr<container::Runtime> runtime_;
