@@ -5,7 +5,8 @@
 # what libdlx_c links; no dlx, no registry), with the crun back end (an OCI runtime: crun, else
 # runc) and with Podman:
 #   1. a probe trial in each: the working directory is the code copy, the staged data and a
-#      read-only bind mount are there at their paths, `import dlx` finds the SDK mounted at
+#      read-only bind mount are there at their paths (another, read-only, above the experiment
+#      directory leaves that one writable), `import dlx` finds the SDK mounted at
 #      /dlx, a checkpoint round trip, the host's LD_LIBRARY_PATH kept out, `dlx logs` has it all;
 #   2. the PyTorch DDP example (2 nodes x 1 rank) in the image under each runtime, `scontrol
 #      requeue`d mid-run: resumed, and its final tensors identical to a bare, uninterrupted run;
@@ -63,7 +64,10 @@ data: {stage: [$WORK/probe-data]}
 container:
   runtime: $2
   image: ${3:-$IMAGE}
-  bind_mounts: [{host_path: $WORK/ro-data, container_path: /ro-data, read_only: true}]
+  bind_mounts:
+    - {host_path: $WORK/ro-data, container_path: /ro-data, read_only: true}
+    # read-only above the experiment's directory: the trial must still write its checkpoints
+    - {host_path: $(user_storage), read_only: true}
 YAML
   chmod a+r "$WORK/$1.yaml"
 }

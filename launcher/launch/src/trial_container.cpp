@@ -48,11 +48,15 @@ std::string sanitized_name(std::string_view text) {
   return name;
 }
 
-// Whether `path` lies in (or is) one of `mounts`' container paths.
-bool covered(const fs::path& path, const std::vector<container::Mount>& mounts) {
+// Whether `path` is already in the container at its own path, as writable as it needs: below (or
+// at) a mount of a host directory at the same path. A user's mount elsewhere (/datasets at /data)
+// does not count (the host's /data/x is not what the container shows there), nor a read-only one
+// for a directory the trainer writes (the experiment's, below a read-only /shared).
+bool covered(const fs::path& path, const std::vector<container::Mount>& mounts, bool read_only) {
   const auto text = path.lexically_normal().string();
   for (const auto& mount : mounts) {
     const auto top = mount.container.lexically_normal().string();
+    if (mount.host.lexically_normal().string() != top || (mount.read_only && !read_only)) continue;
     if (text == top || (text.rfind(top, 0) == 0 && text.size() > top.size() && text[top.size()] == '/')) return true;
   }
   return false;
@@ -60,7 +64,7 @@ bool covered(const fs::path& path, const std::vector<container::Mount>& mounts) 
 
 void add_mount(std::vector<container::Mount>& mounts, const fs::path& host, bool read_only) {
   const auto normal = host.lexically_normal();
-  if (normal.empty() || normal == "/" || covered(normal, mounts)) return;
+  if (normal.empty() || normal == "/" || covered(normal, mounts, read_only)) return;
   mounts.push_back({normal, normal, read_only});
 }
 
