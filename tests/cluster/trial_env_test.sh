@@ -54,6 +54,15 @@ print(json.dumps(nested, separators=(',', ':')))")
     kind=$(echo "$expected" | /usr/bin/python3 -c "import json,sys; print(json.load(sys.stdin)['optim']['kind'])")
     expect_contains "trial $trial" "$env_text" "DLX_HP_OPTIM_KIND=$kind"
     expect_contains "trial $trial" "$env_text" "DLX_HP_OPTIM_LR="
+    # Rank 0 records why a run stops at a notice; its fallback when squeue is silent then is the
+    # job's end time as dlx-launch saw it at the start (notice_cause.hpp). Only rank 0 asks.
+    end_time=$(grep '^DLX_JOB_END_TIME=' "$file" | cut -d= -f2- || true)
+    if [ "$rank" = 0 ]; then
+      [ "$end_time" = UNLIMITED ] || [ "${end_time:-0}" -gt "$(date +%s)" ] ||
+        fail "trial $trial rank 0: DLX_JOB_END_TIME='$end_time', expected UNLIMITED or a future unix time"
+    else
+      [ -z "$end_time" ] || fail "trial $trial rank $rank: DLX_JOB_END_TIME=$end_time (only rank 0 asks squeue)"
+    fi
   done
 done
 note "trial environment verified for 2 trials x 2 ranks"

@@ -9,7 +9,7 @@
 #include "trial_recorder.hpp"
 
 using dlx::detail::classify_notice;
-using dlx::detail::parse_time_left;
+using dlx::slurm::parse_time_left;
 using dlx::detail::TimeLeft;
 using Catch::Matchers::Contains;
 
@@ -47,6 +47,35 @@ TEST_CASE("a notice's cause: the time limit near, else the signal says which", "
   const auto found = classify_notice(signal_number, left);
   CHECK(found.cause == cause);
   CHECK_THAT(found.detail, Contains(detail));
+}
+
+TEST_CASE("an end time carried in a variable gives the time left at the notice", "[unit][restarts]") {
+  using dlx::slurm::end_time_value;
+  using dlx::slurm::time_left_from_end;
+  using Kind = TimeLeft::Kind;
+  const std::time_t start = 1'700'000'000;
+  CHECK(end_time_value({Kind::seconds, 3600}, start) == "1700003600");
+  CHECK(end_time_value({Kind::unlimited, 0}, start) == "UNLIMITED");
+  CHECK(end_time_value({}, start).empty());  // unknown: the variable is not set
+
+  const auto later = time_left_from_end("1700003600", start + 3500);
+  CHECK(later.kind == Kind::seconds);
+  CHECK(later.seconds == 100);
+  CHECK(time_left_from_end("1700003600", start + 4000).seconds == 0);  // past the end: none left
+  CHECK(time_left_from_end("UNLIMITED", start).kind == Kind::unlimited);
+  CHECK(time_left_from_end("", start).kind == Kind::unknown);
+  CHECK(time_left_from_end("soon", start).kind == Kind::unknown);
+}
+
+TEST_CASE("a cause told from the trial's start says so", "[unit][restarts]") {
+  using Kind = TimeLeft::Kind;
+  const auto from_start = classify_notice(SIGTERM, dlx::detail::JobTimeLeft{{Kind::seconds, 3600}, true});
+  CHECK(from_start.cause == "requeue");
+  CHECK_THAT(from_start.detail, Contains("squeue did not answer at the notice"));
+  const auto at_notice = classify_notice(SIGTERM, dlx::detail::JobTimeLeft{{Kind::seconds, 3600}, false});
+  CHECK_THAT(at_notice.detail, !Contains("squeue did not answer"));
+  const auto unknown = classify_notice(SIGTERM, dlx::detail::JobTimeLeft{{}, true});
+  CHECK(unknown.cause == "notice");
 }
 
 TEST_CASE("a restart's cause comes from the previous run's stop cause, else its stop reason", "[unit][restarts]") {

@@ -21,6 +21,8 @@ std::optional<std::filesystem::path> non_empty_path(const EnvMap& env, std::stri
   return std::filesystem::path(*value);
 }
 
+}  // namespace
+
 std::string slurm_job_id(const EnvMap& env) {
   auto array_job = lookup(env, "SLURM_ARRAY_JOB_ID");
   auto array_task = lookup(env, "SLURM_ARRAY_TASK_ID");
@@ -29,8 +31,6 @@ std::string slurm_job_id(const EnvMap& env) {
   }
   return lookup(env, "SLURM_JOB_ID").value_or("");
 }
-
-}  // namespace
 
 std::filesystem::path TrialEnvironment::record_path() const {
   if (!experiment_dir) throw EnvError("not inside a dlx trial: DLX_EXPERIMENT_DIR is not set");

@@ -27,6 +27,7 @@
 #include "dlx/launch/system_sampler.hpp"
 #include "dlx/launch/trial_log.hpp"
 #include "dlx/launch/trial_outcome.hpp"
+#include "dlx/slurm/job_time_left.hpp"
 #include "launch_state.hpp"
 
 namespace dlx::launch {
@@ -179,6 +180,17 @@ std::optional<int> requeue_on_notice(std::string_view when) {
 
 // The trainer runs the code as submitted: in a node-local copy of the experiment's code snapshot
 // (code_workdir.hpp), where relative entrypoints resolve.
+// The job's end time as of now, for the trainer's rank 0 (the one that records why a run stopped:
+// notice_cause.hpp) to fall back on when squeue is silent at a notice, as it can be while
+// slurmctld requeues a whole array. One bounded query per trial start, from rank 0 only.
+void export_job_end_time(LaunchState& state) {
+  const auto& trial = state.context.trial();
+  if (trial.slurm_job_id.empty() || !trial.in_trial() || state.placement().rank != 0 || state.options.dry_run) return;
+  const auto value = slurm::end_time_value(slurm::ask_time_left(trial.slurm_job_id, std::chrono::milliseconds(2000)),
+                                           std::time(nullptr));
+  if (!value.empty()) state.vars.emplace_back("DLX_JOB_END_TIME", value);
+}
+
 std::optional<CodeWorkdir> code_copy(LaunchState& state) {
   if (!state.experiment || !state.in_trial()) return std::nullopt;
   return refused_unless(state, [&] {
@@ -417,6 +429,7 @@ std::optional<int> take_work(LaunchState& state) {
   }
   state.at_start = record_at_start(trial);
   if (state.experiment && !trial.slurm_job_id.empty()) state.max_restarts = state.experiment->max_restarts;
+  export_job_end_time(state);
   return std::nullopt;
 }
 

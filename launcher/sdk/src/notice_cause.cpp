@@ -4,14 +4,13 @@
 #include <signal.h>
 #include <string.h>
 
-#include <charconv>
 #include <cstdlib>
 #include <ctime>
-#include <vector>
 
 #include <fmt/format.h>
 
-#include "dlx/common/bounded_command.hpp"
+#include "dlx/env/environment.hpp"
+#include "dlx/env/trial_environment.hpp"
 
 namespace dlx::detail {
 namespace {
@@ -20,13 +19,6 @@ std::string signal_text(int signal_number) {
   if (signal_number <= 0) return "no signal";
   const char* name = ::sigabbrev_np(signal_number);
   return name ? fmt::format("SIG{}", name) : fmt::format("signal {}", signal_number);
-}
-
-std::optional<std::int64_t> whole_number(std::string_view text) {
-  std::int64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 0) return std::nullopt;
-  return value;
 }
 
 }  // namespace
@@ -51,47 +43,28 @@ NoticeCause classify_notice(int signal_number, const TimeLeft& left) {
   return {"notice", fmt::format("{}; the job's time left is unknown (preemption, time limit or requeue)", signal)};
 }
 
-TimeLeft parse_time_left(std::string_view text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  if (text == "UNLIMITED" || text == "INFINITE") return {TimeLeft::Kind::unlimited, 0};
-  std::int64_t days = 0;
-  if (const auto dash = text.find('-'); dash != std::string_view::npos) {
-    const auto parsed = whole_number(text.substr(0, dash));
-    if (!parsed) return {};
-    days = *parsed;
-    text.remove_prefix(dash + 1);
+NoticeCause classify_notice(int signal_number, const JobTimeLeft& known) {
+  auto cause = classify_notice(signal_number, known.left);
+  if (known.as_of_start && known.left.kind != TimeLeft::Kind::unknown) {
+    cause.detail += " (squeue did not answer at the notice: the time limit as of the trial's start)";
   }
-  std::vector<std::int64_t> parts;
-  for (std::size_t at = 0; at <= text.size();) {
-    const auto colon = std::min(text.find(':', at), text.size());
-    const auto part = whole_number(text.substr(at, colon - at));
-    if (!part) return {};
-    parts.push_back(*part);
-    at = colon + 1;
-  }
-  if (parts.size() < 2 || parts.size() > 3) return {};
-  std::int64_t seconds = 0;
-  for (auto part : parts) seconds = seconds * 60 + part;
-  return {TimeLeft::Kind::seconds, days * 86400 + seconds};
+  return cause;
 }
 
-TimeLeft job_time_left() {
+JobTimeLeft job_time_left() {
+  const auto now = std::time(nullptr);
   if (const char* end = std::getenv("SLURM_JOB_END_TIME")) {
-    if (const auto at = whole_number(end)) return {TimeLeft::Kind::seconds, std::max<std::int64_t>(0, *at - std::time(nullptr))};
+    if (const auto left = slurm::time_left_from_end(end, now); left.kind != TimeLeft::Kind::unknown) return {left};
   }
-  const char* job = std::getenv("SLURM_JOB_ID");
-  if (job == nullptr || !whole_number(job)) return {};
-  try {
-    // Asked once, after the checkpoint is saved, well inside Slurm's KillWait (30 s by default);
-    // a slurmctld busy with a whole array's requeues has been seen to take over 2 s to answer.
-    const auto result = run_bounded({"squeue", "-h", "-o", "%L", "-j", job},
-                                    CommandLimits{std::chrono::milliseconds(5000), 4096});
-    if (result.exit_code != 0) return {};
-    return parse_time_left(result.out);
-  } catch (const Error&) {
-    return {};  // no squeue, or no answer in time: the cause stays "notice"
+  const auto job = env::slurm_job_id(env::current_environment());
+  if (job.empty()) return {};
+  // Asked once, after the checkpoint is saved, well inside Slurm's KillWait (30 s by default);
+  // a slurmctld busy with a whole array's requeues has been seen to take over 5 s to answer.
+  if (const auto left = slurm::ask_time_left(job, std::chrono::milliseconds(5000)); left.kind != TimeLeft::Kind::unknown) {
+    return {left};
   }
+  const char* at_start = std::getenv("DLX_JOB_END_TIME");
+  return {at_start ? slurm::time_left_from_end(at_start, now) : TimeLeft{}, true};
 }
 
 }  // namespace dlx::detail

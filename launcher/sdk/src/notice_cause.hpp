@@ -13,24 +13,26 @@
 //                (or a user's `scancel --signal`, which this cannot tell from it)
 //   requeue      more left, and SIGTERM: `scontrol requeue`, `scancel`, or a preemption without
 //                preempt_send_user_signal (indistinguishable from inside the job)
-//   notice       the time left is unknown (squeue missing or silent): preemption, time limit or
-//                requeue
+//   notice       the time left is unknown (squeue missing or silent, at the notice and at the
+//                trial's start): preemption, time limit or requeue
 // A node failure, a job killed outright or a notice not acted on in time leave no record at all:
 // the next run calls that restart "unknown"; a crash is dlx-launch's "crash".
 #include <chrono>
-#include <cstdint>
-#include <optional>
 #include <string>
-#include <string_view>
+
+#include "dlx/slurm/job_time_left.hpp"
 
 namespace dlx::detail {
 
 inline constexpr std::chrono::seconds kTimeLimitWindow{180};
 
-// The job's time left: a number of seconds, no limit at all, or unknown.
-struct TimeLeft {
-  enum class Kind { seconds, unlimited, unknown } kind = Kind::unknown;
-  std::int64_t seconds = 0;
+using slurm::TimeLeft;
+
+// The job's time left and where it came from: at the notice itself, or (squeue silent then) as
+// dlx-launch saw it when the trial started.
+struct JobTimeLeft {
+  TimeLeft left;
+  bool as_of_start = false;
 };
 
 struct NoticeCause {
@@ -40,12 +42,12 @@ struct NoticeCause {
 
 // Pure: the cause of a notice by `signal_number` with `left`.
 NoticeCause classify_notice(int signal_number, const TimeLeft& left);
-
-// squeue's %L ("[days-]hours:minutes:seconds", "minutes:seconds", "UNLIMITED", "NOT_SET", ...).
-TimeLeft parse_time_left(std::string_view text);
+// The same, saying so in the detail when the time left is the one from the trial's start.
+NoticeCause classify_notice(int signal_number, const JobTimeLeft& known);
 
 // This job's time left: SLURM_JOB_END_TIME when Slurm exports it (newer releases), else
-// `squeue -h -o %L -j $SLURM_JOB_ID` (at most 2 s); unknown outside Slurm or on any failure.
-TimeLeft job_time_left();
+// `squeue -h -o %L -j $SLURM_JOB_ID` (at most 5 s), else DLX_JOB_END_TIME (dlx-launch's answer
+// from the trial's start: right unless the time limit was changed since); unknown outside Slurm.
+JobTimeLeft job_time_left();
 
 }  // namespace dlx::detail

@@ -76,6 +76,10 @@ struct TrialEnvironment {
 // object, or nested past kMaxHparamsDepth), or an unreadable DLX_HPARAMS_FILE.
 TrialEnvironment read_trial_environment(const EnvMap& env);
 
+// The Slurm job this task is: "<array job>_<task>" for an array task (the array's own job id,
+// which one of its tasks also has as SLURM_JOB_ID, names them all), else SLURM_JOB_ID, else "".
+std::string slurm_job_id(const EnvMap& env);
+
 // Parses a hyperparameter object (any JSON values); `origin` names the source in errors.
 inline constexpr int kMaxHparamsDepth = 64;
 nlohmann::ordered_json parse_hparams_json(std::string_view text, std::string_view origin);
