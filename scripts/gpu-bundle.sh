@@ -33,7 +33,7 @@ limit_mib=56
 
 if [ -n "$prebuilt_from" ]; then
   rm -rf .gpu-prebuilt && mkdir -p .gpu-prebuilt/bin .gpu-prebuilt/lib/dlx/python
-  for program in dlx dlx-launch dlx-example-logreg dlx-gpu-nccl-check dlx-gpu-checkpoint-check \
+  for program in dlx dlx-launch dlx-example-logreg dlx-gpu-nccl-check dlx-gpu-checkpoint-check dlx-gpu-metrics-check \
       bench_allreduce_nccl; do
     [ -x "$prebuilt_from/bin/$program" ] || { echo "gpu-bundle: no $prebuilt_from/bin/$program" >&2; exit 1; }
     strip --strip-debug -o ".gpu-prebuilt/bin/$program" "$prebuilt_from/bin/$program"

@@ -21,6 +21,7 @@
 #               dlx::Trial, every dtype, fused and overlapped paths
 #   allreduce   bench/gpu/bench_allreduce_nccl.cpp: the backend against raw NCCL
 #   checkpoint  tests/gpu/checkpoint_device_check.cpp: D2H snapshot rate, stall, bit-exact resume
+#   metrics     tests/gpu/gpu_metrics_check.cpp: the sampler's GPU series with a neighbour process
 #   logreg      the example trainer on the GPU (NCCL backend) twice and on the CPU: the GPU runs
 #               bit-identical, the GPU and CPU curves within the documented tolerance
 #   torch       tests/gpu/torch_cuda_check.py: dlx.torch with a CUDA model and AMP, resume
@@ -176,7 +177,7 @@ build_dlx() {
   fi
   cmake "${args[@]}" || return 1
   local targets=(dlx-launch dlx_c dlx-example-logreg dlx)
-  [ "$cuda" = ON ] && targets+=(dlx-gpu-nccl-check dlx-gpu-checkpoint-check bench_allreduce_nccl)
+  [ "$cuda" = ON ] && targets+=(dlx-gpu-nccl-check dlx-gpu-checkpoint-check bench_allreduce_nccl dlx-gpu-metrics-check)
   cmake --build "$build" --parallel "$(nproc)" --target "${targets[@]}"
 }
 use_prebuilt() {
@@ -231,6 +232,10 @@ python_env() {
 ddp_check() {  # on the GPU: the NCCL process group; without one (--local) gloo, for the wiring
   local dir=$work/ddp
   mkdir -p "$dir/trials/0/checkpoints"
+  # An experiment file, so that dlx-launch samples the run (its GPU series are read back below).
+  printf '%s\n' 'name: ddp-gpu' 'entrypoint: [python3, ddp.py]' \
+    'searcher: {name: single, metric: loss, max_length: {batches: 100}}' 'resources: {sample_period: 0.5}' \
+    > "$dir/experiment.yaml"
   DLX_EXPERIMENT_DIR=$dir DLX_TRIAL_ID=0 DLX_HPARAMS='{"epochs":3,"batch_size":64}' \
     DLX_CHECKPOINT_DIR=$dir/trials/0/checkpoints \
     python_env "$build/bin/dlx-launch" -- "$python" "$repo/examples/pytorch/ddp.py" |
@@ -239,6 +244,9 @@ ddp_check() {  # on the GPU: the NCCL process group; without one (--local) gloo,
   if have_gpu && ! grep -q 'backend nccl' "$work/ddp.out"; then
     echo "FAIL: DDP did not use the NCCL backend"
     return 1
+  fi
+  if have_gpu && [ -x "$build/bin/dlx-gpu-metrics-check" ]; then
+    "$build/bin/dlx-gpu-metrics-check" --show "$dir/trials/0" || return 1
   fi
 }
 
@@ -260,6 +268,7 @@ if [ -x "$build/bin/dlx-gpu-nccl-check" ]; then
   step nccl 120 mpirun_cmd -n 1 "$build/bin/dlx-gpu-nccl-check"
   step allreduce 120 mpirun_cmd -n 1 "$build/bin/bench_allreduce_nccl"
   step checkpoint 240 "$build/bin/dlx-gpu-checkpoint-check" --mib 1024 --repeats 5 --dir "$work/ckpt"
+  step metrics 90 "$build/bin/dlx-gpu-metrics-check" --python "$python" --dir "$work/metrics"
 fi
 step logreg 180 logreg_check
 step torch 300 python_env "$python" "$repo/tests/gpu/torch_cuda_check.py"

@@ -33,6 +33,13 @@ Table trial_table(const StatusReport& report, const config::Experiment& experime
     headers.push_back("cpu%");
     headers.push_back("mem");
   }
+  const bool gpu = std::any_of(report.rows.begin(), report.rows.end(), [](const auto& row) {
+    return row.system && (row.system->gpu_percent || row.system->gpu_memory_bytes);
+  });
+  if (gpu) {
+    headers.push_back("gpu%");
+    headers.push_back("gpu mem");
+  }
   // Last: its cells are UTF-8 blocks of 3 bytes each, which Table pads as bytes; as the last
   // column it is never padded.
   if (with_sparklines) headers.push_back(metric + " curve");
@@ -46,6 +53,12 @@ Table trial_table(const StatusReport& report, const config::Experiment& experime
     if (system) {
       cells.push_back(row.system ? fmt::format("{:.0f}", row.system->cpu_percent) : "-");
       cells.push_back(row.system ? format_byte_size(static_cast<std::uint64_t>(row.system->memory_bytes)) : "-");
+    }
+    if (gpu) {
+      const auto* now = row.system ? &*row.system : nullptr;
+      cells.push_back(now && now->gpu_percent ? fmt::format("{:.0f}", *now->gpu_percent) : "-");
+      cells.push_back(now && now->gpu_memory_bytes
+                          ? format_byte_size(static_cast<std::uint64_t>(*now->gpu_memory_bytes)) : "-");
     }
     if (with_sparklines) cells.push_back(sparkline(row.metric_values, kSparklineWidth));
     table.add_row(cells);
@@ -150,6 +163,8 @@ nlohmann::ordered_json status_json(const StatusReport& report, const config::Exp
     if (row.system) {
       item["system"] = {{"cpu_percent", row.system->cpu_percent}, {"memory_bytes", row.system->memory_bytes},
                         {"ranks", row.system->ranks}, {"sampled_unix", row.system->sampled_unix}};
+      if (row.system->gpu_percent) item["system"]["gpu_percent"] = *row.system->gpu_percent;
+      if (row.system->gpu_memory_bytes) item["system"]["gpu_memory_bytes"] = *row.system->gpu_memory_bytes;
     }
     if (!row.restarts.empty()) {
       // Each restart: why the attempt before it ended, on which nodes, and what it cost.

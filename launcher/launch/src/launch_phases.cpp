@@ -342,7 +342,8 @@ int run_trainer(LaunchState& state) {
                                        state.at_start ? state.at_start->restarts : 0};
       const auto period = std::chrono::milliseconds(
           static_cast<std::int64_t>(state.experiment->resources.sample_period_s * 1000));
-      sampler = SystemSampler::start(trainer, period, trial.record_path().parent_path(), name, stderr);
+      const SamplerGpus gpus{state.placement().gpus, state.experiment->resources.gpus_per_node.value_or(0) > 0};
+      sampler = SystemSampler::start(trainer, period, trial.record_path().parent_path(), name, stderr, gpus);
     };
   }
   const auto command = state.container ? state.container->command_for(state.command) : state.command;

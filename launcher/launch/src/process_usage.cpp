@@ -180,6 +180,19 @@ std::vector<pid_t> process_tree(const fs::path& proc_root, pid_t root) {
 
 }  // namespace
 
+std::vector<pid_t> trainer_processes(pid_t root, const std::optional<fs::path>& cgroup, const fs::path& proc_root) {
+  if (cgroup) {
+    std::vector<pid_t> pids;
+    if (const auto text = slurp(*cgroup / "cgroup.procs")) {
+      std::istringstream words(*text);
+      for (long pid = 0; words >> pid;) pids.push_back(static_cast<pid_t>(pid));
+    }
+    return pids;
+  }
+  if (!read_stat(proc_root, root)) return {};
+  return process_tree(proc_root, root);
+}
+
 std::optional<UsageCounters> read_process_tree_usage(pid_t root, const fs::path& proc_root) {
   if (!read_stat(proc_root, root)) return std::nullopt;
   const std::vector<pid_t> tree = process_tree(proc_root, root);

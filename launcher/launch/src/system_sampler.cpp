@@ -26,11 +26,23 @@ double rate(std::optional<std::uint64_t> now, std::optional<std::uint64_t> befor
   return static_cast<double>(*now - *before) / seconds;
 }
 
+// The GPUs to sample, or nullptr: none on this node (said when the trial asked for GPUs; a trial
+// that did not may still use a GPU it can see, so NVML is tried quietly then).
+std::unique_ptr<GpuUsage> open_gpus(const SamplerGpus& gpus, std::FILE* log) {
+  std::string why;
+  auto usage = GpuUsage::open(gpus.visible, why);
+  if (!usage && log && (gpus.expected || !gpus.visible.empty())) {
+    fmt::print(log, "dlx-launch: no GPU metrics for this run: {}\n", why);
+  }
+  return usage;
+}
+
 }  // namespace
 
 SystemSampler::SystemSampler(pid_t trainer, std::chrono::milliseconds period, record::SystemLogWriter writer,
-                             std::optional<std::filesystem::path> cgroup)
-    : trainer_(trainer), period_(period), writer_(std::move(writer)), cgroup_(std::move(cgroup)) {
+                             std::optional<std::filesystem::path> cgroup, std::unique_ptr<GpuUsage> gpus)
+    : trainer_(trainer), period_(period), writer_(std::move(writer)), cgroup_(std::move(cgroup)),
+      gpus_(std::move(gpus)) {
   // The thread takes no signal: dlx-launch's main thread forwards the notices to the trainer and
   // waits for its SIGCHLD (child_process.hpp).
   sigset_t all, previous;
@@ -53,7 +65,8 @@ SystemSampler::~SystemSampler() {
 
 std::unique_ptr<SystemSampler> SystemSampler::start(pid_t trainer, std::chrono::milliseconds period,
                                                     const std::filesystem::path& trial_dir,
-                                                    const record::SystemLogName& name, std::FILE* log) {
+                                                    const record::SystemLogName& name, std::FILE* log,
+                                                    const SamplerGpus& gpus) {
   try {
     // The first attempt number without a log: a crash restart in the same allocation keeps the
     // trial's restart count.
@@ -61,7 +74,8 @@ std::unique_ptr<SystemSampler> SystemSampler::start(pid_t trainer, std::chrono::
     for (int tries = 0;; ++tries, ++free.attempt) {
       try {
         record::SystemLogWriter writer(trial_dir, free);
-        return std::make_unique<SystemSampler>(trainer, period, std::move(writer), step_cgroup_of(trainer));
+        return std::make_unique<SystemSampler>(trainer, period, std::move(writer), step_cgroup_of(trainer),
+                                               open_gpus(gpus, log));
       } catch (const record::RecordError&) {
         const auto file = record::system_log_file_name(free);
         std::error_code error;
@@ -103,6 +117,7 @@ void SystemSampler::sample() {
     if (counters->read_bytes) values["read_bytes_per_s"] = rate(counters->read_bytes, last_->read_bytes, seconds);
     if (counters->write_bytes) values["write_bytes_per_s"] = rate(counters->write_bytes, last_->write_bytes, seconds);
   }
+  if (gpus_) add_gpu_series(values, gpus_->sample(trainer_processes(trainer_, cgroup_)));
   last_ = counters;
   last_time_ = now;
   try {

@@ -166,16 +166,29 @@ void settle_state(TrialRow& row, const SlurmView* slurm, int max_restarts) {
 
 std::optional<SystemNow> system_now(const std::filesystem::path& trial_dir) {
   SystemNow now;
+  double gpu_sum = 0;
+  int gpus = 0;
   for (const auto& rank : record::load_latest_system_samples(trial_dir)) {
     const auto& samples = rank.samples;
     if (samples.empty()) continue;
     now.cpu_percent += samples.last("cpu_percent").value_or(0);
     now.memory_bytes += samples.last("memory_bytes").value_or(0);
+    for (int k = 0;; ++k) {
+      const auto util = samples.last(fmt::format("gpu{}_util_percent", k));
+      const auto memory = samples.last(fmt::format("gpu{}_memory_bytes", k));
+      if (!util && !memory) break;
+      if (util) {
+        gpu_sum += *util;
+        ++gpus;
+      }
+      if (memory) now.gpu_memory_bytes = now.gpu_memory_bytes.value_or(0) + *memory;
+    }
     const double at = samples.wall_times().back();
     now.sampled_unix = now.ranks == 0 ? at : std::min(now.sampled_unix, at);
     ++now.ranks;
   }
   if (now.ranks == 0) return std::nullopt;
+  if (gpus > 0) now.gpu_percent = gpu_sum / gpus;
   return now;
 }
 

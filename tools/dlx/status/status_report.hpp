@@ -21,6 +21,10 @@ namespace dlx::cli {
 struct SystemNow {
   double cpu_percent = 0;   // 100: one core
   double memory_bytes = 0;
+  // The GPUs' (gpu<k>_* series, gpu_usage.hpp): utilisation averaged over the trial's GPUs, and
+  // the memory its processes hold on them; absent when no rank sampled a GPU.
+  std::optional<double> gpu_percent;
+  std::optional<double> gpu_memory_bytes;
   int ranks = 0;
   double sampled_unix = 0;  // the oldest of the ranks' last samples
 };

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <vector>
 
 namespace dlx::launch {
 
@@ -35,6 +36,11 @@ std::optional<std::filesystem::path> step_cgroup_of(pid_t pid, const std::filesy
 
 // From a cgroup v2 directory; nullopt when its cpu.stat cannot be read (the cgroup is gone).
 std::optional<UsageCounters> read_cgroup_usage(const std::filesystem::path& cgroup_dir);
+
+// The trainer's processes: those in its step's cgroup when it has one (cgroup.procs), else
+// `root` and its descendants; empty when they are gone.
+std::vector<pid_t> trainer_processes(pid_t root, const std::optional<std::filesystem::path>& cgroup,
+                                     const std::filesystem::path& proc_root = "/proc");
 
 // From `root` and its descendants in proc_root; nullopt when root is gone.
 std::optional<UsageCounters> read_process_tree_usage(pid_t root, const std::filesystem::path& proc_root = "/proc");

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: Apache-2.0
+// The GPU series of the system sampler (dlx/launch/gpu_usage.hpp) on a real GPU, with a
+// neighbour: a "trainer" process and a second process that is not the trial's share one GPU.
+//
+//   t0 .. t0+4   the neighbour runs matrix products; the trainer holds 2 GiB and waits
+//   t0+4 .. t0+8 the trainer runs matrix products; the neighbour holds 1 GiB and waits
+//
+// The sampler follows the trainer (period 0.5 s) into trials/0/system/ as dlx-launch does; the
+// check reads the log back and asks: device-wide utilisation high in both phases, the trial's own
+// SM share low in the first and high in the second, the trial's memory its 2 GiB and not the
+// neighbour's, power and clocks read. It also times GpuUsage::sample on this thread: the
+// sampler's cost as a share of one core at the default period of 1 s.
+// Prints '# result:' lines; exit 1 when a check fails, 77 without NVML or a GPU.
+//   --show TRIAL_DIR   instead: the GPU series a dlx-launch run left in TRIAL_DIR/system (its
+//                      mean and largest value each); exit 1 when it has none
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dlx/launch/gpu_usage.hpp"
+#include "dlx/launch/system_sampler.hpp"
+#include "dlx/record/system_series.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using dlx::launch::GpuUsage;
+
+int failures = 0;
+void check(bool ok, const std::string& what) {
+  fmt::print("{} {}\n", ok ? "ok  " : "FAIL", what);
+  if (!ok) ++failures;
+}
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// A Python process on cuda:0 that holds `gib` GiB and runs matrix products from `busy_from` to
+// `busy_until` (unix seconds), then waits until `exit_at`.
+pid_t start_python(const std::string& python, double gib, double busy_from, double busy_until, double exit_at) {
+  const auto script = fmt::format(
+      "import time, torch\n"
+      "hold = torch.empty(int({} * 2**30), dtype=torch.uint8, device='cuda')\n"
+      "a = torch.randn(4096, 4096, device='cuda')\n"
+      "torch.cuda.synchronize()\n"
+      "while time.time() < {}: time.sleep(0.05)\n"
+      "while time.time() < {}:\n"
+      "    for _ in range(20): a = torch.tanh(a @ a)\n"
+      "    torch.cuda.synchronize()\n"
+      "while time.time() < {}: time.sleep(0.05)\n",
+      gib, busy_from, busy_until, exit_at);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execlp(python.c_str(), python.c_str(), "-c", script.c_str(), static_cast<char*>(nullptr));
+    std::_Exit(127);
+  }
+  return pid;
+}
+
+struct Window {
+  double from, to;
+};
+
+// The mean of `name` over the samples taken inside `window`; nullopt without any.
+std::optional<double> mean_in(const dlx::record::SystemSeries& series, const std::string& name, Window window) {
+  const auto values = series.samples.series(name);
+  double sum = 0;
+  int count = 0;
+  for (std::size_t i = 0; i < values.values.size(); ++i) {
+    if (values.wall_times[i] >= window.from && values.wall_times[i] <= window.to) {
+      sum += values.values[i];
+      ++count;
+    }
+  }
+  if (count == 0) return std::nullopt;
+  return sum / count;
+}
+
+double max_of(const dlx::record::SystemSeries& series, const std::string& name) {
+  double most = 0;
+  for (const double value : series.samples.series(name).values) most = std::max(most, value);
+  return most;
+}
+
+// The GPU series of a run of dlx-launch (scripts/gpu-check.sh, its ddp step).
+int show(const fs::path& trial_dir) {
+  int gpu_series = 0;
+  for (const auto& series : dlx::record::load_system_series(trial_dir)) {
+    fmt::print("{} rank {} attempt {}: {} samples\n", series.name.node, series.name.rank, series.name.attempt,
+               series.samples.rows());
+    for (const auto& name : series.samples.names()) {
+      if (!name.starts_with("gpu")) continue;
+      ++gpu_series;
+      const auto values = series.samples.series(name).values;
+      double sum = 0;
+      for (const double value : values) sum += value;
+      fmt::print("  {:<28} mean {:>14.1f}  max {:>14.1f}  ({} samples)\n", name,
+                 values.empty() ? 0 : sum / static_cast<double>(values.size()), max_of(series, name), values.size());
+    }
+  }
+  check(gpu_series > 0, "dlx-launch's run has GPU series");
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string python = "python3";
+  fs::path dir = fs::temp_directory_path() / fmt::format("dlx-gpu-metrics-{}", ::getpid());
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--python") python = argv[i + 1];
+    else if (flag == "--dir") dir = argv[i + 1];
+    else if (flag == "--show") return show(argv[i + 1]);
+  }
+  std::string why;
+  const char* visible_text = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::vector<std::string> visible = visible_text && *visible_text ? std::vector<std::string>{"0"}
+                                                                         : std::vector<std::string>{};
+  if (!GpuUsage::open(visible, why)) {
+    fmt::print("SKIP: {}\n", why);
+    return 77;
+  }
+  fs::remove_all(dir);
+  fs::create_directories(dir / "trials" / "0");
+
+  const double t0 = unix_now() + 15;  // both processes have their CUDA context by then
+  const pid_t neighbour = start_python(python, 1, t0, t0 + 4, t0 + 9);
+  const pid_t trainer = start_python(python, 2, t0 + 4, t0 + 8, t0 + 8.5);
+  // Not naming the device: the sampler finds it by the trainer's context, as on a node where
+  // nothing names the GPUs.
+  auto sampler = dlx::launch::SystemSampler::start(trainer, std::chrono::milliseconds(500), dir / "trials" / "0",
+                                                   {"gpu-node", 0, 0, 0}, stderr, {{}, true});
+  check(sampler != nullptr, "the sampler started");
+
+  // The sampler's cost on this thread, while the trainer runs (second phase).
+  while (unix_now() < t0 + 5) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto probe = GpuUsage::open({}, why);
+  std::vector<dlx::launch::GpuSample> last;
+  timespec cpu_start{}, cpu_end{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_start);
+  const auto wall_start = std::chrono::steady_clock::now();
+  constexpr int kCalls = 20;
+  for (int i = 0; i < kCalls; ++i) last = probe->sample({trainer});
+  const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start).count() / kCalls;
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_end);
+  const double cpu_ms = (static_cast<double>(cpu_end.tv_sec - cpu_start.tv_sec) * 1e3 +
+                         static_cast<double>(cpu_end.tv_nsec - cpu_start.tv_nsec) / 1e6) / kCalls;
+  probe.reset();
+
+  int status = 0;
+  ::waitpid(trainer, &status, 0);
+  check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the trainer ran");
+  sampler.reset();
+  ::waitpid(neighbour, &status, 0);
+  check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the neighbour ran");
+
+  const auto all = dlx::record::load_system_series(dir / "trials" / "0");
+  check(all.size() == 1, fmt::format("one system log ({})", all.size()));
+  if (all.empty()) return 1;
+  const auto& series = all.front();
+  fmt::print("series: {}\n", fmt::join(series.samples.names(), ", "));
+  const Window neighbour_busy{t0 + 1, t0 + 3.8}, trainer_busy{t0 + 5, t0 + 7.8};
+  const auto util_a = mean_in(series, "gpu0_util_percent", neighbour_busy);
+  const auto util_b = mean_in(series, "gpu0_util_percent", trainer_busy);
+  const auto sm_a = mean_in(series, "gpu0_trial_sm_percent", neighbour_busy);
+  const auto sm_b = mean_in(series, "gpu0_trial_sm_percent", trainer_busy);
+  const double memory = max_of(series, "gpu0_memory_bytes");
+  const double device_memory = max_of(series, "gpu0_device_memory_bytes");
+  fmt::print("neighbour busy: device {:.1f}%, trial SM {:.1f}%; trainer busy: device {:.1f}%, trial SM {:.1f}%\n",
+             util_a.value_or(-1), sm_a.value_or(-1), util_b.value_or(-1), sm_b.value_or(-1));
+  check(util_a && *util_a > 50, "device-wide utilisation high while the neighbour runs");
+  check(util_b && *util_b > 50, "device-wide utilisation high while the trainer runs");
+  if (sm_a || sm_b) {
+    check(sm_a && *sm_a < 15, "the trial's SM share low while only the neighbour runs");
+    check(sm_b && *sm_b > 50, "the trial's SM share high while it runs");
+  } else {
+    fmt::print("NOTE: no per-process utilisation on this driver: gpu0_trial_sm_percent absent\n");
+  }
+  const double gib = 1024.0 * 1024 * 1024;
+  fmt::print("trial memory {:.2f} GiB, device memory in use {:.2f} GiB, min/max util range seen {:.0f}-{:.0f}%\n",
+             memory / gib, device_memory / gib, max_of(series, "gpu0_util_min_percent"),
+             max_of(series, "gpu0_util_max_percent"));
+  check(memory >= 2 * gib && memory < 2 * gib + 0.9 * gib, "the trial's GPU memory: its 2 GiB and a context, not the neighbour's 1 GiB");
+  check(device_memory >= memory + gib, "the device's memory in use counts the neighbour too");
+  check(max_of(series, "gpu0_power_watts") > 0, "power read");
+  check(max_of(series, "gpu0_sm_clock_mhz") > 0, "SM clock read");
+  check(max_of(series, "gpu0_memory_total_bytes") > 0, "the device's memory size read");
+  check(!last.empty(), "GpuUsage::sample found the trainer's GPU by its process");
+  fmt::print("# result: gpu_sample_ms {:.3f} (wall per sample of one GPU; information)\n", wall_ms);
+  fmt::print("# result: gpu_sample_core_percent {:.4f} (CPU per sample at a 1 s period, % of one core; target <= 0.5)\n",
+             cpu_ms / 10);
+  check(cpu_ms / 10 <= 0.5, "the GPU sampling costs at most 0.5% of one core at 1 s");
+  fs::remove_all(dir);
+  return failures == 0 ? 0 : 1;
+}
