@@ -61,6 +61,8 @@ packages=(
   catch2
   libprotobuf-dev libprotobuf32 libprotoc32 protobuf-compiler
   libslurm-dev libslurm38 libmunge2 liblz4-1
+  libarchive-dev libarchive13 libacl1 libbz2-1.0 liblzma5 libxml2 libicu72
+  libjs-chart.js
   pkgconf pkgconf-bin libpkgconf3
 )
 

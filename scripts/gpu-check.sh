@@ -170,7 +170,8 @@ build_dlx() {
     -DCMAKE_FIND_ROOT_PATH_MODE_PROGRAM=ONLY
     -DPKG_CONFIG_EXECUTABLE="$root/usr/bin/pkgconf"
     -DProtobuf_PROTOC_EXECUTABLE="$root/usr/bin/protoc"
-    -DMPI_C_COMPILER="$root/usr/bin/mpicc")
+    -DMPI_C_COMPILER="$root/usr/bin/mpicc"
+    -DDLX_CHART_JS="$root/usr/share/javascript/chart.js/chart.min.js")
   if [ "$cuda" = ON ]; then
     args+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc -DCUDAToolkit_ROOT=/usr/local/cuda
            -DCMAKE_CUDA_ARCHITECTURES=90 -DNCCL_LIBRARY="$nccl_lib" -DNCCL_INCLUDE_DIR="$nccl_include")

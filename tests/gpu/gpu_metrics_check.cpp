@@ -30,6 +30,7 @@
 #include <fmt/format.h>
 
 #include "dlx/launch/gpu_usage.hpp"
+#include "nvml_api.hpp"
 #include "dlx/launch/system_sampler.hpp"
 #include "dlx/record/system_series.hpp"
 
@@ -93,6 +94,63 @@ double max_of(const dlx::record::SystemSeries& series, const std::string& name) 
   double most = 0;
   for (const double value : series.samples.series(name).values) most = std::max(most, value);
   return most;
+}
+
+double thread_cpu_ms() {
+  timespec now{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) * 1e3 + static_cast<double>(now.tv_nsec) / 1e6;
+}
+
+// What each NVML call the sampler makes costs on this machine, CPU and wall (information: where
+// the sampler's cost goes).
+void print_call_costs() {
+  std::string why;
+  const auto api = dlx::launch::nvml::load(why);
+  namespace nvml = dlx::launch::nvml;
+  nvml::Device device = nullptr;
+  if (!api || api->handle_by_index(0, &device) != nvml::kSuccess) return;
+  const auto time = [&](const char* name, auto&& call) {
+    constexpr int kCalls = 10;
+    const double cpu = thread_cpu_ms();
+    const auto wall = std::chrono::steady_clock::now();
+    for (int i = 0; i < kCalls; ++i) call();
+    fmt::print("cost of {:<28} cpu {:7.3f} ms  wall {:7.3f} ms\n", name, (thread_cpu_ms() - cpu) / kCalls,
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall).count() / kCalls);
+  };
+  time("memory", [&] { nvml::Memory m{}; api->memory(device, &m); });
+  time("compute processes", [&] {
+    unsigned n = 16;
+    nvml::ProcessInfo infos[16];
+    if (api->processes) api->processes(device, &n, infos);
+  });
+  time("utilisation samples: count", [&] {
+    nvml::ValueType type{};
+    unsigned n = 0;
+    if (api->samples) api->samples(device, nvml::kGpuUtilizationSamples, 0, &type, &n, nullptr);
+  });
+  time("process utilisation: count", [&] {
+    unsigned n = 0;
+    if (api->process_utilization) api->process_utilization(device, nullptr, &n, 0);
+  });
+  time("utilisation samples", [&] {
+    nvml::ValueType type{};
+    unsigned n = 0;
+    if (api->samples) api->samples(device, nvml::kGpuUtilizationSamples, 0, &type, &n, nullptr);
+    std::vector<nvml::Sample> samples(n + 8);
+    n = static_cast<unsigned>(samples.size());
+    if (api->samples) api->samples(device, nvml::kGpuUtilizationSamples, 0, &type, &n, samples.data());
+  });
+  time("process utilisation", [&] {
+    unsigned n = 0;
+    if (api->process_utilization) api->process_utilization(device, nullptr, &n, 0);
+    std::vector<nvml::ProcessUtilization> samples(n + 8);
+    n = static_cast<unsigned>(samples.size());
+    if (api->process_utilization) api->process_utilization(device, samples.data(), &n, 0);
+  });
+  time("power", [&] { unsigned mw = 0; if (api->power_mw) api->power_mw(device, &mw); });
+  time("SM clock", [&] { unsigned mhz = 0; if (api->clock_mhz) api->clock_mhz(device, nvml::kClockSm, &mhz); });
+  time("PCIe throughput (one way)", [&] { unsigned kb = 0; if (api->pcie_kbps) api->pcie_kbps(device, nvml::kPcieRxBytes, &kb); });
 }
 
 // The GPU series of a run of dlx-launch (scripts/gpu-check.sh, its ddp step).
@@ -204,6 +262,7 @@ int main(int argc, char** argv) {
   fmt::print("# result: gpu_sample_core_percent {:.4f} (CPU per sample at a 1 s period, % of one core; target <= 0.5)\n",
              cpu_ms / 10);
   check(cpu_ms / 10 <= 0.5, "the GPU sampling costs at most 0.5% of one core at 1 s");
+  print_call_costs();
   fs::remove_all(dir);
   return failures == 0 ? 0 : 1;
 }

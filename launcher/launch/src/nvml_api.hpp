@@ -72,7 +72,8 @@ struct Api {
   Return (*process_utilization)(Device, ProcessUtilization*, unsigned*, unsigned long long) = nullptr;
   Return (*power_mw)(Device, unsigned*) = nullptr;            // nvmlDeviceGetPowerUsage
   Return (*clock_mhz)(Device, int, unsigned*) = nullptr;      // nvmlDeviceGetClockInfo
-  Return (*pcie_kbps)(Device, int, unsigned*) = nullptr;      // nvmlDeviceGetPcieThroughput
+  // nvmlDeviceGetPcieThroughput: not sampled (gpu_usage.hpp says why); gpu_metrics_check times it.
+  Return (*pcie_kbps)(Device, int, unsigned*) = nullptr;
 
   std::string error(Return code) const;
 };

@@ -19,8 +19,11 @@
 //   gpu<k>_memory_bytes        GPU memory held by the trial's processes
 //   gpu<k>_device_memory_bytes GPU memory in use on the device, by anyone
 //   gpu<k>_memory_total_bytes  the device's memory
-//   gpu<k>_power_watts, gpu<k>_sm_clock_mhz, gpu<k>_pcie_rx_bytes_per_s, gpu<k>_pcie_tx_bytes_per_s
+//   gpu<k>_power_watts, gpu<k>_sm_clock_mhz
 // A figure the driver does not give (a product without it, a process list hidden) is left out.
+// PCIe throughput is not sampled: NVML measures it over a 20 ms window per direction, blocking
+// the sampler 41 ms and costing 0.9 ms of CPU for an instant's figure, not the interval's (an
+// H200: docs/benchmarks.md, GPU); with it the sampler would exceed its 0.5% of a core.
 #include <sys/types.h>
 
 #include <map>
@@ -39,7 +42,7 @@ struct Api;
 struct GpuSample {
   std::optional<double> util_mean, util_min, util_max, trial_sm_percent;
   std::optional<double> memory_bytes, device_memory_bytes, memory_total_bytes;
-  std::optional<double> power_watts, sm_clock_mhz, pcie_rx_bytes_per_s, pcie_tx_bytes_per_s;
+  std::optional<double> power_watts, sm_clock_mhz;
 };
 
 // The least, mean and most of the samples (timestamp in µs, value) newer than `after_us`, and the
