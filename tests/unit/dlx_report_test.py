@@ -220,20 +220,39 @@ def main():
         check(any(c["id"] == "timeline-chart" for c in page.render["charts"]), "mixed: no timeline chart")
         # Resources: trials 6 and 7 have system samples; rank 1 of trial 6 idled, trial 7 used the
         # most memory; the chart of the sampled trials is drawn, and trial 6's section has its ranks'.
-        check(model["resources"]["trials"] == 2, f"mixed: resources {model['resources']}")
+        check(model["resources"]["trials"] == 3, f"mixed: resources {model['resources']}")
         texts = [f["text"] for f in model["resources"]["findings"]]
         check(any(t.startswith("trial 6: rank 1 on n2 used 14% of a core against 97% for the median rank") for t in texts),
               f"mixed: no finding of trial 6's idle rank: {texts}")
         check(any(t.startswith("trial 7 used the most memory: ") for t in texts), f"mixed: no memory finding: {texts}")
+        check(any(t.startswith("trial 6: rank 0's GPU was idle 59% of the time while its CPU was saturated: input-bound?")
+                  for t in texts), f"mixed: no finding of trial 6's idle GPU: {texts}")
         trial6r = next(t for t in model["trials"] if t["id"] == 6)["resources"]
         check(len(trial6r["ranks"]) == 2 and abs(trial6r["cpu_mean"] - 111.068) < 0.001 and trial6r["samples"] == 120,
               f"mixed: trial 6's resources {dict((k, v) for k, v in trial6r.items() if k != 'ranks')}")
+        rank0 = trial6r["ranks"][0]
+        check(trial6r.get("gpu_mean") == rank0.get("gpu_mean") and abs(rank0["gpu_mean"] - (35 * 4 + 24 * 92) / 59) < 0.01
+              and trial6r.get("gpu_mem_peak") == 6e9 and "gpu" not in trial6r["ranks"][1],
+              f"mixed: trial 6's GPU resources {dict((k, v) for k, v in rank0.items() if k not in ('cpu', 'mem', 'gpu'))}")
         check(next(t for t in model["trials"] if t["id"] == 5)["resources"] is None, "mixed: resources of an unsampled trial")
+        trial9r = next(t for t in model["trials"] if t["id"] == 9)["resources"]
+        check(trial9r.get("gpu_mean") == 70 and trial9r.get("gpu_mem_peak") == 3e9, f"mixed: trial 9's GPUs {trial9r.get('gpu_mean')}")
+        # dlx status: the running trial's GPUs now (the mean of its GPUs' last samples, the memory
+        # its processes hold on them, summed).
+        status = json.loads(run("status", mixed, "--json")[1])
+        row9 = next(t for t in status["trials"] if t["id"] == 9)
+        check(row9.get("system", {}).get("gpu_percent") == 70 and row9["system"].get("gpu_memory_bytes") == 4e9,
+              f"mixed: dlx status --json of trial 9: {row9.get('system')}")
+        table = run("status", mixed)[1]
+        header = next(line for line in table.splitlines() if line.startswith("# trial"))
+        line9 = next(line for line in table.splitlines() if line.split()[:1] == ["9"])
+        check("gpu%" in header and "gpu mem" in header and " 70 " in line9 and "4.00 GB" in line9,
+              f"mixed: dlx status's GPU columns:\n{header}\n{line9}")
         drawn = {c["id"]: c for c in page.render["charts"]}
         check("resources-chart" in drawn and drawn["resources-chart"]["marks"] >= 4, f"mixed: resources chart {drawn.get('resources-chart')}")
-        check(page.render["resources"] == {"trials": 2, "findings": len(texts)}, f"mixed: page resources {page.render.get('resources')}")
+        check(page.render["resources"] == {"trials": 3, "findings": len(texts)}, f"mixed: page resources {page.render.get('resources')}")
         check(page.render["selftest"].get("resources_opened") == 6 and "trial-resources-6" in drawn and
-              drawn["trial-resources-6"]["datasets"] == 4 and drawn["trial-resources-6"]["marks"] > 100,
+              drawn["trial-resources-6"]["datasets"] == 5 and drawn["trial-resources-6"]["marks"] > 100,
               f"mixed: trial 6's resources chart {drawn.get('trial-resources-6')}")
         check("trial 6: rank 1 on n2 used" in page.full_text, "mixed: the page does not show the findings")
 

@@ -144,14 +144,28 @@ void mixed(const fs::path& dir) {
   fs::create_directories(dlx::store::trial_dir(dir, 10));  // trial 10 planned, not started; 11 neither
   write_code_info(dir, "0123456789abcdef0123456789abcdef01234567", true);
   // System samples: trial 6 on two ranks, rank 1 nearly idle (a finding); trial 7 on one rank,
-  // with the most memory (a finding). 60 samples a second apart.
+  // with the most memory (a finding); trial 9, running, on one rank with two GPUs. 60 samples a
+  // second apart.
   const double start = 1700000000;
   for (const auto& [id, rank, node, cpu, memory] :
-       {std::tuple{6, 0, "n1", 95.0, 300.0}, std::tuple{6, 1, "n2", 12.0, 280.0}, std::tuple{7, 0, "n3", 60.0, 900.0}}) {
+       {std::tuple{6, 0, "n1", 95.0, 300.0}, std::tuple{6, 1, "n2", 12.0, 280.0}, std::tuple{7, 0, "n3", 60.0, 900.0},
+        std::tuple{9, 0, "n4", 50.0, 100.0}}) {
     dlx::record::SystemLogWriter writer(dlx::store::trial_dir(dir, id), {node, rank, 0});
     for (int i = 0; i < 60; ++i) {
       std::map<std::string, double> values{{"memory_bytes", memory * 1048576 * (0.5 + i / 120.0)}};
       if (i > 0) values["cpu_percent"] = cpu + (i % 5);
+      // Trial 6's rank 0 has a GPU, idle 3 samples in 5 while its CPU is saturated (a finding).
+      if (id == 6 && rank == 0 && i > 0) {
+        values["gpu0_util_percent"] = i % 5 < 3 ? 4 : 92;
+        values["gpu0_memory_bytes"] = 6e9;
+      }
+      // Trial 9 (running: dlx status shows its last sample) has two GPUs kept busy.
+      if (id == 9 && i > 0) {
+        values["gpu0_util_percent"] = 80;
+        values["gpu1_util_percent"] = 60;
+        values["gpu0_memory_bytes"] = 3e9;
+        values["gpu1_memory_bytes"] = 1e9;
+      }
       writer.append(start + i, values);
     }
   }

@@ -248,7 +248,9 @@ nlohmann::json report_model(const config::Experiment& experiment, const StatusRe
     const auto* record = i < sources.records.size() && sources.records[i] ? &*sources.records[i] : nullptr;
     trials.push_back(trial_model(status.rows[i], record, search, points));
     trials.back()["resources"] =
-        i < sources.system.size() ? trial_resources(sources.system[i], options.max_curve_points / 4) : nlohmann::json();
+        i < sources.system.size() ? trial_resources(sources.system[i], options.max_curve_points / 4,
+                                                    experiment.resources.cpus_per_task.value_or(1))
+                                  : nlohmann::json();
     if (record) by_id.push_back(record);
   }
   // Ended: every trial completed or failed, or the searcher is done with trials left paused for
