@@ -8,7 +8,8 @@
 // The sampler follows the trainer (period 0.5 s) into trials/0/system/ as dlx-launch does; the
 // check reads the log back and asks: device-wide utilisation high in both phases, the trial's own
 // SM share low in the first and high in the second, the trial's memory its 2 GiB and not the
-// neighbour's, power and clocks read. It also times GpuUsage::sample on this thread: the
+// neighbour's, power and clocks read; and the device's utilisation and memory in use against
+// what `nvidia-smi --query-gpu` printed meanwhile (every 0.5 s too). It also times GpuUsage::sample on this thread: the
 // sampler's cost as a share of one core at the default period of 1 s.
 // Prints '# result:' lines; exit 1 when a check fails, 77 without NVML or a GPU.
 //   --show TRIAL_DIR   instead: the GPU series a dlx-launch run left in TRIAL_DIR/system (its
@@ -22,6 +23,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -74,6 +77,59 @@ pid_t start_python(const std::string& python, double gib, double busy_from, doub
 struct Window {
   double from, to;
 };
+
+// `nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used` every 0.5 s into `file`, its
+// clock in UTC; nullopt-like -1 when there is no nvidia-smi.
+pid_t start_nvidia_smi(const fs::path& file) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::FILE* out = std::freopen(file.c_str(), "w", stdout);
+    if (!out) std::_Exit(127);
+    ::setenv("TZ", "UTC", 1);
+    ::execlp("nvidia-smi", "nvidia-smi", "-i", "0", "--query-gpu=timestamp,utilization.gpu,memory.used",
+             "--format=csv,noheader,nounits", "-lms", "500", static_cast<char*>(nullptr));
+    std::_Exit(127);
+  }
+  return pid;
+}
+
+struct SmiRow {
+  double unix = 0, util = 0, memory_bytes = 0;
+};
+
+// "2026/11/29 19:32:22.123, 99, 5498" lines (UTC).
+std::vector<SmiRow> read_nvidia_smi(const fs::path& file) {
+  std::vector<SmiRow> rows;
+  std::FILE* in = std::fopen(file.c_str(), "r");
+  if (!in) return rows;
+  char line[256];
+  while (std::fgets(line, sizeof line, in)) {
+    std::tm when{};
+    double seconds = 0, util = 0, mib = 0;
+    if (std::sscanf(line, "%d/%d/%d %d:%d:%lf, %lf, %lf", &when.tm_year, &when.tm_mon, &when.tm_mday, &when.tm_hour,
+                    &when.tm_min, &seconds, &util, &mib) != 8) {
+      continue;
+    }
+    when.tm_year -= 1900;
+    when.tm_mon -= 1;
+    rows.push_back({static_cast<double>(::timegm(&when)) + seconds, util, mib * 1024 * 1024});
+  }
+  std::fclose(in);
+  return rows;
+}
+
+std::optional<double> smi_mean(const std::vector<SmiRow>& rows, double SmiRow::*field, Window window) {
+  double sum = 0;
+  int count = 0;
+  for (const auto& row : rows) {
+    if (row.unix >= window.from && row.unix <= window.to) {
+      sum += row.*field;
+      ++count;
+    }
+  }
+  if (count == 0) return std::nullopt;
+  return sum / count;
+}
 
 // The mean of `name` over the samples taken inside `window`; nullopt without any.
 std::optional<double> mean_in(const dlx::record::SystemSeries& series, const std::string& name, Window window) {
@@ -196,6 +252,7 @@ int main(int argc, char** argv) {
   fs::create_directories(dir / "trials" / "0");
 
   const double t0 = unix_now() + 15;  // both processes have their CUDA context by then
+  const pid_t smi = start_nvidia_smi(dir / "nvidia-smi.csv");
   const pid_t neighbour = start_python(python, 1, t0, t0 + 4, t0 + 9);
   const pid_t trainer = start_python(python, 2, t0 + 4, t0 + 8, t0 + 8.5);
   // Not naming the device: the sampler finds it by the trainer's context, as on a node where
@@ -225,6 +282,10 @@ int main(int argc, char** argv) {
   sampler.reset();
   ::waitpid(neighbour, &status, 0);
   check(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the neighbour ran");
+  if (smi > 0) {
+    ::kill(smi, SIGTERM);
+    ::waitpid(smi, &status, 0);
+  }
 
   const auto all = dlx::record::load_system_series(dir / "trials" / "0");
   check(all.size() == 1, fmt::format("one system log ({})", all.size()));
@@ -254,6 +315,25 @@ int main(int argc, char** argv) {
              max_of(series, "gpu0_util_max_percent"));
   check(memory >= 2 * gib && memory < 2 * gib + 0.9 * gib, "the trial's GPU memory: its 2 GiB and a context, not the neighbour's 1 GiB");
   check(device_memory >= memory + gib, "the device's memory in use counts the neighbour too");
+  // Against nvidia-smi over the same windows: the same device-wide figures, read by another tool.
+  const auto smi_rows = read_nvidia_smi(dir / "nvidia-smi.csv");
+  if (smi_rows.size() >= 10) {
+    for (const auto& [name, window] : {std::pair{"neighbour busy", neighbour_busy}, std::pair{"trainer busy", trainer_busy}}) {
+      const auto ours_util = mean_in(series, "gpu0_util_percent", window);
+      const auto ours_memory = mean_in(series, "gpu0_device_memory_bytes", window);
+      const auto theirs_util = smi_mean(smi_rows, &SmiRow::util, window);
+      const auto theirs_memory = smi_mean(smi_rows, &SmiRow::memory_bytes, window);
+      check(ours_util && theirs_util && ours_memory && theirs_memory, fmt::format("{}: both tools read", name));
+      if (!ours_util || !theirs_util || !ours_memory || !theirs_memory) continue;
+      fmt::print("{}: utilisation {:.1f}% (nvidia-smi {:.1f}%), memory in use {:.2f} GiB (nvidia-smi {:.2f} GiB)\n",
+                 name, *ours_util, *theirs_util, *ours_memory / gib, *theirs_memory / gib);
+      check(std::abs(*ours_util - *theirs_util) <= 10, fmt::format("{}: utilisation within 10 points of nvidia-smi's", name));
+      check(std::abs(*ours_memory - *theirs_memory) <= 0.05 * *theirs_memory + 256.0 * 1024 * 1024,
+            fmt::format("{}: memory in use within 5% of nvidia-smi's", name));
+    }
+  } else {
+    fmt::print("NOTE: no nvidia-smi readings ({} lines): not compared\n", smi_rows.size());
+  }
   check(max_of(series, "gpu0_power_watts") > 0, "power read");
   check(max_of(series, "gpu0_sm_clock_mhz") > 0, "SM clock read");
   check(max_of(series, "gpu0_memory_total_bytes") > 0, "the device's memory size read");

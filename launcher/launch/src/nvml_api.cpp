@@ -51,6 +51,7 @@ std::shared_ptr<const Api> load(std::string& why, const char* library_name) {
   bind_first(library, {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"},
              api->processes);
   if (!api->processes) bind(library, "nvmlDeviceGetComputeRunningProcesses", api->processes_v1);
+  bind(library, "nvmlDeviceGetMemoryInfo_v2", api->memory_v2);
   bind(library, "nvmlDeviceGetSamples", api->samples);
   bind(library, "nvmlDeviceGetProcessUtilization", api->process_utilization);
   bind(library, "nvmlDeviceGetPowerUsage", api->power_mw);

@@ -27,9 +27,15 @@ inline constexpr std::uint64_t kValueNotAvailable = ~0ull;  // NVML_VALUE_NOT_AV
 // nvmlValueType_t of a sample's value.
 enum class ValueType : int { f64 = 0, u32 = 1, ulong = 2, u64 = 3, i64 = 4, i32 = 5, u16 = 6 };
 
-struct Memory {  // nvmlMemory_t
+struct Memory {  // nvmlMemory_t: `used` counts the driver's reserved memory
   unsigned long long total, free, used;
 };
+struct MemoryV2 {  // nvmlMemory_v2_t: `used` without the reserved memory, as nvidia-smi shows it
+  unsigned int version;
+  unsigned long long total, reserved, free, used;
+};
+// NVML_STRUCT_VERSION(Memory, 2): the struct's size, and its version in the top byte.
+inline constexpr unsigned kMemoryV2Version = static_cast<unsigned>(sizeof(MemoryV2)) | (2u << 24);
 struct ProcessInfo {  // nvmlProcessInfo_t as the _v2 and _v3 calls fill it
   unsigned int pid;
   unsigned long long used_memory;
@@ -66,6 +72,7 @@ struct Api {
   Return (*uuid)(Device, char*, unsigned) = nullptr;          // nvmlDeviceGetUUID
   Return (*memory)(Device, Memory*) = nullptr;                // nvmlDeviceGetMemoryInfo
   // optional:
+  Return (*memory_v2)(Device, MemoryV2*) = nullptr;           // nvmlDeviceGetMemoryInfo_v2
   Return (*processes)(Device, unsigned*, ProcessInfo*) = nullptr;      // ..._v3, else _v2
   Return (*processes_v1)(Device, unsigned*, ProcessInfoV1*) = nullptr; // unversioned
   Return (*samples)(Device, int, unsigned long long, ValueType*, unsigned*, Sample*) = nullptr;
