@@ -57,8 +57,10 @@ PKG_KEYWORDS = {"REQUIRED", "QUIET", "IMPORTED_TARGET", "GLOBAL", "NO_CMAKE_PATH
 
 def cmake_files(root):
     for directory, folders, files in os.walk(root):
+        # Build trees and hidden folders (.git, scripts/gpu-bundle.sh's .gpu-bundle) are no part
+        # of the build's own CMake code.
         folders[:] = sorted(f for f in folders
-                            if not (directory == root and (f in NOT_BUILT or f.startswith("build"))))
+                            if not (directory == root and (f in NOT_BUILT or f.startswith(("build", ".")))))
         for name in sorted(files):
             if name == "CMakeLists.txt" or name.endswith(".cmake"):
                 yield os.path.join(directory, name)

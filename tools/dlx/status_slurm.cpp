@@ -12,20 +12,6 @@
 
 namespace dlx::cli {
 
-std::map<int, SlurmTask> parse_squeue_tasks(std::string_view squeue_output) {
-  std::map<int, SlurmTask> tasks;
-  std::istringstream lines{std::string(squeue_output)};
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream fields(line);
-    std::string id;
-    SlurmTask task;
-    if (!(fields >> id >> task.state >> task.reason >> task.restarts)) continue;
-    if (id.empty() || id.size() > 9 || id.find_first_not_of("0123456789") != std::string::npos) continue;
-    tasks[std::stoi(id)] = task;
-  }
-  return tasks;
-}
-
 SlurmView ask_slurm(const std::string& job_id) {
   SlurmView view;
   view.job_id = job_id.substr(0, job_id.find('_'));
@@ -49,7 +35,7 @@ SlurmView ask_slurm(const std::string& job_id) {
       }
       return view;
     }
-    view.tasks = parse_squeue_tasks(result.out);
+    view.tasks = slurm::parse_array_tasks(result.out, true);
     // An empty answer for a job squeue accepted: every task ended and was forgotten.
     if (view.tasks.empty()) view.gone = true;
   } catch (const CommandError& e) {

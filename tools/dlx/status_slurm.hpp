@@ -17,10 +17,6 @@
 
 namespace dlx::cli {
 
-// squeue -h -r -O ArrayTaskID,State,Reason,RestartCnt lines: array task id -> task. Lines that do
-// not parse (a job that is not an array: "N/A") are skipped.
-std::map<int, SlurmTask> parse_squeue_tasks(std::string_view squeue_output);
-
 // What Slurm says of array job `job_id` ("42"; a task id "42_3" is taken as its job).
 SlurmView ask_slurm(const std::string& job_id);
 

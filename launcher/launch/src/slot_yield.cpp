@@ -8,20 +8,6 @@
 
 namespace dlx::launch {
 
-std::map<int, PendingTask> parse_pending_tasks(std::string_view squeue_output) {
-  std::map<int, PendingTask> tasks;
-  std::istringstream lines{std::string(squeue_output)};
-  for (std::string line; std::getline(lines, line);) {
-    std::istringstream fields(line);
-    std::string task;
-    PendingTask pending;
-    if (!(fields >> task >> pending.reason >> pending.restarts)) continue;
-    if (task.empty() || task.find_first_not_of("0123456789") != std::string::npos || task.size() > 9) continue;
-    tasks[std::stoi(task)] = pending;
-  }
-  return tasks;
-}
-
 std::optional<std::map<int, PendingTask>> pending_array_tasks(const std::string& array_job_id) {
   if (array_job_id.empty() || array_job_id.size() > 10 ||
       array_job_id.find_first_not_of("0123456789") != std::string::npos) {
@@ -35,7 +21,7 @@ std::optional<std::map<int, PendingTask>> pending_array_tasks(const std::string&
                                      "ArrayTaskID:16,Reason:64,RestartCnt:10"},
                                     limits, {{"LC_ALL", "C"}});
     if (result.exit_code != 0) return std::nullopt;
-    return parse_pending_tasks(result.out);
+    return slurm::parse_array_tasks(result.out, false, "PENDING");
   } catch (const CommandError&) {
     return std::nullopt;
   }

@@ -22,13 +22,11 @@
 #include <optional>
 #include <string>
 
+#include "dlx/slurm/array_tasks.hpp"
+
 namespace dlx::cli {
 
-struct SlurmTask {
-  std::string state;   // squeue's: PENDING, RUNNING, COMPLETING, COMPLETED, FAILED, CANCELLED...
-  std::string reason;  // squeue's: None, BeginTime, JobArrayTaskLimit, launch_failed_requeued_held...
-  int restarts = 0;    // RestartCnt
-};
+using SlurmTask = slurm::ArrayTask;  // state, reason, restarts (dlx/slurm/array_tasks.hpp)
 
 struct SlurmView {
   std::string job_id;                 // the array job

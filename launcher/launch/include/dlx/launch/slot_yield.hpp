@@ -15,20 +15,15 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "dlx/searcher/search_state.hpp"
+#include "dlx/slurm/array_tasks.hpp"
 
 namespace dlx::launch {
 
-struct PendingTask {
-  std::string reason;  // squeue's: BeginTime, JobArrayTaskLimit, Priority, JobHeldUser...
-  int restarts = 0;    // RestartCnt
-};
-
-// squeue -h -r -t PENDING -O ArrayTaskID,Reason,RestartCnt output: array task id -> task. Lines
-// that do not parse (a task of another job, "N/A") are skipped.
-std::map<int, PendingTask> parse_pending_tasks(std::string_view squeue_output);
+// A pending task: its reason (BeginTime, JobArrayTaskLimit, Priority, JobHeldUser...) and
+// RestartCnt (dlx/slurm/array_tasks.hpp parses squeue's lines).
+using PendingTask = slurm::ArrayTask;
 
 // The pending tasks of array job `array_job_id`, asked of squeue (bounded: 10 s); nullopt when
 // squeue cannot say (not installed, slurmctld unreachable, an id that is not a number).

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// An array job's tasks as squeue lists them, one per line with -r: what dlx-launch asks before it
+// yields its slot (launch/slot_yield.hpp) and what `dlx status` shows of each trial's task.
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace dlx::slurm {
+
+struct ArrayTask {
+  std::string state;   // squeue's: PENDING, RUNNING, COMPLETING, COMPLETED, FAILED, CANCELLED...
+  std::string reason;  // squeue's: None, BeginTime, JobArrayTaskLimit, launch_failed_requeued_held...
+  int restarts = 0;    // RestartCnt
+};
+
+// `squeue -h -r -O ArrayTaskID,State,Reason,RestartCnt` lines (with_state), or the same without
+// State (then every task's state is `state_of_all`, the state squeue was asked for with -t): array
+// task id -> task. Lines that do not parse (a job that is not an array: "N/A") are skipped.
+std::map<int, ArrayTask> parse_array_tasks(std::string_view squeue_output, bool with_state,
+                                           std::string_view state_of_all = "");
+
+}  // namespace dlx::slurm
