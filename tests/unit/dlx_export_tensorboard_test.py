@@ -118,6 +118,8 @@ SYSTEM_SCALARS = {1: {
     ("system/rank-1/memory_bytes", 3250): (1700000103.25, numpy.float32(2097152)),
     ("system/rank-1/cpu_percent", 3250): (1700000103.25, numpy.float32(12.25)),
     ("system/rank-1/processes", 3250): (1700000103.25, numpy.float32(2)),
+    ("system/rank-1/gpu0_util_percent", 3250): (1700000103.25, numpy.float32(97.5)),
+    ("system/rank-1/gpu0_memory_bytes", 3250): (1700000103.25, numpy.float32(4194304)),
 }}
 
 

@@ -65,7 +65,8 @@ int main(int argc, char** argv) {
       dlx::record::SystemLogWriter system(dlx::store::trial_dir(dir, 1), {"node-b", 1, 0});
       system.append(1700000101.5, {{"memory_bytes", 1048576}, {"processes", 3}});
       system.append(1700000102.5, {{"memory_bytes", 2097152}, {"cpu_percent", 87.5}, {"processes", 3}});
-      system.append(1700000103.25, {{"memory_bytes", 2097152}, {"cpu_percent", 12.25}, {"processes", 2}});
+      system.append(1700000103.25, {{"memory_bytes", 2097152}, {"cpu_percent", 12.25}, {"processes", 2},
+                                    {"gpu0_util_percent", 97.5}, {"gpu0_memory_bytes", 4194304}});
     }
 
     // Rows without a wall time, as records of format 1 read back: the export uses updated_unix.
