@@ -186,6 +186,7 @@ std::optional<int> requeue_on_notice(std::string_view when) {
 void export_job_end_time(LaunchState& state) {
   const auto& trial = state.context.trial();
   if (trial.slurm_job_id.empty() || !trial.in_trial() || state.placement().rank != 0 || state.options.dry_run) return;
+  if (env::lookup(state.context.env(), "SLURM_JOB_END_TIME")) return;  // Slurm gives it (newer releases)
   const auto value = slurm::end_time_value(slurm::ask_time_left(trial.slurm_job_id, std::chrono::milliseconds(2000)),
                                            std::time(nullptr));
   if (!value.empty()) state.vars.emplace_back("DLX_JOB_END_TIME", value);
