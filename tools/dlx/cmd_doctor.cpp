@@ -12,6 +12,8 @@
 
 #include "commands.hpp"
 #include "container_checks.hpp"
+#include "gpu_checks.hpp"
+#include "dlx/launch/gpu_usage.hpp"
 #include "dlx/container/runtime.hpp"
 #include "options.hpp"
 #include "plugstack_files.hpp"
@@ -85,24 +87,33 @@ std::vector<doctor::Finding> container_findings() {
   });
 }
 
+std::vector<doctor::Finding> gpu_findings() {
+  const auto host = launch::gpu_host_facts();
+  return doctor::check_gpu_metrics({host.why_not, host.uuids, host.utilization_samples, host.process_utilization,
+                                    host.process_list});
+}
+
 CommandLine doctor_command_line() {
-  CommandLine command("doctor", "[--json] [--config FILE [--partitions FILE]] [--containers]",
+  CommandLine command("doctor", "[--json] [--config FILE [--partitions FILE]] [--containers] [--gpus]",
                       "Checks this cluster's Slurm settings for dlx: requeue, preemption, the SPANK\n"
                       "plugin in plugstack.conf, MPI. It reads Slurm's own reports (`scontrol show\n"
                       "config` and `scontrol show partition`), or saved copies of them, and prints one\n"
                       "verdict per setting with what to change (docs/admin-guide.md). Any user can run\n"
                       "it on a submit host. It also says which container runtimes start a container\n"
-                      "on this host (--containers: only that; run it on a node with srun).\n"
+                      "on this host (--containers: only that; run it on a node with srun) and what the\n"
+                      "system metrics can read of its GPUs (--gpus: only that).\n"
                       "Exit status 1 when a setting fails.",
                       "dlx doctor\n"
                       "dlx doctor --config config.txt --partitions partitions.txt\n"
-                      "srun -N1 dlx doctor --containers");
+                      "srun -N1 dlx doctor --containers\n"
+                      "srun -N1 --gpus=1 dlx doctor --gpus");
   command.options.add_options()
       ("json", "print the findings as JSON")
       ("config", po::value<std::string>()->value_name("FILE"),
        "a saved `scontrol show config` instead of asking slurmctld")
       ("partitions", po::value<std::string>()->value_name("FILE"), "a saved `scontrol show partition -o`")
-      ("containers", "only the container runtimes of this host (apptainer, podman, enroot, crun)");
+      ("containers", "only the container runtimes of this host (apptainer, podman, enroot, crun)")
+      ("gpus", "only what the system metrics can read of this host's GPUs (NVML)");
   return command;
 }
 
@@ -115,11 +126,20 @@ int run_doctor(const Arguments& arguments) {
     throw UsageError("doctor: --partitions goes with --config (both saved reports of the same cluster)",
                      usage_text(command));
   }
+  const bool containers_only = options.count("containers") > 0, gpus_only = options.count("gpus") > 0;
+  if (containers_only && gpus_only) {
+    throw UsageError("doctor: --containers and --gpus each ask for one part only: give one", usage_text(command));
+  }
   std::vector<doctor::Finding> findings;
-  if (!options.count("containers")) findings = doctor::check_site(gather_facts(options));
-  // Saved reports describe another host: this one's runtimes say nothing about it.
+  if (!containers_only && !gpus_only) findings = doctor::check_site(gather_facts(options));
+  // Saved reports describe another host: this one's runtimes and GPUs say nothing about it.
   if (!options.count("config")) {
-    for (auto& finding : container_findings()) findings.push_back(std::move(finding));
+    if (!gpus_only) {
+      for (auto& finding : container_findings()) findings.push_back(std::move(finding));
+    }
+    if (!containers_only) {
+      for (auto& finding : gpu_findings()) findings.push_back(std::move(finding));
+    }
   }
   int failures = 0, warnings = 0;
   for (const auto& finding : findings) {
@@ -134,10 +154,12 @@ int run_doctor(const Arguments& arguments) {
     }
     fmt::print("{}\n", report.dump(2));
   } else {
-    if (!options.count("containers")) {
-      fmt::print("# dlx doctor: the Slurm settings dlx relies on (docs/admin-guide.md, site-config/slurm.conf.dlx)\n");
-    } else {
+    if (containers_only) {
       fmt::print("# dlx doctor: the container runtimes of this host (docs/containers.md)\n");
+    } else if (gpus_only) {
+      fmt::print("# dlx doctor: what the system metrics read of this host's GPUs (docs/admin-guide.md)\n");
+    } else {
+      fmt::print("# dlx doctor: the Slurm settings dlx relies on (docs/admin-guide.md, site-config/slurm.conf.dlx)\n");
     }
     std::size_t width = 0;
     for (const auto& finding : findings) width = std::max(width, finding.check.size());

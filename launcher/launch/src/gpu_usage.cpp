@@ -95,6 +95,30 @@ void add_gpu_series(std::map<std::string, double>& values, const std::vector<Gpu
   }
 }
 
+GpuHostFacts gpu_host_facts() {
+  GpuHostFacts facts;
+  const auto api = nvml::load(facts.why_not);
+  if (!api) return facts;
+  unsigned count = 0;
+  if (const auto code = api->device_count(&count); code != nvml::kSuccess) {
+    facts.why_not = fmt::format("NVML counts no GPU: {}", api->error(code));
+    return facts;
+  }
+  for (unsigned i = 0; i < count; ++i) {
+    nvml::Device device = nullptr;
+    char uuid[nvml::kUuidBufferSize] = {};
+    if (api->handle_by_index(i, &device) != nvml::kSuccess || api->uuid(device, uuid, sizeof uuid) != nvml::kSuccess) {
+      facts.uuids.push_back(fmt::format("(device {}: not readable by this user)", i));
+    } else {
+      facts.uuids.push_back(uuid);
+    }
+  }
+  facts.utilization_samples = api->samples != nullptr;
+  facts.process_utilization = api->process_utilization != nullptr;
+  facts.process_list = api->processes != nullptr || api->processes_v1 != nullptr;
+  return facts;
+}
+
 struct GpuUsage::Device {
   nvml::Device handle = nullptr;
   std::string uuid;

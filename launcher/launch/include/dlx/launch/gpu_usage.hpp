@@ -63,6 +63,17 @@ std::optional<std::vector<unsigned>> devices_named(const std::vector<std::string
 // Adds one rank's devices' series ("gpu0_util_percent", ...) to `values`.
 void add_gpu_series(std::map<std::string, double>& values, const std::vector<GpuSample>& devices);
 
+// What NVML says of this host, for `dlx doctor`: why it cannot be read (empty: it can), its GPUs'
+// UUIDs in NVML's order, and which of the sampler's optional reads this driver has.
+struct GpuHostFacts {
+  std::string why_not;
+  std::vector<std::string> uuids;
+  bool utilization_samples = false;  // gpu<k>_util_min/max_percent, an interval's mean
+  bool process_utilization = false;  // gpu<k>_trial_sm_percent
+  bool process_list = false;         // gpu<k>_memory_bytes, and finding a GPU by the trainer's context
+};
+GpuHostFacts gpu_host_facts();
+
 class GpuUsage {
  public:
   // nullptr with `why` set when NVML cannot be loaded or sees no GPU.
