@@ -178,8 +178,6 @@ std::optional<int> requeue_on_notice(std::string_view when) {
   return env::kRequeueExitCode;
 }
 
-// The trainer runs the code as submitted: in a node-local copy of the experiment's code snapshot
-// (code_workdir.hpp), where relative entrypoints resolve.
 // The job's end time as of now, for the trainer's rank 0 (the one that records why a run stopped:
 // notice_cause.hpp) to fall back on when squeue is silent at a notice, as it can be while
 // slurmctld requeues a whole array. One bounded query per trial start, from rank 0 only.
@@ -192,6 +190,8 @@ void export_job_end_time(LaunchState& state) {
   if (!value.empty()) state.vars.emplace_back("DLX_JOB_END_TIME", value);
 }
 
+// The trainer runs the code as submitted: in a node-local copy of the experiment's code snapshot
+// (code_workdir.hpp), where relative entrypoints resolve.
 std::optional<CodeWorkdir> code_copy(LaunchState& state) {
   if (!state.experiment || !state.in_trial()) return std::nullopt;
   return refused_unless(state, [&] {

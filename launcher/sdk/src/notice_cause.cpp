@@ -59,7 +59,7 @@ JobTimeLeft job_time_left() {
   const auto job = env::slurm_job_id(env::current_environment());
   if (job.empty()) return {};
   // Asked once, after the checkpoint is saved, well inside Slurm's KillWait (30 s by default);
-  // a slurmctld busy with a whole array's requeues has been seen to take over 5 s to answer.
+  // a slurmctld busy with a whole array's requeues has been seen to take over 2 s to answer.
   if (const auto left = slurm::ask_time_left(job, std::chrono::milliseconds(5000)); left.kind != TimeLeft::Kind::unknown) {
     return {left};
   }
