@@ -14,7 +14,8 @@
 //      command: the one given, else the experiment's entrypoint
 //   2. take work: in a trial, the ticket's work from the searcher (searcher_work: no work -> exit
 //      0, a slot given back -> the requeue exit code), the checkpoint to resume from
-//      (resume_checkpoint), the record's failure count as this run starts (trial_outcome);
+//      (resume_checkpoint), the record's failure count as this run starts (trial_outcome), and
+//      on rank 0 the job's end time as squeue tells it (DLX_JOB_END_TIME: job_time_left.hpp);
 //      --dry-run prints what would run and stops here
 //   3. enter code: the node-local copy of the code snapshot as the working directory
 //      (code_workdir), the variables exported (a notice already received: exit for a requeue)
