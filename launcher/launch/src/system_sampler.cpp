@@ -40,9 +40,9 @@ std::unique_ptr<GpuUsage> open_gpus(const SamplerGpus& gpus, std::FILE* log) {
 }  // namespace
 
 SystemSampler::SystemSampler(pid_t trainer, std::chrono::milliseconds period, record::SystemLogWriter writer,
-                             std::optional<std::filesystem::path> cgroup, std::unique_ptr<GpuUsage> gpus)
+                             std::optional<std::filesystem::path> cgroup, SamplerGpus gpus, std::FILE* log)
     : trainer_(trainer), period_(period), writer_(std::move(writer)), cgroup_(std::move(cgroup)),
-      gpus_(std::move(gpus)) {
+      gpu_choice_(std::move(gpus)), log_(log) {
   // The thread takes no signal: dlx-launch's main thread forwards the notices to the trainer and
   // waits for its SIGCHLD (child_process.hpp).
   sigset_t all, previous;
@@ -74,8 +74,7 @@ std::unique_ptr<SystemSampler> SystemSampler::start(pid_t trainer, std::chrono::
     for (int tries = 0;; ++tries, ++free.attempt) {
       try {
         record::SystemLogWriter writer(trial_dir, free);
-        return std::make_unique<SystemSampler>(trainer, period, std::move(writer), step_cgroup_of(trainer),
-                                               open_gpus(gpus, log));
+        return std::make_unique<SystemSampler>(trainer, period, std::move(writer), step_cgroup_of(trainer), gpus, log);
       } catch (const record::RecordError&) {
         const auto file = record::system_log_file_name(free);
         std::error_code error;
@@ -92,6 +91,7 @@ std::unique_ptr<SystemSampler> SystemSampler::start(pid_t trainer, std::chrono::
 }
 
 void SystemSampler::run() {
+  gpus_ = open_gpus(gpu_choice_, log_);
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     lock.unlock();

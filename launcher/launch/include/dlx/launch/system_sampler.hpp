@@ -36,7 +36,7 @@ class SystemSampler {
   // Starts sampling `trainer` (a sample right away, then one per period). `cgroup`: the step's
   // cgroup to read instead of the process tree (step_cgroup_of).
   SystemSampler(pid_t trainer, std::chrono::milliseconds period, record::SystemLogWriter writer,
-                std::optional<std::filesystem::path> cgroup, std::unique_ptr<GpuUsage> gpus = nullptr);
+                std::optional<std::filesystem::path> cgroup, SamplerGpus gpus = {}, std::FILE* log = nullptr);
   // Takes a last sample (the trainer has exited: its cgroup's counters are final) and stops.
   ~SystemSampler();
   SystemSampler(const SystemSampler&) = delete;
@@ -56,6 +56,10 @@ class SystemSampler {
   std::chrono::milliseconds period_;
   record::SystemLogWriter writer_;
   std::optional<std::filesystem::path> cgroup_;
+  // NVML is loaded on the sampler's thread, before its first sample: starting the driver can
+  // take seconds on a node without persistence mode, and dlx-launch's own thread must not wait.
+  SamplerGpus gpu_choice_;
+  std::FILE* log_ = nullptr;
   std::unique_ptr<GpuUsage> gpus_;
   std::optional<UsageCounters> last_;
   std::chrono::steady_clock::time_point last_time_;
