@@ -95,23 +95,44 @@ void add_gpu_series(std::map<std::string, double>& values, const std::vector<Gpu
   }
 }
 
+namespace {
+
+// Every device NVML lists, in its order: its handle and UUID, or a null handle and an empty UUID
+// for one this process may not open. nullopt with `why` when NVML cannot count them.
+struct ListedDevice {
+  nvml::Device handle = nullptr;
+  std::string uuid;
+};
+std::optional<std::vector<ListedDevice>> list_devices(const nvml::Api& api, std::string& why) {
+  unsigned count = 0;
+  if (const auto code = api.device_count(&count); code != nvml::kSuccess) {
+    why = fmt::format("NVML counts no GPU: {}", api.error(code));
+    return std::nullopt;
+  }
+  std::vector<ListedDevice> devices(count);
+  for (unsigned i = 0; i < count; ++i) {
+    char uuid[nvml::kUuidBufferSize] = {};
+    if (api.handle_by_index(i, &devices[i].handle) != nvml::kSuccess ||
+        api.uuid(devices[i].handle, uuid, sizeof uuid) != nvml::kSuccess) {
+      devices[i] = {};
+    } else {
+      devices[i].uuid = uuid;
+    }
+  }
+  return devices;
+}
+
+}  // namespace
+
 GpuHostFacts gpu_host_facts() {
   GpuHostFacts facts;
   const auto api = nvml::load(facts.why_not);
   if (!api) return facts;
-  unsigned count = 0;
-  if (const auto code = api->device_count(&count); code != nvml::kSuccess) {
-    facts.why_not = fmt::format("NVML counts no GPU: {}", api->error(code));
-    return facts;
-  }
-  for (unsigned i = 0; i < count; ++i) {
-    nvml::Device device = nullptr;
-    char uuid[nvml::kUuidBufferSize] = {};
-    if (api->handle_by_index(i, &device) != nvml::kSuccess || api->uuid(device, uuid, sizeof uuid) != nvml::kSuccess) {
-      facts.uuids.push_back(fmt::format("(device {}: not readable by this user)", i));
-    } else {
-      facts.uuids.push_back(uuid);
-    }
+  const auto devices = list_devices(*api, facts.why_not);
+  if (!devices) return facts;
+  for (std::size_t i = 0; i < devices->size(); ++i) {
+    const auto& device = (*devices)[i];
+    facts.uuids.push_back(device.handle ? device.uuid : fmt::format("(device {}: not readable by this user)", i));
   }
   facts.utilization_samples = api->samples != nullptr;
   facts.process_utilization = api->process_utilization != nullptr;
@@ -141,24 +162,17 @@ std::unique_ptr<GpuUsage> GpuUsage::open(const std::vector<std::string>& visible
 
 GpuUsage::GpuUsage(std::shared_ptr<const nvml::Api> api, std::vector<std::string> visible, std::string& why)
     : api_(std::move(api)) {
-  unsigned count = 0;
-  if (const auto code = api_->device_count(&count); code != nvml::kSuccess) {
-    why = fmt::format("NVML counts no GPU: {}", api_->error(code));
-    return;
-  }
+  const auto listed = list_devices(*api_, why);
+  if (!listed) return;
   std::vector<std::string> uuids;
-  for (unsigned i = 0; i < count; ++i) {
+  for (const auto& entry : *listed) {
     auto device = std::make_unique<Device>();
-    char uuid[nvml::kUuidBufferSize] = {};
-    if (api_->handle_by_index(i, &device->handle) != nvml::kSuccess ||
-        api_->uuid(device->handle, uuid, sizeof uuid) != nvml::kSuccess) {
-      device->handle = nullptr;  // a device this process may not open: never chosen
-    }
-    device->uuid = uuid;
-    uuids.push_back(device->uuid);
+    device->handle = entry.handle;  // null: a device this process may not open, never chosen
+    device->uuid = entry.uuid;
+    uuids.push_back(entry.uuid);
     devices_.push_back(std::move(device));
   }
-  if (count == 0) why = "NVML sees no GPU on this node";
+  if (listed->empty()) why = "NVML sees no GPU on this node";
   if (const auto named = devices_named(visible, uuids)) {
     chosen_ = *named;
     named_ = std::none_of(chosen_.begin(), chosen_.end(), [&](unsigned i) { return devices_[i]->handle == nullptr; });
