@@ -54,7 +54,7 @@ TEST_CASE("launcher: torchrun variables from the placement", "[launch]") {
   CHECK(vars["LOCAL_WORLD_SIZE"] == "2");
   CHECK(vars["GROUP_RANK"] == "1");
   CHECK(vars["MASTER_ADDR"] == "10.0.0.1");
-  CHECK(vars["MASTER_PORT"] == std::to_string(29500 + 123456 % 10000));
+  CHECK(vars["MASTER_PORT"] == std::to_string(20000 + 123456 % 10000));
 }
 
 TEST_CASE("launcher: MASTER_ADDR falls back when the first node does not resolve", "[launch]") {
@@ -69,11 +69,17 @@ TEST_CASE("launcher: MASTER_ADDR falls back when the first node does not resolve
   CHECK(vars["MASTER_PORT"] == "1234");
 }
 
-TEST_CASE("launcher: MASTER_PORT is deterministic and unprivileged", "[launch]") {
-  CHECK(dlx::launch::master_port_for_job("") == 29500);
-  CHECK(dlx::launch::master_port_for_job("1") == 29501);
-  CHECK(dlx::launch::master_port_for_job("19999") == 39499);
-  CHECK(dlx::launch::master_port_for_job("20000") == 29500);
+TEST_CASE("launcher: MASTER_PORT is deterministic, unprivileged and below the ephemeral ports", "[launch]") {
+  CHECK(dlx::launch::master_port_for_job("") == 29500);  // outside Slurm: PyTorch's default
+  CHECK(dlx::launch::master_port_for_job("1") == 20001);
+  CHECK(dlx::launch::master_port_for_job("19999") == 29999);
+  CHECK(dlx::launch::master_port_for_job("20000") == 20000);
+  // Never where Linux hands out ports to outgoing connections (32768 and up by default): the
+  // cluster tests' job ids passed 3268, and a trial's TCPStore failed to bind port 33305.
+  for (const char* job : {"3805", "9999", "123456", "4294967295"}) {
+    CHECK(dlx::launch::master_port_for_job(job) < 32768);
+    CHECK(dlx::launch::master_port_for_job(job) >= 1024);
+  }
   CHECK_THROWS_WITH(dlx::launch::master_port_for_job("12x"),
                     Catch::Contains("SLURM_JOB_ID=12x"));
 }

@@ -49,7 +49,7 @@ std::optional<std::string> resolve_ipv4(const std::string& host) {
 }
 
 int master_port_for_job(const std::string& job_id) {
-  if (job_id.empty()) return kMasterPortBase;
+  if (job_id.empty()) return kMasterPortOutsideSlurm;
   return kMasterPortBase +
          static_cast<int>(env::parse_non_negative("SLURM_JOB_ID", job_id) % 10000);
 }

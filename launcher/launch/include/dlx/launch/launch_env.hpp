@@ -8,9 +8,11 @@
 // cluster's nodes n1, n2... exist only in slurm.conf, with NodeAddr=127.0.0.1), dlx-launch does
 // not ask slurmctld (no scontrol): it uses SLURM_LAUNCH_NODE_IPADDR, the address of the host that
 // ran srun (in a batch job the batch host, which is the job's first node), else 127.0.0.1.
-// MASTER_PORT: a value already set wins; else 29500 + SLURM_JOB_ID % 10000 (unprivileged,
-// deterministic, different for the concurrent array tasks of one experiment); 29500 outside
-// Slurm.
+// MASTER_PORT: a value already set wins; else 20000 + SLURM_JOB_ID % 10000 (unprivileged,
+// deterministic, different for the concurrent array tasks of one experiment, and below Linux's
+// ephemeral ports, 32768-60999 by default: a port in that range can be held by any outgoing
+// connection on the node, another trial's gloo or TCPStore client among them, and rank 0's
+// TCPStore then cannot bind it); 29500 (PyTorch's own default) outside Slurm.
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -29,7 +31,8 @@ using EnvVars = std::vector<std::pair<std::string, std::string>>;  // in output 
 using Resolver = std::function<std::optional<std::string>(const std::string& host)>;
 std::optional<std::string> resolve_ipv4(const std::string& host);  // getaddrinfo
 
-inline constexpr int kMasterPortBase = 29500;
+inline constexpr int kMasterPortBase = 20000;        // + SLURM_JOB_ID % 10000
+inline constexpr int kMasterPortOutsideSlurm = 29500;
 int master_port_for_job(const std::string& job_id);
 
 // Pure apart from `resolve`.
