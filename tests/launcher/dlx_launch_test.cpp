@@ -92,7 +92,7 @@ TEST_CASE("launcher: dlx-launch --dry-run prints the computed environment", "[la
   CHECK_THAT(result.output, Catch::Contains("\nGROUP_RANK=1\n"));
   // dlxfake1 does not resolve: srun's host address stands in.
   CHECK_THAT(result.output, Catch::Contains("\nMASTER_ADDR=10.9.8.7\n"));
-  CHECK_THAT(result.output, Catch::Contains("\nMASTER_PORT=30734\n"));
+  CHECK_THAT(result.output, Catch::Contains("\nMASTER_PORT=21234\n"));
   CHECK_THAT(result.output, Catch::Contains("\nDLX_TRIAL_ID=1\n"));
   // No command given: the experiment's entrypoint.
   CHECK_THAT(result.output, Catch::Contains("# command: dlx-example-logreg"));
@@ -162,7 +162,7 @@ TEST_CASE("launcher: the child gets the torchrun variables", "[launch-cli]") {
   auto result = run_with_env(srun_env(1), {kLaunch, "--", "sh", "-c",
                                            "echo got $RANK/$WORLD_SIZE/$MASTER_PORT"});
   CHECK(result.status == 0);
-  CHECK_THAT(result.output, Catch::Contains("got 1/2/30734"));
+  CHECK_THAT(result.output, Catch::Contains("got 1/2/21234"));
 }
 
 TEST_CASE("launcher: signals sent to dlx-launch reach the child", "[launch-cli]") {
