@@ -381,6 +381,31 @@ TEST_CASE("launcher: which exits mark a record failed", "[launch]") {
   CHECK_FALSE(should_mark_failed(1, failed));
 }
 
+TEST_CASE("launcher: an exit after the trainer finished its trial in this run is not a crash", "[launch]") {
+  using dlx::launch::finished_during_run;
+  TrialRecord running, completed, stopped, paused, failed;
+  running.state = "running";
+  completed.state = "completed";
+  stopped.state = "stopped";
+  paused.state = "paused";
+  failed.state = "failed";
+  CHECK(finished_during_run(134, running, completed));  // abort at exit, after finish()
+  CHECK(finished_during_run(134, std::nullopt, completed));  // the trial's first run
+  CHECK(finished_during_run(1, running, stopped));
+  CHECK(finished_during_run(139, running, paused));  // an ASHA pause is a finish too
+  CHECK_FALSE(finished_during_run(134, running, running));  // a crash before finish()
+  CHECK_FALSE(finished_during_run(134, running, std::nullopt));
+  CHECK_FALSE(finished_during_run(1, running, failed));
+  CHECK_FALSE(finished_during_run(1, completed, completed));  // finished before this run: not ours
+  CHECK_FALSE(finished_during_run(0, running, completed));
+  CHECK_FALSE(finished_during_run(85, running, completed));
+  const auto warning = dlx::launch::exit_after_finish_warning(134, "completed", "terminate called without an active exception");
+  CHECK_THAT(warning, Catch::StartsWith("dlx-launch: warning: the trainer was killed by SIGABRT (exit 134) after its "
+                                        "trial was completed ('terminate called without an active exception')") &&
+                          Catch::Contains("not counted as a crash and dlx-launch exits 0") &&
+                          Catch::Contains("torch.distributed.destroy_process_group()"));
+}
+
 TEST_CASE("launcher: the trainer's last error line", "[launch]") {
   using dlx::launch::last_error_line;
   CHECK(last_error_line("") == "");

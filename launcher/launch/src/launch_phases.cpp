@@ -383,6 +383,21 @@ TrialCrash trial_crash(LaunchState& state, int status) {
   return *earlier;
 }
 
+// The trial's state when the trainer finished it in this run and exited non-zero afterwards (on
+// any rank: the record is rank 0's, read here only); nullopt for a crash. Not when another rank's
+// crash was taken: that one ends the trial.
+std::optional<std::string> finished_state_after(LaunchState& state, int status) {
+  if (state.peer_crash || !state.in_trial()) return std::nullopt;
+  try {
+    const auto now = record::load_trial_record_if_exists(state.context.trial().record_path());
+    if (finished_during_run(status, state.at_start, now)) return now->state;
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "dlx-launch: warning: cannot read the trial record after the trainer exited: {}\n",
+               error.what());
+  }
+  return std::nullopt;
+}
+
 // A crash: rank 0's record updated and, when it is final, the searcher told that the trial failed.
 void account_for_crash(LaunchState& state, const TrialCrash& crash, const ExitDecision& decision) {
   if (state.rank0()) record_failure(state.context, crash, decision, state.max_restarts);
@@ -483,6 +498,11 @@ int run_and_account(LaunchState& state) {
   enter_container(state);
   const int status = run_trainer(state);
   if (!should_mark_failed(status, state.at_start)) return status;
+  if (auto finished = finished_state_after(state, status)) {
+    const auto tail = state.trial_log ? state.trial_log->stderr_tail() : std::string();
+    fmt::print(stderr, "{}\n", exit_after_finish_warning(status, *finished, last_error_line(tail)));
+    return 0;
+  }
   const auto crash = trial_crash(state, status);
   const auto decision = decide_exit(crash.status, state.at_start, state.max_restarts, crash.error);
   account_for_crash(state, crash, decision);

@@ -54,6 +54,26 @@ bool should_mark_failed(int exit_status, const std::optional<record::TrialRecord
   return !record || record->state == "running";
 }
 
+bool finished_during_run(int exit_status, const std::optional<record::TrialRecord>& record_at_start,
+                         const std::optional<record::TrialRecord>& record_now) {
+  const auto finished = [](const std::optional<record::TrialRecord>& record) {
+    return record && (record->state == "completed" || record->state == "stopped" || record->state == "paused");
+  };
+  return exit_status != 0 && exit_status != env::kRequeueExitCode && finished(record_now) && !finished(record_at_start);
+}
+
+std::string exit_after_finish_warning(int exit_status, std::string_view state, std::string_view last_line) {
+  auto text = fmt::format("dlx-launch: warning: the trainer was {} after its trial was {}", describe_exit(exit_status),
+                          state);
+  if (!last_line.empty()) text += fmt::format(" ('{}')", last_line);
+  text += fmt::format(
+      ": the trial's metrics and checkpoints are complete, so this is not counted as a crash and dlx-launch exits 0. "
+      "An abort at exit usually means a library's thread was still running as the process ended (a "
+      "torch.distributed process group that was never destroyed: call "
+      "torch.distributed.destroy_process_group() at the end of training)");
+  return text;
+}
+
 std::string last_error_line(std::string_view tail) {
   while (!tail.empty()) {
     const auto end = tail.find_last_not_of('\n');

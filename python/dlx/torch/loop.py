@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import torch
 
+from .._exit import leave
 from .._library import ConfigError
 from ..trial import Trial
 from . import _ranks
@@ -208,15 +209,7 @@ class Loop:
         code = self.trial.checkpoint_and_exit(label)
         self._feed.close(final=True)
         self.trial.close()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        import torch.distributed as dist
-
-        if dist.is_available() and dist.is_initialized():
-            # Destroying a gloo process group at interpreter exit can deadlock on torch 1.13
-            # (docs/sdk.md); every save is written and the trial closed.
-            os._exit(code)
-        raise SystemExit(code)
+        leave(code)  # os._exit with a process group (torch 1.13's exit: docs/sdk.md)
 
     # ---- validation and the searcher
 

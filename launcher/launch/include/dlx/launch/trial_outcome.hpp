@@ -19,6 +19,11 @@
 //                                restarted: no Slurm job, no frozen snapshot);
 //                            the kSameCrashLimit-th crash in a row with the same exit and the
 //                                same last error line (a crash loop), while restarts remain.
+//   any exit after the trial was finished (completed, stopped, paused) during this run: not a
+//                          crash. The trainer's results are durable and final, and running it again
+//                          would find no work; a library aborting at exit (a thread left running
+//                          in a static, e.g. torch.distributed's process group never destroyed)
+//                          is said as a warning and dlx-launch exits 0 (finished_during_run()).
 // Every rank decides alike: each reads the record when it starts (before rank 0 can have
 // changed it), max_restarts from the same frozen snapshot, and takes the same crash: the first
 // one announced (peer_crash.hpp), or its own on a trial of one rank. Preemptions, time limits and
@@ -38,6 +43,15 @@ inline constexpr int kSameCrashLimit = 3;
 
 // Pure decision: should a record in this state (nullopt: no file) count this exit as a crash?
 bool should_mark_failed(int exit_status, const std::optional<record::TrialRecord>& record);
+
+// Pure: did the trainer finish its trial in this run, so that a non-zero exit after it is not a
+// crash? `record_now`: the record after the trainer exited. True for completed, stopped and
+// paused (the searcher's decisions), when the record did not already say so at the start.
+bool finished_during_run(int exit_status, const std::optional<record::TrialRecord>& record_at_start,
+                         const std::optional<record::TrialRecord>& record_now);
+
+// The warning for such an exit: what happened, that nothing was lost, and the usual cause.
+std::string exit_after_finish_warning(int exit_status, std::string_view state, std::string_view last_line);
 
 // The crash that ends the run, as every rank takes it.
 struct TrialCrash {

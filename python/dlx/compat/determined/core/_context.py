@@ -11,6 +11,7 @@ import sys
 from typing import Any, Optional
 
 import dlx
+from dlx._exit import leave
 
 from .._session import session as current_session
 from ._checkpoint import CheckpointContext
@@ -54,12 +55,14 @@ class Context:
                 step = self.distributed.broadcast(step)
                 if step is not None and session.last_stored_step != step:
                     trial.save_checkpoint(step, {})
-            sys.stdout.flush()
             if step is None:
                 print("determined: preempted before any checkpoint was stored: the requeued trial starts over",
                       file=sys.stderr, flush=True)
-                sys.exit(dlx.REQUEUE_EXIT_CODE)
-            sys.exit(trial.checkpoint_and_exit(step))
+                code = dlx.REQUEUE_EXIT_CODE
+            else:
+                code = trial.checkpoint_and_exit(step)
+            trial.close()
+            leave(code)  # os._exit with a torch.distributed group: a requeue must not abort at exit
         trial.finish()
 
 

@@ -18,6 +18,7 @@ from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 import dlx
 import dlx.torch
+from dlx._exit import leave
 import numpy
 import torch
 
@@ -223,4 +224,9 @@ def main(argv: Tuple[str, ...]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(tuple(sys.argv[1:])))
+    code = main(tuple(sys.argv[1:]))
+    # The trial is finished and the harness owns the process: close the trial (its record
+    # flushed) and leave without the interpreter's shutdown when torch.distributed is up
+    # (dlx/_exit.py: torch 1.13 can deadlock or abort there).
+    session().trial.close()
+    leave(code)
