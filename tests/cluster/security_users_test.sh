@@ -71,7 +71,8 @@ fi
 expect_contains "squatted user directory" "$out" \
   "dlx: --dl-experiment: refusing to create the experiment there: $storage/$ALICE is owned by $MALLORY, not by $ALICE"
 [ -z "$(ls -A "$storage/$ALICE")" ] || fail "a refused submission created $(ls -A "$storage/$ALICE")"
-[ -z "$(squeue -h -u "$ALICE")" ] || fail "a refused submission queued a job"
+queued=$(squeue -h -u "$ALICE" -o '%i %j %T %V')
+[ -z "$queued" ] || fail "a refused submission queued a job (squeue: $queued)"
 note "squatted directory refused: $(echo "$out" | grep 'dlx:' | head -1)"
 rmdir "$storage/$ALICE"
 as_named "$MALLORY" mkdir -p -m 0755 "$storage/$MALLORY/bait"
