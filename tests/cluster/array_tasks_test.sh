@@ -58,14 +58,16 @@ note "requeued task 1 after: $(cat "$dir/tasks/1.json")"
 wait_for_job "$job" 400
 as_user dlx status "$job" | tee "$WORK/$name.status"
 expect_contains "dlx status" "$(cat "$WORK/$name.status")" "# 12 trials: 12 completed"
-/usr/bin/python3 - "$dir" <<'PY'
+as_user dlx status --json "$job" > "$WORK/$name.status.json"
+/usr/bin/python3 - "$dir" "$WORK/$name.status.json" <<'PY'
 import json, sys, h5py
-directory = sys.argv[1]
+directory, status = sys.argv[1], json.load(open(sys.argv[2]))
 text = lambda v: v.decode() if isinstance(v, bytes) else v
+lr_of = {row["id"]: row["hparams"]["lr"] for row in status["trials"]}
 lrs, resumed = set(), []
 for trial in range(12):
     with h5py.File(f"{directory}/trials/{trial}/trial.h5", "r") as f:
-        state, lr = text(f.attrs["state"]), json.loads(text(f.attrs["hparams"]))["lr"]
+        state, lr = text(f.attrs["state"]), lr_of[trial]
     runs = [line.split() for line in open(f"{directory}/trials/{trial}/runs.txt")]
     assert state == "completed", (trial, state)
     assert all(int(task) == trial % 3 for task, _ in runs), (trial, runs)  # run by its own task
