@@ -134,11 +134,22 @@ bool parse_and_validate(Submission& submission, const PluginOptions& options) {
 bool size_array(Submission& submission) {
   submission.cluster = load_cluster_facts();
   const auto& cluster = submission.cluster;
-  if (cluster.max_array_size && static_cast<unsigned>(submission.tasks) > *cluster.max_array_size) {
-    report_error(fmt::format("dlx: --dl-experiment: {}: the experiment needs {} array tasks but this "
-                             "cluster's MaxArraySize is {} (run fewer trials, or ask your administrator)",
-                             submission.file, submission.tasks, *cluster.max_array_size));
-    return false;
+  auto& experiment = submission.experiment;
+  const int tickets = searcher::ticket_count(experiment);
+  if (cluster.max_array_size && static_cast<unsigned>(searcher::array_task_count(experiment)) > *cluster.max_array_size) {
+    // More tickets than the cluster takes array tasks: each task runs several in turn. Frozen with
+    // the snapshot, so every task, requeue and `dlx status` maps tickets to tasks alike.
+    experiment.resources.max_array_tasks = static_cast<int>(*cluster.max_array_size);
+  }
+  submission.tasks = searcher::array_task_count(experiment);
+  if (submission.tasks < tickets) {
+    const int most = static_cast<int>(searcher::tickets_of_task(experiment, 0).size());
+    report_info(fmt::format("dlx: --dl-experiment: {} {} on {} array tasks ({}): each task runs up to {} in turn",
+                            tickets, tickets == submission.trials ? "trials" : "tickets", submission.tasks,
+                            experiment.resources.max_array_tasks == static_cast<int>(cluster.max_array_size.value_or(0))
+                                ? "this cluster's MaxArraySize"
+                                : "resources.max_array_tasks",
+                            most));
   }
   if (!submission.sbatch.available()) {
     report_error("dlx: --dl-experiment: works with sbatch only (this Slurm command or version does not "

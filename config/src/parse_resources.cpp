@@ -34,7 +34,7 @@ std::optional<std::string> slurm_value(const MappingReader& section, const char*
 const std::vector<std::string>& resource_keys() {
   static const std::vector<std::string> keys{"nodes_per_trial", "tasks_per_node", "gpus_per_node", "cpus_per_task",
                                              "mem_per_node",    "time_limit",     "partition",
-                                             "sample_period"};
+                                             "sample_period",   "max_array_tasks"};
   return keys;
 }
 
@@ -74,6 +74,11 @@ void read_resources(const MappingReader& section, Resources& into) {
                    "give the seconds between two samples of the trial's CPU, memory and I/O (0: none)");
     }
     into.sample_period_s = *seconds;
+  }
+  if (auto tasks = section.optional_integer_in("max_array_tasks", 1, 4'000'000,
+                                               "give the most array tasks the experiment may use (each then runs "
+                                               "several trials in turn)")) {
+    into.max_array_tasks = static_cast<int>(*tasks);
   }
 }
 

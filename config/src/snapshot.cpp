@@ -168,6 +168,7 @@ void emit_resources(YAML::Emitter& out, const Resources& resources) {
   if (resources.time_limit) out << YAML::Key << "time_limit" << YAML::Value << YAML::DoubleQuoted << *resources.time_limit;
   if (resources.partition) out << YAML::Key << "partition" << YAML::Value << YAML::DoubleQuoted << *resources.partition;
   if (resources.sample_period_s != 1.0) out << YAML::Key << "sample_period" << YAML::Value << resources.sample_period_s;
+  if (resources.max_array_tasks) out << YAML::Key << "max_array_tasks" << YAML::Value << *resources.max_array_tasks;
   out << YAML::EndMap;
 }
 

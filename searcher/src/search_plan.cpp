@@ -45,6 +45,7 @@ SearchPlan plan_search(const config::Experiment& experiment) {
   plan.method = experiment.searcher.name;
   plan.trials = trial_count(experiment);
   plan.tickets = ticket_count(experiment);
+  plan.tasks = array_task_count(experiment);
   plan.throttle = array_throttle(experiment);
   plan.array = array_spec(experiment);
   if (plan.method == config::SearcherName::async_halving || plan.method == config::SearcherName::adaptive_asha) {

@@ -95,14 +95,34 @@ std::vector<TrialSpec> plan_all_trials(const config::Experiment& experiment) {
 
 int array_throttle(const config::Experiment& experiment) {
   const int limit = experiment.searcher.max_concurrent_trials;
-  return limit > 0 && limit < ticket_count(experiment) ? limit : 0;
+  return limit > 0 && limit < array_task_count(experiment) ? limit : 0;
 }
 
 std::string array_spec(const config::Experiment& experiment) {
-  const int count = ticket_count(experiment);
+  const int count = array_task_count(experiment);
   std::string spec = count == 1 ? "0" : fmt::format("0-{}", count - 1);
   if (const int throttle = array_throttle(experiment); throttle > 0) spec += fmt::format("%{}", throttle);
   return spec;
+}
+
+int array_task_count(const config::Experiment& experiment) {
+  const int tickets = ticket_count(experiment);
+  const auto most = experiment.resources.max_array_tasks;
+  return most && *most < tickets ? *most : tickets;
+}
+
+std::vector<int> tickets_of_task(const config::Experiment& experiment, int task) {
+  const int tickets = ticket_count(experiment);
+  const int tasks = array_task_count(experiment);
+  std::vector<int> out;
+  if (task < 0 || task >= tasks) return out;
+  for (long long ticket = task; ticket < tickets; ticket += tasks) out.push_back(static_cast<int>(ticket));
+  return out;
+}
+
+int task_of_ticket(const config::Experiment& experiment, int ticket) {
+  const int tasks = array_task_count(experiment);
+  return tasks > 0 ? ticket % tasks : 0;
 }
 
 }  // namespace dlx::searcher

@@ -78,4 +78,13 @@ TEST_CASE("slot yield: a ticket yields to a running trial whose task waits for i
     CHECK_FALSE(trial_to_resume(state, 5, {{1, PendingTask{"PENDING", "JobHeldUser", 1}}}));
     CHECK_FALSE(trial_to_resume(state, 5, {}));
   }
+  SECTION("tasks that run several tickets in turn: ticket 5 of 4 tasks runs in task 1") {
+    const auto lanes = state_with({{0, 0}, {5, 5}});
+    const auto resume = trial_to_resume(lanes, 2, {{1, PendingTask{"PENDING", "BeginTime", 1}}}, 4);
+    REQUIRE(resume);
+    CHECK(resume->trial == 5);
+    CHECK(resume->ticket == 5);
+    CHECK_FALSE(trial_to_resume(lanes, 9, {{1, PendingTask{"PENDING", "BeginTime", 1}}}, 4));  // its own task
+    CHECK_FALSE(trial_to_resume(lanes, 2, {{5, PendingTask{"PENDING", "BeginTime", 1}}}, 4));  // no task 5
+  }
 }

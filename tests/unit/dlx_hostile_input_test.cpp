@@ -149,6 +149,22 @@ TEST_CASE("dlx plan: a million-point grid and 1,000 hyperparameters plan in line
   CHECK_THAT(result.out, Catch::Contains("valid: 1 trial, array 0"));
 }
 
+TEST_CASE("dlx plan and validate: 5,000 trials on 1,001 array tasks say how trials map to tasks", "[cli]") {
+  TempDir dir;
+  spit(dir.path / "big.yaml", kHead + "searcher: {name: random, metric: m, max_trials: 5000}\n"
+                                      "hyperparameters: {x: {type: double, minval: 0, maxval: 1}}\n"
+                                      "resources: {max_array_tasks: 1001}\n");
+  auto result = run_dlx({"plan", (dir.path / "big.yaml").string()});
+  REQUIRE(result.status == 0);
+  CHECK_THAT(result.out, Catch::Contains("# array 0-1000%16: 1001 tasks, at most 16 at once") &&
+                             Catch::Contains("# 5000 tickets on 1001 array tasks (resources.max_array_tasks): task t "
+                                             "runs tickets t, t+1001, t+2002, ... in turn, up to 5 each"));
+  CHECK(count_lines(result.out) - count_lines(result.out, "#") == 5000);  // every trial planned
+  result = run_dlx({"validate", (dir.path / "big.yaml").string()});
+  CHECK(result.status == 0);
+  CHECK_THAT(result.out, Catch::Contains("valid: 5000 trials, array 0-1000%16 (each task runs up to 5 in turn"));
+}
+
 TEST_CASE("dlx plan and dlx status: control characters in values are escaped, rows unchanged", "[cli][hostile]") {
   TempDir dir;
   // YAML escapes: \n, ESC ] 0;title BEL (OSC), ESC [ 2J (CSI), \x9b (C1 CSI as UTF-8), DEL.

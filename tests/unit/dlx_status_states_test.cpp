@@ -182,3 +182,26 @@ TEST_CASE("dlx status: restarting, crash-looping and failed trials, their warnin
   CHECK(json["trials"][2]["hparam_warnings"][0]["name"] == "batch_size");
   REQUIRE(json["hparam_warnings"].size() == 1);
 }
+
+TEST_CASE("dlx status: tasks that run several trials in turn map each trial to its task", "[cli][status]") {
+  TempDir dir;
+  spit(dir.path / "experiment.yaml",
+       "name: turns\nentrypoint: [unused]\nseed: 7\nhyperparameters:\n  x: {type: int, minval: 1, maxval: 4, count: 4}\n"
+       "searcher: {name: grid, metric: loss, max_length: {batches: 24}}\nresources: {max_array_tasks: 2}\n");
+  const auto experiment = config::load_snapshot(dir.path);
+  record::TrialRecord first;
+  first.experiment = "turns";
+  first.trial_id = 0;
+  first.state = "running";
+  fs::create_directories(dir.path / "trials" / "0");
+  record::save_trial_record(first, dir.path / "trials" / "0" / "trial.h5");
+  // Task 0 runs trial 0 (trials 0 and 2 are its); task 1 waits in the queue (trials 1 and 3).
+  const auto slurm = view({{0, SlurmTask{"RUNNING", "None", 0}}, {1, SlurmTask{"PENDING", "JobArrayTaskLimit", 0}}});
+  const auto report = read_status(dir.path, experiment, nullptr, &slurm);
+  REQUIRE(report.rows.size() == 4);
+  CHECK(report.rows[0].state == "running");
+  CHECK(report.rows[1].state == "pending");
+  CHECK(report.rows[2].state == "pending");  // not "starting": its task runs trial 0 first
+  CHECK(report.rows[2].detail == "pending: waits its turn in array task 0");
+  CHECK(report.rows[3].state == "pending");
+}

@@ -12,6 +12,7 @@
 
 #include "dlx/common/crc32c.hpp"
 #include "dlx/config/parse.hpp"
+#include "dlx/config/snapshot.hpp"
 #include "dlx/searcher/trial_plan.hpp"
 
 using namespace dlx;
@@ -265,5 +266,55 @@ TEST_CASE("hostile hyperparameter values reach the plan verbatim: DLX_HPARAMS ca
     const std::string text = trials[i].hparams.dump();
     CHECK(text.find('\n') == std::string::npos);
     CHECK(nlohmann::ordered_json::parse(text) == trials[i].hparams);
+  }
+}
+
+TEST_CASE("max_array_tasks: more tickets than tasks run in turn, each ticket in exactly one task",
+          "[searcher][array]") {
+  auto experiment = parse("{name: random, metric: m, max_trials: 10, max_concurrent_trials: 3}",
+                          "  lr: {type: double, minval: 0, maxval: 1}\n");
+  CHECK(searcher::array_task_count(experiment) == 10);  // unset: one task per ticket
+  CHECK(searcher::tickets_of_task(experiment, 7) == std::vector<int>{7});
+  experiment.resources.max_array_tasks = 4;
+  CHECK(searcher::array_task_count(experiment) == 4);
+  CHECK(searcher::array_spec(experiment) == "0-3%3");
+  CHECK(searcher::tickets_of_task(experiment, 0) == std::vector<int>{0, 4, 8});
+  CHECK(searcher::tickets_of_task(experiment, 1) == std::vector<int>{1, 5, 9});
+  CHECK(searcher::tickets_of_task(experiment, 3) == std::vector<int>{3, 7});
+  CHECK(searcher::tickets_of_task(experiment, 4).empty());
+  CHECK(searcher::tickets_of_task(experiment, -1).empty());
+  std::multiset<int> every;
+  for (int task = 0; task < 4; ++task) {
+    for (const int ticket : searcher::tickets_of_task(experiment, task)) {
+      every.insert(ticket);
+      CHECK(searcher::task_of_ticket(experiment, ticket) == task);
+    }
+  }
+  CHECK(every == std::multiset<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  experiment.resources.max_array_tasks = 2;  // the throttle no longer limits two tasks
+  CHECK(searcher::array_spec(experiment) == "0-1");
+  experiment.resources.max_array_tasks = 50;  // above the ticket count: one task per ticket
+  CHECK(searcher::array_task_count(experiment) == 10);
+  CHECK(searcher::array_spec(experiment) == "0-9%3");
+}
+
+TEST_CASE("max_array_tasks: read from resources, frozen into the snapshot, refused when not positive",
+          "[searcher][array]") {
+  const auto experiment = config::parse_experiment(
+      "name: t\nentrypoint: x\nsearcher: {name: random, metric: m, max_trials: 5000}\n"
+      "hyperparameters: {lr: {type: double, minval: 0, maxval: 1}}\nresources: {max_array_tasks: 1000}\n",
+      "t.yaml");
+  REQUIRE(experiment.resources.max_array_tasks == 1000);
+  CHECK(searcher::array_task_count(experiment) == 1000);
+  CHECK(searcher::tickets_of_task(experiment, 999) == std::vector<int>{999, 1999, 2999, 3999, 4999});
+  const auto frozen = config::parse_experiment(config::to_yaml(experiment), "experiment.yaml");
+  CHECK(frozen.resources.max_array_tasks == 1000);
+  try {
+    config::parse_experiment("name: t\nentrypoint: x\nsearcher: {name: single, metric: m}\n"
+                             "hyperparameters: {}\nresources: {max_array_tasks: 0}\n",
+                             "t.yaml");
+    FAIL("max_array_tasks: 0 must be refused");
+  } catch (const config::ConfigError& error) {
+    CHECK_THAT(error.what(), Catch::Contains("max_array_tasks") && Catch::Contains("several trials in turn"));
   }
 }

@@ -33,9 +33,14 @@ std::string lengths_of(const searcher::PlannedBracket& bracket) {
 }
 
 void print_search_plan(const searcher::SearchPlan& plan, const config::Experiment& experiment, const char* unit) {
-  fmt::print("# array {}: {}, {}\n", plan.array, counted(plan.tickets, "task"),
+  fmt::print("# array {}: {}, {}\n", plan.array, counted(plan.tasks, "task"),
              plan.throttle > 0 ? fmt::format("at most {} at once (max_concurrent_trials)", plan.throttle)
                                : std::string("no throttle"));
+  if (plan.tasks < plan.tickets) {
+    const auto most = searcher::tickets_of_task(experiment, 0).size();
+    fmt::print("# {} on {} (resources.max_array_tasks): task t runs tickets t, t+{}, t+{}, ... in turn, up to {} each\n",
+               counted(plan.tickets, "ticket"), counted(plan.tasks, "array task"), plan.tasks, 2 * plan.tasks, most);
+  }
   for (std::size_t b = 0; b < plan.brackets.size(); ++b) {
     const auto& bracket = plan.brackets[b];
     fmt::print("# bracket {}: {} ({}), {} at {} {}\n", b, counted(bracket.trials, "trial"),
@@ -124,6 +129,7 @@ void print_plan_json(const PlannedExperiment& planned) {
   out["seed"] = experiment.seed_given ? nlohmann::ordered_json(experiment.seed) : nlohmann::ordered_json();
   out["trial_count"] = plan.trials;
   out["tickets"] = plan.tickets;
+  out["array_tasks"] = plan.tasks;
   out["throttle"] = plan.throttle;
   out["brackets"] = nlohmann::ordered_json::array();
   for (const auto& bracket : plan.brackets) {

@@ -8,6 +8,7 @@
 #include "commands.hpp"
 #include "dlx/config/display_text.hpp"
 #include "dlx/config/parse.hpp"
+#include "dlx/searcher/method.hpp"
 #include "dlx/searcher/trial_plan.hpp"
 #include "options.hpp"
 #include "site_defaults.hpp"
@@ -63,9 +64,15 @@ int run_validate(const Arguments& arguments) {
       result["valid"] = true;
       result["trials"] = trials;
       result["array"] = searcher::array_spec(experiment);
+      const int tasks = searcher::array_task_count(experiment);
+      const auto per_task = searcher::tickets_of_task(experiment, 0).size();
+      result["array_tasks"] = tasks;
       if (!json) {
-        fmt::print("{}: valid: {}, array {}\n", config::printable(file), counted(trials, "trial"),
-                   searcher::array_spec(experiment));
+        fmt::print("{}: valid: {}, array {}{}\n", config::printable(file), counted(trials, "trial"),
+                   searcher::array_spec(experiment),
+                   tasks < searcher::ticket_count(experiment)
+                       ? fmt::format(" (each task runs up to {} in turn: resources.max_array_tasks)", per_task)
+                       : std::string());
       }
     } catch (const config::ConfigError& e) {
       ++invalid;

@@ -1,25 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dlx/launch/launch.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "dlx/common/host_name.hpp"
+#include "dlx/common/unique_fd.hpp"
 #include "dlx/env/trial_context.hpp"
 #include "dlx/launch/child_process.hpp"
 #include "dlx/launch/launch_error.hpp"
+#include "dlx/launch/task_tickets.hpp"
 #include "dlx/slurm/task_placement.hpp"
 #include "launch_state.hpp"
 
 namespace dlx::launch {
 
-int run_launch(const Options& options, const env::EnvMap& env, const Resolver& resolve,
-               std::FILE* out) {
-  install_notice_handlers();  // a preemption notice during start-up must not kill dlx-launch
-  // The plugin refused this trial in slurmstepd (e.g. an experiment directory another user could
-  // have changed): nothing in the directory is read or written, the trainer never runs.
-  if (const auto refusal = env::lookup(env, "DLX_REFUSED"); refusal && !refusal->empty()) {
-    throw LaunchError(fmt::format("not running the trial: the dlx plugin refused it: {}", *refusal));
-  }
+namespace {
+
+// One ticket's run: the phases of launch.hpp over one LaunchState.
+int run_ticket(const Options& options, const env::EnvMap& env, const Resolver& resolve, std::FILE* out) {
   LaunchState state(options, env::TrialContext(env, slurm::read_task_placement(env, host_name())));
   prepare(state, resolve);
   if (const auto done = take_work(state)) return *done;
@@ -30,6 +34,66 @@ int run_launch(const Options& options, const env::EnvMap& env, const Resolver& r
   if (const auto requeue = enter_code(state)) return *requeue;
   if (const auto requeue = stage_data(state)) return *requeue;
   return run_and_account(state);
+}
+
+// The task's tickets when it runs several (task_tickets.hpp); nullopt otherwise, also when the
+// snapshot cannot be read: the ticket's own run then says why.
+std::optional<TaskTickets> tickets_of_this_task(const Options& options, const env::EnvMap& env) {
+  if (options.dry_run) return std::nullopt;
+  try {
+    env::TrialContext context(env, slurm::read_task_placement(env, host_name()));
+    if (!context.in_trial() || !context.trial().ticket) return std::nullopt;
+    const auto* experiment = context.experiment();
+    if (!experiment) return std::nullopt;
+    return task_tickets(*experiment, *context.trial().experiment_dir, static_cast<int>(*context.trial().ticket));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+int run_task(const TaskTickets& task, const Options& options, const env::EnvMap& env, const Resolver& resolve,
+             std::FILE* out) {
+  const bool rank0 = slurm::read_task_placement(env, host_name()).rank == 0;
+  const int count = static_cast<int>(task.tickets.size());
+  const int first = tickets_done(task);
+  if (rank0 && first > 0) {
+    fmt::print(stderr, "dlx-launch: task {}: {} of its {} tickets done; going on with ticket {}\n", task.task, first,
+               count, first < count ? task.tickets[first] : task.tickets.back());
+  }
+  // Each ticket starts where the task started: an earlier one entered its code copy.
+  const UniqueFd start_dir(::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  int failed = 0;
+  for (int index = first; index < count; ++index) {
+    const int ticket = task.tickets[index];
+    const auto ticket_env = index == 0 ? env : ticket_environment(env, ticket);
+    replace_process_environment(ticket_env);
+    if (start_dir && ::fchdir(start_dir.get()) != 0) {
+      throw LaunchError(fmt::format("task {}: cannot return to the task's working directory: {}", task.task,
+                                    std::strerror(errno)));
+    }
+    if (rank0) {
+      fmt::print(stderr, "dlx-launch: task {}: ticket {} ({} of {})\n", task.task, ticket, index + 1, count);
+    }
+    const int status = run_ticket(options, ticket_env, resolve, out);
+    if (status == env::kRequeueExitCode) return status;  // the task is requeued; done tickets stay done
+    if (status != 0) failed = status;
+    if (rank0) record_tickets_done(task, index + 1);
+  }
+  return failed;
+}
+
+}  // namespace
+
+int run_launch(const Options& options, const env::EnvMap& env, const Resolver& resolve,
+               std::FILE* out) {
+  install_notice_handlers();  // a preemption notice during start-up must not kill dlx-launch
+  // The plugin refused this trial in slurmstepd (e.g. an experiment directory another user could
+  // have changed): nothing in the directory is read or written, the trainer never runs.
+  if (const auto refusal = env::lookup(env, "DLX_REFUSED"); refusal && !refusal->empty()) {
+    throw LaunchError(fmt::format("not running the trial: the dlx plugin refused it: {}", *refusal));
+  }
+  if (const auto task = tickets_of_this_task(options, env)) return run_task(*task, options, env, resolve, out);
+  return run_ticket(options, env, resolve, out);
 }
 
 }  // namespace dlx::launch

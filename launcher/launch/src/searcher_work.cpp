@@ -45,7 +45,9 @@ constexpr auto kThrottledPause = std::chrono::milliseconds(2000);
 std::optional<TrialToResume> yield_to(const searcher::SearchState& state, int ticket, const std::string& array_job) {
   const auto pending = pending_array_tasks(array_job);
   if (!pending) return std::nullopt;
-  return trial_to_resume(state, ticket, *pending);
+  const auto& experiment = state.experiment();
+  const int tasks = searcher::array_task_count(experiment);
+  return trial_to_resume(state, ticket, *pending, tasks < searcher::ticket_count(experiment) ? tasks : 0);
 }
 
 searcher::Work yielded(const TrialToResume& resume, int ticket, std::string_view when, std::FILE* log) {

@@ -37,10 +37,11 @@ bool waits_for_its_turn(const PendingTask& task) {
 }
 
 std::optional<TrialToResume> trial_to_resume(const searcher::SearchState& state, int own_ticket,
-                                             const std::map<int, PendingTask>& pending) {
+                                             const std::map<int, PendingTask>& pending, int array_tasks) {
+  const auto task_of = [array_tasks](int ticket) { return array_tasks > 0 ? ticket % array_tasks : ticket; };
   for (const auto& [id, trial] : state.trials()) {
-    if (trial.status != "running" || !trial.ticket || *trial.ticket == own_ticket) continue;
-    const auto task = pending.find(*trial.ticket);
+    if (trial.status != "running" || !trial.ticket || task_of(*trial.ticket) == task_of(own_ticket)) continue;
+    const auto task = pending.find(task_of(*trial.ticket));
     if (task != pending.end() && waits_for_its_turn(task->second)) {
       return TrialToResume{id, *trial.ticket, task->second.reason};
     }

@@ -153,12 +153,19 @@ std::optional<int> ticket_of(int trial, const std::optional<searcher::SearchStat
   return std::nullopt;
 }
 
-// What the row shows as its state (trial_status.hpp), from the record and Slurm.
-void settle_state(TrialRow& row, const SlurmView* slurm, int max_restarts) {
+// What the row shows as its state (trial_status.hpp), from the record and Slurm. `array_tasks`:
+// the array's task count when its tasks run several tickets in turn (0: one task per ticket).
+void settle_state(TrialRow& row, const SlurmView* slurm, int max_restarts, int array_tasks) {
   if (row.state == "unreadable") return;
   const RecordFacts facts{row.record_state, row.stop_reason, row.failures, row.same_failures};
-  const auto* task = slurm ? slurm->task(row.ticket) : nullptr;
+  auto task_id = row.ticket;
+  if (task_id && array_tasks > 0) *task_id %= array_tasks;
+  const auto* task = slurm ? slurm->task(task_id) : nullptr;
   auto shown = trial_status(facts, task, slurm, max_restarts);
+  if (array_tasks > 0 && facts.state.empty() && shown.state == "starting") {
+    // Its task runs, but an earlier ticket of it: this trial waits for its turn.
+    shown = {"pending", "", fmt::format("pending: waits its turn in array task {}", *task_id)};
+  }
   row.state = std::move(shown.state);
   row.state_note = std::move(shown.note);
   row.detail = std::move(shown.detail);
@@ -265,12 +272,14 @@ StatusReport read_status(const std::filesystem::path& directory, const config::E
   auto& rows = report.rows;
   auto search = search_state(directory, experiment, report.warnings);
   const bool trial_is_ticket = searcher::ticket_count(experiment) == searcher::trial_count(experiment);
+  const int tasks = searcher::array_task_count(experiment);
+  const int array_tasks = tasks < searcher::ticket_count(experiment) ? tasks : 0;
   if (slurm) report.slurm = slurm_summary(*slurm);
   for (auto& spec : searcher::plan_all_trials(experiment)) {
     std::optional<record::TrialRecord> kept;
     TrialRow row = trial_row(std::move(spec), directory, experiment, search, sources ? &kept : nullptr);
     row.ticket = ticket_of(row.spec.id, search, trial_is_ticket);
-    settle_state(row, slurm, experiment.max_restarts);
+    settle_state(row, slurm, experiment.max_restarts, array_tasks);
     if (sources) {
       sources->records.push_back(std::move(kept));
       sources->system.emplace_back();

@@ -107,6 +107,10 @@ struct Resources {
   // Seconds between two samples of the trial's CPU, memory and I/O by dlx-launch (0: none):
   // trials/<id>/system/ (dlx/record/system_series.hpp).
   double sample_period_s = 1.0;
+  // At most this many array tasks: when the searcher has more tickets, task t runs tickets t,
+  // t + N, t + 2N, ... one after another (searcher/trial_plan.hpp). Unset: one task per ticket.
+  // The plugin sets it to the cluster's MaxArraySize when the tickets would not fit, and freezes it.
+  std::optional<int> max_array_tasks;
 };
 
 // The `checkpoint` section: when to save and which checkpoints retention keeps.

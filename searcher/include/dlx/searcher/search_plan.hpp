@@ -30,7 +30,8 @@ struct PlannedPbtRound {
 struct SearchPlan {
   config::SearcherName method = config::SearcherName::single;
   int trials = 0;    // distinct trials
-  int tickets = 0;   // array tasks (ASHA's promotion variant and PBT resume trials in later tasks)
+  int tickets = 0;   // units of work (ASHA's promotion variant and PBT resume trials in later ones)
+  int tasks = 0;     // array tasks: `tickets`, or fewer that run several tickets in turn (max_array_tasks)
   int throttle = 0;  // `%N` of --array: at most N tasks at once; 0: no throttle (it would not limit)
   std::string array;  // sbatch's --array value
   std::vector<PlannedBracket> brackets;  // async_halving, adaptive_asha

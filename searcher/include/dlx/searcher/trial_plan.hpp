@@ -37,4 +37,14 @@ int array_throttle(const config::Experiment& experiment);
 // sbatch's --array value: "0-7%2" (the throttle only when it limits), "0" for one trial.
 std::string array_spec(const config::Experiment& experiment);
 
+// Tickets and array tasks. Normally one array task per ticket (task t runs ticket t). With
+// resources.max_array_tasks N below the ticket count T, the array has N tasks and task t runs
+// tickets t, t + N, t + 2N, ... below T, one after another, so that any number of trials fits a
+// cluster's MaxArraySize (or a user's job limit). Ticket k is always run by task k % N.
+int array_task_count(const config::Experiment& experiment);
+// The tickets array task `task` runs, in order (empty for a task past the array).
+std::vector<int> tickets_of_task(const config::Experiment& experiment, int task);
+// The array task that runs `ticket`.
+int task_of_ticket(const config::Experiment& experiment, int ticket);
+
 }  // namespace dlx::searcher

@@ -39,9 +39,11 @@ struct TrialToResume {
   std::string reason;  // Slurm's reason for its task
 };
 
-// The first trial the journal says is running whose array task (other than `own_ticket`) is
-// pending and waits for its turn; nullopt when there is none.
+// The first trial the journal says is running whose array task (other than `own_ticket`'s) is
+// pending and waits for its turn; nullopt when there is none. `array_tasks`: the array's task
+// count when tasks run several tickets in turn (ticket k runs in task k % array_tasks:
+// searcher/trial_plan.hpp), 0 for one task per ticket.
 std::optional<TrialToResume> trial_to_resume(const searcher::SearchState& state, int own_ticket,
-                                             const std::map<int, PendingTask>& pending);
+                                             const std::map<int, PendingTask>& pending, int array_tasks = 0);
 
 }  // namespace dlx::launch
