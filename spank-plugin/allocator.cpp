@@ -136,19 +136,15 @@ bool size_array(Submission& submission) {
   const auto& cluster = submission.cluster;
   auto& experiment = submission.experiment;
   const int tickets = searcher::ticket_count(experiment);
-  if (cluster.max_array_size && static_cast<unsigned>(searcher::array_task_count(experiment)) > *cluster.max_array_size) {
-    // More tickets than the cluster takes array tasks: each task runs several in turn. Frozen with
-    // the snapshot, so every task, requeue and `dlx status` maps tickets to tasks alike.
-    experiment.resources.max_array_tasks = static_cast<int>(*cluster.max_array_size);
-  }
+  // More tickets than the cluster takes array tasks: each task runs several in turn. Frozen with
+  // the snapshot, so every task, requeue and `dlx status` maps tickets to tasks alike.
+  const bool capped = cluster.max_array_size && searcher::fit_array_to_cluster(experiment, *cluster.max_array_size);
   submission.tasks = searcher::array_task_count(experiment);
   if (submission.tasks < tickets) {
     const int most = static_cast<int>(searcher::tickets_of_task(experiment, 0).size());
     report_info(fmt::format("dlx: --dl-experiment: {} {} on {} array tasks ({}): each task runs up to {} in turn",
                             tickets, tickets == submission.trials ? "trials" : "tickets", submission.tasks,
-                            experiment.resources.max_array_tasks == static_cast<int>(cluster.max_array_size.value_or(0))
-                                ? "this cluster's MaxArraySize"
-                                : "resources.max_array_tasks",
+                            capped ? "this cluster's MaxArraySize" : "resources.max_array_tasks",
                             most));
   }
   if (!submission.sbatch.available()) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dlx/searcher/trial_plan.hpp"
 
+#include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -123,6 +125,13 @@ std::vector<int> tickets_of_task(const config::Experiment& experiment, int task)
 int task_of_ticket(const config::Experiment& experiment, int ticket) {
   const int tasks = array_task_count(experiment);
   return tasks > 0 ? ticket % tasks : 0;
+}
+
+bool fit_array_to_cluster(config::Experiment& experiment, unsigned max_array_size) {
+  // MaxArraySize 0 disables arrays altogether: nothing to fit (sbatch then rejects --array).
+  if (max_array_size == 0 || static_cast<unsigned>(array_task_count(experiment)) <= max_array_size) return false;
+  experiment.resources.max_array_tasks = static_cast<int>(std::min<unsigned>(max_array_size, std::numeric_limits<int>::max()));
+  return true;
 }
 
 }  // namespace dlx::searcher

@@ -6,8 +6,9 @@
 #     of task 1 after its first trial: the requeued task skips the trials it finished, resumes the
 #     one it was running from its checkpoint, and every trial ends completed, each run in its own
 #     task;
-#  2. a 1,200-trial search on this cluster (MaxArraySize 1001, Slurm's default), submitted held:
-#     accepted as 1001 tasks instead of refused, the cap frozen into the snapshot.
+#  2. a 1,200-trial search on this cluster (MaxArraySize 1001, Slurm's default): dlx validate and
+#     dlx plan, asking slurmctld for the limit, say so; submitted held, it is accepted as 1001
+#     tasks instead of refused, the cap frozen into the snapshot.
 source "$(dirname "$0")/resume_lib.sh"
 
 name=array-tasks
@@ -91,6 +92,13 @@ sed -e "s/^name: $name/name: $big/" -e 's/max_trials: 12, max_concurrent_trials:
   -e 's/, max_array_tasks: 3//' "$WORK/$name.yaml" > "$WORK/$big.yaml"
 cp "$WORK/$name.sh" "$WORK/$big.sh"
 chmod a+r "$WORK/$big.yaml" "$WORK/$big.sh"
+# dlx validate and dlx plan ask this cluster's slurmctld for MaxArraySize and show sbatch's array.
+validated=$(as_user dlx validate "$WORK/$big.yaml")
+expect_contains "dlx validate" "$validated" \
+  "valid: 1200 trials, array 0-1000%16 (each task runs up to 2 in turn: this cluster's MaxArraySize 1001)"
+expect_contains "dlx plan" "$(as_user dlx plan "$WORK/$big.yaml" | grep '^# ')" \
+  "# 1200 tickets on 1001 array tasks (this cluster's MaxArraySize 1001): task t runs tickets t, t+1001, t+2002, ... in turn, up to 2 each"
+note "dlx validate: $validated"
 capped=$(submit_trial "$big" --hold)
 scancel "$capped"
 expect_contains "sbatch" "$(cat "$WORK/$big.sbatch.err")" \

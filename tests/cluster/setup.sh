@@ -34,11 +34,12 @@ mkdir -p "$DLX_TEST_STATE/work"
 chown "$user" "$DLX_TEST_STATE/work"
 cp -r "$(dirname "$0")/../../examples" "$DLX_TEST_STATE/work/"
 chown -R "$user" "$DLX_TEST_STATE/work/examples"
-# A fresh cluster: an earlier run's daemons stopped and its saved jobs (slurmctld's
-# StateSaveLocation, the nodes' spool) gone. A machine that ran the tests before kept them in
-# $DLX_TEST_STATE, and slurmctld recovered that run's jobs: they held nodes, and a test that
-# checks that nothing of a user's is queued found one.
+# A fresh cluster: an earlier run's daemons stopped and its whole state directory gone. A
+# machine that ran the tests before kept it in $DLX_TEST_STATE: slurmctld recovered that run's
+# jobs (a test that checks that nothing of a user's is queued found one), and with job ids
+# starting at 1 again, its storage's .jobs/<id> links would name that run's experiments.
+# (Built images stay: $DLX_TEST_STATE/images.)
 "$DLX_TEST_STATE/prefix/bin/dlx" cluster down --state-dir "$DLX_TEST_STATE/cluster" > /dev/null
-rm -rf "$DLX_TEST_STATE/cluster/spool"
+rm -rf "$DLX_TEST_STATE/cluster"
 "$DLX_TEST_STATE/prefix/bin/dlx" cluster up --state-dir "$DLX_TEST_STATE/cluster" \
   --port-base "$((${DLX_TEST_PORT_BASE:-17400} + ${DLX_TEST_PORT_OFFSET:-0}))"

@@ -162,7 +162,36 @@ TEST_CASE("dlx plan and validate: 5,000 trials on 1,001 array tasks say how tria
   CHECK(count_lines(result.out) - count_lines(result.out, "#") == 5000);  // every trial planned
   result = run_dlx({"validate", (dir.path / "big.yaml").string()});
   CHECK(result.status == 0);
-  CHECK_THAT(result.out, Catch::Contains("valid: 5000 trials, array 0-1000%16 (each task runs up to 5 in turn"));
+  CHECK_THAT(result.out, Catch::Contains("valid: 5000 trials, array 0-1000%16 (each task runs up to 5 in turn: "
+                                         "resources.max_array_tasks)"));
+
+  // Without max_array_tasks: capped as sbatch caps it at the cluster's MaxArraySize when the limit
+  // is known (--max-array-size here; cluster.array_tasks asks a real slurmctld).
+  spit(dir.path / "bigger.yaml", kHead + "searcher: {name: random, metric: m, max_trials: 5000}\n"
+                                         "hyperparameters: {x: {type: double, minval: 0, maxval: 1}}\n");
+  const auto bigger = (dir.path / "bigger.yaml").string();
+  result = run_dlx({"validate", "--max-array-size", "1001", bigger});
+  CHECK(result.status == 0);
+  CHECK_THAT(result.out, Catch::Contains("valid: 5000 trials, array 0-1000%16 (each task runs up to 5 in turn: "
+                                         "--max-array-size 1001)"));
+  result = run_dlx({"validate", "--json", "--max-array-size", "1001", bigger});
+  const auto validated = nlohmann::json::parse(result.out).at(0);
+  CHECK(validated.at("array_tasks") == 1001);
+  CHECK(validated.at("array_tasks_limited_by") == "--max-array-size 1001");
+  result = run_dlx({"plan", "--max-array-size", "1001", bigger});
+  REQUIRE(result.status == 0);
+  CHECK_THAT(result.out, Catch::Contains("# sbatch --array=0-1000%16") &&
+                             Catch::Contains("# 5000 tickets on 1001 array tasks (--max-array-size 1001): task t") &&
+                             Catch::Contains("#     max_array_tasks: 1001"));  // as sbatch freezes it
+  // With no Slurm to ask (no scontrol on PATH), validate says what Slurm's default would do.
+  result = run_dlx({"validate", bigger}, "PATH=/nonexistent");
+  CHECK(result.status == 0);
+  CHECK_THAT(result.out, Catch::Contains("valid: 5000 trials, array 0-4999%16 (more tasks than Slurm's default "
+                                         "MaxArraySize, 1001: sbatch runs several trials per task where the "
+                                         "cluster's limit is lower; --max-array-size N shows how)"));
+  // 0: no limit, no note.
+  result = run_dlx({"validate", "--max-array-size", "0", bigger});
+  CHECK_THAT(result.out, Catch::EndsWith("valid: 5000 trials, array 0-4999%16\n"));
 }
 
 TEST_CASE("dlx plan and dlx status: control characters in values are escaped, rows unchanged", "[cli][hostile]") {

@@ -298,6 +298,25 @@ TEST_CASE("max_array_tasks: more tickets than tasks run in turn, each ticket in 
   CHECK(searcher::array_spec(experiment) == "0-9%3");
 }
 
+TEST_CASE("fit_array_to_cluster: caps the array at MaxArraySize as sbatch does, and only then", "[searcher][array]") {
+  auto experiment = parse("{name: random, metric: m, max_trials: 5000}", "  lr: {type: double, minval: 0, maxval: 1}\n");
+  CHECK_FALSE(searcher::fit_array_to_cluster(experiment, 5000));  // fits exactly
+  CHECK_FALSE(experiment.resources.max_array_tasks.has_value());
+  CHECK_FALSE(searcher::fit_array_to_cluster(experiment, 0));  // arrays disabled: sbatch's own refusal
+  CHECK(searcher::fit_array_to_cluster(experiment, 1001));
+  CHECK(experiment.resources.max_array_tasks == 1001);
+  CHECK(searcher::array_spec(experiment) == "0-1000%16");
+  CHECK(searcher::tickets_of_task(experiment, 1000) == std::vector<int>{1000, 2001, 3002, 4003});
+  // A user's own cap below the cluster's stays.
+  experiment.resources.max_array_tasks = 300;
+  CHECK_FALSE(searcher::fit_array_to_cluster(experiment, 1001));
+  CHECK(experiment.resources.max_array_tasks == 300);
+  // ... and one above it is lowered to it.
+  experiment.resources.max_array_tasks = 2000;
+  CHECK(searcher::fit_array_to_cluster(experiment, 1001));
+  CHECK(experiment.resources.max_array_tasks == 1001);
+}
+
 TEST_CASE("max_array_tasks: read from resources, frozen into the snapshot, refused when not positive",
           "[searcher][array]") {
   const auto experiment = config::parse_experiment(

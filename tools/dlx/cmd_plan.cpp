@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cluster_array_limit.hpp"
 #include "commands.hpp"
 #include "dlx/common/id_ranges.hpp"
 #include "dlx/config/display_text.hpp"
@@ -32,14 +33,16 @@ std::string lengths_of(const searcher::PlannedBracket& bracket) {
   return fmt::format("{}", fmt::join(lengths, "/"));
 }
 
-void print_search_plan(const searcher::SearchPlan& plan, const config::Experiment& experiment, const char* unit) {
+void print_search_plan(const searcher::SearchPlan& plan, const config::Experiment& experiment, const char* unit,
+                       const std::string& tasks_limited_by) {
   fmt::print("# array {}: {}, {}\n", plan.array, counted(plan.tasks, "task"),
              plan.throttle > 0 ? fmt::format("at most {} at once (max_concurrent_trials)", plan.throttle)
                                : std::string("no throttle"));
   if (plan.tasks < plan.tickets) {
     const auto most = searcher::tickets_of_task(experiment, 0).size();
-    fmt::print("# {} on {} (resources.max_array_tasks): task t runs tickets t, t+{}, t+{}, ... in turn, up to {} each\n",
-               counted(plan.tickets, "ticket"), counted(plan.tasks, "array task"), plan.tasks, 2 * plan.tasks, most);
+    fmt::print("# {} on {} ({}): task t runs tickets t, t+{}, t+{}, ... in turn, up to {} each\n",
+               counted(plan.tickets, "ticket"), counted(plan.tasks, "array task"), tasks_limited_by, plan.tasks,
+               2 * plan.tasks, most);
   }
   for (std::size_t b = 0; b < plan.brackets.size(); ++b) {
     const auto& bracket = plan.brackets[b];
@@ -77,7 +80,7 @@ std::vector<std::string> sbatch_words(const config::Experiment& experiment) {
 
 CommandLine plan_command_line() {
   namespace po = boost::program_options;
-  CommandLine command("plan", "FILE [--json] [--site-config FILE]",
+  CommandLine command("plan", "FILE [--json] [--site-config FILE] [--max-array-size N]",
                       "What an experiment will run, before it spends GPU hours: the sbatch options it\n"
                       "is submitted with, ASHA's rungs, every planned trial with its hyperparameters,\n"
                       "and the resolved configuration that sbatch freezes into experiment.yaml. The\n"
@@ -85,7 +88,9 @@ CommandLine plan_command_line() {
                       "dlx plan examples/asha.yaml");
   command.options.add_options()("json", "print the plan as JSON")(
       "site-config", po::value<std::string>()->default_value("")->value_name("FILE"),
-      "site defaults to apply (as sbatch would)");
+      "site defaults to apply (as sbatch would)")(
+      "max-array-size", po::value<long long>()->default_value(-1, "asked of Slurm")->value_name("N"),
+      "the cluster's MaxArraySize, as in dlx validate");
   command.operands.add_options()("file", po::value<std::string>()->required(), "experiment file");
   command.positional.add("file", 1);
   return command;
@@ -98,12 +103,17 @@ struct PlannedExperiment {
   std::vector<searcher::TrialSpec> trials;
   searcher::SearchPlan plan;
   const char* unit = "";  // of the lengths
+  std::string tasks_limited_by;  // what made tasks fewer than tickets ("" when one task per ticket)
 };
 
-PlannedExperiment plan_experiment(const std::string& file, const std::string& site_config) {
+PlannedExperiment plan_experiment(const std::string& file, const std::string& site_config, ClusterArrayLimit& limit) {
   PlannedExperiment planned;
   auto site = load_site_defaults(site_config);
   planned.experiment = config::parse_experiment_file(file, site ? &*site : nullptr);
+  // The array sbatch will submit: capped at the cluster's MaxArraySize when it is known.
+  planned.tasks_limited_by = limit.fit(planned.experiment)
+                                 ? fmt::format("{} {}", limit.source(), *limit.max_array_size())
+                                 : std::string("resources.max_array_tasks");
   planned.trials = searcher::plan_all_trials(planned.experiment);
   planned.plan = searcher::plan_search(planned.experiment);
   const auto& searcher_config = planned.experiment.searcher;
@@ -130,6 +140,7 @@ void print_plan_json(const PlannedExperiment& planned) {
   out["trial_count"] = plan.trials;
   out["tickets"] = plan.tickets;
   out["array_tasks"] = plan.tasks;
+  if (plan.tasks < plan.tickets) out["array_tasks_limited_by"] = planned.tasks_limited_by;
   out["throttle"] = plan.throttle;
   out["brackets"] = nlohmann::ordered_json::array();
   for (const auto& bracket : plan.brackets) {
@@ -163,7 +174,7 @@ void print_plan_text(const PlannedExperiment& planned) {
   if (!experiment.seed_given) {
     fmt::print("# no seed in the file: random values below use seed 0; sbatch picks a seed and freezes it\n");
   }
-  print_search_plan(planned.plan, experiment, planned.unit);
+  print_search_plan(planned.plan, experiment, planned.unit, planned.tasks_limited_by);
   // The same keys, in the same order, as the one warning line of `dlx validate` and sbatch.
   for (const auto& ignored : config::ignored_determined_keys(experiment)) {
     fmt::print("# ignored: {}\n", config::printable(ignored));
@@ -190,7 +201,8 @@ int run_plan(const Arguments& arguments) {
   auto values = parse_options(arguments, plan_command_line());
   PlannedExperiment planned;
   try {
-    planned = plan_experiment(values["file"].as<std::string>(), values["site-config"].as<std::string>());
+    ClusterArrayLimit limit(values["max-array-size"].as<long long>());
+    planned = plan_experiment(values["file"].as<std::string>(), values["site-config"].as<std::string>(), limit);
   } catch (const config::ConfigError& e) {
     fmt::print(stderr, "{}\n", e.what());
     return 1;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cluster_array_limit.hpp"
 #include "commands.hpp"
 #include "dlx/config/display_text.hpp"
 #include "dlx/config/parse.hpp"
@@ -18,9 +19,12 @@ namespace dlx::cli {
 
 namespace {
 
+// Slurm's MaxArraySize when slurm.conf does not set it.
+constexpr int kSlurmDefaultMaxArraySize = 1001;
+
 CommandLine validate_command_line() {
   namespace po = boost::program_options;
-  CommandLine command("validate", "FILE... [--json] [--site-config FILE]",
+  CommandLine command("validate", "FILE... [--json] [--site-config FILE] [--max-array-size N]",
                       "Checks experiment files as `sbatch --dl-experiment` would, with the site's\n"
                       "defaults applied: one line per file, valid with its trial count and array, or\n"
                       "every problem of the file, one per line, sorted by line:\n"
@@ -31,7 +35,10 @@ CommandLine validate_command_line() {
                       "dlx validate examples/grid.yaml examples/asha.yaml");
   command.options.add_options()("json", "print one JSON object per file")(
       "site-config", po::value<std::string>()->default_value("")->value_name("FILE"),
-      "site defaults to apply (as sbatch would)");
+      "site defaults to apply (as sbatch would)")(
+      "max-array-size", po::value<long long>()->default_value(-1, "asked of Slurm")->value_name("N"),
+      "the cluster's MaxArraySize: larger searches run several trials per array task, as sbatch "
+      "would run them (default: asked with `scontrol show config` where Slurm answers; 0: no limit)");
   command.operands.add_options()("file", po::value<std::vector<std::string>>()->required(), "experiment files");
   command.positional.add("file", -1);
   return command;
@@ -52,6 +59,7 @@ int run_validate(const Arguments& arguments) {
     fmt::print(stderr, "{}\n", e.what());
     return 1;
   }
+  ClusterArrayLimit array_limit(values["max-array-size"].as<long long>());
   for (const auto& file : values["file"].as<std::vector<std::string>>()) {
     nlohmann::json result{{"file", file}};
     try {
@@ -60,6 +68,7 @@ int run_validate(const Arguments& arguments) {
       if (!json) {
         for (const auto& warning : experiment.warnings) fmt::print(stderr, "{}\n", warning);
       }
+      const bool capped = array_limit.fit(experiment);
       int trials = searcher::trial_count(experiment);
       result["valid"] = true;
       result["trials"] = trials;
@@ -67,12 +76,20 @@ int run_validate(const Arguments& arguments) {
       const int tasks = searcher::array_task_count(experiment);
       const auto per_task = searcher::tickets_of_task(experiment, 0).size();
       result["array_tasks"] = tasks;
+      std::string mapping;
+      if (tasks < searcher::ticket_count(experiment)) {
+        const std::string cause = capped ? fmt::format("{} {}", array_limit.source(), *array_limit.max_array_size())
+                                         : std::string("resources.max_array_tasks");
+        result["array_tasks_limited_by"] = cause;
+        mapping = fmt::format(" (each task runs up to {} in turn: {})", per_task, cause);
+      } else if (tasks > kSlurmDefaultMaxArraySize && !array_limit.given() && !array_limit.max_array_size()) {
+        mapping = fmt::format(" (more tasks than Slurm's default MaxArraySize, {}: sbatch runs several trials per "
+                              "task where the cluster's limit is lower; --max-array-size N shows how)",
+                              kSlurmDefaultMaxArraySize);
+      }
       if (!json) {
         fmt::print("{}: valid: {}, array {}{}\n", config::printable(file), counted(trials, "trial"),
-                   searcher::array_spec(experiment),
-                   tasks < searcher::ticket_count(experiment)
-                       ? fmt::format(" (each task runs up to {} in turn: resources.max_array_tasks)", per_task)
-                       : std::string());
+                   searcher::array_spec(experiment), mapping);
       }
     } catch (const config::ConfigError& e) {
       ++invalid;

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <exception>
 
 #include <fmt/format.h>
 
@@ -56,9 +57,11 @@ int run_task(const TaskTickets& task, const Options& options, const env::EnvMap&
   const bool rank0 = slurm::read_task_placement(env, host_name()).rank == 0;
   const int count = static_cast<int>(task.tickets.size());
   const int first = tickets_done(task);
-  if (rank0 && first > 0) {
+  if (rank0 && first >= count) {
+    fmt::print(stderr, "dlx-launch: task {}: all {} of its tickets are done; nothing left to run\n", task.task, count);
+  } else if (rank0 && first > 0) {
     fmt::print(stderr, "dlx-launch: task {}: {} of its {} tickets done; going on with ticket {}\n", task.task, first,
-               count, first < count ? task.tickets[first] : task.tickets.back());
+               count, task.tickets[first]);
   }
   // Each ticket starts where the task started: an earlier one entered its code copy.
   const UniqueFd start_dir(::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -74,7 +77,20 @@ int run_task(const TaskTickets& task, const Options& options, const env::EnvMap&
     if (rank0) {
       fmt::print(stderr, "dlx-launch: task {}: ticket {} ({} of {})\n", task.task, ticket, index + 1, count);
     }
-    const int status = run_ticket(options, ticket_env, resolve, out);
+    int status = 0;
+    try {
+      status = run_ticket(options, ticket_env, resolve, out);
+    } catch (const std::exception& error) {
+      // dlx-launch itself failed (not the trainer): most such causes (the entrypoint, the code
+      // snapshot, the node) would fail every later ticket alike, so the task stops here and says
+      // which tickets it leaves; a requeue runs them and skips the finished ones.
+      if (index + 1 == count) throw;
+      throw LaunchError(fmt::format("task {}: ticket {}: {} (the task stops: its ticket{} {} did not run; once "
+                                    "this is fixed, `scontrol requeue` of the task runs them and skips the ones "
+                                    "it finished)",
+                                    task.task, ticket, error.what(), count - index - 1 == 1 ? "" : "s",
+                                    fmt::join(task.tickets.begin() + index + 1, task.tickets.end(), ", ")));
+    }
     if (status == env::kRequeueExitCode) return status;  // the task is requeued; done tickets stay done
     if (status != 0) failed = status;
     if (rank0) record_tickets_done(task, index + 1);

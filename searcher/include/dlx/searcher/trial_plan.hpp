@@ -46,5 +46,10 @@ int array_task_count(const config::Experiment& experiment);
 std::vector<int> tickets_of_task(const config::Experiment& experiment, int task);
 // The array task that runs `ticket`.
 int task_of_ticket(const config::Experiment& experiment, int ticket);
+// What sbatch does with a search whose array would exceed the cluster's MaxArraySize: sets
+// resources.max_array_tasks to it, so that each task runs several tickets in turn. Returns
+// whether it did (false when the array already fits). `dlx validate` and `dlx plan` apply it too,
+// when they know the limit, so that they show the array sbatch will submit.
+bool fit_array_to_cluster(config::Experiment& experiment, unsigned max_array_size);
 
 }  // namespace dlx::searcher
