@@ -141,11 +141,10 @@ bool size_array(Submission& submission) {
   const bool capped = cluster.max_array_size && searcher::fit_array_to_cluster(experiment, *cluster.max_array_size);
   submission.tasks = searcher::array_task_count(experiment);
   if (submission.tasks < tickets) {
-    const int most = static_cast<int>(searcher::tickets_of_task(experiment, 0).size());
-    report_info(fmt::format("dlx: --dl-experiment: {} {} on {} array tasks ({}): each task runs up to {} in turn",
-                            tickets, tickets == submission.trials ? "trials" : "tickets", submission.tasks,
-                            capped ? "this cluster's MaxArraySize" : "resources.max_array_tasks",
-                            most));
+    report_info(fmt::format("dlx: --dl-experiment: {} {} on {} array tasks ({}): each task runs {}", tickets,
+                            tickets == submission.trials ? "trials" : "tickets", submission.tasks,
+                            capped ? "this cluster's MaxArraySize" : searcher::array_tasks_cause(experiment),
+                            searcher::task_load_text(experiment)));
   }
   if (!submission.sbatch.available()) {
     report_error("dlx: --dl-experiment: works with sbatch only (this Slurm command or version does not "

@@ -93,7 +93,7 @@ twice = {t: n for t, n in reports.items() if n != 1}
 done = []
 for path in glob.glob(f"{directory}/tasks/*.json"):
     progress = json.load(open(path))
-    done += progress["tickets"][: progress["tickets_done"]]
+    done += progress["done"]
 tasks = len(glob.glob(f"{directory}/tasks/*.json"))
 if bad or twice or extra or sorted(done) != list(range(trials)):
     sys.exit(f"bench_many_trials: not every trial recorded once: not completed {dict(list(bad.items())[:5])}, "

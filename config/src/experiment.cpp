@@ -1,7 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dlx/config/experiment.hpp"
 
+#include <algorithm>
+
 namespace dlx::config {
+
+int packed_trials(const Resources& resources) {
+  if (resources.trials_per_task) return *resources.trials_per_task;
+  if (resources.trials_per_gpu) return *resources.trials_per_gpu * std::max(1, resources.gpus_per_node.value_or(1));
+  return 1;
+}
 
 const char* to_string(HyperparameterType type) {
   switch (type) {

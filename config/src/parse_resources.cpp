@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The `resources`, `checkpoint` and `environment` sections: what a trial asks of Slurm and of
 // its surroundings. Values use Slurm's own syntax where they become sbatch options.
+#include <charconv>
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "dlx/config/display_text.hpp"
@@ -29,12 +32,57 @@ std::optional<std::string> slurm_value(const MappingReader& section, const char*
   return value;
 }
 
+// trials_per_gpu: N, or the same as gpus_per_trial: 1/N (Ray's and Slurm's way to say it), and
+// trials_per_task. Whether the trial has GPUs to share, and one process per trial, are checked
+// across sections (parse_rules.cpp): gpus_per_node may come from the site's defaults.
+void read_packing(const MappingReader& section, Resources& into) {
+  constexpr int kMostPerGpu = 64;
+  if (section.has("trials_per_gpu") && section.has("gpus_per_trial")) {
+    section.fail(section.raw("gpus_per_trial"), section.path("gpus_per_trial"),
+                 "says again what trials_per_gpu says (gpus_per_trial: 1/N is trials_per_gpu: N)", "keep one of them");
+  }
+  if (auto per_gpu = section.optional_integer_in("trials_per_gpu", 1, kMostPerGpu,
+                                                 "give how many trials share one GPU at once (e.g. 4)")) {
+    into.trials_per_gpu = static_cast<int>(*per_gpu);
+  }
+  if (section.has("gpus_per_trial")) {
+    const auto fail = [&](const std::string& got) {
+      section.fail(section.raw("gpus_per_trial"), section.path("gpus_per_trial"),
+                   fmt::format("must be 1/N of a GPU for N from 1 to {} (1/4, or 1, 0.5, 0.25, 0.125, ...), got {}",
+                               kMostPerGpu, got),
+                   "give a fraction 1/N, or trials_per_gpu: N; a trial of whole GPUs uses gpus_per_node");
+    };
+    const YAML::Node value = section.raw("gpus_per_trial");
+    const std::string text = value.IsScalar() ? value.Scalar() : std::string();
+    double whole = 0;
+    if (text.starts_with("1/")) {  // "1/4", as a fraction is written
+      int n = 0;
+      const auto [end, error] = std::from_chars(text.data() + 2, text.data() + text.size(), n);
+      if (error != std::errc() || end != text.data() + text.size() || n < 1 || n > kMostPerGpu) fail(abbreviated(text));
+      whole = n;
+    } else {
+      const double share = *section.optional_number("gpus_per_trial");
+      const double per_gpu = share > 0 ? 1.0 / share : 0;
+      whole = std::round(per_gpu);
+      if (!(share > 0 && share <= 1) || whole > kMostPerGpu || std::abs(per_gpu - whole) > 1e-6 * whole) {
+        fail(fmt::format("{}", share));
+      }
+    }
+    into.trials_per_gpu = static_cast<int>(whole);
+  }
+  if (auto per_task = section.optional_integer_in("trials_per_task", 1, 256,
+                                                  "give how many trials one array task runs at once (e.g. 4)")) {
+    into.trials_per_task = static_cast<int>(*per_task);
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& resource_keys() {
   static const std::vector<std::string> keys{"nodes_per_trial", "tasks_per_node", "gpus_per_node", "cpus_per_task",
                                              "mem_per_node",    "time_limit",     "partition",
-                                             "sample_period",   "max_array_tasks"};
+                                             "sample_period",   "max_array_tasks", "trials_per_gpu",
+                                             "gpus_per_trial",  "trials_per_task"};
   return keys;
 }
 
@@ -80,6 +128,7 @@ void read_resources(const MappingReader& section, Resources& into) {
                                                "several trials in turn)")) {
     into.max_array_tasks = static_cast<int>(*tasks);
   }
+  read_packing(section, into);
 }
 
 void parse_checkpoint(const MappingReader& section, CheckpointPolicy& into) {

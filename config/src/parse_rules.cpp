@@ -77,11 +77,42 @@ void check_searcher_rules(const Experiment& experiment, const MappingReader& roo
   }
 }
 
+// Packing shares an array task, and its GPUs, among trials that are one process each.
+void check_packing_rules(const Experiment& experiment, const MappingReader& root) {
+  const auto& resources = experiment.resources;
+  const YAML::Node section = root.has("resources") ? root.raw("resources") : YAML::Node();  // site defaults
+  const int gpus = resources.gpus_per_node.value_or(0);
+  if (resources.trials_per_gpu && gpus == 0) {
+    const char* key = section["gpus_per_trial"] ? "gpus_per_trial" : "trials_per_gpu";
+    fail_at(root, section[key], fmt::format("resources.{}", key),
+            "shares GPUs among trials, but the trial asks for none (resources.gpus_per_node)",
+            "give gpus_per_node (the GPUs each array task holds), or pack CPU trials with trials_per_task");
+  }
+  if (resources.trials_per_gpu && resources.trials_per_task &&
+      *resources.trials_per_task != *resources.trials_per_gpu * gpus) {
+    fail_at(root, section["trials_per_task"], "resources.trials_per_task",
+            fmt::format("is {}, but {} trials per GPU on {} GPU{} make {}", *resources.trials_per_task,
+                        *resources.trials_per_gpu, gpus, gpus == 1 ? "" : "s", *resources.trials_per_gpu * gpus),
+            "keep one of trials_per_task and trials_per_gpu");
+  }
+  if (packed_trials(resources) > 1 && (resources.nodes_per_trial != 1 || resources.tasks_per_node != 1)) {
+    const char* key = section["trials_per_task"] ? "trials_per_task"
+                      : section["gpus_per_trial"] ? "gpus_per_trial"
+                                                  : "trials_per_gpu";
+    fail_at(root, section[key], fmt::format("resources.{}", key),
+            fmt::format("packs trials of one process each, but a trial has {} node{} x {} rank{}",
+                        resources.nodes_per_trial, resources.nodes_per_trial == 1 ? "" : "s",
+                        resources.tasks_per_node, resources.tasks_per_node == 1 ? "" : "s"),
+            "pack single-process trials (nodes_per_trial: 1, tasks_per_node: 1), or give each trial whole GPUs");
+  }
+}
+
 }  // namespace
 
 void check_cross_field_rules(const Experiment& experiment, const MappingReader& root) {
   check_hyperparameter_names(experiment);
   check_searcher_rules(experiment, root);
+  check_packing_rules(experiment, root);
   if (experiment.checkpoint.keep_latest + experiment.checkpoint.keep_best == 0) {
     fail_at(root, root.raw("checkpoint"), "checkpoint",
             "keep_latest and keep_best are both 0: no checkpoint would survive to resume from",

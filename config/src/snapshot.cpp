@@ -169,6 +169,8 @@ void emit_resources(YAML::Emitter& out, const Resources& resources) {
   if (resources.partition) out << YAML::Key << "partition" << YAML::Value << YAML::DoubleQuoted << *resources.partition;
   if (resources.sample_period_s != 1.0) out << YAML::Key << "sample_period" << YAML::Value << resources.sample_period_s;
   if (resources.max_array_tasks) out << YAML::Key << "max_array_tasks" << YAML::Value << *resources.max_array_tasks;
+  if (resources.trials_per_gpu) out << YAML::Key << "trials_per_gpu" << YAML::Value << *resources.trials_per_gpu;
+  if (resources.trials_per_task) out << YAML::Key << "trials_per_task" << YAML::Value << *resources.trials_per_task;
   out << YAML::EndMap;
 }
 

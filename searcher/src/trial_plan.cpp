@@ -96,7 +96,10 @@ std::vector<TrialSpec> plan_all_trials(const config::Experiment& experiment) {
 }
 
 int array_throttle(const config::Experiment& experiment) {
-  const int limit = experiment.searcher.max_concurrent_trials;
+  // Trials at once, in tasks: a packed task runs packed_trials of them at once.
+  const int per_task = config::packed_trials(experiment.resources);
+  const int trials = experiment.searcher.max_concurrent_trials;
+  const int limit = trials > 0 ? (trials + per_task - 1) / per_task : 0;
   return limit > 0 && limit < array_task_count(experiment) ? limit : 0;
 }
 
@@ -109,8 +112,10 @@ std::string array_spec(const config::Experiment& experiment) {
 
 int array_task_count(const config::Experiment& experiment) {
   const int tickets = ticket_count(experiment);
+  const int per_task = config::packed_trials(experiment.resources);
+  const int packed = static_cast<int>((static_cast<long long>(tickets) + per_task - 1) / per_task);
   const auto most = experiment.resources.max_array_tasks;
-  return most && *most < tickets ? *most : tickets;
+  return most && *most < packed ? *most : packed;
 }
 
 std::vector<int> tickets_of_task(const config::Experiment& experiment, int task) {
@@ -125,6 +130,24 @@ std::vector<int> tickets_of_task(const config::Experiment& experiment, int task)
 int task_of_ticket(const config::Experiment& experiment, int ticket) {
   const int tasks = array_task_count(experiment);
   return tasks > 0 ? ticket % tasks : 0;
+}
+
+std::string task_load_text(const config::Experiment& experiment) {
+  const auto most = tickets_of_task(experiment, 0).size();
+  const auto at_once = static_cast<std::size_t>(config::packed_trials(experiment.resources));
+  if (at_once <= 1) return fmt::format("up to {} in turn", most);
+  if (most <= at_once) return fmt::format("up to {} at once", most);
+  return fmt::format("up to {}, {} at once", most, at_once);
+}
+
+std::string array_tasks_cause(const config::Experiment& experiment) {
+  const auto& resources = experiment.resources;
+  const int per_task = config::packed_trials(resources);
+  const long long packed = (static_cast<long long>(ticket_count(experiment)) + per_task - 1) / per_task;
+  if (resources.max_array_tasks && *resources.max_array_tasks < packed) return "resources.max_array_tasks";
+  if (resources.trials_per_task) return "resources.trials_per_task";
+  if (resources.trials_per_gpu) return "resources.trials_per_gpu";
+  return "resources.max_array_tasks";
 }
 
 bool fit_array_to_cluster(config::Experiment& experiment, unsigned max_array_size) {

@@ -81,7 +81,8 @@ assert len(lrs) == 12, lrs
 assert len(resumed) <= 1, resumed
 for task in range(3):
     progress = json.load(open(f"{directory}/tasks/{task}.json"))
-    assert progress == {"task": task, "tickets_done": 4, "tickets": [task, task + 3, task + 6, task + 9]}, progress
+    tickets = [task, task + 3, task + 6, task + 9]
+    assert progress == {"task": task, "tickets": tickets, "done": tickets}, progress
 print(f"# h5py: 12 trials completed, each in task id % 3, 12 distinct lr; run twice (requeued mid-trial): {resumed}")
 PY
 note "12 trials on 3 array tasks; the requeued task skipped what it had finished"

@@ -88,8 +88,8 @@ assert states(directory) == {0: "completed", 1: "completed", 2: "completed", 3: 
 lrs = [r["lr"] for r in ran]
 assert len(set(lrs)) == 5 and all(0.001 <= lr <= 1 for lr in lrs), lrs
 assert all(float(r["hp"]) == r["lr"] for r in ran), ran  # DLX_HP_LR is each trial's own
-assert progress(directory, 0) == {"task": 0, "tickets_done": 3, "tickets": [0, 2, 4]}
-assert progress(directory, 1) == {"task": 1, "tickets_done": 2, "tickets": [1, 3]}
+assert progress(directory, 0) == {"task": 0, "tickets": [0, 2, 4], "done": [0, 2, 4]}
+assert progress(directory, 1) == {"task": 1, "tickets": [1, 3], "done": [1, 3]}
 print(f"  task 0 ran trials 0, 2, 4; task 1 ran 1, 3; each once, completed, lr {sorted(round(x, 4) for x in lrs)}")
 # The task once more (a requeue after its last ticket): nothing runs again, and it says so.
 output = launch(directory, 0, 0)
@@ -114,7 +114,7 @@ directory = experiment()
 with open(os.path.join(directory, "exit-2"), "w") as f:
     f.write("85")
 launch(directory, 0, 85)
-assert progress(directory, 0)["tickets_done"] == 1
+assert progress(directory, 0)["done"] == [0]
 output = launch(directory, 0, 0)
 assert "dlx-launch: task 0: 1 of its 3 tickets done; going on with ticket 2" in output, output
 assert [r["trial"] for r in runs(directory)] == [0, 2, 2, 4], runs(directory)  # trial 0 not run again
@@ -122,13 +122,23 @@ assert states(directory) == {0: "completed", 2: "completed", 4: "completed"}, st
 print("  trial 0 is not run again; trial 2 resumes, then trial 4 runs")
 shutil.rmtree(directory)
 
+print("the first form of tasks/<task>.json, a count of the first tickets, is still read:")
+directory = experiment()
+launch(directory, 0, 0)
+with open(os.path.join(directory, "tasks", "0.json"), "w") as f:
+    f.write('{"task": 0, "tickets_done": 2, "tickets": [0, 2, 4]}\n')
+output = launch(directory, 0, 0)
+assert "dlx-launch: task 0: 2 of its 3 tickets done; going on with ticket 4" in output, output
+shutil.rmtree(directory)
+print("  2 of 3 done: the task goes on with ticket 4")
+
 print("a trial that fails for good does not stop the task:")
 directory = experiment()
 with open(os.path.join(directory, "exit-2"), "w") as f:
     f.write("3")
 output = launch(directory, 0, 3)  # the task's status: the failed ticket's
 assert states(directory) == {0: "completed", 2: "failed", 4: "completed"}, states(directory)
-assert progress(directory, 0)["tickets_done"] == 3
+assert progress(directory, 0)["done"] == [0, 2, 4]
 print("  trial 2 failed, trial 4 ran; the task exits 3")
 shutil.rmtree(directory)
 print("dlx-launch failing on a ticket (not the trainer) stops the task and names what it left:")
@@ -141,7 +151,7 @@ assert "dlx-launch: task 0: ticket 2: " in output, output
 assert ("(the task stops: its ticket 4 did not run; once this is fixed, `scontrol requeue` of the task runs them "
         "and skips the ones it finished)") in output, output
 assert [r["trial"] for r in runs(directory)] == [0], runs(directory)
-assert progress(directory, 0)["tickets_done"] == 1
+assert progress(directory, 0)["done"] == [0]
 os.remove(os.path.join(directory, "trials", "2"))
 output = launch(directory, 0, 0)  # the requeue, once fixed
 assert "dlx-launch: task 0: 1 of its 3 tickets done; going on with ticket 2" in output, output

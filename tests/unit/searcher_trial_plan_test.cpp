@@ -337,3 +337,86 @@ TEST_CASE("max_array_tasks: read from resources, frozen into the snapshot, refus
     CHECK_THAT(error.what(), Catch::Contains("max_array_tasks") && Catch::Contains("several trials in turn"));
   }
 }
+
+namespace {
+
+// An experiment of `trials` random trials with `resources`, parsed as sbatch parses it.
+config::Experiment packed(int trials, const std::string& resources, const std::string& more = "") {
+  return config::parse_experiment(fmt::format("name: t\nentrypoint: x\nseed: 3\nsearcher: {{name: random, metric: m, "
+                                              "max_trials: {}{}}}\nhyperparameters: {{lr: {{type: double, minval: 0, "
+                                              "maxval: 1}}}}\nresources: {}\n",
+                                              trials, more, resources),
+                                  "t.yaml");
+}
+
+// The message of the ConfigError that parsing `resources` throws ("" when it parses).
+std::string packing_error(const std::string& resources) {
+  try {
+    packed(8, resources);
+  } catch (const config::ConfigError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("packing: trials_per_gpu and trials_per_task make fewer tasks, each running several at once",
+          "[searcher][array][packing]") {
+  auto experiment = packed(8, "{gpus_per_node: 1, trials_per_gpu: 4}");
+  CHECK(config::packed_trials(experiment.resources) == 4);
+  CHECK(searcher::array_task_count(experiment) == 2);
+  CHECK(searcher::tickets_of_task(experiment, 0) == std::vector<int>{0, 2, 4, 6});
+  CHECK(searcher::tickets_of_task(experiment, 1) == std::vector<int>{1, 3, 5, 7});
+  CHECK(searcher::task_load_text(experiment) == "up to 4 at once");
+  CHECK(searcher::array_tasks_cause(experiment) == "resources.trials_per_gpu");
+  CHECK(searcher::array_spec(experiment) == "0-1");
+  // gpus_per_trial: 1/N is the same; two GPUs a task hold twice the trials.
+  CHECK(config::packed_trials(packed(8, "{gpus_per_node: 2, gpus_per_trial: 0.25}").resources) == 8);
+  CHECK(config::packed_trials(packed(8, "{gpus_per_node: 1, gpus_per_trial: 0.3333333333}").resources) == 3);
+  CHECK(config::packed_trials(packed(8, "{gpus_per_node: 1, gpus_per_trial: 1/4}").resources) == 4);
+  // CPU trials: trials_per_task.
+  experiment = packed(10, "{trials_per_task: 4}");
+  CHECK(searcher::array_task_count(experiment) == 3);
+  CHECK(searcher::tickets_of_task(experiment, 2) == std::vector<int>{2, 5, 8});
+  CHECK(searcher::array_tasks_cause(experiment) == "resources.trials_per_task");
+  // The throttle counts tasks: 8 trials at once are 2 tasks of 4.
+  experiment = packed(40, "{trials_per_task: 4}", ", max_concurrent_trials: 8");
+  CHECK(searcher::array_task_count(experiment) == 10);
+  CHECK(searcher::array_spec(experiment) == "0-9%2");
+  // With max_array_tasks too: each task runs more than it holds at once.
+  experiment = packed(40, "{trials_per_task: 4, max_array_tasks: 5}");
+  CHECK(searcher::array_task_count(experiment) == 5);
+  CHECK(searcher::task_load_text(experiment) == "up to 8, 4 at once");
+  CHECK(searcher::array_tasks_cause(experiment) == "resources.max_array_tasks");
+  // Frozen into the snapshot as given.
+  const auto frozen = config::parse_experiment(config::to_yaml(packed(8, "{gpus_per_node: 1, gpus_per_trial: 0.5}")),
+                                               "experiment.yaml");
+  CHECK(frozen.resources.trials_per_gpu == 2);
+  CHECK(config::packed_trials(frozen.resources) == 2);
+}
+
+TEST_CASE("packing: refused with a message where it cannot work", "[searcher][array][packing]") {
+  CHECK_THAT(packing_error("{trials_per_gpu: 4}"),
+             Catch::Contains("resources.trials_per_gpu: shares GPUs among trials, but the trial asks for none "
+                             "(resources.gpus_per_node)") &&
+                 Catch::Contains("pack CPU trials with trials_per_task"));
+  CHECK_THAT(packing_error("{gpus_per_node: 1, gpus_per_trial: 0.3}"),
+             Catch::Contains("resources.gpus_per_trial: must be 1/N of a GPU for N from 1 to 64 (1/4, or 1, 0.5, "
+                             "0.25, 0.125, ...), got 0.3"));
+  CHECK_THAT(packing_error("{gpus_per_node: 1, gpus_per_trial: 1/0}"), Catch::Contains("must be 1/N of a GPU"));
+  CHECK_THAT(packing_error("{gpus_per_node: 1, gpus_per_trial: 1/x}"), Catch::Contains("got 1/x"));
+  CHECK_THAT(packing_error("{gpus_per_node: 1, gpus_per_trial: 2}"), Catch::Contains("must be 1/N of a GPU"));
+  CHECK_THAT(packing_error("{gpus_per_node: 1, gpus_per_trial: 0}"), Catch::Contains("must be 1/N of a GPU"));
+  CHECK_THAT(packing_error("{gpus_per_node: 1, trials_per_gpu: 2, gpus_per_trial: 0.5}"),
+             Catch::Contains("resources.gpus_per_trial: says again what trials_per_gpu says"));
+  CHECK_THAT(packing_error("{gpus_per_node: 2, trials_per_gpu: 2, trials_per_task: 3}"),
+             Catch::Contains("resources.trials_per_task: is 3, but 2 trials per GPU on 2 GPUs make 4"));
+  CHECK_THAT(packing_error("{nodes_per_trial: 2, trials_per_task: 4}"),
+             Catch::Contains("resources.trials_per_task: packs trials of one process each, but a trial has 2 nodes "
+                             "x 1 rank") &&
+                 Catch::Contains("nodes_per_trial: 1, tasks_per_node: 1"));
+  CHECK_THAT(packing_error("{trials_per_task: 0}"), Catch::Contains("trials_per_task"));
+  CHECK(packing_error("{trials_per_task: 1}").empty());
+  CHECK(packing_error("{gpus_per_node: 2, trials_per_gpu: 2, trials_per_task: 4}").empty());
+}

@@ -40,9 +40,10 @@ void print_search_plan(const searcher::SearchPlan& plan, const config::Experimen
                                : std::string("no throttle"));
   if (plan.tasks < plan.tickets) {
     const auto most = searcher::tickets_of_task(experiment, 0).size();
-    fmt::print("# {} on {} ({}): task t runs tickets t, t+{}, t+{}, ... in turn, up to {} each\n",
+    const int at_once = config::packed_trials(experiment.resources);
+    fmt::print("# {} on {} ({}): task t runs tickets t, t+{}, t+{}, ... {}, up to {} each\n",
                counted(plan.tickets, "ticket"), counted(plan.tasks, "array task"), tasks_limited_by, plan.tasks,
-               2 * plan.tasks, most);
+               2 * plan.tasks, at_once > 1 ? fmt::format("{} at once", at_once) : std::string("in turn"), most);
   }
   for (std::size_t b = 0; b < plan.brackets.size(); ++b) {
     const auto& bracket = plan.brackets[b];
@@ -113,7 +114,7 @@ PlannedExperiment plan_experiment(const std::string& file, const std::string& si
   // The array sbatch will submit: capped at the cluster's MaxArraySize when it is known.
   planned.tasks_limited_by = limit.fit(planned.experiment)
                                  ? fmt::format("{} {}", limit.source(), *limit.max_array_size())
-                                 : std::string("resources.max_array_tasks");
+                                 : searcher::array_tasks_cause(planned.experiment);
   planned.trials = searcher::plan_all_trials(planned.experiment);
   planned.plan = searcher::plan_search(planned.experiment);
   const auto& searcher_config = planned.experiment.searcher;

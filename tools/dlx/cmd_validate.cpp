@@ -74,14 +74,13 @@ int run_validate(const Arguments& arguments) {
       result["trials"] = trials;
       result["array"] = searcher::array_spec(experiment);
       const int tasks = searcher::array_task_count(experiment);
-      const auto per_task = searcher::tickets_of_task(experiment, 0).size();
       result["array_tasks"] = tasks;
       std::string mapping;
       if (tasks < searcher::ticket_count(experiment)) {
         const std::string cause = capped ? fmt::format("{} {}", array_limit.source(), *array_limit.max_array_size())
-                                         : std::string("resources.max_array_tasks");
+                                         : searcher::array_tasks_cause(experiment);
         result["array_tasks_limited_by"] = cause;
-        mapping = fmt::format(" (each task runs up to {} in turn: {})", per_task, cause);
+        mapping = fmt::format(" (each task runs {}: {})", searcher::task_load_text(experiment), cause);
       } else if (tasks > kSlurmDefaultMaxArraySize && !array_limit.given() && !array_limit.max_array_size()) {
         mapping = fmt::format(" (more tasks than Slurm's default MaxArraySize, {}: sbatch runs several trials per "
                               "task where the cluster's limit is lower; --max-array-size N shows how)",

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -15,6 +16,7 @@
 #include "dlx/env/trial_context.hpp"
 #include "dlx/launch/child_process.hpp"
 #include "dlx/launch/launch_error.hpp"
+#include "dlx/launch/task_slots.hpp"
 #include "dlx/launch/task_tickets.hpp"
 #include "dlx/slurm/task_placement.hpp"
 #include "launch_state.hpp"
@@ -56,26 +58,46 @@ int run_task(const TaskTickets& task, const Options& options, const env::EnvMap&
              std::FILE* out) {
   const bool rank0 = slurm::read_task_placement(env, host_name()).rank == 0;
   const int count = static_cast<int>(task.tickets.size());
-  const int first = tickets_done(task);
-  if (rank0 && first >= count) {
+  auto done = tickets_done(task);
+  std::vector<int> left;
+  for (const int ticket : task.tickets) {
+    if (!done.contains(ticket)) left.push_back(ticket);
+  }
+  if (rank0 && left.empty()) {
     fmt::print(stderr, "dlx-launch: task {}: all {} of its tickets are done; nothing left to run\n", task.task, count);
-  } else if (rank0 && first > 0) {
-    fmt::print(stderr, "dlx-launch: task {}: {} of its {} tickets done; going on with ticket {}\n", task.task, first,
-               count, task.tickets[first]);
+  } else if (rank0 && !done.empty()) {
+    fmt::print(stderr, "dlx-launch: task {}: {} of its {} tickets done; going on with ticket {}\n", task.task,
+               done.size(), count, left.front());
   }
   // Each ticket starts where the task started: an earlier one entered its code copy.
   const UniqueFd start_dir(::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  int failed = 0;
-  for (int index = first; index < count; ++index) {
-    const int ticket = task.tickets[index];
-    const auto ticket_env = index == 0 ? env : ticket_environment(env, ticket);
+  auto enter_ticket = [&](int ticket) {
+    const auto ticket_env = ticket == task.task ? env : ticket_environment(env, ticket);
     replace_process_environment(ticket_env);
     if (start_dir && ::fchdir(start_dir.get()) != 0) {
       throw LaunchError(fmt::format("task {}: cannot return to the task's working directory: {}", task.task,
                                     std::strerror(errno)));
     }
+    return ticket_env;
+  };
+  if (task.at_once > 1) {
+    // Each ticket in a child process of its own (task_slots.hpp), from the task's directory.
+    return run_packed_task(task, left, done, env, [&](const env::EnvMap& slot_env) {
+      replace_process_environment(slot_env);
+      if (start_dir && ::fchdir(start_dir.get()) != 0) {
+        throw LaunchError(fmt::format("task {}: cannot return to the task's working directory: {}", task.task,
+                                      std::strerror(errno)));
+      }
+      return run_ticket(options, slot_env, resolve, out);
+    });
+  }
+  int failed = 0;
+  for (std::size_t next = 0; next < left.size(); ++next) {
+    const int ticket = left[next];
+    const auto ticket_env = enter_ticket(ticket);
     if (rank0) {
-      fmt::print(stderr, "dlx-launch: task {}: ticket {} ({} of {})\n", task.task, ticket, index + 1, count);
+      const auto position = std::find(task.tickets.begin(), task.tickets.end(), ticket) - task.tickets.begin();
+      fmt::print(stderr, "dlx-launch: task {}: ticket {} ({} of {})\n", task.task, ticket, position + 1, count);
     }
     int status = 0;
     try {
@@ -84,16 +106,15 @@ int run_task(const TaskTickets& task, const Options& options, const env::EnvMap&
       // dlx-launch itself failed (not the trainer): most such causes (the entrypoint, the code
       // snapshot, the node) would fail every later ticket alike, so the task stops here and says
       // which tickets it leaves; a requeue runs them and skips the finished ones.
-      if (index + 1 == count) throw;
-      throw LaunchError(fmt::format("task {}: ticket {}: {} (the task stops: its ticket{} {} did not run; once "
-                                    "this is fixed, `scontrol requeue` of the task runs them and skips the ones "
-                                    "it finished)",
-                                    task.task, ticket, error.what(), count - index - 1 == 1 ? "" : "s",
-                                    fmt::join(task.tickets.begin() + index + 1, task.tickets.end(), ", ")));
+      if (next + 1 == left.size()) throw;
+      throw LaunchError(fmt::format("task {}: ticket {}: {} (the task stops: {} did not run; once this is fixed, "
+                                    "`scontrol requeue` of the task runs them and skips the ones it finished)",
+                                    task.task, ticket, error.what(), tickets_text(left, next + 1)));
     }
     if (status == env::kRequeueExitCode) return status;  // the task is requeued; done tickets stay done
     if (status != 0) failed = status;
-    if (rank0) record_tickets_done(task, index + 1);
+    done.insert(ticket);
+    if (rank0) record_tickets_done(task, done);
   }
   return failed;
 }

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -19,7 +20,8 @@ namespace dlx::launch {
 
 namespace {
 
-constexpr std::size_t kMaxProgressBytes = 4096;
+// Two lists of the task's tickets: about 16 bytes a ticket, 1,000,000 tickets on one task at most.
+constexpr std::size_t kMaxProgressBytes = std::size_t{32} << 20;
 
 }  // namespace
 
@@ -27,35 +29,53 @@ std::optional<TaskTickets> task_tickets(const config::Experiment& experiment, co
                                         int ticket) {
   const int tasks = searcher::array_task_count(experiment);
   if (tasks >= searcher::ticket_count(experiment) || ticket < 0 || ticket >= tasks) return std::nullopt;
+  const auto& resources = experiment.resources;
   return TaskTickets{.task = ticket,
                      .tickets = searcher::tickets_of_task(experiment, ticket),
-                     .progress = experiment_dir / "tasks" / fmt::format("{}.json", ticket)};
+                     .progress = experiment_dir / "tasks" / fmt::format("{}.json", ticket),
+                     .at_once = config::packed_trials(resources),
+                     .trials_per_gpu = resources.trials_per_gpu && !resources.trials_per_task ? *resources.trials_per_gpu : 0};
 }
 
-int tickets_done(const TaskTickets& task) {
+std::set<int> tickets_done(const TaskTickets& task) {
   std::error_code missing;
-  if (!std::filesystem::exists(task.progress, missing)) return 0;
+  if (!std::filesystem::exists(task.progress, missing)) return {};
   try {
     const auto json = nlohmann::json::parse(read_small_file(task.progress, kMaxProgressBytes));
-    const auto done = json.at("tickets_done").get<int>();
-    if (json.at("task").get<int>() != task.task || done < 0 || done > static_cast<int>(task.tickets.size())) {
-      throw std::out_of_range("values out of range");
+    if (json.at("task").get<int>() != task.task) throw std::out_of_range("another task's file");
+    const std::set<int> ours(task.tickets.begin(), task.tickets.end());
+    std::set<int> done;
+    if (json.contains("done")) {
+      for (const int ticket : json.at("done").get<std::vector<int>>()) {
+        if (!ours.contains(ticket)) throw std::out_of_range(fmt::format("ticket {} is not this task's", ticket));
+        done.insert(ticket);
+      }
+    } else {  // the first form: a count of the first tickets
+      const auto count = json.at("tickets_done").get<int>();
+      if (count < 0 || count > static_cast<int>(task.tickets.size())) throw std::out_of_range("values out of range");
+      done.insert(task.tickets.begin(), task.tickets.begin() + count);
     }
     return done;
   } catch (const std::exception& error) {
     fmt::print(stderr, "dlx-launch: warning: {} is damaged ({}): task {} starts again at its first ticket, {}\n",
                task.progress.string(), error.what(), task.task, task.tickets.front());
-    return 0;
+    return {};
   }
 }
 
-void record_tickets_done(const TaskTickets& task, int done) {
+void record_tickets_done(const TaskTickets& task, const std::set<int>& done) {
   create_directories_with_mode(task.progress.parent_path());
   nlohmann::ordered_json json;
   json["task"] = task.task;
-  json["tickets_done"] = done;
   json["tickets"] = task.tickets;
+  json["done"] = done;
   write_file_durably(task.progress, json.dump() + "\n");
+}
+
+std::string tickets_text(const std::vector<int>& tickets, std::size_t from) {
+  const auto rest = tickets.size() - std::min(from, tickets.size());
+  return fmt::format("its ticket{} {}", rest == 1 ? "" : "s",
+                     fmt::join(tickets.begin() + static_cast<std::ptrdiff_t>(tickets.size() - rest), tickets.end(), ", "));
 }
 
 env::EnvMap ticket_environment(const env::EnvMap& task_env, int ticket) {

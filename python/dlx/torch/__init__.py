@@ -41,6 +41,24 @@ __all__ = ["checkpoint_due", "checkpoint_requested", "load_state", "Loop", "save
            "TreeError"]
 
 
+def _apply_gpu_share() -> None:
+    """A packed trial (resources.trials_per_gpu: N) shares its GPU with N - 1 others: dlx-launch
+    sets DLX_GPU_MEMORY_FRACTION to 1/N, and torch's caching allocator is capped at that share of
+    the device, so that running out of memory is this trial's failure, not its neighbours'."""
+    share = os.environ.get("DLX_GPU_MEMORY_FRACTION")
+    if not share or not torch.cuda.is_available():
+        return
+    try:
+        fraction = float(share)
+    except ValueError:
+        raise ConfigError(f"dlx.torch: DLX_GPU_MEMORY_FRACTION is {share!r}, not a number "
+                          f"(dlx-launch sets it for packed trials)") from None
+    torch.cuda.set_per_process_memory_fraction(fraction, 0)
+
+
+_apply_gpu_share()
+
+
 def _any_rank(flag: bool, trial: Trial) -> bool:
     """True on every rank when `flag` is true on any (an all_reduce of MAX; local on one rank)."""
     if trial.size == 1:

@@ -111,7 +111,16 @@ struct Resources {
   // t + N, t + 2N, ... one after another (searcher/trial_plan.hpp). Unset: one task per ticket.
   // The plugin sets it to the cluster's MaxArraySize when the tickets would not fit, and freezes it.
   std::optional<int> max_array_tasks;
+  // Packing: trials one array task runs at once, each its own process with its own trial id,
+  // record, checkpoints and logs (launcher/launch/task_slots.hpp). trials_per_gpu N (or
+  // gpus_per_trial 1/N) shares each of the task's GPUs among N trials; trials_per_task N packs N
+  // trials into a task whatever it holds (CPU trials). Unset: one trial at a time.
+  std::optional<int> trials_per_gpu;
+  std::optional<int> trials_per_task;
 };
+
+// Trials one array task runs at once: trials_per_task, else trials_per_gpu x gpus_per_node, else 1.
+int packed_trials(const Resources& resources);
 
 // The `checkpoint` section: when to save and which checkpoints retention keeps.
 struct CheckpointPolicy {

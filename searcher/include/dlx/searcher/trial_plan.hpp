@@ -41,11 +41,20 @@ std::string array_spec(const config::Experiment& experiment);
 // resources.max_array_tasks N below the ticket count T, the array has N tasks and task t runs
 // tickets t, t + N, t + 2N, ... below T, one after another, so that any number of trials fits a
 // cluster's MaxArraySize (or a user's job limit). Ticket k is always run by task k % N.
+// Packed (resources.trials_per_gpu / trials_per_task P > 1): ceil(T / P) tasks (or fewer, as
+// above), each running its tickets P at a time; the throttle counts tasks, ceil(trials / P).
 int array_task_count(const config::Experiment& experiment);
 // The tickets array task `task` runs, in order (empty for a task past the array).
 std::vector<int> tickets_of_task(const config::Experiment& experiment, int task);
 // The array task that runs `ticket`.
 int task_of_ticket(const config::Experiment& experiment, int ticket);
+// How each array task runs its tickets, for messages: "up to 5 in turn", "up to 4 at once",
+// "up to 8, 4 at once".
+std::string task_load_text(const config::Experiment& experiment);
+// What makes the array smaller than the tickets: "resources.max_array_tasks" where that cap
+// binds, else the packing key ("resources.trials_per_gpu", "resources.trials_per_task").
+std::string array_tasks_cause(const config::Experiment& experiment);
+
 // What sbatch does with a search whose array would exceed the cluster's MaxArraySize: sets
 // resources.max_array_tasks to it, so that each task runs several tickets in turn. Returns
 // whether it did (false when the array already fits). `dlx validate` and `dlx plan` apply it too,

@@ -8,18 +8,24 @@
 //     accounted: launch.hpp), started from the process environment and working directory the
 //     task began with, the ticket's own DLX_TICKET and DLX_TRIAL_ID in place of the first's;
 //   - once a ticket has ended for good (exit 0: its work done, or none; any other exit but 85:
-//     its trial failed for good), rank 0 records how many of the task's tickets are done in
+//     its trial failed for good), rank 0 records which of the task's tickets are done in
 //     <experiment>/tasks/<task>.json (temp + fsync + rename; rank 0 of the task is its only
 //     writer);
 //   - exit 85 from a ticket (Slurm's notice, a crash to restart, a waiting ticket giving back its
-//     slot) ends the task with 85: Slurm requeues it, and each rank starts again at the first
-//     ticket not done, which it reads as it starts;
+//     slot) ends the task with 85: Slurm requeues it, and each rank starts again with the
+//     tickets not done, which it reads as it starts;
+//   - packed (resources.trials_per_gpu / trials_per_task P > 1, trials of one process): the task
+//     runs its tickets P at a time, each in a child process of its own (task_slots.hpp); a
+//     ticket's exit 85 lets the others finish or checkpoint, starts no new one, and ends the task
+//     with 85;
 //   - the task exits 0 when every ticket ended well, else with the last failed ticket's status.
 // The ranks agree on where to start: rank 0 counts a ticket done only after its trainer exited,
 // which on a trial of several ranks needs the others' trainers (their rendezvous) or, for a
 // trainer that never got that far, the crash every rank takes (peer_crash.hpp).
 #include <filesystem>
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "dlx/config/experiment.hpp"
@@ -31,6 +37,8 @@ struct TaskTickets {
   int task = 0;              // the array task (its first ticket)
   std::vector<int> tickets;  // what it runs, in order
   std::filesystem::path progress;  // <experiment>/tasks/<task>.json
+  int at_once = 1;           // tickets run at once (packing: config::packed_trials)
+  int trials_per_gpu = 0;    // > 0: the task's GPUs are shared, each by this many trials
 };
 
 // This task's tickets when it runs more than one: the ticket dlx-launch was started for (the
@@ -39,11 +47,15 @@ struct TaskTickets {
 std::optional<TaskTickets> task_tickets(const config::Experiment& experiment, const std::filesystem::path& experiment_dir,
                                         int ticket);
 
-// How many of the task's tickets are done (0 when the file is missing; a damaged file says so on
-// stderr and counts 0, so that nothing is skipped).
-int tickets_done(const TaskTickets& task);
-// Records that the first `done` tickets are done (rank 0). Throws dlx::Error on failure.
-void record_tickets_done(const TaskTickets& task, int done);
+// The task's tickets that are done (none when the file is missing; a damaged file says so on
+// stderr and counts none, so that nothing is skipped). Reads {"done": [...]} and the first
+// form, {"tickets_done": N} (the first N tickets).
+std::set<int> tickets_done(const TaskTickets& task);
+// Records which tickets are done (rank 0). Throws dlx::Error on failure.
+void record_tickets_done(const TaskTickets& task, const std::set<int>& done);
+
+// "its ticket 4" or "its tickets 4, 6, 8": tickets[from...], for messages.
+std::string tickets_text(const std::vector<int>& tickets, std::size_t from);
 
 // The environment ticket `ticket` runs with: `task_env` (the task's first ticket's) with the
 // ticket and trial ids replaced and the first trial's hyperparameters and checkpoint directory

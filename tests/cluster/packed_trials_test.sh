@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Packed array tasks on real Slurm, as the unprivileged user (issue 36): an ASHA search of 8
+# trials at 4 per array task (resources.trials_per_task: 4):
+#  - sbatch says how the tickets map to tasks; each task runs its trials 4 at once, in slots;
+#  - every trial has its own id, record and checkpoints; ASHA promotes some to the full length;
+#  - trial 5 fails (exit 3, max_restarts 0) while its task-mates run on and complete;
+#  - `scontrol requeue` of task 0 while its trials run: each interrupted trial checkpoints on the
+#    notice and resumes in the requeued task from that checkpoint, bit-identically (its final
+#    value equals the value the same steps give without interruption, to the last bit);
+#  - dlx status shows every trial; tasks/<task>.json lists every ticket done.
+source "$(dirname "$0")/resume_lib.sh"
+
+name=packed-trials
+cat > "$WORK/$name.yaml" <<YAML
+name: $name
+entrypoint: [/usr/bin/python3, $WORK/$name.py]
+seed: 5
+hyperparameters:
+  lr: {type: double, minval: 0.05, maxval: 0.5}
+searcher: {name: async_halving, metric: loss, max_trials: 8, num_rungs: 2, divisor: 4, max_concurrent_trials: 8,
+           max_length: {batches: 12}}
+resources: {nodes_per_trial: 1, tasks_per_node: 1, trials_per_task: 4}
+max_restarts: 0
+YAML
+cat > "$WORK/$name.py" <<'PY'
+import os, sys, time
+import numpy
+import dlx
+trial = dlx.Trial()
+here = os.path.dirname(trial.checkpoint_dir)
+resumed = trial.resume()
+step, w = (resumed.step, float(resumed.state["w"])) if resumed else (0, 0.0)
+with open(os.path.join(here, "runs.txt"), "a") as f:
+    f.write(f"{os.environ['SLURM_ARRAY_TASK_ID']} {os.environ.get('SLURM_RESTART_COUNT', '0')} "
+            f"{os.environ['DLX_SLOT']} {step} {trial.target_length} {time.time()}\n")
+lr = trial.hparam("lr")
+while True:
+    while step < trial.target_length:
+        time.sleep(0.5)
+        step += 1
+        w = w * (1 - lr) + step
+        trial.report_training(step, loss=w)
+        if trial.id == 5 and step == 2:
+            with open(os.path.join(here, "failed-at"), "w") as f:
+                f.write(f"{time.time()}\n")
+            sys.exit(3)
+        if trial.checkpoint_requested():
+            trial.save_checkpoint(step, {"w": numpy.full(1, w)}, state={"w": w})
+            sys.exit(trial.checkpoint_and_exit(step))
+    trial.save_checkpoint(step, {"w": numpy.full(1, w)}, state={"w": w})
+    if trial.report_validation(step, loss=(lr - 0.3) ** 2 + 1.0 / step) != "train":
+        break
+with open(os.path.join(here, "final.txt"), "w") as f:
+    f.write(f"{step} {w!r} {time.time()}\n")
+trial.finish()
+PY
+cat > "$WORK/$name.sh" <<'SH'
+#!/bin/bash
+srun dlx-launch
+SH
+chmod a+rx "$WORK/$name.sh"
+chmod a+r "$WORK/$name.yaml" "$WORK/$name.py"
+
+as_user dlx plan "$name.yaml" | grep '^# ' > "$WORK/$name.plan"
+tasks=$(as_user dlx plan --json "$name.yaml" | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["array_tasks"])')
+job=$(submit_trial "$name")
+expect_contains "sbatch" "$(cat "$WORK/$name.sbatch.err")" "array tasks (resources.trials_per_task): each task runs up to"
+expect_contains "dlx plan" "$(cat "$WORK/$name.plan")" "(resources.trials_per_task): task t runs tickets t, t+$tasks"
+wait_until 60 "the experiment link" test -L "$(user_storage)/.jobs/$job"
+dir=$(readlink "$(user_storage)/.jobs/$job")
+# Task 0 with at least two trials past a step of their own: requeue it.
+running_trials() {
+  local count=0 t
+  for t in $(seq 0 7); do
+    [ -f "$dir/trials/$t/runs.txt" ] && [ "$(awk '{print $1}' "$dir/trials/$t/runs.txt" | tail -1)" = 0 ] &&
+      [ ! -f "$dir/trials/$t/final.txt" ] && count=$((count + 1))
+  done
+  [ "$count" -ge 2 ]
+}
+wait_until 120 "two trials of task 0 running" running_trials
+sleep 2
+scontrol requeue "${job}_0"
+note "requeued task 0 while its trials ran"
+wait_for_job "$job" 400
+as_user dlx status "$job" | tee "$WORK/$name.status"
+/usr/bin/python3 - "$dir" "$tasks" <<'PY'
+import json, os, sys
+import h5py
+directory, tasks = sys.argv[1], int(sys.argv[2])
+text = lambda v: v.decode() if isinstance(v, bytes) else v
+states, resumed, full, mates_of_5 = {}, [], [], []
+for trial in range(8):
+    with h5py.File(f"{directory}/trials/{trial}/trial.h5", "r") as f:
+        states[trial] = text(f.attrs["state"])
+    runs = [line.split() for line in open(f"{directory}/trials/{trial}/runs.txt")]
+    assert int(runs[0][0]) == trial % tasks, (trial, runs)  # its first ticket is its id, in task id % tasks
+    assert all(0 <= int(slot) < 4 for _, _, slot, *_ in runs), (trial, runs)
+    assert os.path.isdir(f"{directory}/trials/{trial}/checkpoints"), trial
+    if trial == 5:
+        assert states[5] == "failed", states
+        continue
+    assert states[trial] in ("completed", "stopped"), (trial, states[trial])
+    step, w, ended = open(f"{directory}/trials/{trial}/final.txt").read().split()
+    if any(int(start) > 0 and restart != "0" for _, restart, _, start, *_ in runs):
+        resumed.append(trial)
+    if int(step) == 12:
+        full.append(trial)
+    if trial % tasks == 5 % tasks:
+        mates_of_5.append((trial, float(ended)))
+failed_at = float(open(f"{directory}/trials/5/failed-at").read())
+assert any(ended > failed_at for _, ended in mates_of_5), (mates_of_5, failed_at)
+assert resumed, "no trial of task 0 resumed from a checkpoint after the requeue"
+assert full, "ASHA promoted no trial to the full length"
+done = set()
+for task in range(tasks):
+    progress = json.load(open(f"{directory}/tasks/{task}.json"))
+    assert progress["done"] == progress["tickets"], progress
+    done |= set(progress["done"])
+print(f"# h5py: 8 trials, states {states}; resumed after the requeue: {resumed}; trained to 12: {full}; "
+      f"tickets done {sorted(done)}")
+PY
+# Bit-identical resume: each trial's final value against the same steps without interruption.
+as_user dlx status --json "$job" > "$WORK/$name.status.json"
+/usr/bin/python3 - "$dir" "$WORK/$name.status.json" <<'PY'
+import json, sys
+directory, status = sys.argv[1], json.load(open(sys.argv[2]))
+for row in status["trials"]:
+    if row["id"] == 5:
+        continue
+    step, w, _ = open(f"{directory}/trials/{row['id']}/final.txt").read().split()
+    lr, expected = row["hparams"]["lr"], 0.0
+    for s in range(1, int(step) + 1):
+        expected = expected * (1 - lr) + s
+    assert float(w) == expected, (row["id"], w, repr(expected))
+print("# every trial's final value is bit-identical to an uninterrupted run's")
+PY
+expect_contains "dlx status" "$(cat "$WORK/$name.status")" "# 8 trials:"
+note "8 trials at 4 per task: each its own slot and record, trial 5 failed alone, task 0 requeued and resumed"
