@@ -2,7 +2,8 @@
 """A trainer that finished its trial and then died at exit (a library's thread aborting the
 process as it ends, as PyTorch's gloo process group can when it was never destroyed) under the
 real dlx-launch, as rank 0 of a Slurm step: the trial is complete, so dlx-launch says what
-happened and exits 0; the same abort before finish() is a crash (exit 85, counted).
+happened and exits 0; so it does when a preemption notice kills the trainer after finish() (no
+requeue of a finished trial); the same abort before finish() is a crash (exit 85, counted).
 Run with /usr/bin/python3; DLX_LAUNCH, DLX_LIBRARY and PYTHONPATH (python/) from CMake."""
 import json
 import os
@@ -14,14 +15,20 @@ import tempfile
 import h5py
 
 TRAINER = """
-import os, sys
+import os, signal, sys, time
 import dlx
 trial = dlx.Trial()
 trial.report_training(1, loss=0.5)
 sys.stdout.flush()
-if sys.argv[1] == "after":
+if sys.argv[1] in ("after", "notice after"):
     trial.finish()
     trial.close()
+if sys.argv[1] == "notice after":
+    # A preemption notice as the trainer ends: its handlers are gone, so the signal dlx-launch
+    # receives and passes on kills it.
+    signal.signal(signal.SIGUSR2, signal.SIG_DFL)
+    os.kill(os.getppid(), signal.SIGUSR2)
+    time.sleep(30)
 os.abort()
 """
 
@@ -61,6 +68,13 @@ print(f"abort after finish(): dlx-launch exit {status}, record {record['state']}
 assert status == 0, output
 assert "dlx-launch: warning: the trainer was killed by SIGABRT (exit 134) after its trial was completed" in output, output
 assert "not counted as a crash" in output and "destroy_process_group()" in output, output
+assert record["state"] == "completed" and record["failures"] == 0, record
+
+status, output, record = run("notice after")
+print(f"notice after finish(): dlx-launch exit {status}, record {record['state']}, failures {record['failures']}")
+assert status == 0, output  # not a requeue: a requeued task would run a trial that is done
+assert "dlx-launch: the notice (signal 12) ended the trainer after its trial was completed: nothing to resume, " \
+       "exiting 0" in output, output
 assert record["state"] == "completed" and record["failures"] == 0, record
 
 status, output, record = run("before")

@@ -323,6 +323,21 @@ void enter_container(LaunchState& state) {
   }
 }
 
+// The trial's state when the trainer finished it in this run and exited non-zero afterwards (on
+// any rank: the record is rank 0's, read here only); nullopt for a crash. Not when another rank's
+// crash was taken: that one ends the trial.
+std::optional<std::string> finished_state_after(LaunchState& state, int status) {
+  if (state.peer_crash || !state.in_trial()) return std::nullopt;
+  try {
+    const auto now = record::load_trial_record_if_exists(state.context.trial().record_path());
+    if (finished_during_run(status, state.at_start, now)) return now->state;
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "dlx-launch: warning: cannot read the trial record after the trainer exited: {}\n",
+               error.what());
+  }
+  return std::nullopt;
+}
+
 // The trainer, with the signals forwarded; ended when another rank crashed. Its exit status, the
 // requeue code when the notice itself ended it.
 int run_trainer(LaunchState& state) {
@@ -355,6 +370,13 @@ int run_trainer(LaunchState& state) {
                "and was ended\n", state.peer_crash->described());
   }
   if (const int notice = notice_received(); notice != 0 && status == 128 + notice) {
+    // The notice came after the trainer had finished its trial (its handlers restored as it
+    // ended): nothing is left to resume, and a requeue would only run a trial that is done.
+    if (const auto finished = finished_state_after(state, status)) {
+      fmt::print(stderr, "dlx-launch: the notice (signal {}) ended the trainer after its trial was {}: nothing to "
+                 "resume, exiting 0\n", notice, *finished);
+      return 0;
+    }
     // Killed by the notice itself (it came before the trainer installed its handlers): not a
     // crash; the requeued run resumes from the last checkpoint.
     fmt::print(stderr, "dlx-launch: the trainer was ended by the notice (signal {}) before it "
@@ -381,21 +403,6 @@ TrialCrash trial_crash(LaunchState& state, int status) {
   fmt::print(stderr, "dlx-launch: this rank's trainer crashed ({}) after {} crashed: the trial takes that crash\n",
              own.error, earlier->described());
   return *earlier;
-}
-
-// The trial's state when the trainer finished it in this run and exited non-zero afterwards (on
-// any rank: the record is rank 0's, read here only); nullopt for a crash. Not when another rank's
-// crash was taken: that one ends the trial.
-std::optional<std::string> finished_state_after(LaunchState& state, int status) {
-  if (state.peer_crash || !state.in_trial()) return std::nullopt;
-  try {
-    const auto now = record::load_trial_record_if_exists(state.context.trial().record_path());
-    if (finished_during_run(status, state.at_start, now)) return now->state;
-  } catch (const std::exception& error) {
-    fmt::print(stderr, "dlx-launch: warning: cannot read the trial record after the trainer exited: {}\n",
-               error.what());
-  }
-  return std::nullopt;
 }
 
 // A crash: rank 0's record updated and, when it is final, the searcher told that the trial failed.
