@@ -33,7 +33,7 @@ resumed = trial.resume()
 step, w = (resumed.step, float(resumed.state["w"])) if resumed else (0, 0.0)
 with open(os.path.join(here, "runs.txt"), "a") as f:
     f.write(f"{os.environ['SLURM_ARRAY_TASK_ID']} {os.environ.get('SLURM_RESTART_COUNT', '0')} "
-            f"{os.environ['DLX_SLOT']} {step} {trial.target_length} {time.time()}\n")
+            f"{os.environ['DLX_SLOT']} {step} {trial.target_length} {time.time()} {os.environ['DLX_TICKET']}\n")
 lr = trial.hparam("lr")
 while True:
     while step < trial.target_length:
@@ -94,22 +94,23 @@ for trial in range(8):
     with h5py.File(f"{directory}/trials/{trial}/trial.h5", "r") as f:
         states[trial] = text(f.attrs["state"])
     runs = [line.split() for line in open(f"{directory}/trials/{trial}/runs.txt")]
-    assert int(runs[0][0]) == trial % tasks, (trial, runs)  # its first ticket is its id, in task id % tasks
+    assert all(int(run[0]) == int(run[6]) % tasks for run in runs), (trial, runs)  # ticket k in task k % tasks
     assert all(0 <= int(slot) < 4 for _, _, slot, *_ in runs), (trial, runs)
     assert os.path.isdir(f"{directory}/trials/{trial}/checkpoints"), trial
     if trial == 5:
         assert states[5] == "failed", states
         continue
-    assert states[trial] in ("completed", "stopped"), (trial, states[trial])
+    assert states[trial] in ("completed", "stopped", "paused"), (trial, states[trial])  # paused: not promoted
     step, w, ended = open(f"{directory}/trials/{trial}/final.txt").read().split()
     if any(int(start) > 0 and restart != "0" for _, restart, _, start, *_ in runs):
         resumed.append(trial)
     if int(step) == 12:
         full.append(trial)
-    if trial % tasks == 5 % tasks:
-        mates_of_5.append((trial, float(ended)))
+    mates_of_5.append(({int(run[0]) for run in runs}, trial, float(ended)))
 failed_at = float(open(f"{directory}/trials/5/failed-at").read())
-assert any(ended > failed_at for _, ended in mates_of_5), (mates_of_5, failed_at)
+task_of_5 = int(open(f"{directory}/trials/5/runs.txt").readline().split()[0])
+mates_of_5 = [(trial, ended) for ran_in, trial, ended in mates_of_5 if task_of_5 in ran_in]
+assert any(ended > failed_at for _, ended in mates_of_5), (mates_of_5, failed_at)  # they ran on
 assert resumed, "no trial of task 0 resumed from a checkpoint after the requeue"
 assert full, "ASHA promoted no trial to the full length"
 done = set()
