@@ -95,6 +95,14 @@ void check_packing_rules(const Experiment& experiment, const MappingReader& root
                         *resources.trials_per_gpu, gpus, gpus == 1 ? "" : "s", *resources.trials_per_gpu * gpus),
             "keep one of trials_per_task and trials_per_gpu");
   }
+  constexpr int kMostPacked = 256;  // slots of one array task (launcher/launch/task_slots.hpp)
+  if (resources.trials_per_gpu && packed_trials(resources) > kMostPacked) {
+    const char* key = section["gpus_per_trial"] ? "gpus_per_trial" : "trials_per_gpu";
+    fail_at(root, section[key], fmt::format("resources.{}", key),
+            fmt::format("packs {} trials per GPU on {} GPUs, {} in one array task: at most {}", *resources.trials_per_gpu,
+                        gpus, packed_trials(resources), kMostPacked),
+            "pack fewer trials per GPU, or give each array task fewer GPUs");
+  }
   if (packed_trials(resources) > 1 && (resources.nodes_per_trial != 1 || resources.tasks_per_node != 1)) {
     const char* key = section["trials_per_task"] ? "trials_per_task"
                       : section["gpus_per_trial"] ? "gpus_per_trial"

@@ -37,10 +37,12 @@ with open(os.path.join(here, "runs.txt"), "a") as f:
 lr = trial.hparam("lr")
 while True:
     while step < trial.target_length:
-        time.sleep(0.5)
+        time.sleep(1.0)
         step += 1
         w = w * (1 - lr) + step
         trial.report_training(step, loss=w)
+        with open(os.path.join(here, "step.txt"), "w") as f:
+            f.write(f"{os.environ['SLURM_ARRAY_TASK_ID']} {step} {trial.target_length}\n")
         if trial.id == 5 and step == 2:
             with open(os.path.join(here, "failed-at"), "w") as f:
                 f.write(f"{time.time()}\n")
@@ -69,17 +71,18 @@ expect_contains "sbatch" "$(cat "$WORK/$name.sbatch.err")" "array tasks (resourc
 expect_contains "dlx plan" "$(cat "$WORK/$name.plan")" "(resources.trials_per_task): task t runs tickets t, t+$tasks"
 wait_until 60 "the experiment link" test -L "$(user_storage)/.jobs/$job"
 dir=$(readlink "$(user_storage)/.jobs/$job")
-# Task 0 with at least two trials past a step of their own: requeue it.
+# Task 0 with at least two trials past their first step and short of their target (a step takes
+# 1 s, the first rung 3): requeue it then, so that both are interrupted mid-rung.
 running_trials() {
-  local count=0 t
+  local count=0 t task step target
   for t in $(seq 0 7); do
-    [ -f "$dir/trials/$t/runs.txt" ] && [ "$(awk '{print $1}' "$dir/trials/$t/runs.txt" | tail -1)" = 0 ] &&
-      [ ! -f "$dir/trials/$t/final.txt" ] && count=$((count + 1))
+    [ -f "$dir/trials/$t/step.txt" ] || continue
+    read -r task step target < "$dir/trials/$t/step.txt"
+    [ "$task" = 0 ] && [ "$step" -ge 1 ] && [ "$step" -lt "$target" ] && count=$((count + 1))
   done
   [ "$count" -ge 2 ]
 }
 wait_until 120 "two trials of task 0 running" running_trials
-sleep 2
 scontrol requeue "${job}_0"
 note "requeued task 0 while its trials ran"
 wait_for_job "$job" 400

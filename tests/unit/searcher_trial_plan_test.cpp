@@ -417,6 +417,9 @@ TEST_CASE("packing: refused with a message where it cannot work", "[searcher][ar
                              "x 1 rank") &&
                  Catch::Contains("nodes_per_trial: 1, tasks_per_node: 1"));
   CHECK_THAT(packing_error("{trials_per_task: 0}"), Catch::Contains("trials_per_task"));
+  CHECK_THAT(packing_error("{gpus_per_node: 8, trials_per_gpu: 64}"),
+             Catch::Contains("resources.trials_per_gpu: packs 64 trials per GPU on 8 GPUs, 512 in one array task: "
+                             "at most 256"));
   CHECK(packing_error("{trials_per_task: 1}").empty());
   CHECK(packing_error("{gpus_per_node: 2, trials_per_gpu: 2, trials_per_task: 4}").empty());
 }

@@ -69,32 +69,28 @@ int run_task(const TaskTickets& task, const Options& options, const env::EnvMap&
     fmt::print(stderr, "dlx-launch: task {}: {} of its {} tickets done; going on with ticket {}\n", task.task,
                done.size(), count, left.front());
   }
-  // Each ticket starts where the task started: an earlier one entered its code copy.
+  // Each ticket starts where the task started (an earlier one entered its code copy), in its own
+  // environment and no other.
   const UniqueFd start_dir(::open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  auto enter_ticket = [&](int ticket) {
-    const auto ticket_env = ticket == task.task ? env : ticket_environment(env, ticket);
+  auto enter = [&](const env::EnvMap& ticket_env) {
     replace_process_environment(ticket_env);
     if (start_dir && ::fchdir(start_dir.get()) != 0) {
       throw LaunchError(fmt::format("task {}: cannot return to the task's working directory: {}", task.task,
                                     std::strerror(errno)));
     }
-    return ticket_env;
   };
   if (task.at_once > 1) {
-    // Each ticket in a child process of its own (task_slots.hpp), from the task's directory.
+    // Each ticket in a child process of its own (task_slots.hpp).
     return run_packed_task(task, left, done, env, [&](const env::EnvMap& slot_env) {
-      replace_process_environment(slot_env);
-      if (start_dir && ::fchdir(start_dir.get()) != 0) {
-        throw LaunchError(fmt::format("task {}: cannot return to the task's working directory: {}", task.task,
-                                      std::strerror(errno)));
-      }
+      enter(slot_env);
       return run_ticket(options, slot_env, resolve, out);
     });
   }
   int failed = 0;
   for (std::size_t next = 0; next < left.size(); ++next) {
     const int ticket = left[next];
-    const auto ticket_env = enter_ticket(ticket);
+    const auto ticket_env = ticket == task.task ? env : ticket_environment(env, ticket);
+    enter(ticket_env);
     if (rank0) {
       const auto position = std::find(task.tickets.begin(), task.tickets.end(), ticket) - task.tickets.begin();
       fmt::print(stderr, "dlx-launch: task {}: ticket {} ({} of {})\n", task.task, ticket, position + 1, count);
