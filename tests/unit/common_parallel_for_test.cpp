@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <stdexcept>
@@ -33,10 +34,14 @@ TEST_CASE("parallel_for visits every index exactly once, on at most the threads 
 
 TEST_CASE("parallel_for rethrows the first failure and stops handing out work", "[common]") {
   std::atomic<int> calls{0};
+  // Each other item takes 1 ms, so that the others could only take every item by running 100 s
+  // past the failure: with items that cost nothing, a loaded machine (a full CI run) let three
+  // threads take all 100,000 while the failing one waited to set its flag.
   CHECK_THROWS_WITH(dlx::parallel_for(100000, 4,
                                       [&](std::size_t index) {
                                         calls++;
                                         if (index == 10) throw std::runtime_error("item 10 failed");
+                                        std::this_thread::sleep_for(std::chrono::milliseconds(1));
                                       }),
                     "item 10 failed");
   CHECK(calls < 100000);  // the others stopped taking items
