@@ -6,15 +6,12 @@ one trial failing leaves the others to complete; one asking for a requeue (exit 
 task with 85 once the others have ended, and the task run again runs only that trial; with
 trials_per_gpu each slot sees one of the task's GPUs and the memory fraction 1/N.
 Run with /usr/bin/python3; DLX_LAUNCH, DLX_LIBRARY and PYTHONPATH (python/) from CMake."""
-import glob
 import json
 import os
 import shutil
-import subprocess
 import tempfile
-import time
 
-import h5py
+from task_runs import launch, progress, runs, states
 
 TRAINER = """
 import json, os, sys, time
@@ -51,37 +48,6 @@ def experiment(resources="{trials_per_task: 4}"):
                 "searcher: {name: random, metric: loss, max_trials: 8, max_length: {batches: 1}}\n"
                 f"resources: {resources}\nmax_restarts: 0\n")
     return directory
-
-
-def launch(directory, task, expect, extra=None):
-    env = {name: value for name, value in os.environ.items() if not name.startswith(("SLURM_", "DLX_", "CUDA_"))}
-    env.update(DLX_LIBRARY=os.environ["DLX_LIBRARY"], DLX_EXPERIMENT_DIR=directory, DLX_TICKET=str(task),
-               DLX_TRIAL_ID=str(task), RANK="0", WORLD_SIZE="1", PATH="/usr/bin:" + env.get("PATH", ""))
-    env.update(extra or {})
-    started = time.time()
-    result = subprocess.run([os.environ["DLX_LAUNCH"]], env=env, capture_output=True, text=True, timeout=300)
-    output = result.stdout + result.stderr
-    assert result.returncode == expect, f"task {task}: dlx-launch exited {result.returncode}, not {expect}:\n{output}"
-    return output, time.time() - started
-
-
-def runs(directory):
-    with open(os.path.join(directory, "runs.txt")) as f:
-        return [json.loads(line) for line in f]
-
-
-def states(directory):
-    out = {}
-    for path in glob.glob(os.path.join(directory, "trials", "*", "trial.h5")):
-        with h5py.File(path, "r") as f:
-            state = f.attrs["state"]
-            out[int(path.split("/")[-2])] = state.decode() if isinstance(state, bytes) else state
-    return out
-
-
-def progress(directory, task):
-    with open(os.path.join(directory, "tasks", f"{task}.json")) as f:
-        return json.load(f)
 
 
 def most_at_once(ran):

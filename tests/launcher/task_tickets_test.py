@@ -7,14 +7,13 @@ resumes at the first ticket not done; a failed trial does not stop the task's ne
 run again after its last ticket runs nothing; dlx-launch failing on a ticket stops the task and
 names the tickets it left, which the task run again (a requeue) runs.
 Run with /usr/bin/python3; DLX_LAUNCH, DLX_LIBRARY and PYTHONPATH (python/) from CMake."""
-import glob
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 
-import h5py
+import task_runs
+from task_runs import progress, runs, states
 
 TRAINER = """
 import json, os, sys
@@ -49,32 +48,7 @@ def experiment():
 
 
 def launch(directory, task, expect):
-    env = {name: value for name, value in os.environ.items() if not name.startswith(("SLURM_", "DLX_"))}
-    env.update(DLX_LIBRARY=os.environ["DLX_LIBRARY"], DLX_EXPERIMENT_DIR=directory, DLX_TICKET=str(task),
-               DLX_TRIAL_ID=str(task), RANK="0", WORLD_SIZE="1", PATH="/usr/bin:" + env.get("PATH", ""))
-    result = subprocess.run([os.environ["DLX_LAUNCH"]], env=env, capture_output=True, text=True, timeout=300)
-    output = result.stdout + result.stderr
-    assert result.returncode == expect, f"task {task}: dlx-launch exited {result.returncode}, not {expect}:\n{output}"
-    return output
-
-
-def runs(directory):
-    with open(os.path.join(directory, "runs.txt")) as f:
-        return [json.loads(line) for line in f]
-
-
-def states(directory):
-    out = {}
-    for path in glob.glob(os.path.join(directory, "trials", "*", "trial.h5")):
-        with h5py.File(path, "r") as f:
-            state = f.attrs["state"]
-            out[int(path.split("/")[-2])] = state.decode() if isinstance(state, bytes) else state
-    return out
-
-
-def progress(directory, task):
-    with open(os.path.join(directory, "tasks", f"{task}.json")) as f:
-        return json.load(f)
+    return task_runs.launch(directory, task, expect)[0]
 
 
 print("5 trials on 2 array tasks:")
