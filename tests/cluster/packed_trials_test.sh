@@ -8,7 +8,8 @@
 #  - `scontrol requeue` of task 0 while its trials run: each interrupted trial checkpoints on the
 #    notice and resumes in the requeued task from that checkpoint, bit-identically (its final
 #    value equals the value the same steps give without interruption, to the last bit);
-#  - dlx status shows every trial; tasks/<task>.json lists every ticket done.
+#  - dlx status shows every trial; tasks/<task>.json lists every ticket done;
+#  - dlx report shows the packing (the array's mapping, each trial's array task).
 source "$(dirname "$0")/resume_lib.sh"
 
 name=packed-trials
@@ -140,4 +141,22 @@ for row in status["trials"]:
 print("# every trial's final value is bit-identical to an uninterrupted run's")
 PY
 expect_contains "dlx status" "$(cat "$WORK/$name.status")" "# 8 trials:"
+# The report shows the packing: the array's mapping, and the array task each trial ran in.
+report=$(as_user dlx report "$job" --output "$WORK/$name.html" 2>&1) || fail "dlx report failed: $report"
+/usr/bin/python3 - "$dir" "$WORK/$name.html" "$tasks" <<'PY'
+import json, sys
+directory, page, tasks = sys.argv[1], open(sys.argv[2], encoding="utf-8").read(), int(sys.argv[3])
+tag = '<script id="dlx-data" type="application/json">'
+start = page.index(tag) + len(tag)
+model = json.loads(page[start:page.index("</script>", start)])
+array = model["meta"]["array"]
+# ASHA's tickets: its 8 trials and those that may run its promotions (dlx plan's array).
+assert array.pop("tickets") > 8, array
+assert array == {"tasks": tasks, "at_once": 4, "trials_per_gpu": None, "load": "up to 4 at once",
+                 "cause": "resources.trials_per_task"}, array
+for trial in model["trials"]:
+    last_run = open(f"{directory}/trials/{trial['id']}/runs.txt").read().split("\n")[-2].split()
+    assert trial["task"] == int(last_run[0]), (trial["id"], trial["task"], last_run)
+print(f"# report: meta.array {array}; each trial's array task matches the task it last ran in")
+PY
 note "8 trials at 4 per task: each its own slot and record, trial 5 failed alone, task 0 requeued and resumed"

@@ -25,11 +25,16 @@ namespace dlx::launch {
 
 namespace {
 
-// One ticket's run: the phases of launch.hpp over one LaunchState.
-int run_ticket(const Options& options, const env::EnvMap& env, const Resolver& resolve, std::FILE* out) {
+// One ticket's run: the phases of launch.hpp over one LaunchState. `gave_slot_back`, when given,
+// says whether the ticket gave its place back while it waited for the searcher (its 85).
+int run_ticket(const Options& options, const env::EnvMap& env, const Resolver& resolve, std::FILE* out,
+               bool* gave_slot_back = nullptr) {
   LaunchState state(options, env::TrialContext(env, slurm::read_task_placement(env, host_name())));
   prepare(state, resolve);
-  if (const auto done = take_work(state)) return *done;
+  if (const auto done = take_work(state)) {
+    if (gave_slot_back) *gave_slot_back = state.gave_slot_back;
+    return *done;
+  }
   if (options.dry_run) {
     print_dry_run(out, state);
     return 0;
@@ -83,7 +88,9 @@ int run_task(const TaskTickets& task, const Options& options, const env::EnvMap&
     // Each ticket in a child process of its own (task_slots.hpp).
     return run_packed_task(task, left, done, env, [&](const env::EnvMap& slot_env) {
       enter(slot_env);
-      return run_ticket(options, slot_env, resolve, out);
+      SlotRun run;
+      run.status = run_ticket(options, slot_env, resolve, out, &run.gave_slot_back);
+      return run;
     });
   }
   int failed = 0;

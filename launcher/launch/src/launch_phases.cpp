@@ -442,7 +442,10 @@ std::optional<int> take_work(LaunchState& state) {
   if (state.experiment && trial.in_trial() && !state.options.dry_run) {
     auto work = take_searcher_work(*state.experiment, trial, state.context.env(), state.rank0_log());
     if (!work) return 0;
-    if (work->kind == searcher::Work::Kind::wait) return env::kRequeueExitCode;  // slot given back
+    if (work->kind == searcher::Work::Kind::wait) {
+      state.gave_slot_back = true;
+      return env::kRequeueExitCode;
+    }
     apply_searcher_work(*work, *state.experiment, trial, state.vars, state.rank0_log());
   }
   // Which checkpoint the trainer resumes from (resume_checkpoint.hpp) and, for crash restarts,

@@ -44,6 +44,7 @@ struct LaunchState {
   std::vector<std::string> command;
   std::optional<record::TrialRecord> at_start;  // the record as this run starts
   std::optional<int> max_restarts;                  // crashes are restarted: a Slurm job with a snapshot
+  bool gave_slot_back = false;  // take_work: a waiting ticket gives its place back (exit 85)
 
   std::optional<CodeWorkdir> code;
   std::unique_ptr<StdioThroughTee> trial_log;

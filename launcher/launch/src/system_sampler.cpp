@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dlx/launch/system_sampler.hpp"
 
+#include <pthread.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -91,6 +92,8 @@ std::unique_ptr<SystemSampler> SystemSampler::start(pid_t trainer, std::chrono::
 }
 
 void SystemSampler::run() {
+  // Named, so that top -H, gdb and the overhead benchmark (bench/launch) tell it apart.
+  ::pthread_setname_np(::pthread_self(), "dlx-sampler");
   gpus_ = open_gpus(gpu_choice_, log_);
   std::unique_lock lock(mutex_);
   while (!stopping_) {

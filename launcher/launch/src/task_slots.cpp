@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <optional>
 #include <memory>
@@ -23,6 +24,7 @@
 #include "dlx/env/trial_environment.hpp"
 #include "dlx/launch/child_process.hpp"
 #include "dlx/launch/launch_error.hpp"
+#include "dlx/launch/trial_outcome.hpp"
 
 namespace dlx::launch {
 
@@ -65,12 +67,19 @@ std::vector<std::string> split_devices(const std::string& list) {
 struct RunningSlot {
   int ticket = 0;
   int slot = 0;
-  UniqueFd failure;  // read end: one byte when the slot's own dlx-launch failed
+  UniqueFd report;  // read end: one byte (SlotReport) when the slot ended for a reason of its own
 };
 
-// Starts `ticket` in slot `slot`. The child never returns.
+// What a slot tells its parent through its pipe, besides its exit status.
+enum SlotReport : char {
+  kLaunchFailed = 'E',  // its own dlx-launch failed (not the trainer): the message is in its log
+  kGaveBack = 'Y',      // it waited for the searcher and gave its place back (exit 85)
+};
+
+// Starts `ticket` in slot `slot`, a process group of its own (so that the slot's trainer can be
+// ended with it, should the slot itself be killed). The child never returns.
 pid_t start_slot(const TaskTickets& task, const env::EnvMap& task_env, int ticket, int slot, const RunSlot& run,
-                 UniqueFd& failure_read) {
+                 UniqueFd& report_read) {
   int ends[2];
   if (::pipe2(ends, O_CLOEXEC) != 0) throw LaunchError(fmt::format("cannot make a pipe: {}", std::strerror(errno)));
   UniqueFd read_end(ends[0]);
@@ -80,26 +89,32 @@ pid_t start_slot(const TaskTickets& task, const env::EnvMap& task_env, int ticke
   if (pid < 0) throw LaunchError(fmt::format("cannot fork a slot: {}", std::strerror(errno)));
   if (pid == 0) {
     int status = 1;
+    char report = 0;
     try {
+      ::setpgid(0, 0);
       read_end.reset();
       for (auto& other : g_slot_pids) other.store(0);
       install_notice_handlers();  // as a dlx-launch of its own: notices go to its trainer
       fmt::print(stderr, "dlx-launch: task {}: ticket {} in slot {}\n", task.task, ticket, slot);
-      status = run(slot_environment(task, task_env, ticket, slot));
+      const auto ran = run(slot_environment(task, task_env, ticket, slot));
+      status = ran.status;
+      if (ran.gave_slot_back) report = kGaveBack;
     } catch (const std::exception& error) {
       fmt::print(stderr, "dlx-launch: task {}: ticket {}: {}\n", task.task, ticket, error.what());
-      const char failed = 'E';
-      if (::write(write_end.get(), &failed, 1) != 1) {
-        // The parent then counts the ticket as failed by its status: the message above says why.
-      }
+      report = kLaunchFailed;
+    }
+    if (report != 0 && ::write(write_end.get(), &report, 1) != 1) {
+      // The parent then takes the status alone: a failure counts the ticket as failed (the
+      // message above says why), a give-back as a requeue of the task.
     }
     std::fflush(nullptr);
     ::_exit(status);
   }
+  ::setpgid(pid, pid);  // also here: the parent may signal the group before the child runs
   // Read once the slot has ended: without blocking, should anything it started still hold the
   // write end (each exec closes it).
   ::fcntl(read_end.get(), F_SETFL, O_NONBLOCK);
-  failure_read = std::move(read_end);
+  report_read = std::move(read_end);
   return pid;
 }
 
@@ -130,20 +145,34 @@ int run_packed_task(const TaskTickets& task, const std::vector<int>& left, std::
   std::map<pid_t, RunningSlot> running;
   std::vector<bool> busy(static_cast<std::size_t>(at_once), false);
   std::size_t next = 0;
+  // Tickets that gave their place back: `gave_back` wait for another slot to end (the search may
+  // then have work for them), `to_retry` are started again before any new ticket.
+  std::deque<int> gave_back;
+  std::deque<int> to_retry;
   int failed = 0;
   bool requeue = false;
   std::optional<int> launch_failed;  // the ticket whose slot's dlx-launch failed
   auto stopping = [&] { return requeue || launch_failed || g_packed_notice.load() != 0; };
+  auto next_ticket = [&]() -> std::optional<int> {
+    if (!to_retry.empty()) {
+      const int ticket = to_retry.front();
+      to_retry.pop_front();
+      return ticket;
+    }
+    if (next < left.size()) return left[next++];
+    return std::nullopt;
+  };
   for (;;) {
-    while (!stopping() && next < left.size() && static_cast<int>(running.size()) < at_once) {
+    while (!stopping() && static_cast<int>(running.size()) < at_once) {
+      const auto ticket = next_ticket();
+      if (!ticket) break;
       int slot = 0;
       while (busy[static_cast<std::size_t>(slot)]) ++slot;
-      UniqueFd failure;
-      const pid_t pid = start_slot(task, task_env, left[next], slot, run, failure);
+      UniqueFd report;
+      const pid_t pid = start_slot(task, task_env, *ticket, slot, run, report);
       busy[static_cast<std::size_t>(slot)] = true;
       g_slot_pids[slot].store(pid);
-      running.emplace(pid, RunningSlot{left[next], slot, std::move(failure)});
-      ++next;
+      running.emplace(pid, RunningSlot{*ticket, slot, std::move(report)});
     }
     if (running.empty()) break;
     int wait_status = 0;
@@ -157,12 +186,40 @@ int run_packed_task(const TaskTickets& task, const std::vector<int>& left, std::
     const int status = exit_status_of(wait_status);
     const int ticket = found->second.ticket;
     const int slot = found->second.slot;
-    char byte = 0;
-    const bool own_failure = ::read(found->second.failure.get(), &byte, 1) == 1;
+    char report = 0;
+    if (::read(found->second.report.get(), &report, 1) != 1) report = 0;
     g_slot_pids[slot].store(0);
     busy[static_cast<std::size_t>(slot)] = false;
     running.erase(found);
-    if (own_failure) {
+    if (report == kGaveBack && status == env::kRequeueExitCode) {
+      // It waits for the searcher (a trial elsewhere must resume first, or a notice came). It
+      // is tried again once another slot ends; the task yields its array slot only when
+      // nothing in it runs any more.
+      gave_back.push_back(ticket);
+      continue;
+    }
+    // Something changed in the search: the tickets that gave their place back ask again.
+    to_retry.insert(to_retry.end(), gave_back.begin(), gave_back.end());
+    gave_back.clear();
+    if (WIFSIGNALED(wait_status)) {
+      // The slot's own dlx-launch was killed (the kernel's OOM killer, a user's kill): its
+      // trainer, which no one would account for, ends with it, and the trial is not done.
+      ::kill(-ended, SIGKILL);
+      const int signal_number = WTERMSIG(wait_status);
+      fmt::print(stderr, "dlx-launch: task {}: ticket {}: its slot's dlx-launch (pid {}) was {}; its trainer is "
+                         "ended too, and {}\n",
+                 task.task, ticket, ended, describe_exit(status),
+                 signal_number == SIGKILL ? "the task requeues once the other slots end: the trial resumes from its "
+                                            "checkpoint"
+                                          : "the task stops once the other slots end");
+      if (signal_number == SIGKILL) {
+        requeue = true;
+      } else {
+        launch_failed = launch_failed.value_or(ticket);
+      }
+      continue;
+    }
+    if (report == kLaunchFailed) {
       launch_failed = launch_failed.value_or(ticket);
       continue;  // not done: a requeue runs it again
     }
@@ -174,8 +231,14 @@ int run_packed_task(const TaskTickets& task, const std::vector<int>& left, std::
     done.insert(ticket);
     record_tickets_done(task, done);
   }
-  if (requeue || g_packed_notice.load() != 0) {
-    if (next < left.size() || requeue) return env::kRequeueExitCode;
+  const bool not_all_run = next < left.size() || !gave_back.empty() || !to_retry.empty();
+  if (requeue || (g_packed_notice.load() != 0 && not_all_run)) return env::kRequeueExitCode;
+  if (!launch_failed && !gave_back.empty()) {
+    fmt::print(stderr, "dlx-launch: task {}: {} {} for the searcher and nothing else in the task runs: the task "
+                       "gives its array slot back (exit {}) and asks again when Slurm restarts it\n",
+               task.task, tickets_text({gave_back.begin(), gave_back.end()}, 0), gave_back.size() == 1 ? "waits" : "wait",
+               env::kRequeueExitCode);
+    return env::kRequeueExitCode;
   }
   if (launch_failed) {
     std::vector<int> not_done;

@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "dlx/searcher/method.hpp"
 #include "dlx/searcher/search_state.hpp"
+#include "dlx/searcher/trial_plan.hpp"
 #include "report_downsample.hpp"
 #include "report_importance.hpp"
 #include "report_resources.hpp"
@@ -204,6 +206,26 @@ nlohmann::json trial_model(const TrialRow& row, const TrialRecord* record, const
   return trial;
 }
 
+// How the trials map to array tasks when a task runs more than one (packing, or the array cap):
+// null for one ticket per task.
+nlohmann::json array_model(const config::Experiment& experiment) {
+  try {
+    const int tasks = searcher::array_task_count(experiment);
+    const int tickets = searcher::ticket_count(experiment);
+    if (tasks >= tickets) return nullptr;
+    const int at_once = config::packed_trials(experiment.resources);
+    return {{"tasks", tasks},
+            {"tickets", tickets},
+            {"at_once", at_once},
+            {"trials_per_gpu", experiment.resources.trials_per_gpu ? nlohmann::json(*experiment.resources.trials_per_gpu)
+                                                                   : nlohmann::json(nullptr)},
+            {"load", searcher::task_load_text(experiment)},
+            {"cause", searcher::array_tasks_cause(experiment)}};
+  } catch (const std::exception&) {
+    return nullptr;  // an experiment the searcher cannot plan: the status rows say why
+  }
+}
+
 nlohmann::json meta_model(const config::Experiment& experiment, const StatusReport& status,
                           const ModelOptions& options, bool ended, std::size_t points) {
   nlohmann::json states = nlohmann::json::object();
@@ -219,6 +241,7 @@ nlohmann::json meta_model(const config::Experiment& experiment, const StatusRepo
       {"images", status.containers},
       {"searcher", config::to_string(experiment.searcher.name)},
       {"sampler", config::to_string(experiment.searcher.sampler)},
+      {"array", array_model(experiment)},
       {"metric", experiment.searcher.metric},
       {"smaller_is_better", experiment.searcher.smaller_is_better},
       {"generated_unix", options.now_unix},
@@ -252,6 +275,14 @@ nlohmann::json report_model(const config::Experiment& experiment, const StatusRe
                                                     experiment.resources.cpus_per_task.value_or(1))
                                   : nlohmann::json();
     if (record) by_id.push_back(record);
+    // The array task that ran it (its latest ticket's), where tasks run several tickets.
+    trials.back()["task"] = nullptr;
+    if (search && searcher::array_task_count(experiment) < searcher::ticket_count(experiment)) {
+      const auto found = search->trials().find(status.rows[i].spec.id);
+      if (found != search->trials().end() && found->second.ticket) {
+        trials.back()["task"] = searcher::task_of_ticket(experiment, *found->second.ticket);
+      }
+    }
   }
   // Ended: every trial completed or failed, or the searcher is done with trials left paused for
   // good (ASHA's promotion variant leaves its losers paused): StatusReport::finished.

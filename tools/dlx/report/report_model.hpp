@@ -6,7 +6,9 @@
 // the files do not record is absent or null, and the page says so.
 //
 // Data model (keys are short: the document is inlined into the page, 1,000 trials and more):
-//   meta        experiment, directory, searcher, sampler, metric, smaller_is_better,
+//   meta        experiment, directory, searcher, sampler, array (null for one trial per array task,
+//               else {tasks, tickets, at_once (trials a task runs at once), trials_per_gpu (or
+//               null), load ("up to 4 at once"), cause (the key that made it so)}), metric, smaller_is_better,
 //               generated_unix, watch_seconds (null: a final page), ended (StatusReport::finished:
 //               every trial completed or failed, or the searcher is done), states {state: count}, warnings [text], points_per_curve, best_trial
 //               (id or null: the searcher's best, else the best metric), min_trials_importance
@@ -16,7 +18,8 @@
 //               null without a journal), searcher (its word: "stopped at 9"), problem (why trial.h5
 //               could not be read), hparams {name: value}, last, best (the searcher metric's last
 //               and best validation; a non-finite value as the string "inf", "-inf" or "nan"),
-//               restarts, failures, stop_reason, nodes (of the latest attempt: earlier attempts'
+//               restarts, failures, stop_reason, task (the array task that ran it, where a task
+//               runs several trials; else null), nodes (of the latest attempt: earlier attempts'
 //               nodes are not recorded), slurm_job_id, world_size, created, updated (unix s),
 //               time_used (s, the attempts' durations), time_lost (s, redone training + downtime),
 //               ended_unix (completed/failed/stopped, or paused

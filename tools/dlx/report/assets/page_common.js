@@ -108,7 +108,10 @@ window.dlxReport = (function () {
   var states = Object.keys(meta.states).map(function (s) { return meta.states[s] + ' ' + s; }).join(', ');
   text('subtitle', meta.directory + ' \u00b7 searcher ' + meta.searcher + ' (' + meta.sampler + ') \u00b7 metric ' +
        meta.metric + (meta.smaller_is_better ? ' (smaller is better)' : ' (larger is better)') + ' \u00b7 ' +
-       trials.length + ' trials' + (states ? ': ' + states : '') + (meta.code ? ' \u00b7 code ' + meta.code : '') +
+       trials.length + ' trials' + (states ? ': ' + states : '') +
+       (meta.array ? ' \u00b7 ' + meta.array.tasks + ' array tasks, each running ' + meta.array.load +
+        (meta.array.trials_per_gpu ? ' (' + meta.array.trials_per_gpu + ' per GPU)' : '') + ' (' + meta.array.cause + ')' : '') +
+       (meta.code ? ' \u00b7 code ' + meta.code : '') +
        (meta.images && meta.images.length ? ' \u00b7 image ' + meta.images.join(', ') : '') +
        ' \u00b7 written ' + when(meta.generated_unix));
   if (meta.watch_seconds !== null && !meta.ended) {

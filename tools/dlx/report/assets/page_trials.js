@@ -33,7 +33,8 @@
     if (t.last_error) field(list, 'last error', t.last_error);
     (t.hparam_warnings || []).forEach(function (w) { field(list, 'hyperparameter warning', w); });
     if (t.created) {
-      field(list, 'slurm job', t.slurm_job_id || '\u2014');
+      field(list, 'slurm job', (t.slurm_job_id || '\u2014') + (t.task !== null && t.task !== undefined ?
+                                ' (array task ' + t.task + ', with its other trials: ' + meta.array.load + ')' : ''));
       field(list, 'nodes (latest attempt)', (t.nodes || '\u2014') + ' (' + t.world_size + ' ranks)');
       field(list, 'started, last update', when(t.created) + ', ' + when(t.updated));
       field(list, 'time used, lost', duration(t.time_used) + ', ' + duration(t.time_lost));

@@ -17,7 +17,7 @@
 //   - packed (resources.trials_per_gpu / trials_per_task P > 1, trials of one process): the task
 //     runs its tickets P at a time, each in a child process of its own (task_slots.hpp); a
 //     ticket's exit 85 lets the others finish or checkpoint, starts no new one, and ends the task
-//     with 85;
+//     with 85 (but for a waiting ticket giving back its slot: the task goes on without it);
 //   - the task exits 0 when every ticket ended well, else with the last failed ticket's status.
 // The ranks agree on where to start: rank 0 counts a ticket done only after its trainer exited,
 // which on a trial of several ranks needs the others' trainers (their rendezvous) or, for a
