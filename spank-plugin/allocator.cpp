@@ -146,6 +146,9 @@ bool size_array(Submission& submission) {
                             capped ? "this cluster's MaxArraySize" : searcher::array_tasks_cause(experiment),
                             searcher::task_load_text(experiment)));
   }
+  if (const auto sharing = searcher::shard_sharing_text(experiment); !sharing.empty()) {
+    report_info(fmt::format("dlx: --dl-experiment: {}", sharing));
+  }
   if (!submission.sbatch.available()) {
     report_error("dlx: --dl-experiment: works with sbatch only (this Slurm command or version does not "
                  "expose sbatch's options; submit with sbatch)");

@@ -5,8 +5,17 @@
 
 namespace dlx::config {
 
+bool shares_gpus_by_shards(const Resources& resources) {
+  return resources.trials_per_gpu && resources.shards_per_gpu && !resources.trials_per_task;
+}
+
+int shards_per_trial(const Resources& resources) {
+  return shares_gpus_by_shards(resources) ? std::max(1, *resources.shards_per_gpu / *resources.trials_per_gpu) : 0;
+}
+
 int packed_trials(const Resources& resources) {
   if (resources.trials_per_task) return *resources.trials_per_task;
+  if (shares_gpus_by_shards(resources)) return 1;
   if (resources.trials_per_gpu) return *resources.trials_per_gpu * std::max(1, resources.gpus_per_node.value_or(1));
   return 1;
 }

@@ -3,6 +3,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dlx/config/names.hpp"
 #include "parse_sections.hpp"
@@ -87,6 +88,38 @@ void check_packing_rules(const Experiment& experiment, const MappingReader& root
     fail_at(root, section[key], fmt::format("resources.{}", key),
             "shares GPUs among trials, but the trial asks for none (resources.gpus_per_node)",
             "give gpus_per_node (the GPUs each array task holds), or pack CPU trials with trials_per_task");
+  }
+  if (shares_gpus_by_shards(resources)) {
+    // Slurm shares the GPU: each trial its own array task with shards_per_gpu / N shards.
+    const char* key = section["gpus_per_trial"] ? "gpus_per_trial" : "trials_per_gpu";
+    const int shards = *resources.shards_per_gpu;
+    const int per_gpu = *resources.trials_per_gpu;
+    if (per_gpu > shards || shards % per_gpu != 0) {
+      std::vector<int> divisors;
+      for (int d = 1; d <= shards; ++d) {
+        if (shards % d == 0) divisors.push_back(d);
+      }
+      fail_at(root, section[key], fmt::format("resources.{}", key),
+              fmt::format("shares each GPU among {} trials, which does not divide its {} shards "
+                          "(resources.shards_per_gpu, the cluster's gres/shard per GPU): the trials would not get "
+                          "equal shares, and Slurm would place more or fewer than {} on a GPU",
+                          per_gpu, shards, per_gpu),
+              fmt::format("use a divisor of {}: {}", shards, fmt::join(divisors, ", ")));
+    }
+    if (gpus > 1) {
+      fail_at(root, section["gpus_per_node"], "resources.gpus_per_node",
+              fmt::format("is {}, but with shards (resources.shards_per_gpu) a trial takes its share of one GPU", gpus),
+              "set gpus_per_node: 1 (each trial's shards are on one GPU)");
+    }
+    if (resources.nodes_per_trial != 1 || resources.tasks_per_node != 1) {
+      fail_at(root, section[key], fmt::format("resources.{}", key),
+              fmt::format("shares a GPU among trials of one process each, but a trial has {} node{} x {} rank{}",
+                          resources.nodes_per_trial, resources.nodes_per_trial == 1 ? "" : "s",
+                          resources.tasks_per_node, resources.tasks_per_node == 1 ? "" : "s"),
+              "share GPUs among single-process trials (nodes_per_trial: 1, tasks_per_node: 1), or give each "
+              "trial whole GPUs");
+    }
+    return;
   }
   if (resources.trials_per_gpu && resources.trials_per_task &&
       *resources.trials_per_task != *resources.trials_per_gpu * gpus) {

@@ -171,6 +171,7 @@ void emit_resources(YAML::Emitter& out, const Resources& resources) {
   if (resources.max_array_tasks) out << YAML::Key << "max_array_tasks" << YAML::Value << *resources.max_array_tasks;
   if (resources.trials_per_gpu) out << YAML::Key << "trials_per_gpu" << YAML::Value << *resources.trials_per_gpu;
   if (resources.trials_per_task) out << YAML::Key << "trials_per_task" << YAML::Value << *resources.trials_per_task;
+  if (resources.shards_per_gpu) out << YAML::Key << "shards_per_gpu" << YAML::Value << *resources.shards_per_gpu;
   out << YAML::EndMap;
 }
 

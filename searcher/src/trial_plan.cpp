@@ -140,6 +140,15 @@ std::string task_load_text(const config::Experiment& experiment) {
   return fmt::format("up to {}, {} at once", most, at_once);
 }
 
+std::string shard_sharing_text(const config::Experiment& experiment) {
+  const auto& resources = experiment.resources;
+  if (!config::shares_gpus_by_shards(resources)) return "";
+  const int shards = config::shards_per_trial(resources);
+  return fmt::format("each trial asks for {} of a GPU's {} shards (--gres=shard:{}, resources.shards_per_gpu): "
+                     "Slurm places up to {} trials on one GPU, each with its own array task",
+                     shards, *resources.shards_per_gpu, shards, *resources.shards_per_gpu / shards);
+}
+
 std::string array_tasks_cause(const config::Experiment& experiment) {
   const auto& resources = experiment.resources;
   const int per_task = config::packed_trials(resources);

@@ -79,6 +79,19 @@ echo "# state dir: $state, ports $port_base..$((port_base + 3))"
 out="$("$tool" up --state-dir "$state" --nodes 2 2>&1)" && rc=0 || rc=$?
 if [ "$rc" -ne 0 ] && [[ "$out" == *"--nodes must be an integer >= 3"* ]]; then ok "--nodes 2 is refused"
 else fail "--nodes 2 is refused" "exit != 0 and '--nodes must be an integer >= 3'" "exit $rc: $out"; fi
+refused_up() {  # refused_up WHAT EXPECTED ARGS...: `up` exits non-zero saying EXPECTED, and starts nothing
+  local what="$1" expected="$2"; shift 2
+  out="$("$tool" up --state-dir "$state" "$@" 2>&1)" && rc=0 || rc=$?
+  if [ "$rc" -ne 0 ] && [[ "$out" == *"$expected"* ]] && [ -z "$(pids_of_state)" ]; then ok "$what"
+  else fail "$what" "exit != 0 and '$expected'" "exit $rc: $out"; fi
+}
+refused_up "--shards-per-gpu without --gpus is refused" "--shards-per-gpu 4 needs GPUs to share: add --gpus N" \
+  --shards-per-gpu 4
+refused_up "--gpus x is refused" "--gpus: x: not a number of GPUs (0 to 64)" --gpus x
+missing=0
+while [ -c "/dev/nvidia$missing" ]; do missing=$((missing + 1)); done  # the first GPU this host lacks
+refused_up "--gpus without the GPUs' devices is refused" \
+  "--gpus 64: /dev/nvidia$missing is not a GPU's device here (use --placeholder-gpus for a cluster without GPUs)" --gpus 64
 
 # --- up without a plugin, twice (idempotent)
 t0=$SECONDS

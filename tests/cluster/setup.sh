@@ -41,5 +41,6 @@ chown -R "$user" "$DLX_TEST_STATE/work/examples"
 # (Built images stay: $DLX_TEST_STATE/images.)
 "$DLX_TEST_STATE/prefix/bin/dlx" cluster down --state-dir "$DLX_TEST_STATE/cluster" > /dev/null
 rm -rf "$DLX_TEST_STATE/cluster"
+# shellcheck disable=SC2086  # DLX_TEST_CLUSTER_OPTIONS: words of options (tests/cluster/CMakeLists.txt)
 "$DLX_TEST_STATE/prefix/bin/dlx" cluster up --state-dir "$DLX_TEST_STATE/cluster" \
-  --port-base "$((${DLX_TEST_PORT_BASE:-17400} + ${DLX_TEST_PORT_OFFSET:-0}))"
+  --port-base "$((${DLX_TEST_PORT_BASE:-17400} + ${DLX_TEST_PORT_OFFSET:-0}))" ${DLX_TEST_CLUSTER_OPTIONS:-}

@@ -423,3 +423,47 @@ TEST_CASE("packing: refused with a message where it cannot work", "[searcher][ar
   CHECK(packing_error("{trials_per_task: 1}").empty());
   CHECK(packing_error("{gpus_per_node: 2, trials_per_gpu: 2, trials_per_task: 4}").empty());
 }
+
+TEST_CASE("packing through Slurm's shards: one trial per array task, each asking for its share of a GPU",
+          "[searcher][array][packing]") {
+  // The cluster's gres/shard count per GPU (usually the site file's defaults.resources).
+  auto experiment = packed(8, "{gpus_per_node: 1, trials_per_gpu: 2, shards_per_gpu: 4}");
+  CHECK(config::shares_gpus_by_shards(experiment.resources));
+  CHECK(config::shards_per_trial(experiment.resources) == 2);
+  CHECK(config::packed_trials(experiment.resources) == 1);
+  CHECK(searcher::array_task_count(experiment) == 8);
+  CHECK(searcher::array_spec(experiment) == "0-7");
+  CHECK(searcher::shard_sharing_text(experiment) ==
+        "each trial asks for 2 of a GPU's 4 shards (--gres=shard:2, resources.shards_per_gpu): Slurm places up to 2 "
+        "trials on one GPU, each with its own array task");
+  // gpus_per_trial: 1/4 on 8 shards: 2 each. Frozen into the snapshot as given.
+  experiment = packed(8, "{gpus_per_node: 1, gpus_per_trial: 1/4, shards_per_gpu: 8}");
+  CHECK(config::shards_per_trial(experiment.resources) == 2);
+  const auto frozen = config::parse_experiment(config::to_yaml(experiment), "experiment.yaml");
+  CHECK(frozen.resources.shards_per_gpu == 8);
+  CHECK(config::shards_per_trial(frozen.resources) == 2);
+  // Without trials_per_gpu the shards change nothing; with trials_per_task the task packs them.
+  CHECK(searcher::shard_sharing_text(packed(8, "{gpus_per_node: 1, shards_per_gpu: 4}")).empty());
+  CHECK(config::packed_trials(packed(8, "{gpus_per_node: 1, trials_per_gpu: 2, trials_per_task: 2, "
+                                        "shards_per_gpu: 4}").resources) == 2);
+}
+
+TEST_CASE("packing through shards: refused with a message where Slurm could not do it", "[searcher][array][packing]") {
+  CHECK_THAT(packing_error("{gpus_per_node: 1, trials_per_gpu: 3, shards_per_gpu: 4}"),
+             Catch::Contains("resources.trials_per_gpu: shares each GPU among 3 trials, which does not divide its 4 "
+                             "shards (resources.shards_per_gpu, the cluster's gres/shard per GPU)") &&
+                 Catch::Contains("use a divisor of 4: 1, 2, 4"));
+  CHECK_THAT(packing_error("{gpus_per_node: 1, trials_per_gpu: 8, shards_per_gpu: 4}"),
+             Catch::Contains("shares each GPU among 8 trials, which does not divide its 4 shards"));
+  CHECK_THAT(packing_error("{gpus_per_node: 2, trials_per_gpu: 2, shards_per_gpu: 4}"),
+             Catch::Contains("resources.gpus_per_node: is 2, but with shards (resources.shards_per_gpu) a trial takes "
+                             "its share of one GPU") &&
+                 Catch::Contains("set gpus_per_node: 1"));
+  CHECK_THAT(packing_error("{gpus_per_node: 1, tasks_per_node: 2, trials_per_gpu: 2, shards_per_gpu: 4}"),
+             Catch::Contains("resources.trials_per_gpu: shares a GPU among trials of one process each, but a trial "
+                             "has 1 node x 2 ranks"));
+  CHECK_THAT(packing_error("{gpus_per_node: 1, trials_per_gpu: 2, shards_per_gpu: 0}"),
+             Catch::Contains("resources.shards_per_gpu") && Catch::Contains("gres/shard count of each GPU"));
+  CHECK_THAT(packing_error("{trials_per_gpu: 2, shards_per_gpu: 4}"),
+             Catch::Contains("shares GPUs among trials, but the trial asks for none"));
+}

@@ -44,10 +44,21 @@ void add_script_options(CommandLine& command, std::initializer_list<std::string_
       {"bin-dir", "DIR", "directory with dlx and dlx-launch, for PATH in `env` (default: $DLX_BIN_DIR, dlx's own)"},
       {"nodes", "N", "number of slurmd nodes, at least 3 (default 3)"},
       {"port-base", "N", "slurmctld port; node nX uses N+X (default 17000)"},
-      {"timeout", "SECS", "how long `up`/`down` wait for daemons and nodes (default 30)"}};
+      {"timeout", "SECS", "how long `up`/`down` wait for daemons and nodes (default 30)"},
+      {"gpus", "N",
+       "each node has N GPUs as Slurm GRES (/dev/nvidia0..N-1, which must exist; default 0); every node is "
+       "this host, so they share its GPUs"},
+      {"shards-per-gpu", "S", "and S gres/shard per GPU (default 0), for trials sharing a GPU (resources.shards_per_gpu)"},
+      {"placeholder-gpus", "",
+       "the N GPUs are placeholder devices in the state directory: Slurm schedules them and sets "
+       "CUDA_VISIBLE_DEVICES, nothing runs on them (for testing on a host without GPUs)"}};
   for (const auto& option : kOptions) {
     if (std::find(names.begin(), names.end(), option.name) == names.end()) continue;
-    command.options.add_options()(option.name, po::value<std::string>()->value_name(option.value), option.description);
+    if (*option.value == '\0') {
+      command.options.add_options()(option.name, option.description);  // a flag
+    } else {
+      command.options.add_options()(option.name, po::value<std::string>()->value_name(option.value), option.description);
+    }
   }
 }
 
@@ -59,7 +70,8 @@ CommandLine cluster_up_command_line() {
                       "is idempotent, and records its settings in the state directory for later calls.",
                       "sudo dlx cluster up\n"
                       "sudo dlx cluster up --state-dir /tmp/dlx-cluster --nodes 4 --port-base 18000");
-  add_script_options(command, {"state-dir", "plugin", "plugstack", "bin-dir", "nodes", "port-base", "timeout"});
+  add_script_options(command, {"state-dir", "plugin", "plugstack", "bin-dir", "nodes", "port-base", "timeout", "gpus",
+                               "shards-per-gpu", "placeholder-gpus"});
   return command;
 }
 
@@ -100,7 +112,8 @@ CommandLine cluster_command_line() {
                       "sudo dlx cluster up\n"
                       "eval \"$(dlx cluster env)\"\n"
                       "sudo dlx cluster down");
-  add_script_options(command, {"state-dir", "plugin", "plugstack", "bin-dir", "nodes", "port-base", "timeout"});
+  add_script_options(command, {"state-dir", "plugin", "plugstack", "bin-dir", "nodes", "port-base", "timeout", "gpus",
+                               "shards-per-gpu", "placeholder-gpus"});
   command.subcommands = {
       {"up", "start munged, slurmctld and the nodes, wait until all are up (root)", cluster_up_command_line},
       {"down", "cancel the cluster's jobs and stop its daemons (root)", cluster_down_command_line},

@@ -45,6 +45,7 @@ void print_search_plan(const searcher::SearchPlan& plan, const config::Experimen
                counted(plan.tickets, "ticket"), counted(plan.tasks, "array task"), tasks_limited_by, plan.tasks,
                2 * plan.tasks, at_once > 1 ? fmt::format("{} at once", at_once) : std::string("in turn"), most);
   }
+  if (const auto sharing = searcher::shard_sharing_text(experiment); !sharing.empty()) fmt::print("# {}\n", sharing);
   for (std::size_t b = 0; b < plan.brackets.size(); ++b) {
     const auto& bracket = plan.brackets[b];
     fmt::print("# bracket {}: {} ({}), {} at {} {}\n", b, counted(bracket.trials, "trial"),

@@ -155,6 +155,15 @@ void load_experiment(LaunchState& state) {
   if (state.experiment && under_srun) {
     refused_unless(state, [&] { check_allocation(state.placement(), state.experiment->resources); });
   }
+  // GPUs shared through Slurm's shards: the trial's share of its GPU is the shards Slurm gave it
+  // (SLURM_SHARDS_ON_NODE) over the GPU's; dlx.torch caps torch's allocator there.
+  if (state.experiment && config::shares_gpus_by_shards(state.experiment->resources)) {
+    const auto& resources = state.experiment->resources;
+    const auto given = env::lookup_int(state.context.env(), "SLURM_SHARDS_ON_NODE");
+    const int shards = given && *given > 0 ? static_cast<int>(*given) : config::shards_per_trial(resources);
+    state.vars.emplace_back("DLX_GPU_MEMORY_FRACTION",
+                            fmt::format("{:.6g}", std::min(1.0, static_cast<double>(shards) / *resources.shards_per_gpu)));
+  }
 }
 
 std::vector<std::string> command_to_run(const LaunchState& state) {

@@ -175,13 +175,22 @@ int run_packed_task(const TaskTickets& task, const std::vector<int>& left, std::
       running.emplace(pid, RunningSlot{*ticket, slot, std::move(report)});
     }
     if (running.empty()) break;
-    int wait_status = 0;
-    const pid_t ended = ::waitpid(-1, &wait_status, 0);
-    if (ended < 0) {
+    // Which child ended, left a zombie for now (WNOWAIT): while it is one, its pid, and so its
+    // process group's id, cannot be taken by another process, and a slot that was killed has its
+    // group ended first (below).
+    siginfo_t info{};
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOWAIT) != 0) {
       if (errno == EINTR) continue;
-      throw LaunchError(fmt::format("waitpid failed: {}", std::strerror(errno)));
+      throw LaunchError(fmt::format("waitid failed: {}", std::strerror(errno)));
     }
+    const pid_t ended = info.si_pid;
     const auto found = running.find(ended);
+    if (found != running.end() && (info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED)) {
+      ::kill(-ended, SIGKILL);  // the slot's trainer, which no one would account for, ends with it
+    }
+    int wait_status = 0;
+    while (::waitpid(ended, &wait_status, 0) < 0 && errno == EINTR) {
+    }
     if (found == running.end()) continue;  // not a slot (none is expected)
     const int status = exit_status_of(wait_status);
     const int ticket = found->second.ticket;
@@ -203,8 +212,7 @@ int run_packed_task(const TaskTickets& task, const std::vector<int>& left, std::
     gave_back.clear();
     if (WIFSIGNALED(wait_status)) {
       // The slot's own dlx-launch was killed (the kernel's OOM killer, a user's kill): its
-      // trainer, which no one would account for, ends with it, and the trial is not done.
-      ::kill(-ended, SIGKILL);
+      // trainer has been ended with it (above), and the trial is not done.
       const int signal_number = WTERMSIG(wait_status);
       fmt::print(stderr, "dlx-launch: task {}: ticket {}: its slot's dlx-launch (pid {}) was {}; its trainer is "
                          "ended too, and {}\n",

@@ -242,6 +242,8 @@ nlohmann::json meta_model(const config::Experiment& experiment, const StatusRepo
       {"searcher", config::to_string(experiment.searcher.name)},
       {"sampler", config::to_string(experiment.searcher.sampler)},
       {"array", array_model(experiment)},
+      {"gpu_sharing", searcher::shard_sharing_text(experiment).empty() ? nlohmann::json(nullptr)
+                                                                        : nlohmann::json(searcher::shard_sharing_text(experiment))},
       {"metric", experiment.searcher.metric},
       {"smaller_is_better", experiment.searcher.smaller_is_better},
       {"generated_unix", options.now_unix},

@@ -8,7 +8,9 @@
 // Data model (keys are short: the document is inlined into the page, 1,000 trials and more):
 //   meta        experiment, directory, searcher, sampler, array (null for one trial per array task,
 //               else {tasks, tickets, at_once (trials a task runs at once), trials_per_gpu (or
-//               null), load ("up to 4 at once"), cause (the key that made it so)}), metric, smaller_is_better,
+//               null), load ("up to 4 at once"), cause (the key that made it so)}), gpu_sharing (how
+//               trials share GPUs through Slurm's shards: searcher::shard_sharing_text, or null),
+//               metric, smaller_is_better,
 //               generated_unix, watch_seconds (null: a final page), ended (StatusReport::finished:
 //               every trial completed or failed, or the searcher is done), states {state: count}, warnings [text], points_per_curve, best_trial
 //               (id or null: the searcher's best, else the best metric), min_trials_importance

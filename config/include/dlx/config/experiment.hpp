@@ -117,10 +117,19 @@ struct Resources {
   // trials into a task whatever it holds (CPU trials). Unset: one trial at a time.
   std::optional<int> trials_per_gpu;
   std::optional<int> trials_per_task;
+  // The cluster's gres/shard count per GPU (gres.conf; usually the site file's defaults). With it,
+  // trials_per_gpu N shares GPUs through Slurm instead: each trial is an array task of its own
+  // that asks for shards_per_gpu / N shards (--gres=shard:K), and Slurm places up to N on a GPU.
+  std::optional<int> shards_per_gpu;
 };
 
-// Trials one array task runs at once: trials_per_task, else trials_per_gpu x gpus_per_node, else 1.
+// Trials one array task runs at once: trials_per_task, else trials_per_gpu x gpus_per_node
+// (1 when the GPUs are shared through shards), else 1.
 int packed_trials(const Resources& resources);
+// Whether trials share GPUs as Slurm's shards (trials_per_gpu with shards_per_gpu).
+bool shares_gpus_by_shards(const Resources& resources);
+// The shards each trial asks for when it does: shards_per_gpu / trials_per_gpu.
+int shards_per_trial(const Resources& resources);
 
 // The `checkpoint` section: when to save and which checkpoints retention keeps.
 struct CheckpointPolicy {

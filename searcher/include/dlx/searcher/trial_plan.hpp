@@ -51,6 +51,10 @@ int task_of_ticket(const config::Experiment& experiment, int ticket);
 // How each array task runs its tickets, for messages: "up to 5 in turn", "up to 4 at once",
 // "up to 8, 4 at once".
 std::string task_load_text(const config::Experiment& experiment);
+// How trials share GPUs through Slurm's shards (config::shares_gpus_by_shards), for messages:
+// "each trial asks for 2 of a GPU's 4 shards (--gres=shard:2): Slurm places up to 2 trials on
+// one GPU"; empty when they do not.
+std::string shard_sharing_text(const config::Experiment& experiment);
 // What makes the array smaller than the tickets: "resources.max_array_tasks" where that cap
 // binds, else the packing key ("resources.trials_per_gpu", "resources.trials_per_task").
 std::string array_tasks_cause(const config::Experiment& experiment);

@@ -111,6 +111,7 @@ window.dlxReport = (function () {
        trials.length + ' trials' + (states ? ': ' + states : '') +
        (meta.array ? ' \u00b7 ' + meta.array.tasks + ' array tasks, each running ' + meta.array.load +
         (meta.array.trials_per_gpu ? ' (' + meta.array.trials_per_gpu + ' per GPU)' : '') + ' (' + meta.array.cause + ')' : '') +
+       (meta.gpu_sharing ? ' \u00b7 ' + meta.gpu_sharing : '') +
        (meta.code ? ' \u00b7 code ' + meta.code : '') +
        (meta.images && meta.images.length ? ' \u00b7 image ' + meta.images.join(', ') : '') +
        ' \u00b7 written ' + when(meta.generated_unix));
