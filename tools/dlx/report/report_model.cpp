@@ -226,8 +226,14 @@ nlohmann::json array_model(const config::Experiment& experiment) {
   }
 }
 
+// How trials share GPUs through Slurm's shards, or null.
+nlohmann::json gpu_sharing_model(const config::Experiment& experiment) {
+  auto text = searcher::shard_sharing_text(experiment);
+  return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(std::move(text));
+}
+
 nlohmann::json meta_model(const config::Experiment& experiment, const StatusReport& status,
-                          const ModelOptions& options, bool ended, std::size_t points) {
+                          const ModelOptions& options, bool ended, std::size_t points, nlohmann::json array) {
   nlohmann::json states = nlohmann::json::object();
   for (const auto& [state, count] : status.states) states[state] = count;
   nlohmann::json warnings = nlohmann::json::array();
@@ -241,9 +247,8 @@ nlohmann::json meta_model(const config::Experiment& experiment, const StatusRepo
       {"images", status.containers},
       {"searcher", config::to_string(experiment.searcher.name)},
       {"sampler", config::to_string(experiment.searcher.sampler)},
-      {"array", array_model(experiment)},
-      {"gpu_sharing", searcher::shard_sharing_text(experiment).empty() ? nlohmann::json(nullptr)
-                                                                        : nlohmann::json(searcher::shard_sharing_text(experiment))},
+      {"array", std::move(array)},
+      {"gpu_sharing", gpu_sharing_model(experiment)},
       {"metric", experiment.searcher.metric},
       {"smaller_is_better", experiment.searcher.smaller_is_better},
       {"generated_unix", options.now_unix},
@@ -267,6 +272,7 @@ nlohmann::json report_model(const config::Experiment& experiment, const StatusRe
                  options.max_curve_points);
   const nlohmann::json hparams = searched_hparams(experiment);
 
+  nlohmann::json array = array_model(experiment);
   nlohmann::json trials = nlohmann::json::array();
   std::vector<const TrialRecord*> by_id;
   for (std::size_t i = 0; i < status.rows.size(); ++i) {
@@ -279,7 +285,7 @@ nlohmann::json report_model(const config::Experiment& experiment, const StatusRe
     if (record) by_id.push_back(record);
     // The array task that ran it (its latest ticket's), where tasks run several tickets.
     trials.back()["task"] = nullptr;
-    if (search && searcher::array_task_count(experiment) < searcher::ticket_count(experiment)) {
+    if (search && !array.is_null()) {
       const auto found = search->trials().find(status.rows[i].spec.id);
       if (found != search->trials().end() && found->second.ticket) {
         trials.back()["task"] = searcher::task_of_ticket(experiment, *found->second.ticket);
@@ -299,7 +305,8 @@ nlohmann::json report_model(const config::Experiment& experiment, const StatusRe
 
   const auto& metric = experiment.searcher.metric;
   const bool smaller = experiment.searcher.smaller_is_better;
-  nlohmann::json model{{"meta", meta_model(experiment, status, options, ended, points)}, {"hparams", hparams}};
+  nlohmann::json model{{"meta", meta_model(experiment, status, options, ended, points, std::move(array))},
+                       {"hparams", hparams}};
   model["best_so_far"] = best_so_far(status, sources, trials, metric, smaller);
   model["importance"] = importance(experiment, status, search, hparams);
   model["asha"] = asha_story(experiment, search);
