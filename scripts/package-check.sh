@@ -27,9 +27,9 @@ say() { echo "package-check: $*"; }
 started=$SECONDS
 
 # The Debian mirror and suite this machine installs from (never written into the tree).
-sources() { cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2> /dev/null || true; }
-mirror=$(sources | grep -ohE 'https?://[^[:space:]]+/debian/?([[:space:]]|$)' | head -1 | tr -d '[:space:]')
-security=$(sources | grep -ohE 'https?://[^[:space:]]+/debian-security/?([[:space:]]|$)' | head -1 | tr -d '[:space:]')
+source scripts/debian_mirror.sh
+mirror=$(debian_mirror)
+security=$(debian_security_mirror)
 suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
 [ -n "$mirror" ] && [ -n "$suite" ] ||
   { echo "package-check: no Debian mirror (a .../debian URI) in /etc/apt/sources.list*" >&2; exit 1; }
@@ -37,17 +37,8 @@ suite=$(. /etc/os-release && echo "$VERSION_CODENAME")
 work=$(private_dir "${DLX_PACKAGE_CHECK_DIR:-/var/tmp}" dlx-package-check) || exit 1
 root=$work/root
 say "working in $work"
-cleanup() {
-  local status=$1
-  # Nothing is left mounted: the namespaces' mounts end with them; /proc below is the setup's own.
-  unmount_if_mounted "$root/proc"
-  if [ "$status" = 0 ]; then
-    rm -rf --one-file-system "$work"
-  else
-    echo "package-check: kept $work for its logs (rm -rf --one-file-system $work when done)" >&2
-  fi
-}
-trap 'cleanup $?' EXIT
+# Nothing is left mounted: the namespaces' mounts end with them; /proc below is the setup's own.
+trap 'private_dir_done package-check "$work" $? "$root/proc"' EXIT
 
 # 1. The packages, from a fresh clone: the packages for a plain Debian, without CUDA (NVIDIA's
 #    runtime and NCCL are no Debian packages) and without the tests (ctest ran them on the tree).

@@ -15,6 +15,10 @@
 #   owned_dir_check DIR         owned_dir's checks only, for a directory that must exist already
 #   unmount_if_mounted PATH     unmounts PATH when it is itself a mount point (never through a
 #                               link); for paths inside a private_dir or owned_dir
+#   private_dir_done NAME DIR STATUS [MOUNT...]
+#                               for an EXIT trap: unmounts each MOUNT that is mounted, then removes
+#                               DIR (a private_dir) after a success (STATUS 0), or keeps it for its
+#                               logs and says so as NAME
 # private_dir and owned_dir first check PARENT (DIR's parent) and every directory above it, with
 # their links resolved: each must belong to root or the caller and be writable by nobody else, a
 # sticky directory (/tmp, /var/tmp) excepted, where nobody can rename or remove what is not theirs.
@@ -87,4 +91,15 @@ unmount_if_mounted() {
   [ -d "$path" ] && [ ! -L "$path" ] || return 0
   findmnt --mountpoint "$path" > /dev/null 2>&1 || return 0
   umount -l -- "$path"
+}
+
+private_dir_done() {
+  local name=$1 dir=$2 status=$3 mount
+  shift 3
+  for mount in "$@"; do unmount_if_mounted "$mount"; done
+  if [ "$status" = 0 ]; then
+    rm -rf --one-file-system -- "$dir"
+  else
+    echo "$name: kept $dir for its logs (rm -rf --one-file-system $dir when done)" >&2
+  fi
 }

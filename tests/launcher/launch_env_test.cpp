@@ -161,3 +161,17 @@ TEST_CASE("launcher: the Python package is found beside the installed dlx-launch
         root / "lib" / "dlx" / "python");
   std::filesystem::remove_all(root);
 }
+
+TEST_CASE("launcher: containers get the portable libdlx_c where it is installed, else the build's", "[launch]") {
+  const auto root = std::filesystem::temp_directory_path() / "dlx-library-file-test";
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root / "bin");
+  const auto launcher = root / "bin" / "dlx-launch";
+  CHECK_FALSE(dlx::launch::dlx_library_file(launcher));
+  std::filesystem::create_directories(root / "lib" / "dlx" / "container");
+  std::ofstream(root / "lib" / "libdlx_c.so.0") << "build's\n";
+  CHECK(dlx::launch::dlx_library_file(launcher) == root / "lib" / "libdlx_c.so.0");
+  std::ofstream(root / "lib" / "dlx" / "container" / "libdlx_c.so.0") << "portable\n";
+  CHECK(dlx::launch::dlx_library_file(launcher) == root / "lib" / "dlx" / "container" / "libdlx_c.so.0");
+  std::filesystem::remove_all(root);
+}

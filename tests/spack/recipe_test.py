@@ -46,6 +46,12 @@ SPACK_NAME = {
     ("find_library", "nccl"): "nccl",
     ("find_file", "chart.min.js"): None,        # the chart_js variant names it (DLX_CHART_JS)
     ("find_program", "ccache"): None,           # optional compiler cache
+    # The portable libdlx_c (DLX_PORTABLE_C, scripts/portable-c.sh; not the recipe's build): the
+    # headers of the same dependencies, and binutils' objcopy beside the compiler.
+    ("find_path", "slurm/slurm.h"): "slurm",
+    ("find_path", "nlohmann/json.hpp"): "nlohmann-json",
+    ("find_path", "boost/version.hpp"): "boost",
+    ("find_program", "objcopy"): None,
 }
 ONLY_WITH = {"cuda": "+cuda", "nccl": "+cuda", "py-h5py": "+python"}
 

@@ -8,16 +8,37 @@
 #include "dlx/comm/comm_error.hpp"
 #include "dlx/comm/mpi_check.hpp"
 
+// The portable libdlx_c (cmake/DlxPortableC.cmake) references Open MPI weakly: where no MPI
+// library is in the process, MPI_Initialized is null, and so is every other MPI function.
+#ifdef DLX_WEAK_MPI_AND_SLURM
+#pragma weak MPI_Initialized
+#endif
+
 namespace dlx::comm {
 
 namespace {
 std::atomic<bool> g_abandoned{false};
+
+bool mpi_library_present() noexcept {
+#ifdef DLX_WEAK_MPI_AND_SLURM
+  return &MPI_Initialized != nullptr;
+#else
+  return true;
+#endif
+}
 }  // namespace
 
 void abandon_mpi() noexcept { g_abandoned.store(true); }
 bool mpi_abandoned() noexcept { return g_abandoned.load(); }
 
 MpiRuntime::MpiRuntime() {
+  if (!mpi_library_present()) {
+    throw CommError("MPI", 0,
+                    "dlx: this is the portable libdlx_c (for container images), and no MPI library is "
+                    "loaded in this process: a trial with a communicator needs MPI. Create the trial "
+                    "without one (DLX_TRIAL_NO_COMMUNICATOR in the C API; the Python package always "
+                    "does), or use the libdlx_c of the cluster's own build, which links Open MPI");
+  }
   int initialized = 0;
   DLX_MPI_CHECK(MPI_Initialized(&initialized));
   if (initialized == 0) {

@@ -100,10 +100,14 @@ std::optional<std::filesystem::path> any_python_package_dir(const std::filesyste
 
 std::optional<std::filesystem::path> dlx_library_file(const std::filesystem::path& launcher) {
   const auto prefix = launcher.parent_path().parent_path();
-  std::vector<std::filesystem::path> candidates{prefix / "lib" / "libdlx_c.so.0"};
+  std::vector<std::filesystem::path> library_dirs{prefix / "lib"};
   if (const std::filesystem::path installed = DLX_LIB_INSTALL_DIR; installed.is_relative()) {
-    candidates.push_back(prefix / installed / "libdlx_c.so.0");
+    library_dirs.push_back(prefix / installed);
   }
+  // The portable build (scripts/portable-c.sh) first: it loads in images of other distributions.
+  std::vector<std::filesystem::path> candidates;
+  for (const auto& dir : library_dirs) candidates.push_back(dir / "dlx" / "container" / "libdlx_c.so.0");
+  for (const auto& dir : library_dirs) candidates.push_back(dir / "libdlx_c.so.0");
   for (const auto& file : candidates) {
     std::error_code error;
     if (std::filesystem::exists(file, error)) return file;

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dlx/launch/trial_outcome.hpp"
 
-#include <string.h>
 
 #include <algorithm>
 #include <cctype>
@@ -13,6 +12,7 @@
 #include "dlx/record/metrics_log.hpp"
 #include "dlx/common/clock.hpp"
 #include "dlx/common/directories.hpp"
+#include "dlx/common/signal_name.hpp"
 
 namespace dlx::launch {
 
@@ -91,9 +91,7 @@ std::string last_error_line(std::string_view tail) {
 std::string describe_exit(int exit_status) {
   if (exit_status > 128 && exit_status < 128 + 65) {
     const int signal_number = exit_status - 128;
-    const char* name = ::sigabbrev_np(signal_number);
-    return name ? fmt::format("killed by SIG{} (exit {})", name, exit_status)
-                : fmt::format("killed by signal {} (exit {})", signal_number, exit_status);
+    return fmt::format("killed by {} (exit {})", signal_name(signal_number), exit_status);
   }
   return fmt::format("exit {}", exit_status);
 }

@@ -47,6 +47,7 @@
 
 #include "checkpointer.hpp"
 #include "dlx/common/directories.hpp"
+#include "dlx/common/signal_name.hpp"
 #include "dlx/comm/mpi_check.hpp"
 #include "dlx/comm/mpi_runtime.hpp"
 #include "dlx/env/environment.hpp"
@@ -89,10 +90,9 @@ std::string broadcast_text(bool with_mpi, std::string text) {
   return text;
 }
 
-std::string signal_name(int signal_number) {
+std::string signal_or_request_name(int signal_number) {
   if (signal_number == 0) return "a checkpoint request";
-  const char* abbreviation = ::sigabbrev_np(signal_number);
-  return abbreviation ? fmt::format("SIG{}", abbreviation) : fmt::format("signal {}", signal_number);
+  return signal_name(signal_number);
 }
 
 std::chrono::seconds exit_deadline(std::optional<std::chrono::seconds> given, const env::EnvMap& env) {
@@ -456,7 +456,7 @@ int Trial::checkpoint_and_exit(const TrainingState& state,
     DLX_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &signal_number, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
   }
   std::string reason = fmt::format("requeue: checkpoint at step {} after {}", state.step,
-                                   signal_name(signal_number));
+                                   signal_or_request_name(signal_number));
   if (checkpointing_enabled()) {
     const auto limit = exit_deadline(deadline, context_.env());
     try {

@@ -2,13 +2,13 @@
 #include "notice_cause.hpp"
 
 #include <signal.h>
-#include <string.h>
 
 #include <cstdlib>
 #include <ctime>
 
 #include <fmt/format.h>
 
+#include "dlx/common/signal_name.hpp"
 #include "dlx/env/environment.hpp"
 #include "dlx/env/trial_environment.hpp"
 
@@ -17,8 +17,7 @@ namespace {
 
 std::string signal_text(int signal_number) {
   if (signal_number <= 0) return "no signal";
-  const char* name = ::sigabbrev_np(signal_number);
-  return name ? fmt::format("SIG{}", name) : fmt::format("signal {}", signal_number);
+  return signal_name(signal_number);
 }
 
 }  // namespace

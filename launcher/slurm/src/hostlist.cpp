@@ -10,6 +10,10 @@
 
 #include "dlx/env/environment.hpp"
 
+#ifdef DLX_WEAK_MPI_AND_SLURM
+#pragma weak slurm_hostlist_create
+#endif
+
 namespace dlx::slurm {
 
 namespace {
@@ -34,6 +38,14 @@ std::string first_host(std::string_view variable, std::string_view nodelist) {
     throw env::EnvError(fmt::format("{}={} names no host", variable, nodelist));
   }
   return std::string(host.get());
+}
+
+bool hostlist_library_present() noexcept {
+#ifdef DLX_WEAK_MPI_AND_SLURM
+  return &slurm_hostlist_create != nullptr;
+#else
+  return true;
+#endif
 }
 
 }  // namespace dlx::slurm

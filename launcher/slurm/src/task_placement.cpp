@@ -57,6 +57,7 @@ void read_srun(const env::EnvMap& env, TaskPlacement& out) {
     out.local_world_size = *per_node;
   }
   for (auto name : {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"}) {
+    if (!hostlist_library_present()) break;  // the portable libdlx_c in an image: unknown
     if (auto list = lookup(env, name); list && !list->empty()) {
       out.first_node = first_host(name, *list);
       break;

@@ -50,7 +50,8 @@ std::optional<std::filesystem::path> python_package_dir(const std::filesystem::p
 std::optional<std::filesystem::path> any_python_package_dir(const std::filesystem::path& launcher);
 
 // libdlx_c.so.0 beside that package (<prefix>/lib, or where this build installs libraries):
-// what a container gets mounted at /dlx/lib; nullopt when neither is there.
+// what a container gets mounted at /dlx/lib; nullopt when neither is there. The portable build,
+// installed as <that directory>/dlx/container/libdlx_c.so.0 (docs/containers.md), comes first.
 std::optional<std::filesystem::path> dlx_library_file(const std::filesystem::path& launcher);
 
 // PYTHONPATH for the trainer: `package_dir` first, then the inherited value (unchanged when it

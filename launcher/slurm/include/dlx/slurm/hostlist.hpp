@@ -11,4 +11,9 @@ namespace dlx::slurm {
 // or the list is empty.
 std::string first_host(std::string_view variable, std::string_view nodelist);
 
+// Whether libslurm is in the process: always in dlx's programs and libraries; not necessarily for
+// the portable libdlx_c inside a container image (cmake/DlxPortableC.cmake), which references
+// it weakly and then leaves what needs it (the first node, dlx-launch's) unknown.
+bool hostlist_library_present() noexcept;
+
 }  // namespace dlx::slurm
