@@ -92,7 +92,7 @@ for runtime in crun podman; do
   [ -e "$WORK/ro-data/written" ] && fail "$runtime: the trainer wrote through a read-only bind mount"
   expect_contains "dlx logs ($runtime)" "$(as_user dlx logs "$job" 0 2>&1)" "probe: done"
   status=$(as_user dlx status "$job")
-  expect_contains "dlx status ($runtime)" "$status" "1 completed"
+  expect_contains "dlx status ($runtime)" "$status" "# 1 trial: 1 completed"
   expect_contains "dlx status ($runtime)" "$status" "# image $IMAGE with $runtime"
   note "$runtime: the probe saw its code copy, data, bind mount (read-only) and dlx; checkpoint round trip; dlx logs"
 done
@@ -211,7 +211,7 @@ for runtime in crun podman; do
     --tensor model/0.weight --tensor model/1.running_mean --tensor optimizer/state/0/exp_avg \
     --tensor rng/rank-1/torch --notices 1 --crashes 0 ||
     fail "torch-$runtime is not identical to the bare uninterrupted run: $(tail -n 30 "$out")"
-  expect_contains "dlx status of torch-$runtime" "$(as_user dlx status "$job")" "1 completed"
+  expect_contains "dlx status of torch-$runtime" "$(as_user dlx status "$job")" "# 1 trial: 1 completed"
   note "torch-$runtime: requeued in its container, resumed, identical to the bare run"
 done
 

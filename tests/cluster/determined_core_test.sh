@@ -101,7 +101,7 @@ grep -q "dlx-test: srun exited 0 (restart 1)" <<< "$pt_out" || fail "pt-requeue 
 /usr/bin/python3 "$SOURCE_DIR/tests/tools/compare_checkpoints.py" "$(trial_dir "$pt_reference_job")" "$pt_requeue_dir" \
   --tensor model_0/module.0.weight --tensor rng/rank-1/torch --restarts 1 --notices 1 ||
   fail "the requeued PyTorchTrial is not identical to the uninterrupted one"
-expect_contains "dlx status of pt-requeue" "$(as_user dlx status "$pt_requeue_job")" "1 completed"
+expect_contains "dlx status of pt-requeue" "$(as_user dlx status "$pt_requeue_job")" "# 1 trial: 1 completed"
 note "PyTorchTrial on 2 nodes: requeued mid-run, resumed on both ranks, identical"
 wait_for_job "$reference_job" 600
 wait_for_job "$requeue_job" 600
@@ -163,6 +163,6 @@ with h5py.File(f"{sys.argv[2]}/trial.h5", "r") as f:
 print(f"identical: model, optimizer, scheduler, both ranks' RNG states at step 240; {sys.argv[3]} restart(s)")
 PY
 done
-expect_contains "dlx status of det-requeue" "$(as_user dlx status "$requeue_job")" "1 completed"
-expect_contains "dlx status of det-timelimit" "$(as_user dlx status "$limit_job")" "1 completed"
+expect_contains "dlx status of det-requeue" "$(as_user dlx status "$requeue_job")" "# 1 trial: 1 completed"
+expect_contains "dlx status of det-timelimit" "$(as_user dlx status "$limit_job")" "# 1 trial: 1 completed"
 note "Determined Core API trainer: requeued mid-run and chained over $((limit_restarts + 1)) time-limited allocations, resumed on both ranks, identical"

@@ -69,5 +69,5 @@ reason=$(restart_attr "$dir" 1 reason)
 [[ $reason == "crash: rank 0 on "*": killed by SIGKILL (exit 137); restart 1 of max_restarts 1" ]] ||
   fail "the crash restart does not name rank 0's SIGKILL: $reason"
 compare_trials "$REFERENCE" "$dir" 0 1
-expect_contains "dlx status" "$(as_user dlx status "$job")" "1 completed"
+expect_contains "dlx status" "$(as_user dlx status "$job")" "# 1 trial: 1 completed"
 note "writer killed during the save of step $step: resumed from step $previous, identical"

@@ -25,7 +25,7 @@ grep -q "exiting 85 for a requeue" "$WORK"/preempt-resume-"$job"_0.out ||
 grep -q "after SIGUSR2" "$WORK"/preempt-resume-"$job"_0.out || fail "the notice was not SIGUSR2"
 compare_trials "$REFERENCE" "$dir" 2 0
 status=$(as_user dlx status "$job")
-expect_contains "dlx status" "$status" "1 completed"
+expect_contains "dlx status" "$status" "# 1 trial: 1 completed"
 # dlx report of the real run: one page whose attempts are the two preemptions and the completed
 # run, each on its nodes (trial.h5 records every attempt's).
 report=$(as_user dlx report "$job" -o "$WORK/preempt-resume-report.html" --json)

@@ -34,7 +34,7 @@ compare() {
     --tensor model/0.weight --tensor model/1.running_mean --tensor optimizer/state/0/exp_avg \
     --tensor rng/rank-1/torch "$@" ||
     fail "$name is not identical to the uninterrupted run: $(tail -n 30 "$WORK/$name-${job}_0.out")"
-  expect_contains "dlx status of $name" "$(as_user dlx status "$job")" "1 completed"
+  expect_contains "dlx status of $name" "$(as_user dlx status "$job")" "# 1 trial: 1 completed"
 }
 
 for name in torch-reference torch-requeue torch-limit; do write_resume_experiment "$name"; done

@@ -42,5 +42,5 @@ reason=$(restart_attr "$dir" 1 reason)
 resumed=$(restart_attr "$dir" 1 resumed_step)
 [ "$resumed" = "$last_checkpoint" ] ||
   fail "resumed from step $resumed, not from the last checkpoint before the kill ($last_checkpoint)"
-expect_contains "dlx status" "$(as_user dlx status "$job")" "1 completed"
+expect_contains "dlx status" "$(as_user dlx status "$job")" "# 1 trial: 1 completed"
 note "rank 1 SIGKILLed: every rank exited 85, requeued, resumed, identical"

@@ -23,5 +23,5 @@ compare_trials "$REFERENCE" "$dir" 1 0
 causes=$(restart_causes "$dir")
 [ "$causes" = requeue ] || fail "the restart's cause is '$causes', not requeue"
 status=$(as_user dlx status "$job")
-expect_contains "dlx status" "$status" "1 completed"
+expect_contains "dlx status" "$status" "# 1 trial: 1 completed"
 note "requeued by scontrol, resumed, identical"

@@ -34,5 +34,5 @@ for ((run = 0; run < restarts; run++)); do
 done
 expect_contains "the last allocation" "$log" "dlx-test: srun exited 0 (restart $restarts)"
 compare_trials "$REFERENCE" "$dir" "$restarts" 0
-expect_contains "dlx status" "$(as_user dlx status "$job")" "1 completed"
+expect_contains "dlx status" "$(as_user dlx status "$job")" "# 1 trial: 1 completed"
 note "time-limit chain of $((restarts + 1)) allocations of 1 minute: resumed each time, identical"

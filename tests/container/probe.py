@@ -38,6 +38,7 @@ def main() -> None:
         trial.wait_for_checkpoint()
         loaded = trial.open_checkpoint(os.path.join(os.environ["DLX_CHECKPOINT_DIR"], "step-1.h5"))
         say("checkpoint_round_trip", list(loaded.tensors["weights"]) == [0, 1, 2, 3])
+        trial.finish()
     print("probe: done", flush=True)
 
 
