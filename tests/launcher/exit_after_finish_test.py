@@ -3,7 +3,8 @@
 process as it ends, as PyTorch's gloo process group can when it was never destroyed) under the
 real dlx-launch, as rank 0 of a Slurm step: the trial is complete, so dlx-launch says what
 happened and exits 0; so it does when a preemption notice kills the trainer after finish() (no
-requeue of a finished trial); the same abort before finish() is a crash (exit 85, counted).
+requeue of a finished trial); the same abort before finish() is a crash (exit 85, counted); an exit
+0 without finish() is said in the trial's log, one after it is not.
 Run with /usr/bin/python3; DLX_LAUNCH, DLX_LIBRARY and PYTHONPATH (python/) from CMake."""
 import json
 import os
@@ -23,6 +24,11 @@ sys.stdout.flush()
 if sys.argv[1] in ("after", "notice after"):
     trial.finish()
     trial.close()
+if sys.argv[1] == "exit without finish":
+    sys.exit(0)
+if sys.argv[1] == "exit after finish":
+    trial.finish()
+    sys.exit(0)
 if sys.argv[1] == "notice after":
     # A preemption notice as the trainer ends: its handlers are gone, so the signal dlx-launch
     # receives and passes on kills it.
@@ -84,4 +90,15 @@ assert "the trainer crashed (killed by SIGABRT (exit 134))" in output, output
 assert "after its trial was" not in output, output
 assert record["state"] == "running" and record["failures"] == 1, record
 assert record["last_error"].startswith("killed by SIGABRT (exit 134)"), record
+# Exit 0 without finish(): nothing to account, but the trial stays running (dlx status: lost), and
+# the trial's log says why and what to call; after finish(), no such warning.
+status, output, record = run("exit without finish")
+print(f"exit 0 without finish(): dlx-launch exit {status}, record {record['state']}")
+assert status == 0 and record["state"] == "running" and record["failures"] == 0, (output, record)
+assert "dlx-launch: warning: the trainer exited 0 without finishing trial 0: its record stays running, and " \
+       "`dlx status` will show it lost. End training with trial.finish() in Python" in output, output
+status, output, record = run("exit after finish")
+print(f"exit 0 after finish(): dlx-launch exit {status}, record {record['state']}")
+assert status == 0 and record["state"] == "completed", (output, record)
+assert "without finishing" not in output, output
 print("ok")

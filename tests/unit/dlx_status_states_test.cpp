@@ -53,7 +53,7 @@ TEST_CASE("dlx status: a trial's state from its record and its array task", "[cl
   const RecordFacts requeued{"running", "requeue: checkpoint at step 24 after SIGUSR2", 0, 0};
   const SlurmTask pending{"PENDING", "BeginTime", 1}, queued{"PENDING", "JobArrayTaskLimit", 0};
   const SlurmTask active{"RUNNING", "None", 0}, held{"PENDING", "launch_failed_requeued_held", 1};
-  const SlurmTask done{"COMPLETED", "None", 0};
+  const SlurmTask done{"COMPLETED", "None", 0}, killed{"CANCELLED", "None", 0};
   const auto slurm = view({});
   SlurmView gone = view({});
   gone.gone = true;
@@ -82,7 +82,11 @@ TEST_CASE("dlx status: a trial's state from its record and its array task", "[cl
        "requeued: requeue: checkpoint at step 24 after SIGUSR2; Slurm: PENDING (BeginTime)"},
       {"pending again without a recorded reason", running, &pending, &slurm, "requeued", "",
        "requeued without recording why (killed, or its node lost); Slurm: PENDING (BeginTime)"},
-      {"running, its task ended", running, &done, &slurm, "lost", "", "its array task in job 42 ended (COMPLETED)"},
+      {"running, its task ended", running, &done, &slurm, "lost", "",
+       "its array task in job 42 ended (COMPLETED): no run will continue it (its trainer exited without calling "
+       "finish();"},
+      {"running, its task killed", running, &killed, &slurm, "lost", "",
+       "its array task in job 42 ended (CANCELLED): no run will continue it (killed, or its node lost;"},
       {"running, the job gone", running, nullptr, &gone, "lost", "", "Slurm no longer knows job 42"},
       {"completed", {"completed", "", 0, 0}, nullptr, &gone, "completed", "", ""},
       {"restarted after a crash, running again", {"running", "", 1, 1}, &active, &slurm, "running", "restart 1 of 5",

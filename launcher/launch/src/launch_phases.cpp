@@ -513,9 +513,32 @@ std::optional<int> stage_data(LaunchState& state) {
   return requeue_on_notice("while the data was staged");
 }
 
+namespace {
+
+// A trainer that exits 0 without finishing its trial leaves trial.h5 saying running, and
+// `dlx status` then shows the trial lost: said in the trial's log, where its user looks first.
+void warn_if_unfinished(LaunchState& state) {
+  if (state.peer_crash || !state.in_trial() || !state.rank0()) return;
+  try {
+    const auto now = record::load_trial_record_if_exists(state.context.trial().record_path());
+    if (!now || now->state != "running") return;
+    fmt::print(stderr,
+               "dlx-launch: warning: the trainer exited 0 without finishing trial {}: its record stays "
+               "running, and `dlx status` will show it lost. End training with trial.finish() in Python "
+               "(dlx.torch.Loop and Determined's API call it for you) or Trial::finish() in C++\n",
+               state.context.trial().trial_id);
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "dlx-launch: warning: cannot read the trial record after the trainer exited: {}\n",
+               error.what());
+  }
+}
+
+}  // namespace
+
 int run_and_account(LaunchState& state) {
   enter_container(state);
   const int status = run_trainer(state);
+  if (status == 0) warn_if_unfinished(state);
   if (!should_mark_failed(status, state.at_start)) return status;
   if (auto finished = finished_state_after(state, status)) {
     const auto tail = state.trial_log ? state.trial_log->stderr_tail() : std::string();

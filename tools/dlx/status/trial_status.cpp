@@ -53,9 +53,12 @@ ShownState trial_status(const RecordFacts& record, const SlurmTask* task, const 
   }
   if (record.state != "running") return {record.state, "", ""};
   if (abandoned(task, slurm)) {
+    // A task that ended COMPLETED ran its trainer to exit 0: it never finished the trial.
+    const bool exited = task && task->state == "COMPLETED";
     return {"lost", "",
-            fmt::format("lost: trial.h5 says running, but {}: no run will continue it (killed, or its node lost; "
-                        "`dlx logs` shows its last output)", ended_words(task, *slurm))};
+            fmt::format("lost: trial.h5 says running, but {}: no run will continue it ({}; "
+                        "`dlx logs` shows its last output)", ended_words(task, *slurm),
+                        exited ? "its trainer exited without calling finish()" : "killed, or its node lost")};
   }
   const bool waiting = task && pending(*task);
   const std::string why_waiting = waiting ? fmt::format("; {}", slurm_words(*task)) : "";
