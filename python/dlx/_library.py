@@ -70,8 +70,32 @@ def _library_path() -> str:
     return "libdlx_c.so.0"
 
 
+def load_failure(path: str, error: OSError) -> str:
+    """What a failed load of libdlx_c means and what to do, after the loader's own words."""
+    text = str(error)
+    message = f"dlx: cannot load libdlx_c ({path}): {text}. "
+    if "GLIBC_" in text:
+        return message + ("This system's C library is older than the one libdlx_c was built against. In a "
+                          "container image: dlx's portable libdlx_c needs glibc 2.31 or later (Debian 11, "
+                          "Ubuntu 20.04, RHEL 9 or newer; docs/containers.md, \"The SDK in any image\"); use "
+                          "an image of a newer distribution")
+    if text.startswith(path + ":") or text.startswith(os.path.basename(path) + ":"):
+        origin = "DLX_LIBRARY names it" if os.environ.get("DLX_LIBRARY") == path else "dlx's install names it"
+        return message + f"The file itself is missing or unreadable ({origin}): check the path"
+    return message + ("A library it links is missing here. In a container image of another distribution "
+                      "than the cluster's, ask your site to install dlx's portable libdlx_c, which needs "
+                      "only glibc (docs/containers.md, \"The SDK in any image\"); on a node, install dlx's "
+                      "dependencies (its Debian packages pull them in)")
+
+
 def _load() -> ctypes.CDLL:
-    lib = ctypes.CDLL(_library_path())
+    path = _library_path()
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as error:
+        # The same in every run of the trial: a ConfigError, so that it fails at once, not after
+        # max_restarts crashes.
+        raise ConfigError(load_failure(path, error)) from None
     c_trial, c_checkpoint = ctypes.c_void_p, ctypes.c_void_p
     p = ctypes.POINTER
     signatures = {
