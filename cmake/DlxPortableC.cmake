@@ -12,7 +12,7 @@
 #     library loads where neither is installed: the Python package creates its trials without a
 #     communicator, and what needs libslurm (the first node of a host list) is dlx-launch's, which
 #     runs outside the container. A communicator asked of this library in a process without MPI
-#     is a clear error (launcher/comm/src/mpi_presence.cpp), never a call through a null pointer;
+#     is a clear error (launcher/comm/src/mpi_runtime.cpp), never a call through a null pointer;
 #   - no CUDA and NCCL (the Python package does not use them through libdlx_c);
 #   - header-only libraries (nlohmann-json, Boost's headers) and the MPI and Slurm headers from
 #     this host, through a directory of links that holds nothing else: the host's /usr/include

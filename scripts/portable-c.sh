@@ -4,7 +4,7 @@
 # any distribution with glibc 2.31 or later (docs/containers.md, "The SDK in any image"; the admin
 # guide, section 10b, says where to install it). Needs root (debootstrap, chroot), the network to
 # the Debian mirror this machine's apt uses, nasm and dpkg-dev (scripts/install-deps.sh), about
-# 1.5 GB and 5 minutes on 2 cores.
+# 800 MB and 3 to 4 minutes on 2 cores (3 min 15 s measured: docs/benchmarks.md).
 #
 #   bash scripts/portable-c.sh [OUTDIR]      OUTDIR/libdlx_c.so.0 (default: ./build-portable)
 #
