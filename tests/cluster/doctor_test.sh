@@ -29,6 +29,10 @@ on_node=$(as_user srun -N1 -w n2 dlx doctor --containers) || fail "dlx doctor --
 expect_contains "dlx doctor --containers on n2" "$on_node" "# dlx doctor: the container runtimes of this host"
 grep -q "JobRequeue" <<< "$on_node" && fail "--containers checked Slurm's settings too: $on_node"
 grep -Eq "^ok +container runtime crun" <<< "$on_node" || fail "crun is not ok on n2: $on_node"
+# The tests' prefix has dlx's own libdlx_c only: a warning that says how to get the portable one.
+grep -Eq "^warn +the dlx SDK in containers +containers get dlx's own libdlx_c $PREFIX/" <<< "$on_node" ||
+  fail "no warning about the SDK containers get on n2: $on_node"
+expect_contains "dlx doctor --containers: the SDK's advice" "$on_node" "build the portable one (scripts/portable-c.sh)"
 
 # The same cluster's reports, saved, with the requeue settings taken out (as on an unprepared site).
 as_user bash -c 'scontrol show config | sed -e "s/^JobRequeue .*/JobRequeue = 0/" -e "s/^RequeueExit .*/RequeueExit = (null)/" \

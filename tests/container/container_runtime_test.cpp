@@ -326,6 +326,21 @@ TEST_CASE("dlx doctor: one verdict per runtime, a warning when none works", "[co
   CHECK(none.back().found == "none starts a container on this host");
 }
 
+TEST_CASE("dlx doctor: which libdlx_c containers get", "[container][doctor]") {
+  using dlx::doctor::Verdict;
+  const auto portable = dlx::doctor::check_container_sdk(fs::path("/usr/lib/x86_64-linux-gnu/dlx/container/libdlx_c.so.0"));
+  CHECK(portable.verdict == Verdict::ok);
+  CHECK_THAT(portable.found, Catch::Contains("the portable libdlx_c /usr/lib/x86_64-linux-gnu/dlx/container/"));
+  const auto own = dlx::doctor::check_container_sdk(fs::path("/usr/lib/x86_64-linux-gnu/libdlx_c.so.0"));
+  CHECK(own.verdict == Verdict::warn);
+  CHECK_THAT(own.found, Catch::Contains("dlx's own libdlx_c /usr/lib/x86_64-linux-gnu/libdlx_c.so.0"));
+  CHECK_THAT(own.advice, Catch::Contains("scripts/portable-c.sh) and install it as "
+                                         "/usr/lib/x86_64-linux-gnu/dlx/container/libdlx_c.so.0"));
+  const auto none = dlx::doctor::check_container_sdk(std::nullopt);
+  CHECK(none.verdict == Verdict::warn);
+  CHECK_THAT(none.found, Catch::Contains("no libdlx_c.so.0 beside this dlx"));
+}
+
 namespace {
 
 // An OCI layout of the given layer directories, made by tests/container/make_oci_layout.py.

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // dlx doctor: are this cluster's Slurm settings what dlx needs? Reads Slurm's own reports (or
 // saved copies of them, for a host without the client) and prints one verdict per setting.
+#include <algorithm>
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -14,6 +16,7 @@
 #include "container_checks.hpp"
 #include "gpu_checks.hpp"
 #include "dlx/launch/gpu_usage.hpp"
+#include "dlx/launch/launch_env.hpp"
 #include "dlx/container/runtime.hpp"
 #include "options.hpp"
 #include "plugstack_files.hpp"
@@ -78,13 +81,19 @@ doctor::SiteFacts gather_facts(const po::variables_map& options) {
 }
 
 std::vector<doctor::Finding> container_findings() {
-  return doctor::check_container_runtimes([](std::string_view runtime) -> std::optional<std::string> {
+  auto findings = doctor::check_container_runtimes([](std::string_view runtime) -> std::optional<std::string> {
     try {
       return container::make_runtime(runtime)->unavailable(/*thorough=*/true);
     } catch (const std::exception& e) {
       return std::string(e.what());
     }
   });
+  // Where a runtime works, which SDK its trials get: dlx-launch's choice, from this same prefix.
+  const bool any = std::ranges::any_of(findings, [](const auto& f) { return f.verdict == doctor::Verdict::ok; });
+  std::error_code no_exe;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", no_exe);
+  if (any && !no_exe) findings.push_back(doctor::check_container_sdk(launch::dlx_library_file(self)));
+  return findings;
 }
 
 std::vector<doctor::Finding> gpu_findings() {

@@ -31,4 +31,26 @@ std::vector<Finding> check_container_runtimes(const RuntimeProbe& probe) {
   return findings;
 }
 
+Finding check_container_sdk(const std::optional<std::filesystem::path>& library) {
+  const char* check = "the dlx SDK in containers";
+  if (!library) {
+    return {Verdict::warn, check, "no libdlx_c.so.0 beside this dlx: `import dlx` in a container finds no library",
+            "install dlx's C library (the Debian package libdlx-c0, or `cmake --install` of the whole build)"};
+  }
+  const auto dir = library->parent_path();
+  if (dir.filename() == "container" && dir.parent_path().filename() == "dlx") {
+    return {Verdict::ok, check,
+            fmt::format("containers get the portable libdlx_c {} (images with glibc 2.31 or later)", library->string()),
+            ""};
+  }
+  return {Verdict::warn, check,
+          fmt::format("containers get dlx's own libdlx_c {}, which loads only in images that have the libraries "
+                      "this dlx was built with",
+                      library->string()),
+          fmt::format("for images of other distributions (NGC's, users' own), build the portable one "
+                      "(scripts/portable-c.sh) and install it as {}/dlx/container/libdlx_c.so.0 "
+                      "(docs/containers.md, \"The SDK in any image\")",
+                      dir.string())};
+}
+
 }  // namespace dlx::doctor

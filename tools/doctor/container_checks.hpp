@@ -4,6 +4,7 @@
 // of apptainer, podman, enroot and crun (an OCI runtime: crun or runc) start a container here, as
 // the user who asks. Runtimes matter on the compute nodes: `srun -N1 dlx doctor --containers`
 // asks one.
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -20,5 +21,11 @@ using RuntimeProbe = std::function<std::optional<std::string>(std::string_view r
 // One finding per runtime (ok, skipped when not installed, warn when installed but failing) and a
 // warning when none works.
 std::vector<Finding> check_container_runtimes(const RuntimeProbe& probe);
+
+// The libdlx_c dlx-launch mounts into containers at /dlx/lib (launch::dlx_library_file, beside
+// this dlx): the portable one (<libdir>/dlx/container/, scripts/portable-c.sh) loads in images of
+// any distribution with glibc 2.31 or later, dlx's own build only in images that have its
+// libraries (a warning, with how to install the portable one); none is a warning too.
+Finding check_container_sdk(const std::optional<std::filesystem::path>& library);
 
 }  // namespace dlx::doctor
