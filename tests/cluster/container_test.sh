@@ -126,7 +126,7 @@ wait_for_job "$job" 120
 expect_contains "the trial log of bad-runtime" "$(cat "$WORK/bad-runtime-${job}_0.out")" \
   "the site's container runtime enroot cannot run here: enroot is not installed"
 status=$(as_user dlx status "$job")
-expect_contains "dlx status of bad-runtime" "$status" "1 failed"
+expect_contains "dlx status of bad-runtime" "$status" "# 1 trial: 1 failed"
 note "refused at sbatch: a missing image, an image without python3; a runtime the node lacks fails the trial with why"
 
 # ---- 4. the image cache ------------------------------------------------------------------------

@@ -44,7 +44,7 @@ expect_contains "the missing rank" "$out" "heard nothing within 5 s from rank 1 
 expect_contains "the likely setting" "$out" "OMPI_MCA_btl_tcp_if_include"
 expect_contains "the firewall hint" "$out" "no firewall blocks the ports"
 status=$(as_user dlx status "$job")
-expect_contains "dlx status" "$status" "failed"
+expect_contains "dlx status" "$status" "# 1 trial: 1 failed"
 dir=$(readlink "$(user_storage)/.jobs/$job")
 /usr/bin/python3 - "$dir/trials/0/trial.h5" <<'PY'
 import sys, h5py
