@@ -38,10 +38,10 @@ packages=(
   # Debian packages (scripts/package.sh, ctest -L package): debhelper and dh-python build them,
   # lintian judges them; scripts/package-check.sh installs them into a debootstrap root
   debhelper dh-python lintian debootstrap
-  # the portable libdlx_c for container images (scripts/portable-c.sh): nasm assembles ISA-L from
-  # its Debian sources, dpkg-dev unpacks them; pyelftools reads the library's symbol versions
-  # (tests/portable/, also in CI)
-  nasm dpkg-dev python3-pyelftools
+  # the portable libdlx_c for container images (scripts/portable-c.sh): nasm and the autotools
+  # build ISA-L from its Debian sources, dpkg-dev unpacks them; pyelftools reads the library's
+  # symbol versions (tests/portable/, also in CI)
+  nasm autoconf automake libtool dpkg-dev python3-pyelftools
   # cluster tooling: hostname, ps, ip
   procps iproute2 hostname util-linux
 )

@@ -99,6 +99,38 @@ expect_contains "a 0777 DLX_PACKAGE_CHECK_DIR" "$out" \
   "$SCRATCH/open is writable by group or others (mode 777) without the sticky bit"
 note "refused: $out"
 
+# scripts/portable-c.sh (root, the portable libdlx_c) the same way: mallory's DLX_PORTABLE_DIR is
+# refused before anything is made; in a private directory of /var/tmp, a failure (a debootstrap
+# that fails: no download) keeps that directory for its logs and says so.
+if out=$(cd "$src" && DLX_PORTABLE_DIR="$bait/parent" bash scripts/portable-c.sh "$SCRATCH/portable-out" 2>&1); then
+  fail "portable-c.sh accepted mallory's $bait/parent: $out"
+fi
+expect_contains "mallory's DLX_PORTABLE_DIR" "$out" \
+  "portable-c.sh: refusing to work in $bait/parent: $bait/parent belongs to $MALLORY, who could replace what is made below it"
+[ -z "$(ls -A "$bait/parent")" ] && [ ! -e "$SCRATCH/portable-out" ] ||
+  fail "portable-c.sh made something: $(ls -A "$bait/parent") $(ls -d "$SCRATCH/portable-out" 2> /dev/null)"
+note "refused: $out"
+mkdir -p "$SCRATCH/failing"
+printf '#!/bin/sh
+echo "debootstrap: stand-in failure" >&2
+exit 1
+' > "$SCRATCH/failing/debootstrap"
+chmod 0755 "$SCRATCH/failing/debootstrap"
+if out=$(cd "$src" && PATH="$SCRATCH/failing:$PATH" bash scripts/portable-c.sh "$SCRATCH/portable-out" 2>&1); then
+  fail "portable-c.sh passed with a failing debootstrap: $out"
+fi
+work=$(sed -n 's/^portable-c: working in //p' <<< "$out")
+case $work in
+  /var/tmp/dlx-portable-c.????????) ;;
+  *) fail "portable-c.sh worked in '$work', not in a new private directory in /var/tmp: $out" ;;
+esac
+[ "$(stat -c '%U %a' "$work")" = "root 700" ] || fail "$work is not root's own 0700 directory: $(stat -c '%U %a' "$work")"
+expect_contains "portable-c.sh's failure" "$out" "debootstrap: stand-in failure"
+expect_contains "portable-c.sh's failure" "$out" "portable-c: kept $work for its logs"
+[ ! -e "$SCRATCH/portable-out" ] || fail "a failed portable-c.sh wrote its output directory"
+rm -rf --one-file-system "$work"
+note "portable-c.sh: refused mallory's directory; a failure kept its own private directory"
+
 # The cluster tests' fixture (tests/cluster/setup.sh, as root) with its fixed DLX_TEST_STATE: a
 # directory mallory made there first, or her link, is refused before root installs anything.
 install -d -m 1777 "$SCRATCH/shared"
