@@ -80,6 +80,8 @@ for runtime in crun podman; do
   out=$WORK/probe-$runtime-${job}_0.out
   grep -q "^probe: done" "$out" || fail "the probe in $runtime did not finish: $(tail -n 30 "$out")"
   expect_contains "the launch line ($runtime)" "$(cat "$out")" "runs in the container image $IMAGE (a root file system directory) with $runtime"
+  expect_contains "the SDK line ($runtime)" "$(cat "$out")" \
+    "dlx-launch: the dlx SDK in the container: /dlx/python and /dlx/lib/libdlx_c.so.0 (dlx's own libdlx_c $PREFIX/"
   cwd=$(probe_value "$out" cwd)
   case "$cwd" in *"/code-"*) ;; *) fail "$runtime: the trainer's working directory $cwd is not the code copy" ;; esac
   [ "$(probe_value "$out" code_copy_has_probe)" = True ] || fail "$runtime: probe.py is not in the working directory"

@@ -22,6 +22,7 @@
 #include "dlx/container/rootfs_skeleton.hpp"
 #include "dlx/container/runtime.hpp"
 #include "container_checks.hpp"
+#include "dlx/launch/launch_env.hpp"
 #include "dlx/launch/trial_container.hpp"
 #include "searcher_temp_dir.hpp"
 
@@ -328,15 +329,20 @@ TEST_CASE("dlx doctor: one verdict per runtime, a warning when none works", "[co
 
 TEST_CASE("dlx doctor: which libdlx_c containers get", "[container][doctor]") {
   using dlx::doctor::Verdict;
-  const auto portable = dlx::doctor::check_container_sdk(fs::path("/usr/lib/x86_64-linux-gnu/dlx/container/libdlx_c.so.0"));
+  const fs::path portable_file("/usr/lib/x86_64-linux-gnu/dlx/container/libdlx_c.so.0");
+  const fs::path own_file("/usr/lib/x86_64-linux-gnu/libdlx_c.so.0");
+  CHECK(dlx::launch::is_portable_library(portable_file));
+  CHECK_FALSE(dlx::launch::is_portable_library(own_file));
+  CHECK_FALSE(dlx::launch::is_portable_library("/opt/container/libdlx_c.so.0"));
+  const auto portable = dlx::doctor::check_container_sdk(portable_file, true);
   CHECK(portable.verdict == Verdict::ok);
   CHECK_THAT(portable.found, Catch::Contains("the portable libdlx_c /usr/lib/x86_64-linux-gnu/dlx/container/"));
-  const auto own = dlx::doctor::check_container_sdk(fs::path("/usr/lib/x86_64-linux-gnu/libdlx_c.so.0"));
+  const auto own = dlx::doctor::check_container_sdk(own_file, false);
   CHECK(own.verdict == Verdict::warn);
   CHECK_THAT(own.found, Catch::Contains("dlx's own libdlx_c /usr/lib/x86_64-linux-gnu/libdlx_c.so.0"));
   CHECK_THAT(own.advice, Catch::Contains("scripts/portable-c.sh) and install it as "
                                          "/usr/lib/x86_64-linux-gnu/dlx/container/libdlx_c.so.0"));
-  const auto none = dlx::doctor::check_container_sdk(std::nullopt);
+  const auto none = dlx::doctor::check_container_sdk(std::nullopt, false);
   CHECK(none.verdict == Verdict::warn);
   CHECK_THAT(none.found, Catch::Contains("no libdlx_c.so.0 beside this dlx"));
 }

@@ -92,7 +92,10 @@ std::vector<doctor::Finding> container_findings() {
   const bool any = std::ranges::any_of(findings, [](const auto& f) { return f.verdict == doctor::Verdict::ok; });
   std::error_code no_exe;
   const auto self = std::filesystem::read_symlink("/proc/self/exe", no_exe);
-  if (any && !no_exe) findings.push_back(doctor::check_container_sdk(launch::dlx_library_file(self)));
+  if (any && !no_exe) {
+    const auto library = launch::dlx_library_file(self);
+    findings.push_back(doctor::check_container_sdk(library, library && launch::is_portable_library(*library)));
+  }
   return findings;
 }
 

@@ -31,14 +31,14 @@ std::vector<Finding> check_container_runtimes(const RuntimeProbe& probe) {
   return findings;
 }
 
-Finding check_container_sdk(const std::optional<std::filesystem::path>& library) {
+Finding check_container_sdk(const std::optional<std::filesystem::path>& library, bool portable) {
   const char* check = "the dlx SDK in containers";
   if (!library) {
     return {Verdict::warn, check, "no libdlx_c.so.0 beside this dlx: `import dlx` in a container finds no library",
             "install dlx's C library (the Debian package libdlx-c0, or `cmake --install` of the whole build)"};
   }
   const auto dir = library->parent_path();
-  if (dir.filename() == "container" && dir.parent_path().filename() == "dlx") {
+  if (portable) {
     return {Verdict::ok, check,
             fmt::format("containers get the portable libdlx_c {} (images with glibc 2.31 or later)", library->string()),
             ""};

@@ -115,6 +115,11 @@ std::optional<std::filesystem::path> dlx_library_file(const std::filesystem::pat
   return std::nullopt;
 }
 
+bool is_portable_library(const std::filesystem::path& library) {
+  const auto dir = library.parent_path();
+  return dir.filename() == "container" && dir.parent_path().filename() == "dlx";
+}
+
 std::string python_path_with(const std::filesystem::path& package_dir, const env::EnvMap& env) {
   const auto inherited = env::lookup(env, "PYTHONPATH").value_or("");
   const auto ours = package_dir.string();

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "dlx/container/image_cache.hpp"
+#include "dlx/launch/launch_env.hpp"
 #include "dlx/launch/launch_error.hpp"
 #include "dlx/launch/trial_data.hpp"
 
@@ -205,6 +206,17 @@ std::optional<TrialContainer> TrialContainer::prepare_run(Inputs inputs, std::FI
   if (log) {
     fmt::print(log, "dlx-launch: the trainer runs in the container image {} ({}) with {}\n", image_text->c_str(),
                container::to_string(run.image.kind), runtime->name());
+    // Which library `import dlx` loads in there: the first thing to know when it does not load.
+    if (with_sdk) {
+      const auto library = fs::canonical(*inputs.library);
+      fmt::print(log, "dlx-launch: the dlx SDK in the container: {}/python and {}/lib/libdlx_c.so.0 ({})\n",
+                 kContainerSdkDir, kContainerSdkDir,
+                 is_portable_library(library)
+                     ? fmt::format("the portable libdlx_c {}: images with glibc 2.31 or later", library.string())
+                     : fmt::format("dlx's own libdlx_c {}: images with the libraries dlx was built with; the "
+                                   "portable one loads in others, docs/containers.md",
+                                   library.string()));
+    }
   }
   TrialContainer prepared(std::move(runtime), std::move(run));
   prepared.digest_ = std::move(digest);

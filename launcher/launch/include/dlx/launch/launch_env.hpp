@@ -54,6 +54,9 @@ std::optional<std::filesystem::path> any_python_package_dir(const std::filesyste
 // installed as <that directory>/dlx/container/libdlx_c.so.0 (docs/containers.md), comes first.
 std::optional<std::filesystem::path> dlx_library_file(const std::filesystem::path& launcher);
 
+// Whether `library` (one dlx_library_file found) is the portable build: <dir>/dlx/container/.
+bool is_portable_library(const std::filesystem::path& library);
+
 // PYTHONPATH for the trainer: `package_dir` first, then the inherited value (unchanged when it
 // already lists `package_dir`), so that `import dlx` needs no setting in the job script.
 std::string python_path_with(const std::filesystem::path& package_dir, const env::EnvMap& env);
