@@ -194,9 +194,11 @@ std::optional<TrialContainer> TrialContainer::prepare_run(Inputs inputs, std::FI
   for (const auto& dir : inputs.data_dirs) add_mount(run.mounts, dir, true);
   add_mount(run.mounts, inputs.workdir, false);
   const bool with_sdk = inputs.python_package && inputs.library;
+  fs::path library;  // what the container's /dlx/lib/libdlx_c.so.0 is, links resolved
   if (with_sdk) {
+    library = fs::canonical(*inputs.library);
     run.mounts.push_back({fs::canonical(*inputs.python_package / "dlx"), fs::path(kContainerSdkDir) / "python" / "dlx", true});
-    run.mounts.push_back({fs::canonical(*inputs.library), fs::path(kContainerSdkDir) / "lib" / "libdlx_c.so.0", true});
+    run.mounts.push_back({library, fs::path(kContainerSdkDir) / "lib" / "libdlx_c.so.0", true});
   }
   run.env = container_variables(inputs.env, experiment, with_sdk, inputs.determined_compat);
   run.workdir = inputs.workdir;
@@ -207,11 +209,11 @@ std::optional<TrialContainer> TrialContainer::prepare_run(Inputs inputs, std::FI
     fmt::print(log, "dlx-launch: the trainer runs in the container image {} ({}) with {}\n", image_text->c_str(),
                container::to_string(run.image.kind), runtime->name());
     // Which library `import dlx` loads in there: the first thing to know when it does not load.
+    // Judged by where it was found (an installed link may lead elsewhere), named as resolved.
     if (with_sdk) {
-      const auto library = fs::canonical(*inputs.library);
       fmt::print(log, "dlx-launch: the dlx SDK in the container: {}/python and {}/lib/libdlx_c.so.0 ({})\n",
                  kContainerSdkDir, kContainerSdkDir,
-                 is_portable_library(library)
+                 is_portable_library(*inputs.library)
                      ? fmt::format("the portable libdlx_c {}: images with glibc 2.31 or later", library.string())
                      : fmt::format("dlx's own libdlx_c {}: images with the libraries dlx was built with; the "
                                    "portable one loads in others, docs/containers.md",
