@@ -65,7 +65,7 @@ ROWS = [  # (key, what the operations table calls it)
     ("dlx_load", "dlx.torch.load_state, cold"),
     ("dlx_load_library", "  of which trial.load"),
     ("dlx_load_optimizer", "  of which Optimizer.load_state_dict"),
-    ("dlx_load_rest", "  the rest (model copy_, checks, RNG)"),
+    ("dlx_load_rest", "  the rest (the model read in place, checks, RNG)"),
     ("library_load", "trial.load alone (library read + CRC), cold"),
     ("posix_read", "POSIX read into a warm buffer, cold (floor)"),
 ]

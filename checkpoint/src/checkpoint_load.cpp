@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // load_checkpoint, verify_checkpoint, read_checkpoint_summary: every byte handed out has been
-// checked (format version, trial, metadata checksum, tensor CRCs) first.
+// checked (format version, trial, metadata checksum, tensor CRCs) first. A deferred tensor's
+// bytes are checked at the load and again as read_into reads them.
 #include <map>
 #include <string>
 
@@ -23,21 +24,59 @@ const Tensor& Checkpoint::tensor(std::string_view name) const {
   throw CheckpointError(fmt::format("checkpoint of step {} has no tensor '{}'", metadata.step, name));
 }
 
-Checkpoint load_checkpoint(const std::filesystem::path& path, const Expectation& expect) {
-  return load_checkpoint(path, expect, Checkpoint{});
+const TensorInfo* Checkpoint::find_deferred(std::string_view name) const {
+  for (const auto& t : deferred)
+    if (t.name == name) return &t;
+  return nullptr;
 }
 
-Checkpoint load_checkpoint(const std::filesystem::path& path, const Expectation& expect,
-                           Checkpoint&& reuse) {
+void Checkpoint::read_into(std::string_view name, std::span<std::byte> out) const {
+  std::size_t index = 0;
+  while (index < deferred.size() && deferred[index].name != name) ++index;
+  if (index == deferred.size() || !deferred_file) {
+    throw CheckpointError(fmt::format("checkpoint of step {} holds no deferred tensor '{}' (only a "
+                                      "load asked to defer it leaves its bytes in the file)",
+                                      metadata.step, name));
+  }
+  const auto& info = deferred[index];
+  if (out.size() != info.bytes) {
+    throw CheckpointError(fmt::format("tensor '{}' of {} is {} bytes; the memory given for it is {}",
+                                      info.name, deferred_file->path.string(), info.bytes, out.size()));
+  }
+  detail::h5_call([&] {
+    detail::read_tensor_bytes(deferred_file->fd.get(), info, deferred_file->offsets[index], out.data(),
+                              deferred_file->path);
+  });
+}
+
+bool Deferral::defers(std::string_view name) const {
+  for (const auto& prefix : prefixes)
+    if (!prefix.empty() && name.starts_with(prefix)) return true;
+  return false;
+}
+
+namespace {
+
+// Every tensor is read and checked; the deferred ones through a scratch piece only (their bytes
+// stay in the file, and in the page cache, for read_into).
+Checkpoint load(const std::filesystem::path& path, const Expectation& expect, Checkpoint&& reuse,
+                const Deferral& defer) {
   return detail::h5_call([&] {
     auto open = detail::open_checkpoint(path, expect);
     std::map<std::string, HostBuffer> spare;
     for (auto& tensor : reuse.tensors)
       spare.emplace(std::move(tensor.name), std::move(tensor.bytes));
     reuse.tensors.clear();
-    Checkpoint out{open.summary.metadata, open.summary.state, {}};
+    Checkpoint out{open.summary.metadata, open.summary.state, {}, {}, {}};
+    std::vector<std::optional<std::uint64_t>> deferred_offsets;
     for (std::size_t i = 0; i < open.summary.tensors.size(); ++i) {
       const auto& info = open.summary.tensors[i];
+      if (defer.defers(info.name)) {
+        detail::read_tensor(open, i, nullptr, path);
+        out.deferred.push_back(info);
+        deferred_offsets.push_back(open.offsets[i]);
+        continue;
+      }
       auto found = spare.find(info.name);
       auto bytes = found != spare.end() && found->second.size() == info.bytes
                        ? std::move(found->second)
@@ -46,8 +85,28 @@ Checkpoint load_checkpoint(const std::filesystem::path& path, const Expectation&
       detail::read_tensor(open, i, tensor.bytes.data(), path);
       out.tensors.push_back(std::move(tensor));
     }
+    if (!out.deferred.empty()) {
+      out.deferred_file = std::make_shared<const detail::DeferredFile>(
+          detail::DeferredFile{std::move(open.fd), path, std::move(deferred_offsets)});
+    }
     return out;
   });
+}
+
+}  // namespace
+
+Checkpoint load_checkpoint(const std::filesystem::path& path, const Expectation& expect) {
+  return load(path, expect, Checkpoint{}, Deferral{});
+}
+
+Checkpoint load_checkpoint(const std::filesystem::path& path, const Expectation& expect,
+                           Checkpoint&& reuse) {
+  return load(path, expect, std::move(reuse), Deferral{});
+}
+
+Checkpoint load_checkpoint(const std::filesystem::path& path, const Expectation& expect,
+                           const Deferral& defer) {
+  return load(path, expect, Checkpoint{}, defer);
 }
 
 CheckpointSummary verify_checkpoint(const std::filesystem::path& path, const Expectation& expect) {

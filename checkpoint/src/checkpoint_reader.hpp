@@ -28,5 +28,17 @@ OpenCheckpoint open_checkpoint(const std::filesystem::path& path, const Expectat
 // its CRCs. `destination` (tensor bytes long) may be null to verify only.
 void read_tensor(const OpenCheckpoint& checkpoint, std::size_t index, std::byte* destination,
                  const std::filesystem::path& path);
+// The same for a tensor described by `info`, whose bytes start at `offset` of `fd`.
+void read_tensor_bytes(int fd, const TensorInfo& info, std::optional<std::uint64_t> offset,
+                       std::byte* destination, const std::filesystem::path& path);
+
+// What Checkpoint::read_into needs once the load has returned: the descriptor the load verified
+// the deferred tensors through (so a file renamed over the path meanwhile changes nothing), and
+// where each deferred tensor's bytes lie. HDF5's handle is closed: the reads are plain preads.
+struct DeferredFile {
+  UniqueFd fd;
+  std::filesystem::path path;
+  std::vector<std::optional<std::uint64_t>> offsets;  // parallel to Checkpoint::deferred
+};
 
 }  // namespace dlx::checkpoint::detail

@@ -35,14 +35,14 @@ std::vector<SkippedCheckpoint> temporary_files(const std::filesystem::path& chec
 }  // namespace
 
 LoadedLatest load_latest_valid(const std::filesystem::path& checkpoint_dir,
-                               const Expectation& expectation) {
+                               const Expectation& expectation, const Deferral& defer) {
   const auto expect = in_directory(expectation);
   LoadedLatest out;
   out.skipped = temporary_files(checkpoint_dir);
   auto entries = store::list_checkpoints(checkpoint_dir);
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
     try {
-      auto loaded = load_checkpoint(it->path, expect);
+      auto loaded = load_checkpoint(it->path, expect, defer);
       if (loaded.metadata.step != it->step) {
         out.skipped.push_back({it->path, "holds step " + std::to_string(loaded.metadata.step) +
                                              ", not the step in its name"});

@@ -56,12 +56,15 @@ constexpr std::uint64_t kPrefetchBytes = std::uint64_t{32} << 20;
 
 void read_tensor(const OpenCheckpoint& checkpoint, std::size_t index, std::byte* destination,
                  const std::filesystem::path& path) {
-  const auto& info = checkpoint.summary.tensors[index];
+  read_tensor_bytes(checkpoint.fd.get(), checkpoint.summary.tensors[index], checkpoint.offsets[index],
+                    destination, path);
+}
+
+void read_tensor_bytes(int fd, const TensorInfo& info, std::optional<std::uint64_t> offset,
+                       std::byte* destination, const std::filesystem::path& path) {
   if (info.bytes == 0) return compare(info, {crc32c(std::span<const std::byte>{})}, path);
-  const auto& offset = checkpoint.offsets[index];
   if (!offset)  // stored_extent gives every tensor with bytes an offset: not reached
     h5::throw_format_error(path, fmt::format("tensor '{}' has no place in the file", info.name));
-  const int fd = checkpoint.fd.get();
 
   // One pass, one thread: each piece is checksummed right after pread put it in the CPU cache,
   // extending its block's CRC, while the kernel's readahead fetches the next pieces. A separate

@@ -134,6 +134,8 @@ def _load() -> ctypes.CDLL:
         "dlx_trial_wait_for_checkpoint": [c_trial, ctypes.c_double, p(ctypes.c_int)],
         "dlx_trial_resume": [c_trial, p(c_checkpoint)],
         "dlx_trial_resume_any_world_size": [c_trial, p(c_checkpoint)],
+        "dlx_trial_resume_deferring": [c_trial, ctypes.c_int, p(ctypes.c_char_p), ctypes.c_size_t,
+                                       p(c_checkpoint)],
         "dlx_checkpoint_open": [c_trial, ctypes.c_char_p, p(c_checkpoint)],
         "dlx_checkpoint_step": [c_checkpoint, p(ctypes.c_int64)],
         "dlx_checkpoint_epoch": [c_checkpoint, p(ctypes.c_int64)],
@@ -144,6 +146,9 @@ def _load() -> ctypes.CDLL:
         "dlx_checkpoint_tensor": [c_checkpoint, ctypes.c_size_t, p(ctypes.c_char_p),
                                   p(ctypes.c_char_p), p(p(ctypes.c_uint64)), p(ctypes.c_size_t),
                                   p(ctypes.c_void_p), p(ctypes.c_size_t)],
+        "dlx_checkpoint_tensor_deferred": [c_checkpoint, ctypes.c_size_t, p(ctypes.c_int)],
+        "dlx_checkpoint_read_tensor": [c_checkpoint, ctypes.c_size_t, ctypes.c_void_p,
+                                       ctypes.c_size_t],
     }
     for name, argtypes in signatures.items():
         function = getattr(lib, name)

@@ -87,13 +87,15 @@ class TensorView(NamedTuple):
 
 class StoredTensor(NamedTuple):
     """A tensor of a loaded checkpoint: its bytes live at `address` until the LoadedCheckpoint
-    is closed."""
+    is closed. A deferred one (Trial.load's `defer`) has address 0: its bytes are still in the
+    file, verified, and LoadedCheckpoint.read_into reads them into memory of the caller's."""
     name: str
     dtype: str
     shape: tuple
     address: int
     nbytes: int
-
+    deferred: bool = False
+    index: int = -1  # its place in the LoadedCheckpoint
 
 class _Owned:
     """Owns a library handle: released by close(), at the end of a `with` block, or when the
@@ -152,9 +154,29 @@ class LoadedCheckpoint(_Owned):
                                             ctypes.byref(dtype), ctypes.byref(shape),
                                             ctypes.byref(rank), ctypes.byref(data),
                                             ctypes.byref(size)))
+            deferred = ctypes.c_int()
+            check(lib.dlx_checkpoint_tensor_deferred(self._handle, index, ctypes.byref(deferred)))
             yield StoredTensor(name.value.decode("utf-8"), dtype.value.decode("ascii"),
                                tuple(shape[i] for i in range(rank.value)), data.value or 0,
-                               size.value)
+                               size.value, bool(deferred.value), index)
+
+    def read_into(self, stored: StoredTensor, address: int, nbytes: int) -> None:
+        """Copies `stored`'s bytes to `address` (`nbytes`, exactly its size): a deferred tensor
+        is read from the file, its checksums checked again as it is read. Raises dlx.Error when
+        they no longer match (the file was changed after the load verified it): the memory at
+        `address` then holds part of the tensor."""
+        check(library().dlx_checkpoint_read_tensor(self._handle, stored.index,
+                                                   ctypes.c_void_p(address), nbytes))
+
+    def bytes_of(self, stored: StoredTensor) -> bytes:
+        """`stored`'s bytes as a Python bytes object (read from the file when deferred)."""
+        if not stored.nbytes:
+            return b""
+        if not stored.deferred:
+            return ctypes.string_at(stored.address, stored.nbytes)
+        buffer = ctypes.create_string_buffer(stored.nbytes)
+        self.read_into(stored, ctypes.addressof(buffer), stored.nbytes)
+        return buffer.raw
 
     def _destroy(self, handle) -> None:
         library().dlx_checkpoint_destroy(handle)
@@ -168,7 +190,7 @@ def _as_arrays(loaded: LoadedCheckpoint) -> Checkpoint:
         tensors = {}
         for stored in loaded.tensors():
             kind = "uint16" if stored.dtype == "bfloat16" else stored.dtype
-            raw = ctypes.string_at(stored.address, stored.nbytes) if stored.nbytes else b""
+            raw = loaded.bytes_of(stored)
             tensors[stored.name] = numpy.frombuffer(
                 raw, dtype=numpy.dtype(kind).newbyteorder("<")).reshape(stored.shape).copy()
         return Checkpoint(loaded.step, loaded.epoch, loaded.path, loaded.state, tensors)
@@ -418,15 +440,24 @@ class Trial(_Owned):
             self._handle, -1.0 if timeout is None else float(timeout), ctypes.byref(finished)))
         return bool(finished.value)
 
-    def load(self, any_world_size: bool = False) -> LoadedCheckpoint | None:
+    def load(self, any_world_size: bool = False,
+             defer: Sequence[str] = ()) -> LoadedCheckpoint | None:
         """The checkpoint to resume from, verified and held by the library (LoadedCheckpoint);
         None on a fresh start. Called by every rank: each gets the file rank 0 chose. A file
         whose per-rank state was saved on another number of ranks is refused unless
-        `any_world_size` (then the caller checks LoadedCheckpoint.world_size)."""
+        `any_world_size` (then the caller checks LoadedCheckpoint.world_size). Tensors whose
+        names start with one of the `defer` prefixes are verified like the rest but not held:
+        LoadedCheckpoint.read_into reads each into the caller's memory (a model's own tensors,
+        with no copy in between)."""
         lib = library()
         handle = ctypes.c_void_p()
-        call = lib.dlx_trial_resume_any_world_size if any_world_size else lib.dlx_trial_resume
-        check(call(self._handle, ctypes.byref(handle)))
+        if defer:
+            prefixes = (ctypes.c_char_p * len(defer))(*(p.encode("utf-8") for p in defer))
+            check(lib.dlx_trial_resume_deferring(self._handle, 1 if any_world_size else 0,
+                                                 prefixes, len(defer), ctypes.byref(handle)))
+        else:
+            call = lib.dlx_trial_resume_any_world_size if any_world_size else lib.dlx_trial_resume
+            check(call(self._handle, ctypes.byref(handle)))
         return LoadedCheckpoint(handle) if handle.value else None
 
     def resume(self) -> Checkpoint | None:

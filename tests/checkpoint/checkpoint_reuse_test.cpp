@@ -3,7 +3,6 @@
 // buffers of same-named, same-sized tensors reused (no new memory), others allocated; and a load
 // that fails leaves nothing half-filled behind in the returned value. Also a multi-block tensor
 // read piece by piece (1 MiB preads checksummed on the fly) with a damaged byte in its last block.
-#include <fstream>
 
 #include <catch2/catch.hpp>
 
@@ -54,16 +53,7 @@ TEST_CASE("a tensor of several checksum blocks is verified piece by piece",
   CHECK(verify_checkpoint(path).tensors.front().crc32c.size() == 3);
 
   // One flipped bit near the end: block 3 of 3 fails, named in the message.
-  auto offset = testing::tensor_offset(path, "model/huge") + values.size() * sizeof(float) - 5;
-  {
-    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
-    file.seekg(static_cast<std::streamoff>(offset));
-    char byte = 0;
-    file.read(&byte, 1);
-    byte = static_cast<char>(byte ^ 0x10);
-    file.seekp(static_cast<std::streamoff>(offset));
-    file.write(&byte, 1);
-  }
+  testing::flip_byte_in_place(path, testing::tensor_offset(path, "model/huge") + values.size() * sizeof(float) - 5);
   CHECK_THROWS_WITH(load_checkpoint(path),
                     Catch::Contains("checksum mismatch in tensor 'model/huge' (block 2 of 3"));
   CHECK_THROWS_WITH(verify_checkpoint(path),

@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <fstream>
+#include <stdexcept>
+#include <string>
 #include <system_error>
 
 #include "dlx/common/durable_file.hpp"
@@ -65,6 +68,17 @@ std::string read_bytes(const std::filesystem::path& path) {
 
 void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
   dlx::write_file_durably(path, bytes);
+}
+
+void flip_byte_in_place(const std::filesystem::path& path, std::size_t offset) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekg(static_cast<std::streamoff>(offset));
+  char byte = 0;
+  file.read(&byte, 1);
+  byte = static_cast<char>(byte ^ 0x10);
+  file.seekp(static_cast<std::streamoff>(offset));
+  file.write(&byte, 1);
+  if (!file) throw std::runtime_error("cannot flip byte " + std::to_string(offset) + " of " + path.string());
 }
 
 }  // namespace dlx::checkpoint::testing

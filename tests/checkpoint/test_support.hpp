@@ -28,5 +28,8 @@ record::TrialRecord sample_record();
 std::vector<std::string> file_names_in(const std::filesystem::path& directory);
 std::string read_bytes(const std::filesystem::path& path);
 void write_bytes(const std::filesystem::path& path, const std::string& bytes);
+// Flips one bit of the byte at `offset` in place (same inode: what a reader holding the file
+// open sees, unlike write_bytes' replacement).
+void flip_byte_in_place(const std::filesystem::path& path, std::size_t offset);
 
 }  // namespace dlx::checkpoint::testing

@@ -2,8 +2,11 @@
 // The C API's checkpoints (dlx/c_api.h, "Checkpoints"): save named host tensors and small state
 // through Trial::save_checkpoint, and resume the checkpoint Trial::resume chooses, handed to C as
 // a dlx_checkpoint that owns the verified bytes.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,10 +19,22 @@
 #include "dlx/checkpoint/checkpoint.hpp"
 #include "dlx/checkpointing.hpp"
 
+namespace dlx::c_api {
+// One tensor as the C API lists it: held by the library, or deferred (its bytes in the file).
+struct CheckpointEntry {
+  const std::string* name = nullptr;
+  std::string dtype;  // its name
+  const std::vector<std::uint64_t>* shape = nullptr;
+  const std::byte* data = nullptr;  // null when deferred
+  std::size_t bytes = 0;
+  bool deferred = false;
+};
+}  // namespace dlx::c_api
+
 struct dlx_checkpoint {
   dlx::ResumedState resumed;
   std::string path, state_json;
-  std::vector<std::string> dtypes;  // dtype names, in tensor order
+  std::vector<dlx::c_api::CheckpointEntry> entries;  // held and deferred tensors, in name order
 };
 
 namespace {
@@ -133,19 +148,38 @@ namespace {
 dlx_checkpoint* handle_of(dlx::ResumedState resumed) {
   auto path = resumed.path().string();
   auto state = state_json_of(resumed.checkpoint().state);  // data_cursor included
-  std::vector<std::string> dtypes;
-  for (const auto& tensor : resumed.checkpoint().tensors) {
-    dtypes.emplace_back(dlx::checkpoint::dtype_name(tensor.dtype));
+  auto handle = std::make_unique<dlx_checkpoint>(
+      dlx_checkpoint{std::move(resumed), std::move(path), std::move(state), {}});
+  const auto& checkpoint = handle->resumed.checkpoint();
+  for (const auto& tensor : checkpoint.tensors) {
+    handle->entries.push_back({&tensor.name, std::string(dlx::checkpoint::dtype_name(tensor.dtype)), &tensor.shape,
+                               tensor.bytes.data(), tensor.bytes.size(), false});
   }
-  return new dlx_checkpoint{std::move(resumed), std::move(path), std::move(state), std::move(dtypes)};
+  for (const auto& tensor : checkpoint.deferred) {
+    handle->entries.push_back({&tensor.name, std::string(dlx::checkpoint::dtype_name(tensor.dtype)), &tensor.shape,
+                               nullptr, static_cast<std::size_t>(tensor.bytes), true});
+  }
+  std::sort(handle->entries.begin(), handle->entries.end(),
+            [](const auto& a, const auto& b) { return *a.name < *b.name; });
+  return handle.release();
 }
 
-dlx_status resume_into(dlx_trial* t, dlx_checkpoint** out, dlx::Trial::RankStateRule ranks) {
+dlx_status resume_into(dlx_trial* t, dlx_checkpoint** out, dlx::Trial::RankStateRule ranks,
+                       const dlx::checkpoint::Deferral& defer = {}) {
   return guarded([&] {
     need(out, "out") = nullptr;
-    auto resumed = need(t, "trial").trial->resume(ranks);
+    auto resumed = need(t, "trial").trial->resume(ranks, defer);
     if (resumed) *out = handle_of(std::move(*resumed));
   });
+}
+
+const dlx::c_api::CheckpointEntry& entry_at(const dlx_checkpoint* c, size_t index) {
+  const auto& entries = checked(c).entries;
+  if (index >= entries.size()) {
+    throw InvalidArgument(fmt::format("dlx: tensor index {} is out of range (the checkpoint "
+                                      "has {} tensors)", index, entries.size()));
+  }
+  return entries[index];
 }
 
 }  // namespace
@@ -165,6 +199,20 @@ dlx_status dlx_trial_resume(dlx_trial* t, dlx_checkpoint** out) {
 
 dlx_status dlx_trial_resume_any_world_size(dlx_trial* t, dlx_checkpoint** out) {
   return resume_into(t, out, dlx::Trial::RankStateRule::caller_checks);
+}
+
+dlx_status dlx_trial_resume_deferring(dlx_trial* t, int any_world_size, const char* const* prefixes,
+                                      size_t count, dlx_checkpoint** out) {
+  dlx::checkpoint::Deferral defer;
+  const auto status = guarded([&] {
+    if (count > 0) need(prefixes, "prefixes");
+    for (size_t i = 0; i < count; ++i) defer.prefixes.emplace_back(text(prefixes[i], "prefix"));
+  });
+  if (status != DLX_OK) return status;
+  return resume_into(t, out,
+                     any_world_size != 0 ? dlx::Trial::RankStateRule::caller_checks
+                                         : dlx::Trial::RankStateRule::refuse_other_world_size,
+                     defer);
 }
 
 void dlx_checkpoint_destroy(dlx_checkpoint* checkpoint) {
@@ -187,26 +235,43 @@ dlx_status dlx_checkpoint_state_json(const dlx_checkpoint* c, const char** out) 
   return guarded([&] { need(out, "out") = checked(c).state_json.c_str(); });
 }
 dlx_status dlx_checkpoint_tensor_count(const dlx_checkpoint* c, size_t* out) {
-  return guarded([&] { need(out, "out") = checked(c).resumed.checkpoint().tensors.size(); });
+  return guarded([&] { need(out, "out") = checked(c).entries.size(); });
 }
 
 dlx_status dlx_checkpoint_tensor(const dlx_checkpoint* c, size_t index, const char** name,
                                  const char** dtype, const uint64_t** shape, size_t* rank,
                                  const void** data, size_t* bytes) {
   return guarded([&] {
-    const auto& checkpoint = checked(c);
-    const auto& tensors = checkpoint.resumed.checkpoint().tensors;
-    if (index >= tensors.size()) {
-      throw InvalidArgument(fmt::format("dlx: tensor index {} is out of range (the checkpoint "
-                                        "has {} tensors)", index, tensors.size()));
+    const auto& entry = entry_at(c, index);
+    need(name, "name") = entry.name->c_str();
+    need(dtype, "dtype") = entry.dtype.c_str();
+    need(shape, "shape") = entry.shape->data();
+    need(rank, "rank") = entry.shape->size();
+    need(data, "data") = entry.data;
+    need(bytes, "bytes") = entry.bytes;
+  });
+}
+
+dlx_status dlx_checkpoint_tensor_deferred(const dlx_checkpoint* c, size_t index, int* out) {
+  return guarded([&] { need(out, "out") = entry_at(c, index).deferred ? 1 : 0; });
+}
+
+dlx_status dlx_checkpoint_read_tensor(const dlx_checkpoint* c, size_t index, void* destination,
+                                      size_t bytes) {
+  return guarded([&] {
+    const auto& entry = entry_at(c, index);
+    if (bytes != entry.bytes) {
+      throw InvalidArgument(fmt::format("dlx: tensor '{}' is {} bytes; the destination given for it is {}",
+                                        *entry.name, entry.bytes, bytes));
     }
-    const auto& tensor = tensors[index];
-    need(name, "name") = tensor.name.c_str();
-    need(dtype, "dtype") = checkpoint.dtypes[index].c_str();
-    need(shape, "shape") = tensor.shape.data();
-    need(rank, "rank") = tensor.shape.size();
-    need(data, "data") = tensor.bytes.data();
-    need(bytes, "bytes") = tensor.bytes.size();
+    if (bytes == 0) return;
+    if (destination == nullptr) throw InvalidArgument("dlx: destination is NULL");
+    auto* out = static_cast<std::byte*>(destination);
+    if (!entry.deferred) {
+      std::memcpy(out, entry.data, bytes);
+      return;
+    }
+    c->resumed.checkpoint().read_into(*entry.name, {out, bytes});
   });
 }
 

@@ -104,8 +104,14 @@ std::chrono::seconds exit_deadline(std::optional<std::chrono::seconds> given, co
 }
 
 bool has_rank_state(const checkpoint::Checkpoint& checkpoint) {
+  const auto per_rank = [](const std::string& name) {
+    return name.starts_with("ranks/") || name.starts_with("rng/rank-");
+  };
   for (const auto& tensor : checkpoint.tensors) {
-    if (tensor.name.starts_with("ranks/") || tensor.name.starts_with("rng/rank-")) return true;
+    if (per_rank(tensor.name)) return true;
+  }
+  for (const auto& tensor : checkpoint.deferred) {
+    if (per_rank(tensor.name)) return true;
   }
   return false;
 }
@@ -154,11 +160,13 @@ detail::Chosen agree_on_checkpoint(const ResumeRanks& ranks, const std::function
 }
 
 // The other ranks load the checkpoint rank 0 chose (rank 0 loaded it as it chose).
-void load_chosen_elsewhere(const ResumeRanks& ranks, detail::Chosen& chosen, const detail::CheckpointSettings& settings) {
+void load_chosen_elsewhere(const ResumeRanks& ranks, detail::Chosen& chosen, const detail::CheckpointSettings& settings,
+                           const checkpoint::Deferral& defer) {
   std::string failure;
   if (ranks.rank != 0 && (ranks.with_mpi || ranks.rendezvous)) {
     try {
-      chosen.checkpoint = checkpoint::load_checkpoint(chosen.path, detail::expectation_for(chosen.path, settings));
+      chosen.checkpoint =
+          checkpoint::load_checkpoint(chosen.path, detail::expectation_for(chosen.path, settings), defer);
     } catch (const std::exception& error) {
       failure = fmt::format("dlx: rank {} cannot load checkpoint {}: {}", ranks.rank, chosen.path.string(),
                             error.what());
@@ -192,6 +200,11 @@ std::int64_t ResumedState::data_cursor() const {
 
 const checkpoint::Tensor& ResumedState::tensor(std::string_view name) const {
   if (const auto* found = checkpoint_.find(name)) return *found;
+  if (checkpoint_.find_deferred(name)) {
+    throw CheckpointingError(fmt::format("dlx: {}: tensor '{}' was deferred by the resume (its bytes "
+                                         "stay in the file): read it with restore()", path_.string(),
+                                         name));
+  }
   throw CheckpointingError(fmt::format("dlx: {} has no tensor '{}' (saved with a different "
                                        "trainer version?)", path_.string(), name));
 }
@@ -213,9 +226,13 @@ const checkpoint::StateValue& ResumedState::state(std::string_view name) const {
   return found->second;
 }
 
-void ResumedState::copy_out(const checkpoint::Tensor& tensor, std::span<std::byte> out,
-                            std::size_t element, bool floating) const {
-  const auto dtype = tensor.dtype;
+void ResumedState::copy_out(std::string_view name, std::span<std::byte> out, std::size_t element,
+                            bool floating) const {
+  const auto* held = checkpoint_.find(name);
+  const auto* deferred = held ? nullptr : checkpoint_.find_deferred(name);
+  if (!held && !deferred) static_cast<void>(tensor(name));  // throws: no such tensor
+  const auto dtype = held ? held->dtype : deferred->dtype;
+  const auto bytes = held ? held->bytes.size() : deferred->bytes;
   const bool stored_floating = dtype == checkpoint::DType::float32 ||
                                dtype == checkpoint::DType::float64 ||
                                dtype == checkpoint::DType::float16 ||
@@ -223,16 +240,25 @@ void ResumedState::copy_out(const checkpoint::Tensor& tensor, std::span<std::byt
   if (checkpoint::dtype_size(dtype) != element || stored_floating != floating) {
     throw CheckpointingError(fmt::format(
         "dlx: {}: tensor '{}' is {}, which does not match the {}-byte {} buffer to restore it "
-        "into", path_.string(), tensor.name, checkpoint::dtype_name(dtype), element,
+        "into", path_.string(), name, checkpoint::dtype_name(dtype), element,
         floating ? "floating-point" : "integer"));
   }
-  if (tensor.bytes.size() != out.size()) {
+  if (bytes != out.size()) {
     throw CheckpointingError(fmt::format(
         "dlx: {}: tensor '{}' has {} elements but the buffer to restore it into has {} (is the "
-        "model configured as when it was saved?)", path_.string(), tensor.name,
-        tensor.bytes.size() / element, out.size() / element));
+        "model configured as when it was saved?)", path_.string(), name, bytes / element,
+        out.size() / element));
   }
-  std::memcpy(out.data(), tensor.bytes.data(), out.size());
+  if (held) {
+    std::memcpy(out.data(), held->bytes.data(), out.size());
+    return;
+  }
+  try {
+    checkpoint_.read_into(name, out);
+  } catch (const checkpoint::CheckpointError& error) {
+    throw CheckpointingError(fmt::format("dlx: tensor '{}' could not be read into place (the buffer "
+                                         "holds part of it): {}", name, error.what()));
+  }
 }
 
 // ---------------------------------------------------------------- settings and Checkpointer
@@ -309,7 +335,7 @@ detail::Checkpointer& Trial::checkpointer() {
   return *checkpointer_;
 }
 
-std::optional<ResumedState> Trial::resume(RankStateRule rule) {
+std::optional<ResumedState> Trial::resume(RankStateRule rule, const checkpoint::Deferral& defer) {
   if (!checkpointing_enabled()) return std::nullopt;
   auto& checkpoints = checkpointer();
   ResumeRanks ranks{.rank = rank_, .with_mpi = mpi_ != nullptr, .rendezvous = std::nullopt};
@@ -328,11 +354,11 @@ std::optional<ResumedState> Trial::resume(RankStateRule rule) {
       ranks,
       [&] {
         return detail::choose_checkpoint(context_.trial(), checkpoints.settings(),
-                                         [this] { return searcher_start_checkpoint(); });
+                                         [this] { return searcher_start_checkpoint(); }, defer);
       },
       checkpoints.settings().directory, context_.env());
   if (chosen.path.empty()) return std::nullopt;  // a fresh start
-  load_chosen_elsewhere(ranks, chosen, checkpoints.settings());
+  load_chosen_elsewhere(ranks, chosen, checkpoints.settings(), defer);
   const auto& path = chosen.path;
   const auto& metadata = chosen.checkpoint->metadata;
   if (rule == RankStateRule::refuse_other_world_size && metadata.world_size != size_ &&

@@ -33,7 +33,8 @@ bool same_directory(const std::filesystem::path& a, const std::filesystem::path&
 // DLX_LATEST_CHECKPOINT pointing at another trial) is refused: resuming another trial's weights
 // under this trial's hyperparameters would be silently wrong.
 Chosen load_foreign(const std::filesystem::path& named, const env::TrialEnvironment& environment,
-                    const CheckpointSettings& settings, const StartLookup& start_of) {
+                    const CheckpointSettings& settings, const StartLookup& start_of,
+                    const checkpoint::Deferral& defer) {
   const auto start = start_of();
   std::optional<std::filesystem::path> expected;
   if (start && environment.experiment_dir) {
@@ -48,7 +49,7 @@ Chosen load_foreign(const std::filesystem::path& named, const env::TrialEnvironm
         expected ? expected->string() : std::string("none")));
   }
   checkpoint::Expectation parent{.experiment = settings.expect.experiment, .trial_id = start->first};
-  auto loaded = checkpoint::load_checkpoint(named, parent);
+  auto loaded = checkpoint::load_checkpoint(named, parent, defer);
   if (loaded.metadata.step != start->second) {
     throw CheckpointingError(fmt::format("it holds step {}, but the searcher named step {}",
                                          loaded.metadata.step, start->second));
@@ -67,21 +68,22 @@ checkpoint::Expectation expectation_for(const std::filesystem::path& path,
 
 // Rank 0: the named checkpoint when it loads, else latest-valid discovery; skips are reported.
 Chosen choose_checkpoint(const env::TrialEnvironment& environment,
-                         const CheckpointSettings& settings, const StartLookup& start_of) {
+                         const CheckpointSettings& settings, const StartLookup& start_of,
+                         const checkpoint::Deferral& defer) {
   if (environment.latest_checkpoint) {
     const auto& named = *environment.latest_checkpoint;
     try {
       if (!same_directory(named.parent_path(), settings.directory)) {
-        return load_foreign(named, environment, settings, start_of);
+        return load_foreign(named, environment, settings, start_of, defer);
       }
-      return {checkpoint::load_checkpoint(named, settings.expect), named, std::nullopt};
+      return {checkpoint::load_checkpoint(named, settings.expect, defer), named, std::nullopt};
     } catch (const Error& error) {
       log(fmt::format("dlx: DLX_LATEST_CHECKPOINT={} cannot be used: {}; looking for the latest "
                       "valid checkpoint in {}", named.string(), error.what(),
                       settings.directory.string()));
     }
   }
-  auto found = checkpoint::load_latest_valid(settings.directory, settings.expect);
+  auto found = checkpoint::load_latest_valid(settings.directory, settings.expect, defer);
   for (const auto& skipped : found.skipped) {
     log(fmt::format("dlx: skipping checkpoint {}: {}", skipped.path.string(), skipped.reason));
   }

@@ -29,7 +29,8 @@ using StartLookup = std::function<std::optional<std::pair<std::int64_t, std::int
 
 // Nothing found: an empty Chosen (a fresh start).
 Chosen choose_checkpoint(const env::TrialEnvironment& environment,
-                         const CheckpointSettings& settings, const StartLookup& start_of);
+                         const CheckpointSettings& settings, const StartLookup& start_of,
+                         const checkpoint::Deferral& defer = {});
 
 // What the other ranks require of the file rank 0 chose: this trial's when it lies in this
 // trial's directory, else (the start checkpoint rank 0 has checked) only this experiment's.

@@ -23,13 +23,14 @@ replicated state only when asked to (restore_rng=False).
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import os
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple
 
 import torch
 
-from .._library import ConfigError
+from .._library import ConfigError, Error
 from ..trial import TensorView, Trial
 from . import _ranks, _rng, _tensors, _tree
 from ._tree import TreeError
@@ -202,7 +203,13 @@ class _Loaded(NamedTuple):
 def _load_state(trial: Trial, objects: Mapping[str, Any], restore_rng: bool) -> _Loaded | None:
     for name, value in objects.items():
         _state_of(name, value)
-    loaded = trial.load(any_world_size=True)
+    # A CPU model's tensors are read straight into its own parameters and buffers
+    # (_read_in_place), after the library verified the whole file and every check below passed:
+    # no fresh memory, no copy. Everything else (a CUDA model's tensors too, which would gain
+    # nothing but a second read) is held by the library and read through views.
+    modules = [name for name, value in objects.items()
+               if isinstance(value, torch.nn.Module) and _all_on_cpu(value)]
+    loaded = trial.load(any_world_size=True, defer=[f"{name}/" for name in modules])
     if loaded is None:
         return None
     with loaded:
@@ -225,12 +232,17 @@ def _load_state(trial: Trial, objects: Mapping[str, Any], restore_rng: bool) -> 
                               f"load_state(trial, objects, restore_rng=False) to restore the model "
                               f"and optimizer and keep this run's own RNG states")
         stored = {tensor.name: tensor for tensor in loaded.tensors()}
+        waiting: dict[int, tuple[torch.Tensor, str, str]] = {}  # id(placeholder) -> it, path, dtype
 
         def view(path: str, dtype: str) -> torch.Tensor:
             found = stored.get(path)
             if found is None:
                 raise ConfigError(f"dlx.torch: {loaded.path} has no tensor '{path}', which its "
                                   f"structure names; was the file edited?")
+            if found.deferred:
+                stand_in = _tensors.placeholder(found.dtype, found.shape, dtype, path)
+                waiting[id(stand_in)] = (stand_in, path, dtype)
+                return stand_in
             return _tensors.from_stored(found.address, found.nbytes, found.dtype, found.shape,
                                         dtype, path)
 
@@ -257,13 +269,17 @@ def _load_state(trial: Trial, objects: Mapping[str, Any], restore_rng: bool) -> 
                 _check_optimizer(loaded.path, name, target, states[name])
             elif not entry["stateful"]:
                 _check_plain(target, states[name], name)
-        loaded_memory = [(t.address, t.address + t.nbytes) for t in stored.values() if t.nbytes]
+        for name in modules:
+            states[name] = _read_in_place(loaded, stored, waiting, objects[name], states[name],
+                                          name)
+        loaded_memory = [(t.address, t.address + t.nbytes) for t in stored.values()
+                         if t.nbytes and not t.deferred]
         for name, state in states.items():
             _restore(objects[name], state, name, loaded.path)
             if isinstance(objects[name], torch.optim.Optimizer):
                 _own_kept_tensors(objects[name], loaded_memory)
         prefix = f"rng/rank-{trial.rank}/"
-        streams = {path[len(prefix):]: _bytes(tensor) for path, tensor in stored.items()
+        streams = {path[len(prefix):]: loaded.bytes_of(tensor) for path, tensor in stored.items()
                    if path.startswith(prefix)} if restore_rng else {}
         if restore_rng:
             _rng.restore(streams, loaded.path)
@@ -284,31 +300,78 @@ def _own_kept_tensors(optimizer: torch.optim.Optimizer, memory: list[tuple[int, 
         at = bisect.bisect_right(starts, tensor.data_ptr()) - 1
         return tensor.numel() > 0 and at >= 0 and tensor.data_ptr() < memory[at][1]
 
-    def owned(value: Any) -> Any:
-        if isinstance(value, torch.Tensor):
-            return value.clone() if inside(value) else value
-        if isinstance(value, dict):
-            for key in value:
-                value[key] = owned(value[key])
-            return value
-        if isinstance(value, list):
-            value[:] = [owned(item) for item in value]
-            return value
-        if isinstance(value, tuple):
-            return type(value)(*map(owned, value)) if hasattr(value, "_fields") \
-                else tuple(map(owned, value))
-        return value
+    def owned(tensor: torch.Tensor) -> torch.Tensor:
+        return tensor.clone() if inside(tensor) else tensor
     for state in optimizer.state.values():
-        owned(state)
+        _map_tensors(state, owned)
     for group in optimizer.param_groups:
         for key in group:
             if key != "params":
-                group[key] = owned(group[key])
+                group[key] = _map_tensors(group[key], owned)
 
 
-def _bytes(stored) -> bytes:
-    import ctypes
-    return ctypes.string_at(stored.address, stored.nbytes) if stored.nbytes else b""
+def _map_tensors(value: Any, change: Callable[[torch.Tensor], torch.Tensor]) -> Any:
+    """`value` with every tensor in it replaced by change(tensor): dicts and lists are changed
+    in place, tuples (named ones too) rebuilt."""
+    if isinstance(value, torch.Tensor):
+        return change(value)
+    if isinstance(value, dict):
+        for key in value:
+            value[key] = _map_tensors(value[key], change)
+        return value
+    if isinstance(value, list):
+        value[:] = [_map_tensors(item, change) for item in value]
+        return value
+    if isinstance(value, tuple):
+        items = [_map_tensors(item, change) for item in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    return value
+
+
+def _all_on_cpu(module: torch.nn.Module) -> bool:
+    return all(tensor.device.type == "cpu"
+               for tensor in itertools.chain(module.parameters(), module.buffers()))
+
+
+def _read_in_place(loaded, stored: dict, waiting: dict, module: torch.nn.Module, state: Any,
+                   name: str) -> Any:
+    """`state` (a module's, checked) with every placeholder replaced by its tensor read from the
+    file: into the module's own tensor of that key when it can take the bytes as they are (a
+    CPU model: load_state_dict then finds them in place), else into a new CPU tensor that
+    load_state_dict copies or moves (a CUDA model, another dtype). The module's own tensors are
+    its Parameters and buffers themselves (keep_vars), so that load_state_dict's copy_ of each
+    into itself is PyTorch's no-op, not a second pass over the model's memory."""
+    own = module.state_dict(keep_vars=True)
+
+    def read(stand_in: torch.Tensor, into: torch.Tensor | None) -> torch.Tensor:
+        _, path, dtype = waiting[id(stand_in)]
+        found = stored[path]
+        if into is None or not _tensors.fits_stored(into, stand_in, found.nbytes):
+            into, memory = _tensors.fresh_for(found.dtype, found.shape, dtype, path)
+        else:
+            memory = into
+        try:
+            loaded.read_into(found, memory.data_ptr(), found.nbytes)
+        except Error as error:
+            raise ConfigError(f"dlx.torch: {loaded.path} could not be read into objects[{name!r}] "
+                              f"after it was verified ({error}); the model holds part of the "
+                              f"checkpoint now: call load_state again") from error
+        return into
+
+    def read_waiting(into: Any) -> Callable[[torch.Tensor], torch.Tensor]:
+        def change(tensor: torch.Tensor) -> torch.Tensor:
+            if id(tensor) not in waiting or tensor is not waiting[id(tensor)][0]:
+                return tensor  # not a placeholder
+            return read(tensor, into if isinstance(into, torch.Tensor) else None)
+        return change
+
+    if isinstance(state, dict):  # a state dict: each key's own tensor may take its bytes
+        for key in state:
+            value = state[key]
+            state[key] = _map_tensors(value, read_waiting(own.get(key) if isinstance(value, torch.Tensor)
+                                                          else None))
+        return state
+    return _map_tensors(state, read_waiting(None))
 
 
 def _check_names(path: str, structure: dict, objects: Mapping[str, Any]) -> None:

@@ -61,20 +61,54 @@ def stored_form(tensor: torch.Tensor) -> tuple[str, torch.Tensor]:
     return name, plain.contiguous()
 
 
-def from_stored(address: int, nbytes: int, stored: str, shape: tuple, dtype_name: str,
-                here: str) -> torch.Tensor:
-    """A CPU tensor of dtype `dtype_name` over the loaded bytes at `address` (no copy; valid
-    while the loaded checkpoint is open)."""
+def _dtypes(stored: str, dtype_name: str, here: str) -> tuple[torch.dtype, torch.dtype]:
+    """(the torch dtype of the stored elements, the tensor's own dtype)."""
     element = _FROM_STORED.get(stored)
     dtype = _BY_NAME.get(dtype_name)
     if element is None or dtype is None or _STORED[dtype][0] != stored:
         raise TreeError(f"dlx.torch: the checkpoint stores {here} as {stored}, which does not "
                         f"hold a {dtype_name} tensor; was the file edited?")
+    return element, dtype
+
+
+def from_stored(address: int, nbytes: int, stored: str, shape: tuple, dtype_name: str,
+                here: str) -> torch.Tensor:
+    """A CPU tensor of dtype `dtype_name` over the loaded bytes at `address` (no copy; valid
+    while the loaded checkpoint is open)."""
+    element, dtype = _dtypes(stored, dtype_name, here)
     if nbytes == 0:
         flat = torch.empty(shape, dtype=element)
     else:
         memory = (ctypes.c_char * nbytes).from_address(address)
         flat = torch.frombuffer(memory, dtype=element).reshape(shape)
+    return _as_dtype(flat, dtype, shape)
+
+
+def placeholder(stored: str, shape: tuple, dtype_name: str, here: str) -> torch.Tensor:
+    """A tensor without memory (on the meta device) of the shape and dtype from_stored would
+    give: it stands for a deferred tensor (still in the file) while the state is checked."""
+    _, dtype = _dtypes(stored, dtype_name, here)
+    return torch.empty(shape[:-1] if dtype.is_complex else shape, dtype=dtype, device="meta")
+
+
+def fits_stored(tensor: torch.Tensor, stand_in: torch.Tensor, nbytes: int) -> bool:
+    """Whether `tensor`'s own memory can take the stored bytes `stand_in` (a placeholder)
+    stands for as they are: a contiguous CPU tensor of the same dtype, shape and byte size."""
+    return (tensor.device.type == "cpu" and tensor.layout == torch.strided and
+            tensor.dtype == stand_in.dtype and tensor.shape == stand_in.shape and
+            tensor.is_contiguous() and not tensor.is_neg() and not tensor.is_conj() and
+            tensor.numel() * tensor.element_size() == nbytes)
+
+
+def fresh_for(stored: str, shape: tuple, dtype_name: str, here: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """(a new CPU tensor of the dtype `dtype_name` for a deferred tensor, the tensor of stored
+    elements over the same memory, to read the bytes into)."""
+    element, dtype = _dtypes(stored, dtype_name, here)
+    flat = torch.empty(shape, dtype=element)
+    return _as_dtype(flat, dtype, shape), flat
+
+
+def _as_dtype(flat: torch.Tensor, dtype: torch.dtype, shape: tuple) -> torch.Tensor:
     if dtype.is_complex:
         return torch.view_as_complex(flat) if flat.numel() else torch.empty(shape[:-1], dtype=dtype)
     if dtype == torch.bool:

@@ -15,7 +15,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -56,15 +58,6 @@ struct CheckpointContent {
   std::vector<TensorView> tensors;
 };
 
-struct Checkpoint {
-  CheckpointMetadata metadata;
-  StateMap state;
-  std::vector<Tensor> tensors;  // in name order
-
-  const Tensor* find(std::string_view name) const;
-  const Tensor& tensor(std::string_view name) const;  // throws CheckpointError when absent
-};
-
 // What a file holds without its tensor bytes (ls, show, retention).
 struct TensorInfo {
   std::string name;
@@ -72,6 +65,41 @@ struct TensorInfo {
   std::vector<std::uint64_t> shape;
   std::uint64_t bytes = 0;
   std::vector<std::uint32_t> crc32c;  // one per block of kCrcBlockBytes
+};
+
+namespace detail {
+struct DeferredFile;  // the open file deferred tensors are read from (checkpoint_load.cpp)
+}
+
+struct Checkpoint {
+  CheckpointMetadata metadata;
+  StateMap state;
+  std::vector<Tensor> tensors;  // in name order
+  // Tensors the load verified but did not keep (Deferral): read_into reads each, when asked,
+  // straight into the caller's memory. In name order; empty unless the load was asked to defer.
+  std::vector<TensorInfo> deferred;
+
+  const Tensor* find(std::string_view name) const;
+  const Tensor& tensor(std::string_view name) const;  // throws CheckpointError when absent
+  const TensorInfo* find_deferred(std::string_view name) const;
+  // Reads the deferred tensor `name` into `out` (exactly its bytes long), from the descriptor
+  // the load verified it through, checking its CRCs again as it reads. Throws CheckpointError
+  // when `name` is not deferred, `out` has another size, or the bytes no longer match their
+  // checksums (the file was changed after the load verified it): `out` then holds part of them.
+  void read_into(std::string_view name, std::span<std::byte> out) const;
+
+  std::shared_ptr<const detail::DeferredFile> deferred_file;  // set when `deferred` is not empty
+};
+
+// Which tensors a load verifies but does not keep: those whose names start with one of
+// `prefixes` ("model/": a model's parameters, which the caller reads straight into the model's
+// own tensors instead of into fresh memory and then copying). Verification is unchanged: every
+// byte of every tensor is checked before the load returns, so a damaged file is refused before
+// the caller changes anything; a deferred tensor is then read a second time, from the page
+// cache when the file still fits in it, into the caller's memory.
+struct Deferral {
+  std::vector<std::string> prefixes;
+  bool defers(std::string_view name) const;
 };
 
 struct CheckpointSummary {
@@ -110,6 +138,9 @@ Checkpoint load_checkpoint(const std::filesystem::path& path, const Expectation&
 // zeroing: about as much as the read itself) only once. `reuse` is left empty.
 Checkpoint load_checkpoint(const std::filesystem::path& path, const Expectation& expect,
                            Checkpoint&& reuse);
+// The same, verifying but not keeping the tensors `defer` names (Checkpoint::deferred).
+Checkpoint load_checkpoint(const std::filesystem::path& path, const Expectation& expect,
+                           const Deferral& defer);
 
 // Reads and verifies the metadata and the tensor index (not the tensor bytes).
 CheckpointSummary read_checkpoint_summary(const std::filesystem::path& path,

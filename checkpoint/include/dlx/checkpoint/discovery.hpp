@@ -41,7 +41,7 @@ struct LoadedLatest {
   std::vector<SkippedCheckpoint> skipped;  // newest first, as find_latest_valid reports them
 };
 LoadedLatest load_latest_valid(const std::filesystem::path& checkpoint_dir,
-                               const Expectation& expect = {});
+                               const Expectation& expect = {}, const Deferral& defer = {});
 
 // True when `path` verifies fully; for store::latest_checkpoint's validator.
 bool is_valid_checkpoint(const std::filesystem::path& path, const Expectation& expect = {});

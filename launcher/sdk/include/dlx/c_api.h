@@ -187,6 +187,15 @@ dlx_status dlx_trial_resume(dlx_trial* trial, dlx_checkpoint** out);
  * caller restores the replicated state and decides about the per-rank state (compare
  * dlx_checkpoint_world_size with dlx_trial_size). */
 dlx_status dlx_trial_resume_any_world_size(dlx_trial* trial, dlx_checkpoint** out);
+/* dlx_trial_resume (dlx_trial_resume_any_world_size when `any_world_size` is not 0), but the
+ * tensors whose names start with one of the `count` `prefixes` are verified and not held: they
+ * are listed with data NULL (dlx_checkpoint_tensor_deferred says which), and
+ * dlx_checkpoint_read_tensor reads each from the file straight into the caller's memory (a
+ * model's parameters, without a copy through the library's). Every byte of the file is checked
+ * before this returns, deferred or not. */
+dlx_status dlx_trial_resume_deferring(dlx_trial* trial, int any_world_size,
+                                      const char* const* prefixes, size_t count,
+                                      dlx_checkpoint** out);
 /* The checkpoint file `path` (any dlx checkpoint: this trial's, a PBT parent's, another
  * experiment's), read and verified as resume does; this rank's view of it. Not collective. */
 dlx_status dlx_checkpoint_open(dlx_trial* trial, const char* path, dlx_checkpoint** out);
@@ -204,6 +213,15 @@ dlx_status dlx_checkpoint_tensor_count(const dlx_checkpoint* checkpoint, size_t*
 dlx_status dlx_checkpoint_tensor(const dlx_checkpoint* checkpoint, size_t index, const char** name,
                                  const char** dtype, const uint64_t** shape, size_t* rank,
                                  const void** data, size_t* bytes);
+/* *out = 1 when tensor `index` was deferred (dlx_trial_resume_deferring): its data is NULL and
+ * dlx_checkpoint_read_tensor reads it; 0 otherwise. */
+dlx_status dlx_checkpoint_tensor_deferred(const dlx_checkpoint* checkpoint, size_t index, int* out);
+/* Copies tensor `index` into `destination`, which must be exactly its `bytes` long. A deferred
+ * tensor is read from the file, its CRC-32Cs checked again as it is read: DLX_ERROR_TRIAL when
+ * they no longer match (the file was changed after the resume verified it; `destination` then
+ * holds part of the tensor). */
+dlx_status dlx_checkpoint_read_tensor(const dlx_checkpoint* checkpoint, size_t index,
+                                      void* destination, size_t bytes);
 
 #ifdef __cplusplus
 }

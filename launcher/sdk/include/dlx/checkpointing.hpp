@@ -52,6 +52,10 @@ struct TrainingState {
   std::optional<double> metric;  // the searcher metric at this step (for keep_best)
 };
 
+// Names inside the file.
+std::string rank_tensor_name(int rank, std::string_view name);  // ranks/<rank>/<name>
+std::string rng_tensor_name(int rank, std::string_view name);   // rng/rank-<rank>/<name>
+
 // A verified checkpoint as this rank sees it.
 class ResumedState {
  public:
@@ -63,26 +67,29 @@ class ResumedState {
   const std::filesystem::path& path() const noexcept { return path_; }
   const checkpoint::Checkpoint& checkpoint() const noexcept { return checkpoint_; }
 
-  // Each throws CheckpointingError naming the file and the tensor when it is absent.
+  // Each throws CheckpointingError naming the file and the tensor when it is absent (or, for
+  // tensor(), deferred: see restore).
   const checkpoint::Tensor& tensor(std::string_view name) const;
   const checkpoint::Tensor& rank_tensor(std::string_view name) const;  // this rank's
   std::string rng_stream(std::string_view name) const;                 // this rank's
   const checkpoint::StateValue& state(std::string_view name) const;
 
-  // Copies a replicated (or, with rank_tensor(), this rank's) tensor into `out`; throws
-  // CheckpointingError when its element type or element count differs.
+  // Copies a replicated (or, with restore_rank(), this rank's) tensor into `out`; throws
+  // CheckpointingError when its element type or element count differs. A tensor the resume
+  // deferred (Trial::resume's `defer`) is read from the file straight into `out`, checksummed
+  // as it is read: the bytes never pass through memory of the library's.
   template <class T>
   void restore(std::string_view name, std::span<T> out) const {
-    copy_out(tensor(name), std::as_writable_bytes(out), sizeof(T), std::is_floating_point_v<T>);
+    copy_out(name, std::as_writable_bytes(out), sizeof(T), std::is_floating_point_v<T>);
   }
   template <class T>
   void restore_rank(std::string_view name, std::span<T> out) const {
-    copy_out(rank_tensor(name), std::as_writable_bytes(out), sizeof(T),
+    copy_out(rank_tensor_name(rank_, name), std::as_writable_bytes(out), sizeof(T),
              std::is_floating_point_v<T>);
   }
 
  private:
-  void copy_out(const checkpoint::Tensor& tensor, std::span<std::byte> out, std::size_t element,
+  void copy_out(std::string_view name, std::span<std::byte> out, std::size_t element,
                 bool floating) const;
 
   checkpoint::Checkpoint checkpoint_;
@@ -90,8 +97,5 @@ class ResumedState {
   int rank_ = 0;
 };
 
-// Names inside the file.
-std::string rank_tensor_name(int rank, std::string_view name);  // ranks/<rank>/<name>
-std::string rng_tensor_name(int rank, std::string_view name);   // rng/rank-<rank>/<name>
 
 }  // namespace dlx

@@ -237,10 +237,13 @@ class Trial {
   // step and records the restart in trial.h5. Throws CheckpointingError on every rank when the
   // checkpoint does not fit this run (per-rank state from another world size), unless `ranks`
   // says the caller checks that itself (dlx.torch restores replicated state on any world size).
+  // Tensors `defer` names are verified but not held: ResumedState::restore reads each straight
+  // into the caller's memory (dlx.torch reads a model's parameters into the model this way).
   // Without a communicator the ranks agree through the trial's directory
   // (src/resume_rendezvous.hpp): every rank resumes from the checkpoint rank 0 chose.
   enum class RankStateRule { refuse_other_world_size, caller_checks };
-  std::optional<ResumedState> resume(RankStateRule ranks = RankStateRule::refuse_other_world_size);
+  std::optional<ResumedState> resume(RankStateRule ranks = RankStateRule::refuse_other_world_size,
+                                     const checkpoint::Deferral& defer = {});
   // Does the experiment's checkpoint period (checkpoint.period_batches, else period_minutes) say
   // to save after `step`? Collective only with period_minutes (rank 0's clock decides). False
   // without DLX_CHECKPOINT_DIR.

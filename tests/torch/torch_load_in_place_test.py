@@ -1,0 +1,199 @@
+# SPDX-License-Identifier: Apache-2.0
+"""dlx.torch.load_state reads a model's tensors straight into the model (issue 34): the library
+verifies the whole file first and holds none of the model's bytes; each parameter and buffer
+that can take the stored bytes as they are (CPU, contiguous, same dtype and shape: bool and
+complex too) is read into its own memory; others (a non-contiguous buffer, a module's extra
+state) into new tensors that load_state_dict copies. What must hold besides equal values: a
+damaged file is still refused before anything changes (resume falls back to an older one), and
+a file changed between the verification and the read is reported, naming the object.
+Needs DLX_LIBRARY (the built libdlx_c.so) and PYTHONPATH (python/)."""
+import atexit
+import os
+import shutil
+import tempfile
+
+import h5py
+import torch
+
+directory = tempfile.mkdtemp(prefix="dlx-torch-in-place-")
+atexit.register(shutil.rmtree, directory, ignore_errors=True)
+checkpoints = os.path.join(directory, "trials", "4", "checkpoints")
+os.environ.update({
+    "DLX_EXPERIMENT_DIR": directory, "DLX_TRIAL_ID": "4", "DLX_HPARAMS": "{}",
+    "DLX_CHECKPOINT_DIR": checkpoints, "DLX_LATEST_CHECKPOINT": "", "RANK": "0", "WORLD_SIZE": "1",
+})
+
+import dlx  # noqa: E402
+import dlx.torch  # noqa: E402
+from dlx.trial import LoadedCheckpoint  # noqa: E402
+
+
+class Odd(torch.nn.Module):
+    """Parameters and buffers of every kind the in-place read must handle."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(64, 32)
+        self.register_buffer("mask", torch.rand(7) > 0.5)                           # bool
+        self.register_buffer("phase", torch.randn(3, dtype=torch.complex64))        # complex
+        self.register_buffer("brain", torch.randn(5).to(torch.bfloat16))
+        self.register_buffer("transposed", torch.randn(4, 3).t())                   # not contiguous
+        self.register_buffer("empty", torch.empty(0, 2))
+        self.table = {"rows": torch.arange(6.0).reshape(2, 3), "name": "t"}         # extra state
+
+    def get_extra_state(self):
+        return self.table
+
+    def set_extra_state(self, state):
+        self.table = state
+
+
+def state_of(module):
+    return {key: value.clone() for key, value in module.state_dict().items()
+            if isinstance(value, torch.Tensor)}
+
+
+def scramble(module):
+    with torch.no_grad():
+        for value in module.state_dict().values():
+            if isinstance(value, torch.Tensor) and value.numel():
+                value.copy_(torch.zeros_like(value) if value.dtype == torch.bool else value + 3)
+    module.table = {"rows": torch.zeros(1), "name": "stale"}
+
+
+def equal(a, b):
+    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
+
+
+def flip_byte(path, name, at=3):
+    with h5py.File(path, "r") as f:
+        offset = f[f"tensors/{name}"].id.get_offset()
+    with open(path, "r+b") as f:
+        f.seek(offset + at)
+        byte = f.read(1)
+        f.seek(offset + at)
+        f.write(bytes([byte[0] ^ 0x10]))
+
+
+torch.manual_seed(3)
+model = Odd()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+model.lin(torch.randn(8, 64)).square().mean().backward()
+optimizer.step()
+objects = {"model": model, "optimizer": optimizer}
+
+with dlx.Trial() as trial:
+    assert dlx.torch.load_state(trial, objects) is None
+    dlx.torch.save_state(trial, 10, objects)
+    assert trial.wait_for_checkpoint(timeout=60)
+    saved, saved_table = state_of(model), {"rows": model.table["rows"].clone(), "name": "t"}
+    trial.finish()
+
+# Every read the library does for load_state, and where each went.
+reads = []
+real_read_into = LoadedCheckpoint.read_into
+
+
+def recording_read_into(self, stored, address, nbytes):
+    reads.append((stored.name, address))
+    return real_read_into(self, stored, address, nbytes)
+
+
+LoadedCheckpoint.read_into = recording_read_into
+
+scramble(model)
+own = {key: value.data_ptr() for key, value in model.state_dict().items()
+       if isinstance(value, torch.Tensor)}
+weight_before = model.lin.weight
+with dlx.Trial() as trial:
+    loads = []
+    real_load = trial.load
+
+    def recording_load(*args, **kwargs):
+        loaded = real_load(*args, **kwargs)
+        loads.append({t.name: t.deferred for t in loaded.tensors()})
+        return loaded
+    trial.load = recording_load
+    assert dlx.torch.load_state(trial, objects) == 10
+    del trial.load
+
+    deferred = loads[0]
+    assert all(deferred[name] for name in deferred if name.startswith("model/")), deferred
+    assert not any(deferred[name] for name in deferred if not name.startswith("model/")), deferred
+    read_to = dict(reads)
+    # In place: every parameter and buffer that takes the bytes as stored.
+    for key in ("lin.weight", "lin.bias", "mask", "phase", "brain"):
+        assert read_to[f"model/{key}"] == own[key], (key, read_to.get(f"model/{key}"), own[key])
+    # Not in place: the non-contiguous buffer and the extra state get new memory first.
+    assert read_to["model/transposed"] != own["transposed"]
+    assert "model/_extra_state/rows" in read_to, sorted(read_to)
+    assert model.lin.weight is weight_before and model.lin.weight.data_ptr() == own["lin.weight"]
+    for key, value in saved.items():
+        assert equal(model.state_dict()[key], value), key
+    assert not model.state_dict()["transposed"].is_contiguous()  # still the module's own view
+    assert equal(model.table["rows"], saved_table["rows"]) and model.table["name"] == "t"
+    print("in place: lin.weight, lin.bias, mask (bool), phase (complex), brain (bfloat16); "
+          "copied: transposed (a view), the extra state; all equal")
+
+    # A model not wholly on the CPU (a CUDA model's case; played here by a buffer on the meta
+    # device) gains nothing from a second read: its tensors come through the library's memory.
+    elsewhere = Odd()
+    elsewhere.register_buffer("mask", torch.empty(7, dtype=torch.bool, device="meta"))
+    loads.clear()
+    trial.load = recording_load
+    assert dlx.torch.load_state(trial, {"model": elsewhere, "optimizer": optimizer}) == 10
+    del trial.load
+    assert not any(loads[0].values()), loads[0]
+    assert equal(elsewhere.lin.weight.detach(), saved["lin.weight"])
+    print("a model with a tensor off the CPU: nothing deferred, restored through the library")
+
+    # A newer checkpoint whose model tensor is damaged: verified before anything changes, so
+    # load_state falls back to step 10 and the model ends as saved there.
+    dlx.torch.save_state(trial, 20, objects)
+    assert trial.wait_for_checkpoint(timeout=60)
+    flip_byte(os.path.join(checkpoints, "step-20.h5"), "model/lin.weight")
+    scramble(model)
+    reads.clear()
+    assert dlx.torch.load_state(trial, objects) == 10
+    for key, value in saved.items():
+        assert equal(model.state_dict()[key], value), key
+    print("a damaged newer file: skipped at verification, step 10 restored")
+
+    # Only a damaged file: nothing is read into the model, which keeps its own values.
+    os.remove(os.path.join(checkpoints, "step-10.h5"))
+    scramble(model)
+    scrambled = state_of(model)
+    reads.clear()
+    assert dlx.torch.load_state(trial, objects) is None  # a fresh start: no valid checkpoint
+    assert not reads
+    for key, value in scrambled.items():
+        assert equal(model.state_dict()[key], value), key
+    print("only a damaged file: a fresh start, the model untouched")
+
+    # The file changes after the library verified it (another process wrote into it in place):
+    # the second read's checksums catch it, and the message says what state the model is in.
+    os.remove(os.path.join(checkpoints, "step-20.h5"))
+    dlx.torch.save_state(trial, 30, objects)
+    assert trial.wait_for_checkpoint(timeout=60)
+    real_load = trial.load
+
+    def load_then_damage(*args, **kwargs):
+        loaded = real_load(*args, **kwargs)
+        flip_byte(loaded.path, "model/lin.bias", at=1)
+        return loaded
+    trial.load = load_then_damage
+    try:
+        dlx.torch.load_state(trial, objects)
+    except dlx.ConfigError as error:
+        text = str(error)
+        for needle in ("step-30.h5 could not be read into objects['model'] after it was verified",
+                       "checksum mismatch in tensor 'model/lin.bias'", "call load_state again"):
+            assert needle in text, f"expected {needle!r} in: {text}"
+        print(f"  refused (changed after verification): {text[:160]}")
+    else:
+        raise AssertionError("a file changed after verification was read without an error")
+    del trial.load
+    trial.finish()
+
+LoadedCheckpoint.read_into = real_read_into
+print("dlx.torch load in place: ok")
