@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "checkpoint_layout.hpp"
 #include "dlx/checkpoint/checkpoint.hpp"
@@ -190,6 +191,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::uint64_t bytes = 0;
     for (const auto& t : loaded.tensors) bytes += t.bytes.size();
     if (bytes > fs::file_size(path)) std::abort();  // more than the file holds: read twice
+  });
+  expect_dlx_error_or_success("load deferred", [&] {
+    // The model's tensors verified at the load, then read into memory of the caller's.
+    auto loaded = load_checkpoint(path, {.experiment = "fuzz", .trial_id = 3}, Deferral{{"model/", "w"}});
+    for (const auto& info : loaded.deferred) {
+      if (info.bytes > fs::file_size(path)) std::abort();  // the load admitted more than the file holds
+      std::vector<std::byte> into(info.bytes);
+      loaded.read_into(info.name, into);
+    }
   });
   expect_dlx_error_or_success("find_latest_valid", [&] {
     auto found = find_latest_valid(dir);
