@@ -3,7 +3,8 @@
 // host with cgroup v2 controllers in a hybrid hierarchy) on a bundle dlx writes into the run's
 // private directory: config.json (oci_spec.hpp) and the root, a skeleton of the image
 // (rootfs_skeleton.hpp). `<runtime> --root <private>/state run --bundle <bundle> <name>` stays in
-// the foreground, forwards the signals it gets to the trainer and exits with its status.
+// the foreground, forwards the signals it gets to the trainer and exits with its status. A trial
+// with GPUs gets their device files and the node's driver files (nvidia_driver.hpp).
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -12,6 +13,7 @@
 #include "dlx/common/bounded_command.hpp"
 #include "dlx/common/directories.hpp"
 #include "dlx/common/durable_file.hpp"
+#include "dlx/container/nvidia_driver.hpp"
 #include "dlx/container/oci_spec.hpp"
 #include "dlx/container/rootfs_skeleton.hpp"
 
@@ -95,8 +97,15 @@ class Oci final : public Runtime {
                        "runtime)", to_string(image.kind));
   }
 
-  RuntimeCommand command(const ContainerRun& run) const override {
+  RuntimeCommand command(const ContainerRun& requested) const override {
     const auto program = pick(true);
+    // The driver's libraries and nvidia-smi come with the GPUs, into /dlx/driver (the image has
+    // a CUDA runtime but never the node's driver).
+    ContainerRun run = requested;
+    if (!run.driver.empty()) {  // dlx-launch finds them for a trial with GPUs
+      run.mounts.insert(run.mounts.end(), run.driver.begin(), run.driver.end());
+      add_driver_variables(run.env);
+    }
     if (!program) throw ContainerError(*why_none(true));
     std::error_code absent;
     if (!fs::is_directory(run.image.rootfs(), absent)) {

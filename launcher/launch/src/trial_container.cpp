@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "dlx/container/image_cache.hpp"
+#include "dlx/container/nvidia_driver.hpp"
 #include "dlx/launch/launch_env.hpp"
 #include "dlx/launch/launch_error.hpp"
 #include "dlx/launch/trial_data.hpp"
@@ -203,11 +204,25 @@ std::optional<TrialContainer> TrialContainer::prepare_run(Inputs inputs, std::FI
   run.env = container_variables(inputs.env, experiment, with_sdk, inputs.determined_compat);
   run.workdir = inputs.workdir;
   run.gpus = gpus;
+  const bool brings_driver = !gpus.empty() && runtime->name() == "crun";
+  if (brings_driver) run.driver = container::find_driver_files();
   run.name = sanitized_name(inputs.name);
   run.state_dir = inputs.state_dir;
   if (log) {
     fmt::print(log, "dlx-launch: the trainer runs in the container image {} ({}) with {}\n", image_text->c_str(),
                container::to_string(run.image.kind), runtime->name());
+    if (brings_driver) {
+      if (run.driver.empty()) {
+        fmt::print(log, "dlx-launch: warning: the trial has GPUs {} but this node's loader cache (ldconfig -p) "
+                        "lists no NVIDIA driver library (libcuda.so.1): CUDA in the container will find no driver\n",
+                   fmt::join(gpus, ","));
+      } else {
+        std::vector<std::string> names;
+        for (const auto& file : run.driver) names.push_back(file.container.filename().string());
+        fmt::print(log, "dlx-launch: the node's NVIDIA driver in the container, in /dlx/driver: {} (from {})\n",
+                   fmt::join(names, " "), run.driver.front().host.parent_path().string());
+      }
+    }
     // Which library `import dlx` loads in there: the first thing to know when it does not load.
     // Judged by where it was found (an installed link may lead elsewhere), named as resolved.
     if (with_sdk) {

@@ -32,6 +32,9 @@ struct ContainerRun {
   std::vector<std::string> command;
   // The GPUs the trial holds, as the node numbers them (/dev/nvidiaN); empty: none.
   std::vector<int> gpus;
+  // The node's NVIDIA driver files (nvidia_driver.hpp), mounted read-only with the GPUs by a back
+  // end that does not bring the driver in itself (crun; Apptainer, Enroot and Podman's CDI do).
+  std::vector<Mount> driver;
   // Unique on the node while it runs ("dlx-<job>-<task>-r<rank>"): the runtime's container name.
   std::string name;
   // The user's private (0700) directory for what the back end writes: an OCI bundle's
