@@ -33,6 +33,9 @@ grep -Eq "^ok +container runtime crun" <<< "$on_node" || fail "crun is not ok on
 grep -Eq "^warn +the dlx SDK in containers +containers get dlx's own libdlx_c $PREFIX/" <<< "$on_node" ||
   fail "no warning about the SDK containers get on n2: $on_node"
 expect_contains "dlx doctor --containers: the SDK's advice" "$on_node" "build the portable one (scripts/portable-c.sh)"
+# No NVIDIA devices on the test nodes: the driver's mount into crun containers is not judged.
+grep -Eq "^skip +the NVIDIA driver in crun containers +no NVIDIA GPU on this host" <<< "$on_node" ||
+  fail "the NVIDIA driver check is not skipped on n2 (no GPU): $on_node"
 
 # The same cluster's reports, saved, with the requeue settings taken out (as on an unprepared site).
 as_user bash -c 'scontrol show config | sed -e "s/^JobRequeue .*/JobRequeue = 0/" -e "s/^RequeueExit .*/RequeueExit = (null)/" \

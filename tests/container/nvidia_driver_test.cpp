@@ -9,6 +9,7 @@
 
 #include <fstream>
 
+#include "container_checks.hpp"
 #include "dlx/common/bounded_command.hpp"
 #include "dlx/container/nvidia_driver.hpp"
 #include "dlx/container/runtime.hpp"
@@ -124,4 +125,22 @@ TEST_CASE("crun: the driver's files mounted in /dlx/driver, and the loader finds
   INFO("stderr: " << result.err);
   CHECK(result.exit_code == 0);
   CHECK(result.out == "True /dlx/driver/lib:/opt/image/lib /dlx/driver/lib True\nstand-in nvidia-smi\n");
+}
+
+TEST_CASE("dlx doctor: what crun containers with GPUs get of the node's driver", "[container][doctor][driver]") {
+  using dlx::doctor::Verdict;
+  const auto no_gpus = dlx::doctor::check_container_driver(false, {});
+  CHECK(no_gpus.verdict == Verdict::skipped);
+  CHECK_THAT(no_gpus.found, Catch::Contains("no NVIDIA GPU on this host"));
+  const auto none = dlx::doctor::check_container_driver(true, {});
+  CHECK(none.verdict == Verdict::warn);
+  CHECK_THAT(none.found, Catch::Contains("lists no libcuda.so.1: crun containers get the GPUs' device files but no driver"));
+  CHECK_THAT(none.advice, Catch::Contains("then run ldconfig") && Catch::Contains("NVIDIA's CDI spec"));
+  std::vector<std::pair<fs::path, fs::path>> driver;
+  for (const auto& mount : driver_library_mounts(kListing)) driver.emplace_back(mount.host, mount.container);
+  const auto found = dlx::doctor::check_container_driver(true, driver);
+  CHECK(found.verdict == Verdict::ok);
+  CHECK(found.found == "crun containers with GPUs get libnvidia-ptxjitcompiler.so.1 libnvidia-nvvm.so.4 "
+                       "libnvidia-ml.so.1 libnvidia-gpucomp.so.550.54.15 libcudadebugger.so.1 libcuda.so.1 "
+                       "libcuda.so from /lib/x86_64-linux-gnu in /dlx/driver");
 }

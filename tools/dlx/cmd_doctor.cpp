@@ -17,6 +17,7 @@
 #include "gpu_checks.hpp"
 #include "dlx/launch/gpu_usage.hpp"
 #include "dlx/launch/launch_env.hpp"
+#include "dlx/container/nvidia_driver.hpp"
 #include "dlx/container/runtime.hpp"
 #include "options.hpp"
 #include "plugstack_files.hpp"
@@ -95,6 +96,18 @@ std::vector<doctor::Finding> container_findings() {
   if (any && !no_exe) {
     const auto library = launch::dlx_library_file(self);
     findings.push_back(doctor::check_container_sdk(library, library && launch::is_portable_library(*library)));
+  }
+  const bool crun = std::ranges::any_of(findings, [](const auto& f) {
+    return f.verdict == doctor::Verdict::ok && f.check == "container runtime crun";
+  });
+  if (crun) {
+    std::error_code absent;
+    std::vector<std::pair<std::filesystem::path, std::filesystem::path>> driver;
+    const bool gpus_here = std::filesystem::exists("/dev/nvidiactl", absent);
+    if (gpus_here) {
+      for (const auto& file : container::find_driver_files()) driver.emplace_back(file.host, file.container);
+    }
+    findings.push_back(doctor::check_container_driver(gpus_here, driver));
   }
   return findings;
 }

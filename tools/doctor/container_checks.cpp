@@ -53,4 +53,23 @@ Finding check_container_sdk(const std::optional<std::filesystem::path>& library,
                       dir.string())};
 }
 
+Finding check_container_driver(bool gpus_here,
+                               const std::vector<std::pair<std::filesystem::path, std::filesystem::path>>& driver) {
+  const char* check = "the NVIDIA driver in crun containers";
+  if (!gpus_here) return {Verdict::skipped, check, "no NVIDIA GPU on this host (/dev/nvidiactl)", ""};
+  if (driver.empty()) {
+    return {Verdict::warn, check,
+            "this node's loader cache (ldconfig -p) lists no libcuda.so.1: crun containers get the GPUs' device "
+            "files but no driver, and CUDA in them finds none",
+            "install the NVIDIA driver's libraries where the loader finds them (then run ldconfig), or run GPU "
+            "trials with apptainer, enroot or podman with NVIDIA's CDI spec (docs/containers.md)"};
+  }
+  std::vector<std::string> names;
+  for (const auto& [host, container] : driver) names.push_back(container.filename().string());
+  return {Verdict::ok, check,
+          fmt::format("crun containers with GPUs get {} from {} in /dlx/driver", fmt::join(names, " "),
+                      driver.front().first.parent_path().string()),
+          ""};
+}
+
 }  // namespace dlx::doctor

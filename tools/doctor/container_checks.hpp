@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "site_checks.hpp"
@@ -28,5 +29,11 @@ std::vector<Finding> check_container_runtimes(const RuntimeProbe& probe);
 // build only in images that have its libraries (a warning, with how to install the portable
 // one); none is a warning too.
 Finding check_container_sdk(const std::optional<std::filesystem::path>& library, bool portable);
+
+// What crun containers with GPUs get of this node's NVIDIA driver (container::find_driver_files:
+// `driver`, as host path -> container path): skipped without NVIDIA devices (`gpus_here`), ok
+// naming the libraries, a warning when the node's loader cache knows no libcuda.so.1.
+Finding check_container_driver(bool gpus_here, const std::vector<std::pair<std::filesystem::path,
+                                                                             std::filesystem::path>>& driver);
 
 }  // namespace dlx::doctor
