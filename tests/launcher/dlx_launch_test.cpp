@@ -167,11 +167,14 @@ TEST_CASE("launcher: the child gets the torchrun variables", "[launch-cli]") {
 
 TEST_CASE("launcher: signals sent to dlx-launch reach the child", "[launch-cli]") {
   // The child reports SIGUSR1 then exits 0 on SIGTERM; dlx-launch signals itself via its parent
-  // shell's $PPID trick: the child learns dlx-launch's pid as its own parent.
+  // shell's $PPID trick: the child learns dlx-launch's pid as its own parent. The wait loop has no
+  // command substitution: bash 5.2 failed to parse the TERM trap's action when the signal came
+  // while it ran `$(seq 1 50)` ("trap: line 2: unexpected EOF while looking for matching `)'",
+  // once in a fresh CI run).
   const std::string script =
       "trap 'echo child-got-USR1' USR1; trap 'echo child-got-TERM; exit 0' TERM; "
       "kill -USR1 $PPID; sleep 0.2; kill -TERM $PPID; "
-      "for i in $(seq 1 50); do sleep 0.1; done; exit 9";
+      "i=0; while [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done; exit 9";
   auto result = run_with_env({}, {kLaunch, "--", "bash", "-c", script});
   INFO(result.output);
   CHECK(result.status == 0);
