@@ -27,7 +27,7 @@ echo "$status"
 expect_contains "dlx status" "$status" "# best: trial"
 expect_contains "dlx status" "$status" "completed at 64"
 # Not every trial trains to the end: some stay paused at a lower rung.
-echo "$status" | grep -q "paused at 16" || fail "no trial stayed paused at rung 0 (16 batches)"
+grep -q "paused at 16" <<< "$status" || fail "no trial stayed paused at rung 0 (16 batches)"
 [ "$(echo "$status" | grep -c '^[0-7] ')" = 8 ] || fail "dlx status should print 8 trial rows"
 
 replay=$(as_user dlx replay "$job") || fail "dlx replay found a problem: $replay"

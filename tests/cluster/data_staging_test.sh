@@ -170,7 +170,7 @@ wait_for_job "$job3" 300
 line=$(cat "$(cat "$WORK/redo.yaml.dir")/data-0-rank0.txt")
 expect_contains "after a killed copy" "$line" "node=n1 "
 expect_contains "after a killed copy" "$line" "same=yes"
-out_of "$job3" | grep -q "dlx-launch: data on n1: .*: copied " || fail "the unfinished entry was not copied again: $(out_of "$job3")"
+grep -q "dlx-launch: data on n1: .*: copied " <<< "$(out_of "$job3")" || fail "the unfinished entry was not copied again: $(out_of "$job3")"
 [ -f "$cache/$key.json" ] || fail "the redone entry has no marker"
 [ -z "$(find "$cache" -maxdepth 1 -name '.staging-*')" ] || fail "the unfinished copy was left: $(ls -a "$cache")"
 note "a copy killed midway was redone: $line"

@@ -50,6 +50,6 @@ for trial in status["trials"]:
         assert len(f["metrics/training/loss"][:]) > 0
 print("h5py: 4 trials verified (hparams, metrics, two nodes each)")
 PY
-h5dump -a /hparams/learning_rate "$dir/trials/0/trial.h5" | grep -q "0.01" ||
+grep -q "0.01" <<< "$(h5dump -a /hparams/learning_rate "$dir/trials/0/trial.h5")" ||
   fail "h5dump does not show learning_rate 0.01 in trial 0"
 note "grid experiment verified"

@@ -63,7 +63,7 @@ status=$(as_user dlx status "$asha") || fail "dlx status failed"
 echo "$status"
 expect_contains "dlx status" "$status" "# best: trial"
 expect_contains "dlx status" "$status" "completed at 96"
-echo "$status" | grep -q "paused at 24" || fail "no trial stayed paused at rung 0 (24 batches)"
+grep -q "paused at 24" <<< "$status" || fail "no trial stayed paused at rung 0 (24 batches)"
 cat "$WORK"/resnet-asha-"$asha"_*.out > "$WORK/resnet-asha.all.out"
 grep -q "error\|Traceback" "$WORK/resnet-asha.all.out" && fail "an ASHA task failed: $(grep -B2 -A8 "error\|Traceback" "$WORK/resnet-asha.all.out" | head -40)"
 grep -Eq "dlx: resuming from .*/checkpoints/step-(24|48)\.h5" "$WORK/resnet-asha.all.out" ||

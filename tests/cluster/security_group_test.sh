@@ -87,7 +87,7 @@ stop_holder
 
 status=$(as_named "$MALLORY" dlx status "$dir") || fail "mallory's dlx status of alice's experiment failed: $status"
 echo "$status"
-echo "$status" | grep -q '^# 3 trials: 3 completed$' ||
+grep -q '^# 3 trials: 3 completed$' <<< "$status" ||
   fail "alice's trials did not all complete under mallory's read lock: $(cat "$work"/group-"$job"_*.out)"
 note "3 trials completed while mallory held a read lock on the journal"
 

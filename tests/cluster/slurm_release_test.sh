@@ -75,7 +75,7 @@ use_plugin optional "$here/other_release.so"
 plain_job_runs "other release, optional"
 refused=$(dlx_job_refused "other release, optional" | grep -m1 unrecognized || true)
 expect_contains "sbatch with a plugin of another release (optional)" "$refused" "unrecognized option '--dl-experiment"
-new_node_log | grep -q "Incompatible Slurm plugin $here/other_release.so version" ||
+grep -q "Incompatible Slurm plugin $here/other_release.so version" <<< "$(new_node_log)" ||
   fail "no 'Incompatible Slurm plugin' line in the slurmd logs: $(new_node_log | tail -5)"
 note "another release, optional: plain jobs run; $refused"
 
@@ -111,7 +111,7 @@ wait_for_job "$job" 120
 output=$(cat "$WORK/release-${job}_0.out")
 expect_contains "the refused trial's output" "$output" "dlx: this plugin was built for Slurm "
 expect_contains "the refused trial's output" "$output" "dlx-launch: not running the trial: the dlx plugin refused it"
-new_node_log | grep -q "dlx: this plugin was built for Slurm .*, but this is Slurm $running: rebuild/reinstall" ||
+grep -q "dlx: this plugin was built for Slurm .*, but this is Slurm $running: rebuild/reinstall" <<< "$(new_node_log)" ||
   fail "no dlx line in the slurmd logs: $(new_node_log | tail -5)"
 note "forced load on a node: slurmd log: $(new_node_log | grep -m1 -o 'dlx: this plugin.*')"
 
