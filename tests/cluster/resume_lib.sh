@@ -149,8 +149,9 @@ trainer_pid() {
   local job=$1 rank=$2 p found=()
   for p in /proc/[0-9]*; do
     [ "$(cat "$p/comm" 2>/dev/null)" = "$TRAINER_COMM" ] || continue
-    if tr '\0' '\n' < "$p/environ" 2>/dev/null | grep -qx "SLURM_ARRAY_JOB_ID=$job" &&
-       tr '\0' '\n' < "$p/environ" 2>/dev/null | grep -qx "SLURM_PROCID=$rank"; then
+    local environment
+    environment=$(tr '\0' '\n' < "$p/environ" 2>/dev/null) || continue
+    if grep -qx "SLURM_ARRAY_JOB_ID=$job" <<< "$environment" && grep -qx "SLURM_PROCID=$rank" <<< "$environment"; then
       found+=("${p#/proc/}")
     fi
   done
