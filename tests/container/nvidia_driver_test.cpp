@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The node's NVIDIA driver in a crun container (nvidia_driver.hpp): which libraries `ldconfig -p`
-// gives (a listing as a driver's node prints it), and a real crun container that gets them in
-// /dlx/driver and finds them first. No GPU here: the stand-in for libcuda.so.1 is a real shared
+// The node's NVIDIA driver in crun and podman containers (nvidia_driver.hpp): which libraries
+// `ldconfig -p` gives (a listing as a driver's node prints it), and real crun and podman
+// containers that get them in /dlx/driver and find them first. No GPU here: the stand-in for libcuda.so.1 is a real shared
 // library of the host (zlib), so what is shown is the mount and the loader's lookup, not CUDA.
 #include <catch2/catch.hpp>
 
@@ -77,12 +77,40 @@ TEST_CASE("the driver's directory goes first on the container's library path and
                                                                  {"PATH", "/dlx/driver/bin"}});
 }
 
-TEST_CASE("crun: the driver's files mounted in /dlx/driver, and the loader finds libcuda.so.1 there first",
-          "[container][driver][crun]") {
-  const auto runtime = make_runtime("crun");
+namespace {
+
+// Podman's command line run as nobody (trials run podman as their user; here root's podman is
+// refused its rlimits, and crun refuses the host's hybrid cgroups rootless): configured as the
+// cluster tests configure their user (runc, cgroupfs, vfs storage) in a home inside `temp`, whose
+// files nobody then owns.
+std::vector<std::string> as_unprivileged_podman_user(const fs::path& temp, const dlx::container::RuntimeCommand& command) {
+  const auto home = temp / "home";
+  fs::create_directories(home / ".config" / "containers");
+  std::ofstream(home / ".config" / "containers" / "containers.conf")
+      << "[engine]\nruntime = \"runc\"\ncgroup_manager = \"cgroupfs\"\nevents_logger = \"file\"\n";
+  std::ofstream(home / ".config" / "containers" / "storage.conf") << "[storage]\ndriver = \"vfs\"\n";
+  constexpr uid_t kNobody = 65534;
+  REQUIRE(::chown(temp.c_str(), kNobody, kNobody) == 0);
+  for (const auto& entry : fs::recursive_directory_iterator(temp)) {
+    REQUIRE(::lchown(entry.path().c_str(), kNobody, kNobody) == 0);
+  }
+  std::vector<std::string> argv{"runuser", "-u", "nobody", "--", "env", "-i", "HOME=" + home.string(),
+                                "PATH=/usr/bin:/bin"};
+  for (const auto& [name, value] : command.env) argv.push_back(name + "=" + value);
+  argv.insert(argv.end(), command.argv.begin(), command.argv.end());
+  return argv;
+}
+
+// Runs a container of `runtime_name` whose image's /usr is the host's, with the node's "driver":
+// zlib under libcuda's versioned name, and an nvidia-smi that says what it is. The container
+// prints whether its loader took libcuda.so.1 from /dlx/driver, its library path, Triton's
+// variable, whether the unversioned libcuda.so is there, and nvidia-smi's output.
+dlx::CommandResult run_with_stand_in_driver(const std::string& runtime_name) {
+  const auto runtime = make_runtime(runtime_name);
   const auto problem = runtime->unavailable(true);
-  INFO("crun (or runc) must run containers here: " << problem.value_or(""));
+  INFO(runtime_name << " must run containers here: " << problem.value_or(""));
   REQUIRE_FALSE(problem.has_value());
+  REQUIRE(runtime->needs_driver_files());
   dlx::testing::TempDir temp;
   // The image: its /usr is the host's (a mount), with the merged-/usr links of a Debian root.
   const auto image = temp.path / "image";
@@ -90,7 +118,6 @@ TEST_CASE("crun: the driver's files mounted in /dlx/driver, and the loader finds
   for (const char* top : {"bin", "lib", "lib64", "sbin"}) {
     if (fs::is_symlink(fs::path("/") / top)) fs::create_symlink(fs::read_symlink(fs::path("/") / top), image / top);
   }
-  // The node's "driver": zlib under libcuda's versioned name, and an nvidia-smi that says what it is.
   const auto driver = temp.path / "driver";
   fs::create_directories(driver);
   const auto zlib = fs::canonical("/usr/lib/x86_64-linux-gnu/libz.so.1");
@@ -113,15 +140,36 @@ TEST_CASE("crun: the driver's files mounted in /dlx/driver, and the loader finds
                  "print('/dlx/driver/lib/libcuda.so.1' in maps, os.environ['LD_LIBRARY_PATH'],\n"
                  "      os.environ['TRITON_LIBCUDA_PATH'], os.path.isfile('/dlx/driver/lib/libcuda.so'))\n"
                  "print(subprocess.run(['nvidia-smi'], capture_output=True, text=True).stdout.strip())\n"};
-  run.name = "dlx-driver-test-" + std::to_string(::getpid());
+  run.name = "dlx-driver-test-" + runtime_name + "-" + std::to_string(::getpid());
   run.state_dir = temp.path / "state";
   fs::create_directories(run.state_dir);
   fs::permissions(run.state_dir, fs::perms::owner_all);
 
-  const auto command = runtime->command(run);
-  const auto result = dlx::run_bounded(command.argv, dlx::CommandLimits{.timeout = std::chrono::seconds(60)},
-                                       command.env);
+  auto command = runtime->command(run);
+  if (runtime_name == "podman" && ::geteuid() == 0) command.argv = as_unprivileged_podman_user(temp.path, command);
+  auto result = dlx::run_bounded(command.argv, dlx::CommandLimits{.timeout = std::chrono::seconds(120)},
+                                 command.env);
   runtime->cleanup(run);
+  return result;
+}
+
+}  // namespace
+
+TEST_CASE("crun: the driver's files mounted in /dlx/driver, and the loader finds libcuda.so.1 there first",
+          "[container][driver][crun]") {
+  const auto result = run_with_stand_in_driver("crun");
+  INFO("stderr: " << result.err);
+  CHECK(result.exit_code == 0);
+  CHECK(result.out == "True /dlx/driver/lib:/opt/image/lib /dlx/driver/lib True\nstand-in nvidia-smi\n");
+}
+
+TEST_CASE("podman without NVIDIA's CDI spec: the driver's files in /dlx/driver as for crun",
+          "[container][driver][podman]") {
+  if (!make_runtime("podman")->needs_driver_files()) {
+    WARN("not run: this host has NVIDIA's CDI spec (/etc/cdi, /var/run/cdi), which brings podman the driver");
+    return;
+  }
+  const auto result = run_with_stand_in_driver("podman");
   INFO("stderr: " << result.err);
   CHECK(result.exit_code == 0);
   CHECK(result.out == "True /dlx/driver/lib:/opt/image/lib /dlx/driver/lib True\nstand-in nvidia-smi\n");
@@ -129,18 +177,21 @@ TEST_CASE("crun: the driver's files mounted in /dlx/driver, and the loader finds
 
 TEST_CASE("dlx doctor: what crun containers with GPUs get of the node's driver", "[container][doctor][driver]") {
   using dlx::doctor::Verdict;
-  const auto no_gpus = dlx::doctor::check_container_driver(false, {});
+  const std::vector<std::string> crun{"crun"};
+  const auto no_gpus = dlx::doctor::check_container_driver(false, crun, {});
   CHECK(no_gpus.verdict == Verdict::skipped);
   CHECK_THAT(no_gpus.found, Catch::Contains("no NVIDIA GPU on this host"));
-  const auto none = dlx::doctor::check_container_driver(true, {});
+  const auto none = dlx::doctor::check_container_driver(true, crun, {});
   CHECK(none.verdict == Verdict::warn);
   CHECK_THAT(none.found, Catch::Contains("lists no libcuda.so.1: crun containers get the GPUs' device files but no driver"));
-  CHECK_THAT(none.advice, Catch::Contains("then run ldconfig") && Catch::Contains("NVIDIA's CDI spec"));
+  CHECK(none.check == "the NVIDIA driver in crun containers");
+  CHECK_THAT(none.advice, Catch::Contains("then run ldconfig") && Catch::Contains("NVIDIA's CDI spec (nvidia-ctk"));
   std::vector<std::pair<fs::path, fs::path>> driver;
   for (const auto& mount : driver_library_mounts(kListing)) driver.emplace_back(mount.host, mount.container);
-  const auto found = dlx::doctor::check_container_driver(true, driver);
+  const auto found = dlx::doctor::check_container_driver(true, {"crun", "podman"}, driver);
   CHECK(found.verdict == Verdict::ok);
-  CHECK(found.found == "crun containers with GPUs get libnvidia-ptxjitcompiler.so.1 libnvidia-nvvm.so.4 "
+  CHECK(found.check == "the NVIDIA driver in crun and podman containers");
+  CHECK(found.found == "crun and podman containers with GPUs get libnvidia-ptxjitcompiler.so.1 libnvidia-nvvm.so.4 "
                        "libnvidia-ml.so.1 libnvidia-gpucomp.so.550.54.15 libcudadebugger.so.1 libcuda.so.1 "
                        "libcuda.so from /lib/x86_64-linux-gnu in /dlx/driver");
 }

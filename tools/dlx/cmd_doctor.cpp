@@ -97,17 +97,22 @@ std::vector<doctor::Finding> container_findings() {
     const auto library = launch::dlx_library_file(self);
     findings.push_back(doctor::check_container_sdk(library, library && launch::is_portable_library(*library)));
   }
-  const bool crun = std::ranges::any_of(findings, [](const auto& f) {
-    return f.verdict == doctor::Verdict::ok && f.check == "container runtime crun";
-  });
-  if (crun) {
+  // The runtimes that run here and take the driver's files from dlx (crun; podman without CDI).
+  std::vector<std::string> taking_driver;
+  for (const char* runtime : {"crun", "podman"}) {
+    const bool works = std::ranges::any_of(findings, [&](const auto& f) {
+      return f.verdict == doctor::Verdict::ok && f.check == fmt::format("container runtime {}", runtime);
+    });
+    if (works && container::make_runtime(runtime)->needs_driver_files()) taking_driver.emplace_back(runtime);
+  }
+  if (!taking_driver.empty()) {
     std::error_code absent;
     std::vector<std::pair<std::filesystem::path, std::filesystem::path>> driver;
     const bool gpus_here = std::filesystem::exists("/dev/nvidiactl", absent);
     if (gpus_here) {
       for (const auto& file : container::find_driver_files()) driver.emplace_back(file.host, file.container);
     }
-    findings.push_back(doctor::check_container_driver(gpus_here, driver));
+    findings.push_back(doctor::check_container_driver(gpus_here, taking_driver, driver));
   }
   return findings;
 }

@@ -53,21 +53,24 @@ Finding check_container_sdk(const std::optional<std::filesystem::path>& library,
                       dir.string())};
 }
 
-Finding check_container_driver(bool gpus_here,
+Finding check_container_driver(bool gpus_here, const std::vector<std::string>& runtimes,
                                const std::vector<std::pair<std::filesystem::path, std::filesystem::path>>& driver) {
-  const char* check = "the NVIDIA driver in crun containers";
+  const auto which = fmt::format("{}", fmt::join(runtimes, " and "));
+  const auto check = fmt::format("the NVIDIA driver in {} containers", which);
   if (!gpus_here) return {Verdict::skipped, check, "no NVIDIA GPU on this host (/dev/nvidiactl)", ""};
   if (driver.empty()) {
     return {Verdict::warn, check,
-            "this node's loader cache (ldconfig -p) lists no libcuda.so.1: crun containers get the GPUs' device "
-            "files but no driver, and CUDA in them finds none",
+            fmt::format("this node's loader cache (ldconfig -p) lists no libcuda.so.1: {} containers get the GPUs' "
+                        "device files but no driver, and CUDA in them finds none",
+                        which),
             "install the NVIDIA driver's libraries where the loader finds them (then run ldconfig), or run GPU "
-            "trials with apptainer, enroot or podman with NVIDIA's CDI spec (docs/containers.md)"};
+            "trials with apptainer, enroot or podman with NVIDIA's CDI spec (nvidia-ctk cdi generate; "
+            "docs/containers.md)"};
   }
   std::vector<std::string> names;
   for (const auto& [host, container] : driver) names.push_back(container.filename().string());
   return {Verdict::ok, check,
-          fmt::format("crun containers with GPUs get {} from {} in /dlx/driver", fmt::join(names, " "),
+          fmt::format("{} containers with GPUs get {} from {} in /dlx/driver", which, fmt::join(names, " "),
                       driver.front().first.parent_path().string()),
           ""};
 }

@@ -30,10 +30,12 @@ std::vector<Finding> check_container_runtimes(const RuntimeProbe& probe);
 // one); none is a warning too.
 Finding check_container_sdk(const std::optional<std::filesystem::path>& library, bool portable);
 
-// What crun containers with GPUs get of this node's NVIDIA driver (container::find_driver_files:
-// `driver`, as host path -> container path): skipped without NVIDIA devices (`gpus_here`), ok
-// naming the libraries, a warning when the node's loader cache knows no libcuda.so.1.
-Finding check_container_driver(bool gpus_here, const std::vector<std::pair<std::filesystem::path,
-                                                                             std::filesystem::path>>& driver);
+// What containers with GPUs of the runtimes that take the driver from dlx (`runtimes`, named:
+// those of Runtime::needs_driver_files that run here) get of this node's NVIDIA driver
+// (container::find_driver_files: `driver`, as host path -> container path): skipped without
+// NVIDIA devices (`gpus_here`), ok naming the libraries, a warning when the node's loader cache
+// knows no libcuda.so.1.
+Finding check_container_driver(bool gpus_here, const std::vector<std::string>& runtimes,
+                               const std::vector<std::pair<std::filesystem::path, std::filesystem::path>>& driver);
 
 }  // namespace dlx::doctor

@@ -97,6 +97,8 @@ class Oci final : public Runtime {
                        "runtime)", to_string(image.kind));
   }
 
+  bool needs_driver_files() const override { return true; }
+
   RuntimeCommand command(const ContainerRun& requested) const override {
     const auto program = pick(true);
     // The driver's libraries and nvidia-smi come with the GPUs, into /dlx/driver (the image has

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Podman (rootless): `podman run` in the host's network, PID and IPC namespaces, the variables
 // from a private --env-file, the mounts as --volume, the GPUs through CDI (nvidia.com/gpu=N, where
-// the site generated the NVIDIA CDI spec) or as --device files. Podman's own configuration
-// (storage, OCI runtime, cgroup manager: containers.conf) is the site's and the user's.
+// the site generated the NVIDIA CDI spec, which brings the driver too) or else as --device files
+// with the node's driver files mounted by dlx (nvidia_driver.hpp), as for crun. Podman's own
+// configuration (storage, OCI runtime, cgroup manager: containers.conf) is the site's and the
+// user's.
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,6 +14,7 @@
 #include "backends.hpp"
 #include "dlx/common/bounded_command.hpp"
 #include "dlx/common/directories.hpp"
+#include "dlx/container/nvidia_driver.hpp"
 #include "dlx/container/rootfs_skeleton.hpp"
 
 namespace dlx::container::detail {
@@ -59,7 +62,16 @@ class Podman final : public Runtime {
     }
   }
 
-  RuntimeCommand command(const ContainerRun& run) const override {
+  bool needs_driver_files() const override { return !has_nvidia_cdi_spec(); }
+
+  RuntimeCommand command(const ContainerRun& requested) const override {
+    // Without CDI the driver's libraries and nvidia-smi come with the GPUs, into /dlx/driver.
+    ContainerRun run = requested;
+    const bool cdi = has_nvidia_cdi_spec();
+    if (!cdi && !run.driver.empty()) {  // dlx-launch finds them for a trial with GPUs
+      run.mounts.insert(run.mounts.end(), run.driver.begin(), run.driver.end());
+      add_driver_variables(run.env);
+    }
     RuntimeCommand command;
     auto& argv = command.argv;
     argv = {find_program("podman").value_or("podman"), "run", "--rm", "--replace", "--name", run.name,
@@ -99,7 +111,6 @@ class Podman final : public Runtime {
     add_mount_options(argv, mounts, "--volume", "podman");
     argv.emplace_back("--workdir");
     argv.push_back(run.workdir.string());
-    const bool cdi = has_nvidia_cdi_spec();
     if (cdi) {
       for (const int gpu : run.gpus) argv.push_back(fmt::format("--device=nvidia.com/gpu={}", gpu));
     } else {

@@ -204,7 +204,7 @@ std::optional<TrialContainer> TrialContainer::prepare_run(Inputs inputs, std::FI
   run.env = container_variables(inputs.env, experiment, with_sdk, inputs.determined_compat);
   run.workdir = inputs.workdir;
   run.gpus = gpus;
-  const bool brings_driver = !gpus.empty() && runtime->name() == "crun";
+  const bool brings_driver = !gpus.empty() && runtime->needs_driver_files();
   if (brings_driver) run.driver = container::find_driver_files();
   run.name = sanitized_name(inputs.name);
   run.state_dir = inputs.state_dir;

@@ -33,7 +33,8 @@ struct ContainerRun {
   // The GPUs the trial holds, as the node numbers them (/dev/nvidiaN); empty: none.
   std::vector<int> gpus;
   // The node's NVIDIA driver files (nvidia_driver.hpp), mounted read-only with the GPUs by a back
-  // end that does not bring the driver in itself (crun; Apptainer, Enroot and Podman's CDI do).
+  // end that does not bring the driver in itself (Runtime::needs_driver_files: crun, and podman
+  // without NVIDIA's CDI spec; Apptainer, Enroot and Podman's CDI devices do).
   std::vector<Mount> driver;
   // Unique on the node while it runs ("dlx-<job>-<task>-r<rank>"): the runtime's container name.
   std::string name;

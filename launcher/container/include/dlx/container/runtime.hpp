@@ -42,6 +42,11 @@ class Runtime {
   // The command that runs `run` (it may write its bundle or environment file into run.state_dir).
   // Throws ContainerError when the image cannot be run (a missing file, say).
   virtual RuntimeCommand command(const ContainerRun& run) const = 0;
+  // Whether a container of this back end with GPUs needs dlx to bring the node's NVIDIA driver
+  // files in (ContainerRun::driver): true where the runtime brings only the device files (crun;
+  // podman on a node without NVIDIA's CDI spec), false where it brings the driver itself
+  // (apptainer --nv, enroot's hooks, podman's CDI devices).
+  virtual bool needs_driver_files() const { return false; }
   // After the runtime's process exited: what it leaves behind is removed. Never throws.
   virtual void cleanup(const ContainerRun& run) const noexcept;
 };
