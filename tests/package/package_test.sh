@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The Debian packages of a build tree (ctest package.debs): scripts/package.sh --no-build into a
-# temporary directory, then
+# temporary directory (with --portable of a stand-in library: refused when it is not portable or
+# not this dlx's, packaged as libdlx-c0-portable otherwise), then
 #   - lintian: no error or warning (the overrides in debian/*.lintian-overrides say why);
 #   - which package holds what, at the paths docs/admin-guide.md names;
 #   - the plugin package's version names the Slurm it was built against and depends on that
@@ -23,14 +24,42 @@ if ! grep -qx 'CMAKE_INSTALL_PREFIX:PATH=/usr' "$build/CMakeCache.txt"; then
   echo "package_test: $build is not configured with the Debian layout (scripts/build.sh): skipped"
   exit 77
 fi
+make_packages() { DEB_BUILD_OPTIONS=noautodbgsym DLX_PACKAGE_BUILD_DIR=$build DLX_PACKAGE_OUT=$work/dist \
+                    bash "$source_dir/scripts/package.sh" --no-build "$@"; }
+# --portable refuses, before anything is built, a library that is not portable (the build's own:
+# Open MPI, libstdc++, glibc 2.34) and one that is not this dlx's (another C API).
+lib_c=$(readlink -f "$build/lib/libdlx_c.so.0")
+if out=$(make_packages --portable "$lib_c" 2>&1); then
+  fail "package.sh --portable took the build's own libdlx_c: $out"
+else
+  [[ $out == *"is not a portable libdlx_c"* && $out == *"libmpi"* && $out == *"scripts/portable-c.sh"* ]] &&
+    ok "package.sh --portable refuses the build's libdlx_c, saying why" || fail "package.sh --portable's message: $out"
+fi
+[ ! -e "$work/dist" ] || fail "package.sh --portable of a library it refused wrote $work/dist"
+# The stand-in for the portable library: a library of glibc alone with this build's exports (the
+# real one takes a debootstrap root and minutes: scripts/portable-c.sh; its own checks run there).
+exports=$(nm -D --defined-only "$lib_c" | awk '$2 == "T" && $3 ~ /^dlx_/ { print $3 }')
+mkdir -p "$work/portable"
+{ echo "#include <stdlib.h>"; for name in $exports; do echo "void $name(void) { abort(); }"; done; } > "$work/portable/stand_in.c"
+cc -shared -fPIC -O2 -Wl,-soname,libdlx_c.so.0 -Wl,-z,relro,-z,now -o "$work/portable/libdlx_c.so.0" \
+  "$work/portable/stand_in.c"
+echo "void dlx_from_another_release(void) { abort(); }" >> "$work/portable/stand_in.c"
+cc -shared -fPIC -O2 -Wl,-soname,libdlx_c.so.0 -o "$work/portable/other.so" "$work/portable/stand_in.c"
+if out=$(make_packages --portable "$work/portable/other.so" 2>&1); then
+  fail "package.sh --portable took a library with another C API: $out"
+else
+  [[ $out == *"exports another C API"* && $out == *"only in the portable one: dlx_from_another_release"* ]] &&
+    ok "package.sh --portable refuses another dlx's library, naming the difference" ||
+    fail "package.sh --portable's message for another C API: $out"
+fi
+
 start=$SECONDS
 # No -dbgsym packages: compressing their debug information would take most of the test's time.
-DEB_BUILD_OPTIONS=noautodbgsym DLX_PACKAGE_BUILD_DIR=$build DLX_PACKAGE_OUT=$work/dist \
-  bash "$source_dir/scripts/package.sh" --no-build > "$work/package.log" 2>&1 ||
+make_packages --portable "$work/portable/libdlx_c.so.0" > "$work/package.log" 2>&1 ||
   { cat "$work/package.log"; echo "FAIL: scripts/package.sh"; exit 1; }
-ok "scripts/package.sh in $((SECONDS - start)) s"
+ok "scripts/package.sh --portable in $((SECONDS - start)) s"
 deb() { ls "$work"/dist/"$1"_*.deb; }
-for package in dlx slurm-spank-plugin-dlx libdlx0.1 libdlx-c0 libdlx-dev; do
+for package in dlx slurm-spank-plugin-dlx libdlx0.1 libdlx-c0 libdlx-dev libdlx-c0-portable; do
   deb "$package" > /dev/null 2>&1 || fail "no $package package in $(ls "$work/dist")"
 done
 [ "$failures" -eq 0 ] || exit 1
@@ -64,6 +93,11 @@ has slurm-spank-plugin-dlx "/usr/lib/$multiarch/slurm-wlm/dlx_spank.so" \
   /usr/share/dlx/plugstack.conf.d/dlx.conf
 has libdlx0.1 "/usr/lib/$multiarch/libdlx.so.0.1"
 has libdlx-c0 "/usr/lib/$multiarch/libdlx_c.so.0"
+has libdlx-c0-portable "/usr/lib/$multiarch/dlx/container/libdlx_c.so.0"
+portable_depends=$(dpkg-deb -f "$(deb libdlx-c0-portable)" Depends)
+[[ $portable_depends == *"dlx (= $(dpkg-deb -f "$(deb dlx)" Version))"* ]] &&
+  ok "libdlx-c0-portable depends on its dlx: $portable_depends" ||
+  fail "libdlx-c0-portable Depends: $portable_depends (expected dlx of the same version)"
 has libdlx-dev /usr/include/dlx/trial.hpp /usr/include/dlx/c_api.h "/usr/lib/$multiarch/libdlx.so" \
   "/usr/lib/$multiarch/libdlx_c.so" "/usr/lib/$multiarch/cmake/dlx/dlxConfig.cmake" \
   "/usr/lib/$multiarch/pkgconfig/dlx.pc" "/usr/lib/$multiarch/pkgconfig/dlx-c.pc"
