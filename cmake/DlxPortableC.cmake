@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # The portable libdlx_c (DLX_PORTABLE_C=ON; built by scripts/portable-c.sh, docs/containers.md,
 # "The SDK in any image"): only libdlx_c, for container images of other distributions than the
-# build's. What it needs of the image is glibc 2.31 or later, libgcc_s and nothing else:
-#   - glibc: compiled and linked against an older glibc's root (PortableToolchain.cmake), so every
-#     symbol binds that release's version or an older one;
+# build's. What it needs of the image is glibc 2.28 or later, libgcc_s and nothing else:
+#   - glibc: compiled and linked against an older glibc's root (PortableToolchain.cmake: Debian
+#     bullseye, 2.31), so every symbol binds that release's version or an older one; the few that
+#     2.28 lacks or versions later (exp, log, pow, pthread_cond_clockwait) are answered inside the
+#     library (launcher/sdk/portable/glibc_compat.c);
 #   - libstdc++: linked statically (its two references to later glibc releases are answered inside
-#     the library: launcher/sdk/portable/glibc_compat.c);
+#     the library too);
 #   - HDF5, yaml-cpp, fmt, ISA-L: static, position-independent builds found in CMAKE_PREFIX_PATH
 #     (the script builds them from Debian's sources of the versions this host builds with);
 #   - Open MPI and libslurm: their headers only. The references are made weak (objcopy), so the

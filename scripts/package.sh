@@ -21,7 +21,7 @@
 #   --portable LIBRARY: also libdlx-c0-portable, the portable libdlx_c for container images
 #   (scripts/portable-c.sh builds it; docs/containers.md), with the build profile
 #   pkg.dlx.portable. LIBRARY must pass tests/portable/portable_library_check.py (its libraries
-#   glibc's and libgcc_s, no glibc symbol after DLX_PORTABLE_MAX_GLIBC, default 2.31) and export
+#   glibc's and libgcc_s, no glibc symbol after DLX_PORTABLE_MAX_GLIBC, default 2.28) and export
 #   the same C API (dlx_*) as the build's libdlx_c: one built from another dlx would not match the
 #   Python module that comes with it.
 # DLX_PACKAGE_BUILD_DIR: another configured and built tree to package (default ./build).
@@ -52,7 +52,7 @@ if [ -n "$portable" ]; then
   /usr/bin/python3 -c 'import elftools' 2> /dev/null ||
     { echo "package.sh: --portable needs python3-pyelftools (bash scripts/install-deps.sh installs it)" >&2; exit 1; }
   check=$(/usr/bin/python3 tests/portable/portable_library_check.py "$portable" \
-            --max-glibc "${DLX_PORTABLE_MAX_GLIBC:-2.31}" 2>&1) ||
+            --max-glibc "${DLX_PORTABLE_MAX_GLIBC:-2.28}" 2>&1) ||
     { printf '%s\n' "$check" >&2
       echo "package.sh: --portable $portable is not a portable libdlx_c (above: why); build one with bash scripts/portable-c.sh" >&2
       exit 1; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The portable libdlx_c: the library of the dlx Python package for trials in container images of
-# any distribution with glibc 2.31 or later (docs/containers.md, "The SDK in any image"; the admin
+# any distribution with glibc 2.28 or later (docs/containers.md, "The SDK in any image"; the admin
 # guide, section 10b, says where to install it). Needs root (debootstrap, chroot), the network to
 # the Debian mirror this machine's apt uses, nasm and dpkg-dev (scripts/install-deps.sh), about
 # 800 MB and 3 to 4 minutes on 2 cores (3 min 15 s measured: docs/benchmarks.md).
@@ -18,7 +18,7 @@
 #    and S3 driver, which dlx does not use.
 # 3. libdlx_c alone, DLX_PORTABLE_C=ON (cmake/DlxPortableC.cmake), against the same.
 # 4. Checks: tests/portable/portable_library_check.py against the root's own libraries (needs
-#    only glibc and libgcc_s, no glibc version after 2.31, exports only dlx_*); then
+#    only glibc and libgcc_s, no glibc version after 2.28, exports only dlx_*); then
 #    tests/portable/portable_sdk_test.py inside the root as nobody (PID and mount namespaces of
 #    its own, its own /proc), with the library and the package where dlx-launch mounts them in a
 #    container (/dlx/lib, /dlx/python): import dlx, metrics, a checkpoint and a bit-exact resume,
@@ -30,7 +30,7 @@ cd "$(dirname "$0")/.."
 src=$PWD
 out=$(realpath -m -- "${1:-build-portable}")
 suite=${DLX_PORTABLE_SUITE:-bullseye}
-max_glibc=${DLX_PORTABLE_MAX_GLIBC:-2.31}
+max_glibc=${DLX_PORTABLE_MAX_GLIBC:-2.28}
 source scripts/private_dir.sh
 source scripts/debian_mirror.sh
 say() { echo "portable-c: $*"; }

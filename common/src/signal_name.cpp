@@ -11,7 +11,7 @@ namespace dlx {
 namespace {
 
 // glibc's own abbreviations (sigabbrev_np, glibc 2.32). The portable libdlx_c is built against
-// glibc 2.31 (cmake/DlxPortableC.cmake), which has none: there, the signals that Slurm, a user or
+// glibc 2.31 (cmake/DlxPortableC.cmake) to load with 2.28, and 2.31 has none: there, the signals that Slurm, a user or
 // a crash sends to a trainer are named, and the others are numbers.
 const char* abbreviation(int signal_number) {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))

@@ -76,8 +76,8 @@ def load_failure(path: str, error: OSError) -> str:
     message = f"dlx: cannot load libdlx_c ({path}): {text}. "
     if "GLIBC_" in text:
         return message + ("This system's C library is older than the one libdlx_c was built against. In a "
-                          "container image: dlx's portable libdlx_c needs glibc 2.31 or later (Debian 11, "
-                          "Ubuntu 20.04, RHEL 9 or newer; docs/containers.md, \"The SDK in any image\"); use "
+                          "container image: dlx's portable libdlx_c needs glibc 2.28 or later (Debian 10, "
+                          "RHEL 8, Ubuntu 20.04 or newer; docs/containers.md, \"The SDK in any image\"); use "
                           "an image of a newer distribution")
     if text.startswith(path + ":") or text.startswith(os.path.basename(path) + ":"):
         origin = "DLX_LIBRARY names it" if os.environ.get("DLX_LIBRARY") == path else "dlx's install names it"

@@ -3,8 +3,8 @@
 in any image"), read from its ELF dynamic section and symbol versions with pyelftools:
 
   1. the libraries it needs are glibc's and libgcc_s, which every glibc image has;
-  2. every glibc symbol version it binds is at most --max-glibc (2.31: Debian bullseye, Ubuntu
-     20.04, RHEL 9's is 2.34);
+  2. every glibc symbol version it binds is at most --max-glibc (2.28: Debian 10, RHEL 8; Ubuntu
+     20.04's is 2.31);
   3. no strong reference is left unversioned (one would need a library the image may not have);
      weak ones (Open MPI, libslurm: cmake/DlxPortableC.cmake) load as null where absent;
   4. it exports the C API (dlx_*) alone, so that nothing of its static libstdc++, HDF5 or yaml-cpp
@@ -12,7 +12,7 @@ in any image"), read from its ELF dynamic section and symbol versions with pyelf
   5. with --root DIR (the older distribution's root): every versioned symbol it binds is defined,
      with that version, by the libraries of DIR themselves.
 
-    portable_library_check.py LIBRARY [--max-glibc 2.31] [--root DIR]
+    portable_library_check.py LIBRARY [--max-glibc 2.28] [--root DIR]
 
 Prints each problem and exits 1, or prints a summary and exits 0. scripts/portable-c.sh runs it on
 the library it builds; tests/portable/library_check_test.py checks that it refuses the build's
@@ -153,7 +153,7 @@ def problems(path: str, max_glibc: str, root: str | None) -> tuple[list[str], st
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("library")
-    parser.add_argument("--max-glibc", default="2.31")
+    parser.add_argument("--max-glibc", default="2.28")
     parser.add_argument("--root", help="the older distribution's root, to check against its libraries")
     options = parser.parse_args()
     found, summary = problems(options.library, options.max_glibc, options.root)

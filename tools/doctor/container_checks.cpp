@@ -40,7 +40,7 @@ Finding check_container_sdk(const std::optional<std::filesystem::path>& library,
   const auto dir = library->parent_path();
   if (portable) {
     return {Verdict::ok, check,
-            fmt::format("containers get the portable libdlx_c {} (images with glibc 2.31 or later)", library->string()),
+            fmt::format("containers get the portable libdlx_c {} (images with glibc 2.28 or later)", library->string()),
             ""};
   }
   return {Verdict::warn, check,

@@ -25,7 +25,7 @@ std::vector<Finding> check_container_runtimes(const RuntimeProbe& probe);
 
 // The libdlx_c dlx-launch mounts into containers at /dlx/lib (launch::dlx_library_file, beside
 // this dlx; `portable`: launch::is_portable_library): the portable one (<libdir>/dlx/container/,
-// scripts/portable-c.sh) loads in images of any distribution with glibc 2.31 or later, dlx's own
+// scripts/portable-c.sh) loads in images of any distribution with glibc 2.28 or later, dlx's own
 // build only in images that have its libraries (a warning, with how to install the portable
 // one); none is a warning too.
 Finding check_container_sdk(const std::optional<std::filesystem::path>& library, bool portable);

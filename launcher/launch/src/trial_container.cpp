@@ -229,7 +229,7 @@ std::optional<TrialContainer> TrialContainer::prepare_run(Inputs inputs, std::FI
       fmt::print(log, "dlx-launch: the dlx SDK in the container: {}/python and {}/lib/libdlx_c.so.0 ({})\n",
                  kContainerSdkDir, kContainerSdkDir,
                  is_portable_library(*inputs.library)
-                     ? fmt::format("the portable libdlx_c {}: images with glibc 2.31 or later", library.string())
+                     ? fmt::format("the portable libdlx_c {}: images with glibc 2.28 or later", library.string())
                      : fmt::format("dlx's own libdlx_c {}: images with the libraries dlx was built with; the "
                                    "portable one loads in others, docs/containers.md",
                                    library.string()));
