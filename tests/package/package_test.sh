@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The Debian packages of a build tree (ctest package.debs): scripts/package.sh --no-build into a
-# temporary directory (with --portable of a stand-in library: refused when it is not portable or
-# not this dlx's, packaged as libdlx-c0-portable otherwise), then
+# temporary directory, once as a site builds them (five packages) and once with --portable of a
+# stand-in library (refused when it is not portable or not this dlx's, packaged as
+# libdlx-c0-portable otherwise); then, of the second,
 #   - lintian: no error or warning (the overrides in debian/*.lintian-overrides say why);
 #   - which package holds what, at the paths docs/admin-guide.md names;
 #   - the plugin package's version names the Slurm it was built against and depends on that
@@ -24,12 +25,23 @@ if ! grep -qx 'CMAKE_INSTALL_PREFIX:PATH=/usr' "$build/CMakeCache.txt"; then
   echo "package_test: $build is not configured with the Debian layout (scripts/build.sh): skipped"
   exit 77
 fi
-make_packages() { DEB_BUILD_OPTIONS=noautodbgsym DLX_PACKAGE_BUILD_DIR=$build DLX_PACKAGE_OUT=$work/dist \
+# make_packages OUT [ARGS...]: scripts/package.sh --no-build ARGS into OUT.
+make_packages() { local out=$1; shift
+                  DEB_BUILD_OPTIONS=noautodbgsym DLX_PACKAGE_BUILD_DIR=$build DLX_PACKAGE_OUT=$out \
                     bash "$source_dir/scripts/package.sh" --no-build "$@"; }
+# Without --portable (what most sites build): the five packages, no libdlx-c0-portable.
+start=$SECONDS
+make_packages "$work/plain" > "$work/plain.log" 2>&1 ||
+  { cat "$work/plain.log"; echo "FAIL: scripts/package.sh without --portable"; exit 1; }
+plain=$(cd "$work/plain" && ls *.deb | sed 's/_.*//' | sort | tr '\n' ' ')
+[ "$plain" = "dlx libdlx-c0 libdlx-dev libdlx0.1 slurm-spank-plugin-dlx " ] &&
+  ok "scripts/package.sh without --portable in $((SECONDS - start)) s: $plain" ||
+  fail "scripts/package.sh without --portable made: $plain"
+rm -rf "$work/plain" "$work/plain.work"
 # --portable refuses, before anything is built, a library that is not portable (the build's own:
 # Open MPI, libstdc++, glibc 2.34) and one that is not this dlx's (another C API).
 lib_c=$(readlink -f "$build/lib/libdlx_c.so.0")
-if out=$(make_packages --portable "$lib_c" 2>&1); then
+if out=$(make_packages "$work/dist" --portable "$lib_c" 2>&1); then
   fail "package.sh --portable took the build's own libdlx_c: $out"
 else
   [[ $out == *"is not a portable libdlx_c"* && $out == *"libmpi"* && $out == *"scripts/portable-c.sh"* ]] &&
@@ -45,7 +57,7 @@ cc -shared -fPIC -O2 -Wl,-soname,libdlx_c.so.0 -Wl,-z,relro,-z,now -o "$work/por
   "$work/portable/stand_in.c"
 echo "void dlx_from_another_release(void) { abort(); }" >> "$work/portable/stand_in.c"
 cc -shared -fPIC -O2 -Wl,-soname,libdlx_c.so.0 -o "$work/portable/other.so" "$work/portable/stand_in.c"
-if out=$(make_packages --portable "$work/portable/other.so" 2>&1); then
+if out=$(make_packages "$work/dist" --portable "$work/portable/other.so" 2>&1); then
   fail "package.sh --portable took a library with another C API: $out"
 else
   [[ $out == *"exports another C API"* && $out == *"only in the portable one: dlx_from_another_release"* ]] &&
@@ -55,7 +67,7 @@ fi
 
 start=$SECONDS
 # No -dbgsym packages: compressing their debug information would take most of the test's time.
-make_packages --portable "$work/portable/libdlx_c.so.0" > "$work/package.log" 2>&1 ||
+make_packages "$work/dist" --portable "$work/portable/libdlx_c.so.0" > "$work/package.log" 2>&1 ||
   { cat "$work/package.log"; echo "FAIL: scripts/package.sh"; exit 1; }
 ok "scripts/package.sh --portable in $((SECONDS - start)) s"
 deb() { ls "$work"/dist/"$1"_*.deb; }
