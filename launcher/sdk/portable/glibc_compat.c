@@ -92,12 +92,12 @@ static pthread_once_t glibc_clockwait_lookup = PTHREAD_ONCE_INIT;
 /* In libc since glibc 2.34, in libpthread for 2.30 to 2.33 (a library that process then has
  * loaded: libdlx_c needs it); GLIBC_2.30 in both. The handles add no reference. */
 static void look_up_glibc_clockwait(void) {
-  for (const char* const* name = (const char* const[]){"libc.so.6", "libpthread.so.0", NULL}; *name; name++) {
-    void* library = dlopen(*name, RTLD_NOW | RTLD_NOLOAD);
+  static const char* const libraries[] = {"libc.so.6", "libpthread.so.0"};
+  for (size_t i = 0; i < sizeof libraries / sizeof libraries[0] && !glibc_clockwait; i++) {
+    void* library = dlopen(libraries[i], RTLD_NOW | RTLD_NOLOAD);
     if (!library) continue;
     glibc_clockwait = (clockwait_function)dlvsym(library, "pthread_cond_clockwait", "GLIBC_2.30");
     dlclose(library);
-    if (glibc_clockwait) return;
   }
 }
 
