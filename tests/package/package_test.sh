@@ -47,6 +47,10 @@ else
   [[ $out == *"is not a portable libdlx_c"* && $out == *"libmpi"* && $out == *"scripts/portable-c.sh"* ]] &&
     ok "package.sh --portable refuses the build's libdlx_c, saying why" || fail "package.sh --portable's message: $out"
 fi
+out=$(make_packages "$work/dist" --portable "$work/absent/libdlx_c.so.0" 2>&1) &&
+  fail "package.sh --portable took a file that does not exist: $out"
+[[ $out == *"$work/absent/libdlx_c.so.0: no such file (build it with bash scripts/portable-c.sh)"* ]] &&
+  ok "package.sh --portable of a missing file says so" || fail "package.sh --portable's message for a missing file: $out"
 [ ! -e "$work/dist" ] || fail "package.sh --portable of a library it refused wrote $work/dist"
 # The stand-in for the portable library: a library of glibc alone with this build's exports (the
 # real one takes a debootstrap root and minutes: scripts/portable-c.sh; its own checks run there).
