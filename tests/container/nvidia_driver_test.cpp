@@ -7,12 +7,15 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 #include "container_checks.hpp"
 #include "dlx/common/bounded_command.hpp"
 #include "dlx/container/nvidia_driver.hpp"
 #include "dlx/container/runtime.hpp"
+#include "dlx/launch/trial_container.hpp"
 #include "searcher_temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -194,4 +197,57 @@ TEST_CASE("dlx doctor: what crun containers with GPUs get of the node's driver",
   CHECK(found.found == "crun and podman containers with GPUs get libnvidia-ptxjitcompiler.so.1 libnvidia-nvvm.so.4 "
                        "libnvidia-ml.so.1 libnvidia-gpucomp.so.550.54.15 libcudadebugger.so.1 libcuda.so.1 "
                        "libcuda.so from /lib/x86_64-linux-gnu in /dlx/driver");
+}
+
+TEST_CASE("dlx-launch: a GPU trial in podman or crun on a node whose loader knows no libcuda.so.1 is warned of",
+          "[container][driver][launcher]") {
+  // On this node ldconfig -p lists no NVIDIA driver (CI and the development VM have none); a node
+  // that has one gets the line that names the mounted files instead, checked the same way.
+  const bool driver_here = !find_driver_files().empty();
+  dlx::testing::TempDir temp;
+  const auto bin = temp.path / "bin";
+  fs::create_directories(bin);
+  for (const char* program : {"podman", "crun"}) {
+    std::ofstream(bin / program) << "#!/bin/sh\nexit 0\n";
+    fs::permissions(bin / program, fs::perms::owner_all);
+  }
+  struct PathOnly {  // PATH holds only the stand-ins while the test runs
+    explicit PathOnly(const fs::path& dir) : saved(std::getenv("PATH") ? std::getenv("PATH") : "") {
+      ::setenv("PATH", dir.c_str(), 1);
+    }
+    ~PathOnly() { ::setenv("PATH", saved.c_str(), 1); }
+    std::string saved;
+  } path_only(bin);
+  fs::create_directories(temp.path / "image" / "usr" / "bin");
+  for (const std::string runtime : {"podman", "crun"}) {
+    if (!make_runtime(runtime)->needs_driver_files()) continue;  // podman with NVIDIA's CDI spec
+    dlx::config::Experiment experiment;
+    experiment.container.image = (temp.path / "image").string();
+    experiment.container.runtime = runtime;
+    dlx::launch::TrialContainer::Inputs inputs;
+    inputs.experiment = &experiment;
+    inputs.env = {{"SLURM_STEP_GPUS", "0,1"}, {"PATH", "/usr/bin:/bin"}};
+    inputs.workdir = temp.path;
+    inputs.name = "dlx-driver-warning-" + runtime;
+    inputs.state_dir = temp.path / ("state-" + runtime);
+    fs::create_directories(inputs.state_dir);
+    std::FILE* log = std::tmpfile();
+    REQUIRE(log != nullptr);
+    const auto prepared = dlx::launch::TrialContainer::prepare(inputs, log);
+    std::rewind(log);
+    std::string text;
+    for (int c = std::fgetc(log); c != EOF; c = std::fgetc(log)) text.push_back(static_cast<char>(c));
+    std::fclose(log);
+    INFO(runtime << "'s log: " << text);
+    REQUIRE(prepared.has_value());
+    CHECK_THAT(text, Catch::Contains("with " + runtime + "\n"));
+    if (driver_here) {
+      CHECK_THAT(text, Catch::Contains("the node's NVIDIA driver in the container, in /dlx/driver: "));
+    } else {
+      CHECK_THAT(text, Catch::Contains("dlx-launch: warning: the trial has GPUs 0,1 but this node's loader cache "
+                                       "(ldconfig -p) lists no NVIDIA driver library (libcuda.so.1): CUDA in the "
+                                       "container will find no driver"));
+      CHECK(prepared->run().driver.empty());
+    }
+  }
 }
