@@ -41,6 +41,7 @@ install)
   quiet apt-get install --yes --no-install-recommends build-essential cmake pkg-config
   grep '\$ ' "$log"
   dpkg-query -W -f '${Package} ${Version}\n' dlx slurm-spank-plugin-dlx libdlx0.1 libdlx-c0 libdlx-dev
+  if ls dist/libdlx-c0-portable_*.deb > /dev/null 2>&1; then dpkg-query -W -f '${Package} ${Version}\n' libdlx-c0-portable; fi
   ;;
 cluster)
   useradd --create-home alice
@@ -72,6 +73,15 @@ cluster)
   out=$(doc python) && [ "$out" = /usr/lib/python3/dist-packages/dlx/__init__.py ] &&
     ok "import dlx with /usr/bin/python3: $out" || fail "import dlx: $out"
 
+  # The portable libdlx_c (package-check.sh with DLX_PACKAGE_CHECK_PORTABLE): where dlx-launch
+  # looks for it, and the installed Python module runs a trial through it.
+  if ls dist/libdlx-c0-portable_*.deb > /dev/null 2>&1; then
+    portable_lib=$(dpkg -L libdlx-c0-portable | grep '/dlx/container/libdlx_c\.so\.0$' || true)
+    out=$(as_alice "DLX_LIBRARY=$portable_lib /usr/bin/python3 -c 'import dlx, dlx._library as l; l.library(); print(l._library_path())'" 2>&1) &&
+      [ "$out" = "$portable_lib" ] && ok "libdlx-c0-portable: import dlx loads $out" ||
+      fail "libdlx-c0-portable: $portable_lib does not load: $out"
+  fi
+
   # The out-of-tree projects, against the installed libdlx-dev.
   cp -r consumer /home/alice/consumer && chown -R alice /home/alice/consumer
   for how in find_package pkg-config; do
@@ -101,7 +111,9 @@ cluster)
 
   doc cluster-down || fail "block cluster-down"
   doc uninstall || fail "block uninstall"
-  left=$(dpkg-query -W -f '${Package} ${Status}\n' dlx slurm-spank-plugin-dlx libdlx0.1 libdlx-c0 libdlx-dev 2> /dev/null |
+  # libdlx-c0-portable depends on dlx: purging dlx removes it too.
+  left=$(dpkg-query -W -f '${Package} ${Status}\n' dlx slurm-spank-plugin-dlx libdlx0.1 libdlx-c0 libdlx-dev \
+           libdlx-c0-portable 2> /dev/null |
          grep -v 'not-installed' || true)
   [ -z "$left" ] && [ -z "$(ls /etc/slurm/plugstack.conf.d)" ] && ok "uninstalled and purged" ||
     fail "after uninstalling: $left $(ls /etc/slurm/plugstack.conf.d)"

@@ -43,13 +43,17 @@ trap 'private_dir_done package-check "$work" $? "$root/proc"' EXIT
 # 1. The packages, from a fresh clone: the packages for a plain Debian, without CUDA (NVIDIA's
 #    runtime and NCCL are no Debian packages) and without the tests (ctest ran them on the tree).
 #    DLX_PACKAGE_CHECK_DIST=DIR takes the packages from DIR instead (for work on this script).
+#    DLX_PACKAGE_CHECK_PORTABLE=LIBRARY: the portable libdlx_c of this checkout (scripts/portable-c.sh)
+#    is packaged too (package.sh --portable) and installed with the others.
 dist=${DLX_PACKAGE_CHECK_DIST:-$work/clone/dist}
+portable=()
+if [ -n "${DLX_PACKAGE_CHECK_PORTABLE:-}" ]; then portable=(--portable "$(realpath -- "$DLX_PACKAGE_CHECK_PORTABLE")"); fi
 if [ -z "${DLX_PACKAGE_CHECK_DIST:-}" ]; then
-  say "cloning $(git rev-parse --short HEAD) and building the packages (scripts/package.sh)"
+  say "cloning $(git rev-parse --short HEAD) and building the packages (scripts/package.sh ${portable[*]})"
   git clone --quiet --no-hardlinks "$src" "$work/clone"
   (cd "$work/clone" &&
    DLX_CMAKE_ARGS="-DDLX_WITH_CUDA=OFF -DDLX_BUILD_TESTS=OFF -DDLX_BUILD_BENCH=OFF ${DLX_CMAKE_ARGS:-}" \
-     bash scripts/package.sh > "$work/package.log" 2>&1) ||
+     bash scripts/package.sh "${portable[@]}" > "$work/package.log" 2>&1) ||
     { tail -30 "$work/package.log"; echo "package-check: scripts/package.sh failed (log: $work/package.log)" >&2; exit 1; }
 fi
 say "packages: $(cd "$dist" && echo *.deb)"
