@@ -73,8 +73,8 @@ cluster)
   out=$(doc python) && [ "$out" = /usr/lib/python3/dist-packages/dlx/__init__.py ] &&
     ok "import dlx with /usr/bin/python3: $out" || fail "import dlx: $out"
 
-  # The portable libdlx_c (package-check.sh with DLX_PACKAGE_CHECK_PORTABLE): where dlx-launch
-  # looks for it, and the installed Python module runs a trial through it.
+  # The portable libdlx_c (package-check.sh with DLX_PACKAGE_CHECK_PORTABLE): installed where
+  # dlx-launch looks for it, and loaded by the installed Python module as alice.
   if ls dist/libdlx-c0-portable_*.deb > /dev/null 2>&1; then
     portable_lib=$(dpkg -L libdlx-c0-portable | grep '/dlx/container/libdlx_c\.so\.0$' || true)
     out=$(as_alice "DLX_LIBRARY=$portable_lib /usr/bin/python3 -c 'import dlx, dlx._library as l; l.library(); print(l._library_path())'" 2>&1) &&
