@@ -25,9 +25,12 @@
 #include "dlx/launch/launch_env.hpp"
 #include "dlx/launch/trial_container.hpp"
 #include "searcher_temp_dir.hpp"
+#include "stand_in_programs.hpp"
 
 namespace fs = std::filesystem;
 using namespace dlx::container;
+using dlx::testing::OnlyPath;
+using dlx::testing::stand_in;
 
 namespace {
 
@@ -40,22 +43,6 @@ void write(const fs::path& path, const std::string& text, fs::perms perms = fs::
 std::string read(const fs::path& path) {
   std::ifstream in(path);
   return {std::istreambuf_iterator<char>(in), {}};
-}
-
-// PATH holds only `dir` while it lives: the runtimes that stand-in programs there provide.
-struct OnlyPath {
-  explicit OnlyPath(const fs::path& dir) : saved(std::getenv("PATH") ? std::getenv("PATH") : "") {
-    ::setenv("PATH", dir.c_str(), 1);
-  }
-  ~OnlyPath() { ::setenv("PATH", saved.c_str(), 1); }
-  std::string saved;
-};
-
-// A stand-in for `name`: appends its arguments (one per line, then "--") to `log`, exits 0.
-void stand_in(const fs::path& dir, const std::string& name, const fs::path& log) {
-  write(dir / name, "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> '" + log.string() + "'\necho -- >> '" +
-                        log.string() + "'\n",
-        fs::perms::owner_all);
 }
 
 bool contains_sequence(const std::vector<std::string>& argv, const std::vector<std::string>& sequence) {

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
 
 #include "container_checks.hpp"
@@ -17,6 +16,7 @@
 #include "dlx/container/runtime.hpp"
 #include "dlx/launch/trial_container.hpp"
 #include "searcher_temp_dir.hpp"
+#include "stand_in_programs.hpp"
 
 namespace fs = std::filesystem;
 using namespace dlx::container;
@@ -205,19 +205,8 @@ TEST_CASE("dlx-launch: a GPU trial in podman or crun on a node whose loader know
   // that has one gets the line that names the mounted files instead, checked the same way.
   const bool driver_here = !find_driver_files().empty();
   dlx::testing::TempDir temp;
-  const auto bin = temp.path / "bin";
-  fs::create_directories(bin);
-  for (const char* program : {"podman", "crun"}) {
-    std::ofstream(bin / program) << "#!/bin/sh\nexit 0\n";
-    fs::permissions(bin / program, fs::perms::owner_all);
-  }
-  struct PathOnly {  // PATH holds only the stand-ins while the test runs
-    explicit PathOnly(const fs::path& dir) : saved(std::getenv("PATH") ? std::getenv("PATH") : "") {
-      ::setenv("PATH", dir.c_str(), 1);
-    }
-    ~PathOnly() { ::setenv("PATH", saved.c_str(), 1); }
-    std::string saved;
-  } path_only(bin);
+  for (const char* program : {"podman", "crun"}) dlx::testing::stand_in(temp.path / "bin", program, temp.path / "calls");
+  dlx::testing::OnlyPath path(temp.path / "bin");
   fs::create_directories(temp.path / "image" / "usr" / "bin");
   for (const std::string runtime : {"podman", "crun"}) {
     if (!make_runtime(runtime)->needs_driver_files()) continue;  // podman with NVIDIA's CDI spec
