@@ -6,10 +6,13 @@
 // computes and keep call order with blocking ones.
 #include <catch2/catch.hpp>
 
+#include <sys/mman.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "dlx/comm/fused_allreduce.hpp"
@@ -186,4 +189,41 @@ TEST_CASE("non-blocking sums overlap with computation and keep call order", "[mp
     auto handle = comm.allreduce_sum_async(std::span<float>(dropped));
   }
   comm.barrier();
+}
+
+// Debian's Open MPI is built without CUDA (MPIX_CUDA_AWARE_SUPPORT 0): device tensors are refused
+// on every rank, at the call, before anything is read. The tensors lie in PROT_NONE pages: a
+// read on the host would kill the rank with SIGSEGV.
+TEST_CASE("device tensors are refused where Open MPI is not CUDA-aware, and never read",
+          "[mpi]") {
+  MpiCommunicator comm(MPI_COMM_WORLD);
+  if (comm.reduces_device_memory()) {
+    WARN("this Open MPI is CUDA-aware: the refusal cannot be shown here");
+    return;
+  }
+  constexpr std::size_t kBytes = 1 << 16;
+  void* gpu = ::mmap(nullptr, kBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(gpu != MAP_FAILED);
+  const Tensor device = Tensor::on_cuda_device(gpu, 100, DataType::float32);
+  std::vector<double> host(3, 1.0);
+  const std::vector<Tensor> list{Tensor::of(std::span<double>(host)), device};
+  // Named: Catch2's || keeps references to its operands.
+  const auto not_cuda_aware = Catch::Contains(
+      "a tensor in GPU memory was given to the mpi backend, which cannot sum it: this Open MPI is "
+      "not CUDA-aware");
+  const auto no_cuda = Catch::Contains("cannot sum it: this dlx was built without CUDA");
+  const auto refused = not_cuda_aware || no_cuda;
+  CHECK_THROWS_WITH(comm.allreduce_sum(device), refused);
+  CHECK_THROWS_WITH(comm.allreduce_sum_async(device), refused);
+  CHECK_THROWS_WITH(comm.allreduce_sum_bucket(list), refused);
+  CHECK_THROWS_WITH(comm.allreduce_sum_bucket_async(list), refused);
+  CHECK_THROWS_WITH(comm.allreduce_sum_bucket(list), Catch::Contains("copy the tensor to host memory"));
+  FusedAllreduce fused(comm);
+  CHECK_THROWS_WITH(fused.allreduce_sum(list), refused);
+  CHECK(host == std::vector<double>(3, 1.0));  // refused before the host tensor was summed
+  CHECK_THROWS_WITH(fused.add(device), refused);
+  // The communicator still works afterwards: every rank refused alike, none is left waiting.
+  fused.allreduce_sum(std::span<const Tensor>(list).first(1));
+  CHECK(host == std::vector<double>(3, static_cast<double>(comm.size())));
+  ::munmap(gpu, kBytes);
 }

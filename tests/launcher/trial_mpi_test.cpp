@@ -4,6 +4,8 @@
 // should_checkpoint_and_exit() agreeing on every rank when one rank got a checkpoint signal.
 #include <catch2/catch.hpp>  // its implementation: tests/catch_runner.cpp
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <csignal>
 #include <cstdint>
@@ -58,6 +60,29 @@ TEST_CASE("one rank's checkpoint signal stops every rank at the same step", "[mp
   CHECK(trial.should_checkpoint_and_exit());
   CHECK(trial.should_checkpoint_and_exit());  // stays set
   CHECK(dlx::kRequeueExitCode == 85);
+}
+
+// Device tensors on the MPI backend of a non-CUDA-aware Open MPI (Debian's): refused by the
+// trial's collectives with why, on every rank, before a byte is read (PROT_NONE pages).
+TEST_CASE("the trial's collectives refuse GPU memory they cannot handle, with why", "[mpi]") {
+  auto& trial = *g_trial;
+  if (trial.communicator().reduces_device_memory()) {
+    WARN("this Open MPI is CUDA-aware: the refusal cannot be shown here");
+    return;
+  }
+  constexpr std::size_t kBytes = 1 << 16;
+  void* gpu = ::mmap(nullptr, kBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(gpu != MAP_FAILED);
+  std::vector<float> host(4, 1.0F);
+  const std::vector<Tensor> list{Tensor::of(std::span<float>(host)),
+                                 Tensor::on_cuda_device(gpu, 64, dlx::comm::DataType::float32)};
+  CHECK_THROWS_WITH(trial.allreduce(list),
+                    Catch::Contains("given to the mpi backend, which cannot sum it"));
+  CHECK_THROWS_WITH(trial.broadcast_parameters(list),
+                    Catch::Contains("broadcast_parameters takes host tensors, but tensor 1 of 2 is "
+                                    "in GPU memory"));
+  CHECK(host == std::vector<float>(4, 1.0F));
+  ::munmap(gpu, kBytes);
 }
 
 int main(int argc, char** argv) {

@@ -2,6 +2,7 @@
 #include "dlx/comm/fused_allreduce.hpp"
 
 #include <algorithm>
+#include <exception>
 
 #include "bucket_packing.hpp"
 
@@ -18,8 +19,12 @@ std::vector<Bucket> plan_buckets(std::span<const Tensor> tensors, std::size_t bu
       continue;
     }
     const bool alone = tensor.bytes() >= alone_bytes;
-    const bool fits = open && !alone && tensors[buckets.back().first].type == tensor.type &&
-                      buckets.back().bytes + tensor.bytes() <= bucket_bytes;
+    const auto joins = [&](const Bucket& bucket) {
+      const Tensor& first = tensors[bucket.first];
+      return first.type == tensor.type && first.memory == tensor.memory &&
+             bucket.bytes + tensor.bytes() <= bucket_bytes;
+    };
+    const bool fits = open && !alone && joins(buckets.back());
     if (fits) {
       buckets.back().last = i + 1;
       buckets.back().bytes += tensor.bytes();
@@ -38,7 +43,10 @@ std::size_t FusedAllreduce::alone_limit() const noexcept {
   return comm_.sums_buckets() ? kSharedMemoryAloneBytes : alone_bytes_;
 }
 
-bool FusedAllreduce::summed_by_backend(std::size_t tensors, std::size_t bytes) const noexcept {
+bool FusedAllreduce::summed_by_backend(Memory memory, std::size_t tensors,
+                                       std::size_t bytes) const noexcept {
+  // Device buckets always: only the backend can copy device memory (or refuse it, with why).
+  if (memory == Memory::cuda_device) return true;
   // A bucket of one tensor goes there too (it beats the in-place call below alone_limit()).
   return comm_.sums_buckets() && bytes <= bucket_bytes_ && (tensors > 1 || bytes < alone_limit());
 }
@@ -50,9 +58,17 @@ std::vector<std::byte>& FusedAllreduce::buffer(std::size_t index, std::size_t by
 }
 
 void FusedAllreduce::allreduce_sum(std::span<const Tensor> tensors) {
+  if (detail::any_on_device(tensors)) comm_.require_device_memory();  // before any tensor is summed
+  // Device buckets are all enqueued before the host waits for the first (one wait per call).
+  std::vector<AllreduceHandle> on_device;
   for (const Bucket& bucket : plan_buckets(tensors, bucket_bytes_, alone_limit())) {
     const auto members = tensors.subspan(bucket.first, bucket.last - bucket.first);
-    if (summed_by_backend(members.size(), bucket.bytes)) {
+    if (members.front().on_device()) {
+      on_device.push_back(
+          comm_.allreduce_sum_bucket_async(std::vector<Tensor>(members.begin(), members.end())));
+      continue;
+    }
+    if (summed_by_backend(members.front().memory, members.size(), bucket.bytes)) {
       comm_.allreduce_sum_bucket(members);
       continue;
     }
@@ -66,9 +82,19 @@ void FusedAllreduce::allreduce_sum(std::span<const Tensor> tensors) {
     comm_.allreduce_sum(Tensor{fusion.data(), bucket.bytes / size_of(type), type});
     detail::unpack(fusion.data(), members);
   }
+  std::exception_ptr first_error;
+  for (auto& handle : on_device) {
+    try {
+      handle.wait();
+    } catch (...) {
+      if (!first_error) first_error = std::current_exception();
+    }
+  }
+  if (first_error) std::rethrow_exception(first_error);
 }
 
 void FusedAllreduce::add(Tensor tensor) {
+  if (tensor.on_device()) comm_.require_device_memory();
   if (tensor.count == 0) return;
   // Its own bucket, started at once: from alone_limit() on as plan_buckets does; and from
   // alone_bytes_ on also through the backend's buckets, so that a large gradient does not wait
@@ -81,6 +107,7 @@ void FusedAllreduce::add(Tensor tensor) {
     return;
   }
   const bool fits = !open_.empty() && open_.front().type == tensor.type &&
+                    open_.front().memory == tensor.memory &&
                     open_bytes_ + tensor.bytes() <= bucket_bytes_;
   if (!fits) flush();
   open_.push_back(tensor);
@@ -95,7 +122,8 @@ void FusedAllreduce::flush() {
   const std::size_t bytes = open_bytes_;
   open_bytes_ = 0;
   const DataType type = flight.tensors.front().type;
-  if (summed_by_backend(flight.tensors.size(), bytes)) {  // the backend moves the tensors itself
+  // the backend moves the tensors itself
+  if (summed_by_backend(flight.tensors.front().memory, flight.tensors.size(), bytes)) {
     flight.handle = comm_.allreduce_sum_bucket_async(std::move(flight.tensors));
     flight.tensors.clear();
   } else if (flight.tensors.size() == 1) {

@@ -2,11 +2,13 @@
 #include "dlx/comm/nccl_communicator.hpp"
 
 #include <algorithm>
+#include <future>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "dlx/comm/comm_error.hpp"
+#include "device_bucket.hpp"
 #include "dlx/comm/mpi_check.hpp"
 #include "nccl_check.hpp"
 
@@ -26,11 +28,23 @@
  *     ncclInProgress or `timeout` passes; on timeout or error it calls ncclCommAbort.
  *  5. Agreement: an MPI_Allreduce(MIN) of "my init succeeded" makes every rank throw if any rank
  *     failed, so no rank enters a collective its peers will never join.
- *  6. Stream: each rank creates a non-blocking stream for its collectives.
+ *  6. Stream: each rank creates a non-blocking stream for its collectives, and two events.
  *
- * Collectives afterwards: host -> device copy, the NCCL call, device -> host copy, all on the
+ * Host tensors afterwards: host -> device copy, the NCCL call, device -> host copy, all on the
  * stream; wait() then polls cudaStreamQuery and ncclCommGetAsyncError until the stream is idle,
  * and aborts the communicator on an asynchronous error or when `timeout` passes.
+ *
+ * Device tensors (in place, nothing through the host), T = the trainer's stream (cuda_stream()):
+ *   a. record trainer_ready_ on T; our stream waits for it: the sum reads the gradients T's
+ *      kernels wrote before the call, and not before they are written;
+ *   b. one tensor: ncclAllReduce in place. A bucket: one batched copy into the bucket buffer,
+ *      ncclAllReduce on it, one batched copy back (device_bucket.hpp);
+ *   c. record sums_done_ on our stream; T waits for it: T's later kernels (the optimizer step)
+ *      see the sums without the host in the loop;
+ *   d. the blocking call, or the handle's wait(), runs wait(): the host returns once our stream
+ *      is idle, with the deadline, so a dead peer is a CommError.
+ * Our stream runs every collective in call order, so one bucket buffer serves all buckets; it
+ * grows with stream-ordered cudaMallocAsync/cudaFreeAsync, never a device-wide synchronisation.
  */
 
 namespace dlx::comm {
@@ -113,6 +127,11 @@ NcclCommunicator::NcclCommunicator(MPI_Comm parent, int local_rank,
   }
   // 6. stream
   DLX_CUDA_CHECK(detail::AbortOnFailure{comm_}, cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  DLX_CUDA_CHECK(detail::AbortOnFailure{comm_},
+                 cudaEventCreateWithFlags(&trainer_ready_, cudaEventDisableTiming));
+  DLX_CUDA_CHECK(detail::AbortOnFailure{comm_},
+                 cudaEventCreateWithFlags(&sums_done_, cudaEventDisableTiming));
+  copier_ = std::make_unique<detail::DeviceBucketCopier>();
 }
 
 NcclCommunicator::~NcclCommunicator() {
@@ -127,7 +146,29 @@ NcclCommunicator::~NcclCommunicator() {
     if (comm_ != nullptr) ncclCommDestroy(comm_);
   }
   if (device_buffer_ != nullptr) cudaFree(device_buffer_);
+  if (bucket_buffer_ != nullptr) cudaFreeAsync(bucket_buffer_, stream_);
+  if (trainer_ready_ != nullptr) cudaEventDestroy(trainer_ready_);
+  if (sums_done_ != nullptr) cudaEventDestroy(sums_done_);
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
+}
+
+std::uint64_t NcclCommunicator::device_copy_batches() const noexcept {
+  return copier_ ? copier_->batches() : 0;
+}
+
+void* NcclCommunicator::device_bucket(std::size_t bytes) {
+  if (bytes > bucket_capacity_) {
+    const std::size_t grown = std::max(bytes, bucket_capacity_ * 2);
+    // Both in our stream's order: the old buffer is freed after the buckets that use it.
+    if (bucket_buffer_ != nullptr) {
+      DLX_CUDA_CHECK(detail::AbortOnFailure{comm_}, cudaFreeAsync(bucket_buffer_, stream_));
+    }
+    bucket_buffer_ = nullptr;
+    bucket_capacity_ = 0;
+    DLX_CUDA_CHECK(detail::AbortOnFailure{comm_}, cudaMallocAsync(&bucket_buffer_, grown, stream_));
+    bucket_capacity_ = grown;
+  }
+  return bucket_buffer_;
 }
 
 void* NcclCommunicator::staging(std::size_t bytes) {
@@ -171,8 +212,89 @@ void NcclCommunicator::reduce_in_place(void* host, std::size_t count, std::size_
   void* device = staging(bytes);
   DLX_CUDA_CHECK(detail::AbortOnFailure{comm_}, cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_));
   DLX_NCCL_CHECK(comm_, ncclAllReduce(device, device, count, type, ncclSum, comm_, stream_));
+  ++allreduce_calls_;
   DLX_CUDA_CHECK(detail::AbortOnFailure{comm_}, cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream_));
   wait("ncclAllReduce");
+}
+
+namespace {
+
+ncclDataType_t nccl_type(DataType type);
+
+}  // namespace
+
+void NcclCommunicator::enqueue_on_device(std::span<const Tensor> tensors) {
+  if (comm_ == nullptr) throw CommError("NCCL", 0, "the NCCL communicator was aborted earlier");
+  std::size_t bytes = 0;
+  const Tensor* only = nullptr;  // the one non-empty tensor, when there is one
+  std::size_t non_empty = 0;
+  for (const Tensor& tensor : tensors) {
+    if (!tensor.on_device()) {
+      throw CommError("dlx", 0, "a bucket mixes host and device tensors (FusedAllreduce never "
+                                "does; pass them in separate calls)");
+    }
+    if (tensor.type != tensors.front().type) {
+      throw CommError("dlx", 0, "a bucket mixes element types (FusedAllreduce never does)");
+    }
+    if (tensor.count == 0) continue;
+    bytes += tensor.bytes();
+    only = &tensor;
+    ++non_empty;
+  }
+  if (non_empty == 0) return;
+  const auto trainer = static_cast<cudaStream_t>(cuda_stream());
+  // a. after the trainer's work queued so far
+  DLX_CUDA_CHECK(detail::AbortOnFailure{comm_}, cudaEventRecord(trainer_ready_, trainer));
+  DLX_CUDA_CHECK(detail::AbortOnFailure{comm_}, cudaStreamWaitEvent(stream_, trainer_ready_, 0));
+  // b. the sum, in place
+  const DataType type = tensors.front().type;
+  if (non_empty == 1) {
+    DLX_NCCL_CHECK(comm_, ncclAllReduce(only->data, only->data, only->count, nccl_type(type),
+                                        ncclSum, comm_, stream_));
+  } else {
+    auto* bucket = static_cast<std::byte*>(device_bucket(bytes));
+    DLX_CUDA_CHECK(detail::AbortOnFailure{comm_}, copier_->pack(tensors, bucket, stream_));
+    DLX_NCCL_CHECK(comm_, ncclAllReduce(bucket, bucket, bytes / size_of(type), nccl_type(type),
+                                        ncclSum, comm_, stream_));
+    DLX_CUDA_CHECK(detail::AbortOnFailure{comm_}, copier_->unpack(bucket, tensors, stream_));
+  }
+  ++allreduce_calls_;
+  // c. the trainer's later work after the sums
+  DLX_CUDA_CHECK(detail::AbortOnFailure{comm_}, cudaEventRecord(sums_done_, stream_));
+  DLX_CUDA_CHECK(detail::AbortOnFailure{comm_}, cudaStreamWaitEvent(trainer, sums_done_, 0));
+}
+
+AllreduceHandle NcclCommunicator::pending(const char* operation) {
+  // Deferred: wait() runs on the caller's thread (CUDA and NCCL calls stay on the trainer's).
+  return AllreduceHandle(std::async(std::launch::deferred, [this, operation] { wait(operation); }));
+}
+
+AllreduceHandle NcclCommunicator::allreduce_sum_async(Tensor tensor) {
+  if (!tensor.on_device()) return Communicator::allreduce_sum_async(tensor);
+  try {
+    enqueue_on_device({&tensor, 1});
+  } catch (...) {
+    return AllreduceHandle::completed(std::current_exception());
+  }
+  return pending("ncclAllReduce");
+}
+
+void NcclCommunicator::allreduce_sum_bucket(std::span<const Tensor> tensors) {
+  if (!detail::any_on_device(tensors)) return Communicator::allreduce_sum_bucket(tensors);
+  enqueue_on_device(tensors);
+  wait("ncclAllReduce");
+}
+
+AllreduceHandle NcclCommunicator::allreduce_sum_bucket_async(std::vector<Tensor> tensors) {
+  if (!detail::any_on_device(tensors)) {
+    return Communicator::allreduce_sum_bucket_async(std::move(tensors));
+  }
+  try {
+    enqueue_on_device(tensors);  // the list is read now; only the memory must wait
+  } catch (...) {
+    return AllreduceHandle::completed(std::current_exception());
+  }
+  return pending("ncclAllReduce");
 }
 
 namespace {
@@ -191,9 +313,14 @@ ncclDataType_t nccl_type(DataType type) {
 
 }  // namespace
 
-// Non-blocking sums use Communicator's default (run here, completed handle): the staging buffer
-// is shared by all operations. Overlap on GPUs comes from the framework's own streams.
+// Non-blocking sums of host tensors use Communicator's default (run here, completed handle): the
+// staging buffer is shared by all operations.
 void NcclCommunicator::allreduce_sum(Tensor tensor) {
+  if (tensor.on_device()) {
+    enqueue_on_device({&tensor, 1});
+    wait("ncclAllReduce");
+    return;
+  }
   reduce_in_place(tensor.data, tensor.count, size_of(tensor.type), nccl_type(tensor.type));
 }
 

@@ -29,6 +29,10 @@ const char* to_string(DataType type) noexcept {
   return "unknown";
 }
 
+const char* to_string(Memory memory) noexcept {
+  return memory == Memory::cuda_device ? "cuda_device" : "host";
+}
+
 bool is_floating(DataType type) noexcept {
   return type == DataType::float32 || type == DataType::float64;
 }

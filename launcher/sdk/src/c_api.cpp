@@ -30,7 +30,8 @@ using dlx::c_api::InvalidArgument;
 using dlx::c_api::need;
 using dlx::c_api::text;
 
-std::vector<dlx::comm::Tensor> tensors_of(const dlx_tensor* tensors, std::size_t count) {
+std::vector<dlx::comm::Tensor> tensors_of(const dlx_tensor* tensors, std::size_t count,
+                                          dlx::comm::Memory memory = dlx::comm::Memory::host) {
   if (count > 0 && tensors == nullptr) throw InvalidArgument("dlx: tensors is NULL");
   std::vector<dlx::comm::Tensor> out;
   out.reserve(count);
@@ -43,7 +44,7 @@ std::vector<dlx::comm::Tensor> tensors_of(const dlx_tensor* tensors, std::size_t
     if (t.data == nullptr && t.count > 0) {
       throw InvalidArgument("dlx: tensor " + std::to_string(i) + " has no data");
     }
-    out.push_back({t.data, t.count, static_cast<dlx::comm::DataType>(t.dtype)});
+    out.push_back({t.data, t.count, static_cast<dlx::comm::DataType>(t.dtype), memory});
   }
   return out;
 }
@@ -72,6 +73,17 @@ std::span<const double> values_of(const dlx::MetricNames& names, const double* v
 
 std::string path_or_empty(const std::optional<std::filesystem::path>& path) {
   return path ? path->string() : std::string();
+}
+
+// dlx_trial_allreduce_async and its device form: a request holding the fused sum's buckets.
+void start_allreduce(dlx_trial* t, const std::vector<dlx::comm::Tensor>& list, dlx_request** out) {
+  auto& trial = *need(t, "trial").trial;
+  auto request = std::make_unique<dlx_request>();
+  request->fused = std::make_unique<dlx::comm::FusedAllreduce>(
+      trial.communicator(), trial.fused_allreduce().bucket_bytes());
+  for (const auto& tensor : list) request->fused->add(tensor);
+  request->fused->flush();
+  *out = request.release();
 }
 
 }  // namespace
@@ -283,14 +295,27 @@ dlx_status dlx_trial_allreduce_async(dlx_trial* t, const dlx_tensor* tensors, si
                                      dlx_request** out) {
   return guarded([&] {
     need(out, "out") = nullptr;
-    const auto list = tensors_of(tensors, count);
+    start_allreduce(t, tensors_of(tensors, count), out);
+  });
+}
+
+dlx_status dlx_trial_allreduce_device(dlx_trial* t, const dlx_tensor* tensors, size_t count,
+                                      void* cuda_stream) {
+  return guarded([&] {
+    const auto list = tensors_of(tensors, count, dlx::comm::Memory::cuda_device);
     auto& trial = *need(t, "trial").trial;
-    auto request = std::make_unique<dlx_request>();
-    request->fused = std::make_unique<dlx::comm::FusedAllreduce>(
-        trial.communicator(), trial.fused_allreduce().bucket_bytes());
-    for (const auto& tensor : list) request->fused->add(tensor);
-    request->fused->flush();
-    *out = request.release();
+    trial.communicator().set_cuda_stream(cuda_stream);
+    trial.allreduce(list);
+  });
+}
+
+dlx_status dlx_trial_allreduce_device_async(dlx_trial* t, const dlx_tensor* tensors, size_t count,
+                                            void* cuda_stream, dlx_request** out) {
+  return guarded([&] {
+    need(out, "out") = nullptr;
+    const auto list = tensors_of(tensors, count, dlx::comm::Memory::cuda_device);
+    need(t, "trial").trial->communicator().set_cuda_stream(cuda_stream);
+    start_allreduce(t, list, out);
   });
 }
 

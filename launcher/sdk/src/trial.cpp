@@ -161,6 +161,14 @@ void Trial::allreduce(std::span<const comm::Tensor> tensors) {
 
 void Trial::broadcast_parameters(std::span<const comm::Tensor> tensors, int root) {
   auto& comm = communicator();
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].on_device()) {  // refused on every rank alike, before any broadcast starts
+      throw TrialError(fmt::format(
+          "dlx: broadcast_parameters takes host tensors, but tensor {} of {} is in GPU memory: "
+          "broadcast the initial weights before moving them to the GPU, or copy them to the host "
+          "first", i, tensors.size()));
+    }
+  }
   for (const auto& tensor : tensors) {
     comm.broadcast(std::span<std::byte>(static_cast<std::byte*>(tensor.data), tensor.bytes()),
                    root);

@@ -41,7 +41,7 @@ typedef enum dlx_dtype {
 } dlx_dtype;
 
 typedef struct dlx_tensor {
-  void* data;    /* host memory, owned by the caller */
+  void* data;    /* owned by the caller: host memory, or GPU memory for the *_device calls */
   size_t count;  /* elements */
   int dtype;     /* a dlx_dtype */
 } dlx_tensor;
@@ -148,6 +148,17 @@ dlx_status dlx_trial_allreduce(dlx_trial* trial, const dlx_tensor* tensors, size
 dlx_status dlx_trial_allreduce_async(dlx_trial* trial, const dlx_tensor* tensors, size_t count,
                                      dlx_request** out);
 dlx_status dlx_request_wait(dlx_request* request); /* then frees the request */
+/* The same two for tensors in GPU memory (cudaMalloc, a CUDA tensor's data pointer), summed in
+ * place on the device, never through the host; small ones packed into a device bucket with one
+ * batched copy. `cuda_stream` (a cudaStream_t; NULL: the legacy default stream) orders them: the
+ * sums start after the work queued on it before the call, and work queued on it afterwards sees
+ * them. The call, or dlx_request_wait, also returns once the sums are done (with the backend's
+ * deadline: a dead peer is DLX_ERROR_COMM, not a hang). The NCCL backend always; the MPI backend
+ * only where Open MPI is CUDA-aware: otherwise DLX_ERROR_COMM with why, and nothing is read. */
+dlx_status dlx_trial_allreduce_device(dlx_trial* trial, const dlx_tensor* tensors, size_t count,
+                                      void* cuda_stream);
+dlx_status dlx_trial_allreduce_device_async(dlx_trial* trial, const dlx_tensor* tensors,
+                                            size_t count, void* cuda_stream, dlx_request** out);
 /* Collective: every rank ends with rank `root`'s tensors. */
 dlx_status dlx_trial_broadcast(dlx_trial* trial, const dlx_tensor* tensors, size_t count,
                                int root);

@@ -3,8 +3,20 @@
 // The collectives a data-parallel trainer needs, independent of the transport. Backends: NCCL on
 // GPUs (comm/nccl_communicator.*, built only with CUDA) and MPI on CPUs (comm/mpi_communicator.*);
 // backends.hpp picks one at run time. Every rank must make the same calls in the same order with
-// the same sizes (a collective is entered by all ranks). Buffers are host memory; a GPU backend
-// stages them through device memory. Failures throw CommError; a backend never hangs silently.
+// the same sizes (a collective is entered by all ranks). Failures throw CommError; a backend never
+// hangs silently.
+//
+// Memory: a Tensor is host memory or the device memory of the rank's GPU (Tensor::memory).
+//   host:   every backend; the NCCL backend stages it through a device buffer.
+//   device: where reduces_device_memory() says so: the NCCL backend always, in place, with no
+//           copy through the host; the MPI backend only where Open MPI is CUDA-aware. Elsewhere a
+//           device tensor is refused with a CommError that says what to do; it is never read.
+//   Device collectives are ordered against the trainer's CUDA stream (set_cuda_stream; default:
+//   the legacy default stream): they start after the work queued there before the call, and work
+//   queued there after the call sees the sums, without a host round trip. The host also waits,
+//   in a blocking call or the handle's wait(), until the sums are done on the device: that wait
+//   has the backend's deadline, so a dead peer is a CommError rather than a trainer whose next
+//   kernel waits forever.
 //
 // Ordering: the operations of one communicator, blocking and non-blocking, take effect in the
 // order they were called. A blocking call first waits for every outstanding non-blocking one.
@@ -49,7 +61,16 @@ class Communicator {
   virtual void allreduce_sum_bucket(std::span<const Tensor> tensors);
   // Non-blocking: the handle owns the list; the tensors' memory stays untouched until wait().
   virtual AllreduceHandle allreduce_sum_bucket_async(std::vector<Tensor> tensors);
-  // In place: every rank ends with `root`'s bytes.
+  // True when device tensors are summed here (see "Memory" above).
+  virtual bool reduces_device_memory() const noexcept { return false; }
+  // Returns when device tensors are summed here; else throws the CommError that says why and what
+  // to do. Callers check before any work, so a refused list leaves every tensor as it was.
+  virtual void require_device_memory() const;
+  // The CUDA stream (a cudaStream_t; nullptr: the legacy default stream) device collectives are
+  // ordered against. The trainer's thread sets it; the next device collective uses it.
+  void set_cuda_stream(void* stream) noexcept { cuda_stream_ = stream; }
+  void* cuda_stream() const noexcept { return cuda_stream_; }
+  // In place: every rank ends with `root`'s bytes (host memory).
   virtual void broadcast(std::span<std::byte> bytes, int root) = 0;
   virtual void barrier() = 0;
 
@@ -68,6 +89,15 @@ class Communicator {
   void broadcast(std::span<T> values, int root) {
     broadcast(std::as_writable_bytes(values), root);
   }
+
+ private:
+  void* cuda_stream_ = nullptr;
 };
+
+namespace detail {
+// The CommError for a device tensor this backend cannot sum: which backend, why, and what to do.
+[[noreturn]] void refuse_device_memory(std::string_view backend, std::string_view why);
+bool any_on_device(std::span<const Tensor> tensors) noexcept;
+}  // namespace detail
 
 }  // namespace dlx::comm

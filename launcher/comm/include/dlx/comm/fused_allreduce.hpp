@@ -26,6 +26,11 @@
 //     place even for one tensor: `alone_bytes` does not apply; every bucket goes there, a bucket
 //     of one tensor too, except a tensor larger than the bucket or of kSharedMemoryAloneBytes or
 //     more, which is reduced alone, in place (docs/benchmarks.md has the sweep behind the limit).
+//   device (tensors in GPU memory, communicator.hpp "Memory"): every bucket goes to the backend,
+//     which packs it on the device (NCCL: one batched copy in, one call, one batched copy out) or
+//     refuses it with a message (MPI without CUDA-aware Open MPI); FusedAllreduce never reads
+//     device memory. A bucket holds tensors of one kind of memory. `alone_bytes` applies as on
+//     the packed path (a tensor alone is summed in place, no copy).
 // bucket_bytes 0 turns fusion off on both: every tensor is reduced alone, in place. Overlapped,
 // add() starts a tensor of `alone_bytes` or more at once as a bucket of its own on both paths
 // (through the backend's buckets below kSharedMemoryAloneBytes): waiting for the next gradient to
@@ -55,9 +60,9 @@ struct Bucket {
   std::size_t bytes = 0;
 };
 
-// Pure: the buckets for `tensors`, in order. A bucket holds consecutive tensors of one type whose
-// bytes add up to at most `bucket_bytes` (at least one tensor; 0 means no fusion at all); a tensor
-// of `alone_bytes` or more is a bucket of its own. Empty tensors need no reduction: skipped, or
+// Pure: the buckets for `tensors`, in order. A bucket holds consecutive tensors of one type and
+// one kind of memory whose bytes add up to at most `bucket_bytes` (at least one tensor; 0 means no
+// fusion at all); a tensor of `alone_bytes` or more is a bucket of its own. Empty tensors need no reduction: skipped, or
 // carried inside the range of the bucket around them.
 std::vector<Bucket> plan_buckets(std::span<const Tensor> tensors, std::size_t bucket_bytes,
                                  std::size_t alone_bytes = kDefaultAloneBytes);
@@ -89,7 +94,7 @@ class FusedAllreduce {
 
   std::vector<std::byte>& buffer(std::size_t index, std::size_t bytes);
   std::size_t alone_limit() const noexcept;  // alone_bytes_, or none when the backend sums buckets
-  bool summed_by_backend(std::size_t tensors, std::size_t bytes) const noexcept;
+  bool summed_by_backend(Memory memory, std::size_t tensors, std::size_t bytes) const noexcept;
 
   Communicator& comm_;
   std::size_t bucket_bytes_;

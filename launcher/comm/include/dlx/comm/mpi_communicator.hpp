@@ -39,6 +39,9 @@ class MpiCommunicator final : public Communicator {
   using Communicator::allreduce_sum;
   using Communicator::allreduce_sum_async;
   bool sums_buckets() const noexcept override { return shared_ != nullptr; }
+  // Only where Open MPI is CUDA-aware on every rank (and dlx has CUDA); else refused, with why.
+  bool reduces_device_memory() const noexcept override { return cuda_aware_; }
+  void require_device_memory() const override;
   void allreduce_sum_bucket(std::span<const Tensor> tensors) override;
   AllreduceHandle allreduce_sum_bucket_async(std::vector<Tensor> tensors) override;
   void broadcast(std::span<std::byte> bytes, int root) override;
@@ -55,11 +58,13 @@ class MpiCommunicator final : public Communicator {
 
  private:
   void drain();  // waits for outstanding non-blocking work
+  void reduce_on_device(Tensor tensor, void* stream);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
   bool threaded_ = false;
+  bool cuda_aware_ = false;  // agreed by every rank at construction
   std::vector<std::byte> scratch_;        // used by blocking calls
   std::vector<std::byte> worker_scratch_;  // used by the worker thread
   std::unique_ptr<detail::SharedMemoryReducer> shared_;  // null: no shared-memory path

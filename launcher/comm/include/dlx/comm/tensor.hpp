@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
-// A type-erased view of a host buffer handed to a collective: pointer, element count, element
-// type. The caller owns the memory and keeps it alive until the collective (or its handle) is
-// done. `Tensor::of(span)` builds one from any span of a supported element type.
+// A type-erased view of a buffer handed to a collective: pointer, element count, element type and
+// where the memory is (host, or the device memory of the rank's GPU). The caller owns the memory
+// and keeps it alive until the collective (or its handle) is done. `Tensor::of(span)` builds one
+// from any span of host values, `Tensor::on_cuda_device(...)` one from a device pointer.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -37,18 +38,29 @@ constexpr DataType data_type_of() {
   else return DataType::uint64;
 }
 
+// Where a tensor's bytes are. cuda_device: memory of the GPU the rank's communicator uses
+// (cudaMalloc, PyTorch's CUDA tensors), which the host must never dereference.
+enum class Memory { host, cuda_device };
+
+const char* to_string(Memory memory) noexcept;  // "host", "cuda_device"
+
 struct Tensor {
   void* data = nullptr;
   std::size_t count = 0;  // elements, not bytes
   DataType type = DataType::float32;
+  Memory memory = Memory::host;
 
   std::size_t bytes() const noexcept { return count * size_of(type); }
 
   template <Reducible T>
     requires(!std::is_const_v<T>)
   static Tensor of(std::span<T> values) noexcept {
-    return Tensor{values.data(), values.size(), data_type_of<T>()};
+    return Tensor{values.data(), values.size(), data_type_of<T>(), Memory::host};
   }
+  static Tensor on_cuda_device(void* data, std::size_t count, DataType type) noexcept {
+    return Tensor{data, count, type, Memory::cuda_device};
+  }
+  bool on_device() const noexcept { return memory == Memory::cuda_device; }
 };
 
 }  // namespace dlx::comm
