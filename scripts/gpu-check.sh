@@ -19,7 +19,11 @@
 #               bookworm: scripts/gpu-bundle.sh --prebuilt) was carried, the checks use those.
 #   nccl        tests/gpu/nccl_backend_check.cpp under mpirun -n 1: the NCCL backend through
 #               dlx::Trial, every dtype, fused and overlapped paths
-#   allreduce   bench/gpu/bench_allreduce_nccl.cpp: the backend against raw NCCL
+#   nccl_device tests/gpu/nccl_device_check.cpp: device tensors summed in place (every dtype,
+#               fused buckets with batched copies, stream order, no host staging, same bits as
+#               the host path)
+#   allreduce   bench/gpu/bench_allreduce_nccl.cpp: the backend against raw NCCL, host and
+#               device tensors
 #   checkpoint  tests/gpu/checkpoint_device_check.cpp: D2H snapshot rate, stall, bit-exact resume
 #   metrics     tests/gpu/gpu_metrics_check.cpp: the sampler's GPU series with a neighbour process
 #   logreg      the example trainer on the GPU (NCCL backend) twice and on the CPU: the GPU runs
@@ -178,7 +182,7 @@ build_dlx() {
   fi
   cmake "${args[@]}" || return 1
   local targets=(dlx-launch dlx_c dlx-example-logreg dlx)
-  [ "$cuda" = ON ] && targets+=(dlx-gpu-nccl-check dlx-gpu-checkpoint-check bench_allreduce_nccl dlx-gpu-metrics-check)
+  [ "$cuda" = ON ] && targets+=(dlx-gpu-nccl-check dlx-gpu-nccl-device-check dlx-gpu-checkpoint-check bench_allreduce_nccl dlx-gpu-metrics-check)
   cmake --build "$build" --parallel "$(nproc)" --target "${targets[@]}"
 }
 use_prebuilt() {
@@ -267,6 +271,9 @@ fi
 if ! $local_mode && ! have_gpu; then echo "no GPU visible: the GPU checks will skip"; fi
 if [ -x "$build/bin/dlx-gpu-nccl-check" ]; then
   step nccl 120 mpirun_cmd -n 1 "$build/bin/dlx-gpu-nccl-check"
+  if [ -x "$build/bin/dlx-gpu-nccl-device-check" ]; then  # absent from an older .gpu-prebuilt
+    step nccl_device 120 mpirun_cmd -n 1 "$build/bin/dlx-gpu-nccl-device-check"
+  fi
   step allreduce 120 mpirun_cmd -n 1 "$build/bin/bench_allreduce_nccl"
   step checkpoint 240 "$build/bin/dlx-gpu-checkpoint-check" --mib 1024 --repeats 5 --dir "$work/ckpt"
   step metrics 90 "$build/bin/dlx-gpu-metrics-check" --python "$python" --dir "$work/metrics"
