@@ -28,6 +28,18 @@ struct Stream {
 
 }  // namespace
 
+}  // namespace dlx::checkpoint::detail
+
+namespace dlx::checkpoint {
+
+void wait_for_cuda_stream(void* stream) {
+  DLX_CUDA_CHECK(detail::snapshot_failed, cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+}
+
+}  // namespace dlx::checkpoint
+
+namespace dlx::checkpoint::detail {
+
 void* allocate_pinned(std::size_t bytes) noexcept {
   void* pointer = nullptr;
   if (cudaHostAlloc(&pointer, bytes, cudaHostAllocDefault) != cudaSuccess) {

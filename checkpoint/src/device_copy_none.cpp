@@ -17,3 +17,13 @@ void copy_from_device(std::span<const DeviceCopy> copies) {
 }
 
 }  // namespace dlx::checkpoint::detail
+
+namespace dlx::checkpoint {
+
+void wait_for_cuda_stream(void*) {
+  throw CheckpointError(
+      "a tensor is in CUDA device memory but this dlx was built without CUDA "
+      "(rebuild with DLX_WITH_CUDA=ON, or copy the tensor to host memory first)");
+}
+
+}  // namespace dlx::checkpoint

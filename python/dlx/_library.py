@@ -154,6 +154,18 @@ def _load() -> ctypes.CDLL:
         function = getattr(lib, name)
         function.argtypes = argtypes
         function.restype = ctypes.c_int
+    # Newer than some libraries a container may still mount: bound where present (the caller
+    # says what is missing when it needs one).
+    optional = {
+        "dlx_trial_save_checkpoint_device": [c_trial, ctypes.c_int64, ctypes.c_int64,
+                                             p(NamedTensor), p(ctypes.c_ubyte), ctypes.c_size_t,
+                                             ctypes.c_void_p, ctypes.c_char_p, ctypes.c_double],
+    }
+    for name, argtypes in optional.items():
+        function = getattr(lib, name, None)
+        if function is not None:
+            function.argtypes = argtypes
+            function.restype = ctypes.c_int
     lib.dlx_trial_destroy.argtypes = [c_trial]
     lib.dlx_trial_destroy.restype = None
     lib.dlx_checkpoint_destroy.argtypes = [c_checkpoint]

@@ -83,6 +83,7 @@ class TensorView(NamedTuple):
     dtype: str               # a checkpoint dtype name: "float32", "bfloat16", "uint8", ...
     address: int             # 0 only when the shape holds no element
     shape: Sequence[int]
+    device: bool = False     # the address is GPU memory of the current CUDA device
 
 
 class StoredTensor(NamedTuple):
@@ -404,9 +405,13 @@ class Trial(_Owned):
         self.save_views(step, views, state=state, epoch=epoch, metric=metric)
 
     def save_views(self, step: int, views: Sequence[TensorView], state: Mapping | None = None,
-                   epoch: int = 0, metric: float | None = None) -> None:
+                   epoch: int = 0, metric: float | None = None,
+                   cuda_stream: int | None = None) -> None:
         """save_checkpoint over tensors given by address (TensorView): no copy in Python. The
-        memory must stay unchanged until this returns (the library snapshots it)."""
+        memory must stay unchanged until this returns (the library snapshots it). Views with
+        device=True are GPU memory: the library waits for `cuda_stream` (the raw cudaStream_t of
+        the stream that wrote them, e.g. torch.cuda.current_stream().cuda_stream; None: the
+        legacy default stream), then copies them itself into pinned host memory."""
         keep = []  # encoded names and shape arrays live until the call returns
         entries = []
         for view in views:
@@ -418,8 +423,18 @@ class Trial(_Owned):
         table = (NamedTensor * max(1, len(entries)))(*entries)
         state_text = json.dumps(dict(state or {})).encode("utf-8")
         value = float("nan") if metric is None else float(metric)
-        check(library().dlx_trial_save_checkpoint(self._handle, int(step), int(epoch), table,
-                                                  len(entries), state_text, value))
+        if not any(view.device for view in views):
+            check(library().dlx_trial_save_checkpoint(self._handle, int(step), int(epoch), table,
+                                                      len(entries), state_text, value))
+            return
+        save_device = getattr(library(), "dlx_trial_save_checkpoint_device", None)
+        if save_device is None:
+            raise Error(0, "dlx: this libdlx_c has no dlx_trial_save_checkpoint_device: it is "
+                           "older than the dlx package; install the libdlx_c of the same dlx "
+                           "(or save host copies of the tensors)")
+        on_device = (ctypes.c_ubyte * max(1, len(views)))(*[1 if v.device else 0 for v in views])
+        check(save_device(self._handle, int(step), int(epoch), table, on_device, len(entries),
+                          cuda_stream or None, state_text, value))
 
     def checkpoint_and_exit(self, step: int, deadline: float | None = None) -> int:
         """After a checkpoint signal and the save of `step` (save_checkpoint, or

@@ -86,4 +86,24 @@ with tempfile.TemporaryDirectory() as directory:
         for name, array in arrays.items():
             assert numpy.array_equal(tensors[name], array), name
             assert tensors[name].dtype == array.dtype, (name, tensors[name].dtype)
+
+    # dlx_trial_save_checkpoint_device (what save_views calls for GPU tensors) with no tensor
+    # flagged as device memory, and with on_device NULL: the same file as the host call.
+    import ctypes
+    from dlx._library import NamedTensor, check, library
+    weights = numpy.arange(12, dtype=numpy.float32).reshape(3, 4)
+    shape = (ctypes.c_uint64 * 2)(3, 4)
+    table = (NamedTensor * 1)(NamedTensor(b"model/w", b"float32", weights.ctypes.data, shape, 2))
+    with dlx.Trial() as trial:
+        flags = (ctypes.c_ubyte * 1)(0)
+        check(library().dlx_trial_save_checkpoint_device(trial._handle, 40, 4, table, flags, 1,
+                                                         None, b"{}", float("nan")))
+        check(library().dlx_trial_save_checkpoint_device(trial._handle, 41, 4, table, None, 1,
+                                                         None, b"{}", float("nan")))
+        assert trial.wait_for_checkpoint(timeout=60)
+        trial.finish()
+    for step in (40, 41):
+        with h5py.File(os.path.join(checkpoints, f"step-{step}.h5"), "r") as f:
+            assert int(f.attrs["step"]) == step and int(f.attrs["epoch"]) == 4
+            assert numpy.array_equal(f["tensors/model/w"][()], weights), step
 print("python checkpoint: ok")

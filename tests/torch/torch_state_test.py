@@ -149,7 +149,30 @@ with dlx.Trial() as trial:
     expect_error("a bad name", lambda: dlx.torch.save_state(trial, 1, {"a/b": torch.ones(1)}), "'a/b'")
     expect_error("a set", lambda: dlx.torch.save_state(trial, 1, {"s": {1, 2}}), "objects['s']", "set")
 
+    os.environ["DLX_TORCH_CUDA_SNAPSHOT"] = "pinned"
+    expect_error("a bad DLX_TORCH_CUDA_SNAPSHOT", lambda: dlx.torch.save_state(trial, 1, objects),
+                 "DLX_TORCH_CUDA_SNAPSHOT is 'pinned'", "use 'torch'", "or 'library'")
+    # Views of GPU memory, without a GPU (or in a dlx without CUDA): refused with the CUDA
+    # runtime's reason inside the collective save, nothing written. The address is host memory
+    # here; the library must not read it on the host (it would only fail later, on the device).
+    host_floats = torch.ones(4)
+    device_view = dlx.TensorView("x", "float32", host_floats.data_ptr(), (4,), device=True)
+    before = sorted(os.listdir(checkpoints)) if os.path.isdir(checkpoints) else []
+    try:
+        trial.save_views(11, [device_view])
+        raise AssertionError("a device view on a machine without a GPU must be refused")
+    except dlx.Error as error:
+        text = str(error)
+        assert "cannot save the checkpoint of step 11" in text, text
+        assert "snapshot of device tensors: cudaStreamSynchronize" in text or \
+            "this dlx was built without CUDA" in text, text
+        print(f"  refused (a device view without a GPU): {text[:160]}")
+    assert (sorted(os.listdir(checkpoints)) if os.path.isdir(checkpoints) else []) == before
+    # The library mode changes nothing for CPU tensors: this save (loaded bit for bit below) is
+    # made with it.
+    os.environ["DLX_TORCH_CUDA_SNAPSHOT"] = "library"
     dlx.torch.save_state(trial, 10, objects, metric=0.5, epoch=2)
+    del os.environ["DLX_TORCH_CUDA_SNAPSHOT"]
     assert trial.wait_for_checkpoint(timeout=60)
     python_state, numpy_state, torch_state = random.getstate(), numpy.random.get_state(), torch.get_rng_state()
     saved_model = {k: v.clone() for k, v in model.state_dict().items()}

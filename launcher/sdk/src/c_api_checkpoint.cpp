@@ -131,6 +131,27 @@ dlx_status dlx_trial_save_checkpoint(dlx_trial* t, int64_t step, int64_t epoch,
   });
 }
 
+dlx_status dlx_trial_save_checkpoint_device(dlx_trial* t, int64_t step, int64_t epoch,
+                                            const dlx_named_tensor* tensors,
+                                            const unsigned char* on_device, size_t count,
+                                            void* cuda_stream, const char* state_json,
+                                            double metric) {
+  return guarded([&] {
+    auto& trial = *need(t, "trial").trial;
+    dlx::TrainingState state;
+    state.step = step;
+    state.epoch = epoch;
+    state.tensors = views_of(tensors, count);
+    for (std::size_t i = 0; on_device != nullptr && i < count; ++i) {
+      if (on_device[i] != 0) state.tensors[i].location = dlx::checkpoint::MemoryLocation::cuda_device;
+    }
+    state.cuda_stream = cuda_stream;  // waited for by rank 0 inside the collective save
+    state.state = state_of(state_json, state.data_cursor);
+    if (!std::isnan(metric)) state.metric = metric;
+    trial.save_checkpoint(state);
+  });
+}
+
 dlx_status dlx_trial_wait_for_checkpoint(dlx_trial* t, double timeout_seconds, int* finished) {
   return guarded([&] {
     auto& trial = *need(t, "trial").trial;

@@ -37,6 +37,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -421,6 +422,10 @@ void Trial::save_checkpoint(const TrainingState& state) {
   }
   if (rank_ == 0 && failure.empty()) {
     try {
+      const bool on_device = std::any_of(state.tensors.begin(), state.tensors.end(), [](const auto& t) {
+        return t.location == checkpoint::MemoryLocation::cuda_device;
+      });
+      if (on_device) checkpoint::wait_for_cuda_stream(state.cuda_stream);
       const auto& settings = checkpoints.settings();
       checkpoint::CheckpointContent content;
       content.metadata.experiment = settings.expect.experiment.value_or("");

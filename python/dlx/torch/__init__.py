@@ -105,8 +105,22 @@ def _state_of(name: str, value: Any) -> tuple[Any, bool]:
                     f"schedulers, GradScaler) and plain dicts, lists and tensors")
 
 
+def _cuda_snapshot_mode() -> str:
+    """How rank 0 hands CUDA tensors to the library: DLX_TORCH_CUDA_SNAPSHOT=torch (the default)
+    copies them into pinned host tensors through PyTorch first; =library passes their device
+    pointers, and libdlx copies them itself into its own pinned buffers (one copy, not two). The
+    second has not yet run on a GPU (docs/sdk.md), hence not the default."""
+    mode = os.environ.get("DLX_TORCH_CUDA_SNAPSHOT", "torch")
+    if mode not in ("torch", "library"):
+        raise ConfigError(f"dlx.torch: DLX_TORCH_CUDA_SNAPSHOT is {mode!r}; use 'torch' (copy CUDA "
+                          f"tensors to host memory through PyTorch, the default) or 'library' "
+                          f"(hand their device pointers to libdlx, which copies them itself)")
+    return mode
+
+
 class _Snapshot:
-    """Rank 0's tensors ready for the library: host memory, contiguous, in the stored dtype."""
+    """Rank 0's tensors ready for the library: contiguous, in the stored dtype; in host memory,
+    or (DLX_TORCH_CUDA_SNAPSHOT=library) CUDA tensors of the current device as they are."""
 
     def __init__(self, to_host: bool):
         self.to_host = to_host
@@ -114,12 +128,24 @@ class _Snapshot:
         self.keep: list[torch.Tensor] = []
         self._device: list[tuple[int, torch.Tensor, str, str]] = []
         self._stream = None
+        # Read on every rank, so that a bad value fails them all at the same point.
+        self._by_library = _cuda_snapshot_mode() == "library" and to_host
+        self.cuda_stream: int | None = None  # the stream the library waits for (library mode)
 
     def add(self, path: str, tensor: torch.Tensor, here: str) -> None:
         _tensors.check_savable(tensor, here)
         if not self.to_host:
             return
         stored, plain = _tensors.stored_form(tensor)
+        if self._by_library and plain.device.type == "cuda" and \
+                plain.device.index == torch.cuda.current_device():
+            # The library copies it after the current stream's work (which made `plain`, when
+            # stored_form had to) is done; `keep` holds it until the save returns.
+            self.cuda_stream = torch.cuda.current_stream(plain.device).cuda_stream
+            self.keep.append(plain)
+            self.views.append(TensorView(path, stored, plain.data_ptr() if plain.numel() else 0,
+                                         tuple(plain.shape), device=True))
+            return
         if plain.device.type != "cpu":
             # Copied on a side stream once the training stream's work on it is done; the copies
             # overlap each other and the library snapshots them after one synchronisation.
@@ -179,7 +205,8 @@ def _save_state(trial: Trial, step: int, objects: Mapping[str, Any], metric: flo
                                     array.data_ptr() if len(data) else 0, (len(data),)))
     state = {STRUCTURE_KEY: json.dumps({"format": FORMAT, "objects": structure},
                                        separators=(",", ":"))}
-    trial.save_views(step, views, state=state, epoch=epoch, metric=metric)
+    trial.save_views(step, views, state=state, epoch=epoch, metric=metric,
+                     cuda_stream=snapshot.cuda_stream)
 
 
 def load_state(trial: Trial, objects: Mapping[str, Any], *, restore_rng: bool = True) -> int | None:

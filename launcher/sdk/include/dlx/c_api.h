@@ -186,6 +186,19 @@ typedef struct dlx_checkpoint dlx_checkpoint; /* a loaded, verified checkpoint *
 dlx_status dlx_trial_save_checkpoint(dlx_trial* trial, int64_t step, int64_t epoch,
                                      const dlx_named_tensor* tensors, size_t count,
                                      const char* state_json, double metric);
+/* As dlx_trial_save_checkpoint, where tensors[i].data is GPU memory (of the calling thread's
+ * current CUDA device) for every i with on_device[i] != 0 (on_device may be NULL: all host). The
+ * library first waits for `cuda_stream` (a cudaStream_t; NULL: the legacy default stream), the
+ * stream whose kernels wrote them, then copies them itself into pinned host memory on a stream of
+ * its own (reused from save to save, so later saves fault no page) before returning: the GPU
+ * memory may change as soon as the call returns; no intermediate host copy is made by the
+ * caller. A dlx built without CUDA, or a CUDA error, gives DLX_ERROR_TRIAL with the reason, and
+ * nothing is written. */
+dlx_status dlx_trial_save_checkpoint_device(dlx_trial* trial, int64_t step, int64_t epoch,
+                                            const dlx_named_tensor* tensors,
+                                            const unsigned char* on_device, size_t count,
+                                            void* cuda_stream, const char* state_json,
+                                            double metric);
 /* Collective: waits for a save in flight, at most `timeout_seconds` (< 0: no limit); *finished
  * = 0 when the time ran out first. */
 dlx_status dlx_trial_wait_for_checkpoint(dlx_trial* trial, double timeout_seconds, int* finished);

@@ -50,6 +50,9 @@ struct TrainingState {
   std::map<std::string, std::string> rng_streams;    // this rank's RNG states, as bytes
   checkpoint::StateMap state;                        // replicated small values
   std::optional<double> metric;  // the searcher metric at this step (for keep_best)
+  // The CUDA stream whose kernels wrote the device tensors in `tensors` (a cudaStream_t; nullptr:
+  // the legacy default stream): rank 0 waits for it before the library copies them.
+  void* cuda_stream = nullptr;
 };
 
 // Names inside the file.

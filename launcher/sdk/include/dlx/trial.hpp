@@ -169,11 +169,14 @@ class Trial {
 
   // The element-wise sum over all ranks of every tensor in the list, in place, through fusion
   // buckets (comm/fused_allreduce.hpp). Bit-for-bit the same as one allreduce per tensor.
+  // Tensors in GPU memory (Tensor::on_cuda_device) are summed on the device, ordered against
+  // communicator().set_cuda_stream(...) (comm/communicator.hpp, "Memory").
   void allreduce(std::span<const comm::Tensor> tensors);
   // The same, overlapped with the backward pass: fused_allreduce().add(t) as each gradient is
   // ready, fused_allreduce().synchronize() before the update.
   comm::FusedAllreduce& fused_allreduce();
   // Every rank ends with rank `root`'s values (initial parameters, so all replicas start equal).
+  // Host tensors only: a tensor in GPU memory is refused (TrialError) before anything is sent.
   void broadcast_parameters(std::span<const comm::Tensor> tensors, int root = 0);
 
   // True on every rank when any rank received a checkpoint signal since start-up: then save a
