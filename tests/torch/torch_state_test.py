@@ -149,9 +149,9 @@ with dlx.Trial() as trial:
     expect_error("a bad name", lambda: dlx.torch.save_state(trial, 1, {"a/b": torch.ones(1)}), "'a/b'")
     expect_error("a set", lambda: dlx.torch.save_state(trial, 1, {"s": {1, 2}}), "objects['s']", "set")
 
-    os.environ["DLX_TORCH_CUDA_SNAPSHOT"] = "pinned"
-    expect_error("a bad DLX_TORCH_CUDA_SNAPSHOT", lambda: dlx.torch.save_state(trial, 1, objects),
-                 "DLX_TORCH_CUDA_SNAPSHOT is 'pinned'", "use 'torch'", "or 'library'")
+    os.environ["DLX_TORCH_CUDA_IO"] = "pinned"
+    expect_error("a bad DLX_TORCH_CUDA_IO", lambda: dlx.torch.save_state(trial, 1, objects),
+                 "DLX_TORCH_CUDA_IO is 'pinned'", "use 'torch'", "or 'library'")
     # Views of GPU memory, without a GPU (or in a dlx without CUDA): refused with the CUDA
     # runtime's reason inside the collective save, nothing written. The address is host memory
     # here; the library must not read it on the host (it would only fail later, on the device).
@@ -170,9 +170,9 @@ with dlx.Trial() as trial:
     assert (sorted(os.listdir(checkpoints)) if os.path.isdir(checkpoints) else []) == before
     # The library mode changes nothing for CPU tensors: this save (loaded bit for bit below) is
     # made with it.
-    os.environ["DLX_TORCH_CUDA_SNAPSHOT"] = "library"
+    os.environ["DLX_TORCH_CUDA_IO"] = "library"
     dlx.torch.save_state(trial, 10, objects, metric=0.5, epoch=2)
-    del os.environ["DLX_TORCH_CUDA_SNAPSHOT"]
+    del os.environ["DLX_TORCH_CUDA_IO"]
     assert trial.wait_for_checkpoint(timeout=60)
     python_state, numpy_state, torch_state = random.getstate(), numpy.random.get_state(), torch.get_rng_state()
     saved_model = {k: v.clone() for k, v in model.state_dict().items()}
@@ -223,7 +223,15 @@ with dlx.Trial() as trial:
         loaded_ranges.extend((t.address, t.address + t.nbytes) for t in loaded.tensors() if t.nbytes)
         return loaded
     trial.load = recording_load
+    os.environ["DLX_TORCH_CUDA_IO"] = "pinned"
+    expect_error("a bad DLX_TORCH_CUDA_IO at load", lambda: dlx.torch.load_state(trial, objects),
+                 "DLX_TORCH_CUDA_IO is 'pinned'")
+    assert model[1].running_mean.eq(3.0).all()  # nothing restored
+    loaded_ranges.clear()
+    # The library mode changes nothing for a CPU model: read straight into its own tensors.
+    os.environ["DLX_TORCH_CUDA_IO"] = "library"
     step = dlx.torch.load_state(trial, objects)
+    del os.environ["DLX_TORCH_CUDA_IO"]
     del trial.load
     assert step == 10, step
     assert loaded_ranges, "load_state did not go through trial.load"

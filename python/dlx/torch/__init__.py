@@ -105,22 +105,25 @@ def _state_of(name: str, value: Any) -> tuple[Any, bool]:
                     f"schedulers, GradScaler) and plain dicts, lists and tensors")
 
 
-def _cuda_snapshot_mode() -> str:
-    """How rank 0 hands CUDA tensors to the library: DLX_TORCH_CUDA_SNAPSHOT=torch (the default)
-    copies them into pinned host tensors through PyTorch first; =library passes their device
-    pointers, and libdlx copies them itself into its own pinned buffers (one copy, not two). The
-    second has not yet run on a GPU (docs/sdk.md), hence not the default."""
-    mode = os.environ.get("DLX_TORCH_CUDA_SNAPSHOT", "torch")
+def _cuda_io_mode() -> str:
+    """How CUDA tensors move between the GPU and checkpoint files, DLX_TORCH_CUDA_IO:
+    torch (the default): saved through PyTorch's own pinned host copies, which libdlx snapshots
+      again; loaded into host memory, then copied by load_state_dict;
+    library: saved by handing their device pointers to libdlx, which copies them itself into its
+      own pinned buffers (one copy, not two); a CUDA module's tensors loaded by reading each into
+      a pinned buffer and copying it straight into the module's own tensor on the GPU.
+    library has not yet run on a GPU (docs/sdk.md), hence not the default."""
+    mode = os.environ.get("DLX_TORCH_CUDA_IO", "torch")
     if mode not in ("torch", "library"):
-        raise ConfigError(f"dlx.torch: DLX_TORCH_CUDA_SNAPSHOT is {mode!r}; use 'torch' (copy CUDA "
-                          f"tensors to host memory through PyTorch, the default) or 'library' "
-                          f"(hand their device pointers to libdlx, which copies them itself)")
+        raise ConfigError(f"dlx.torch: DLX_TORCH_CUDA_IO is {mode!r}; use 'torch' (CUDA tensors "
+                          f"go through PyTorch's own host copies, the default) or 'library' "
+                          f"(libdlx copies them between the GPU and its pinned buffers itself)")
     return mode
 
 
 class _Snapshot:
     """Rank 0's tensors ready for the library: contiguous, in the stored dtype; in host memory,
-    or (DLX_TORCH_CUDA_SNAPSHOT=library) CUDA tensors of the current device as they are."""
+    or (DLX_TORCH_CUDA_IO=library) CUDA tensors of the current device as they are."""
 
     def __init__(self, to_host: bool):
         self.to_host = to_host
@@ -129,7 +132,7 @@ class _Snapshot:
         self._device: list[tuple[int, torch.Tensor, str, str]] = []
         self._stream = None
         # Read on every rank, so that a bad value fails them all at the same point.
-        self._by_library = _cuda_snapshot_mode() == "library" and to_host
+        self._by_library = _cuda_io_mode() == "library" and to_host
         self.cuda_stream: int | None = None  # the stream the library waits for (library mode)
 
     def add(self, path: str, tensor: torch.Tensor, here: str) -> None:
@@ -234,8 +237,10 @@ def _load_state(trial: Trial, objects: Mapping[str, Any], restore_rng: bool) -> 
     # (_read_in_place), after the library verified the whole file and every check below passed:
     # no fresh memory, no copy. Everything else (a CUDA model's tensors too, which would gain
     # nothing but a second read) is held by the library and read through views.
+    into_gpu = _cuda_io_mode() == "library"
     modules = [name for name, value in objects.items()
-               if isinstance(value, torch.nn.Module) and _all_on_cpu(value)]
+               if isinstance(value, torch.nn.Module) and
+               (_all_on_cpu(value) or (into_gpu and _all_on_current_cuda(value)))]
     loaded = trial.load(any_world_size=True, defer=[f"{name}/" for name in modules])
     if loaded is None:
         return None
@@ -296,9 +301,13 @@ def _load_state(trial: Trial, objects: Mapping[str, Any], restore_rng: bool) -> 
                 _check_optimizer(loaded.path, name, target, states[name])
             elif not entry["stateful"]:
                 _check_plain(target, states[name], name)
-        for name in modules:
-            states[name] = _read_in_place(loaded, stored, waiting, objects[name], states[name],
-                                          name)
+        staging = _PinnedStaging()
+        try:
+            for name in modules:
+                states[name] = _read_in_place(loaded, stored, waiting, objects[name],
+                                              states[name], name, staging)
+        finally:
+            staging.finish()  # every copy to the GPU done before the buffers go
         loaded_memory = [(t.address, t.address + t.nbytes) for t in stored.values()
                          if t.nbytes and not t.deferred]
         for name, state in states.items():
@@ -360,25 +369,77 @@ def _all_on_cpu(module: torch.nn.Module) -> bool:
                for tensor in itertools.chain(module.parameters(), module.buffers()))
 
 
+def _all_on_current_cuda(module: torch.nn.Module) -> bool:
+    if not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return False
+    here = torch.device("cuda", torch.cuda.current_device())
+    tensors = list(itertools.chain(module.parameters(), module.buffers()))
+    return bool(tensors) and all(tensor.device == here for tensor in tensors)
+
+
+class _PinnedStaging:
+    """Two pinned host buffers, used in turn: one tensor is read from the file into one while the
+    other's copy to the GPU runs on the current stream. Pinned memory stays at twice the
+    largest tensor, not the model's size."""
+
+    def __init__(self) -> None:
+        self._buffers: list[torch.Tensor | None] = [None, None]
+        self._copied: list[Any] = [None, None]  # the torch.cuda.Event after each buffer's copy
+        self._next = 0
+
+    def take(self, nbytes: int) -> tuple[int, torch.Tensor]:
+        """A buffer's index and its first nbytes, once its previous copy has finished."""
+        index, self._next = self._next, self._next ^ 1
+        if self._copied[index] is not None:
+            self._copied[index].synchronize()
+            self._copied[index] = None
+        buffer = self._buffers[index]
+        if buffer is None or buffer.numel() < nbytes:
+            buffer = torch.empty(max(nbytes, 1), dtype=torch.uint8, pin_memory=True)
+            self._buffers[index] = buffer
+        return index, buffer[:nbytes]
+
+    def copying(self, index: int) -> None:
+        """Marks buffer `index` busy until the copy just queued on the current stream is done."""
+        event = torch.cuda.Event()
+        event.record()
+        self._copied[index] = event
+
+    def finish(self) -> None:
+        for event in self._copied:
+            if event is not None:
+                event.synchronize()
+        self._copied = [None, None]
+
+
 def _read_in_place(loaded, stored: dict, waiting: dict, module: torch.nn.Module, state: Any,
-                   name: str) -> Any:
+                   name: str, staging: _PinnedStaging) -> Any:
     """`state` (a module's, checked) with every placeholder replaced by its tensor read from the
     file: into the module's own tensor of that key when it can take the bytes as they are (a
-    CPU model: load_state_dict then finds them in place), else into a new CPU tensor that
-    load_state_dict copies or moves (a CUDA model, another dtype). The module's own tensors are
-    its Parameters and buffers themselves (keep_vars), so that load_state_dict's copy_ of each
-    into itself is PyTorch's no-op, not a second pass over the model's memory."""
+    CPU model: load_state_dict then finds them in place; a CUDA model with
+    DLX_TORCH_CUDA_IO=library: read into a pinned buffer of `staging`, then copied to the GPU
+    tensor on the current stream), else into a new CPU tensor that load_state_dict copies or
+    moves (a CUDA model otherwise, another dtype). The module's own tensors are its Parameters
+    and buffers themselves (keep_vars), so that load_state_dict's copy_ of each into itself is
+    PyTorch's no-op, not a second pass over the model's memory."""
     own = module.state_dict(keep_vars=True)
 
     def read(stand_in: torch.Tensor, into: torch.Tensor | None) -> torch.Tensor:
         _, path, dtype = waiting[id(stand_in)]
         found = stored[path]
-        if into is None or not _tensors.fits_stored(into, stand_in, found.nbytes):
+        to_gpu = into is not None and _tensors.fits_stored_on_gpu(into, stand_in, found.nbytes)
+        if to_gpu:
+            index, memory = staging.take(found.nbytes)
+        elif into is None or not _tensors.fits_stored(into, stand_in, found.nbytes):
             into, memory = _tensors.fresh_for(found.dtype, found.shape, dtype, path)
         else:
             memory = into
         try:
             loaded.read_into(found, memory.data_ptr(), found.nbytes)
+            if to_gpu:
+                with torch.no_grad():
+                    into.copy_(memory.view(into.dtype).view(into.shape), non_blocking=True)
+                staging.copying(index)
         except Error as error:
             raise ConfigError(f"dlx.torch: {loaded.path} could not be read into objects[{name!r}] "
                               f"after it was verified ({error}); the model holds part of the "
