@@ -107,6 +107,7 @@ bool parse_and_validate(Submission& submission, const PluginOptions& options) {
     std::optional<config::SiteConfig> site;
     if (!options.site_config.empty()) site = config::parse_site_config_file(options.site_config);
     submission.experiment = config::parse_experiment_file(submission.file, site ? &*site : nullptr);
+    config::check_site_allows(submission.experiment, site ? &*site : nullptr);
     submission.trials = searcher::trial_count(submission.experiment);
     submission.tasks = searcher::ticket_count(submission.experiment);
     if (site && site->max_trials && submission.trials > *site->max_trials) {

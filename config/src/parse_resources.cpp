@@ -74,6 +74,7 @@ void read_packing(const MappingReader& section, Resources& into) {
                                                   "give how many trials one array task runs at once (e.g. 4)")) {
     into.trials_per_task = static_cast<int>(*per_task);
   }
+  if (auto mps = section.optional_boolean("mps")) into.mps = *mps;
   if (auto shards = section.optional_integer_in("shards_per_gpu", 1, 4096,
                                                 "give the gres/shard count of each GPU in the cluster's gres.conf")) {
     into.shards_per_gpu = static_cast<int>(*shards);
@@ -86,7 +87,8 @@ const std::vector<std::string>& resource_keys() {
   static const std::vector<std::string> keys{"nodes_per_trial", "tasks_per_node", "gpus_per_node", "cpus_per_task",
                                              "mem_per_node",    "time_limit",     "partition",
                                              "sample_period",   "max_array_tasks", "trials_per_gpu",
-                                             "gpus_per_trial",  "trials_per_task", "shards_per_gpu"};
+                                             "gpus_per_trial",  "trials_per_task", "shards_per_gpu",
+                                             "mps"};
   return keys;
 }
 

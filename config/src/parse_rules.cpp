@@ -89,6 +89,18 @@ void check_packing_rules(const Experiment& experiment, const MappingReader& root
             "shares GPUs among trials, but the trial asks for none (resources.gpus_per_node)",
             "give gpus_per_node (the GPUs each array task holds), or pack CPU trials with trials_per_task");
   }
+  // MPS: one user's daemon on GPUs the task holds whole. With shards, other users' jobs may
+  // share the GPU, and an MPS server of one user makes the others' CUDA programs wait.
+  if (resources.mps && (!resources.trials_per_gpu || *resources.trials_per_gpu < 2 ||
+                        shares_gpus_by_shards(resources))) {
+    fail_at(root, section["mps"], "resources.mps",
+            shares_gpus_by_shards(resources)
+                ? "asks for CUDA MPS, but the trials share GPUs as Slurm's shards (shards_per_gpu): other "
+                  "jobs, of other users too, may run on the same GPU, and one user's MPS server would stall them"
+                : "asks for CUDA MPS, which serves trials packed on one GPU, but no GPU is shared "
+                  "(resources.trials_per_gpu is not 2 or more)",
+            "use mps with trials_per_gpu: N (2 or more) in one task, without shards_per_gpu; or remove mps");
+  }
   if (shares_gpus_by_shards(resources)) {
     // Slurm shares the GPU: each trial its own array task with shards_per_gpu / N shards.
     const char* key = section["gpus_per_trial"] ? "gpus_per_trial" : "trials_per_gpu";

@@ -30,7 +30,8 @@ SiteConfig parse_site_config(std::string_view text, const std::string& file_labe
   }
   if (root.has("limits")) {
     auto limits = root.mapping("limits");
-    limits.allow_only({"max_trials", "data"});
+    limits.allow_only({"max_trials", "data", "mps"});
+    if (auto mps = limits.optional_boolean("mps")) site.allow_mps = *mps;
     if (limits.has("data")) detail::parse_data(limits.mapping("data"), site.data, detail::DataKeys::site_limits);
     if (auto cap = limits.optional_integer_in("max_trials", 1, kMaxTrials, "the most trials one experiment may run")) {
       site.max_trials = static_cast<int>(*cap);
@@ -44,6 +45,17 @@ SiteConfig parse_site_config(std::string_view text, const std::string& file_labe
 
 SiteConfig parse_site_config_file(const std::filesystem::path& path) {
   return parse_site_config(detail::read_config_file(path, "site config"), path.string());
+}
+
+void check_site_allows(const Experiment& experiment, const SiteConfig* site) {
+  if (!experiment.resources.mps || (site != nullptr && site->allow_mps)) return;
+  throw ConfigError(SourcePosition{experiment.source_file, 0, 0}, "resources.mps",
+                    site != nullptr ? fmt::format("asks for CUDA MPS, which this site does not allow (its "
+                                                  "file {} has no limits: {{mps: true}})", site->source)
+                                    : std::string("asks for CUDA MPS, which this cluster does not allow (its "
+                                                  "dlx plugin has no site file with limits: {mps: true})"),
+                    "remove resources.mps (packed trials then share the GPU in turns), or ask your "
+                    "administrator to allow MPS (docs/admin-guide.md, \"Sharing GPUs\")");
 }
 
 }  // namespace dlx::config

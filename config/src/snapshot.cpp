@@ -172,6 +172,7 @@ void emit_resources(YAML::Emitter& out, const Resources& resources) {
   if (resources.trials_per_gpu) out << YAML::Key << "trials_per_gpu" << YAML::Value << *resources.trials_per_gpu;
   if (resources.trials_per_task) out << YAML::Key << "trials_per_task" << YAML::Value << *resources.trials_per_task;
   if (resources.shards_per_gpu) out << YAML::Key << "shards_per_gpu" << YAML::Value << *resources.shards_per_gpu;
+  if (resources.mps) out << YAML::Key << "mps" << YAML::Value << true;
   out << YAML::EndMap;
 }
 

@@ -561,7 +561,7 @@ TEST_CASE("did-you-mean offers only close keys of the same section", "[config][d
   CHECK(error_of(head + "resources: {memory_limit: 2}\n") ==
         "exp.yaml:4:13: resources.memory_limit: unknown key in resources (known keys in resources: "
         "nodes_per_trial, tasks_per_node, gpus_per_node, cpus_per_task, mem_per_node, time_limit, partition, "
-        "sample_period, max_array_tasks, trials_per_gpu, gpus_per_trial, trials_per_task, shards_per_gpu, "
+        "sample_period, max_array_tasks, trials_per_gpu, gpus_per_trial, trials_per_task, shards_per_gpu, mps, "
         "agent_label, devices, max_slots, native_parallel, priority, shm_size, weight, slots_per_trial, "
         "resource_pool, is_single_node)");
   // Far from every key: no suggestion.

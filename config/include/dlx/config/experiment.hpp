@@ -121,6 +121,11 @@ struct Resources {
   // trials_per_gpu N shares GPUs through Slurm instead: each trial is an array task of its own
   // that asks for shards_per_gpu / N shards (--gres=shard:K), and Slurm places up to N on a GPU.
   std::optional<int> shards_per_gpu;
+  // CUDA MPS for trials packed on a task's GPUs (trials_per_gpu, not shards): dlx-launch starts
+  // the user's own MPS control daemon for the task and stops it after (launch/mps_daemon.hpp),
+  // so that the trials' kernels run at once instead of in turns. Only where the site file allows
+  // it (limits: {mps: true}; the plugin checks, check_site_allows below).
+  bool mps = false;
 };
 
 // Trials one array task runs at once: trials_per_task, else trials_per_gpu x gpus_per_node

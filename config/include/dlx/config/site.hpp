@@ -11,6 +11,7 @@
 //     data: {to: /local/%u, checksum: false}   # where trials stage `data:` on a node
 //   limits:
 //     max_trials: 500           # a cap on trials per experiment
+//     mps: true                 # experiments may ask for CUDA MPS (resources.mps; default false)
 //     data: {max_bytes: 100GB, high_watermark: 0.9, low_watermark: 0.8}   # one user's node cache
 //   container:                   # docs/containers.md
 //     runtime: apptainer         # apptainer | podman | enroot | crun | auto (the first that works)
@@ -39,9 +40,15 @@ struct SiteConfig {
   ContainerConfig container;      // container: runtime, image_cache, default_image
   DataConfig data;                // defaults.data (to, checksum) and limits.data (the cache's)
   std::optional<int> max_trials;  // limits.max_trials
+  bool allow_mps = false;         // limits.mps
 };
 
 SiteConfig parse_site_config(std::string_view text, const std::string& file_label);
 SiteConfig parse_site_config_file(const std::filesystem::path& path);
+
+// What the experiment asks that only the site may grant (today: resources.mps, which needs the
+// site file's limits: {mps: true}); `site` is null where the plugin has no site file. Throws
+// ConfigError naming the key, the site file and what to do.
+void check_site_allows(const Experiment& experiment, const SiteConfig* site);
 
 }  // namespace dlx::config
