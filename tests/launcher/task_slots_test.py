@@ -28,6 +28,8 @@ with open(os.path.join(os.environ["DLX_EXPERIMENT_DIR"], "runs.txt"), "a") as f:
     f.write(json.dumps({"trial": trial.id, "ticket": os.environ["DLX_TICKET"], "slot": os.environ.get("DLX_SLOT"),
                         "gpu": os.environ.get("CUDA_VISIBLE_DEVICES"),
                         "fraction": os.environ.get("DLX_GPU_MEMORY_FRACTION"), "lr": trial.hparam("lr"),
+                        "mps": os.environ.get("CUDA_MPS_PIPE_DIRECTORY"),
+                        "mps_up": os.path.exists(os.path.join(os.environ.get("CUDA_MPS_PIPE_DIRECTORY", "/-"), "control")),
                         "start": started, "end": time.time()}) + "\\n")
 if code is not None:
     trial.close()
@@ -107,5 +109,38 @@ ran = runs(directory)
 assert sorted((r["slot"], r["gpu"]) for r in ran) == [("0", "4"), ("1", "7"), ("2", "4"), ("3", "7")], ran
 assert all(r["fraction"] == "0.5" for r in ran), ran
 print("  slots 0-3 on GPUs 4, 7, 4, 7 with DLX_GPU_MEMORY_FRACTION 0.5")
+assert all(r["mps"] is None for r in ran), ran
 shutil.rmtree(directory)
+
+print("trials_per_gpu: 2 with mps: one MPS daemon for the task (a stand-in), the slots its clients:")
+stand_ins = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stand_ins")
+directory = experiment("{gpus_per_node: 2, trials_per_gpu: 2, mps: true}")
+record = os.path.join(directory, "mps-record.txt")
+tmp = tempfile.mkdtemp(prefix="dlx-mps-tmp-")
+output, _ = launch(directory, 0, 0, {"CUDA_VISIBLE_DEVICES": "4,7", "PATH": f"{stand_ins}:/usr/bin:/bin",
+                                     "DLX_TEST_MPS_RECORD": record, "TMPDIR": tmp})
+ran = runs(directory)
+# MPS numbers the task's GPUs 4 and 7 as 0 and 1: a client naming 4 or 7 would fail.
+assert sorted((r["slot"], r["gpu"]) for r in ran) == [("0", "0"), ("1", "1"), ("2", "0"), ("3", "1")], ran
+assert len({r["mps"] for r in ran}) == 1 and all(r["mps"] and r["mps_up"] for r in ran), ran
+assert "CUDA MPS started" in output, output
+lines = open(record).read().splitlines()
+assert len(lines) == 2 and lines[0].startswith("start ") and lines[0].endswith(" devices=4,7 mode=700"), lines
+assert lines[1] == f"command quit pipe={ran[0]['mps']}", lines
+assert os.listdir(tmp) == [], os.listdir(tmp)  # the daemon's directory is gone with it
+print(f"  one daemon for GPUs 4,7 ({ran[0]['mps']}); slots on MPS devices 0, 1, 0, 1; stopped, its directory removed")
+shutil.rmtree(directory)
+
+print("mps where the node has no MPS control program: the trials run without it, and the log says why:")
+directory = experiment("{gpus_per_node: 2, trials_per_gpu: 2, mps: true}")
+output, _ = launch(directory, 0, 0, {"CUDA_VISIBLE_DEVICES": "4,7", "PATH": "/usr/bin:/bin", "TMPDIR": tmp})
+ran = runs(directory)
+assert sorted((r["slot"], r["gpu"]) for r in ran) == [("0", "4"), ("1", "7"), ("2", "4"), ("3", "7")], ran
+assert all(r["mps"] is None for r in ran), ran
+assert ("resources.mps: CUDA MPS did not start: nvidia-cuda-mps-control is not on this node's PATH (the NVIDIA "
+        "driver's utilities install it); the trials share the GPUs in turns") in output, output
+assert os.listdir(tmp) == [], os.listdir(tmp)
+print("  ran on GPUs 4, 7 without MPS; the log says why")
+shutil.rmtree(directory)
+shutil.rmtree(tmp)
 print("ok")

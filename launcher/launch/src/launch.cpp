@@ -16,6 +16,7 @@
 #include "dlx/env/trial_context.hpp"
 #include "dlx/launch/child_process.hpp"
 #include "dlx/launch/launch_error.hpp"
+#include "dlx/launch/mps_daemon.hpp"
 #include "dlx/launch/task_slots.hpp"
 #include "dlx/launch/task_tickets.hpp"
 #include "dlx/slurm/task_placement.hpp"
@@ -85,8 +86,24 @@ int run_task(const TaskTickets& task, const Options& options, const env::EnvMap&
     }
   };
   if (task.at_once > 1) {
+    // CUDA MPS for the task's trials (mps_daemon.hpp), stopped when this returns or throws. A
+    // daemon that cannot start leaves the trials to share the GPUs in turns, as without mps.
+    std::unique_ptr<MpsDaemon> mps;
+    TaskTickets packed = task;
+    env::EnvMap packed_env = env;
+    if (task.mps && !left.empty()) {
+      try {
+        mps = MpsDaemon::start(env);
+        packed.gpus_as_mps_numbers = true;
+        mps->add_client_environment(packed_env);
+        if (rank0) fmt::print(stderr, "dlx-launch: task {}: CUDA MPS started ({})\n", task.task, mps->pipe_directory().string());
+      } catch (const std::exception& error) {
+        fmt::print(stderr, "dlx-launch: task {}: resources.mps: CUDA MPS did not start: {}; the trials share the "
+                           "GPUs in turns\n", task.task, error.what());
+      }
+    }
     // Each ticket in a child process of its own (task_slots.hpp).
-    return run_packed_task(task, left, done, env, [&](const env::EnvMap& slot_env) {
+    return run_packed_task(packed, left, done, packed_env, [&](const env::EnvMap& slot_env) {
       enter(slot_env);
       SlotRun run;
       run.status = run_ticket(options, slot_env, resolve, out, &run.gave_slot_back);

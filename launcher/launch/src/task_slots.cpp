@@ -132,7 +132,11 @@ env::EnvMap slot_environment(const TaskTickets& task, const env::EnvMap& task_en
   if (task.trials_per_gpu > 0) {
     const auto found = task_env.find("CUDA_VISIBLE_DEVICES");
     const auto devices = found == task_env.end() ? std::vector<std::string>{} : split_devices(found->second);
-    if (!devices.empty()) out["CUDA_VISIBLE_DEVICES"] = devices[static_cast<std::size_t>(slot) % devices.size()];
+    if (!devices.empty()) {
+      const auto position = static_cast<std::size_t>(slot) % devices.size();
+      // Under MPS the daemon numbers the task's GPUs 0 to G-1 (mps_daemon.hpp).
+      out["CUDA_VISIBLE_DEVICES"] = task.gpus_as_mps_numbers ? std::to_string(position) : devices[position];
+    }
     out["DLX_GPU_MEMORY_FRACTION"] = fmt::format("{:.6g}", 1.0 / task.trials_per_gpu);
   }
   return out;

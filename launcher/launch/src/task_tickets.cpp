@@ -34,7 +34,8 @@ std::optional<TaskTickets> task_tickets(const config::Experiment& experiment, co
                      .tickets = searcher::tickets_of_task(experiment, ticket),
                      .progress = experiment_dir / "tasks" / fmt::format("{}.json", ticket),
                      .at_once = config::packed_trials(resources),
-                     .trials_per_gpu = resources.trials_per_gpu && !resources.trials_per_task ? *resources.trials_per_gpu : 0};
+                     .trials_per_gpu = resources.trials_per_gpu && !resources.trials_per_task ? *resources.trials_per_gpu : 0,
+                     .mps = resources.mps && resources.trials_per_gpu && !config::shares_gpus_by_shards(resources)};
 }
 
 std::set<int> tickets_done(const TaskTickets& task) {

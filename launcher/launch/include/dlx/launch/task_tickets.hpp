@@ -39,6 +39,9 @@ struct TaskTickets {
   std::filesystem::path progress;  // <experiment>/tasks/<task>.json
   int at_once = 1;           // tickets run at once (packing: config::packed_trials)
   int trials_per_gpu = 0;    // > 0: the task's GPUs are shared, each by this many trials
+  bool mps = false;          // resources.mps: the task runs a CUDA MPS daemon (mps_daemon.hpp)
+  // Set while that daemon runs: slots name their GPU as MPS numbers the task's (0 to G-1).
+  bool gpus_as_mps_numbers = false;
 };
 
 // This task's tickets when it runs more than one: the ticket dlx-launch was started for (the
