@@ -32,6 +32,9 @@
 #               bit-exact, save/load against torch.save/torch.load
 #   ddp         examples/pytorch/ddp.py under dlx-launch, one rank, the NCCL process group
 #   torch_bench bench/torch/bench_torch_state.py (its CUDA snapshot figure)
+#   packing     bench/packing/bench_packed_trials.py: 4 small-CNN trials packed on the GPU under
+#               dlx-launch (trials_per_gpu: 4; and with resources.mps where the node has MPS)
+#               against one at a time: trials per hour
 # Output: $OUT/gpu-check.log (everything), $OUT/results.txt (one line per step, every
 # '# result:' line, the facts). Exit status: the number of failed steps (0: all passed).
 # Settings: OUT (default ./gpu-check-out), PYTHON (the python3 with PyTorch), DLX_GPU_CHECKS,
@@ -284,6 +287,9 @@ step ddp 180 ddp_check
 if have_gpu; then
   step torch_bench 150 python_env "$python" "$repo/bench/torch/bench_torch_state.py" --mib 512 \
     --repeats 3 --memory-repeats 1 --load-repeats 3 --dir "$work/torch-bench"
+fi
+if have_gpu; then
+  step packing 240 python_env DLX_LAUNCH="$build/bin/dlx-launch" "$python" "$repo/bench/packing/bench_packed_trials.py"
 fi
 grep -h '^# result:' "$OUT/gpu-check.log" >> "$results"
 echo "# $failed step(s) failed; $(( $(date +%s) - started )) s in all" | tee -a "$results"
