@@ -221,13 +221,21 @@ void check_stream_order(dlx::Trial& trial, NcclCommunicator& comm, cudaStream_t 
   comm.set_cuda_stream(stream);
   auto handle = comm.allreduce_sum_async(tensor.tensor());
   const bool returned_first = !copied.load();
+  const bool busy_at_first = !handle.ready();
   // The trainer's next use of the sums, queued before anyone waited for them.
   CUDA(cudaMemcpyAsync(pinned_out, tensor.device, n * 4, cudaMemcpyDeviceToHost, stream));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!handle.ready() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const bool ready_later = handle.ready();
   handle.wait();
   CUDA(cudaStreamSynchronize(stream));
   comm.set_cuda_stream(nullptr);
   report(returned_first,
          fmt::format("{}: the call returned while the trainer's stream was still busy", which));
+  report(busy_at_first && ready_later,
+         fmt::format("{}: the handle's ready() was false, then true without a wait", which));
   report(tensor.read() == expected,
          fmt::format("{}: the sum read the values the stream wrote before the call", which));
   report(std::memcmp(pinned_out, expected.data(), n * 4) == 0,

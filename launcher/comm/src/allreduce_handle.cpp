@@ -9,6 +9,7 @@ AllreduceHandle& AllreduceHandle::operator=(AllreduceHandle&& other) noexcept {
   if (this != &other) {
     settle();
     result_ = std::move(other.result_);
+    done_ = std::move(other.done_);
   }
   return *this;
 }
@@ -28,8 +29,10 @@ void AllreduceHandle::wait() {
 }
 
 bool AllreduceHandle::ready() const {
-  return !result_.valid() ||
-         result_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  if (!result_.valid()) return true;
+  const auto status = result_.wait_for(std::chrono::seconds(0));
+  if (status == std::future_status::deferred) return done_ && done_();
+  return status == std::future_status::ready;
 }
 
 AllreduceHandle AllreduceHandle::completed(std::exception_ptr error) {

@@ -265,8 +265,10 @@ void NcclCommunicator::enqueue_on_device(std::span<const Tensor> tensors) {
 }
 
 AllreduceHandle NcclCommunicator::pending(const char* operation) {
-  // Deferred: wait() runs on the caller's thread (CUDA and NCCL calls stay on the trainer's).
-  return AllreduceHandle(std::async(std::launch::deferred, [this, operation] { wait(operation); }));
+  // Deferred: wait() runs on the caller's thread (CUDA and NCCL calls stay on the trainer's);
+  // ready() asks the stream, without waiting.
+  return AllreduceHandle(std::async(std::launch::deferred, [this, operation] { wait(operation); }),
+                         [this] { return cudaStreamQuery(stream_) == cudaSuccess; });
 }
 
 AllreduceHandle NcclCommunicator::allreduce_sum_async(Tensor tensor) {

@@ -4,6 +4,7 @@
 // throws the collective's CommError. A default-constructed handle is already complete. Move-only;
 // a handle destroyed without wait() still waits (the buffers must stay valid until then), and
 // swallows the error (a destructor never throws).
+#include <functional>
 #include <future>
 
 namespace dlx::comm {
@@ -12,6 +13,10 @@ class AllreduceHandle {
  public:
   AllreduceHandle() = default;
   explicit AllreduceHandle(std::future<void> result) : result_(std::move(result)) {}
+  // A deferred `result` (its work runs in wait(), on the caller's thread) with `done`, which says
+  // without blocking whether that wait would return at once (a GPU stream's query).
+  AllreduceHandle(std::future<void> result, std::function<bool()> done)
+      : result_(std::move(result)), done_(std::move(done)) {}
   AllreduceHandle(AllreduceHandle&&) noexcept = default;
   AllreduceHandle& operator=(AllreduceHandle&& other) noexcept;
   AllreduceHandle(const AllreduceHandle&) = delete;
@@ -28,6 +33,7 @@ class AllreduceHandle {
  private:
   void settle() noexcept;
   std::future<void> result_;
+  std::function<bool()> done_;
 };
 
 }  // namespace dlx::comm
