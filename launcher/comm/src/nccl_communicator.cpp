@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "dlx/comm/comm_error.hpp"
 #include "device_bucket.hpp"
+#include "dlx/comm/comm_error.hpp"
 #include "dlx/comm/mpi_check.hpp"
 #include "nccl_check.hpp"
 
