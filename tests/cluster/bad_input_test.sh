@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# A bad experiment file or a conflicting --array fails at sbatch with a dlx: message naming the
-# file, line and problem, and leaves no job queued and no directory on storage.
+# A bad experiment file, a conflicting --array or what only the site may allow (CUDA MPS) fails
+# at sbatch with a dlx: message naming the file, line and problem, and leaves no job queued and
+# no directory on storage.
 source "$(dirname "$0")/lib.sh"
 
 as_user mkdir -p bad
@@ -37,6 +38,14 @@ entrypoint: []
 searcher: {name: single, metric: accuracy, max_restarts: 2}
 resources: {nodes_pertrial: 2}
 YAML
+# CUDA MPS needs the site's permission (limits: {mps: true}); this cluster's plugin has no site file.
+cat > "$WORK/bad/mps.yaml" <<'YAML'
+name: mps
+entrypoint: dlx-example-logreg
+hyperparameters: {learning_rate: {type: log, minval: -3, maxval: -1}}
+searcher: {name: random, metric: accuracy, max_trials: 4}
+resources: {gpus_per_node: 1, trials_per_gpu: 4, mps: true}
+YAML
 chmod -R a+r "$WORK/bad"
 
 dirs_before=$(count_entries "$(user_storage)")
@@ -67,6 +76,8 @@ check_rejected "dlx: --dl-experiment: --array=0-9 names trial 9 but examples/gri
   --array=0-9 --dl-experiment=examples/grid.yaml
 check_rejected "dlx: --dl-experiment: bad/long-partition.yaml:4:24: resources.partition: is 100000 characters long, more than the limit of 255" \
   --dl-experiment=bad/long-partition.yaml
+check_rejected "dlx: --dl-experiment: bad/mps.yaml: resources.mps: asks for CUDA MPS, which this cluster does not allow (its dlx plugin has no site file with limits: {mps: true})" \
+  --dl-experiment=bad/mps.yaml
 # An index past 64 bits: a dlx message naming it (it was "dlx: init_post_opt: stol").
 check_rejected "dlx: --dl-experiment: --array=99999999999999999999 names trial 99999999999999999999 but examples/grid.yaml has 4 trials (0-3)" \
   --array=99999999999999999999 --dl-experiment=examples/grid.yaml
