@@ -235,8 +235,9 @@ def _load_state(trial: Trial, objects: Mapping[str, Any], restore_rng: bool) -> 
         _state_of(name, value)
     # A CPU model's tensors are read straight into its own parameters and buffers
     # (_read_in_place), after the library verified the whole file and every check below passed:
-    # no fresh memory, no copy. Everything else (a CUDA model's tensors too, which would gain
-    # nothing but a second read) is held by the library and read through views.
+    # no fresh memory, no copy; with DLX_TORCH_CUDA_IO=library, a CUDA model's too, through
+    # pinned buffers. Everything else (by default a CUDA model's tensors too) is held by the
+    # library and read through views.
     into_gpu = _cuda_io_mode() == "library"
     modules = [name for name, value in objects.items()
                if isinstance(value, torch.nn.Module) and
