@@ -119,16 +119,9 @@ extern "C" {
 dlx_status dlx_trial_save_checkpoint(dlx_trial* t, int64_t step, int64_t epoch,
                                      const dlx_named_tensor* tensors, size_t count,
                                      const char* state_json, double metric) {
-  return guarded([&] {
-    auto& trial = *need(t, "trial").trial;
-    dlx::TrainingState state;
-    state.step = step;
-    state.epoch = epoch;
-    state.tensors = views_of(tensors, count);
-    state.state = state_of(state_json, state.data_cursor);
-    if (!std::isnan(metric)) state.metric = metric;
-    trial.save_checkpoint(state);
-  });
+  // Host tensors only: the device form with no tensor flagged.
+  return dlx_trial_save_checkpoint_device(t, step, epoch, tensors, nullptr, count, nullptr, state_json,
+                                          metric);
 }
 
 dlx_status dlx_trial_save_checkpoint_device(dlx_trial* t, int64_t step, int64_t epoch,
