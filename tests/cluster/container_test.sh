@@ -7,7 +7,7 @@
 #   1. a probe trial in each: the working directory is the code copy, the staged data and a
 #      read-only bind mount are there at their paths (another, read-only, above the experiment
 #      directory leaves that one writable), `import dlx` finds the SDK mounted at
-#      /dlx, a checkpoint round trip, the host's LD_LIBRARY_PATH kept out, `dlx logs` has it all;
+#      /dlx, a checkpoint round trip, the host's LD_LIBRARY_PATH kept out, HOME kept, `dlx logs` has it all;
 #   2. the PyTorch DDP example (2 nodes x 1 rank) in the image under each runtime, `scontrol
 #      requeue`d mid-run: resumed, and its final tensors identical to a bare, uninterrupted run;
 #   3. bad input: a missing image and an entrypoint the image lacks (refused at sbatch), a runtime
@@ -16,7 +16,22 @@
 #      experiments of three trials on the three nodes: converted once, copied once per node,
 #      the digest in `dlx status`;
 #   5. ASHA over the ResNet example in the image: rung pauses resumed from their checkpoints.
+# DLX_TEST_CONTAINER_RUNTIMES names the runtimes of 1. and 2. (default: crun podman).
+# scripts/apptainer-check.sh adds the real Apptainer (DLX_TEST_APPTAINER: its program), which then
+# also runs an OCI layout itself (6.).
 source "$(dirname "$0")/resume_lib.sh"
+
+read -ra RUNTIMES <<< "${DLX_TEST_CONTAINER_RUNTIMES:-crun podman}"
+with_apptainer=false
+case " ${RUNTIMES[*]} " in *" apptainer "*) with_apptainer=true ;; esac
+if $with_apptainer; then
+  [ -x "${DLX_TEST_APPTAINER:-}" ] ||
+    fail "DLX_TEST_CONTAINER_RUNTIMES has apptainer: DLX_TEST_APPTAINER must name its program (scripts/apptainer-check.sh)"
+  # On the trials' PATH for this test only: other tests' `auto` must not find it.
+  ln -sfn "$DLX_TEST_APPTAINER" "$PREFIX/bin/apptainer"
+fi
+remove_apptainer_link() { if $with_apptainer; then rm -f "$PREFIX/bin/apptainer"; fi; }
+trap remove_apptainer_link EXIT
 
 command -v podman > /dev/null || fail "podman is not installed (scripts/install-deps.sh)"
 command -v runc > /dev/null || command -v crun > /dev/null || fail "neither crun nor runc is installed"
@@ -72,7 +87,7 @@ YAML
   chmod a+r "$WORK/$1.yaml"
 }
 probe_value() { grep -m1 "^probe: $2=" "$1" | cut -d= -f2-; }
-for runtime in crun podman; do
+for runtime in "${RUNTIMES[@]}"; do
   write_probe "probe-$runtime" "$runtime"
   job=$(job_id_of "$(as_user sbatch --parsable --output="probe-$runtime-%A_%a.out" --dl-experiment="probe-$runtime.yaml" probe.sh)")
   test_jobs+=("$job")
@@ -90,6 +105,7 @@ for runtime in crun podman; do
   [ "$(probe_value "$out" bind_mount_file)" = "hello from the host" ] || fail "$runtime: the bind mount's file is not there"
   [ "$(probe_value "$out" dlx_package)" = /dlx/python/dlx ] || fail "$runtime: dlx came from $(probe_value "$out" dlx_package), not /dlx"
   [ "$(probe_value "$out" ld_library_path)" = unset ] || fail "$runtime: the host's LD_LIBRARY_PATH reached the image"
+  [ "$(probe_value "$out" home)" = "$WORK" ] || fail "$runtime: HOME is $(probe_value "$out" home), not the user's $WORK"
   [ "$(probe_value "$out" checkpoint_round_trip)" = True ] || fail "$runtime: the checkpoint round trip failed"
   [ -e "$WORK/ro-data/written" ] && fail "$runtime: the trainer wrote through a read-only bind mount"
   expect_contains "dlx logs ($runtime)" "$(as_user dlx logs "$job" 0 2>&1)" "probe: done"
@@ -185,11 +201,11 @@ RESUME_ENTRYPOINT="[/usr/bin/python3, examples/pytorch/ddp.py]"
 RESUME_HPARAMS="{learning_rate: 0.01, batch_size: 16, epochs: 4, hidden: 32, dropout: 0.1, seed: 7, step_delay_ms: 150}"
 RESUME_CHECKPOINT="{period: {batches: 40}, keep_latest: 2}"
 jobs_started=()
-trap 'scancel "${jobs_started[@]}" 2> /dev/null || true' EXIT
+trap 'scancel "${jobs_started[@]}" 2> /dev/null || true; remove_apptainer_link' EXIT
 write_resume_experiment torch-bare
 start_reference_trial torch-bare
 declare -A ddp_job ddp_dir
-for runtime in crun podman; do
+for runtime in "${RUNTIMES[@]}"; do
   write_resume_experiment "torch-$runtime" "container: {runtime: $runtime, image: $IMAGE}"
   ddp_job[$runtime]=$(submit_trial "torch-$runtime")
   test_jobs+=("${ddp_job[$runtime]}")
@@ -197,13 +213,13 @@ for runtime in crun podman; do
   wait_until 60 "the job link of torch-$runtime" test -L "$(user_storage)/.jobs/${ddp_job[$runtime]}"
   ddp_dir[$runtime]=$(trial_dir "${ddp_job[$runtime]}")
 done
-for runtime in crun podman; do
+for runtime in "${RUNTIMES[@]}"; do
   wait_until 300 "a checkpoint of torch-$runtime" checkpoint_past "${ddp_dir[$runtime]}" 80
   job_running "${ddp_job[$runtime]}" || fail "torch-$runtime finished before the requeue"
   scontrol requeue "${ddp_job[$runtime]}_0"
   note "scontrol requeue of torch-$runtime (${ddp_job[$runtime]}_0)"
 done
-for runtime in crun podman; do
+for runtime in "${RUNTIMES[@]}"; do
   job=${ddp_job[$runtime]}
   wait_for_job "$job" 600
   out=$WORK/torch-$runtime-${job}_0.out
@@ -237,6 +253,24 @@ expect_contains "dlx status of the ASHA search" "$status" "completed at 96"
 expect_contains "dlx status of the ASHA search" "$status" "paused at 24"
 expect_contains "dlx status of the ASHA search" "$status" "# image $IMAGE with crun"
 note "ASHA over the ResNet example in crun containers: promotions resumed from rung checkpoints, none failed"
+
+# ---- 6. Apptainer runs an OCI layout itself ------------------------------------------------------
+# dlx gives it the layout as `oci:PATH` (Apptainer converts and caches it, not dlx): both layers,
+# the whiteout applied.
+if $with_apptainer; then
+  sed -e 's/^name: cached-a/name: apptainer-oci/' -e 's/runtime: crun/runtime: apptainer/' \
+    -e 's/vals: \[1, 2, 3\]/vals: [1]/' "$WORK/cached-a.yaml" > "$WORK/apptainer-oci.yaml"
+  chmod a+r "$WORK/apptainer-oci.yaml"
+  job=$(job_id_of "$(as_user sbatch --parsable --output="apptainer-oci-%A_%a.out" --dl-experiment=apptainer-oci.yaml cached.sh)")
+  test_jobs+=("$job")
+  wait_for_job "$job" 240
+  out=$(cat "$WORK/apptainer-oci-${job}_0.out")
+  expect_contains "apptainer-oci's launch" "$out" "runs in the container image oci:$layout (an OCI layout) with apptainer"
+  expect_contains "apptainer-oci" "$out" "from the second layer"
+  expect_contains "apptainer-oci" "$out" "whiteout-applied"
+  expect_contains "dlx status of apptainer-oci" "$(as_user dlx status "$job")" "# image oci:$layout with apptainer"
+  note "apptainer ran the OCI layout oci:$layout: both layers, the whiteout applied"
+fi
 
 # Every run's bundle, skeleton and environment file went with it, the refused one's too.
 test_jobs+=("${cache_jobs[@]}" "$asha")

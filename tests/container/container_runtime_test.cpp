@@ -157,7 +157,7 @@ TEST_CASE("the OCI spec: read-only skeleton root, the user mapped to root, host 
   CHECK_FALSE(as_root["linux"].contains("uidMappings"));
 }
 
-TEST_CASE("apptainer exec: --cleanenv, the variables as APPTAINERENV_, --bind, --pwd, --nv", "[container]") {
+TEST_CASE("apptainer exec: --cleanenv, the variables as APPTAINERENV_, HOME by --home, --bind, --pwd, --nv", "[container]") {
   dlx::testing::TempDir temp;
   stand_in(temp.path / "bin", "apptainer", temp.path / "calls");
   OnlyPath path(temp.path / "bin");
@@ -166,9 +166,13 @@ TEST_CASE("apptainer exec: --cleanenv, the variables as APPTAINERENV_, --bind, -
   CHECK_FALSE(runtime->refuses(classify_image("/images/a.sif")));
   auto run = sample_run(classify_image("/images/a.sif"), temp.path);
   run.gpus = {1};
+  run.env.emplace_back("HOME", "/home/alice");
   const auto command = runtime->command(run);
   const auto& argv = command.argv;
   CHECK(argv[0] == (temp.path / "bin" / "apptainer").string());
+  // HOME by --home: Apptainer ignores APPTAINERENV_HOME (Apptainer 1.4.5 ran here says so).
+  CHECK(contains_sequence(argv, {"--no-home", "--home", "/home/alice"}));
+  CHECK(std::none_of(command.env.begin(), command.env.end(), [](const auto& var) { return var.first.ends_with("HOME"); }));
   CHECK(contains_sequence(argv, {"exec", "--cleanenv", "--no-home"}));
   CHECK(contains_sequence(argv, {"--bind", "/shared/exp:/shared/exp"}));
   CHECK(contains_sequence(argv, {"--bind", "/datasets:/data:ro"}));

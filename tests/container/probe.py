@@ -31,6 +31,7 @@ def main() -> None:
     say("bind_mount_file", open("/ro-data/hello.txt").read().strip())
     say("host_path_visible", os.path.exists("/etc/dlx-test-host-only"))
     say("ld_library_path", os.environ.get("LD_LIBRARY_PATH", "unset"))
+    say("home", os.environ.get("HOME", "unset"))
     with dlx.Trial() as trial:
         say("rank", trial.rank)
         trial.report_validation(1, {"loss": 0.5})

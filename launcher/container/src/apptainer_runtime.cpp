@@ -2,8 +2,8 @@
 // Apptainer (or SingularityCE, whose CLI it keeps): `apptainer exec`, which shares the host's
 // network, PID and IPC namespaces by default. --cleanenv, and the trainer's variables through
 // APPTAINERENV_NAME (SINGULARITYENV_NAME) in apptainer's own environment, so that the image sees
-// those and no other host variable (PATH, LD_LIBRARY_PATH of the host would break it); the mounts
-// as --bind; --nv for GPUs (Slurm's cgroup and CUDA_VISIBLE_DEVICES keep the trial to its own).
+// those and no other host variable (PATH, LD_LIBRARY_PATH of the host would break it), but HOME
+// through --home; the mounts as --bind; --nv for GPUs (Slurm's cgroup and CUDA_VISIBLE_DEVICES keep the trial to its own).
 #include <fmt/format.h>
 
 #include "backends.hpp"
@@ -40,11 +40,21 @@ class Apptainer final : public Runtime {
     RuntimeCommand command;
     auto& argv = command.argv;
     argv = {program.path, "exec", "--cleanenv", "--no-home"};
+    for (const auto& [name, value] : run.env) {
+      if (name != "HOME") continue;
+      // Apptainer sets HOME itself and ignores APPTAINERENV_HOME (with a warning); --home sets it,
+      // and with --no-home mounts nothing there, as the other runtimes do.
+      check_mount_path(value, "apptainer");
+      argv.emplace_back("--home");
+      argv.push_back(value);
+    }
     add_mount_options(argv, run.mounts, "--bind", "apptainer");
     argv.emplace_back("--pwd");
     argv.push_back(run.workdir.string());
     if (!run.gpus.empty()) argv.emplace_back("--nv");
-    for (const auto& [name, value] : run.env) command.env.emplace_back(program.env_prefix + name, value);
+    for (const auto& [name, value] : run.env) {
+      if (name != "HOME") command.env.emplace_back(program.env_prefix + name, value);
+    }
     switch (run.image.kind) {
       case ImageRef::Kind::oci_layout:
       case ImageRef::Kind::oci_archive:
