@@ -5,6 +5,8 @@
 # the first conversion of an OCI image, and the image's bytes per node.
 #   bash bench/container/bench_first_step.sh --build-dir build [--trials 6] [--image ROOTFS]
 #                                            [--runtimes "crun podman"] [--no-conversion]
+# --runtimes may also name apptainer and enroot where they are on PATH (scripts/container-check.sh
+# installs both as test rigs); Enroot gets the image as a squashfs file, made here.
 # The clock passes into the container as DLX_BENCH_T0 (dlx passes DLX_* variables, not the
 # host's others). Runs dlx-launch directly (a trial outside Slurm: DLX_EXPERIMENT_DIR + DLX_TRIAL_ID) on this
 # host, as whoever runs it, alternating bare and container trials so that they share the
@@ -65,7 +67,14 @@ write_experiment() {  # write_experiment NAME [CONTAINER_YAML]
   } > "$dir/$1/experiment.yaml"
 }
 write_experiment bare
-for runtime in $runtimes; do write_experiment "$runtime" "container: {runtime: $runtime, image: $image}"; done
+for runtime in $runtimes; do
+  runtime_image=$image
+  if [ "$runtime" = enroot ]; then  # Enroot runs squashfs files: the same image as one
+    runtime_image=$dir/image.sqsh
+    mksquashfs "$image" "$runtime_image" -noappend -quiet -comp lz4 > /dev/null
+  fi
+  write_experiment "$runtime" "container: {runtime: $runtime, image: $runtime_image}"
+done
 run_trial() {  # run_trial KIND TRIAL: the trial's output
   (cd "$dir" && DLX_BENCH_T0=$(date +%s%N) TMPDIR=$dir/local DLX_EXPERIMENT_DIR=$dir/$1 DLX_TRIAL_ID=$2 "$launch" 2>&1)
 }

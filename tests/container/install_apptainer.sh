@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs the real Apptainer into DEST for the container tests, on a Debian bookworm machine that
-# has no Apptainer package (scripts/apptainer-check.sh runs it).
+# has no Apptainer package (scripts/container-check.sh runs it).
 #
 #   tests/container/install_apptainer.sh DEST
 #

@@ -4,7 +4,8 @@ process as it ends, as PyTorch's gloo process group can when it was never destro
 real dlx-launch, as rank 0 of a Slurm step: the trial is complete, so dlx-launch says what
 happened and exits 0; so it does when a preemption notice kills the trainer after finish() (no
 requeue of a finished trial); the same abort before finish() is a crash (exit 85, counted); an exit
-0 without finish() is said in the trial's log, one after it is not.
+0 without finish() is said in the trial's log, one after it is not, and so is an exit 0 of a
+trainer that never opened its trial.
 Run with /usr/bin/python3; DLX_LAUNCH, DLX_LIBRARY and PYTHONPATH (python/) from CMake."""
 import json
 import os
@@ -17,6 +18,9 @@ import h5py
 
 TRAINER = """
 import os, signal, sys, time
+if sys.argv[1] == "no sdk":
+    print("a script that never opens its trial")
+    sys.exit(0)
 import dlx
 trial = dlx.Trial()
 trial.report_training(1, loss=0.5)
@@ -63,6 +67,9 @@ def run(when):
         result = subprocess.run([os.environ["DLX_LAUNCH"]], env=env,
                                 capture_output=True, text=True, timeout=120)
         output = result.stdout + result.stderr
+        if when == "no sdk":
+            assert not os.path.exists(os.path.join(directory, "trials", "0", "trial.h5")), output
+            return result.returncode, output, None
         assert os.path.exists(os.path.join(directory, "trials", "0", "trial.h5")), output
         return result.returncode, output, record_of(directory)
     finally:
@@ -101,4 +108,11 @@ status, output, record = run("exit after finish")
 print(f"exit 0 after finish(): dlx-launch exit {status}, record {record['state']}")
 assert status == 0 and record["state"] == "completed", (output, record)
 assert "without finishing" not in output, output
+assert "without opening" not in output, output
+# Exit 0 without ever opening the trial (no SDK): no record at all; the log says so.
+status, output, _ = run("no sdk")
+print(f"exit 0 without the SDK: dlx-launch exit {status}")
+assert status == 0, output
+assert "dlx-launch: warning: the trainer exited 0 without opening trial 0 through the dlx SDK: it reported no " \
+       "metrics and saved no checkpoints, and `dlx status` will show the trial not started." in output, output
 print("ok")

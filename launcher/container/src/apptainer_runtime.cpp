@@ -30,7 +30,7 @@ class Apptainer final : public Runtime {
   std::optional<std::string> unavailable(bool) const override {
     const auto program = find_apptainer();
     if (!program) return "apptainer is not installed (neither apptainer nor singularity in PATH)";
-    return version_problem(program->path);
+    return version_problem({program->path, "--version"});
   }
 
   std::optional<std::string> refuses(const ImageRef&) const override { return std::nullopt; }  // runs every kind

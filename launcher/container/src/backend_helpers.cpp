@@ -10,11 +10,11 @@
 
 namespace dlx::container::detail {
 
-std::optional<std::string> version_problem(const std::string& program) {
+std::optional<std::string> version_problem(const std::vector<std::string>& version_command) {
   try {
-    const auto result = run_bounded({program, "--version"}, CommandLimits{.timeout = std::chrono::seconds(10)});
+    const auto result = run_bounded(version_command, CommandLimits{.timeout = std::chrono::seconds(10)});
     if (result.exit_code == 0) return std::nullopt;
-    return fmt::format("{} --version exited {}: {}", program, result.exit_code, result.err.substr(0, 200));
+    return fmt::format("{} exited {}: {}", fmt::join(version_command, " "), result.exit_code, result.err.substr(0, 200));
   } catch (const std::exception& e) {
     return e.what();
   }

@@ -16,8 +16,9 @@ std::unique_ptr<Runtime> make_podman();
 std::unique_ptr<Runtime> make_enroot();
 std::unique_ptr<Runtime> make_oci();
 
-// `program --version` exits 0 within 10 s: nullopt, else why not.
-std::optional<std::string> version_problem(const std::string& program);
+// The runtime's version command (`podman --version`, `enroot version`) exits 0 within 10 s:
+// nullopt, else why not.
+std::optional<std::string> version_problem(const std::vector<std::string>& version_command);
 
 // A path for a command-line mount option that splits on ':' or ',' (podman's -v, apptainer's
 // --bind, enroot's --mount): refused rather than mounted somewhere else.

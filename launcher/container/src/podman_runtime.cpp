@@ -40,7 +40,7 @@ class Podman final : public Runtime {
   std::optional<std::string> unavailable(bool thorough) const override {
     const auto program = find_program("podman");
     if (!program) return "podman is not installed (not in PATH)";
-    if (!thorough) return version_problem(*program);
+    if (!thorough) return version_problem({*program, "--version"});
     try {
       const auto info = run_bounded({*program, "info", "--format", "{{.Host.OCIRuntime.Name}}"},
                                     CommandLimits{.timeout = std::chrono::seconds(30)});

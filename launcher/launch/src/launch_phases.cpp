@@ -516,12 +516,23 @@ std::optional<int> stage_data(LaunchState& state) {
 namespace {
 
 // A trainer that exits 0 without finishing its trial leaves trial.h5 saying running, and
-// `dlx status` then shows the trial lost: said in the trial's log, where its user looks first.
+// `dlx status` then shows the trial lost; one that never opened its trial (a script without the
+// SDK) leaves no trial.h5, and `dlx status` shows it not started. Said in the trial's log, where
+// its user looks first.
 void warn_if_unfinished(LaunchState& state) {
   if (state.peer_crash || !state.in_trial() || !state.rank0()) return;
   try {
     const auto now = record::load_trial_record_if_exists(state.context.trial().record_path());
-    if (!now || now->state != "running") return;
+    if (!now) {
+      fmt::print(stderr,
+                 "dlx-launch: warning: the trainer exited 0 without opening trial {} through the dlx SDK: it "
+                 "reported no metrics and saved no checkpoints, and `dlx status` will show the trial not "
+                 "started. Open it with dlx.Trial() in Python (or dlx.torch.Loop, or Determined's API), "
+                 "dlx::Trial in C++; docs/sdk.md\n",
+                 state.context.trial().trial_id);
+      return;
+    }
+    if (now->state != "running") return;
     fmt::print(stderr,
                "dlx-launch: warning: the trainer exited 0 without finishing trial {}: its record stays "
                "running, and `dlx status` will show it lost. End training with trial.finish() in Python "
