@@ -233,17 +233,19 @@ for runtime in "${RUNTIMES[@]}"; do
   ddp_job[$runtime]=$(submit_trial "torch-$runtime")
   test_jobs+=("${ddp_job[$runtime]}")
   jobs_started+=("${ddp_job[$runtime]}")
-  wait_until 60 "the job link of torch-$runtime" test -L "$(user_storage)/.jobs/${ddp_job[$runtime]}"
-  ddp_dir[$runtime]=$(trial_dir "${ddp_job[$runtime]}")
 done
 # Each requeued as soon as it has a checkpoint past step 80, whichever comes first: with four
-# runtimes on three nodes some start late, and one waited for in turn could finish unrequeued.
+# runtimes on three nodes some start late, and one waited for in turn (its job link, which comes
+# when it starts, or its checkpoint) would let the others finish unrequeued.
 unrequeued=("${RUNTIMES[@]}")
 deadline=$((SECONDS + 300))
 while [ "${#unrequeued[@]}" -gt 0 ]; do
   still=()
   for runtime in "${unrequeued[@]}"; do
-    if checkpoint_past "${ddp_dir[$runtime]}" 80; then
+    if [ -z "${ddp_dir[$runtime]:-}" ] && [ -L "$(user_storage)/.jobs/${ddp_job[$runtime]}" ]; then
+      ddp_dir[$runtime]=$(trial_dir "${ddp_job[$runtime]}")
+    fi
+    if [ -n "${ddp_dir[$runtime]:-}" ] && checkpoint_past "${ddp_dir[$runtime]}" 80; then
       job_running "${ddp_job[$runtime]}" || fail "torch-$runtime finished before the requeue"
       scontrol requeue "${ddp_job[$runtime]}_0"
       note "scontrol requeue of torch-$runtime (${ddp_job[$runtime]}_0)"
@@ -315,8 +317,16 @@ ls -d "$CLUSTER"/tmp/n*/dlx-*/containers > /dev/null 2>&1 || fail "no node has t
 left=$(for job in "${test_jobs[@]}"; do ls -d "$CLUSTER"/tmp/n*/dlx-*/containers/dlx-"${job}"_* 2>/dev/null || true; done)
 [ -z "$left" ] || fail "runs left their container state on the nodes: $left"
 note "no run left its container state on a node"
+# Enroot: each node unpacked the image once, into dlx's node-local directory (not the user's
+# ENROOT_DATA_PATH), and the other runs there started that container again.
 if testing enroot; then
+  logs=$(cat "$WORK"/probe-enroot-*.out "$WORK"/torch-enroot-*.out)
+  unpacks=$(grep -c "enroot: the image $SQUASHFS unpacked once on this node" <<< "$logs" || true)
+  reuses=$(grep -Ec "enroot: the image $SQUASHFS (is unpacked on this node already|was unpacked on this node by another run)" <<< "$logs" || true)
+  containers=$(ls -d "$CLUSTER"/tmp/n*/dlx-*/containers/enroot/dlx-* 2>/dev/null | wc -l)
+  [ "$unpacks" -ge 1 ] && [ "$unpacks" = "$containers" ] && [ "$reuses" -ge 1 ] ||
+    fail "enroot: $unpacks unpacks, $containers containers on the nodes, $reuses reuses: $(grep "enroot:" <<< "$logs")"
   left=$(ls -A "$WORK/.local/share/enroot" 2>/dev/null || true)
-  [ -z "$left" ] || fail "enroot containers were left in the user's ENROOT_DATA_PATH: $left"
-  note "no run left an enroot container"
+  [ -z "$left" ] || fail "enroot containers were made in the user's own ENROOT_DATA_PATH: $left"
+  note "enroot: $unpacks unpacks (one per node that ran the image), $reuses runs started the node's container again"
 fi

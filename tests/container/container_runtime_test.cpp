@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "dlx/common/bounded_command.hpp"
@@ -205,47 +206,103 @@ TEST_CASE("each runtime is asked its version as its CLI has it: enroot version, 
   }
 }
 
-TEST_CASE("enroot: create from the squashfs, then start with fstab-form mounts and the variables by --conf",
+// A stand-in for enroot that keeps what it was asked (one argument per line, then "--") and
+// behaves as enroot does where the back end reads the result: `create --name N` makes the
+// container's directory $ENROOT_DATA_PATH/N, `import --output F` writes F.
+void enroot_stand_in(const fs::path& dir, const fs::path& calls) {
+  fs::create_directories(dir);
+  std::ofstream(dir / "enroot") << "#!/bin/sh\nPATH=/usr/bin:/bin\n"
+                                << "for a in \"$@\"; do printf '%s\\n' \"$a\"; done >> '" << calls.string() << "'\n"
+                                << "echo -- >> '" << calls.string() << "'\n"
+                                << "case $1 in\n"
+                                << "  create) mkdir -p \"$ENROOT_DATA_PATH/$4\" ;;\n"
+                                << "  import) echo squashfs > \"$3\" ;;\n"
+                                << "esac\n";
+  fs::permissions(dir / "enroot", fs::perms::owner_all);
+}
+
+TEST_CASE("enroot: unpacked once per node and image, started with fstab-form mounts and the variables by --conf",
           "[container]") {
   dlx::testing::TempDir temp;
-  stand_in(temp.path / "bin", "enroot", temp.path / "calls");
+  enroot_stand_in(temp.path / "bin", temp.path / "calls");
   OnlyPath path(temp.path / "bin");
   const auto runtime = make_runtime("enroot");
   CHECK_THAT(*runtime->refuses(classify_image("/images/a.sif")), Catch::Contains("enroot runs squashfs images"));
-  auto run = sample_run(classify_image("/images/torch.sqsh"), temp.path);
+  const auto image = temp.path / "torch.sqsh";
+  std::ofstream(image) << "squashfs";
+  auto run = sample_run(classify_image(image.string()), temp.path / "node" / "dlx-7_0-r0");
+  fs::create_directories(run.state_dir);
   run.gpus = {0, 3};
   const auto command = runtime->command(run);
-  // `enroot create` ran (the stand-in recorded it) before the start command was given.
-  CHECK(read(temp.path / "calls") == "create\n--force\n--name\ndlx-7_0-r0\n/images/torch.sqsh\n--\n");
+  // The first run unpacks the image into a container named by the file's identity, and says so.
+  const auto calls = read(temp.path / "calls");
+  CHECK_THAT(calls, Catch::StartsWith("create\n--force\n--name\ndlx-"));
+  CHECK_THAT(calls, Catch::EndsWith("\n" + image.string() + "\n--\n"));
+  const auto container = calls.substr(std::string("create\n--force\n--name\n").size(), 4 + 16);
+  CHECK(fs::exists(temp.path / "node" / (container + ".unpacked")));
+  CHECK(fs::is_directory(temp.path / "node" / "enroot" / container));  // dlx's own ENROOT_DATA_PATH, node-local
+  REQUIRE(command.notes.size() == 1);
+  CHECK_THAT(command.notes[0], Catch::Contains("unpacked once on this node") && Catch::Contains(container));
   const auto& argv = command.argv;
-  const auto conf = temp.path / "enroot.conf";
+  const auto conf = run.state_dir / "enroot.conf";
   CHECK(contains_sequence(argv, {"start", "--conf", conf.string(), "--mount", "/shared/exp:/shared/exp:none:x-create=auto,rbind"}));
-  CHECK(contains_sequence(argv, {"--mount", "/datasets:/data:none:x-create=auto,rbind,ro", "dlx-7_0-r0", "/bin/sh", "-c"}));
+  CHECK(contains_sequence(argv, {"--mount", "/datasets:/data:none:x-create=auto,rbind,ro", container, "/bin/sh", "-c"}));
   CHECK(contains_sequence(argv, {"/local/code-1", "python3", "train.py", "--lr", "0.1"}));
   // enroot runs with dlx-launch's environment (its PATH finds enroot's helpers; Enroot 4.1.2, run
-  // here, failed with "enroot-nsenter: not found" under the image's PATH), not as a login shell;
-  // the trainer's variables, NVIDIA's hook's too, come from the configuration script's environ(),
-  // as Enroot runs it.
-  CHECK(command.env == std::vector<std::pair<std::string, std::string>>{{"ENROOT_LOGIN_SHELL", "n"}});
+  // here, failed with "enroot-nsenter: not found" under the image's PATH), dlx's data path, not as
+  // a login shell, read-only; the trainer's variables, NVIDIA's hook's too, come from the configuration script's
+  // environ(), as Enroot runs it.
+  CHECK(command.env == std::vector<std::pair<std::string, std::string>>{
+                           {"ENROOT_DATA_PATH", (temp.path / "node" / "enroot").string()},
+                           {"ENROOT_LOGIN_SHELL", "n"},
+                           {"ENROOT_ROOTFS_WRITABLE", "n"}});
   CHECK(std::find(argv.begin(), argv.end(), "--env") == argv.end());
   CHECK((fs::status(conf).permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write));
-  CHECK((fs::status(temp.path / "container.env").permissions() & fs::perms::all) ==
+  CHECK((fs::status(run.state_dir / "container.env").permissions() & fs::perms::all) ==
         (fs::perms::owner_read | fs::perms::owner_write));
   const auto printed = dlx::run_bounded({"/bin/bash", "-c", "PATH=/usr/bin:/bin; source \"$0\" && environ", conf.string()},
                                         dlx::CommandLimits{.timeout = std::chrono::seconds(10)});
   CHECK(printed.exit_code == 0);
   CHECK(printed.out == "DLX_TRIAL_ID=3\nPATH=/usr/bin:/bin\nNVIDIA_VISIBLE_DEVICES=0,3\n");
-  // A registry reference is imported first, once, beside the runs' directories.
+
+  // The next run on the node starts the same container: no second unpack.
+  fs::remove(temp.path / "calls");
+  run.state_dir = temp.path / "node" / "dlx-8_0-r0";
+  fs::create_directories(run.state_dir);
+  const auto again = runtime->command(run);
+  CHECK_FALSE(fs::exists(temp.path / "calls"));
+  CHECK(contains_sequence(again.argv, {container, "/bin/sh"}));
+  REQUIRE(again.notes.size() == 1);
+  CHECK_THAT(again.notes[0], Catch::Contains("unpacked on this node already"));
+  // An unpack that was killed left no marker: redone. A container its user removed: redone.
+  for (const auto& undo : {std::function<void()>([&] { fs::remove(temp.path / "node" / (container + ".unpacked")); }),
+                           std::function<void()>([&] { fs::remove(temp.path / "node" / "enroot" / container); })}) {
+    undo();
+    fs::remove(temp.path / "calls");
+    runtime->command(run);
+    CHECK_THAT(read(temp.path / "calls"), Catch::Contains("create\n--force\n--name\n" + container + "\n"));
+  }
+  // A new version of the image file is a new container.
+  fs::remove(temp.path / "calls");
+  fs::last_write_time(image, fs::last_write_time(image) + std::chrono::seconds(5));
+  const auto newer = runtime->command(run);
+  CHECK_THAT(read(temp.path / "calls"), Catch::StartsWith("create\n--force\n--name\ndlx-"));
+  CHECK(std::find(newer.argv.begin(), newer.argv.end(), container) == newer.argv.end());
+
+  // A registry reference is imported once per node beside the runs' directories (through a
+  // temporary name), then unpacked as a file is.
   fs::remove(temp.path / "calls");
   run.image = classify_image("docker://nvcr.io#nvidia/pytorch:24.05-py3");
-  run.state_dir = temp.path / "runs" / "dlx-7_0-r0";
-  fs::create_directories(run.state_dir);
   runtime->command(run);
-  const auto calls = read(temp.path / "calls");
-  CHECK_THAT(calls, Catch::StartsWith("import\n--output\n" + (temp.path / "runs").string() + "/enroot-"));
-  CHECK_THAT(calls, Catch::Contains(".sqsh\ndocker://nvcr.io#nvidia/pytorch:24.05-py3\n--\ncreate"));
+  const auto imported = read(temp.path / "calls");
+  CHECK_THAT(imported, Catch::StartsWith("import\n--output\n" + (temp.path / "node").string() + "/enroot-"));
+  CHECK_THAT(imported, Catch::Contains(".sqsh.partial\ndocker://nvcr.io#nvidia/pytorch:24.05-py3\n--\ncreate"));
+  fs::remove(temp.path / "calls");
+  runtime->command(run);
+  CHECK_FALSE(fs::exists(temp.path / "calls"));
+  // Nothing is removed after a run: the container is for the next.
   runtime->cleanup(run);
-  CHECK_THAT(read(temp.path / "calls"), Catch::EndsWith("remove\n--force\ndlx-7_0-r0\n--\n"));
+  CHECK_FALSE(fs::exists(temp.path / "calls"));
 }
 
 TEST_CASE("podman run: host network and PIDs, --env-file, --volume, a skeleton --rootfs, CDI-less GPUs", "[container]") {

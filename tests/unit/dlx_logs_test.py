@@ -30,6 +30,15 @@ def check(condition, what):
         print("FAIL:", what)
 
 
+def no_sdk_warning(trial):
+    """What rank 0's dlx-launch adds to its log after these shell trainers, which never open their
+    trial through the SDK."""
+    return (f"dlx-launch: warning: the trainer exited 0 without opening trial {trial} through the dlx SDK: it "
+            "reported no metrics and saved no checkpoints, and `dlx status` will show the trial not started. "
+            "Open it with dlx.Trial() in Python (or dlx.torch.Loop, or Determined's API), dlx::Trial in C++; "
+            "docs/sdk.md\n")
+
+
 def launch(directory, trial, rank, restart, script, extra=None):
     env = {"PATH": "/usr/bin:/bin", "DLX_EXPERIMENT_DIR": directory, "DLX_TRIAL_ID": str(trial),
            "SLURM_JOB_ID": "77", "SLURM_STEP_ID": "0", "SLURM_PROCID": str(rank),
@@ -71,12 +80,13 @@ try:
         for rank in (0, 1):
             expected += (f"# trial 2 attempt {restart} rank {rank} (run 77.{restart}.0): "
                          f"{logs}/attempt-{restart}.rank-{rank}.log\n"
-                         f"out rank {rank} restart {restart}\nerr rank {rank}\n")
+                         f"out rank {rank} restart {restart}\nerr rank {rank}\n"
+                         + (no_sdk_warning(2) if rank == 0 else ""))
     check(done.stdout == expected, f"dlx logs output:\n{done.stdout}\nexpected:\n{expected}")
 
     done = dlx(exp, "2", "--attempt", "1", "--rank", "0")
     check(done.stdout == f"# trial 2 attempt 1 rank 0 (run 77.1.0): {logs}/attempt-1.rank-0.log\n"
-                         "out rank 0 restart 1\nerr rank 0\n", f"--attempt 1 --rank 0:\n{done.stdout}")
+                         "out rank 0 restart 1\nerr rank 0\n" + no_sdk_warning(2), f"--attempt 1 --rank 0:\n{done.stdout}")
 
     done = dlx(exp, "2", "--json")
     doc = json.loads(done.stdout)
@@ -85,7 +95,8 @@ try:
     first = doc["attempts"][0]
     check(first["run"] == "77.0.0" and [f["rank"] for f in first["files"]] == [0, 1], f"--json files: {first}")
     check(first["files"][0]["path"] == f"{logs}/attempt-0.rank-0.log" and
-          first["files"][0]["bytes"] == len("out rank 0 restart 0\nerr rank 0\n"), f"--json file: {first}")
+          first["files"][0]["bytes"] == len("out rank 0 restart 0\nerr rank 0\n" + no_sdk_warning(2)),
+          f"--json file: {first}")
 
     # Refusals, each saying what and how to go on.
     done = dlx(exp, "9")
@@ -292,7 +303,7 @@ try:
         check(follower.returncode == 0, f"--follow exit {follower.returncode}: {err}")
         print("# --follow printed:\n" + out, end="")
         check("no output yet; waiting for it" in out and "first attempt\n" in out and
-              f"# trial 0 attempt 1 rank 0 (run 77.1.0): " in out and out.endswith("second attempt\n"),
+              f"# trial 0 attempt 1 rank 0 (run 77.1.0): " in out and out.endswith("second attempt\n" + no_sdk_warning(0)),
               f"--follow output:\n{out}")
     except subprocess.TimeoutExpired:
         follower.kill()

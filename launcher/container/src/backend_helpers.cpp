@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <unistd.h>
+
+#include <array>
+#include <cstring>
 
 #include <fmt/format.h>
 
 #include "backends.hpp"
 #include "dlx/common/bounded_command.hpp"
 #include "dlx/common/durable_file.hpp"
+#include "dlx/common/unique_fd.hpp"
 
 namespace dlx::container::detail {
 
@@ -49,6 +54,25 @@ std::vector<std::string> gpu_device_files(const std::vector<int>& gpus) {
     if (::access(control, F_OK) == 0) files.emplace_back(control);
   }
   return files;
+}
+
+FileLock lock_exclusively(const std::filesystem::path& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd) throw ContainerError(fmt::format("cannot open the lock {}: {}", path.string(), std::strerror(errno)));
+  FileLock lock(std::move(fd), path, LockOwner::description);
+  lock.lock(LockMode::exclusive);
+  return lock;
+}
+
+std::string short_sha256(std::string_view text) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int length = 0;
+  if (EVP_Digest(text.data(), text.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1) {
+    throw ContainerError("sha256 failed (OpenSSL)");
+  }
+  std::string hex;
+  for (unsigned int i = 0; i < 8; ++i) hex += fmt::format("{:02x}", digest[i]);
+  return hex;
 }
 
 std::filesystem::path write_env_file(const std::filesystem::path& state_dir,

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "dlx/common/file_lock.hpp"
 #include "dlx/container/runtime.hpp"
 
 namespace dlx::container::detail {
@@ -34,6 +35,13 @@ std::string oci_transport(const ImageRef& image);
 
 // The device files of the trial's GPUs: /dev/nvidiaN, and the driver's control devices there are.
 std::vector<std::string> gpu_device_files(const std::vector<int>& gpus);
+
+// An exclusive lock on `path` (created 0600), held by this open file description (threads and
+// processes of the node exclude each other); waits as long as the holder takes.
+FileLock lock_exclusively(const std::filesystem::path& path);
+
+// The first 16 hex digits of the sha256 of `text`: a short name for what `text` identifies.
+std::string short_sha256(std::string_view text);
 
 // The variables as NAME=value lines, in a new private (0600) file; its path.
 std::filesystem::path write_env_file(const std::filesystem::path& state_dir,

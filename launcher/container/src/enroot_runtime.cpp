@@ -1,17 +1,33 @@
 // SPDX-License-Identifier: Apache-2.0
-// Enroot: a squashfs image is unpacked once into a container of the run's name (`enroot create`,
-// in the user's ENROOT_DATA_PATH), then `enroot start` runs the command in it, sharing the host's
-// namespaces but the mount and user ones; the mounts in enroot's fstab form (SRC DST none
-// x-create=auto,rbind[,ro], colon-separated on the command line), GPUs through NVIDIA's hook and
-// NVIDIA_VISIBLE_DEVICES. enroot start has no working-directory option: /bin/sh in the image
+// Enroot: `enroot start` runs the command in a container unpacked from a squashfs image, sharing
+// the host's namespaces but the mount and user ones; the mounts in enroot's fstab form (SRC DST
+// none x-create=auto,rbind[,ro], colon-separated on the command line), GPUs through NVIDIA's hook
+// and NVIDIA_VISIBLE_DEVICES. enroot start has no working-directory option: /bin/sh in the image
 // changes to it.
+//
+// Unpacked once per node, not per run: `enroot create` takes seconds to minutes per image (1.5 GB:
+// 4-7 s here), which is what pyxis users pay at every job. dlx's containers live in the user's
+// private node-local directory (<local>/dlx-<uid>/containers/enroot, as ENROOT_DATA_PATH of
+// dlx's enroot commands), with their markers and locks: node-local even where the user's
+// ENROOT_DATA_PATH is a shared home, and gone with that directory. The first run on a node
+// unpacks the image into a container named by the image file's identity (dlx-<sha256 of its path,
+// size and modification time>) under a lock, and writes a marker once `enroot create` succeeded;
+// every later run starts that container again (Enroot serialises the starts' configuration
+// itself, with its rootfs lock). A killed unpack leaves no marker and is redone; a new version of
+// the image file is a new container. Starts are read-only (ENROOT_ROOTFS_WRITABLE=n): no run's
+// writes reach the next. A docker:// reference is imported once per node into a .sqsh file beside
+// them, the same way.
 //
 // The trainer's variables go through a configuration script (`enroot start --conf`), whose
 // environ() prints the run's private environment file, the way Enroot documents for such a
 // script. Not `--env NAME` with the values in enroot's own environment: enroot would then run
 // with the image's PATH, and it finds its own helpers (enroot-nsenter, enroot-switchroot) on
 // PATH. Not `--env NAME=VALUE`: other users read argv.
-#include <functional>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -46,20 +62,12 @@ class Enroot final : public Runtime {
 
   RuntimeCommand command(const ContainerRun& run) const override {
     const auto program = find_program("enroot").value_or("enroot");
+    const auto node_dir = run.state_dir.parent_path();  // the user's private node-local directory
+    const auto data_path = node_dir / "enroot";
+    RuntimeCommand command;
     auto image = run.image.path;
-    if (run.image.kind == ImageRef::Kind::registry) {
-      // docker://registry#name:tag is enroot's form; imported once into the user's containers
-      // directory (beside the runs' own, which go when their run ends), named by the reference.
-      image = run.state_dir.parent_path() / fmt::format("enroot-{:016x}.sqsh", std::hash<std::string>{}(run.image.text));
-      std::error_code absent;
-      if (run.force_pull || !std::filesystem::exists(image, absent)) {
-        const auto ref = run.image.text.rfind("docker://", 0) == 0 ? run.image.text : "docker://" + run.image.text;
-        std::filesystem::remove(image, absent);
-        run_checked({program, "import", "--output", image.string(), ref}, "import the image", std::chrono::minutes(30));
-      }
-    }
-    run_checked({program, "create", "--force", "--name", run.name, image.string()}, "unpack the image",
-                std::chrono::minutes(10));
+    if (run.image.kind == ImageRef::Kind::registry) image = imported(program, run, node_dir, command.notes);
+    const auto container = unpacked(program, image, node_dir, data_path, command.notes);
     auto env = run.env;
     if (!run.gpus.empty()) {
       std::string list;
@@ -72,11 +80,12 @@ class Enroot final : public Runtime {
                        "# dlx: the trainer's variables, from the run's private environment file\n"
                        "environ() { cat \"$(dirname \"${BASH_SOURCE[0]}\")/container.env\"; }\n",
                        0600);
-    RuntimeCommand command;
     // Not a login shell (enroot's default): that changes to $HOME first and fails where the image
     // has no such directory and no DEFAULT_HOME in its login.defs (Enroot 4.1.2, run here). The
     // trainer runs as under the other runtimes: from its working directory, no profile read.
+    command.env.emplace_back("ENROOT_DATA_PATH", data_path.string());
     command.env.emplace_back("ENROOT_LOGIN_SHELL", "n");
+    command.env.emplace_back("ENROOT_ROOTFS_WRITABLE", "n");  // the container is shared with later runs
     auto& argv = command.argv;
     argv = {program, "start", "--conf", (run.state_dir / "enroot.conf").string()};
     for (const auto& mount : run.mounts) {
@@ -86,22 +95,73 @@ class Enroot final : public Runtime {
       argv.push_back(fmt::format("{}:{}:none:x-create=auto,rbind{}", mount.host.string(), mount.container.string(),
                                  mount.read_only ? ",ro" : ""));
     }
-    argv.push_back(run.name);
+    argv.push_back(container);
     argv.insert(argv.end(), {"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", run.workdir.string()});
     argv.insert(argv.end(), run.command.begin(), run.command.end());
     return command;
   }
 
-  void cleanup(const ContainerRun& run) const noexcept override {
-    try {
-      if (const auto program = find_program("enroot")) {
-        run_bounded({*program, "remove", "--force", run.name}, CommandLimits{.timeout = std::chrono::minutes(2)});
-      }
-    } catch (...) {
-    }
+ private:
+  // docker://registry#name:tag is enroot's form: imported once per node into the user's directory,
+  // named by the reference (again with force_pull_image), through a temporary name so that a
+  // killed import is never taken for an image.
+  static std::filesystem::path imported(const std::string& program, const ContainerRun& run,
+                                        const std::filesystem::path& node_dir, std::vector<std::string>& notes) {
+    const auto image = node_dir / fmt::format("enroot-{}.sqsh", short_sha256(run.image.text));
+    const auto lock = lock_exclusively(image.string() + ".lock");
+    std::error_code absent;
+    if (!run.force_pull && std::filesystem::exists(image, absent)) return image;
+    const auto ref = run.image.text.rfind("docker://", 0) == 0 ? run.image.text : "docker://" + run.image.text;
+    const auto partial = image.string() + ".partial";
+    std::filesystem::remove(partial, absent);
+    run_checked({program, "import", "--output", partial, ref}, "import the image", std::chrono::minutes(30));
+    std::filesystem::rename(partial, image);
+    notes.push_back(fmt::format("enroot: {} imported on this node into {}", ref, image.string()));
+    return image;
   }
 
- private:
+  // The container of `image` on this node, unpacked by the first run that needs it.
+  static std::string unpacked(const std::string& program, const std::filesystem::path& image,
+                              const std::filesystem::path& node_dir, const std::filesystem::path& data_path,
+                              std::vector<std::string>& notes) {
+    struct stat status {};
+    if (::stat(image.c_str(), &status) != 0) {
+      throw ContainerError(fmt::format("cannot read the image {}: {}", image.string(), std::strerror(errno)));
+    }
+    const auto identity = fmt::format("{}\n{}\n{}.{:09}", std::filesystem::absolute(image).string(), status.st_size,
+                                      status.st_mtim.tv_sec, status.st_mtim.tv_nsec);
+    const auto name = "dlx-" + short_sha256(identity);
+    const auto marker = node_dir / (name + ".unpacked");
+    const auto ready = [&] {
+      std::error_code absent;
+      return std::filesystem::exists(marker, absent) && std::filesystem::is_directory(data_path / name, absent);
+    };
+    if (ready()) {
+      notes.push_back(fmt::format("enroot: the image {} is unpacked on this node already: container {}", image.string(),
+                                  name));
+      return name;
+    }
+    const auto lock = lock_exclusively(node_dir / (name + ".lock"));
+    if (ready()) {
+      notes.push_back(fmt::format("enroot: the image {} was unpacked on this node by another run: container {}",
+                                  image.string(), name));
+      return name;
+    }
+    std::error_code absent;
+    std::filesystem::remove(marker, absent);
+    const auto start = std::chrono::steady_clock::now();
+    run_checked({"/usr/bin/env", "ENROOT_DATA_PATH=" + data_path.string(), program, "create", "--force", "--name", name,
+                 image.string()},
+                "unpack the image", std::chrono::minutes(10));
+    write_file_durably(marker, identity + "\n", 0600);
+    notes.push_back(fmt::format(
+        "enroot: the image {} unpacked once on this node, in {:.1f} s, into container {} of {} (later runs on this node "
+        "start it again; removing that directory frees it)",
+        image.string(), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), name,
+        data_path.string()));
+    return name;
+  }
+
   static void run_checked(const std::vector<std::string>& argv, std::string_view what, std::chrono::milliseconds limit) {
     const auto result = run_bounded(argv, CommandLimits{.timeout = limit});
     if (result.exit_code != 0) {

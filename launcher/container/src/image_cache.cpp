@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "backends.hpp"
 #include "dlx/common/directories.hpp"
 #include "dlx/common/durable_file.hpp"
 #include "dlx/common/file_lock.hpp"
@@ -36,14 +37,6 @@ void check_own_directory(const fs::path& dir) {
                                      "could replace the images you run (remove it, or name another image_cache)",
                                      dir.string(), status.st_uid, status.st_mode & 07777));
   }
-}
-
-FileLock lock_exclusively(const fs::path& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!fd) throw ContainerError(fmt::format("cannot open the lock {}: {}", path.string(), std::strerror(errno)));
-  FileLock lock(std::move(fd), path, LockOwner::description);
-  lock.lock(LockMode::exclusive);
-  return lock;
 }
 
 bool complete(const fs::path& entry) {
@@ -73,7 +66,7 @@ CachedImage cached_rootfs(const ImageRef& image, const fs::path& cache_dir, std:
   const auto hex = cached.digest.substr(cached.digest.find(':') + 1);
   cached.dir = cache_dir / hex;
   if (complete(cached.dir)) return cached;  // the common case: no lock taken
-  const auto lock = lock_exclusively(cache_dir / (hex + ".lock"));
+  const auto lock = detail::lock_exclusively(cache_dir / (hex + ".lock"));
   if (complete(cached.dir)) return cached;  // converted by the trial we waited for
   // Conversions that were killed (their holder's lock is gone, so none is under way).
   std::error_code error;

@@ -142,6 +142,7 @@ class Oci final : public Runtime {
     const bool crun = fs::path(*program).filename() == "crun";
     return {{*program, crun ? "--log=file:" + log : "--log=" + log, "--root", (run.state_dir / "state").string(), "run",
              "--bundle", bundle.string(), run.name},
+            {},
             {}};
   }
 

@@ -252,6 +252,7 @@ std::vector<std::string> TrialContainer::command_for(const std::vector<std::stri
     throw LaunchError(fmt::format("the container runtime {} cannot run the image {}: {}", runtime_->name(),
                                   run_.image.text, e.what()));
   }
+  for (const auto& note : runtime_command.notes) fmt::print(stderr, "dlx-launch: {}\n", note);
   for (const auto& [name, value] : runtime_command.env) ::setenv(name.c_str(), value.c_str(), 1);
   return runtime_command.argv;
 }

@@ -48,6 +48,8 @@ struct ContainerRun {
 struct RuntimeCommand {
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> env;
+  // What the back end did to prepare the run, for the trial's log (an image unpacked, reused).
+  std::vector<std::string> notes;
 };
 
 }  // namespace dlx::container
