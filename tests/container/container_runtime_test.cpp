@@ -189,6 +189,11 @@ TEST_CASE("apptainer exec: --cleanenv, the variables as APPTAINERENV_, HOME by -
         "docker://nvcr.io/nvidia/pytorch:24.05-py3");
   run.mounts = {{"/a:b", "/c", false}};
   CHECK_THROWS_WITH(runtime->command(run), Catch::Contains("cannot mount /a:b"));
+  // So is a HOME that --home would split.
+  run.mounts.clear();
+  run.env.back().second = "/home/a:b";
+  CHECK_THROWS_WITH(runtime->command(run), Catch::Contains("apptainer cannot mount /home/a:b: its mount option splits "
+                                                           "paths at ':' and ','"));
 }
 
 TEST_CASE("each runtime is asked its version as its CLI has it: enroot version, the others --version",
@@ -300,6 +305,10 @@ TEST_CASE("enroot: unpacked once per node and image, started with fstab-form mou
   fs::remove(temp.path / "calls");
   runtime->command(run);
   CHECK_FALSE(fs::exists(temp.path / "calls"));
+  // An image file gone since sbatch checked it: said, with the path.
+  run.image = classify_image((temp.path / "gone.sqsh").string());
+  CHECK_THROWS_WITH(runtime->command(run),
+                    "cannot read the image " + (temp.path / "gone.sqsh").string() + ": No such file or directory");
   // Nothing is removed after a run: the container is for the next.
   runtime->cleanup(run);
   CHECK_FALSE(fs::exists(temp.path / "calls"));
