@@ -3,9 +3,12 @@
 verifies the whole file first and holds none of the model's bytes; each parameter and buffer
 that can take the stored bytes as they are (CPU, contiguous, same dtype and shape: bool and
 complex too) is read into its own memory; others (a non-contiguous buffer, a module's extra
-state) into new tensors that load_state_dict copies. What must hold besides equal values: a
-damaged file is still refused before anything changes (resume falls back to an older one), and
-a file changed between the verification and the read is reported, naming the object.
+state) into new tensors that load_state_dict copies. An optimizer's moments are read straight
+into the tensors the optimizer keeps (cast as its load_state_dict casts them), not deep-copied
+by it; an optimizer with its own load_state_dict gets them through the library as before. What
+must hold besides equal values: a damaged file is still refused before anything changes (resume
+falls back to an older one), and a file changed between the verification and the read is
+reported, naming the object.
 Needs DLX_LIBRARY (the built libdlx_c.so) and PYTHONPATH (python/)."""
 import atexit
 import os
@@ -82,11 +85,20 @@ model.lin(torch.randn(8, 64)).square().mean().backward()
 optimizer.step()
 objects = {"model": model, "optimizer": optimizer}
 
+
+def moments_of(optimizer):
+    """{parameter index: {key: tensor}} of the optimizer's state, copied."""
+    state = optimizer.state_dict()["state"]
+    return {index: {key: value.clone() for key, value in entry.items()}
+            for index, entry in state.items()}
+
+
 with dlx.Trial() as trial:
     assert dlx.torch.load_state(trial, objects) is None
     dlx.torch.save_state(trial, 10, objects)
     assert trial.wait_for_checkpoint(timeout=60)
     saved, saved_table = state_of(model), {"rows": model.table["rows"].clone(), "name": "t"}
+    saved_moments = moments_of(optimizer)
     trial.finish()
 
 # Every read the library does for load_state, and where each went.
@@ -102,6 +114,9 @@ def recording_read_into(self, stored, address, nbytes):
 LoadedCheckpoint.read_into = recording_read_into
 
 scramble(model)
+with torch.no_grad():
+    for entry in optimizer.state.values():
+        entry["momentum_buffer"].fill_(5.0)
 own = {key: value.data_ptr() for key, value in model.state_dict().items()
        if isinstance(value, torch.Tensor)}
 weight_before = model.lin.weight
@@ -118,8 +133,9 @@ with dlx.Trial() as trial:
     del trial.load
 
     deferred = loads[0]
-    assert all(deferred[name] for name in deferred if name.startswith("model/")), deferred
-    assert not any(deferred[name] for name in deferred if not name.startswith("model/")), deferred
+    held = ("model/", "optimizer/")
+    assert all(deferred[name] for name in deferred if name.startswith(held)), deferred
+    assert not any(deferred[name] for name in deferred if not name.startswith(held)), deferred
     read_to = dict(reads)
     # In place: every parameter and buffer that takes the bytes as stored.
     for key in ("lin.weight", "lin.bias", "mask", "phase", "brain"):
@@ -135,6 +151,50 @@ with dlx.Trial() as trial:
     print("in place: lin.weight, lin.bias, mask (bool), phase (complex), brain (bfloat16); "
           "copied: transposed (a view), the extra state; all equal")
 
+    # The optimizer keeps the very tensors its moments were read into: load_state_dict got
+    # empty stand-ins for them (it deep-copies what it is given) and they were put in after.
+    params = [param for group in optimizer.param_groups for param in group["params"]]
+    for index, param in enumerate(params):
+        buffer = optimizer.state[param]["momentum_buffer"]
+        assert read_to[f"optimizer/state/{index}/momentum_buffer"] == buffer.data_ptr(), index
+        assert buffer.shape == param.shape and buffer.dtype == param.dtype
+    assert moments_of(optimizer).keys() == saved_moments.keys()
+    for index, entry in moments_of(optimizer).items():
+        assert equal(entry["momentum_buffer"], saved_moments[index]["momentum_buffer"]), index
+    assert optimizer.param_groups[0]["lr"] == 0.1 and optimizer.param_groups[0]["momentum"] == 0.9
+    print("optimizer: each momentum buffer read into the tensor the optimizer keeps; equal")
+
+    # Parameters of another dtype now: load_state_dict casts the moments to it, and so does the
+    # read (into a new tensor of the stored dtype, then cast), as PyTorch would.
+    wide = Odd().double()
+    wide_optimizer = torch.optim.SGD(wide.parameters(), lr=0.5, momentum=0.5)
+    assert dlx.torch.load_state(trial, {"model": wide, "optimizer": wide_optimizer}) == 10
+    wide_params = [param for group in wide_optimizer.param_groups for param in group["params"]]
+    for index, param in enumerate(wide_params):
+        buffer = wide_optimizer.state[param]["momentum_buffer"]
+        assert buffer.dtype == torch.float64, (index, buffer.dtype)
+        assert equal(buffer, saved_moments[index]["momentum_buffer"].double()), index
+    assert wide_optimizer.param_groups[0]["lr"] == 0.1
+    print("optimizer of float64 parameters: moments cast to float64, equal")
+
+    # An optimizer with its own load_state_dict (a sharded or wrapping one may keep what it is
+    # given) is not read in place: its tensors come through the library, and it deep-copies them.
+    class Custom(torch.optim.SGD):
+        def load_state_dict(self, state_dict):
+            self.seen = state_dict
+            super().load_state_dict(state_dict)
+    custom = Custom(model.parameters(), lr=0.3, momentum=0.1)
+    loads.clear()
+    trial.load = recording_load
+    assert dlx.torch.load_state(trial, {"model": model, "optimizer": custom}) == 10
+    del trial.load
+    assert not any(deferred for name, deferred in loads[0].items()
+                   if name.startswith("optimizer/")), loads[0]
+    assert all(value["momentum_buffer"].numel() for value in custom.seen["state"].values())
+    for index, entry in moments_of(custom).items():
+        assert equal(entry["momentum_buffer"], saved_moments[index]["momentum_buffer"]), index
+    print("an optimizer with its own load_state_dict: given the whole state, through the library")
+
     # A model not wholly on the CPU (a CUDA model's case; played here by a buffer on the meta
     # device) gains nothing from a second read: its tensors come through the library's memory.
     elsewhere = Odd()
@@ -143,7 +203,8 @@ with dlx.Trial() as trial:
     trial.load = recording_load
     assert dlx.torch.load_state(trial, {"model": elsewhere, "optimizer": optimizer}) == 10
     del trial.load
-    assert not any(loads[0].values()), loads[0]
+    assert not any(deferred for name, deferred in loads[0].items()
+                   if name.startswith("model/")), loads[0]
     assert equal(elsewhere.lin.weight.detach(), saved["lin.weight"])
     print("a model with a tensor off the CPU: nothing deferred, restored through the library")
 
@@ -177,22 +238,27 @@ with dlx.Trial() as trial:
     assert trial.wait_for_checkpoint(timeout=60)
     real_load = trial.load
 
-    def load_then_damage(*args, **kwargs):
-        loaded = real_load(*args, **kwargs)
-        flip_byte(loaded.path, "model/lin.bias", at=1)
-        return loaded
-    trial.load = load_then_damage
-    try:
-        dlx.torch.load_state(trial, objects)
-    except dlx.ConfigError as error:
-        text = str(error)
-        for needle in ("step-30.h5 could not be read into objects['model'] after it was verified",
-                       "checksum mismatch in tensor 'model/lin.bias'", "call load_state again"):
-            assert needle in text, f"expected {needle!r} in: {text}"
-        print(f"  refused (changed after verification): {text[:160]}")
-    else:
-        raise AssertionError("a file changed after verification was read without an error")
-    del trial.load
+    for damaged, name in (("model/lin.bias", "model"),
+                          ("optimizer/state/0/momentum_buffer", "optimizer")):
+        def load_then_damage(*args, **kwargs):
+            loaded = real_load(*args, **kwargs)
+            flip_byte(loaded.path, damaged, at=1)
+            return loaded
+        trial.load = load_then_damage
+        try:
+            dlx.torch.load_state(trial, objects)
+        except dlx.ConfigError as error:
+            text = str(error)
+            for needle in (f"step-30.h5 could not be read into objects['{name}'] after it was "
+                           f"verified", f"checksum mismatch in tensor '{damaged}'",
+                           "may hold part of the checkpoint now: call load_state again"):
+                assert needle in text, f"expected {needle!r} in: {text}"
+            print(f"  refused (changed after verification): {text[:160]}")
+        else:
+            raise AssertionError(f"a file changed after verification ({damaged}) was read "
+                                 f"without an error")
+        del trial.load
+        flip_byte(os.path.join(checkpoints, "step-30.h5"), damaged, at=1)  # as it was
     trial.finish()
 
 LoadedCheckpoint.read_into = real_read_into

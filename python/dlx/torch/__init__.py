@@ -111,7 +111,8 @@ def _cuda_io_mode() -> str:
       again; loaded into host memory, then copied by load_state_dict;
     library: saved by handing their device pointers to libdlx, which copies them itself into its
       own pinned buffers (one copy, not two); a CUDA module's tensors loaded by reading each into
-      a pinned buffer and copying it straight into the module's own tensor on the GPU.
+      a pinned buffer and copying it straight into the module's own tensor on the GPU, and a
+      CUDA optimizer's moments the same way into the device tensors it then keeps.
     library has not yet run on a GPU (docs/sdk.md), hence not the default."""
     mode = os.environ.get("DLX_TORCH_CUDA_IO", "torch")
     if mode not in ("torch", "library"):
@@ -234,15 +235,18 @@ def _load_state(trial: Trial, objects: Mapping[str, Any], restore_rng: bool) -> 
     for name, value in objects.items():
         _state_of(name, value)
     # A CPU model's tensors are read straight into its own parameters and buffers
-    # (_read_in_place), after the library verified the whole file and every check below passed:
-    # no fresh memory, no copy; with DLX_TORCH_CUDA_IO=library, a CUDA model's too, through
-    # pinned buffers. Everything else (by default a CUDA model's tensors too) is held by the
-    # library and read through views.
+    # (_read_in_place), and a CPU optimizer's moments into the tensors it then keeps
+    # (_read_moments), after the library verified the whole file and every check below passed:
+    # no copy; with DLX_TORCH_CUDA_IO=library, a CUDA model's and optimizer's too, through pinned
+    # buffers. Everything else (by default a CUDA model's tensors too) is held by the library
+    # and read through views.
     into_gpu = _cuda_io_mode() == "library"
     modules = [name for name, value in objects.items()
                if isinstance(value, torch.nn.Module) and
                (_all_on_cpu(value) or (into_gpu and _all_on_current_cuda(value)))]
-    loaded = trial.load(any_world_size=True, defer=[f"{name}/" for name in modules])
+    optimizers = [name for name, value in objects.items()
+                  if _reads_optimizer_in_place(value, into_gpu)]
+    loaded = trial.load(any_world_size=True, defer=[f"{name}/" for name in modules + optimizers])
     if loaded is None:
         return None
     with loaded:
@@ -303,16 +307,22 @@ def _load_state(trial: Trial, objects: Mapping[str, Any], restore_rng: bool) -> 
             elif not entry["stateful"]:
                 _check_plain(target, states[name], name)
         staging = _PinnedStaging()
+        reader = _DeferredReader(loaded, stored, waiting, staging)
+        moments: dict[str, list[_Moment]] = {}
         try:
             for name in modules:
-                states[name] = _read_in_place(loaded, stored, waiting, objects[name],
-                                              states[name], name, staging)
+                states[name] = _read_in_place(reader, objects[name], states[name], name)
+            for name in optimizers:
+                states[name], moments[name] = _read_moments(reader, objects[name],
+                                                            states[name], name)
         finally:
             staging.finish()  # every copy to the GPU done before the buffers go
         loaded_memory = [(t.address, t.address + t.nbytes) for t in stored.values()
                          if t.nbytes and not t.deferred]
         for name, state in states.items():
             _restore(objects[name], state, name, loaded.path)
+            for moment in moments.get(name, ()):
+                objects[name].state[moment.param][moment.key] = moment.tensor
             if isinstance(objects[name], torch.optim.Optimizer):
                 _own_kept_tensors(objects[name], loaded_memory)
         prefix = f"rng/rank-{trial.rank}/"
@@ -370,11 +380,14 @@ def _all_on_cpu(module: torch.nn.Module) -> bool:
                for tensor in itertools.chain(module.parameters(), module.buffers()))
 
 
-def _all_on_current_cuda(module: torch.nn.Module) -> bool:
+def _all_on_current_cuda(tensors: Any) -> bool:
+    """Whether `tensors` (a module's, or a list) are all on the current CUDA device."""
     if not torch.cuda.is_available() or not torch.cuda.is_initialized():
         return False
     here = torch.device("cuda", torch.cuda.current_device())
-    tensors = list(itertools.chain(module.parameters(), module.buffers()))
+    if isinstance(tensors, torch.nn.Module):
+        tensors = itertools.chain(tensors.parameters(), tensors.buffers())
+    tensors = list(tensors)
     return bool(tensors) and all(tensor.device == here for tensor in tensors)
 
 
@@ -413,54 +426,123 @@ class _PinnedStaging:
         self._copied = [None, None]
 
 
-def _read_in_place(loaded, stored: dict, waiting: dict, module: torch.nn.Module, state: Any,
-                   name: str, staging: _PinnedStaging) -> Any:
-    """`state` (a module's, checked) with every placeholder replaced by its tensor read from the
-    file: into the module's own tensor of that key when it can take the bytes as they are (a
-    CPU model: load_state_dict then finds them in place; a CUDA model with
-    DLX_TORCH_CUDA_IO=library: read into a pinned buffer of `staging`, then copied to the GPU
-    tensor on the current stream), else into a new CPU tensor that load_state_dict copies or
-    moves (a CUDA model otherwise, another dtype). The module's own tensors are its Parameters
-    and buffers themselves (keep_vars), so that load_state_dict's copy_ of each into itself is
-    PyTorch's no-op, not a second pass over the model's memory."""
-    own = module.state_dict(keep_vars=True)
+class _DeferredReader:
+    """Reads the tensors the library deferred (verified, still in the file) into memory chosen
+    for each: a target's own tensor when it can take the stored bytes as they are (CPU,
+    contiguous, the same dtype and shape), a CUDA tensor through a pinned buffer of `staging`
+    (copied on the current stream), else a new CPU tensor."""
 
-    def read(stand_in: torch.Tensor, into: torch.Tensor | None) -> torch.Tensor:
-        _, path, dtype = waiting[id(stand_in)]
-        found = stored[path]
+    def __init__(self, loaded, stored: dict, waiting: dict, staging: _PinnedStaging):
+        self._loaded, self._stored, self._waiting, self._staging = loaded, stored, waiting, staging
+
+    def is_waiting(self, tensor: Any) -> bool:
+        return isinstance(tensor, torch.Tensor) and id(tensor) in self._waiting and \
+            tensor is self._waiting[id(tensor)][0]
+
+    def read(self, stand_in: torch.Tensor, into: torch.Tensor | None, name: str) -> torch.Tensor:
+        _, path, dtype = self._waiting[id(stand_in)]
+        found = self._stored[path]
         to_gpu = into is not None and _tensors.fits_stored_on_gpu(into, stand_in, found.nbytes)
         if to_gpu:
-            index, memory = staging.take(found.nbytes)
+            index, memory = self._staging.take(found.nbytes)
         elif into is None or not _tensors.fits_stored(into, stand_in, found.nbytes):
             into, memory = _tensors.fresh_for(found.dtype, found.shape, dtype, path)
         else:
             memory = into
         try:
-            loaded.read_into(found, memory.data_ptr(), found.nbytes)
+            self._loaded.read_into(found, memory.data_ptr(), found.nbytes)
             if to_gpu:
                 with torch.no_grad():
                     into.copy_(memory.view(into.dtype).view(into.shape), non_blocking=True)
-                staging.copying(index)
+                self._staging.copying(index)
         except Error as error:
-            raise ConfigError(f"dlx.torch: {loaded.path} could not be read into objects[{name!r}] "
-                              f"after it was verified ({error}); the model holds part of the "
-                              f"checkpoint now: call load_state again") from error
+            raise ConfigError(f"dlx.torch: {self._loaded.path} could not be read into "
+                              f"objects[{name!r}] after it was verified ({error}); the objects may hold "
+                              f"part of the checkpoint now: call load_state again") from error
         return into
 
-    def read_waiting(into: Any) -> Callable[[torch.Tensor], torch.Tensor]:
+    def read_any(self, name: str, into: Any = None) -> Callable[[torch.Tensor], torch.Tensor]:
+        """A _map_tensors change that reads each waiting tensor (into `into` when it is a
+        tensor that fits) and leaves any other tensor as it is."""
         def change(tensor: torch.Tensor) -> torch.Tensor:
-            if id(tensor) not in waiting or tensor is not waiting[id(tensor)][0]:
-                return tensor  # not a placeholder
-            return read(tensor, into if isinstance(into, torch.Tensor) else None)
+            if not self.is_waiting(tensor):
+                return tensor
+            return self.read(tensor, into if isinstance(into, torch.Tensor) else None, name)
         return change
 
+
+def _read_in_place(reader: _DeferredReader, module: torch.nn.Module, state: Any,
+                   name: str) -> Any:
+    """`state` (a module's, checked) with every placeholder replaced by its tensor read from the
+    file: into the module's own tensor of that key when it can take the bytes as they are (a
+    CPU model: load_state_dict then finds them in place; a CUDA model with
+    DLX_TORCH_CUDA_IO=library: through a pinned buffer), else into a new CPU tensor that
+    load_state_dict copies or moves (a CUDA model otherwise, another dtype). The module's own
+    tensors are its Parameters and buffers themselves (keep_vars), so that load_state_dict's
+    copy_ of each into itself is PyTorch's no-op, not a second pass over the model's memory."""
+    own = module.state_dict(keep_vars=True)
     if isinstance(state, dict):  # a state dict: each key's own tensor may take its bytes
         for key in state:
             value = state[key]
-            state[key] = _map_tensors(value, read_waiting(own.get(key) if isinstance(value, torch.Tensor)
-                                                          else None))
+            state[key] = _map_tensors(value, reader.read_any(
+                name, own.get(key) if isinstance(value, torch.Tensor) else None))
         return state
-    return _map_tensors(state, read_waiting(None))
+    return _map_tensors(state, reader.read_any(name))
+
+
+def _reads_optimizer_in_place(optimizer: Any, into_gpu: bool) -> bool:
+    """Whether `optimizer`'s per-parameter state can be read straight into tensors it then keeps
+    (_read_moments): PyTorch's own load_state_dict, not an override (a sharded or wrapping
+    optimizer may use the tensors it is given) and no load hooks (they would see the stand-ins);
+    every parameter on the CPU, or with DLX_TORCH_CUDA_IO=library on the current GPU."""
+    if not isinstance(optimizer, torch.optim.Optimizer) or \
+            type(optimizer).load_state_dict is not torch.optim.Optimizer.load_state_dict:
+        return False
+    if getattr(optimizer, "_optimizer_load_state_dict_pre_hooks", None) or \
+            getattr(optimizer, "_optimizer_load_state_dict_post_hooks", None):
+        return False
+    params = [param for group in optimizer.param_groups for param in group["params"]]
+    return bool(params) and (all(param.device.type == "cpu" for param in params) or
+                             (into_gpu and _all_on_current_cuda(params)))
+
+
+class _Moment(NamedTuple):
+    param: torch.Tensor
+    key: str
+    tensor: torch.Tensor
+
+
+def _read_moments(reader: _DeferredReader, optimizer: torch.optim.Optimizer, state: dict,
+                  name: str) -> tuple[dict, list[_Moment]]:
+    """Reads an optimizer's per-parameter state tensors (Adam's exp_avg and exp_avg_sq, SGD's
+    momentum_buffer: all but 'step') from the file straight into new tensors of the dtype and
+    device its load_state_dict would cast them to, and puts empty stand-ins in their place in
+    `state`. load_state_dict deep-copies what it is given (PyTorch 1.x: all of it), so it then
+    copies only the stand-ins and the small values; the caller puts the read tensors into
+    optimizer.state afterwards (_Moment). Parameters pair up as load_state_dict pairs them: the
+    saved groups' indices with the optimizer's groups' parameters, in order (checked equal in
+    number by _check_optimizer). Other tensors (each 'step', tensors in the groups) are read
+    into new CPU tensors for load_state_dict to handle as usual."""
+    saved = itertools.chain.from_iterable(group["params"] for group in state["param_groups"])
+    current = itertools.chain.from_iterable(group["params"] for group in optimizer.param_groups)
+    params = dict(zip(saved, current))
+    moments = []
+    per_param = state.get("state")
+    for index, entry in (per_param.items() if isinstance(per_param, dict) else ()):
+        param = params.get(index)
+        if param is None or not isinstance(entry, dict):
+            continue
+        for key, value in entry.items():
+            if key == "step" or not reader.is_waiting(value):
+                continue
+            # PyTorch's cast: a floating-point parameter's dtype, the parameter's device.
+            dtype = param.dtype if param.is_floating_point() else value.dtype
+            into = torch.empty(value.shape, dtype=dtype, device=param.device) \
+                if dtype == value.dtype else None
+            tensor = reader.read(value, into, name).to(dtype=dtype, device=param.device)
+            moments.append(_Moment(param, key, tensor))
+            entry[key] = torch.empty(0, dtype=dtype)
+    return _map_tensors(state, reader.read_any(name)), moments
 
 
 def _check_names(path: str, structure: dict, objects: Mapping[str, Any]) -> None:
