@@ -29,11 +29,11 @@ next; one untimed warm-up round first, so that every side writes into warm buffe
 Beside them, the floors: POSIX write + fsync and a cold POSIX read of the same bytes (the disk),
 the library's own read (trial.load, no torch), a copy of the tensors into warm buffers (the
 memory), and a clone of the Adam moments into fresh memory (page faults and zeroing:
-Optimizer.load_state_dict deep-copies the moments it is given after torch.load; load_state
-reads them from the file into fresh tensors the optimizer keeps, which costs the same faults);
-and where each load spends its time (torch.load, trial.load and Optimizer.load_state_dict,
-timed around the calls the loads make; trial.load is load_state's verification of the whole
-file, the reads into the model and the optimizer's new tensors come after it).
+Optimizer.load_state_dict deep-copies the moments it is given after torch.load; load_state has
+the library read them into new tensors the optimizer keeps, which costs the same faults); and
+where each load spends its time (torch.load, trial.load and Optimizer.load_state_dict, timed
+around the calls the loads make; in load_state, trial.load verifies the whole file and reads
+the moments into their new tensors as it does, the model's read in place comes after it).
 """
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ ROWS = [  # (key, what the operations table calls it)
     ("dlx_load", "dlx.torch.load_state, cold"),
     ("dlx_load_library", "  of which trial.load"),
     ("dlx_load_optimizer", "  of which Optimizer.load_state_dict"),
-    ("dlx_load_rest", "  the rest (model and moments read in place, checks, RNG)"),
+    ("dlx_load_rest", "  the rest (the model read in place, checks, RNG)"),
     ("library_load", "trial.load alone (library read + CRC), cold"),
     ("posix_read", "POSIX read into a warm buffer, cold (floor)"),
 ]

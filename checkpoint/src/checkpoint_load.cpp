@@ -58,14 +58,15 @@ bool Deferral::defers(std::string_view name) const {
 namespace {
 
 // Every tensor is read and checked; the deferred ones through a scratch piece only (their bytes
-// stay in the file, and in the page cache, for read_into).
+// stay in the file, and in the page cache, for read_into), the placed ones into the caller's
+// memory.
 Checkpoint load(const std::filesystem::path& path, const Expectation& expect, Checkpoint&& reuse,
                 const Deferral& defer) {
   return detail::h5_call([&] {
     auto open = detail::open_checkpoint(path, expect);
     std::map<std::string, HostBuffer> spare;
-    for (auto& tensor : reuse.tensors)
-      spare.emplace(std::move(tensor.name), std::move(tensor.bytes));
+    for (auto& tensor : reuse.tensors)  // the library's own buffers; never a caller's
+      if (!tensor.bytes.borrowed()) spare.emplace(std::move(tensor.name), std::move(tensor.bytes));
     reuse.tensors.clear();
     Checkpoint out{open.summary.metadata, open.summary.state, {}, {}, {}};
     std::vector<std::optional<std::uint64_t>> deferred_offsets;
@@ -77,8 +78,10 @@ Checkpoint load(const std::filesystem::path& path, const Expectation& expect, Ch
         deferred_offsets.push_back(open.offsets[i]);
         continue;
       }
+      std::byte* placed = defer.place ? defer.place(info) : nullptr;
       auto found = spare.find(info.name);
-      auto bytes = found != spare.end() && found->second.size() == info.bytes
+      auto bytes = placed != nullptr ? HostBuffer::borrow(placed, info.bytes)
+                   : found != spare.end() && found->second.size() == info.bytes
                        ? std::move(found->second)
                        : HostBuffer::allocate(info.bytes);
       Tensor tensor{info.name, info.dtype, info.shape, std::move(bytes)};

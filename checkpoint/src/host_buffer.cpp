@@ -43,12 +43,21 @@ HostBuffer HostBuffer::allocate(std::size_t bytes, bool pinned) {
   return buffer;
 }
 
+HostBuffer HostBuffer::borrow(std::byte* data, std::size_t bytes) noexcept {
+  HostBuffer buffer;
+  buffer.data_ = data;
+  buffer.size_ = bytes;
+  buffer.borrowed_ = true;
+  return buffer;
+}
+
 HostBuffer::~HostBuffer() { release(); }
 
 HostBuffer::HostBuffer(HostBuffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
-      pinned_(std::exchange(other.pinned_, false)) {}
+      pinned_(std::exchange(other.pinned_, false)),
+      borrowed_(std::exchange(other.borrowed_, false)) {}
 
 HostBuffer& HostBuffer::operator=(HostBuffer&& other) noexcept {
   if (this != &other) {
@@ -56,16 +65,19 @@ HostBuffer& HostBuffer::operator=(HostBuffer&& other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
     pinned_ = std::exchange(other.pinned_, false);
+    borrowed_ = std::exchange(other.borrowed_, false);
   }
   return *this;
 }
 
 void HostBuffer::release() noexcept {
-  if (data_ == nullptr) return;
-  if (pinned_) detail::free_pinned(data_);
-  else std::free(data_);
+  if (data_ != nullptr && !borrowed_) {
+    if (pinned_) detail::free_pinned(data_);
+    else std::free(data_);
+  }
   data_ = nullptr;
   size_ = 0;
+  borrowed_ = false;
 }
 
 }  // namespace dlx::checkpoint

@@ -52,6 +52,12 @@ class NamedTensor(ctypes.Structure):
                 ("shape", ctypes.POINTER(ctypes.c_uint64)), ("rank", ctypes.c_size_t)]
 
 
+# dlx_place_fn: (context, name, dtype, shape, rank, bytes) -> the address to read the tensor
+# into, or None for the library's own memory (Trial.load's `place`).
+PLACE_FN = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p,
+                            ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t, ctypes.c_size_t)
+
+
 def _library_path() -> str:
     explicit = os.environ.get("DLX_LIBRARY")
     if explicit:
@@ -136,6 +142,8 @@ def _load() -> ctypes.CDLL:
         "dlx_trial_resume_any_world_size": [c_trial, p(c_checkpoint)],
         "dlx_trial_resume_deferring": [c_trial, ctypes.c_int, p(ctypes.c_char_p), ctypes.c_size_t,
                                        p(c_checkpoint)],
+        "dlx_trial_resume_placing": [c_trial, ctypes.c_int, p(ctypes.c_char_p), ctypes.c_size_t,
+                                     PLACE_FN, ctypes.c_void_p, p(c_checkpoint)],
         "dlx_checkpoint_open": [c_trial, ctypes.c_char_p, p(c_checkpoint)],
         "dlx_checkpoint_step": [c_checkpoint, p(ctypes.c_int64)],
         "dlx_checkpoint_epoch": [c_checkpoint, p(ctypes.c_int64)],

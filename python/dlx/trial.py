@@ -9,10 +9,10 @@ import os
 import struct
 import sys
 import weakref
-from typing import Any, Iterator, Mapping, NamedTuple, Sequence
+from typing import Any, Callable, Iterator, Mapping, NamedTuple, Sequence
 
-from ._library import (CONFIG_ERROR_EXIT_CODE, NO_COMMUNICATOR, ConfigError, Error, NamedTensor, check,
-                       error_for, library, report_training_values)
+from ._library import (CONFIG_ERROR_EXIT_CODE, NO_COMMUNICATOR, PLACE_FN, ConfigError, Error,
+                       NamedTensor, check, error_for, library, report_training_values)
 from .hparams import Hparams, NameCheck
 
 # numpy dtype names a checkpoint holds as they are (bfloat16 has no numpy type: it loads as
@@ -455,18 +455,35 @@ class Trial(_Owned):
             self._handle, -1.0 if timeout is None else float(timeout), ctypes.byref(finished)))
         return bool(finished.value)
 
-    def load(self, any_world_size: bool = False,
-             defer: Sequence[str] = ()) -> LoadedCheckpoint | None:
+    def load(self, any_world_size: bool = False, defer: Sequence[str] = (),
+             place: Callable[[str, str, tuple[int, ...], int], int] | None = None
+             ) -> LoadedCheckpoint | None:
         """The checkpoint to resume from, verified and held by the library (LoadedCheckpoint);
         None on a fresh start. Called by every rank: each gets the file rank 0 chose. A file
         whose per-rank state was saved on another number of ranks is refused unless
         `any_world_size` (then the caller checks LoadedCheckpoint.world_size). Tensors whose
         names start with one of the `defer` prefixes are verified like the rest but not held:
         LoadedCheckpoint.read_into reads each into the caller's memory (a model's own tensors,
-        with no copy in between)."""
+        with no copy in between). `place(name, dtype, shape, nbytes)`, when given, is asked for
+        every other tensor of each file tried: the address of nbytes of memory the caller owns
+        and keeps valid while the LoadedCheckpoint is open, to read and verify that tensor in
+        (its StoredTensor.address is then that address), or 0 for the library's memory. A file
+        refused after it was placed leaves partial bytes there: give new memory only. An
+        exception in `place` counts as 0."""
         lib = library()
         handle = ctypes.c_void_p()
-        if defer:
+        if place is not None:
+            def placing(_context, name, dtype, shape, rank, nbytes):
+                try:
+                    return place(name.decode("utf-8"), dtype.decode("utf-8"),
+                                 tuple(shape[i] for i in range(rank)), nbytes) or None
+                except Exception:  # noqa: BLE001 (nothing may unwind through the library)
+                    return None
+            callback = PLACE_FN(placing)
+            prefixes = (ctypes.c_char_p * max(len(defer), 1))(*(p.encode("utf-8") for p in defer))
+            check(lib.dlx_trial_resume_placing(self._handle, 1 if any_world_size else 0, prefixes,
+                                               len(defer), callback, None, ctypes.byref(handle)))
+        elif defer:
             prefixes = (ctypes.c_char_p * len(defer))(*(p.encode("utf-8") for p in defer))
             check(lib.dlx_trial_resume_deferring(self._handle, 1 if any_world_size else 0,
                                                  prefixes, len(defer), ctypes.byref(handle)))

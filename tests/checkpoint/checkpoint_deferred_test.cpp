@@ -4,7 +4,12 @@
 // What must hold: the same bytes as a full load; a damaged deferred tensor refuses the whole load
 // (so discovery falls back, before the caller changed anything); a file changed after the load
 // is caught by read_into's own CRC check; a file renamed over the path is not what is read.
+// Placed tensors (Deferral::place): read and verified straight in the caller's memory, which the
+// load never frees and never reuses; a damaged one refuses the load like any other.
 #include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -121,4 +126,88 @@ TEST_CASE("a file changed after the load is caught as read_into reads it, and on
     std::filesystem::rename(other, path);
     CHECK(read_deferred(loaded, "model/big") == expected);  // the verified file's bytes
   }
+}
+
+namespace {
+
+// Deferral::place for the tests: each tensor under `prefix` gets memory of its own here (new
+// memory, as a caller's fresh tensors), recorded by name with the number of calls.
+struct Placer {
+  std::string prefix;
+  std::map<std::string, std::vector<std::byte>> memory = {};
+  int calls = 0;
+
+  Deferral deferral(std::vector<std::string> deferred = {}) {
+    return Deferral{std::move(deferred), [this](const TensorInfo& info) -> std::byte* {
+                      ++calls;
+                      if (!info.name.starts_with(prefix)) return nullptr;
+                      auto& bytes = memory[info.name];
+                      bytes.assign(info.bytes, std::byte{0});
+                      return bytes.data();
+                    }};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("placed tensors are read and verified in the caller's memory, which the load never frees",
+          "[unit][checkpoint][deferred]") {
+  ScratchDir dir;
+  testing::SampleContent sample(100, 300000);
+  const auto path = checkpoint_path(dir.path(), 100);
+  save_checkpoint(sample.content(), path);
+  const auto full = load_checkpoint(path);
+
+  Placer placer{"optimizer/"};
+  {
+    const auto loaded = load_checkpoint(path, {}, placer.deferral({"model/"}));
+    REQUIRE(placer.memory.count("optimizer/momentum") == 1);
+    const auto& held = loaded.tensor("optimizer/momentum");
+    CHECK(held.bytes.borrowed());
+    CHECK(held.bytes.data() == placer.memory["optimizer/momentum"].data());  // read there, no copy
+    CHECK(held_bytes(loaded, "optimizer/momentum") == held_bytes(full, "optimizer/momentum"));
+    CHECK(placer.memory["optimizer/momentum"] == held_bytes(full, "optimizer/momentum"));
+    CHECK(loaded.find("model/big") == nullptr);  // deferred still, never placed
+    CHECK_FALSE(loaded.find_deferred("model/big") == nullptr);
+    // Every tensor that is not deferred was offered; only the prefix's were taken.
+    CHECK(placer.calls == static_cast<int>(loaded.tensors.size()));
+    for (const auto& tensor : loaded.tensors) {
+      INFO(tensor.name);
+      CHECK(tensor.bytes.borrowed() == tensor.name.starts_with("optimizer/"));
+    }
+
+    // A placed checkpoint handed back for reuse does not give the caller's memory to the next
+    // load: that load reads into the library's own.
+    auto again = load_checkpoint(path, {}, Checkpoint(load_checkpoint(path, {}, placer.deferral())));
+    CHECK_FALSE(again.tensor("optimizer/momentum").bytes.borrowed());
+    CHECK(again.tensor("optimizer/momentum").bytes.data() != placer.memory["optimizer/momentum"].data());
+  }
+  // The Checkpoints are gone and the caller's memory is still its own (a free of it by the
+  // library would fail here, or under the sanitizers at the latest).
+  CHECK(placer.memory["optimizer/momentum"] == held_bytes(full, "optimizer/momentum"));
+}
+
+TEST_CASE("a damaged placed tensor refuses the load, and discovery falls back, placing the older "
+          "file's tensors anew", "[unit][checkpoint][deferred]") {
+  ScratchDir dir;
+  testing::SampleContent older(100, 1000), newer(200, 1000);
+  save_checkpoint(older.content(), checkpoint_path(dir.path(), 100));
+  const auto damaged = checkpoint_path(dir.path(), 200);
+  save_checkpoint(newer.content(), damaged);
+  testing::flip_byte_in_place(damaged, testing::tensor_offset(damaged, "optimizer/momentum") + 3);
+
+  Placer placer{"optimizer/"};
+  CHECK_THROWS_WITH(load_checkpoint(damaged, {}, placer.deferral()),
+                    Contains("checksum mismatch in tensor 'optimizer/momentum'"));
+  placer.calls = 0;
+  auto found = load_latest_valid(dir.path(), {}, placer.deferral());
+  REQUIRE(found.checkpoint);
+  CHECK(found.checkpoint->metadata.step == 100);
+  REQUIRE(found.skipped.size() == 1);
+  CHECK_THAT(found.skipped.front().reason, Contains("checksum mismatch in tensor 'optimizer/momentum'"));
+  CHECK(placer.calls > static_cast<int>(found.checkpoint->tensors.size()));  // both files offered
+  const auto& momentum = found.checkpoint->tensor("optimizer/momentum");
+  CHECK(momentum.bytes.data() == placer.memory["optimizer/momentum"].data());
+  CHECK(held_bytes(*found.checkpoint, "optimizer/momentum") ==
+        held_bytes(load_checkpoint(checkpoint_path(dir.path(), 100)), "optimizer/momentum"));
 }

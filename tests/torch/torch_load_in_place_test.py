@@ -121,21 +121,21 @@ own = {key: value.data_ptr() for key, value in model.state_dict().items()
        if isinstance(value, torch.Tensor)}
 weight_before = model.lin.weight
 with dlx.Trial() as trial:
-    loads = []
+    loads, addresses = [], []
     real_load = trial.load
 
     def recording_load(*args, **kwargs):
         loaded = real_load(*args, **kwargs)
         loads.append({t.name: t.deferred for t in loaded.tensors()})
+        addresses.append({t.name: t.address for t in loaded.tensors()})
         return loaded
     trial.load = recording_load
     assert dlx.torch.load_state(trial, objects) == 10
     del trial.load
 
     deferred = loads[0]
-    held = ("model/", "optimizer/")
-    assert all(deferred[name] for name in deferred if name.startswith(held)), deferred
-    assert not any(deferred[name] for name in deferred if not name.startswith(held)), deferred
+    assert all(deferred[name] for name in deferred if name.startswith("model/")), deferred
+    assert not any(deferred[name] for name in deferred if not name.startswith("model/")), deferred
     read_to = dict(reads)
     # In place: every parameter and buffer that takes the bytes as stored.
     for key in ("lin.weight", "lin.bias", "mask", "phase", "brain"):
@@ -151,12 +151,14 @@ with dlx.Trial() as trial:
     print("in place: lin.weight, lin.bias, mask (bool), phase (complex), brain (bfloat16); "
           "copied: transposed (a view), the extra state; all equal")
 
-    # The optimizer keeps the very tensors its moments were read into: load_state_dict got
+    # The optimizer keeps the very tensors the library read its moments into while it verified
+    # the file (placed, not deferred: read once, never again by read_into): load_state_dict got
     # empty stand-ins for them (it deep-copies what it is given) and they were put in after.
     params = [param for group in optimizer.param_groups for param in group["params"]]
+    assert not any(name.startswith("optimizer/") for name in read_to), sorted(read_to)
     for index, param in enumerate(params):
         buffer = optimizer.state[param]["momentum_buffer"]
-        assert read_to[f"optimizer/state/{index}/momentum_buffer"] == buffer.data_ptr(), index
+        assert addresses[0][f"optimizer/state/{index}/momentum_buffer"] == buffer.data_ptr(), index
         assert buffer.shape == param.shape and buffer.dtype == param.dtype
     assert moments_of(optimizer).keys() == saved_moments.keys()
     for index, entry in moments_of(optimizer).items():
@@ -220,6 +222,27 @@ with dlx.Trial() as trial:
         assert equal(model.state_dict()[key], value), key
     print("a damaged newer file: skipped at verification, step 10 restored")
 
+    # A newer checkpoint whose optimizer tensor is damaged: the library read it into placed
+    # memory, found the damage and fell back; the older file's moments are placed anew, and the
+    # optimizer holds those (its own state until then untouched by the refused file).
+    with torch.no_grad():
+        for entry in optimizer.state.values():
+            entry["momentum_buffer"].fill_(7.0)
+    dlx.torch.save_state(trial, 25, objects)
+    assert trial.wait_for_checkpoint(timeout=60)
+    flip_byte(os.path.join(checkpoints, "step-25.h5"), "optimizer/state/1/momentum_buffer")
+    addresses.clear()
+    trial.load = recording_load
+    assert dlx.torch.load_state(trial, objects) == 10
+    del trial.load
+    for index, entry in moments_of(optimizer).items():
+        assert equal(entry["momentum_buffer"], saved_moments[index]["momentum_buffer"]), index
+    for index, param in enumerate(params):
+        assert addresses[0][f"optimizer/state/{index}/momentum_buffer"] == \
+            optimizer.state[param]["momentum_buffer"].data_ptr(), index
+    os.remove(os.path.join(checkpoints, "step-25.h5"))
+    print("a newer file with a damaged moment: skipped at verification, step 10's moments held")
+
     # Only a damaged file: nothing is read into the model, which keeps its own values.
     os.remove(os.path.join(checkpoints, "step-10.h5"))
     scramble(model)
@@ -238,8 +261,7 @@ with dlx.Trial() as trial:
     assert trial.wait_for_checkpoint(timeout=60)
     real_load = trial.load
 
-    for damaged, name in (("model/lin.bias", "model"),
-                          ("optimizer/state/0/momentum_buffer", "optimizer")):
+    for damaged, name in (("model/lin.bias", "model"),):
         def load_then_damage(*args, **kwargs):
             loaded = real_load(*args, **kwargs)
             flip_byte(loaded.path, damaged, at=1)
@@ -259,6 +281,34 @@ with dlx.Trial() as trial:
                                  f"without an error")
         del trial.load
         flip_byte(os.path.join(checkpoints, "step-30.h5"), damaged, at=1)  # as it was
+
+    # Trial.load's `place` itself (dlx_trial_resume_placing): the tensor it gives memory for is
+    # read there, verified, and listed at that address; 0 and an exception in `place` both mean
+    # the library's memory; deferred names are never offered.
+    with trial.load(any_world_size=True) as plain:
+        expected = {t.name: plain.bytes_of(t) for t in plain.tensors()}
+    mine = {}
+    offered = []
+
+    def place(name, dtype, shape, nbytes):
+        offered.append((name, dtype, shape, nbytes))
+        if name == "model/lin.weight":
+            mine[name] = torch.empty(nbytes, dtype=torch.uint8)
+            return mine[name].data_ptr()
+        if name == "model/lin.bias":
+            raise RuntimeError("a placement that fails")
+        return 0
+    with trial.load(any_world_size=True, defer=["optimizer/"], place=place) as placed:
+        by_name = {t.name: t for t in placed.tensors()}
+        assert by_name["model/lin.weight"].address == mine["model/lin.weight"].data_ptr()
+        assert by_name["model/lin.bias"].address not in (0, mine["model/lin.weight"].data_ptr())
+        for name, data in expected.items():
+            assert placed.bytes_of(by_name[name]) == data, name
+    assert ("model/lin.weight", "float32", (32, 64), 32 * 64 * 4) in offered, offered
+    assert not any(name.startswith("optimizer/") for name, *_ in offered), offered
+    assert bytes(mine["model/lin.weight"].numpy()) == expected["model/lin.weight"]
+    print("Trial.load(place=...): read into the memory given, 0 and an exception mean the "
+          "library's, deferred names not offered")
     trial.finish()
 
 LoadedCheckpoint.read_into = real_read_into

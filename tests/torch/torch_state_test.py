@@ -5,7 +5,6 @@ with a message naming the object and key, and nothing is written.
 Needs DLX_LIBRARY (the built libdlx_c.so) and PYTHONPATH (python/)."""
 import atexit
 import collections
-import json
 import math
 import os
 import random
@@ -213,14 +212,19 @@ extra = {"stale": 1, "floats": [0.0]}
 objects = {"model": model, "optimizer": optimizer, "scheduler": scheduler, "scaler": scaler, "extra": extra}
 parameter_before = model[0].weight
 with dlx.Trial() as trial:
-    # Record where the loaded file's tensors lie: nothing restored may point into that memory,
-    # which is freed when load_state returns.
-    loaded_ranges = []
+    # Record where the loaded file's tensors lie in the library's memory: nothing restored may
+    # point into it, since it is freed when load_state returns. The tensors the load placed
+    # (read into new tensors of load_state's own: the optimizer's moments) are not in it.
+    loaded_ranges, placed_names = [], []
     load = trial.load
 
     def recording_load(*args, **kwargs):
         loaded = load(*args, **kwargs)
-        loaded_ranges.extend((t.address, t.address + t.nbytes) for t in loaded.tensors() if t.nbytes)
+        place = kwargs.get("place")
+        own = set(place.tensors) if place is not None else set()
+        loaded_ranges.extend((t.address, t.address + t.nbytes) for t in loaded.tensors()
+                             if t.nbytes and t.address not in own)
+        placed_names[:] = [t.name for t in loaded.tensors() if t.nbytes and t.address in own]
         return loaded
     trial.load = recording_load
     os.environ["DLX_TORCH_CUDA_IO"] = "pinned"
@@ -250,6 +254,11 @@ with dlx.Trial() as trial:
     aliased = [tuple(t.shape) for t in tensors_in(restored) if t.numel() and
                any(low <= t.data_ptr() < high for low, high in loaded_ranges)]
     assert not aliased, f"restored tensors still point into the loaded file's memory: {aliased}"
+    # Adam's moments were placed (every exp_avg and exp_avg_sq, no step), and kept as read.
+    assert placed_names and all(name.startswith("optimizer/state/") and
+                                name.rsplit("/", 1)[1] in ("exp_avg", "exp_avg_sq")
+                                for name in placed_names), placed_names
+    assert len(placed_names) == 2 * len(optimizer.state), placed_names
     assert model[0].weight is parameter_before  # in place
     same(dict(model.state_dict()), dict(saved_model), "model")
     state = optimizer.state_dict()

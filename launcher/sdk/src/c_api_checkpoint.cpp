@@ -217,12 +217,25 @@ dlx_status dlx_trial_resume_any_world_size(dlx_trial* t, dlx_checkpoint** out) {
 
 dlx_status dlx_trial_resume_deferring(dlx_trial* t, int any_world_size, const char* const* prefixes,
                                       size_t count, dlx_checkpoint** out) {
+  return dlx_trial_resume_placing(t, any_world_size, prefixes, count, nullptr, nullptr, out);
+}
+
+dlx_status dlx_trial_resume_placing(dlx_trial* t, int any_world_size, const char* const* prefixes,
+                                    size_t count, dlx_place_fn place, void* context,
+                                    dlx_checkpoint** out) {
   dlx::checkpoint::Deferral defer;
   const auto status = guarded([&] {
     if (count > 0) need(prefixes, "prefixes");
     for (size_t i = 0; i < count; ++i) defer.prefixes.emplace_back(text(prefixes[i], "prefix"));
   });
   if (status != DLX_OK) return status;
+  if (place != nullptr) {
+    defer.place = [place, context](const dlx::checkpoint::TensorInfo& info) {
+      const std::string dtype(dlx::checkpoint::dtype_name(info.dtype));
+      return static_cast<std::byte*>(place(context, info.name.c_str(), dtype.c_str(),
+                                           info.shape.data(), info.shape.size(), info.bytes));
+    };
+  }
   return resume_into(t, out,
                      any_world_size != 0 ? dlx::Trial::RankStateRule::caller_checks
                                          : dlx::Trial::RankStateRule::refuse_other_world_size,

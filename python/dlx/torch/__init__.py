@@ -246,7 +246,11 @@ def _load_state(trial: Trial, objects: Mapping[str, Any], restore_rng: bool) -> 
                (_all_on_cpu(value) or (into_gpu and _all_on_current_cuda(value)))]
     optimizers = [name for name, value in objects.items()
                   if _reads_optimizer_in_place(value, into_gpu)]
-    loaded = trial.load(any_world_size=True, defer=[f"{name}/" for name in modules + optimizers])
+    on_cpu = [name for name in optimizers if _optimizer_device(objects[name]) == "cpu"]
+    placement = _Placement(on_cpu)
+    deferred = modules + [name for name in optimizers if name not in on_cpu]
+    loaded = trial.load(any_world_size=True, defer=[f"{name}/" for name in deferred],
+                        place=placement if on_cpu else None)
     if loaded is None:
         return None
     with loaded:
@@ -280,6 +284,9 @@ def _load_state(trial: Trial, objects: Mapping[str, Any], restore_rng: bool) -> 
                 stand_in = _tensors.placeholder(found.dtype, found.shape, dtype, path)
                 waiting[id(stand_in)] = (stand_in, path, dtype)
                 return stand_in
+            own = placement.tensors.get(found.address) if found.nbytes else None
+            if own is not None:  # read into memory of ours: the tensor itself, not a view
+                return _tensors.as_saved_dtype(own, found.dtype, found.shape, dtype, path)
             return _tensors.from_stored(found.address, found.nbytes, found.dtype, found.shape,
                                         dtype, path)
 
@@ -313,12 +320,12 @@ def _load_state(trial: Trial, objects: Mapping[str, Any], restore_rng: bool) -> 
             for name in modules:
                 states[name] = _read_in_place(reader, objects[name], states[name], name)
             for name in optimizers:
-                states[name], moments[name] = _read_moments(reader, objects[name],
+                states[name], moments[name] = _read_moments(reader, placement, objects[name],
                                                             states[name], name)
         finally:
             staging.finish()  # every copy to the GPU done before the buffers go
         loaded_memory = [(t.address, t.address + t.nbytes) for t in stored.values()
-                         if t.nbytes and not t.deferred]
+                         if t.nbytes and not t.deferred and t.address not in placement.tensors]
         for name, state in states.items():
             _restore(objects[name], state, name, loaded.path)
             for moment in moments.get(name, ()):
@@ -506,23 +513,61 @@ def _reads_optimizer_in_place(optimizer: Any, into_gpu: bool) -> bool:
                              (into_gpu and _all_on_current_cuda(params)))
 
 
+def _optimizer_device(optimizer: torch.optim.Optimizer) -> str:
+    devices = {param.device.type for group in optimizer.param_groups for param in group["params"]}
+    return devices.pop() if len(devices) == 1 else "mixed"
+
+
+class _Placement:
+    """Trial.load's `place` for CPU optimizers' per-parameter state: each tensor stored at
+    <optimizer>/state/<index>/<key> (all keys but 'step') gets a new CPU tensor of its stored
+    shape, which the library reads and verifies it into. The optimizer then keeps that tensor
+    (_read_moments): one read of the file, no copy, no memory of the library's. A file the load
+    refuses (damaged: it falls back to an older one) leaves bytes in tensors nothing uses."""
+
+    def __init__(self, optimizers: list[str]):
+        self._prefixes = tuple(f"{name}/state/" for name in optimizers)
+        self.tensors: dict[int, torch.Tensor] = {}  # address -> the tensor there
+
+    def __call__(self, name: str, stored: str, shape: tuple[int, ...], nbytes: int) -> int:
+        prefix = next((p for p in self._prefixes if name.startswith(p)), None)
+        element = _tensors.element_dtype(stored)
+        if prefix is None or element is None or nbytes == 0:
+            return 0
+        index, _, key = name[len(prefix):].partition("/")
+        if not index.isdigit() or not key or "/" in key or key == "step":
+            return 0
+        tensor = torch.empty(shape, dtype=element)
+        if tensor.numel() * tensor.element_size() != nbytes:
+            return 0
+        self.tensors[tensor.data_ptr()] = tensor
+        return tensor.data_ptr()
+
+    def owns(self, tensor: Any) -> bool:
+        return isinstance(tensor, torch.Tensor) and tensor.numel() > 0 and \
+            tensor.data_ptr() in self.tensors
+
+
 class _Moment(NamedTuple):
     param: torch.Tensor
     key: str
     tensor: torch.Tensor
 
 
-def _read_moments(reader: _DeferredReader, optimizer: torch.optim.Optimizer, state: dict,
+def _read_moments(reader: _DeferredReader, placement: _Placement,
+                  optimizer: torch.optim.Optimizer, state: dict,
                   name: str) -> tuple[dict, list[_Moment]]:
-    """Reads an optimizer's per-parameter state tensors (Adam's exp_avg and exp_avg_sq, SGD's
-    momentum_buffer: all but 'step') from the file straight into new tensors of the dtype and
-    device its load_state_dict would cast them to, and puts empty stand-ins in their place in
-    `state`. load_state_dict deep-copies what it is given (PyTorch 1.x: all of it), so it then
-    copies only the stand-ins and the small values; the caller puts the read tensors into
-    optimizer.state afterwards (_Moment). Parameters pair up as load_state_dict pairs them: the
-    saved groups' indices with the optimizer's groups' parameters, in order (checked equal in
-    number by _check_optimizer). Other tensors (each 'step', tensors in the groups) are read
-    into new CPU tensors for load_state_dict to handle as usual."""
+    """Takes an optimizer's per-parameter state tensors (Adam's exp_avg and exp_avg_sq, SGD's
+    momentum_buffer: all but 'step') as new tensors of the dtype and device its load_state_dict
+    would cast them to, and puts empty stand-ins in their place in `state`: a CPU optimizer's as
+    the load placed them (_Placement, cast only if the parameters' dtype changed), a CUDA one's
+    (DLX_TORCH_CUDA_IO=library) read from the file now into new device tensors.
+    load_state_dict deep-copies what it is given (PyTorch 1.x: all of it), so it then copies
+    only the stand-ins and the small values; the caller puts the tensors into optimizer.state
+    afterwards (_Moment). Parameters pair up as load_state_dict pairs them: the saved groups'
+    indices with the optimizer's groups' parameters, in order (checked equal in number by
+    _check_optimizer). Other deferred tensors (each 'step', tensors in the groups) are read into
+    new CPU tensors for load_state_dict to handle as usual."""
     saved = itertools.chain.from_iterable(group["params"] for group in state["param_groups"])
     current = itertools.chain.from_iterable(group["params"] for group in optimizer.param_groups)
     params = dict(zip(saved, current))
@@ -533,13 +578,15 @@ def _read_moments(reader: _DeferredReader, optimizer: torch.optim.Optimizer, sta
         if param is None or not isinstance(entry, dict):
             continue
         for key, value in entry.items():
-            if key == "step" or not reader.is_waiting(value):
+            if key == "step" or not (reader.is_waiting(value) or placement.owns(value)):
                 continue
             # PyTorch's cast: a floating-point parameter's dtype, the parameter's device.
             dtype = param.dtype if param.is_floating_point() else value.dtype
-            into = torch.empty(value.shape, dtype=dtype, device=param.device) \
-                if dtype == value.dtype else None
-            tensor = reader.read(value, into, name).to(dtype=dtype, device=param.device)
+            if reader.is_waiting(value):
+                into = torch.empty(value.shape, dtype=dtype, device=param.device) \
+                    if dtype == value.dtype else None
+                value = reader.read(value, into, name)
+            tensor = value.to(dtype=dtype, device=param.device)
             moments.append(_Moment(param, key, tensor))
             entry[key] = torch.empty(0, dtype=dtype)
     return _map_tensors(state, reader.read_any(name)), moments

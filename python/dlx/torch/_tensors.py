@@ -84,6 +84,20 @@ def from_stored(address: int, nbytes: int, stored: str, shape: tuple, dtype_name
     return _as_dtype(flat, dtype, shape)
 
 
+def element_dtype(stored: str) -> torch.dtype | None:
+    """The torch dtype of the stored elements named `stored`; None for a name dlx.torch never
+    writes."""
+    return _FROM_STORED.get(stored)
+
+
+def as_saved_dtype(flat: torch.Tensor, stored: str, shape: tuple, dtype_name: str,
+                   here: str) -> torch.Tensor:
+    """`flat` (a tensor of the stored elements, of the stored shape) as the saved tensor of dtype
+    `dtype_name`, sharing its memory (complex and bool are views)."""
+    _, dtype = _dtypes(stored, dtype_name, here)
+    return _as_dtype(flat, dtype, shape)
+
+
 def placeholder(stored: str, shape: tuple, dtype_name: str, here: str) -> torch.Tensor:
     """A tensor without memory (on the meta device) of the shape and dtype from_stored would
     give: it stands for a deferred tensor (still in the file) while the state is checked."""

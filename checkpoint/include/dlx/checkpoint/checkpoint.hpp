@@ -14,6 +14,7 @@
 //   auto loaded = load_checkpoint(path, {.experiment = "mnist", .trial_id = 3});
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -91,14 +92,25 @@ struct Checkpoint {
   std::shared_ptr<const detail::DeferredFile> deferred_file;  // set when `deferred` is not empty
 };
 
-// Which tensors a load verifies but does not keep: those whose names start with one of
-// `prefixes` ("model/": a model's parameters, which the caller reads straight into the model's
-// own tensors instead of into fresh memory and then copying). Verification is unchanged: every
-// byte of every tensor is checked before the load returns, so a damaged file is refused before
-// the caller changes anything; a deferred tensor is then read a second time, from the page
-// cache when the file still fits in it, into the caller's memory.
+// Which tensors a load keeps out of its own memory, two ways:
+// - deferred: those whose names start with one of `prefixes` ("model/": a model's parameters,
+//   which the caller reads straight into the model's own tensors instead of into fresh memory
+//   and then copying). They are verified through a scratch piece and stay in the file; the
+//   caller then reads each a second time (read_into), from the page cache when the file still
+//   fits in it, with its CRCs checked again.
+// - placed: any other tensor for which `place` (when set) returns memory of exactly info.bytes
+//   that the caller owns (an optimizer's moments, read into the new tensors the optimizer will
+//   keep: one read, no copy). The load reads and verifies it there, and the Checkpoint's Tensor
+//   refers to that memory without owning it (HostBuffer::borrow): it must outlive the
+//   Checkpoint. `place` is called once per tensor of every file the load tries, on the loading
+//   thread; nullptr means the library's own memory. What a refused file (damaged, of another
+//   trial) wrote there is not a tensor: placed memory should be new, never state the caller
+//   still uses, which is what deferral is for.
+// Verification is unchanged: every byte of every tensor is checked before the load returns, so
+// a damaged file is refused before the caller changes anything.
 struct Deferral {
   std::vector<std::string> prefixes;
+  std::function<std::byte*(const TensorInfo&)> place = nullptr;
   bool defers(std::string_view name) const;
 };
 

@@ -37,6 +37,9 @@ class HostBuffer {
  public:
   HostBuffer() noexcept = default;
   static HostBuffer allocate(std::size_t bytes, bool pinned = false);
+  // The caller's memory, `bytes` long, which the buffer uses and never frees (a load placing a
+  // tensor into memory its caller owns: Deferral::place).
+  static HostBuffer borrow(std::byte* data, std::size_t bytes) noexcept;
   ~HostBuffer();
   HostBuffer(HostBuffer&& other) noexcept;
   HostBuffer& operator=(HostBuffer&& other) noexcept;
@@ -47,12 +50,14 @@ class HostBuffer {
   const std::byte* data() const noexcept { return data_; }
   std::size_t size() const noexcept { return size_; }
   bool pinned() const noexcept { return pinned_; }
+  bool borrowed() const noexcept { return borrowed_; }
 
  private:
   void release() noexcept;
   std::byte* data_ = nullptr;
   std::size_t size_ = 0;
   bool pinned_ = false;
+  bool borrowed_ = false;
 };
 
 struct Tensor {

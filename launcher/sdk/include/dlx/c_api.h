@@ -220,6 +220,22 @@ dlx_status dlx_trial_resume_any_world_size(dlx_trial* trial, dlx_checkpoint** ou
 dlx_status dlx_trial_resume_deferring(dlx_trial* trial, int any_world_size,
                                       const char* const* prefixes, size_t count,
                                       dlx_checkpoint** out);
+/* Where dlx_trial_resume_placing reads a tensor: memory of exactly `bytes` that the caller
+ * owns, or NULL for the library's own. `name`, `dtype` and `shape` (`rank` extents) are the
+ * file's and valid during the call only. Must not raise or unwind (a C callback). */
+typedef void* (*dlx_place_fn)(void* context, const char* name, const char* dtype,
+                              const uint64_t* shape, size_t rank, size_t bytes);
+/* dlx_trial_resume_deferring, and each tensor not deferred is read where `place` says (when
+ * `place` is not NULL): straight into memory the caller owns (an optimizer's moments, read into
+ * the new tensors the optimizer will keep), verified there like every other tensor before this
+ * returns. dlx_checkpoint_tensor's data then points into that memory, which must stay valid
+ * until dlx_checkpoint_destroy; the library never frees it. `place` is called once per tensor
+ * of every file tried, on the calling thread. A file that is refused (a damaged one, before
+ * an older one is taken) leaves whatever it wrote in the memory given for it, so give new
+ * memory, never state the program still uses (defer that instead). */
+dlx_status dlx_trial_resume_placing(dlx_trial* trial, int any_world_size,
+                                    const char* const* prefixes, size_t count, dlx_place_fn place,
+                                    void* context, dlx_checkpoint** out);
 /* The checkpoint file `path` (any dlx checkpoint: this trial's, a PBT parent's, another
  * experiment's), read and verified as resume does; this rank's view of it. Not collective. */
 dlx_status dlx_checkpoint_open(dlx_trial* trial, const char* path, dlx_checkpoint** out);
