@@ -121,13 +121,14 @@ own = {key: value.data_ptr() for key, value in model.state_dict().items()
        if isinstance(value, torch.Tensor)}
 weight_before = model.lin.weight
 with dlx.Trial() as trial:
-    loads, addresses = [], []
+    loads, addresses, places = [], [], []
     real_load = trial.load
 
     def recording_load(*args, **kwargs):
         loaded = real_load(*args, **kwargs)
         loads.append({t.name: t.deferred for t in loaded.tensors()})
         addresses.append({t.name: t.address for t in loaded.tensors()})
+        places.append(kwargs.get("place"))
         return loaded
     trial.load = recording_load
     assert dlx.torch.load_state(trial, objects) == 10
@@ -240,6 +241,8 @@ with dlx.Trial() as trial:
     for index, param in enumerate(params):
         assert addresses[0][f"optimizer/state/{index}/momentum_buffer"] == \
             optimizer.state[param]["momentum_buffer"].data_ptr(), index
+    # The refused file's placed tensors were dropped as the older file's were placed.
+    assert len(places[-1].tensors) == len(params), len(places[-1].tensors)
     os.remove(os.path.join(checkpoints, "step-25.h5"))
     print("a newer file with a damaged moment: skipped at verification, step 10's moments held")
 

@@ -464,8 +464,9 @@ class _DeferredReader:
                 self._staging.copying(index)
         except Error as error:
             raise ConfigError(f"dlx.torch: {self._loaded.path} could not be read into "
-                              f"objects[{name!r}] after it was verified ({error}); the objects may hold "
-                              f"part of the checkpoint now: call load_state again") from error
+                              f"objects[{name!r}] after it was verified ({error}); the objects "
+                              f"may hold part of the checkpoint now: call load_state again"
+                              ) from error
         return into
 
     def read_any(self, name: str, into: Any = None) -> Callable[[torch.Tensor], torch.Tensor]:
@@ -528,6 +529,7 @@ class _Placement:
     def __init__(self, optimizers: list[str]):
         self._prefixes = tuple(f"{name}/state/" for name in optimizers)
         self.tensors: dict[int, torch.Tensor] = {}  # address -> the tensor there
+        self._by_name: dict[str, torch.Tensor] = {}
 
     def __call__(self, name: str, stored: str, shape: tuple[int, ...], nbytes: int) -> int:
         prefix = next((p for p in self._prefixes if name.startswith(p)), None)
@@ -537,10 +539,15 @@ class _Placement:
         index, _, key = name[len(prefix):].partition("/")
         if not index.isdigit() or not key or "/" in key or key == "step":
             return 0
+        # Asked again for a name: the load refused the file it placed the last one for. That
+        # tensor goes now, so that falling back holds one file's moments, not two.
+        refused = self._by_name.pop(name, None)
+        if refused is not None:
+            self.tensors.pop(refused.data_ptr(), None)
         tensor = torch.empty(shape, dtype=element)
         if tensor.numel() * tensor.element_size() != nbytes:
             return 0
-        self.tensors[tensor.data_ptr()] = tensor
+        self.tensors[tensor.data_ptr()] = self._by_name[name] = tensor
         return tensor.data_ptr()
 
     def owns(self, tensor: Any) -> bool:
