@@ -70,10 +70,14 @@ Checkpoint load(const std::filesystem::path& path, const Expectation& expect, Ch
     reuse.tensors.clear();
     Checkpoint out{open.summary.metadata, open.summary.state, {}, {}, {}};
     std::vector<std::optional<std::uint64_t>> deferred_offsets;
+    // Every tensor's memory first (`place` is asked here, on this thread, in name order), then
+    // one read of them all.
+    std::vector<detail::TensorRead> reads;
+    out.tensors.reserve(open.summary.tensors.size());
     for (std::size_t i = 0; i < open.summary.tensors.size(); ++i) {
       const auto& info = open.summary.tensors[i];
       if (defer.defers(info.name)) {
-        detail::read_tensor(open, i, nullptr, path);
+        reads.push_back({i, nullptr});
         out.deferred.push_back(info);
         deferred_offsets.push_back(open.offsets[i]);
         continue;
@@ -84,10 +88,10 @@ Checkpoint load(const std::filesystem::path& path, const Expectation& expect, Ch
                    : found != spare.end() && found->second.size() == info.bytes
                        ? std::move(found->second)
                        : HostBuffer::allocate(info.bytes);
-      Tensor tensor{info.name, info.dtype, info.shape, std::move(bytes)};
-      detail::read_tensor(open, i, tensor.bytes.data(), path);
-      out.tensors.push_back(std::move(tensor));
+      out.tensors.push_back({info.name, info.dtype, info.shape, std::move(bytes)});
+      reads.push_back({i, out.tensors.back().bytes.data()});
     }
+    detail::read_tensors(open, reads, path);
     if (!out.deferred.empty()) {
       out.deferred_file = std::make_shared<const detail::DeferredFile>(
           detail::DeferredFile{std::move(open.fd), path, std::move(deferred_offsets)});
@@ -115,8 +119,9 @@ Checkpoint load_checkpoint(const std::filesystem::path& path, const Expectation&
 CheckpointSummary verify_checkpoint(const std::filesystem::path& path, const Expectation& expect) {
   return detail::h5_call([&] {
     auto open = detail::open_checkpoint(path, expect);
-    for (std::size_t i = 0; i < open.summary.tensors.size(); ++i)
-      detail::read_tensor(open, i, nullptr, path);
+    std::vector<detail::TensorRead> reads;
+    for (std::size_t i = 0; i < open.summary.tensors.size(); ++i) reads.push_back({i, nullptr});
+    detail::read_tensors(open, reads, path);
     return std::move(open.summary);
   });
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "dlx/checkpoint/checkpoint.hpp"
@@ -24,10 +25,16 @@ struct OpenCheckpoint {
 
 OpenCheckpoint open_checkpoint(const std::filesystem::path& path, const Expectation& expect);
 
-// Reads tensor `index` block by block, checksumming each piece as it is read, and compares with
-// its CRCs. `destination` (tensor bytes long) may be null to verify only.
-void read_tensor(const OpenCheckpoint& checkpoint, std::size_t index, std::byte* destination,
-                 const std::filesystem::path& path);
+// Reads the tensors of `reads` block by block, checksumming each piece as it is read, and
+// compares with their CRCs. A load of enough bytes shares its CRC blocks out over a few threads;
+// the CRCs are compared in `reads` order, so the error names the first damaged block in that
+// order. No destination may overlap another.
+struct TensorRead {
+  std::size_t index;          // into checkpoint.summary.tensors
+  std::byte* destination;     // tensor bytes long; null to verify only
+};
+void read_tensors(const OpenCheckpoint& checkpoint, std::span<const TensorRead> reads,
+                  const std::filesystem::path& path);
 // The same for a tensor described by `info`, whose bytes start at `offset` of `fd`.
 void read_tensor_bytes(int fd, const TensorInfo& info, std::optional<std::uint64_t> offset,
                        std::byte* destination, const std::filesystem::path& path);

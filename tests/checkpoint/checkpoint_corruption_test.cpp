@@ -157,3 +157,27 @@ TEST_CASE("files of another trial, or not checkpoints, are refused", "[unit][che
   CHECK_THROWS_WITH(load_checkpoint(dir.path() / "missing.h5"),
                     Contains("No such file or directory"));
 }
+
+TEST_CASE("a load large enough for several read threads gives every byte, and names the first "
+          "damaged block whichever thread read it", "[unit][checkpoint][corruption]") {
+  ScratchDir dir;
+  // model/big: 80 MiB, five CRC blocks; with the rest over the 64 MiB below which one thread reads.
+  testing::SampleContent sample(100, std::size_t{80} << 20 >> 2);
+  const auto path = checkpoint_path(dir.path(), 100);
+  save_checkpoint(sample.content(), path);
+  CHECK(testing::same_as(sample.content(), load_checkpoint(path)));
+  CHECK_NOTHROW(verify_checkpoint(path));
+
+  // Blocks 4 and 1 damaged (the later one first in the file's order of damage): the error is
+  // block 1's, every time, though another thread may have read block 4 first.
+  const auto big = testing::tensor_offset(path, "model/big");
+  testing::flip_byte_in_place(path, big + 4 * kCrcBlockBytes + 9);
+  testing::flip_byte_in_place(path, big + 1 * kCrcBlockBytes + 9);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    INFO("attempt " << attempt);
+    CHECK_THROWS_WITH(load_checkpoint(path),
+                      Contains("checksum mismatch in tensor 'model/big' (block 1 of 5"));
+    CHECK_THROWS_WITH(verify_checkpoint(path),
+                      Contains("checksum mismatch in tensor 'model/big' (block 1 of 5"));
+  }
+}
