@@ -83,7 +83,8 @@ std::uint32_t read_block(int fd, const TensorInfo& info, std::uint64_t offset, s
 // Threads for reading `total` bytes: one below kSingleThreadBelow (starting threads would cost
 // more than it saves), else up to kMaxReadThreads, as the CPUs allow. Reading is CPU-bound on a
 // fast device (the copy out of the page cache, the CRC, the page faults of fresh memory): one
-// thread read a cold 1 GiB checkpoint at 0.7 of a plain POSIX read.
+// thread took 0.86-0.95 s to verify a cold 1 GiB dlx.torch checkpoint (its moments into fresh
+// tensors), two threads 0.68-0.76 s, a plain POSIX read 0.47-0.62 s (docs/benchmarks.md).
 constexpr std::uint64_t kSingleThreadBelow = std::uint64_t{64} << 20;
 constexpr unsigned kMaxReadThreads = 4;
 
