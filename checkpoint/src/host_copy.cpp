@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <thread>
 
 #include "dlx/common/parallel_for.hpp"
+#include "dlx/common/usable_cpus.hpp"
 
 namespace dlx::checkpoint::detail {
 namespace {
@@ -33,9 +33,8 @@ void copy_range(std::span<const HostCopy> copies, std::size_t begin, std::size_t
 
 unsigned host_copy_threads(std::size_t total_bytes) {
   if (total_bytes < kSingleThreadBelow) return 1;
-  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
   const auto by_size = static_cast<unsigned>(std::min<std::size_t>(total_bytes / kMinSliceBytes, kMaxThreads));
-  return std::max(1u, std::min({hardware, kMaxThreads, by_size}));
+  return std::max(1u, std::min({usable_cpus(), kMaxThreads, by_size}));
 }
 
 void copy_on_host(std::span<const HostCopy> copies) {

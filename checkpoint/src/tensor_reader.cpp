@@ -10,13 +10,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "checkpoint_reader.hpp"
 #include "crc32c.hpp"
 #include "dlx/common/parallel_for.hpp"
+#include "dlx/common/usable_cpus.hpp"
 #include "dlx/h5/error.hpp"
 
 namespace dlx::checkpoint::detail {
@@ -81,7 +81,7 @@ std::uint32_t read_block(int fd, const TensorInfo& info, std::uint64_t offset, s
 }
 
 // Threads for reading `total` bytes: one below kSingleThreadBelow (starting threads would cost
-// more than it saves), else up to kMaxReadThreads, as the CPUs allow. Reading is CPU-bound on a
+// more than it saves), else up to kMaxReadThreads, as the CPUs the process may use allow. Reading is CPU-bound on a
 // fast device (the copy out of the page cache, the CRC, the page faults of fresh memory): one
 // thread took 0.86-0.95 s to verify a cold 1 GiB dlx.torch checkpoint (its moments into fresh
 // tensors), two threads 0.68-0.76 s, a plain POSIX read 0.47-0.62 s (docs/benchmarks.md).
@@ -90,8 +90,7 @@ constexpr unsigned kMaxReadThreads = 4;
 
 unsigned read_threads(std::uint64_t total, std::size_t blocks) {
   if (total < kSingleThreadBelow) return 1;
-  const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-  return static_cast<unsigned>(std::min<std::uint64_t>({hardware, kMaxReadThreads, blocks}));
+  return static_cast<unsigned>(std::min<std::uint64_t>({usable_cpus(), kMaxReadThreads, blocks}));
 }
 
 }  // namespace

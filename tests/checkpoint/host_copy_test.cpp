@@ -2,12 +2,14 @@
 // The snapshot's multi-threaded host copy: every byte of every tensor lands in its destination,
 // whatever the sizes (empty, odd, straddling the threads' slices), above and below the size at
 // which it starts threads.
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "dlx/common/usable_cpus.hpp"
 #include "host_copy.hpp"
 
 namespace {
@@ -43,6 +45,11 @@ TEST_CASE("snapshot copies: small snapshots stay on one thread, large ones use s
   CHECK(large >= 1);
   CHECK(large <= 4);
   CHECK(host_copy_threads(std::size_t{40} << 20) <= 5);  // at least 8 MiB per thread
+}
+
+TEST_CASE("snapshot copies: no more threads than the CPUs the process may use", "[checkpoint]") {
+  // usable_cpus follows the affinity mask that a Slurm step's binding narrows (tests/unit).
+  CHECK(host_copy_threads(std::size_t{1} << 30) == std::min(4u, dlx::usable_cpus()));
 }
 
 TEST_CASE("snapshot copies: every byte arrives, below and above the threaded size",

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // common/'s small helpers that several layers share: the names of a uid (accounts.hpp), this
-// host's name (host_name.hpp) and little-endian integers (little_endian.hpp).
+// host's name (host_name.hpp), little-endian integers (little_endian.hpp) and the CPUs a process
+// may use (usable_cpus.hpp).
 #include <catch2/catch.hpp>
 
 #include <pwd.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <array>
@@ -13,6 +15,7 @@
 #include "dlx/common/accounts.hpp"
 #include "dlx/common/host_name.hpp"
 #include "dlx/common/little_endian.hpp"
+#include "dlx/common/usable_cpus.hpp"
 
 namespace {
 
@@ -60,4 +63,22 @@ TEST_CASE("little-endian integers: the low byte first, read back from any offset
   std::string high;
   dlx::append_little_endian<std::uint64_t>(high, UINT64_MAX);
   CHECK(dlx::read_little_endian<std::uint64_t>(high) == UINT64_MAX);
+}
+
+TEST_CASE("usable_cpus counts the affinity mask, not the machine", "[common]") {
+  cpu_set_t before;
+  REQUIRE(::sched_getaffinity(0, sizeof(before), &before) == 0);
+  CHECK(dlx::usable_cpus() == static_cast<unsigned>(CPU_COUNT(&before)));
+  cpu_set_t one;  // the first allowed CPU alone, as a step bound to one CPU has it
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &before)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  REQUIRE(::sched_setaffinity(0, sizeof(one), &one) == 0);
+  const unsigned bound = dlx::usable_cpus();
+  REQUIRE(::sched_setaffinity(0, sizeof(before), &before) == 0);
+  CHECK(bound == 1);
 }
