@@ -130,10 +130,20 @@ with dlx.Trial() as trial:
         addresses.append({t.name: t.address for t in loaded.tensors()})
         places.append(kwargs.get("place"))
         return loaded
-    trial.load = recording_load
-    assert dlx.torch.load_state(trial, objects) == 10
-    del trial.load
+    def load_recorded(objects):
+        """load_state's step, each load's tensors recorded in loads, addresses and places."""
+        for record in (loads, addresses, places):
+            record.clear()
+        trial.load = recording_load
+        try:
+            return dlx.torch.load_state(trial, objects)
+        finally:
+            del trial.load
 
+    def none_deferred(prefix):
+        return not any(deferred for name, deferred in loads[0].items() if name.startswith(prefix))
+
+    assert load_recorded(objects) == 10
     deferred = loads[0]
     assert all(deferred[name] for name in deferred if name.startswith("model/")), deferred
     assert not any(deferred[name] for name in deferred if not name.startswith("model/")), deferred
@@ -187,12 +197,8 @@ with dlx.Trial() as trial:
             self.seen = state_dict
             super().load_state_dict(state_dict)
     custom = Custom(model.parameters(), lr=0.3, momentum=0.1)
-    loads.clear()
-    trial.load = recording_load
-    assert dlx.torch.load_state(trial, {"model": model, "optimizer": custom}) == 10
-    del trial.load
-    assert not any(deferred for name, deferred in loads[0].items()
-                   if name.startswith("optimizer/")), loads[0]
+    assert load_recorded({"model": model, "optimizer": custom}) == 10
+    assert none_deferred("optimizer/"), loads[0]
     assert all(value["momentum_buffer"].numel() for value in custom.seen["state"].values())
     for index, entry in moments_of(custom).items():
         assert equal(entry["momentum_buffer"], saved_moments[index]["momentum_buffer"]), index
@@ -202,12 +208,8 @@ with dlx.Trial() as trial:
     # device) gains nothing from a second read: its tensors come through the library's memory.
     elsewhere = Odd()
     elsewhere.register_buffer("mask", torch.empty(7, dtype=torch.bool, device="meta"))
-    loads.clear()
-    trial.load = recording_load
-    assert dlx.torch.load_state(trial, {"model": elsewhere, "optimizer": optimizer}) == 10
-    del trial.load
-    assert not any(deferred for name, deferred in loads[0].items()
-                   if name.startswith("model/")), loads[0]
+    assert load_recorded({"model": elsewhere, "optimizer": optimizer}) == 10
+    assert none_deferred("model/"), loads[0]
     assert equal(elsewhere.lin.weight.detach(), saved["lin.weight"])
     print("a model with a tensor off the CPU: nothing deferred, restored through the library")
 
@@ -232,10 +234,7 @@ with dlx.Trial() as trial:
     dlx.torch.save_state(trial, 25, objects)
     assert trial.wait_for_checkpoint(timeout=60)
     flip_byte(os.path.join(checkpoints, "step-25.h5"), "optimizer/state/1/momentum_buffer")
-    addresses.clear()
-    trial.load = recording_load
-    assert dlx.torch.load_state(trial, objects) == 10
-    del trial.load
+    assert load_recorded(objects) == 10
     for index, entry in moments_of(optimizer).items():
         assert equal(entry["momentum_buffer"], saved_moments[index]["momentum_buffer"]), index
     for index, param in enumerate(params):

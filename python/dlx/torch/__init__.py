@@ -244,11 +244,11 @@ def _load_state(trial: Trial, objects: Mapping[str, Any], restore_rng: bool) -> 
     modules = [name for name, value in objects.items()
                if isinstance(value, torch.nn.Module) and
                (_all_on_cpu(value) or (into_gpu and _all_on_current_cuda(value)))]
-    optimizers = [name for name, value in objects.items()
-                  if _reads_optimizer_in_place(value, into_gpu)]
-    on_cpu = [name for name in optimizers if _optimizer_device(objects[name]) == "cpu"]
+    in_place = {name: _optimizer_read_in_place(value, into_gpu) for name, value in objects.items()}
+    optimizers = [name for name, device in in_place.items() if device is not None]
+    on_cpu = [name for name in optimizers if in_place[name] == "cpu"]
     placement = _Placement(on_cpu)
-    deferred = modules + [name for name in optimizers if name not in on_cpu]
+    deferred = modules + [name for name in optimizers if in_place[name] == "cuda"]
     loaded = trial.load(any_world_size=True, defer=[f"{name}/" for name in deferred],
                         place=placement if on_cpu else None)
     if loaded is None:
@@ -498,25 +498,23 @@ def _read_in_place(reader: _DeferredReader, module: torch.nn.Module, state: Any,
     return _map_tensors(state, reader.read_any(name))
 
 
-def _reads_optimizer_in_place(optimizer: Any, into_gpu: bool) -> bool:
-    """Whether `optimizer`'s per-parameter state can be read straight into tensors it then keeps
-    (_read_moments): PyTorch's own load_state_dict, not an override (a sharded or wrapping
-    optimizer may use the tensors it is given) and no load hooks (they would see the stand-ins);
-    every parameter on the CPU, or with DLX_TORCH_CUDA_IO=library on the current GPU."""
+def _optimizer_read_in_place(optimizer: Any, into_gpu: bool) -> str | None:
+    """Where `optimizer`'s per-parameter state is read straight into tensors it then keeps
+    (_read_moments): "cpu" when every parameter is on the CPU (placed by the load), "cuda" when
+    with DLX_TORCH_CUDA_IO=library every one is on the current GPU (deferred, then read through
+    pinned buffers); None otherwise, and for anything but PyTorch's own load_state_dict with no
+    load hooks (a sharded or wrapping optimizer may use the tensors it is given; hooks would see
+    the stand-ins)."""
     if not isinstance(optimizer, torch.optim.Optimizer) or \
             type(optimizer).load_state_dict is not torch.optim.Optimizer.load_state_dict:
-        return False
+        return None
     if getattr(optimizer, "_optimizer_load_state_dict_pre_hooks", None) or \
             getattr(optimizer, "_optimizer_load_state_dict_post_hooks", None):
-        return False
+        return None
     params = [param for group in optimizer.param_groups for param in group["params"]]
-    return bool(params) and (all(param.device.type == "cpu" for param in params) or
-                             (into_gpu and _all_on_current_cuda(params)))
-
-
-def _optimizer_device(optimizer: torch.optim.Optimizer) -> str:
-    devices = {param.device.type for group in optimizer.param_groups for param in group["params"]}
-    return devices.pop() if len(devices) == 1 else "mixed"
+    if params and all(param.device.type == "cpu" for param in params):
+        return "cpu"
+    return "cuda" if into_gpu and _all_on_current_cuda(params) else None
 
 
 class _Placement:
