@@ -112,8 +112,13 @@ def main() -> int:
     trials = 4
     alone = timed("alone", trials, args.device, steps)
     packed = timed("packed", trials, args.device, steps)
-    print(f"# result: packed_vs_alone_trials_per_hour {alone / packed:.2f} (target >= 2.0: "
-          f"{'met' if alone / packed >= 2.0 else 'MISSED'}{'; CPU smoke run, not a figure' if args.device == 'cpu' else ''})")
+    if args.device == "cpu":
+        # Two CPU processes share two cores: the ratio says the harness ran, not what packing
+        # gains, so it gets no verdict a log search could mistake for a missed target.
+        print(f"# smoke: packed_vs_alone_trials_per_hour {alone / packed:.2f} (CPU smoke run, not a figure)")
+    else:
+        print(f"# result: packed_vs_alone_trials_per_hour {alone / packed:.2f} (target >= 2.0: "
+              f"{'met' if alone / packed >= 2.0 else 'MISSED'})")
     if args.device == "cuda" and shutil.which("nvidia-cuda-mps-control"):
         with_mps = timed("mps", trials, args.device, steps)
         print(f"# result: mps_vs_alone_trials_per_hour {alone / with_mps:.2f} (target >= 2.0: "

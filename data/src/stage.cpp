@@ -10,7 +10,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -19,6 +18,7 @@
 #include "copy_tree.hpp"
 #include "dlx/common/byte_size.hpp"
 #include "dlx/common/unique_fd.hpp"
+#include "dlx/common/usable_cpus.hpp"
 #include "dlx/data/node_local_dir.hpp"
 #include "entry_lock.hpp"
 #include "eviction.hpp"
@@ -33,7 +33,7 @@ namespace {
 
 unsigned copy_threads(const StageRequest& request) {
   if (request.copy_threads != 0) return request.copy_threads;
-  return std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+  return std::clamp(usable_cpus(), 1u, 4u);
 }
 
 // What the entry will take on disk: a file's or directory's bytes, an archive's unpacked bytes

@@ -17,7 +17,6 @@
 #include <exception>
 #include <map>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -27,6 +26,7 @@
 #include "dlx/common/file_copy.hpp"
 #include "dlx/common/parallel_for.hpp"
 #include "dlx/common/unique_fd.hpp"
+#include "dlx/common/usable_cpus.hpp"
 #include "dlx/store/code_info.hpp"
 
 namespace dlx::store {
@@ -124,7 +124,8 @@ class DirectoryMaker {
   bool group_reads_all_ = true;
 };
 
-// Threads for copying the entries: one per 128 files, at most kMaxCopyThreads and the cores.
+// Threads for copying the entries: one per 128 files, at most kMaxCopyThreads and the CPUs this
+// process may run on (a Slurm step bound to two CPUs copies on two threads).
 constexpr std::size_t kFilesPerThread = 128;
 constexpr std::size_t kMaxCopyThreads = 4;
 
@@ -132,7 +133,7 @@ constexpr std::size_t kMaxCopyThreads = 4;
 // entries shared out through one counter; returns the bytes copied. The first failure stops every
 // thread and is rethrown.
 std::uint64_t copy_entries(const std::vector<CodeEntry>& files, const fs::path& root, const fs::path& staging) {
-  const std::size_t cores = std::max(1U, std::thread::hardware_concurrency());
+  const std::size_t cores = usable_cpus();
   const std::size_t threads =
       std::clamp<std::size_t>(files.size() / kFilesPerThread, 1, std::min(kMaxCopyThreads, cores));
   std::atomic<std::uint64_t> bytes{0};
