@@ -133,6 +133,8 @@ def _load() -> ctypes.CDLL:
         "dlx_trial_target_length": [c_trial, p(ctypes.c_int64)],
         "dlx_trial_finish": [c_trial],
         "dlx_trial_should_checkpoint_and_exit": [c_trial, p(ctypes.c_int)],
+        "dlx_trial_checkpoint_signal": [c_trial, p(ctypes.c_int)],
+        "dlx_trial_note_checkpoint_signal": [c_trial, ctypes.c_int],
         "dlx_trial_checkpoint_due": [c_trial, ctypes.c_int64, p(ctypes.c_int)],
         "dlx_trial_checkpoint_and_exit": [c_trial, ctypes.c_int64, ctypes.c_double, p(ctypes.c_int)],
         "dlx_trial_save_checkpoint": [c_trial, ctypes.c_int64, ctypes.c_int64, p(NamedTensor),

@@ -370,6 +370,18 @@ class Trial(_Owned):
         combine it across ranks with the framework (e.g. an all_reduce of MAX)."""
         return bool(self._int(library().dlx_trial_should_checkpoint_and_exit))
 
+    def checkpoint_signal(self) -> int:
+        """The checkpoint signal this process got (signal.SIGTERM, SIGUSR1 or SIGUSR2), 0: none.
+        Local, like checkpoint_requested(): ranks that agree through their framework take the
+        MAX over ranks and pass it to note_checkpoint_signal."""
+        return self._int(library().dlx_trial_checkpoint_signal)
+
+    def note_checkpoint_signal(self, signal_number: int) -> None:
+        """The notice's signal as the ranks agreed it (the MAX of their checkpoint_signal(),
+        when not 0), before checkpoint_and_exit: rank 0 records the signal that stopped the
+        trial even when it reached another rank first. dlx.torch does this itself."""
+        check(library().dlx_trial_note_checkpoint_signal(self._handle, int(signal_number)))
+
     # ---- checkpoints
 
     def checkpoint_due(self, step: int) -> bool:

@@ -9,7 +9,8 @@
 #      directory leaves that one writable), `import dlx` finds the SDK mounted at
 #      /dlx, a checkpoint round trip, the host's LD_LIBRARY_PATH kept out, HOME kept, `dlx logs` has it all;
 #   2. the PyTorch DDP example (2 nodes x 1 rank) in the image under each runtime, `scontrol
-#      requeue`d mid-run: resumed, and its final tensors identical to a bare, uninterrupted run;
+#      requeue`d mid-run: resumed, recorded as a requeue (SIGTERM, whichever rank the runtime's
+#      signal proxy reached first), and its final tensors identical to a bare, uninterrupted run;
 #   3. bad input: a missing image and an entrypoint the image lacks (refused at sbatch), a runtime
 #      that is not installed (the trial fails, its log and `dlx status` say why);
 #   4. the image cache: an OCI layout of two layers (a whiteout in the second) run by two
@@ -266,7 +267,7 @@ for runtime in "${RUNTIMES[@]}"; do
   finish_reference_trial
   /usr/bin/python3 "$SOURCE_DIR/tests/tools/compare_checkpoints.py" "$REFERENCE" "${ddp_dir[$runtime]}" \
     --tensor model/0.weight --tensor model/1.running_mean --tensor optimizer/state/0/exp_avg \
-    --tensor rng/rank-1/torch --notices 1 --crashes 0 ||
+    --tensor rng/rank-1/torch --causes requeue --crashes 0 ||
     fail "torch-$runtime is not identical to the bare uninterrupted run: $(tail -n 30 "$out")"
   expect_contains "dlx status of torch-$runtime" "$(as_user dlx status "$job")" "# 1 trial: 1 completed"
   note "torch-$runtime: requeued in its container, resumed, identical to the bare run"

@@ -11,7 +11,8 @@ run again, as in tests/torch/torch_loop_test.py):
   - the checkpoints are dlx checkpoints (step-<steps_completed>.h5) kept by the experiment's
     keep_latest;
   - two ranks (DDP over gloo, no dlx-launch: the processes as torchrun would start them), Slurm's
-    notice on rank 1 only after step 13: should_preempt() agrees on both, and the requeued run
+    notice on rank 1 only after step 13: should_preempt() agrees on both, rank 0 records that
+    SIGUSR1 stopped the trial, and the requeued run
     ends bit-identical to an uninterrupted two-rank run; the same with sharded checkpoints
     (store_path(shard=True): each rank's own files in the one checkpoint);
   - the running trial's CPU and memory in `dlx status` (dlx-launch's system sampler) and its
@@ -153,6 +154,11 @@ def two_ranks():
     requeued = experiment("ranks-requeued")
     outputs = run_two_ranks(requeued, 85, CORE_SIGNAL_AT="13", CORE_SIGNAL_RANK="1")
     assert all("core_trainer: preempted at step 13" in out for out in outputs), outputs
+    with h5py.File(os.path.join(requeued, "trials", "0", "trial.h5"), "r") as f:
+        reason = f.attrs["stop_reason"]
+    reason = reason.decode() if isinstance(reason, bytes) else reason
+    # Rank 0 got no signal: it records the one that reached rank 1 (should_preempt agreed on it).
+    assert reason == "requeue: checkpoint at step 13 after SIGUSR1", reason
     outputs = run_two_ranks(requeued, 0)
     assert all("core_trainer: resumed at step 13" in out for out in outputs), outputs
     same_state(final_state(reference)[1], final_state(requeued)[1], "state.pt")

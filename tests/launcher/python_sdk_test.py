@@ -50,9 +50,17 @@ with tempfile.TemporaryDirectory() as directory:
     except dlx.Error as error:
         assert "cannot report training metrics at step 7: metric name 'val/loss' contains '/'" in str(error), error
 
-    assert not trial.checkpoint_requested()
+    assert not trial.checkpoint_requested() and trial.checkpoint_signal() == 0
     os.kill(os.getpid(), signal.SIGUSR1)  # libdlx's handler: the process lives on
     assert trial.checkpoint_requested()
+    assert trial.checkpoint_signal() == signal.SIGUSR1, trial.checkpoint_signal()
+    for bad in (0, -15, 65):
+        try:
+            trial.note_checkpoint_signal(bad)
+            raise AssertionError(f"note_checkpoint_signal({bad}) must raise")
+        except dlx.Error as error:
+            assert f"note_checkpoint_signal({bad}): not a signal number" in str(error), error
+    trial.note_checkpoint_signal(signal.SIGTERM)  # as dlx.torch does after its all_reduce
     trial.finish()
     trial.close()
 

@@ -3,7 +3,7 @@
 """Compare a resumed trial with an uninterrupted reference run of the same trial.
 
     compare_checkpoints.py REFERENCE_TRIAL_DIR TRIAL_DIR [--restarts N] [--notices N]
-                           [--crashes N] [--tensor NAME]...
+                           [--crashes N] [--causes C,...] [--tensor NAME]...
 
 A trial directory holds trial.h5 and checkpoints/step-<N>.h5. The two trials must end at the
 same final checkpoint step with byte-identical tensors (every dataset under /tensors, same
@@ -13,6 +13,7 @@ Restart history (trial.h5 /restart_events), each check only when its option is g
   --notices N   exactly N events of a checkpoint-and-exit at a signal (cause "preemption",
                 "time_limit", "requeue", or "notice" when the run could not tell which)
   --crashes N   exactly N events with cause "crash", and the attribute failures == N
+  --causes C,.. the events' causes, in order (e.g. "requeue": one restart after scontrol requeue)
   --tensor NAME this tensor must exist in both (repeatable), so that a trainer that saved
                 nothing at all cannot pass as "identical"
   --unseeded NAME a tensor whose bytes may differ (repeatable): a generator the trainer neither
@@ -88,6 +89,8 @@ def compare(args):
             # "notice" when it could not (and in older records).
             notices = sum(cause in ("notice", "preemption", "time_limit", "requeue") for cause in causes)
             assert notices == args.notices, f"{notices} notice restarts, expected {args.notices}: {causes}"
+        if args.causes is not None:
+            assert causes == args.causes.split(","), f"restart causes {causes}, expected {args.causes}"
         if args.crashes is not None:
             assert causes.count("crash") == args.crashes, \
                 f"{causes.count('crash')} crash restarts, expected {args.crashes}: {causes}"
@@ -104,6 +107,7 @@ def main():
     parser.add_argument("--restarts", type=int, help="expected number of restart events")
     parser.add_argument("--notices", type=int, help="expected number of notice restarts")
     parser.add_argument("--crashes", type=int, help="expected number of crash restarts")
+    parser.add_argument("--causes", help="the restart events' causes, in order, comma-separated")
     parser.add_argument("--tensor", action="append", default=[], help="a tensor that must exist")
     parser.add_argument("--unseeded", action="append", default=[],
                         help="a tensor of an unseeded, unused generator, whose bytes may differ")

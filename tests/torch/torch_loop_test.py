@@ -108,8 +108,14 @@ def requeued(ranks, reference, name, signals, **extra):
         at, _, rank = point.partition("@")
         outputs = run_ranks(directory, ranks, 85, LOOP_SIGNAL_AT=at, LOOP_SIGNAL_RANK=rank or "0",
                             **extra)
-        assert f"SIG{'TERM' if extra.get('LOOP_SIGNAL_TREE') else 'USR1'} at {at}" in \
-            "".join(outputs), outputs
+        sent = f"SIG{'TERM' if extra.get('LOOP_SIGNAL_TREE') else 'USR1'}"
+        assert f"{sent} at {at}" in "".join(outputs), outputs
+        # Rank 0 records the signal that stopped the trial, also when only another rank got it.
+        with h5py.File(f"{directory}/trials/0/trial.h5", "r") as f:
+            reason = f.attrs["stop_reason"]
+        reason = reason.decode() if isinstance(reason, bytes) else reason
+        assert reason.startswith("requeue: checkpoint at step ") and reason.endswith(f"after {sent}"), \
+            f"{name} at {point}: stop_reason {reason!r}, not a requeue after {sent}"
     final = run_ranks(directory, ranks, 0, **extra)
     identical(reference, directory, name)
     return directory, final

@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -25,7 +26,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def worker(stop_at):
+def worker(stop_at, signal_at=0):
     import faulthandler
     faulthandler.dump_traceback_later(90, exit=True)  # a hang shows where, then fails the test
     import torch
@@ -63,6 +64,14 @@ def worker(stop_at):
         step += 1
         if step % SAVE_EVERY == 0:
             dlx.torch.save_state(trial, step, objects)
+        if step == signal_at and rank == 1:
+            os.kill(os.getpid(), signal.SIGTERM)  # Slurm's notice, reaching rank 1 only (so far)
+        if signal_at and dlx.torch.checkpoint_requested(trial):
+            dlx.torch.save_state(trial, step, objects)
+            code = trial.checkpoint_and_exit(step)
+            trial.close()
+            sys.stdout.flush()
+            os._exit(code)
     trial.wait_for_checkpoint()
     digest = hashlib.sha256()
     for name, tensor in sorted(model.state_dict().items()):
@@ -78,13 +87,13 @@ def worker(stop_at):
     os._exit(0)  # torch 1.13's gloo teardown can deadlock at exit (see examples/pytorch/ddp.py)
 
 
-def run(experiment, run_id, stop_at):
-    """Both ranks of one run; their result lines, rank order."""
+def run(experiment, run_id, stop_at, signal_at=0):
+    """Both ranks of one run; their result lines, rank order (none when signalled: they exit 85)."""
     env = dict(os.environ, DLX_EXPERIMENT_DIR=experiment, DLX_TRIAL_ID="0", DLX_HPARAMS="{}",
                DLX_CHECKPOINT_DIR=os.path.join(experiment, "trials", "0", "checkpoints"),
                DLX_LATEST_CHECKPOINT="", WORLD_SIZE="2", MASTER_ADDR="127.0.0.1",
                MASTER_PORT=str(free_port()), DLX_RUN_ID=run_id, DLX_RESUME_WAIT_S="60")
-    ranks = [subprocess.Popen([sys.executable, __file__, "worker", str(stop_at)],
+    ranks = [subprocess.Popen([sys.executable, __file__, "worker", str(stop_at), str(signal_at)],
                               env=dict(env, RANK=str(r), LOCAL_RANK=str(r)), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for r in range(2)]
     results = []
@@ -95,13 +104,31 @@ def run(experiment, run_id, stop_at):
             process.kill()
             out, err = process.communicate()
             err += "\n(timed out after 180 s)"
-        if process.returncode != 0:
+        if process.returncode != (85 if signal_at else 0):
             for other in ranks:
                 if other.poll() is None:
                     other.kill()
             raise AssertionError(f"{run_id} rank {rank} exited {process.returncode}:\n{out}\n{err}")
-        results.append(json.loads(out.strip().splitlines()[-1]))
+        if not signal_at:
+            results.append(json.loads(out.strip().splitlines()[-1]))
     return results
+
+
+def signalled_rank_1(root):
+    """SIGTERM reaches rank 1 only: dlx.torch.checkpoint_requested stops both ranks at the same
+    step, and rank 0, which got no signal, records the one that stopped the trial."""
+    import h5py
+
+    experiment = os.path.join(root, "signalled")
+    run(experiment, "signalled-1", TOTAL, signal_at=7)
+    with h5py.File(os.path.join(experiment, "trials", "0", "trial.h5"), "r") as f:
+        attrs = {key: f.attrs[key] for key in ("stop_reason", "stop_cause")}
+    attrs = {key: value.decode() if isinstance(value, bytes) else value for key, value in attrs.items()}
+    assert attrs["stop_reason"] == "requeue: checkpoint at step 7 after SIGTERM", attrs
+    assert "SIGTERM" in attrs["stop_cause"], attrs
+    assert os.path.exists(os.path.join(experiment, "trials", "0", "checkpoints", "step-7.h5"))
+    print(f"signalled rank 1 only: both ranks exited 85 at step 7; rank 0 recorded "
+          f"{attrs['stop_reason']!r} ({attrs['stop_cause']})")
 
 
 def main():
@@ -118,6 +145,7 @@ def main():
             f"rank {rank}: resumed run differs from the uninterrupted one: {again[rank]} vs {want[rank]}"
     print(f"two ranks: resumed from step 10 on both ranks; final state identical to the "
           f"uninterrupted run ({want[0]['hash'][:16]}...)")
+    signalled_rank_1(root)
 
     # One rank, the two-rank checkpoint: per-rank state refused with what to do; the model loads
     # with restore_rng=False.
@@ -151,6 +179,6 @@ def main():
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "worker":
-        worker(int(sys.argv[2]))
+        worker(int(sys.argv[2]), int(sys.argv[3]))
     else:
         main()

@@ -284,6 +284,14 @@ dlx_status dlx_trial_should_checkpoint_and_exit(dlx_trial* t, int* out) {
   });
 }
 
+dlx_status dlx_trial_checkpoint_signal(const dlx_trial* t, int* out) {
+  return guarded([&] { need(out, "out") = need(t, "trial").trial->checkpoint_signal(); });
+}
+
+dlx_status dlx_trial_note_checkpoint_signal(dlx_trial* t, int signal_number) {
+  return guarded([&] { need(t, "trial").trial->note_checkpoint_signal(signal_number); });
+}
+
 dlx_status dlx_trial_allreduce(dlx_trial* t, const dlx_tensor* tensors, size_t count) {
   return guarded([&] {
     const auto list = tensors_of(tensors, count);

@@ -482,7 +482,9 @@ bool Trial::wait_for_checkpoint(std::chrono::steady_clock::duration deadline) {
 int Trial::checkpoint_and_exit(const TrainingState& state,
                                std::optional<std::chrono::seconds> deadline) {
   const auto start = std::chrono::steady_clock::now();
-  int signal_number = detail::PreemptionSignals::received();  // any rank's, for the record
+  // Any rank's signal, for the record: the ranks' own through MPI, else as the framework
+  // agreed it (note_checkpoint_signal).
+  int signal_number = std::max(detail::PreemptionSignals::received(), agreed_signal_);
   if (mpi_) {
     DLX_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &signal_number, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
   }

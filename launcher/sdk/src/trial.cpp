@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dlx/trial.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <string_view>
@@ -179,6 +180,17 @@ bool Trial::should_checkpoint_and_exit() {
   std::int32_t requested = detail::PreemptionSignals::received() != 0 ? 1 : 0;
   if (communicator_) communicator_->allreduce_sum(std::span<std::int32_t>(&requested, 1));
   return requested > 0;
+}
+
+int Trial::checkpoint_signal() const noexcept { return detail::PreemptionSignals::received(); }
+
+void Trial::note_checkpoint_signal(int signal_number) {
+  if (signal_number <= 0 || signal_number > 64) {
+    throw TrialError(fmt::format("dlx: note_checkpoint_signal({}): not a signal number; pass the "
+                                 "largest checkpoint_signal() of the ranks (when it is not 0)",
+                                 signal_number));
+  }
+  agreed_signal_ = std::max(agreed_signal_, signal_number);
 }
 
 std::filesystem::path Trial::experiment_dir() const {

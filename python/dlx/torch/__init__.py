@@ -62,26 +62,16 @@ _apply_gpu_share()
 
 def _any_rank(flag: bool, trial: Trial) -> bool:
     """True on every rank when `flag` is true on any (an all_reduce of MAX; local on one rank)."""
-    if trial.size == 1:
-        return flag
-    import torch.distributed as dist
-
-    if not (dist.is_available() and dist.is_initialized()):
-        raise ConfigError(f"dlx.torch: this trial has {trial.size} ranks, which agree through "
-                          f"torch.distributed: call torch.distributed.init_process_group() first")
-    device = torch.device("cuda", torch.cuda.current_device()) \
-        if dist.get_backend() == "nccl" else torch.device("cpu")
-    value = torch.tensor([1 if flag else 0], dtype=torch.int32, device=device)
-    dist.all_reduce(value, op=dist.ReduceOp.MAX)
-    _ranks.keep_alive(value)
-    return bool(value.item())
+    return bool(_ranks.max_over_ranks([int(flag)], trial.size)[0])
 
 
 def checkpoint_requested(trial: Trial) -> bool:
     """True on every rank when any rank got a checkpoint signal (preemption, requeue, the time
     limit's notice): then save_state and exit with dlx.REQUEUE_EXIT_CODE. Collective: call it at
-    the same point of every step on every rank."""
-    return _any_rank(trial.checkpoint_requested(), trial)
+    the same point of every step on every rank. The agreed signal (the ranks' largest) is what
+    trial.checkpoint_and_exit records, whichever rank it reached first."""
+    agreed = _ranks.max_over_ranks([trial.checkpoint_signal()], trial.size)[0]
+    return _ranks.take_notice(trial, agreed)
 
 
 def checkpoint_due(trial: Trial, step: int) -> bool:

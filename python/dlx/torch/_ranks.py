@@ -15,6 +15,7 @@ import struct
 import torch
 
 from .._library import ConfigError, Error
+from ..trial import Trial
 
 
 def pack(streams: dict[str, bytes]) -> bytes:
@@ -45,6 +46,36 @@ _in_flight: list[torch.Tensor] = []
 
 def keep_alive(*tensors) -> None:
     _in_flight[:] = [t for group in tensors for t in (group if isinstance(group, list) else [group])]
+
+
+def max_over_ranks(values: list[int], size: int, who: str = "dlx.torch",
+                   before: str = "first") -> list[int]:
+    """Each of `values` as its MAX over the trial's `size` ranks, on every rank: one all_reduce
+    (a collective when size > 1). Without a process group the error names `who` asked and
+    `before` what init_process_group() must come."""
+    if size == 1:
+        return values
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        raise ConfigError(f"{who}: this trial has {size} ranks, which agree through "
+                          f"torch.distributed: call torch.distributed.init_process_group() "
+                          f"{before}")
+    device = torch.device("cuda", torch.cuda.current_device()) \
+        if dist.get_backend() == "nccl" else torch.device("cpu")
+    reduced = torch.tensor(values, dtype=torch.int32, device=device)
+    dist.all_reduce(reduced, op=dist.ReduceOp.MAX)
+    keep_alive(reduced)
+    return [int(v) for v in reduced.tolist()]
+
+
+def take_notice(trial: Trial, agreed_signal: int) -> bool:
+    """Whether the ranks agreed on a checkpoint signal (`agreed_signal`: the MAX of their
+    trial.checkpoint_signal()); if so the library is told which, and rank 0 records that one at
+    checkpoint_and_exit, even when the signal reached another rank first."""
+    if agreed_signal:
+        trial.note_checkpoint_signal(agreed_signal)
+    return agreed_signal > 0
 
 
 def gather(mine: bytes, rank: int, size: int) -> list[bytes]:

@@ -52,22 +52,12 @@ STATE_NAME = "dlx_loop"  # the loop's position among the checkpoint's objects
 Metrics = Mapping[str, float]
 
 
-def _agree(trial: Trial, flags: list[bool]) -> list[bool]:
-    """Each flag true on every rank when it is true on any (one all_reduce of MAX)."""
-    if trial.size == 1:
-        return flags
-    import torch.distributed as dist
-
-    if not (dist.is_available() and dist.is_initialized()):
-        raise ConfigError(f"dlx.torch.Loop: this trial has {trial.size} ranks, which agree through "
-                          f"torch.distributed: call torch.distributed.init_process_group() before "
-                          f"the first epoch")
-    device = torch.device("cuda", torch.cuda.current_device()) \
-        if dist.get_backend() == "nccl" else torch.device("cpu")
-    values = torch.tensor([1 if flag else 0 for flag in flags], dtype=torch.int32, device=device)
-    dist.all_reduce(values, op=dist.ReduceOp.MAX)
-    _ranks.keep_alive(values)
-    return [bool(v) for v in values.tolist()]
+def _agree(trial: Trial, due: bool) -> tuple[bool, bool]:
+    """(whether any rank got a checkpoint signal, whether a checkpoint is due on any rank), the
+    same on every rank: one all_reduce of MAX over the signal and the flag."""
+    signal_number, due_anywhere = _ranks.max_over_ranks(
+        [trial.checkpoint_signal(), int(due)], trial.size, "dlx.torch.Loop", "before the first epoch")
+    return _ranks.take_notice(trial, signal_number), bool(due_anywhere)
 
 
 class Loop:
@@ -348,8 +338,7 @@ class Loop:
             return  # epochs() finishes: report, then the final save
         elif metrics:
             self.trial.report_validation(label, metrics)
-        requested, due = _agree(self.trial, [self.trial.checkpoint_requested(),
-                                             self._due_at_epoch_end or self._minutes_due()])
+        requested, due = _agree(self.trial, self._due_at_epoch_end or self._minutes_due())
         self._due_at_epoch_end = False
         if (due or self.unit is Unit.EPOCHS) and self._saved_label != label:
             self._save()
@@ -406,8 +395,7 @@ class Loop:
             metrics = self._validated()
             if metrics:
                 self.trial.report_validation(position.label, metrics)
-        requested, due = _agree(self.trial, [self.trial.checkpoint_requested(),
-                                             self.trial.checkpoint_due(position.batches)])
+        requested, due = _agree(self.trial, self.trial.checkpoint_due(position.batches))
         if requested:
             if last and self.unit is not Unit.EPOCHS:
                 position.set(ended=True)

@@ -133,14 +133,22 @@ dlx_status dlx_trial_report_validation_next(dlx_trial* trial, int64_t step, cons
  * decides: with MPI it is broadcast, without a communicator only rank 0 says 1 (combine the
  * answers with the framework, e.g. an all_reduce of MAX; dlx.torch.checkpoint_due does). */
 dlx_status dlx_trial_checkpoint_due(dlx_trial* trial, int64_t step, int* out);
-/* Collective: *out = 1 on every rank when any rank got a checkpoint signal. */
 /* After a checkpoint signal and the save of step `saved_step` (dlx_trial_save_checkpoint):
  * waits for that save up to `deadline_seconds` (< 0: DLX_EXIT_DEADLINE_S, else 30 s), records in
  * trial.h5 why the trial stops, and sets *exit_code = 85: exit with it and Slurm requeues the
  * trial. DLX_ERROR_TRIAL when the last save was not of `saved_step`. */
 dlx_status dlx_trial_checkpoint_and_exit(dlx_trial* trial, int64_t saved_step,
                                          double deadline_seconds, int* exit_code);
+/* Collective: *out = 1 on every rank when any rank got a checkpoint signal (without a
+ * communicator: when this process got one). */
 dlx_status dlx_trial_should_checkpoint_and_exit(dlx_trial* trial, int* out);
+/* *out = the checkpoint signal this process got (SIGTERM, SIGUSR1, SIGUSR2), 0: none. Local. */
+dlx_status dlx_trial_checkpoint_signal(const dlx_trial* trial, int* out);
+/* A program whose framework agrees on the notice (an all_reduce of MAX of every rank's
+ * dlx_trial_checkpoint_signal) passes the agreed signal (> 0) before
+ * dlx_trial_checkpoint_and_exit: rank 0 records it, even when the signal reached another rank
+ * first. */
+dlx_status dlx_trial_note_checkpoint_signal(dlx_trial* trial, int signal_number);
 
 /* Collective, in place: fused (bucketed) sum of every tensor over all ranks. */
 dlx_status dlx_trial_allreduce(dlx_trial* trial, const dlx_tensor* tensors, size_t count);

@@ -184,6 +184,14 @@ class Trial {
   // the same step on every rank, e.g. every step or every N steps). Without a communicator it
   // reports this process's signal only.
   bool should_checkpoint_and_exit();
+  // The checkpoint signal this process received (SIGTERM, SIGUSR1 or SIGUSR2; 0: none). Local.
+  int checkpoint_signal() const noexcept;
+  // Without a communicator the framework agrees on the notice (dlx.torch: an all_reduce of MAX
+  // of every rank's checkpoint_signal()) and passes the agreed signal here, so that rank 0
+  // records the signal that stopped the trial even when it reached another rank first (a
+  // container runtime's signal proxy can deliver it to the ranks milliseconds apart).
+  // checkpoint_and_exit() records the larger of this and this process's own. 0 < signal < 65.
+  void note_checkpoint_signal(int signal_number);
 
   bool in_trial() const noexcept { return context_.trial().in_trial(); }
   std::int64_t id() const noexcept { return context_.trial().trial_id; }
@@ -297,6 +305,7 @@ class Trial {
   std::unique_ptr<detail::TrialRecorder> recorder_;  // rank 0 inside a trial only
   std::set<std::string, std::less<>> reported_names_;  // metric names checked (every rank)
   std::vector<std::string> last_reported_names_;       // the previous report's, in order
+  int agreed_signal_ = 0;  // note_checkpoint_signal's: the notice as the ranks agreed it
 
   // Searcher (src/searcher_ops.cpp).
   Next ask_searcher(std::int64_t step, const Metrics& metrics);

@@ -104,13 +104,17 @@ class PreemptContext:
         trainer then stores a checkpoint and returns from the init() block, which exits 85 so
         that Slurm requeues the trial. Every rank gets the same answer (a collective)."""
         session = self._session
-        local = session.preempted or session.trial.checkpoint_requested()
-        if self._distributed.size > 1:
-            local = any(self._distributed.allgather(local))
-        if local and not session.preempted:
+        # (paused by the searcher, the checkpoint signal this rank got: 0 for none)
+        local = (session.preempted, session.trial.checkpoint_signal())
+        gathered = self._distributed.allgather(local) if self._distributed.size > 1 else [local]
+        signal_number = max(signal for _, signal in gathered)
+        preempt = signal_number > 0 or any(paused for paused, _ in gathered)
+        if signal_number and not session.preempted:
             session.signalled = True  # Slurm's notice (on this rank or another), not the searcher
-        session.preempted = session.preempted or local
-        return local
+            # Rank 0 records this signal when the trial exits 85, whichever rank it reached.
+            session.trial.note_checkpoint_signal(signal_number)
+        session.preempted = session.preempted or preempt
+        return preempt
 
     def acknowledge_preemption_signal(self) -> None:
         pass
