@@ -20,7 +20,8 @@
 # DLX_TEST_CONTAINER_RUNTIMES names the runtimes of 1. and 2. (default: crun podman).
 # scripts/container-check.sh adds the real Apptainer and Enroot, which are not in CI
 # (DLX_TEST_APPTAINER, DLX_TEST_ENROOT: their programs); Apptainer then also runs an OCI layout
-# itself (6.), and Enroot a squashfs of the image.
+# itself (6.), and Enroot a squashfs of the image (and, after a new version of it, removes the old
+# version's container).
 source "$(dirname "$0")/resume_lib.sh"
 
 read -ra RUNTIMES <<< "${DLX_TEST_CONTAINER_RUNTIMES:-crun podman}"
@@ -330,4 +331,22 @@ if testing enroot; then
   left=$(ls -A "$WORK/.local/share/enroot" 2>/dev/null || true)
   [ -z "$left" ] || fail "enroot containers were made in the user's own ENROOT_DATA_PATH: $left"
   note "enroot: $unpacks unpacks (one per node that ran the image), $reuses runs started the node's container again"
+  # A new version of the image file: the next run on a node unpacks it and removes the old
+  # version's container, which no run holds any more (<local>/dlx-<uid>/containers/enroot/<name>).
+  old_container=$(ls -d "$CLUSTER"/tmp/n*/dlx-*/containers/enroot/dlx-* | head -n 1)
+  node=$(basename "$(dirname "$(dirname "$(dirname "$(dirname "$old_container")")")")")
+  touch "$SQUASHFS"
+  write_probe enroot-new-version enroot "$SQUASHFS"
+  job=$(job_id_of "$(as_user sbatch --parsable -w "$node" --output="enroot-new-version-%A_%a.out" \
+    --dl-experiment=enroot-new-version.yaml probe.sh)")
+  test_jobs+=("$job")
+  wait_for_job "$job" 180
+  out=$WORK/enroot-new-version-${job}_0.out
+  grep -q "^probe: done" "$out" || fail "the probe of the image's new version did not finish: $(tail -n 30 "$out")"
+  expect_contains "the new version's run on $node" "$(cat "$out")" \
+    "enroot: removed container $(basename "$old_container") of an older version of $SQUASHFS from this node"
+  [ ! -e "$old_container" ] || fail "enroot: the old version's container $old_container is still there"
+  kept=$(ls -d "$(dirname "$old_container")"/dlx-* | wc -l)
+  [ "$kept" = 1 ] || fail "enroot: $kept containers on $node, not the new version's alone: $(ls "$(dirname "$old_container")")"
+  note "enroot: a new version of the image file unpacked on $node, the old version's container removed"
 fi

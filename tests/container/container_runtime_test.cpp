@@ -17,6 +17,9 @@
 #include <functional>
 #include <thread>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "dlx/common/bounded_command.hpp"
 #include "dlx/container/image_cache.hpp"
 #include "dlx/container/image_ref.hpp"
@@ -213,7 +216,8 @@ TEST_CASE("each runtime is asked its version as its CLI has it: enroot version, 
 
 // A stand-in for enroot that keeps what it was asked (one argument per line, then "--") and
 // behaves as enroot does where the back end reads the result: `create --name N` makes the
-// container's directory $ENROOT_DATA_PATH/N, `import --output F` writes F.
+// container's directory $ENROOT_DATA_PATH/N, `import --output F` writes F, `remove --force N`
+// removes N's directory (and fails while it holds a file "busy").
 void enroot_stand_in(const fs::path& dir, const fs::path& calls) {
   fs::create_directories(dir);
   std::ofstream(dir / "enroot") << "#!/bin/sh\nPATH=/usr/bin:/bin\n"
@@ -222,6 +226,8 @@ void enroot_stand_in(const fs::path& dir, const fs::path& calls) {
                                 << "case $1 in\n"
                                 << "  create) mkdir -p \"$ENROOT_DATA_PATH/$4\" ;;\n"
                                 << "  import) echo squashfs > \"$3\" ;;\n"
+                                << "  remove) if [ -e \"$ENROOT_DATA_PATH/$3/busy\" ]; then echo \"$3: busy\" >&2; exit 1; fi\n"
+                                << "          rm -r \"$ENROOT_DATA_PATH/$3\" ;;\n"
                                 << "esac\n";
   fs::permissions(dir / "enroot", fs::perms::owner_all);
 }
@@ -312,6 +318,81 @@ TEST_CASE("enroot: unpacked once per node and image, started with fstab-form mou
   // Nothing is removed after a run: the container is for the next.
   runtime->cleanup(run);
   CHECK_FALSE(fs::exists(temp.path / "calls"));
+}
+
+TEST_CASE("enroot: the runs of a newer image file remove the older versions' containers no run holds",
+          "[container]") {
+  dlx::testing::TempDir temp;
+  enroot_stand_in(temp.path / "bin", temp.path / "calls");
+  OnlyPath path(temp.path / "bin");
+  const auto runtime = make_runtime("enroot");
+  const auto node = temp.path / "node";
+  const auto image = temp.path / "torch.sqsh";
+  const auto other = temp.path / "other.sqsh";
+  std::ofstream(image) << "squashfs";
+  std::ofstream(other) << "squashfs";
+  int runs = 0;
+  const auto run_of = [&](const fs::path& file) {
+    auto run = sample_run(classify_image(file.string()), node / fmt::format("dlx-{}_0-r0", ++runs));
+    fs::create_directories(run.state_dir);
+    return run;
+  };
+  const auto container_of = [&](const RuntimeCommand& command) {
+    const auto at = std::find(command.argv.begin(), command.argv.end(), "/bin/sh");
+    REQUIRE(at != command.argv.begin());
+    return *(at - 1);
+  };
+  const auto newer_version = [&] { fs::last_write_time(image, fs::last_write_time(image) + std::chrono::seconds(5)); };
+  const auto gone = [&](const std::string& name) {
+    return !fs::exists(node / "enroot" / name) && !fs::exists(node / (name + ".unpacked")) &&
+           !fs::exists(node / (name + ".lock")) && !fs::exists(node / (name + ".inuse"));
+  };
+
+  auto running = runtime->command(run_of(image));  // still running: it holds its container
+  const auto first = container_of(running);
+  REQUIRE(running.held.size() == 1);
+  CHECK(running.held[0].held());
+  const auto another_image = container_of(runtime->command(run_of(other)));  // done: holds nothing now
+
+  // A new version while the first run goes on: unpacked anew, the old container kept.
+  newer_version();
+  auto second_run = runtime->command(run_of(image));
+  const auto second = container_of(second_run);
+  CHECK(second != first);
+  CHECK(fs::exists(node / (first + ".unpacked")));
+  CHECK(fs::is_directory(node / "enroot" / first));
+  CHECK_THAT(fmt::format("{}", fmt::join(second_run.notes, "\n")),
+             Catch::Contains("container " + first + " of an older version of " + image.string() +
+                             " is in use on this node: kept, for a later run to remove"));
+
+  // Once that run has ended, the next run of the new version removes it; another image's
+  // container is not an older version of this one.
+  running = RuntimeCommand{};
+  second_run = RuntimeCommand{};
+  fs::remove(temp.path / "calls");
+  auto third_run = runtime->command(run_of(image));
+  CHECK(container_of(third_run) == second);
+  CHECK_THAT(read(temp.path / "calls"), Catch::Equals("remove\n--force\n" + first + "\n--\n"));
+  CHECK(gone(first));
+  CHECK_THAT(third_run.notes.back(), Catch::Equals("enroot: removed container " + first + " of an older version of " +
+                                                   image.string() + " from this node"));
+  CHECK(fs::is_directory(node / "enroot" / second));
+  CHECK(fs::is_directory(node / "enroot" / another_image));
+  CHECK(fs::exists(node / (another_image + ".unpacked")));
+
+  // A removal that fails is said and tried again by a later run; the run itself goes on.
+  third_run = RuntimeCommand{};
+  std::ofstream(node / "enroot" / second / "busy") << "";
+  newer_version();
+  const auto fourth_run = runtime->command(run_of(image));
+  CHECK(container_of(fourth_run) != second);
+  CHECK_THAT(fourth_run.notes.back(), Catch::StartsWith("enroot: could not remove container " + second) &&
+                                          Catch::Contains("a later run tries again") && Catch::Contains(second + ": busy"));
+  CHECK(fs::exists(node / (second + ".unpacked")));
+  fs::remove(node / "enroot" / second / "busy");
+  const auto fifth_run = runtime->command(run_of(image));
+  CHECK(gone(second));
+  CHECK_THAT(fifth_run.notes.back(), Catch::Contains("removed container " + second));
 }
 
 TEST_CASE("podman run: host network and PIDs, --env-file, --volume, a skeleton --rootfs, CDI-less GPUs", "[container]") {

@@ -56,10 +56,14 @@ std::vector<std::string> gpu_device_files(const std::vector<int>& gpus) {
   return files;
 }
 
-FileLock lock_exclusively(const std::filesystem::path& path) {
+FileLock open_lock(const std::filesystem::path& path) {
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!fd) throw ContainerError(fmt::format("cannot open the lock {}: {}", path.string(), std::strerror(errno)));
-  FileLock lock(std::move(fd), path, LockOwner::description);
+  return FileLock(std::move(fd), path, LockOwner::description);
+}
+
+FileLock lock_exclusively(const std::filesystem::path& path) {
+  auto lock = open_lock(path);
   lock.lock(LockMode::exclusive);
   return lock;
 }

@@ -36,8 +36,11 @@ std::string oci_transport(const ImageRef& image);
 // The device files of the trial's GPUs: /dev/nvidiaN, and the driver's control devices there are.
 std::vector<std::string> gpu_device_files(const std::vector<int>& gpus);
 
-// An exclusive lock on `path` (created 0600), held by this open file description (threads and
-// processes of the node exclude each other); waits as long as the holder takes.
+// The lock file `path` (created 0600), open and not locked yet: its locks belong to this open
+// file description (threads and processes of the node exclude each other).
+FileLock open_lock(const std::filesystem::path& path);
+
+// An exclusive lock on `path` (open_lock); waits as long as the holder takes.
 FileLock lock_exclusively(const std::filesystem::path& path);
 
 // The first 16 hex digits of the sha256 of `text`: a short name for what `text` identifies.

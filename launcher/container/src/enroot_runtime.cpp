@@ -18,6 +18,21 @@
 // writes reach the next. A docker:// reference is imported once per node into a .sqsh file beside
 // them, the same way.
 //
+// Older versions' containers, removed by the runs of a newer one. Per container <name>, in the
+// node-local directory:
+//   <name>.unpacked  the marker: the image's identity (its path on the first line), written once
+//                    `enroot create` succeeded.
+//   <name>.lock      exclusive while a run unpacks <name> (others wait for it).
+//   <name>.inuse     shared by every run of <name>, from before it looks for the marker until the
+//                    run ends (dlx-launch keeps it: RuntimeCommand::held).
+// A run, once it has its container, looks for markers of the same image path under other names:
+// each one whose .lock and .inuse it gets exclusively at once (no unpack, no run holds it) is
+// removed: `enroot remove --force`, then its marker and lock files, and said in the run's log.
+// One still in use is kept and taken by a later run. Nobody waits on a removal but a run of that
+// very container, which could only have read the image file's identity before it changed: it
+// finds the marker gone and unpacks again. A failed `enroot remove` keeps the marker, so a later
+// run tries again; the run itself goes on.
+//
 // The trainer's variables go through a configuration script (`enroot start --conf`), whose
 // environ() prints the run's private environment file, the way Enroot documents for such a
 // script. Not `--env NAME` with the values in enroot's own environment: enroot would then run
@@ -28,6 +43,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -67,7 +84,9 @@ class Enroot final : public Runtime {
     RuntimeCommand command;
     auto image = run.image.path;
     if (run.image.kind == ImageRef::Kind::registry) image = imported(program, run, node_dir, command.notes);
-    const auto container = unpacked(program, image, node_dir, data_path, command.notes);
+    auto [container, in_use] = unpacked(program, image, node_dir, data_path, command.notes);
+    command.held.push_back(std::move(in_use));
+    remove_older_versions(program, image, container, node_dir, data_path, command.notes);
     auto env = run.env;
     if (!run.gpus.empty()) {
       std::string list;
@@ -120,10 +139,12 @@ class Enroot final : public Runtime {
     return image;
   }
 
-  // The container of `image` on this node, unpacked by the first run that needs it.
-  static std::string unpacked(const std::string& program, const std::filesystem::path& image,
-                              const std::filesystem::path& node_dir, const std::filesystem::path& data_path,
-                              std::vector<std::string>& notes) {
+  // The container of `image` on this node, unpacked by the first run that needs it, and this run's
+  // shared hold on it (<name>.inuse).
+  static std::pair<std::string, FileLock> unpacked(const std::string& program, const std::filesystem::path& image,
+                                                   const std::filesystem::path& node_dir,
+                                                   const std::filesystem::path& data_path,
+                                                   std::vector<std::string>& notes) {
     struct stat status {};
     if (::stat(image.c_str(), &status) != 0) {
       throw ContainerError(fmt::format("cannot read the image {}: {}", image.string(), std::strerror(errno)));
@@ -131,6 +152,8 @@ class Enroot final : public Runtime {
     const auto identity = fmt::format("{}\n{}\n{}.{:09}", std::filesystem::absolute(image).string(), status.st_size,
                                       status.st_mtim.tv_sec, status.st_mtim.tv_nsec);
     const auto name = "dlx-" + short_sha256(identity);
+    auto in_use = open_lock(node_dir / (name + ".inuse"));
+    in_use.lock(LockMode::shared);  // waits only while an older version's removal holds it
     const auto marker = node_dir / (name + ".unpacked");
     const auto ready = [&] {
       std::error_code absent;
@@ -139,13 +162,13 @@ class Enroot final : public Runtime {
     if (ready()) {
       notes.push_back(fmt::format("enroot: the image {} is unpacked on this node already: container {}", image.string(),
                                   name));
-      return name;
+      return {name, std::move(in_use)};
     }
     const auto lock = lock_exclusively(node_dir / (name + ".lock"));
     if (ready()) {
       notes.push_back(fmt::format("enroot: the image {} was unpacked on this node by another run: container {}",
                                   image.string(), name));
-      return name;
+      return {name, std::move(in_use)};
     }
     std::error_code absent;
     std::filesystem::remove(marker, absent);
@@ -159,7 +182,54 @@ class Enroot final : public Runtime {
         "start it again; removing that directory frees it)",
         image.string(), std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), name,
         data_path.string()));
-    return name;
+    return {name, std::move(in_use)};
+  }
+
+  // The containers of older versions of `image` (markers with its path, under another name than
+  // `current`) that no run uses and no run unpacks: removed (the protocol above).
+  static void remove_older_versions(const std::string& program, const std::filesystem::path& image,
+                                    const std::string& current, const std::filesystem::path& node_dir,
+                                    const std::filesystem::path& data_path, std::vector<std::string>& notes) {
+    const auto path_line = std::filesystem::absolute(image).string() + "\n";
+    for (const auto& name : older_versions(node_dir, path_line, current)) {
+      try {
+        auto unpacking = open_lock(node_dir / (name + ".lock"));
+        auto in_use = open_lock(node_dir / (name + ".inuse"));
+        if (!unpacking.try_lock(LockMode::exclusive) || !in_use.try_lock(LockMode::exclusive)) {
+          notes.push_back(fmt::format("enroot: container {} of an older version of {} is in use on this node: kept, "
+                                      "for a later run to remove", name, image.string()));
+          continue;
+        }
+        run_checked({"/usr/bin/env", "ENROOT_DATA_PATH=" + data_path.string(), program, "remove", "--force", name},
+                    "remove the container of an older version", std::chrono::minutes(5));
+        for (const char* suffix : {".unpacked", ".lock", ".inuse"}) std::filesystem::remove(node_dir / (name + suffix));
+        notes.push_back(fmt::format("enroot: removed container {} of an older version of {} from this node", name,
+                                    image.string()));
+      } catch (const std::exception& error) {
+        notes.push_back(fmt::format("enroot: could not remove container {} of an older version of {} (a later run "
+                                    "tries again): {}", name, image.string(), error.what()));
+      }
+    }
+  }
+
+  // The names of the containers whose marker starts with `path_line` (the image's path), but `current`.
+  static std::vector<std::string> older_versions(const std::filesystem::path& node_dir, const std::string& path_line,
+                                                 const std::string& current) {
+    constexpr std::string_view kMarker = ".unpacked";
+    std::vector<std::string> names;
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator(node_dir, error)) {
+      const auto file = entry.path().filename().string();
+      if (!file.starts_with("dlx-") || !file.ends_with(kMarker)) continue;
+      auto name = file.substr(0, file.size() - kMarker.size());
+      if (name == current) continue;
+      std::ifstream marker(entry.path());
+      std::string head(path_line.size(), '\0');
+      if (marker.read(head.data(), static_cast<std::streamsize>(head.size())) && head == path_line) {
+        names.push_back(std::move(name));
+      }
+    }
+    return names;
   }
 
   static void run_checked(const std::vector<std::string>& argv, std::string_view what, std::chrono::milliseconds limit) {

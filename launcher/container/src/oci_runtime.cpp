@@ -143,6 +143,7 @@ class Oci final : public Runtime {
     return {{*program, crun ? "--log=file:" + log : "--log=" + log, "--root", (run.state_dir / "state").string(), "run",
              "--bundle", bundle.string(), run.name},
             {},
+            {},
             {}};
   }
 

@@ -253,6 +253,7 @@ std::vector<std::string> TrialContainer::command_for(const std::vector<std::stri
                                   run_.image.text, e.what()));
   }
   for (const auto& note : runtime_command.notes) fmt::print(stderr, "dlx-launch: {}\n", note);
+  held_ = std::move(runtime_command.held);
   for (const auto& [name, value] : runtime_command.env) ::setenv(name.c_str(), value.c_str(), 1);
   return runtime_command.argv;
 }

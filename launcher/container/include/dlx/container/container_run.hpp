@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "dlx/common/file_lock.hpp"
 #include "dlx/container/image_ref.hpp"
 
 namespace dlx::container {
@@ -50,6 +51,9 @@ struct RuntimeCommand {
   std::vector<std::pair<std::string, std::string>> env;
   // What the back end did to prepare the run, for the trial's log (an image unpacked, reused).
   std::vector<std::string> notes;
+  // Locks the run holds until it ends (dlx-launch keeps them while the trainer runs): Enroot's
+  // hold on the node's container it starts, so that no other run removes it meanwhile.
+  std::vector<FileLock> held;
 };
 
 }  // namespace dlx::container

@@ -83,6 +83,7 @@ class TrialContainer {
   std::string image_text_;
   container::ImageRef::Kind source_kind_ = container::ImageRef::Kind::rootfs;
   std::optional<data::StagedData> on_node_;  // the image's node-local copy, held while it runs
+  std::vector<FileLock> held_;               // the runtime's holds while it runs (RuntimeCommand::held)
 };
 
 // The variables the container gets from `env` (see above), PYTHONPATH made the container's.
