@@ -42,6 +42,10 @@ TEST_CASE("a notice's cause: the time limit near, else the signal says which", "
       {SIGUSR2, {Kind::unlimited, 0}, "preemption", "SIGUSR2, no time limit"},
       {SIGTERM, {Kind::unlimited, 0}, "requeue", "SIGTERM, no time limit"},
       {SIGUSR2, {Kind::unknown, 0}, "notice", "the job's time left is unknown"},
+      // Rank 0 did not get the signal and was not told which it was: not taken for a preemption.
+      {0, {Kind::seconds, 3600}, "notice", "no signal reached rank 0"},
+      {0, {Kind::unlimited, 0}, "notice", "note_checkpoint_signal"},
+      {0, {Kind::seconds, 41}, "time_limit", "no signal with 41 s left before the job's time limit"},
   }));
   CAPTURE(signal_number, cause);
   const auto found = classify_notice(signal_number, left);

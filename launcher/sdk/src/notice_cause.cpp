@@ -24,9 +24,17 @@ std::string signal_text(int signal_number) {
 
 NoticeCause classify_notice(int signal_number, const TimeLeft& left) {
   const auto signal = signal_text(signal_number);
+  const bool near_limit = left.kind == TimeLeft::Kind::seconds && left.seconds <= kTimeLimitWindow.count();
+  if (signal_number <= 0 && !near_limit) {
+    // The ranks agreed on a notice that reached another rank, and nobody told rank 0 which signal
+    // it was (a framework's agreement without note_checkpoint_signal): the signal is what tells a
+    // requeue from a preemption, so this says neither.
+    return {"notice", "no signal reached rank 0 (the ranks agreed on another rank's, and its number was not passed "
+                      "on: note_checkpoint_signal); preemption, time limit or requeue"};
+  }
   switch (left.kind) {
     case TimeLeft::Kind::seconds:
-      if (left.seconds <= kTimeLimitWindow.count())
+      if (near_limit)
         return {"time_limit", fmt::format("{} with {} s left before the job's time limit", signal, left.seconds)};
       if (signal_number == SIGTERM)
         return {"requeue", fmt::format("{} with {} s left before the time limit (scontrol requeue, scancel, or a "
