@@ -4,10 +4,13 @@
 // behaves as NVIDIA's does: a daemon in a session of its own, a socket and a pid file in the pipe
 // directory, "quit" on a later run's standard input. What is shown: the private directory and
 // the variables the daemon and the clients get; the stop, also of a daemon that ignores "quit";
-// each way start can fail says why and leaves nothing behind; slots name their GPU as MPS does.
+// each way start can fail says why and leaves nothing behind; the directory a killed dlx-launch
+// left is removed by the next start, and a running daemon's is not; slots name their GPU as MPS
+// does.
 #include <catch2/catch.hpp>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -148,6 +151,62 @@ TEST_CASE("MPS: each way the daemon cannot start says why and leaves nothing", "
     CHECK(scene.left_behind() == 0);
     CHECK_THAT(text_of(scene.record), Catch::Contains("command quit"));  // what had started was stopped
   }
+}
+
+TEST_CASE("MPS: the directory of a killed dlx-launch is removed by the next start, a running one's is kept",
+          "[launch][mps]") {
+  MpsScene scene(true);
+  // A dlx-launch killed with SIGKILL while its daemon ran: a child process that starts one and
+  // is killed. Its daemon (the stand-in's, in a session of its own) is ended by its pid after.
+  int to_parent[2];
+  REQUIRE(::pipe(to_parent) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(to_parent[0]);
+    try {
+      auto daemon = MpsDaemon::start(scene.task_env, short_waits());
+      const auto line = daemon->pipe_directory().string() + " " + std::to_string(daemon->daemon_pid().value_or(0));
+      if (::write(to_parent[1], line.data(), line.size()) < 0) ::_exit(2);
+      daemon.release();  // never stopped: as if killed mid-run
+    } catch (...) {
+      ::_exit(3);
+    }
+    ::kill(::getpid(), SIGKILL);
+  }
+  ::close(to_parent[1]);
+  std::string line(512, '\0');
+  const auto got = ::read(to_parent[0], line.data(), line.size());
+  ::close(to_parent[0]);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
+  REQUIRE(got > 0);
+  line.resize(static_cast<std::size_t>(got));
+  const fs::path abandoned = fs::path(line.substr(0, line.find(' '))).parent_path();
+  const auto orphan = static_cast<pid_t>(std::stol(line.substr(line.find(' ') + 1)));
+  REQUIRE(fs::exists(abandoned / "owner.lock"));
+
+  // Left alone: a directory being made (no owner.lock yet) and another user's name on a link.
+  fs::create_directories(scene.tmp / "dlx-mps-78-making");
+  fs::create_directory_symlink(abandoned, scene.tmp / "dlx-mps-79-link");
+
+  auto running = MpsDaemon::start(scene.task_env, short_waits());
+  CHECK_FALSE(fs::exists(abandoned));
+  CHECK(fs::exists(scene.tmp / "dlx-mps-78-making"));
+  CHECK(fs::is_symlink(scene.tmp / "dlx-mps-79-link"));
+  if (orphan > 1) ::kill(orphan, SIGKILL);  // the stand-in daemon the killed child started
+
+  // A second start while the first daemon runs keeps the first one's directory.
+  const auto first = running->pipe_directory().parent_path();
+  auto second = MpsDaemon::start(scene.task_env, short_waits());
+  CHECK(fs::exists(first / "pipe" / "control"));
+  second.reset();
+  running.reset();
+  CHECK_FALSE(fs::exists(first));
+  fs::remove(scene.tmp / "dlx-mps-79-link");
+  fs::remove(scene.tmp / "dlx-mps-78-making");
+  CHECK(scene.left_behind() == 0);
 }
 
 TEST_CASE("MPS: slots name their GPU as the daemon numbers the task's", "[launch][mps]") {

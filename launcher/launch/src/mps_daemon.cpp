@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/common/unique_fd.hpp"
 #include "dlx/container/runtime.hpp"
 #include "dlx/launch/launch_error.hpp"
 
@@ -30,6 +31,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kPidFile = "nvidia-cuda-mps-control.pid";
+constexpr const char* kOwnerLock = "owner.lock";
 constexpr auto kMpsPoll = std::chrono::milliseconds(20);
 
 double seconds(std::chrono::milliseconds wait) { return std::chrono::duration<double>(wait).count(); }
@@ -129,19 +131,37 @@ std::unique_ptr<MpsDaemon> MpsDaemon::start(const env::EnvMap& task_env, Waits w
   }
   const std::string tmp = env::lookup(task_env, "TMPDIR").value_or("/tmp");
   const std::string job = env::lookup(task_env, "SLURM_JOB_ID").value_or("nojob");
-  std::string pattern = fmt::format("{}/dlx-mps-{}-XXXXXX", tmp.empty() ? "/tmp" : tmp, job);
+  const fs::path parent = tmp.empty() ? "/tmp" : tmp;
+  remove_abandoned(parent);
+  std::string pattern = fmt::format("{}/dlx-mps-{}-XXXXXX", parent.string(), job);
   if (::mkdtemp(pattern.data()) == nullptr) {
     throw LaunchError(fmt::format("cannot make a directory for MPS in {}: {}", tmp, std::strerror(errno)));
   }
   env::EnvMap control_env = task_env;
   auto daemon = std::unique_ptr<MpsDaemon>(new MpsDaemon(pattern, control_env, waits));
   std::error_code ignored;
-  if (::mkdir(daemon->pipe_.c_str(), 0700) != 0 || ::mkdir(daemon->log_.c_str(), 0700) != 0) {
-    const int error = errno;
+  const auto fail_setup = [&](const fs::path& what, int error) {
     daemon->stopped_ = true;
     fs::remove_all(daemon->root_, ignored);
-    throw LaunchError(fmt::format("cannot make {}: {}", daemon->pipe_.string(), std::strerror(error)));
+    return LaunchError(fmt::format("cannot make {}: {}", what.string(), std::strerror(error)));
+  };
+  if (::mkdir(daemon->pipe_.c_str(), 0700) != 0 || ::mkdir(daemon->log_.c_str(), 0700) != 0) {
+    throw fail_setup(daemon->pipe_, errno);
   }
+  // owner.lock appears locked (step 4): locked under a temporary name, then renamed.
+  const auto lock_path = daemon->root_ / kOwnerLock;
+  const auto new_lock = daemon->root_ / (std::string(kOwnerLock) + ".new");
+  UniqueFd lock_fd(::open(new_lock.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!lock_fd) throw fail_setup(new_lock, errno);
+  daemon->owner_ = FileLock(std::move(lock_fd), lock_path, LockOwner::description);
+  try {
+    daemon->owner_.lock(LockMode::exclusive);  // a new file: granted at once
+  } catch (const std::exception& error) {
+    daemon->stopped_ = true;
+    fs::remove_all(daemon->root_, ignored);
+    throw LaunchError(fmt::format("cannot lock {}: {}", new_lock.string(), error.what()));
+  }
+  if (::rename(new_lock.c_str(), lock_path.c_str()) != 0) throw fail_setup(lock_path, errno);
   daemon->control_env_["CUDA_MPS_PIPE_DIRECTORY"] = daemon->pipe_.string();
   daemon->control_env_["CUDA_MPS_LOG_DIRECTORY"] = daemon->log_.string();
   const fs::path started = daemon->log_ / "dlx-start.out";
@@ -170,6 +190,30 @@ std::unique_ptr<MpsDaemon> MpsDaemon::start(const env::EnvMap& task_env, Waits w
 }
 
 std::unique_ptr<MpsDaemon> MpsDaemon::start(const env::EnvMap& task_env) { return start(task_env, Waits{}); }
+
+void MpsDaemon::remove_abandoned(const fs::path& tmp) noexcept {
+  try {
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator(tmp, error)) {
+      const auto& dir = entry.path();
+      if (!dir.filename().string().starts_with("dlx-mps-")) continue;
+      struct stat info {};
+      // Only this user's own directories, never through a link (/tmp is everyone's).
+      if (::lstat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode) || info.st_uid != ::geteuid()) continue;
+      const auto lock_path = dir / kOwnerLock;
+      UniqueFd fd(::open(lock_path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
+      if (!fd) continue;  // being made, or not ours to judge
+      FileLock owner(std::move(fd), lock_path, LockOwner::description);
+      if (!owner.try_lock(LockMode::exclusive)) continue;  // its dlx-launch runs
+      std::error_code removed;
+      fs::remove_all(dir, removed);
+      std::fprintf(stderr, "dlx-launch: MPS: removed %s, which a killed dlx-launch left behind%s\n", dir.c_str(),
+                   removed ? fmt::format(" (not all of it: {})", removed.message()).c_str() : "");
+    }
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "dlx-launch: MPS: looking for abandoned directories in %s: %s\n", tmp.c_str(), error.what());
+  }
+}
 
 MpsDaemon::~MpsDaemon() { stop(); }
 

@@ -17,6 +17,13 @@
 //      the control program's standard input, with the same pipe directory. Then wait
 //      (kStopWait) for the daemon's process (its pid in pipe/nvidia-cuda-mps-control.pid) to be
 //      gone, else SIGKILL that pid. The directory is removed.
+//   4. abandoned directories: a dlx-launch killed with SIGKILL (the OOM killer, Slurm past
+//      KillWait) cannot remove its directory. So each directory holds owner.lock, locked
+//      (an open-file-description lock) by its dlx-launch for the daemon's whole life; the lock is
+//      taken on owner.lock.new, which is then renamed, so a visible owner.lock is always locked
+//      while its owner lives. start first removes this user's dlx-mps-* directories in the same
+//      temporary directory whose owner.lock it can lock at once: their owners are gone. A
+//      directory without owner.lock (one being made, or made by an older dlx) is left alone.
 // MPS that cannot start (no control program on the node, a daemon that never answers) is not a
 // failure of the task: dlx-launch says why on stderr, and the trials share the GPUs in turns.
 #include <chrono>
@@ -26,6 +33,7 @@
 #include <string>
 #include <sys/types.h>
 
+#include "dlx/common/file_lock.hpp"
 #include "dlx/env/environment.hpp"
 
 namespace dlx::launch {
@@ -62,7 +70,11 @@ class MpsDaemon {
  private:
   MpsDaemon(std::filesystem::path root, env::EnvMap control_env, Waits waits);
 
+  // Removes this user's abandoned MPS directories in `tmp` (step 4); says each on stderr.
+  static void remove_abandoned(const std::filesystem::path& tmp) noexcept;
+
   std::filesystem::path root_, pipe_, log_;
+  FileLock owner_;  // owner.lock, held while this object lives (step 4)
   env::EnvMap control_env_;  // the control program's environment
   Waits waits_;
   bool stopped_ = false;
