@@ -26,11 +26,12 @@ NoticeCause classify_notice(int signal_number, const TimeLeft& left) {
   const auto signal = signal_text(signal_number);
   const bool near_limit = left.kind == TimeLeft::Kind::seconds && left.seconds <= kTimeLimitWindow.count();
   if (signal_number <= 0 && !near_limit) {
-    // The ranks agreed on a notice that reached another rank, and nobody told rank 0 which signal
-    // it was (a framework's agreement without note_checkpoint_signal): the signal is what tells a
-    // requeue from a preemption, so this says neither.
-    return {"notice", "no signal reached rank 0 (the ranks agreed on another rank's, and its number was not passed "
-                      "on: note_checkpoint_signal); preemption, time limit or requeue"};
+    // No signal that rank 0 knows of: another rank's, agreed on by the program's framework without
+    // note_checkpoint_signal, or checkpoint_and_exit called without one. The signal is what tells
+    // a requeue from a preemption, so this says neither.
+    return {"notice", "no signal reached rank 0 (another rank's, when the program agreed on it without "
+                      "note_checkpoint_signal, or checkpoint_and_exit without a signal); preemption, time limit "
+                      "or requeue"};
   }
   switch (left.kind) {
     case TimeLeft::Kind::seconds:

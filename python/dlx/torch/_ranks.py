@@ -51,8 +51,8 @@ def keep_alive(*tensors) -> None:
 def max_over_ranks(values: list[int], size: int, who: str = "dlx.torch",
                    before: str = "first") -> list[int]:
     """Each of `values` as its MAX over the trial's `size` ranks, on every rank: one all_reduce
-    (a collective when size > 1). Without a process group the error names `who` asked and
-    `before` what init_process_group() must come."""
+    (a collective when size > 1). Without a process group: a ConfigError from `who`, saying to
+    call init_process_group() `before` ("first", "before the first epoch")."""
     if size == 1:
         return values
     import torch.distributed as dist
