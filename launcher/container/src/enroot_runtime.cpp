@@ -43,7 +43,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <utility>
 
 #include <fmt/format.h>
@@ -223,10 +222,10 @@ class Enroot final : public Runtime {
       if (!file.starts_with("dlx-") || !file.ends_with(kMarker)) continue;
       auto name = file.substr(0, file.size() - kMarker.size());
       if (name == current) continue;
-      std::ifstream marker(entry.path());
-      std::string head(path_line.size(), '\0');
-      if (marker.read(head.data(), static_cast<std::streamsize>(head.size())) && head == path_line) {
-        names.push_back(std::move(name));
+      try {
+        if (read_small_file(entry.path(), 16 * 1024).starts_with(path_line)) names.push_back(std::move(name));
+      } catch (const std::exception&) {
+        // not a marker dlx wrote: not taken for one
       }
     }
     return names;
