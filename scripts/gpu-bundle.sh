@@ -7,7 +7,7 @@
 #   bash scripts/gpu-bundle.sh            # -> .gpu-bundle.tar.xz (git-ignored), with its size
 #
 # Contents, all from Debian's packages (apt-get download + dpkg -x into one root):
-#   root/      the -dev packages dlx configures against (Open MPI, HDF5, yaml-cpp, fmt,
+#   root/      the -dev packages dlx configures against (Open MPI, HDF5, OpenSSL, yaml-cpp, fmt,
 #              nlohmann-json, Boost.ProgramOptions, ISA-L, Catch2, protobuf, libslurm) and the
 #              shared-library closure of what the GPU checks run (dlx-launch, libdlx_c.so, the
 #              example trainer, mpirun), minus glibc/libstdc++ (the machine's own are newer),
@@ -61,6 +61,7 @@ packages=(
   catch2
   libprotobuf-dev libprotobuf32 libprotoc32 protobuf-compiler
   libslurm-dev libslurm38 libmunge2 liblz4-1
+  libssl-dev
   libarchive-dev libarchive13 libacl1 libbz2-1.0 liblzma5 libxml2 libicu72
   libjs-chart.js
   pkgconf pkgconf-bin libpkgconf3
