@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """bench_torch_state's GPU figure (information): how fast dlx.torch.save_state snapshots CUDA
-tensors (a side-stream copy into pinned host memory, then the library's snapshot of that), against
-the plain device-to-host copy into pinned memory that tensor.to("cpu", non_blocking=True) does.
+tensors (by default the library's own copy into its pinned buffers; with DLX_TORCH_CUDA_IO=torch a
+side-stream copy into PyTorch's pinned memory, then the library's snapshot of that), against the
+plain device-to-host copy into pinned memory that tensor.to("cpu", non_blocking=True) does.
 Only where torch.cuda.is_available()."""
 from __future__ import annotations
 

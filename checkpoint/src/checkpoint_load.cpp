@@ -59,7 +59,7 @@ namespace {
 
 // Every tensor is read and checked; the deferred ones through a scratch piece only (their bytes
 // stay in the file, and in the page cache, for read_into), the placed ones into the caller's
-// memory.
+// memory, host or device.
 Checkpoint load(const std::filesystem::path& path, const Expectation& expect, Checkpoint&& reuse,
                 const Deferral& defer) {
   return detail::h5_call([&] {
@@ -68,7 +68,7 @@ Checkpoint load(const std::filesystem::path& path, const Expectation& expect, Ch
     for (auto& tensor : reuse.tensors)  // the library's own buffers; never a caller's
       if (!tensor.bytes.borrowed()) spare.emplace(std::move(tensor.name), std::move(tensor.bytes));
     reuse.tensors.clear();
-    Checkpoint out{open.summary.metadata, open.summary.state, {}, {}, {}};
+    Checkpoint out{open.summary.metadata, open.summary.state, {}, {}, {}, {}};
     std::vector<std::optional<std::uint64_t>> deferred_offsets;
     // Every tensor's memory first (`place` is asked here, on this thread, in name order), then
     // one read of them all.
@@ -80,6 +80,11 @@ Checkpoint load(const std::filesystem::path& path, const Expectation& expect, Ch
         reads.push_back({i, nullptr});
         out.deferred.push_back(info);
         deferred_offsets.push_back(open.offsets[i]);
+        continue;
+      }
+      if (void* device = defer.place_on_device ? defer.place_on_device(info) : nullptr) {
+        reads.push_back({i, nullptr, device});
+        out.on_device.push_back({info, device});
         continue;
       }
       std::byte* placed = defer.place ? defer.place(info) : nullptr;

@@ -30,8 +30,9 @@ OpenCheckpoint open_checkpoint(const std::filesystem::path& path, const Expectat
 // the CRCs are compared in `reads` order, so the error names the first damaged block in that
 // order. No destination may overlap another.
 struct TensorRead {
-  std::size_t index;          // into checkpoint.summary.tensors
-  std::byte* destination;     // tensor bytes long; null to verify only
+  std::size_t index;              // into checkpoint.summary.tensors
+  std::byte* destination;         // tensor bytes long; null to verify only (or for `device`)
+  void* device = nullptr;         // CUDA device memory, tensor bytes long, instead of destination
 };
 void read_tensors(const OpenCheckpoint& checkpoint, std::span<const TensorRead> reads,
                   const std::filesystem::path& path);

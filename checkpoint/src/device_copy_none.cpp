@@ -16,6 +16,18 @@ void copy_from_device(std::span<const DeviceCopy> copies) {
         "(rebuild with DLX_WITH_CUDA=ON, or copy the tensor to host memory first)");
 }
 
+struct DeviceUpload::State {};
+
+DeviceUpload::DeviceUpload(std::size_t, std::size_t) {
+  throw DeviceLoadError(
+      "load into device memory: this dlx was built without CUDA (rebuild with "
+      "DLX_WITH_CUDA=ON, or load into host memory: DLX_TORCH_CUDA_IO=torch for dlx.torch)");
+}
+DeviceUpload::~DeviceUpload() = default;
+std::byte* DeviceUpload::take() { return nullptr; }
+void DeviceUpload::send(std::byte*, void*, std::size_t) {}
+void DeviceUpload::finish() {}
+
 }  // namespace dlx::checkpoint::detail
 
 namespace dlx::checkpoint {

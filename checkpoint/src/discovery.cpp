@@ -51,6 +51,8 @@ LoadedLatest load_latest_valid(const std::filesystem::path& checkpoint_dir,
       out.path = it->path;
       out.checkpoint = std::move(loaded);
       return out;
+    } catch (const DeviceLoadError&) {
+      throw;  // the device failed, not the file: an older file would fail the same way
     } catch (const Error& e) {
       out.skipped.push_back({it->path, e.what()});
     }

@@ -146,6 +146,9 @@ def _load() -> ctypes.CDLL:
                                        p(c_checkpoint)],
         "dlx_trial_resume_placing": [c_trial, ctypes.c_int, p(ctypes.c_char_p), ctypes.c_size_t,
                                      PLACE_FN, ctypes.c_void_p, p(c_checkpoint)],
+        "dlx_trial_resume_placing_on_device": [c_trial, ctypes.c_int, p(ctypes.c_char_p),
+                                               ctypes.c_size_t, PLACE_FN, PLACE_FN,
+                                               ctypes.c_void_p, p(c_checkpoint)],
         "dlx_checkpoint_open": [c_trial, ctypes.c_char_p, p(c_checkpoint)],
         "dlx_checkpoint_step": [c_checkpoint, p(ctypes.c_int64)],
         "dlx_checkpoint_epoch": [c_checkpoint, p(ctypes.c_int64)],
@@ -157,6 +160,7 @@ def _load() -> ctypes.CDLL:
                                   p(ctypes.c_char_p), p(p(ctypes.c_uint64)), p(ctypes.c_size_t),
                                   p(ctypes.c_void_p), p(ctypes.c_size_t)],
         "dlx_checkpoint_tensor_deferred": [c_checkpoint, ctypes.c_size_t, p(ctypes.c_int)],
+        "dlx_checkpoint_tensor_on_device": [c_checkpoint, ctypes.c_size_t, p(ctypes.c_int)],
         "dlx_checkpoint_read_tensor": [c_checkpoint, ctypes.c_size_t, ctypes.c_void_p,
                                        ctypes.c_size_t],
     }

@@ -89,7 +89,9 @@ class TensorView(NamedTuple):
 class StoredTensor(NamedTuple):
     """A tensor of a loaded checkpoint: its bytes live at `address` until the LoadedCheckpoint
     is closed. A deferred one (Trial.load's `defer`) has address 0: its bytes are still in the
-    file, verified, and LoadedCheckpoint.read_into reads them into memory of the caller's."""
+    file, verified, and LoadedCheckpoint.read_into reads them into memory of the caller's. One
+    read into the caller's device memory (Trial.load's `place_on_device`) has on_device set and
+    the device address."""
     name: str
     dtype: str
     shape: tuple
@@ -97,6 +99,7 @@ class StoredTensor(NamedTuple):
     nbytes: int
     deferred: bool = False
     index: int = -1  # its place in the LoadedCheckpoint
+    on_device: bool = False
 
 class _Owned:
     """Owns a library handle: released by close(), at the end of a `with` block, or when the
@@ -155,11 +158,12 @@ class LoadedCheckpoint(_Owned):
                                             ctypes.byref(dtype), ctypes.byref(shape),
                                             ctypes.byref(rank), ctypes.byref(data),
                                             ctypes.byref(size)))
-            deferred = ctypes.c_int()
+            deferred, on_device = ctypes.c_int(), ctypes.c_int()
             check(lib.dlx_checkpoint_tensor_deferred(self._handle, index, ctypes.byref(deferred)))
+            check(lib.dlx_checkpoint_tensor_on_device(self._handle, index, ctypes.byref(on_device)))
             yield StoredTensor(name.value.decode("utf-8"), dtype.value.decode("ascii"),
                                tuple(shape[i] for i in range(rank.value)), data.value or 0,
-                               size.value, bool(deferred.value), index)
+                               size.value, bool(deferred.value), index, bool(on_device.value))
 
     def read_into(self, stored: StoredTensor, address: int, nbytes: int) -> None:
         """Copies `stored`'s bytes to `address` (`nbytes`, exactly its size): a deferred tensor
@@ -173,6 +177,9 @@ class LoadedCheckpoint(_Owned):
         """`stored`'s bytes as a Python bytes object (read from the file when deferred)."""
         if not stored.nbytes:
             return b""
+        if stored.on_device:
+            raise ConfigError(f"dlx: tensor '{stored.name}' was read into device memory "
+                              f"(place_on_device); read it there, at its address")
         if not stored.deferred:
             return ctypes.string_at(stored.address, stored.nbytes)
         buffer = ctypes.create_string_buffer(stored.nbytes)
@@ -468,7 +475,8 @@ class Trial(_Owned):
         return bool(finished.value)
 
     def load(self, any_world_size: bool = False, defer: Sequence[str] = (),
-             place: Callable[[str, str, tuple[int, ...], int], int] | None = None
+             place: Callable[[str, str, tuple[int, ...], int], int] | None = None,
+             place_on_device: Callable[[str, str, tuple[int, ...], int], int] | None = None
              ) -> LoadedCheckpoint | None:
         """The checkpoint to resume from, verified and held by the library (LoadedCheckpoint);
         None on a fresh start. Called by every rank: each gets the file rank 0 chose. A file
@@ -481,20 +489,29 @@ class Trial(_Owned):
         and keeps valid while the LoadedCheckpoint is open, to read and verify that tensor in
         (its StoredTensor.address is then that address), or 0 for the library's memory. A file
         refused after it was placed leaves partial bytes there: give new memory only. An
-        exception in `place` counts as 0."""
+        exception in `place` counts as 0. `place_on_device`, asked first, is the same for CUDA
+        memory of the current device: the library reads the tensor through its own few pinned
+        buffers and copies it there (StoredTensor.on_device); the copies are done when this
+        returns."""
         lib = library()
         handle = ctypes.c_void_p()
-        if place is not None:
-            def placing(_context, name, dtype, shape, rank, nbytes):
-                try:
-                    return place(name.decode("utf-8"), dtype.decode("utf-8"),
-                                 tuple(shape[i] for i in range(rank)), nbytes) or None
-                except Exception:  # noqa: BLE001 (nothing may unwind through the library)
-                    return None
-            callback = PLACE_FN(placing)
+        if place is not None or place_on_device is not None:
+            def callback_of(where):
+                if where is None:
+                    return PLACE_FN()  # NULL: not asked
+
+                def placing(_context, name, dtype, shape, rank, nbytes):
+                    try:
+                        return where(name.decode("utf-8"), dtype.decode("utf-8"),
+                                     tuple(shape[i] for i in range(rank)), nbytes) or None
+                    except Exception:  # noqa: BLE001 (nothing may unwind through the library)
+                        return None
+                return PLACE_FN(placing)
+            on_host, on_device = callback_of(place), callback_of(place_on_device)
             prefixes = (ctypes.c_char_p * max(len(defer), 1))(*(p.encode("utf-8") for p in defer))
-            check(lib.dlx_trial_resume_placing(self._handle, 1 if any_world_size else 0, prefixes,
-                                               len(defer), callback, None, ctypes.byref(handle)))
+            check(lib.dlx_trial_resume_placing_on_device(
+                self._handle, 1 if any_world_size else 0, prefixes, len(defer), on_host, on_device,
+                None, ctypes.byref(handle)))
         elif defer:
             prefixes = (ctypes.c_char_p * len(defer))(*(p.encode("utf-8") for p in defer))
             check(lib.dlx_trial_resume_deferring(self._handle, 1 if any_world_size else 0,

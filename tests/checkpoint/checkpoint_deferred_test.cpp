@@ -5,8 +5,11 @@
 // (so discovery falls back, before the caller changed anything); a file changed after the load
 // is caught by read_into's own CRC check; a file renamed over the path is not what is read.
 // Placed tensors (Deferral::place): read and verified straight in the caller's memory, which the
-// load never frees and never reuses; a damaged one refuses the load like any other.
+// load never frees and never reuses; a damaged one refuses the load like any other. Tensors
+// placed on the device (Deferral::place_on_device) where no GPU can take them: DeviceLoadError,
+// which discovery lets through rather than skipping to an older file.
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,6 +19,7 @@
 #include "checkpoint_samples.hpp"
 #include "dlx/checkpoint/checkpoint.hpp"
 #include "dlx/checkpoint/discovery.hpp"
+#include "dlx/checkpoint/error.hpp"
 #include "test_support.hpp"
 
 using namespace dlx::checkpoint;
@@ -210,4 +214,40 @@ TEST_CASE("a damaged placed tensor refuses the load, and discovery falls back, p
   CHECK(momentum.bytes.data() == placer.memory["optimizer/momentum"].data());
   CHECK(held_bytes(*found.checkpoint, "optimizer/momentum") ==
         held_bytes(load_checkpoint(checkpoint_path(dir.path(), 100)), "optimizer/momentum"));
+}
+
+TEST_CASE("read_into reads a tensor of several CRC blocks on several threads, bytes as a full load",
+          "[unit][checkpoint][deferred]") {
+  ScratchDir dir;
+  testing::SampleContent sample(100, 10'000'003);  // model/big: 40 MiB, three CRC blocks
+  const auto path = checkpoint_path(dir.path(), 100);
+  save_checkpoint(sample.content(), path);
+  const auto full = load_checkpoint(path);
+  const auto loaded = load_checkpoint(path, {}, Deferral{{"model/"}});
+  CHECK(read_deferred(loaded, "model/big") == held_bytes(full, "model/big"));
+}
+
+// The loads into device memory themselves are the GPU check's to show
+// (tests/gpu/checkpoint_device_check.cpp); here, a device that cannot take the tensor (no GPU
+// here, or a dlx without CUDA; on a GPU, an address that is not device memory) refuses the load.
+TEST_CASE("a load into device memory that the device refuses fails, and discovery does not fall "
+          "back to an older file", "[unit][checkpoint][deferred]") {
+  ScratchDir dir;
+  testing::SampleContent older(100, 1000);
+  testing::SampleContent newer(200, 1000);
+  save_checkpoint(older.content(), checkpoint_path(dir.path(), 100));
+  save_checkpoint(newer.content(), checkpoint_path(dir.path(), 200));
+  std::vector<std::string> asked;
+  Deferral defer;
+  defer.place_on_device = [&](const TensorInfo& info) -> void* {
+    asked.push_back(info.name);
+    return info.name == "model/big" ? reinterpret_cast<void*>(std::uintptr_t{0x1000}) : nullptr;
+  };
+  CHECK_THROWS_AS(load_checkpoint(checkpoint_path(dir.path(), 200), {}, defer), DeviceLoadError);
+  CHECK_THROWS_WITH(load_checkpoint(checkpoint_path(dir.path(), 200), {}, defer),
+                    Contains("load into device memory: "));
+  CHECK(std::count(asked.begin(), asked.end(), "model/big") == 2);
+  asked.clear();
+  CHECK_THROWS_AS(load_latest_valid(dir.path(), {}, defer), DeviceLoadError);
+  CHECK(std::count(asked.begin(), asked.end(), "model/big") == 1);  // step 200 only: no fallback
 }

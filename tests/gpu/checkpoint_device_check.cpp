@@ -11,6 +11,10 @@
 //                                  (information: the share of a save the trainer waits for)
 //   resume bit-exact               the file loaded and copied back onto the device holds exactly
 //                                  the original bytes, tensor by tensor (a check: ok/FAIL)
+//   load into device memory        the same, read by the library straight into device memory
+//                                  (Deferral::place_on_device; a check), and
+//   device_load_vs_host_load_and_copy  a load into host memory plus a copy of each tensor to the
+//                                  device over that load (information)
 // Medians over R warm saves (the first save allocates the pinned snapshot buffers: not counted).
 // Prints '# result:' lines; exit 1 when a check fails or a target is missed, 77 with no GPU.
 #include <algorithm>
@@ -196,6 +200,55 @@ int main(int argc, char** argv) {
     std::printf("%s resume onto the device: %d tensors, %zu MiB, bit-exact\n",
                 exact ? "ok  " : "FAIL", kTensors, total >> 20);
     if (!exact) ++failures;
+
+    // The file read straight into device memory (Deferral::place_on_device: new device tensors,
+    // one read of the file through the library's few pinned pieces), byte for byte, and timed
+    // against a load into host memory followed by a copy of each tensor to the device.
+    std::vector<void*> placed(kTensors, nullptr);
+    for (auto& buffer : placed) CHECK_CUDA(cudaMalloc(&buffer, model.tensor_bytes));
+    ck::Deferral onto_device;
+    onto_device.place_on_device = [&](const ck::TensorInfo& info) -> void* {
+      int index = -1;
+      if (std::sscanf(info.name.c_str(), "model/layer%d/weight", &index) != 1 || index < 0 ||
+          index >= kTensors || info.bytes != model.tensor_bytes) {
+        return nullptr;
+      }
+      return placed[static_cast<std::size_t>(index)];
+    };
+    std::vector<double> device_loads, host_loads;
+    std::size_t on_device_count = 0;
+    for (int round = 0; round < 3; ++round) {
+      auto start = Clock::now();
+      on_device_count = ck::load_checkpoint(path, expect, onto_device).on_device.size();
+      device_loads.push_back(seconds_since(start));
+      start = Clock::now();
+      {
+        const ck::Checkpoint on_host = ck::load_checkpoint(path, expect);
+        for (int i = 0; i < kTensors; ++i) {
+          const auto& tensor = on_host.tensor(fmt::format("model/layer{:02}/weight", i));
+          CHECK_CUDA(cudaMemcpy(placed[static_cast<std::size_t>(i)], tensor.bytes.data(),
+                                model.tensor_bytes, cudaMemcpyHostToDevice));
+        }
+      }
+      host_loads.push_back(seconds_since(start));
+    }
+    CHECK_CUDA(cudaMemset(placed[0], 0, model.tensor_bytes));  // so that the last load shows
+    bool device_exact = ck::load_checkpoint(path, expect, onto_device).on_device.size() == kTensors &&
+                        on_device_count == kTensors;
+    for (int i = 0; i < kTensors && device_exact; ++i) {
+      CHECK_CUDA(cudaMemcpy(back.data(), placed[static_cast<std::size_t>(i)], model.tensor_bytes,
+                            cudaMemcpyDeviceToHost));
+      device_exact = std::memcmp(back.data(), model.original[static_cast<std::size_t>(i)].data(),
+                                 model.tensor_bytes) == 0;
+    }
+    for (void* buffer : placed) cudaFree(buffer);
+    std::printf("%s load into device memory: %d tensors, %zu MiB, bit-exact; median of 3: %.3f s, "
+                "against %.3f s for a load into host memory and a copy of each tensor\n",
+                device_exact ? "ok  " : "FAIL", kTensors, total >> 20, median(device_loads),
+                median(host_loads));
+    std::printf("# result: device_load_vs_host_load_and_copy %.3f (information)\n",
+                median(host_loads) / median(device_loads));
+    if (!device_exact) ++failures;
 
     const double stall = median(stalls), copy = median(memcpys), sync = median(syncs);
     const double gigabytes = static_cast<double>(total) / 1e9;

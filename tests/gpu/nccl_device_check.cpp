@@ -8,7 +8,7 @@
 //     and non-blocking: the exact sum, and bit for bit the host path's result on the same input;
 //   - the fused paths on device tensors (Trial::allreduce; FusedAllreduce add()/synchronize())
 //     over 100 tensors of mixed types and odd sizes: exact sums, one ncclAllReduce per bucket
-//     (plan_buckets' count) and two batched copies per bucket of several tensors;
+//     (plan_buckets' count) and two copy launches per bucket of several tensors;
 //   - no host memory: the communicator's host-staging buffer is never allocated while only device
 //     tensors are summed (it is the only way the backend moves bytes through the host);
 //   - stream order, on a stream of the trainer's and on the legacy default stream: a sum queued
@@ -170,7 +170,7 @@ void check_fused(dlx::Trial& trial, NcclCommunicator& comm) {
          fmt::format("one ncclAllReduce per bucket: {} calls for {} buckets",
                      comm.nccl_allreduce_calls() - calls, buckets.size()));
   report(comm.device_copy_batches() - batches == 2 * multi,
-         fmt::format("two batched copies per bucket of several tensors: {} for {} buckets",
+         fmt::format("two copy launches per bucket of several tensors: {} for {} buckets",
                      comm.device_copy_batches() - batches, multi));
 
   auto overlapped = gradient_list(trial.rank());

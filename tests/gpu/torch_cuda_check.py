@@ -7,16 +7,19 @@
    is "preempted", and a third process resumes with load_state and finishes. Every parameter,
    optimizer moment, the scaler's state and the CUDA RNG must be bit-identical to the
    uninterrupted run (deterministic kernels: torch.use_deterministic_algorithms). Twice: with
-   DLX_TORCH_CUDA_IO=torch (the default) and =library (device pointers handed to libdlx).
+   DLX_TORCH_CUDA_IO=torch (through PyTorch's host copies) and =library (the default: device
+   pointers handed to libdlx, and loads into new device tensors).
 2. Speed (information, and one target): saving and loading 1 GiB of CUDA state (model + Adam
    moments) with save_state/load_state against torch.save/torch.load of the same state dicts to
-   the same directory, each followed by fsync, medians of alternating rounds.
-   '# result:' lines: save_vs_torch_save_cuda (torch.save time / dlx's), load_vs_torch_load_cuda
-   (torch.load + load_state_dict onto the device / load_state's), blocked_vs_save_cuda (the time
-   save_state holds the training thread / its full save; information), and
+   the same directory, each save followed by fsync, each load from a file out of the page cache
+   (cold, as a resume on another node), medians of alternating rounds.
+   '# result:' lines, with DLX_TORCH_CUDA_IO=torch: save_vs_torch_save_cuda (torch.save time /
+   dlx's), load_vs_torch_load_cuda (torch.load + load_state_dict onto the device / load_state's),
+   blocked_vs_save_cuda (the time save_state holds the training thread / its full save;
+   information), and
    blocked_vs_save_cuda_library (the same with DLX_TORCH_CUDA_IO=library; target <= 0.05) and
-   load_vs_torch_load_cuda_library (load_state with it, pinned reads straight into the model's
-   CUDA tensors; target >= 1.0).
+   load_vs_torch_load_cuda_library (load_state with it: the library reads the file once into new
+   device tensors; target >= 1.0).
 Needs DLX_LIBRARY (libdlx_c.so) and PYTHONPATH (python/)."""
 from __future__ import annotations
 
@@ -30,6 +33,10 @@ import time
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # before CUDA starts: deterministic GEMMs
 
 import torch  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench",
+                                "torch"))
+from workload import drop_cache  # noqa: E402  (bench/torch/workload.py)
 
 TOTAL, SAVE_AT, STOP_AT = 30, 12, 18
 
@@ -144,6 +151,12 @@ def speed(work: str, mib: int, rounds: int) -> list[tuple[str, float, str]]:
         os.fsync(fd)
         os.close(fd)
 
+    # Before each load, both sides' files leave the page cache (drop_cache, as
+    # bench_torch_state.py does), so that the next read is cold, as a resume's on another node
+    # is: dlx writes its tensors with O_DIRECT (nothing stays cached), torch.save through the
+    # cache (everything does), and the first GPU run compared a cold dlx load with a warm
+    # torch.load.
+
     def dlx_save(step: int) -> tuple[float, float]:
         torch.cuda.synchronize()
         start = time.perf_counter()
@@ -159,13 +172,15 @@ def speed(work: str, mib: int, rounds: int) -> list[tuple[str, float, str]]:
         fsync(torch_file)
         return time.perf_counter() - start
 
-    def dlx_load() -> float:
+    def dlx_load(step: int) -> float:
+        drop_cache(os.path.join(checkpoints, f"step-{step}.h5"))
         start = time.perf_counter()
         dlx.torch.load_state(trial, objects, restore_rng=False)
         torch.cuda.synchronize()
         return time.perf_counter() - start
 
     def torch_load() -> float:
+        drop_cache(torch_file)
         start = time.perf_counter()
         state = torch.load(torch_file, map_location="cuda", weights_only=True)
         model.load_state_dict(state["model"])
@@ -174,12 +189,13 @@ def speed(work: str, mib: int, rounds: int) -> list[tuple[str, float, str]]:
         return time.perf_counter() - start
 
     saves, torch_saves, blocked, loads, torch_loads = [], [], [], [], []
+    os.environ["DLX_TORCH_CUDA_IO"] = "torch"
     for index in range(rounds + 1):
         order = [0, 1] if index % 2 == 0 else [1, 0]
         for side in order:
             if side == 0:
                 total, held = dlx_save(index + 1)
-                t_load = dlx_load()
+                t_load = dlx_load(index + 1)
                 if index:
                     saves.append(total), blocked.append(held), loads.append(t_load)
             else:
@@ -188,13 +204,13 @@ def speed(work: str, mib: int, rounds: int) -> list[tuple[str, float, str]]:
                 if index:
                     torch_saves.append(total), torch_loads.append(t_load)
     # The same saves with the device pointers handed to the library (one copy, its own pinned
-    # buffers): how long they hold the training thread.
-    # Its loads read each tensor into a pinned buffer and copy it straight into the model's own.
+    # buffers): how long they hold the training thread. Its loads: one read of the file into new
+    # device tensors, which the model copies and the optimizer keeps.
     os.environ["DLX_TORCH_CUDA_IO"] = "library"
     library_saves, library_blocked, library_loads = [], [], []
     for index in range(rounds + 1):
         total, held = dlx_save(rounds + 2 + index)
-        t_load = dlx_load()
+        t_load = dlx_load(rounds + 2 + index)
         if index:
             library_saves.append(total), library_blocked.append(held), library_loads.append(t_load)
     del os.environ["DLX_TORCH_CUDA_IO"]

@@ -311,6 +311,29 @@ with dlx.Trial() as trial:
     assert bytes(mine["model/lin.weight"].numpy()) == expected["model/lin.weight"]
     print("Trial.load(place=...): read into the memory given, 0 and an exception mean the "
           "library's, deferred names not offered")
+
+    # place_on_device (dlx_trial_resume_placing_on_device) is asked first, for every name not
+    # deferred; a tensor it gives device memory for is copied
+    # there (the GPU check shows it: tests/gpu/torch_cuda_check.py). Where no GPU can take it
+    # (this machine), the load fails saying so; it does not fall back to an older file.
+    device_offered = []
+
+    def place_on_device(name, dtype, shape, nbytes):
+        device_offered.append(name)
+        return 0x1000 if name == "model/lin.weight" else 0
+    with trial.load(any_world_size=True, place=place, place_on_device=lambda *a: 0) as neither:
+        assert not any(t.on_device for t in neither.tensors())
+    try:
+        trial.load(any_world_size=True, defer=["optimizer/"], place_on_device=place_on_device)
+    except dlx.Error as error:
+        assert "load into device memory: " in str(error), error
+        print(f"  refused without a GPU: {str(error)[:120]}")
+    else:
+        raise AssertionError("a load into device memory succeeded on a machine without a GPU")
+    assert device_offered.count("model/lin.weight") == 1, device_offered  # no older file tried
+    assert not any(name.startswith("optimizer/") for name in device_offered), device_offered
+    print("Trial.load(place_on_device=...): asked for each name not deferred; without a GPU, "
+          "refused once, no fallback")
     trial.finish()
 
 LoadedCheckpoint.read_into = real_read_into

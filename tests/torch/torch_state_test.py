@@ -150,7 +150,7 @@ with dlx.Trial() as trial:
 
     os.environ["DLX_TORCH_CUDA_IO"] = "pinned"
     expect_error("a bad DLX_TORCH_CUDA_IO", lambda: dlx.torch.save_state(trial, 1, objects),
-                 "DLX_TORCH_CUDA_IO is 'pinned'", "use 'torch'", "or 'library'")
+                 "DLX_TORCH_CUDA_IO is 'pinned'", "use 'library'", "or 'torch'")
     # Views of GPU memory, without a GPU (or in a dlx without CUDA): refused with the CUDA
     # runtime's reason inside the collective save, nothing written. The address is host memory
     # here; the library must not read it on the host (it would only fail later, on the device).
@@ -167,9 +167,9 @@ with dlx.Trial() as trial:
             "this dlx was built without CUDA" in text, text
         print(f"  refused (a device view without a GPU): {text[:160]}")
     assert (sorted(os.listdir(checkpoints)) if os.path.isdir(checkpoints) else []) == before
-    # The library mode changes nothing for CPU tensors: this save (loaded bit for bit below) is
-    # made with it.
-    os.environ["DLX_TORCH_CUDA_IO"] = "library"
+    # The mode changes nothing for CPU tensors: this save (loaded bit for bit below) is made
+    # with the one that is not the default.
+    os.environ["DLX_TORCH_CUDA_IO"] = "torch"
     dlx.torch.save_state(trial, 10, objects, metric=0.5, epoch=2)
     del os.environ["DLX_TORCH_CUDA_IO"]
     assert trial.wait_for_checkpoint(timeout=60)
@@ -232,8 +232,8 @@ with dlx.Trial() as trial:
                  "DLX_TORCH_CUDA_IO is 'pinned'")
     assert model[1].running_mean.eq(3.0).all()  # nothing restored
     loaded_ranges.clear()
-    # The library mode changes nothing for a CPU model: read straight into its own tensors.
-    os.environ["DLX_TORCH_CUDA_IO"] = "library"
+    # The mode changes nothing for a CPU model: read straight into its own tensors.
+    os.environ["DLX_TORCH_CUDA_IO"] = "torch"
     step = dlx.torch.load_state(trial, objects)
     del os.environ["DLX_TORCH_CUDA_IO"]
     del trial.load

@@ -37,8 +37,8 @@
  * Device tensors (in place, nothing through the host), T = the trainer's stream (cuda_stream()):
  *   a. record trainer_ready_ on T; our stream waits for it: the sum reads the gradients T's
  *      kernels wrote before the call, and not before they are written;
- *   b. one tensor: ncclAllReduce in place. A bucket: one batched copy into the bucket buffer,
- *      ncclAllReduce on it, one batched copy back (device_bucket.hpp);
+ *   b. one tensor: ncclAllReduce in place. A bucket: one copy kernel into the bucket buffer,
+ *      ncclAllReduce on it, one copy kernel back (device_bucket.hpp, copy_segments.hpp);
  *   c. record sums_done_ on our stream; T waits for it: T's later kernels (the optimizer step)
  *      see the sums without the host in the loop;
  *   d. the blocking call, or the handle's wait(), runs wait(): the host returns once our stream

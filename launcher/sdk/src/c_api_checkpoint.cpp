@@ -25,9 +25,10 @@ struct CheckpointEntry {
   const std::string* name = nullptr;
   std::string dtype;  // its name
   const std::vector<std::uint64_t>* shape = nullptr;
-  const std::byte* data = nullptr;  // null when deferred
+  const void* data = nullptr;  // null when deferred; device memory when on_device
   std::size_t bytes = 0;
   bool deferred = false;
+  bool on_device = false;  // read into the caller's device memory (place_on_device)
 };
 }  // namespace dlx::c_api
 
@@ -173,6 +174,12 @@ dlx_checkpoint* handle_of(dlx::ResumedState resumed) {
     handle->entries.push_back({&tensor.name, std::string(dlx::checkpoint::dtype_name(tensor.dtype)), &tensor.shape,
                                nullptr, static_cast<std::size_t>(tensor.bytes), true});
   }
+  for (const auto& tensor : checkpoint.on_device) {
+    handle->entries.push_back({&tensor.info.name,
+                               std::string(dlx::checkpoint::dtype_name(tensor.info.dtype)),
+                               &tensor.info.shape, tensor.data,
+                               static_cast<std::size_t>(tensor.info.bytes), false, true});
+  }
   std::sort(handle->entries.begin(), handle->entries.end(),
             [](const auto& a, const auto& b) { return *a.name < *b.name; });
   return handle.release();
@@ -223,6 +230,14 @@ dlx_status dlx_trial_resume_deferring(dlx_trial* t, int any_world_size, const ch
 dlx_status dlx_trial_resume_placing(dlx_trial* t, int any_world_size, const char* const* prefixes,
                                     size_t count, dlx_place_fn place, void* context,
                                     dlx_checkpoint** out) {
+  return dlx_trial_resume_placing_on_device(t, any_world_size, prefixes, count, place, nullptr,
+                                            context, out);
+}
+
+dlx_status dlx_trial_resume_placing_on_device(dlx_trial* t, int any_world_size,
+                                              const char* const* prefixes, size_t count,
+                                              dlx_place_fn place, dlx_place_fn place_on_device,
+                                              void* context, dlx_checkpoint** out) {
   dlx::checkpoint::Deferral defer;
   const auto status = guarded([&] {
     if (count > 0) need(prefixes, "prefixes");
@@ -234,6 +249,13 @@ dlx_status dlx_trial_resume_placing(dlx_trial* t, int any_world_size, const char
       const std::string dtype(dlx::checkpoint::dtype_name(info.dtype));
       return static_cast<std::byte*>(place(context, info.name.c_str(), dtype.c_str(),
                                            info.shape.data(), info.shape.size(), info.bytes));
+    };
+  }
+  if (place_on_device != nullptr) {
+    defer.place_on_device = [place_on_device, context](const dlx::checkpoint::TensorInfo& info) {
+      const std::string dtype(dlx::checkpoint::dtype_name(info.dtype));
+      return place_on_device(context, info.name.c_str(), dtype.c_str(), info.shape.data(),
+                             info.shape.size(), info.bytes);
     };
   }
   return resume_into(t, out,
@@ -283,6 +305,10 @@ dlx_status dlx_checkpoint_tensor_deferred(const dlx_checkpoint* c, size_t index,
   return guarded([&] { need(out, "out") = entry_at(c, index).deferred ? 1 : 0; });
 }
 
+dlx_status dlx_checkpoint_tensor_on_device(const dlx_checkpoint* c, size_t index, int* out) {
+  return guarded([&] { need(out, "out") = entry_at(c, index).on_device ? 1 : 0; });
+}
+
 dlx_status dlx_checkpoint_read_tensor(const dlx_checkpoint* c, size_t index, void* destination,
                                       size_t bytes) {
   return guarded([&] {
@@ -294,6 +320,11 @@ dlx_status dlx_checkpoint_read_tensor(const dlx_checkpoint* c, size_t index, voi
     if (bytes == 0) return;
     if (destination == nullptr) throw InvalidArgument("dlx: destination is NULL");
     auto* out = static_cast<std::byte*>(destination);
+    if (entry.on_device) {
+      throw InvalidArgument(fmt::format("dlx: tensor '{}' was read into device memory (the "
+                                        "place_on_device of the resume); its bytes are there, "
+                                        "at the address dlx_checkpoint_tensor gives", *entry.name));
+    }
     if (!entry.deferred) {
       std::memcpy(out, entry.data, bytes);
       return;

@@ -77,6 +77,8 @@ Chosen choose_checkpoint(const env::TrialEnvironment& environment,
         return load_foreign(named, environment, settings, start_of, defer);
       }
       return {checkpoint::load_checkpoint(named, settings.expect, defer), named, std::nullopt};
+    } catch (const checkpoint::DeviceLoadError&) {
+      throw;  // the device failed, not the file
     } catch (const Error& error) {
       log(fmt::format("dlx: DLX_LATEST_CHECKPOINT={} cannot be used: {}; looking for the latest "
                       "valid checkpoint in {}", named.string(), error.what(),

@@ -97,18 +97,19 @@ def _state_of(name: str, value: Any) -> tuple[Any, bool]:
 
 def _cuda_io_mode() -> str:
     """How CUDA tensors move between the GPU and checkpoint files, DLX_TORCH_CUDA_IO:
-    torch (the default): saved through PyTorch's own pinned host copies, which libdlx snapshots
-      again; loaded into host memory, then copied by load_state_dict;
-    library: saved by handing their device pointers to libdlx, which copies them itself into its
-      own pinned buffers (one copy, not two); a CUDA module's tensors loaded by reading each into
-      a pinned buffer and copying it straight into the module's own tensor on the GPU, and a
-      CUDA optimizer's moments the same way into the device tensors it then keeps.
-    library has not yet run on a GPU (docs/sdk.md), hence not the default."""
-    mode = os.environ.get("DLX_TORCH_CUDA_IO", "torch")
+    library (the default): saved by handing their device pointers to libdlx, which copies them
+      itself into its own pinned buffers (one copy); a CUDA module's tensors and a CUDA
+      optimizer's moments loaded by the library into new tensors on the GPU, through a few pinned
+      buffers of its own (one read of the file), then copied into the module's own on the
+      device, and kept by the optimizer (measured on an H200: docs/benchmarks.md);
+    torch: saved through PyTorch's own pinned host copies, which libdlx snapshots again; loaded
+      into host memory, then copied by load_state_dict (no GPU memory beyond the model's own
+      during a load)."""
+    mode = os.environ.get("DLX_TORCH_CUDA_IO", "library")
     if mode not in ("torch", "library"):
-        raise ConfigError(f"dlx.torch: DLX_TORCH_CUDA_IO is {mode!r}; use 'torch' (CUDA tensors "
-                          f"go through PyTorch's own host copies, the default) or 'library' "
-                          f"(libdlx copies them between the GPU and its pinned buffers itself)")
+        raise ConfigError(f"dlx.torch: DLX_TORCH_CUDA_IO is {mode!r}; use 'library' (libdlx "
+                          f"copies CUDA tensors between the GPU and its pinned buffers itself, "
+                          f"the default) or 'torch' (they go through PyTorch's own host copies)")
     return mode
 
 
@@ -225,22 +226,27 @@ def _load_state(trial: Trial, objects: Mapping[str, Any], restore_rng: bool) -> 
     for name, value in objects.items():
         _state_of(name, value)
     # A CPU model's tensors are read straight into its own parameters and buffers
-    # (_read_in_place), and a CPU optimizer's moments into the tensors it then keeps
-    # (_read_moments), after the library verified the whole file and every check below passed:
-    # no copy; with DLX_TORCH_CUDA_IO=library, a CUDA model's and optimizer's too, through pinned
-    # buffers. Everything else (by default a CUDA model's tensors too) is held by the library
-    # and read through views.
+    # (_read_in_place), after the library verified the whole file and every check below passed,
+    # and a CPU optimizer's moments into the tensors it then keeps (_Placement): no copy. With
+    # DLX_TORCH_CUDA_IO=library, a CUDA model's tensors and a CUDA optimizer's moments are read
+    # by the library into new tensors on the GPU (through its few pinned buffers, one read of the
+    # file); load_state_dict then copies the model's on the device and the optimizer keeps its
+    # moments. Everything else (by default a CUDA model's tensors too) is held by the library and
+    # read through views.
     into_gpu = _cuda_io_mode() == "library"
     modules = [name for name, value in objects.items()
-               if isinstance(value, torch.nn.Module) and
-               (_all_on_cpu(value) or (into_gpu and _all_on_current_cuda(value)))]
+               if isinstance(value, torch.nn.Module) and _all_on_cpu(value)]
+    gpu_modules = [name for name, value in objects.items()
+                   if into_gpu and isinstance(value, torch.nn.Module) and
+                   _all_on_current_cuda(value)]
     in_place = {name: _optimizer_read_in_place(value, into_gpu) for name, value in objects.items()}
     optimizers = [name for name, device in in_place.items() if device is not None]
     on_cpu = [name for name in optimizers if in_place[name] == "cpu"]
-    placement = _Placement(on_cpu)
-    deferred = modules + [name for name in optimizers if in_place[name] == "cuda"]
-    loaded = trial.load(any_world_size=True, defer=[f"{name}/" for name in deferred],
-                        place=placement if on_cpu else None)
+    on_gpu = [name for name in optimizers if in_place[name] == "cuda"]
+    placement = _Placement(on_cpu, gpu_modules, on_gpu)
+    loaded = trial.load(any_world_size=True, defer=[f"{name}/" for name in modules],
+                        place=placement if on_cpu else None,
+                        place_on_device=placement.on_device if gpu_modules or on_gpu else None)
     if loaded is None:
         return None
     with loaded:
@@ -303,19 +309,16 @@ def _load_state(trial: Trial, objects: Mapping[str, Any], restore_rng: bool) -> 
                 _check_optimizer(loaded.path, name, target, states[name])
             elif not entry["stateful"]:
                 _check_plain(target, states[name], name)
-        staging = _PinnedStaging()
-        reader = _DeferredReader(loaded, stored, waiting, staging)
+        reader = _DeferredReader(loaded, stored, waiting)
         moments: dict[str, list[_Moment]] = {}
-        try:
-            for name in modules:
-                states[name] = _read_in_place(reader, objects[name], states[name], name)
-            for name in optimizers:
-                states[name], moments[name] = _read_moments(reader, placement, objects[name],
-                                                            states[name], name)
-        finally:
-            staging.finish()  # every copy to the GPU done before the buffers go
+        for name in modules:
+            states[name] = _read_in_place(reader, objects[name], states[name], name)
+        for name in optimizers:
+            states[name], moments[name] = _read_moments(reader, placement, objects[name],
+                                                        states[name], name)
         loaded_memory = [(t.address, t.address + t.nbytes) for t in stored.values()
-                         if t.nbytes and not t.deferred and t.address not in placement.tensors]
+                         if t.nbytes and not t.deferred and not t.on_device and
+                         t.address not in placement.tensors]
         for name, state in states.items():
             _restore(objects[name], state, name, loaded.path)
             for moment in moments.get(name, ()):
@@ -388,49 +391,13 @@ def _all_on_current_cuda(tensors: Any) -> bool:
     return bool(tensors) and all(tensor.device == here for tensor in tensors)
 
 
-class _PinnedStaging:
-    """Two pinned host buffers, used in turn: one tensor is read from the file into one while the
-    other's copy to the GPU runs on the current stream. Pinned memory stays at twice the
-    largest tensor, not the model's size."""
-
-    def __init__(self) -> None:
-        self._buffers: list[torch.Tensor | None] = [None, None]
-        self._copied: list[Any] = [None, None]  # the torch.cuda.Event after each buffer's copy
-        self._next = 0
-
-    def take(self, nbytes: int) -> tuple[int, torch.Tensor]:
-        """A buffer's index and its first nbytes, once its previous copy has finished."""
-        index, self._next = self._next, self._next ^ 1
-        if self._copied[index] is not None:
-            self._copied[index].synchronize()
-            self._copied[index] = None
-        buffer = self._buffers[index]
-        if buffer is None or buffer.numel() < nbytes:
-            buffer = torch.empty(max(nbytes, 1), dtype=torch.uint8, pin_memory=True)
-            self._buffers[index] = buffer
-        return index, buffer[:nbytes]
-
-    def copying(self, index: int) -> None:
-        """Marks buffer `index` busy until the copy just queued on the current stream is done."""
-        event = torch.cuda.Event()
-        event.record()
-        self._copied[index] = event
-
-    def finish(self) -> None:
-        for event in self._copied:
-            if event is not None:
-                event.synchronize()
-        self._copied = [None, None]
-
-
 class _DeferredReader:
     """Reads the tensors the library deferred (verified, still in the file) into memory chosen
     for each: a target's own tensor when it can take the stored bytes as they are (CPU,
-    contiguous, the same dtype and shape), a CUDA tensor through a pinned buffer of `staging`
-    (copied on the current stream), else a new CPU tensor."""
+    contiguous, the same dtype and shape), else a new CPU tensor."""
 
-    def __init__(self, loaded, stored: dict, waiting: dict, staging: _PinnedStaging):
-        self._loaded, self._stored, self._waiting, self._staging = loaded, stored, waiting, staging
+    def __init__(self, loaded, stored: dict, waiting: dict):
+        self._loaded, self._stored, self._waiting = loaded, stored, waiting
 
     def is_waiting(self, tensor: Any) -> bool:
         return isinstance(tensor, torch.Tensor) and id(tensor) in self._waiting and \
@@ -439,19 +406,12 @@ class _DeferredReader:
     def read(self, stand_in: torch.Tensor, into: torch.Tensor | None, name: str) -> torch.Tensor:
         _, path, dtype = self._waiting[id(stand_in)]
         found = self._stored[path]
-        to_gpu = into is not None and _tensors.fits_stored_on_gpu(into, stand_in, found.nbytes)
-        if to_gpu:
-            index, memory = self._staging.take(found.nbytes)
-        elif into is None or not _tensors.fits_stored(into, stand_in, found.nbytes):
+        if into is None or not _tensors.fits_stored(into, stand_in, found.nbytes):
             into, memory = _tensors.fresh_for(found.dtype, found.shape, dtype, path)
         else:
             memory = into
         try:
             self._loaded.read_into(found, memory.data_ptr(), found.nbytes)
-            if to_gpu:
-                with torch.no_grad():
-                    into.copy_(memory.view(into.dtype).view(into.shape), non_blocking=True)
-                self._staging.copying(index)
         except Error as error:
             raise ConfigError(f"dlx.torch: {self._loaded.path} could not be read into "
                               f"objects[{name!r}] after it was verified ({error}); the objects "
@@ -473,9 +433,8 @@ def _read_in_place(reader: _DeferredReader, module: torch.nn.Module, state: Any,
                    name: str) -> Any:
     """`state` (a module's, checked) with every placeholder replaced by its tensor read from the
     file: into the module's own tensor of that key when it can take the bytes as they are (a
-    CPU model: load_state_dict then finds them in place; a CUDA model with
-    DLX_TORCH_CUDA_IO=library: through a pinned buffer), else into a new CPU tensor that
-    load_state_dict copies or moves (a CUDA model otherwise, another dtype). The module's own
+    CPU model: load_state_dict then finds them in place), else into a new CPU tensor that
+    load_state_dict copies or casts (another dtype). The module's own
     tensors are its Parameters and buffers themselves (keep_vars), so that load_state_dict's
     copy_ of each into itself is PyTorch's no-op, not a second pass over the model's memory."""
     own = module.state_dict(keep_vars=True)
@@ -490,9 +449,9 @@ def _read_in_place(reader: _DeferredReader, module: torch.nn.Module, state: Any,
 
 def _optimizer_read_in_place(optimizer: Any, into_gpu: bool) -> str | None:
     """Where `optimizer`'s per-parameter state is read straight into tensors it then keeps
-    (_read_moments): "cpu" when every parameter is on the CPU (placed by the load), "cuda" when
-    with DLX_TORCH_CUDA_IO=library every one is on the current GPU (deferred, then read through
-    pinned buffers); None otherwise, and for anything but PyTorch's own load_state_dict with no
+    (_read_moments): "cpu" when every parameter is on the CPU, "cuda" when with
+    DLX_TORCH_CUDA_IO=library every one is on the current GPU (placed by the load, on the host
+    or the device: _Placement); None otherwise, and for anything but PyTorch's own load_state_dict with no
     load hooks (a sharded or wrapping optimizer may use the tensors it is given; hooks would see
     the stand-ins)."""
     if not isinstance(optimizer, torch.optim.Optimizer) or \
@@ -508,35 +467,63 @@ def _optimizer_read_in_place(optimizer: Any, into_gpu: bool) -> str | None:
 
 
 class _Placement:
-    """Trial.load's `place` for CPU optimizers' per-parameter state: each tensor stored at
-    <optimizer>/state/<index>/<key> (all keys but 'step') gets a new CPU tensor of its stored
-    shape, which the library reads and verifies it into. The optimizer then keeps that tensor
-    (_read_moments): one read of the file, no copy, no memory of the library's. A file the load
-    refuses (damaged: it falls back to an older one) leaves bytes in tensors nothing uses."""
+    """Trial.load's `place` and `place_on_device`: new tensors the library reads and verifies
+    tensors into, which the objects then take, so that the file is read once and nothing is
+    copied through the library's memory:
+    - `place` (host): a CPU optimizer's per-parameter state, each tensor stored at
+      <optimizer>/state/<index>/<key> (all keys but 'step'), into a new CPU tensor of its stored
+      shape; the optimizer keeps it (_read_moments);
+    - `on_device` (DLX_TORCH_CUDA_IO=library): the same for a CUDA optimizer, into a new tensor
+      on the current GPU, and every tensor of a CUDA module (<module>/...), which load_state_dict
+      then copies into the module's own on the device. GPU memory holds the module's tensors
+      twice until the load returns, as with torch.load(map_location="cuda").
+    A file the load refuses (damaged: it falls back to an older one) leaves bytes in tensors
+    nothing uses; they are dropped when the next file's are made."""
 
-    def __init__(self, optimizers: list[str]):
+    def __init__(self, optimizers: list[str], gpu_modules: tuple | list = (),
+                 gpu_optimizers: tuple | list = ()):
         self._prefixes = tuple(f"{name}/state/" for name in optimizers)
+        self._gpu_modules = tuple(f"{name}/" for name in gpu_modules)
+        self._gpu_optimizers = tuple(f"{name}/state/" for name in gpu_optimizers)
         self.tensors: dict[int, torch.Tensor] = {}  # address -> the tensor there
         self._by_name: dict[str, torch.Tensor] = {}
 
-    def __call__(self, name: str, stored: str, shape: tuple[int, ...], nbytes: int) -> int:
-        prefix = next((p for p in self._prefixes if name.startswith(p)), None)
-        element = _tensors.element_dtype(stored)
-        if prefix is None or element is None or nbytes == 0:
-            return 0
+    @staticmethod
+    def _moment_key(name: str, prefixes: tuple) -> bool:
+        """Whether `name` is <optimizer>/state/<index>/<key> of one of `prefixes`, key not 'step'."""
+        prefix = next((p for p in prefixes if name.startswith(p)), None)
+        if prefix is None:
+            return False
         index, _, key = name[len(prefix):].partition("/")
-        if not index.isdigit() or not key or "/" in key or key == "step":
+        return index.isdigit() and bool(key) and "/" not in key and key != "step"
+
+    def _new(self, name: str, stored: str, shape: tuple[int, ...], nbytes: int,
+             device: torch.device | None) -> int:
+        element = _tensors.element_dtype(stored)
+        if element is None or nbytes == 0:
             return 0
         # Asked again for a name: the load refused the file it placed the last one for. That
-        # tensor goes now, so that falling back holds one file's moments, not two.
+        # tensor goes now, so that falling back holds one file's tensors, not two.
         refused = self._by_name.pop(name, None)
         if refused is not None:
             self.tensors.pop(refused.data_ptr(), None)
-        tensor = torch.empty(shape, dtype=element)
+        tensor = torch.empty(shape, dtype=element, device=device)
         if tensor.numel() * tensor.element_size() != nbytes:
             return 0
         self.tensors[tensor.data_ptr()] = self._by_name[name] = tensor
         return tensor.data_ptr()
+
+    def __call__(self, name: str, stored: str, shape: tuple[int, ...], nbytes: int) -> int:
+        if not self._moment_key(name, self._prefixes):
+            return 0
+        return self._new(name, stored, shape, nbytes, None)
+
+    def on_device(self, name: str, stored: str, shape: tuple[int, ...], nbytes: int) -> int:
+        if not name.startswith(self._gpu_modules) and \
+                not self._moment_key(name, self._gpu_optimizers):
+            return 0
+        return self._new(name, stored, shape, nbytes,
+                         torch.device("cuda", torch.cuda.current_device()))
 
     def owns(self, tensor: Any) -> bool:
         return isinstance(tensor, torch.Tensor) and tensor.numel() > 0 and \
@@ -556,7 +543,7 @@ def _read_moments(reader: _DeferredReader, placement: _Placement,
     momentum_buffer: all but 'step') as new tensors of the dtype and device its load_state_dict
     would cast them to, and puts empty stand-ins in their place in `state`: a CPU optimizer's as
     the load placed them (_Placement, cast only if the parameters' dtype changed), a CUDA one's
-    (DLX_TORCH_CUDA_IO=library) read from the file now into new device tensors.
+    (DLX_TORCH_CUDA_IO=library) as the load placed them on the device.
     load_state_dict deep-copies what it is given (PyTorch 1.x: all of it), so it then copies
     only the stand-ins and the small values; the caller puts the tensors into optimizer.state
     afterwards (_Moment). Parameters pair up as load_state_dict pairs them: the saved groups'

@@ -114,17 +114,6 @@ def fits_stored(tensor: torch.Tensor, stand_in: torch.Tensor, nbytes: int) -> bo
             tensor.numel() * tensor.element_size() == nbytes)
 
 
-def fits_stored_on_gpu(tensor: torch.Tensor, stand_in: torch.Tensor, nbytes: int) -> bool:
-    """Whether `tensor` is a CUDA tensor that can take the stored bytes as they are through a
-    pinned buffer (its dtype, shape and size; a plain dtype: no bool or complex reinterpretation
-    on the way)."""
-    return (tensor.device.type == "cuda" and tensor.layout == torch.strided and
-            tensor.dtype == stand_in.dtype and tensor.shape == stand_in.shape and
-            not tensor.dtype.is_complex and tensor.dtype != torch.bool and
-            tensor.is_contiguous() and not tensor.is_neg() and not tensor.is_conj() and
-            tensor.numel() * tensor.element_size() == nbytes)
-
-
 def fresh_for(stored: str, shape: tuple, dtype_name: str, here: str) -> tuple[torch.Tensor, torch.Tensor]:
     """(a new CPU tensor of the dtype `dtype_name` for a deferred tensor, the tensor of stored
     elements over the same memory, to read the bytes into)."""

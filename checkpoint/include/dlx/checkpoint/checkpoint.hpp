@@ -72,6 +72,12 @@ namespace detail {
 struct DeferredFile;  // the open file deferred tensors are read from (checkpoint_load.cpp)
 }
 
+// A tensor a load read into CUDA device memory its caller gave (Deferral::place_on_device).
+struct DeviceTensor {
+  TensorInfo info;
+  void* data = nullptr;  // the caller's device memory, info.bytes long; never freed here
+};
+
 struct Checkpoint {
   CheckpointMetadata metadata;
   StateMap state;
@@ -79,6 +85,8 @@ struct Checkpoint {
   // Tensors the load verified but did not keep (Deferral): read_into reads each, when asked,
   // straight into the caller's memory. In name order; empty unless the load was asked to defer.
   std::vector<TensorInfo> deferred;
+  // Tensors read into the caller's device memory (Deferral::place_on_device), in name order.
+  std::vector<DeviceTensor> on_device;
 
   const Tensor* find(std::string_view name) const;
   const Tensor& tensor(std::string_view name) const;  // throws CheckpointError when absent
@@ -106,11 +114,19 @@ struct Checkpoint {
 //   thread; nullptr means the library's own memory. What a refused file (damaged, of another
 //   trial) wrote there is not a tensor: placed memory should be new, never state the caller
 //   still uses, which is what deferral is for.
+// - placed on the device: any other tensor for which `place_on_device` (when set; asked before
+//   `place`) returns CUDA device memory of exactly info.bytes on the calling thread's current
+//   device, new like placed memory (a CUDA model's parameters and an optimizer's moments, read
+//   into new device tensors: one read of the file, no host memory of the size of the state). Each
+//   piece is read into a small pool of pinned pieces, checksummed there and copied to the device
+//   on a stream of the load's, overlapping the next reads; the load returns after the last copy.
+//   A dlx built without CUDA refuses such a load (CheckpointError).
 // Verification is unchanged: every byte of every tensor is checked before the load returns, so
 // a damaged file is refused before the caller changes anything.
 struct Deferral {
   std::vector<std::string> prefixes;
   std::function<std::byte*(const TensorInfo&)> place = nullptr;
+  std::function<void*(const TensorInfo&)> place_on_device = nullptr;
   bool defers(std::string_view name) const;
 };
 

@@ -19,4 +19,12 @@ class CheckpointError : public Error {
   int error_number_ = 0;
 };
 
+// A load could not put tensors into device memory (Deferral::place_on_device): the CUDA
+// runtime failed, or dlx was built without CUDA. The file may be intact, so the searches for the
+// latest valid checkpoint let it through instead of skipping to an older file or a fresh start.
+class DeviceLoadError : public CheckpointError {
+ public:
+  using CheckpointError::CheckpointError;
+};
+
 }  // namespace dlx::checkpoint

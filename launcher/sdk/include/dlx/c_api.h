@@ -157,8 +157,8 @@ dlx_status dlx_trial_allreduce_async(dlx_trial* trial, const dlx_tensor* tensors
                                      dlx_request** out);
 dlx_status dlx_request_wait(dlx_request* request); /* then frees the request */
 /* The same two for tensors in GPU memory (cudaMalloc, a CUDA tensor's data pointer), summed in
- * place on the device, never through the host; small ones packed into a device bucket with one
- * batched copy. `cuda_stream` (a cudaStream_t; NULL: the legacy default stream) orders them: the
+ * place on the device, never through the host; small ones packed into a device bucket by one
+ * copy kernel. `cuda_stream` (a cudaStream_t; NULL: the legacy default stream) orders them: the
  * sums start after the work queued on it before the call, and work queued on it afterwards sees
  * them. The call, or dlx_request_wait, also returns once the sums are done (with the backend's
  * deadline: a dead peer is DLX_ERROR_COMM, not a hang). The NCCL backend always; the MPI backend
@@ -244,6 +244,19 @@ typedef void* (*dlx_place_fn)(void* context, const char* name, const char* dtype
 dlx_status dlx_trial_resume_placing(dlx_trial* trial, int any_world_size,
                                     const char* const* prefixes, size_t count, dlx_place_fn place,
                                     void* context, dlx_checkpoint** out);
+/* dlx_trial_resume_placing, and each tensor for which `place_on_device` (when not NULL; asked
+ * before `place`) returns CUDA device memory of exactly `bytes` on the calling thread's current
+ * device is read there: piece by piece through a few pinned host buffers of the library's,
+ * checksummed, and copied to the device on a stream of its own, the copies done before this
+ * returns. One read of the file and no host memory of the tensors' size (a CUDA model's
+ * parameters and an optimizer's moments, read into new device tensors). The same rules as for
+ * `place`: new memory only, valid until dlx_checkpoint_destroy, never freed by the library.
+ * dlx_checkpoint_tensor's data is then that device address and dlx_checkpoint_tensor_on_device
+ * says 1. DLX_ERROR_TRIAL (saying so) from a dlx built without CUDA. */
+dlx_status dlx_trial_resume_placing_on_device(dlx_trial* trial, int any_world_size,
+                                              const char* const* prefixes, size_t count,
+                                              dlx_place_fn place, dlx_place_fn place_on_device,
+                                              void* context, dlx_checkpoint** out);
 /* The checkpoint file `path` (any dlx checkpoint: this trial's, a PBT parent's, another
  * experiment's), read and verified as resume does; this rank's view of it. Not collective. */
 dlx_status dlx_checkpoint_open(dlx_trial* trial, const char* path, dlx_checkpoint** out);
@@ -264,6 +277,9 @@ dlx_status dlx_checkpoint_tensor(const dlx_checkpoint* checkpoint, size_t index,
 /* *out = 1 when tensor `index` was deferred (dlx_trial_resume_deferring): its data is NULL and
  * dlx_checkpoint_read_tensor reads it; 0 otherwise. */
 dlx_status dlx_checkpoint_tensor_deferred(const dlx_checkpoint* checkpoint, size_t index, int* out);
+/* *out = 1 when tensor `index` was read into the caller's device memory
+ * (dlx_trial_resume_placing_on_device): its data is that device address; 0 otherwise. */
+dlx_status dlx_checkpoint_tensor_on_device(const dlx_checkpoint* checkpoint, size_t index, int* out);
 /* Copies tensor `index` into `destination`, which must be exactly its `bytes` long. A deferred
  * tensor is read from the file, its CRC-32Cs checked again as it is read: DLX_ERROR_TRIAL when
  * they no longer match (the file was changed after the resume verified it; `destination` then

@@ -27,7 +27,7 @@
 //     of one tensor too, except a tensor larger than the bucket or of kSharedMemoryAloneBytes or
 //     more, which is reduced alone, in place (docs/benchmarks.md has the sweep behind the limit).
 //   device (tensors in GPU memory, communicator.hpp "Memory"): every bucket goes to the backend,
-//     which packs it on the device (NCCL: one batched copy in, one call, one batched copy out) or
+//     which packs it on the device (NCCL: one copy kernel in, one call, one copy kernel out) or
 //     refuses it with a message (MPI without CUDA-aware Open MPI); FusedAllreduce never reads
 //     device memory. A bucket holds tensors of one kind of memory. `alone_bytes` applies as on
 //     the packed path (a tensor alone is summed in place, no copy).

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // The GPU backend (built only with CUDA and NCCL). Device tensors are summed in place; a bucket of
-// several is packed into a device buffer with one batched copy. Host tensors are staged through a
+// several is packed into a device buffer by one copy kernel. Host tensors are staged through a
 // device buffer that grows on demand. Collectives run on the communicator's own stream, ordered
 // against the trainer's stream with events (communicator.hpp, "Memory"). Every wait polls
 // ncclCommGetAsyncError with a deadline, so a dead peer becomes a CommError, not a hang.
@@ -49,7 +49,7 @@ class NcclCommunicator final : public Communicator {
   void barrier() override;
 
   // For checks: bytes of the host-staging device buffer (0 while only device tensors were
-  // reduced: they never pass through the host), ncclAllReduce calls and batched copies so far.
+  // reduced: they never pass through the host), ncclAllReduce calls and copy-kernel launches so far.
   std::size_t host_staging_bytes() const noexcept { return capacity_; }
   std::uint64_t nccl_allreduce_calls() const noexcept { return allreduce_calls_; }
   std::uint64_t device_copy_batches() const noexcept;
