@@ -17,8 +17,8 @@
 #   build       configure against the bundle only (CMAKE_FIND_ROOT_PATH, mode ONLY) and build the
 #               programs the checks run. Where that fails and .gpu-prebuilt/ (binaries built on
 #               bookworm: scripts/gpu-bundle.sh --prebuilt) was carried, the checks use those.
-#   nccl        tests/gpu/nccl_backend_check.cpp under mpirun -n 1: the NCCL backend through
-#               dlx::Trial, every dtype, fused and overlapped paths
+#   nccl        tests/gpu/nccl_backend_check.cpp under mpirun, one rank per GPU: the NCCL
+#               backend through dlx::Trial, every dtype, fused and overlapped paths
 #   nccl_device tests/gpu/nccl_device_check.cpp: device tensors summed in place (every dtype,
 #               fused buckets packed by the copy kernel, stream order, no host staging, same bits
 #               as the host path)
@@ -273,12 +273,17 @@ if ! step build "${DLX_GPU_BUILD_LIMIT:-270}" build_dlx; then
   export build
 fi
 if ! $local_mode && ! have_gpu; then echo "no GPU visible: the GPU checks will skip"; fi
+# One rank per GPU for the NCCL checks: with two or more, the sums cross GPUs and the bench
+# judges its device targets (with one, NCCL sums nothing and they are information).
+ranks=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU ')
+[ "${ranks:-0}" -ge 1 ] 2> /dev/null || ranks=1
+echo "ranks for the NCCL checks: $ranks" | tee -a "$results"
 if [ -x "$build/bin/dlx-gpu-nccl-check" ]; then
-  step nccl 120 mpirun_cmd -n 1 "$build/bin/dlx-gpu-nccl-check"
+  step nccl 120 mpirun_cmd -n "$ranks" "$build/bin/dlx-gpu-nccl-check"
   if [ -x "$build/bin/dlx-gpu-nccl-device-check" ]; then  # absent from an older .gpu-prebuilt
-    step nccl_device 120 mpirun_cmd -n 1 "$build/bin/dlx-gpu-nccl-device-check"
+    step nccl_device 120 mpirun_cmd -n "$ranks" "$build/bin/dlx-gpu-nccl-device-check"
   fi
-  step allreduce 120 mpirun_cmd -n 1 "$build/bin/bench_allreduce_nccl"
+  step allreduce 120 mpirun_cmd -n "$ranks" "$build/bin/bench_allreduce_nccl"
   step checkpoint 240 "$build/bin/dlx-gpu-checkpoint-check" --mib 1024 --repeats 5 --dir "$work/ckpt"
   step metrics 90 "$build/bin/dlx-gpu-metrics-check" --python "$python" --dir "$work/metrics"
 fi
