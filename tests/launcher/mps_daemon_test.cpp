@@ -5,8 +5,8 @@
 // directory, "quit" on a later run's standard input. What is shown: the private directory and
 // the variables the daemon and the clients get; the stop, also of a daemon that ignores "quit";
 // each way start can fail says why and leaves nothing behind; the directory a killed dlx-launch
-// left is removed by the next start, and a running daemon's is not; slots name their GPU as MPS
-// does.
+// left is removed by the next start, after its orphaned daemon was asked to quit, and a running
+// daemon's is not; slots name their GPU as MPS does.
 #include <catch2/catch.hpp>
 #include <signal.h>
 #include <sys/stat.h>
@@ -191,11 +191,18 @@ TEST_CASE("MPS: the directory of a killed dlx-launch is removed by the next star
   fs::create_directories(scene.tmp / "dlx-mps-78-making");
   fs::create_directory_symlink(abandoned, scene.tmp / "dlx-mps-79-link");
 
+  REQUIRE(orphan > 1);
+  REQUIRE(alive(orphan));  // the killed child's daemon, in a session of its own, outlived it
   auto running = MpsDaemon::start(scene.task_env, short_waits());
   CHECK_FALSE(fs::exists(abandoned));
   CHECK(fs::exists(scene.tmp / "dlx-mps-78-making"));
   CHECK(fs::is_symlink(scene.tmp / "dlx-mps-79-link"));
-  if (orphan > 1) ::kill(orphan, SIGKILL);  // the stand-in daemon the killed child started
+  // That daemon was asked to quit through its own pipe directory before the directory went (no
+  // pid was killed: it may have been reused), and it has quit.
+  CHECK_THAT(text_of(scene.record), Catch::Contains("command quit pipe=" + (abandoned / "pipe").string()));
+  const bool quit = !alive(orphan);
+  CHECK(quit);
+  if (!quit) ::kill(orphan, SIGKILL);  // the test's own stand-in, so that nothing outlives it
 
   // A second start while the first daemon runs keeps the first one's directory.
   const auto first = running->pipe_directory().parent_path();

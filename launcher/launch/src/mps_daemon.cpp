@@ -108,6 +108,17 @@ std::string tail_of(const fs::path& path, std::size_t bytes = 2000) {
 }
 
 // Whether `pid` is gone: no such process, or a zombie waiting for its parent.
+// The daemon's pid from its pid file in `pipe`, while it is there.
+std::optional<pid_t> read_daemon_pid(const fs::path& pipe) {
+  std::ifstream in(pipe / kPidFile);
+  std::string text;
+  if (!std::getline(in, text)) return std::nullopt;
+  pid_t pid = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), pid);
+  if (error != std::errc() || pid <= 1) return std::nullopt;
+  return pid;
+}
+
 bool process_gone(pid_t pid) {
   if (::kill(pid, 0) != 0) return errno == ESRCH;
   std::ifstream stat(fmt::format("/proc/{}/stat", pid));
@@ -132,7 +143,7 @@ std::unique_ptr<MpsDaemon> MpsDaemon::start(const env::EnvMap& task_env, Waits w
   const std::string tmp = env::lookup(task_env, "TMPDIR").value_or("/tmp");
   const std::string job = env::lookup(task_env, "SLURM_JOB_ID").value_or("nojob");
   const fs::path parent = tmp.empty() ? "/tmp" : tmp;
-  remove_abandoned(parent);
+  remove_abandoned(parent, *program, task_env, waits);
   std::string pattern = fmt::format("{}/dlx-mps-{}-XXXXXX", parent.string(), job);
   if (::mkdtemp(pattern.data()) == nullptr) {
     throw LaunchError(fmt::format("cannot make a directory for MPS in {}: {}", tmp, std::strerror(errno)));
@@ -191,7 +202,29 @@ std::unique_ptr<MpsDaemon> MpsDaemon::start(const env::EnvMap& task_env, Waits w
 
 std::unique_ptr<MpsDaemon> MpsDaemon::start(const env::EnvMap& task_env) { return start(task_env, Waits{}); }
 
-void MpsDaemon::remove_abandoned(const fs::path& tmp) noexcept {
+std::optional<int> MpsDaemon::ask_to_quit(const std::string& program, env::EnvMap control_env,
+                                          const fs::path& root, std::chrono::milliseconds limit) {
+  const fs::path pipe = control_env["CUDA_MPS_PIPE_DIRECTORY"];
+  const fs::path log = control_env["CUDA_MPS_LOG_DIRECTORY"];
+  const fs::path quit = root / "quit";
+  {
+    // The control program's standard input; the directory is this user's own (mode 0700).
+    UniqueFd input(::open(quit.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!input || ::write(input.get(), "quit\n", 5) != 5) {
+      throw LaunchError(fmt::format("cannot write {}: {}", quit.string(), std::strerror(errno)));
+    }
+  }
+  const auto pid = read_daemon_pid(pipe);  // before the quit: the daemon removes its files
+  const auto status = run_control(program, {}, control_env, quit, log / "dlx-quit.out", limit);
+  if (status == 0 && pid) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!process_gone(*pid) && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(kMpsPoll);
+  }
+  return status;
+}
+
+void MpsDaemon::remove_abandoned(const fs::path& tmp, const std::string& program,
+                                 const env::EnvMap& task_env, Waits waits) noexcept {
   try {
     std::error_code error;
     for (const auto& entry : fs::directory_iterator(tmp, error)) {
@@ -205,10 +238,22 @@ void MpsDaemon::remove_abandoned(const fs::path& tmp) noexcept {
       if (!fd) continue;  // being made, or not ours to judge
       FileLock owner(std::move(fd), lock_path, LockOwner::description);
       if (!owner.try_lock(LockMode::exclusive)) continue;  // its dlx-launch runs
+      std::string daemon;
+      std::error_code ignored;
+      if (fs::exists(dir / "pipe" / "control", ignored)) {
+        env::EnvMap control_env = task_env;
+        control_env["CUDA_MPS_PIPE_DIRECTORY"] = (dir / "pipe").string();
+        control_env["CUDA_MPS_LOG_DIRECTORY"] = (dir / "log").string();
+        const auto status = ask_to_quit(program, std::move(control_env), dir, waits.stop);
+        daemon = status == 0 ? "; its daemon was asked to quit"
+                             : fmt::format("; its daemon did not take \"quit\" ({})",
+                                           status ? fmt::format("the control program exited {}", *status)
+                                                  : std::string("the control program did not return in time"));
+      }
       std::error_code removed;
       fs::remove_all(dir, removed);
-      std::fprintf(stderr, "dlx-launch: MPS: removed %s, which a killed dlx-launch left behind%s\n", dir.c_str(),
-                   removed ? fmt::format(" (not all of it: {})", removed.message()).c_str() : "");
+      std::fprintf(stderr, "dlx-launch: MPS: removed %s, which a killed dlx-launch left behind%s%s\n", dir.c_str(),
+                   daemon.c_str(), removed ? fmt::format(" (not all of it: {})", removed.message()).c_str() : "");
     }
   } catch (const std::exception& error) {
     std::fprintf(stderr, "dlx-launch: MPS: looking for abandoned directories in %s: %s\n", tmp.c_str(), error.what());
@@ -217,15 +262,7 @@ void MpsDaemon::remove_abandoned(const fs::path& tmp) noexcept {
 
 MpsDaemon::~MpsDaemon() { stop(); }
 
-std::optional<pid_t> MpsDaemon::daemon_pid() const {
-  std::ifstream in(pipe_ / kPidFile);
-  std::string text;
-  if (!std::getline(in, text)) return std::nullopt;
-  pid_t pid = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), pid);
-  if (error != std::errc() || pid <= 1) return std::nullopt;
-  return pid;
-}
+std::optional<pid_t> MpsDaemon::daemon_pid() const { return read_daemon_pid(pipe_); }
 
 void MpsDaemon::stop() noexcept {
   if (stopped_) return;
@@ -233,9 +270,7 @@ void MpsDaemon::stop() noexcept {
   try {
     const auto pid = daemon_pid();
     if (const auto program = container::find_program(kControlProgram); program && pid) {
-      const fs::path quit = root_ / "quit";
-      std::ofstream(quit) << "quit\n";
-      const auto status = run_control(*program, {}, control_env_, quit, log_ / "dlx-quit.out", waits_.stop);
+      const auto status = ask_to_quit(*program, control_env_, root_, waits_.stop);
       if (status != 0) {
         std::fprintf(stderr, "dlx-launch: MPS: `%s` with \"quit\" %s\n", program->c_str(),
                      status ? fmt::format("exited {}", *status).c_str() : "did not return in time");

@@ -22,8 +22,13 @@
 //      (an open-file-description lock) by its dlx-launch for the daemon's whole life; the lock is
 //      taken on owner.lock.new, which is then renamed, so a visible owner.lock is always locked
 //      while its owner lives. start first removes this user's dlx-mps-* directories in the same
-//      temporary directory whose owner.lock it can lock at once: their owners are gone. A
-//      directory without owner.lock (one being made, or made by an older dlx) is left alone.
+//      temporary directory whose owner.lock it can lock at once: their owners are gone. Their
+//      daemon may not be (it runs in a session of its own): where pipe/control exists, "quit"
+//      goes to it through the control program with that pipe directory, as in step 3, and start
+//      waits (kStopWait) for its pid to be gone, but never kills that pid, which may have been
+//      reused since; then the directory is removed. A daemon that outlived its directory could
+//      no longer be reached at all. A directory without owner.lock (one being made, or made by
+//      an older dlx) is left alone.
 // MPS that cannot start (no control program on the node, a daemon that never answers) is not a
 // failure of the task: dlx-launch says why on stderr, and the trials share the GPUs in turns.
 #include <chrono>
@@ -70,8 +75,15 @@ class MpsDaemon {
  private:
   MpsDaemon(std::filesystem::path root, env::EnvMap control_env, Waits waits);
 
-  // Removes this user's abandoned MPS directories in `tmp` (step 4); says each on stderr.
-  static void remove_abandoned(const std::filesystem::path& tmp) noexcept;
+  // Removes this user's abandoned MPS directories in `tmp`, their daemons asked to quit first
+  // through `program` (step 4); says each on stderr.
+  static void remove_abandoned(const std::filesystem::path& tmp, const std::string& program,
+                               const env::EnvMap& task_env, Waits waits) noexcept;
+  // "quit" through the control program to the daemon of `pipe`, then up to waits.stop for `pid`
+  // to be gone; the control program's status (nullopt: it had to be killed).
+  static std::optional<int> ask_to_quit(const std::string& program, env::EnvMap control_env,
+                                        const std::filesystem::path& root,
+                                        std::chrono::milliseconds limit);
 
   std::filesystem::path root_, pipe_, log_;
   FileLock owner_;  // owner.lock, held while this object lives (step 4)
