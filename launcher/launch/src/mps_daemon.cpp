@@ -204,9 +204,9 @@ std::unique_ptr<MpsDaemon> MpsDaemon::start(const env::EnvMap& task_env) { retur
 
 std::optional<int> MpsDaemon::ask_to_quit(const std::string& program, env::EnvMap control_env,
                                           const fs::path& root, std::chrono::milliseconds limit) {
-  const fs::path pipe = control_env["CUDA_MPS_PIPE_DIRECTORY"];
-  const fs::path log = control_env["CUDA_MPS_LOG_DIRECTORY"];
-  const fs::path quit = root / "quit";
+  const fs::path pipe = root / "pipe", log = root / "log", quit = root / "quit";
+  control_env["CUDA_MPS_PIPE_DIRECTORY"] = pipe.string();
+  control_env["CUDA_MPS_LOG_DIRECTORY"] = log.string();
   {
     // The control program's standard input; the directory is this user's own (mode 0700).
     UniqueFd input(::open(quit.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
@@ -241,10 +241,7 @@ void MpsDaemon::remove_abandoned(const fs::path& tmp, const std::string& program
       std::string daemon;
       std::error_code ignored;
       if (fs::exists(dir / "pipe" / "control", ignored)) {
-        env::EnvMap control_env = task_env;
-        control_env["CUDA_MPS_PIPE_DIRECTORY"] = (dir / "pipe").string();
-        control_env["CUDA_MPS_LOG_DIRECTORY"] = (dir / "log").string();
-        const auto status = ask_to_quit(program, std::move(control_env), dir, waits.stop);
+        const auto status = ask_to_quit(program, task_env, dir, waits.stop);
         daemon = status == 0 ? "; its daemon was asked to quit"
                              : fmt::format("; its daemon did not take \"quit\" ({})",
                                            status ? fmt::format("the control program exited {}", *status)

@@ -79,8 +79,9 @@ class MpsDaemon {
   // through `program` (step 4); says each on stderr.
   static void remove_abandoned(const std::filesystem::path& tmp, const std::string& program,
                                const env::EnvMap& task_env, Waits waits) noexcept;
-  // "quit" through the control program to the daemon of `pipe`, then up to waits.stop for `pid`
-  // to be gone; the control program's status (nullopt: it had to be killed).
+  // "quit" through the control program, with `control_env` and the pipe and log directories of
+  // the MPS directory `root`, then up to `limit` for the daemon's pid to be gone; the control
+  // program's status (nullopt: it had to be killed).
   static std::optional<int> ask_to_quit(const std::string& program, env::EnvMap control_env,
                                         const std::filesystem::path& root,
                                         std::chrono::milliseconds limit);
