@@ -205,9 +205,12 @@ void save_checkpoint(const CheckpointContent& content, const std::filesystem::pa
     return t.location == MemoryLocation::cuda_device;
   });
   if (!any_device) return save_host_tensors(content, content.tensors, path);
-  auto snapshot = detail::snapshot_tensors(content.tensors, {});
+  detail::DeviceDownload download;
+  const auto after = detail::mark_if_on_device(content.tensors, content.cuda_stream);
+  auto snapshot = detail::snapshot_tensors(content.tensors, {}, download, after);
+  detail::copy_the_rest(snapshot, download, after);
   std::vector<TensorView> views;
-  for (const auto& t : snapshot) views.push_back(t.view());
+  for (const auto& t : snapshot.tensors) views.push_back(t.view());
   save_host_tensors(content, views, path);
 }
 

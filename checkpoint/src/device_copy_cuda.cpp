@@ -2,15 +2,21 @@
 // device_copy.hpp through the CUDA runtime (CUDA::cudart only, never the driver library).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <condition_variable>
+#include <cstring>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "device_copy.hpp"
+#include "download_plan.hpp"
+#include "host_copy.hpp"
 #include "dlx/checkpoint/error.hpp"
 #include "dlx/common/cuda_check.hpp"
+#include "dlx/common/parallel_for.hpp"
 
 namespace dlx::checkpoint::detail {
 namespace {
@@ -28,11 +34,22 @@ namespace {
                                     cudaGetErrorString(failure.error), cudaGetErrorName(failure.error)));
 }
 
-// Destroys the stream on every path out of copy_from_device.
-struct Stream {
+// A stream of its own for one copying thread: waited for and destroyed on every path out, so
+// that no copy still queued writes into a piece after the thread has gone.
+struct OwnStream {
   cudaStream_t id = nullptr;
-  ~Stream() {
-    if (id != nullptr) cudaStreamDestroy(id);
+  ~OwnStream() {
+    if (id != nullptr) {
+      cudaStreamSynchronize(id);
+      cudaStreamDestroy(id);
+    }
+  }
+};
+
+struct OwnEvent {
+  cudaEvent_t id = nullptr;
+  ~OwnEvent() {
+    if (id != nullptr) cudaEventDestroy(id);
   }
 };
 
@@ -63,14 +80,99 @@ void free_pinned(void* pointer) noexcept {
   if (pointer != nullptr) cudaFreeHost(pointer);
 }
 
-void copy_from_device(std::span<const DeviceCopy> copies) {
-  if (copies.empty()) return;
-  Stream stream;
-  DLX_CUDA_CHECK(snapshot_failed, cudaStreamCreateWithFlags(&stream.id, cudaStreamNonBlocking));
-  for (const auto& copy : copies)
-    DLX_CUDA_CHECK(snapshot_failed,
-                   cudaMemcpyAsync(copy.host, copy.device, copy.bytes, cudaMemcpyDeviceToHost, stream.id));
-  DLX_CUDA_CHECK(snapshot_failed, cudaStreamSynchronize(stream.id));
+StreamPoint StreamPoint::mark(void* stream) {
+  StreamPoint point;
+  int device = 0;
+  DLX_CUDA_CHECK(snapshot_failed, cudaGetDevice(&device));
+  point.device_ = device;
+  cudaEvent_t event = nullptr;
+  DLX_CUDA_CHECK(snapshot_failed, cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  point.event_ = event;
+  DLX_CUDA_CHECK(snapshot_failed, cudaEventRecord(event, static_cast<cudaStream_t>(stream)));
+  return point;
+}
+
+StreamPoint::~StreamPoint() {
+  if (event_ != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(event_));
+}
+
+StreamPoint::StreamPoint(StreamPoint&& other) noexcept
+    : event_(std::exchange(other.event_, nullptr)), device_(other.device_) {}
+
+StreamPoint& StreamPoint::operator=(StreamPoint&& other) noexcept {
+  if (this != &other) {
+    if (event_ != nullptr) cudaEventDestroy(static_cast<cudaEvent_t>(event_));
+    event_ = std::exchange(other.event_, nullptr);
+    device_ = other.device_;
+  }
+  return *this;
+}
+
+struct DeviceDownload::State {
+  std::vector<std::byte*> pieces;  // pinned, kPieceBytes each; kept between snapshots
+  ~State() {
+    for (auto* piece : pieces) cudaFreeHost(piece);
+  }
+};
+
+DeviceDownload::DeviceDownload() : state_(std::make_unique<State>()) {}
+DeviceDownload::~DeviceDownload() = default;
+
+std::size_t DeviceDownload::pinned_bytes() const noexcept {
+  return state_->pieces.size() * kPieceBytes;
+}
+
+void DeviceDownload::copy(std::span<const DeviceCopy> copies, const StreamPoint& after) {
+  std::size_t total = 0;
+  for (const auto& copy : copies) total += copy.bytes;
+  if (total == 0) return;
+  const auto plan = plan_download(copies, kPieceBytes);
+  const std::size_t threads = std::min<std::size_t>(host_copy_threads(total), plan.loads());
+  DLX_CUDA_CHECK(snapshot_failed, cudaSetDevice(after.device()));
+  while (state_->pieces.size() < threads * kPiecesPerThread) {
+    void* piece = nullptr;
+    DLX_CUDA_CHECK(snapshot_failed, cudaHostAlloc(&piece, kPieceBytes, cudaHostAllocDefault));
+    state_->pieces.push_back(static_cast<std::byte*>(piece));
+  }
+  parallel_for(threads, threads, [&](std::size_t thread) {
+    DLX_CUDA_CHECK(snapshot_failed, cudaSetDevice(after.device()));
+    OwnStream stream;
+    DLX_CUDA_CHECK(snapshot_failed, cudaStreamCreateWithFlags(&stream.id, cudaStreamNonBlocking));
+    if (after.event() != nullptr)
+      DLX_CUDA_CHECK(snapshot_failed,
+                     cudaStreamWaitEvent(stream.id, static_cast<cudaEvent_t>(after.event()), 0));
+    std::byte* piece[kPiecesPerThread];
+    OwnEvent copied[kPiecesPerThread];
+    std::size_t pending[kPiecesPerThread];  // the load in each piece, or plan.loads() for none
+    for (std::size_t k = 0; k < kPiecesPerThread; ++k) {
+      piece[k] = state_->pieces[thread * kPiecesPerThread + k];
+      DLX_CUDA_CHECK(snapshot_failed,
+                     cudaEventCreateWithFlags(&copied[k].id, cudaEventDisableTiming));
+      pending[k] = plan.loads();
+    }
+    auto unload = [&](std::size_t k) {
+      if (pending[k] == plan.loads()) return;
+      DLX_CUDA_CHECK(snapshot_failed, cudaEventSynchronize(copied[k].id));
+      for (const auto& part : plan.load(pending[k]))
+        std::memcpy(part.host, piece[k] + part.offset, part.bytes);
+      pending[k] = plan.loads();
+    };
+    // Thread t takes loads t, t + threads, ...: neighbouring loads on different threads, so that
+    // the copy engine has the next piece queued while a thread copies its last one on.
+    std::size_t turn = 0;
+    for (auto load = thread; load < plan.loads(); load += threads, ++turn) {
+      const auto k = turn % kPiecesPerThread;
+      unload(k);
+      for (const auto& part : plan.load(load)) {
+        DLX_CUDA_CHECK(snapshot_failed,
+                       cudaMemcpyAsync(piece[k] + part.offset, part.device, part.bytes,
+                                       cudaMemcpyDeviceToHost, stream.id));
+      }
+      DLX_CUDA_CHECK(snapshot_failed, cudaEventRecord(copied[k].id, stream.id));
+      pending[k] = load;
+    }
+    for (std::size_t k = 0; k < kPiecesPerThread; ++k) unload((turn + k) % kPiecesPerThread);
+  });
 }
 
 }  // namespace dlx::checkpoint::detail

@@ -9,11 +9,32 @@ namespace dlx::checkpoint::detail {
 void* allocate_pinned(std::size_t) noexcept { return nullptr; }
 void free_pinned(void*) noexcept {}
 
-void copy_from_device(std::span<const DeviceCopy> copies) {
-  if (!copies.empty())
-    throw CheckpointError(
-        "a tensor is in CUDA device memory but this dlx was built without CUDA "
-        "(rebuild with DLX_WITH_CUDA=ON, or copy the tensor to host memory first)");
+namespace {
+
+[[noreturn]] void no_cuda() {
+  throw CheckpointError(
+      "a tensor is in CUDA device memory but this dlx was built without CUDA "
+      "(rebuild with DLX_WITH_CUDA=ON, or copy the tensor to host memory first)");
+}
+
+}  // namespace
+
+StreamPoint StreamPoint::mark(void*) { no_cuda(); }
+StreamPoint::~StreamPoint() = default;
+StreamPoint::StreamPoint(StreamPoint&& other) noexcept : event_(other.event_), device_(other.device_) {}
+StreamPoint& StreamPoint::operator=(StreamPoint&& other) noexcept {
+  event_ = other.event_;
+  device_ = other.device_;
+  return *this;
+}
+
+struct DeviceDownload::State {};
+DeviceDownload::DeviceDownload() = default;
+DeviceDownload::~DeviceDownload() = default;
+std::size_t DeviceDownload::pinned_bytes() const noexcept { return 0; }
+void DeviceDownload::copy(std::span<const DeviceCopy> copies, const StreamPoint&) {
+  for (const auto& copy : copies)
+    if (copy.bytes > 0) no_cuda();
 }
 
 struct DeviceUpload::State {};

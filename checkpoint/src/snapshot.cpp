@@ -7,8 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "device_copy.hpp"
-#include "host_copy.hpp"
 #include "dlx/checkpoint/error.hpp"
 
 namespace dlx::checkpoint::detail {
@@ -56,35 +54,50 @@ void validate_tensors(std::span<const TensorView> views) {
   }
 }
 
-std::vector<Tensor> snapshot_tensors(std::span<const TensorView> views, std::vector<Tensor> reuse) {
-  validate_tensors(views);
-  bool any_device = std::any_of(views.begin(), views.end(), [](const TensorView& v) {
+StreamPoint mark_if_on_device(std::span<const TensorView> views, void* cuda_stream) {
+  const bool any_device = std::any_of(views.begin(), views.end(), [](const TensorView& v) {
     return v.location == MemoryLocation::cuda_device;
   });
-  std::vector<Tensor> out;
-  out.reserve(views.size());
-  std::vector<DeviceCopy> device_copies;
-  std::vector<HostCopy> host_copies;
+  return any_device ? StreamPoint::mark(cuda_stream) : StreamPoint{};
+}
+
+Snapshot snapshot_tensors(std::span<const TensorView> views, std::vector<Tensor> reuse,
+                          DeviceDownload& download, const StreamPoint& after) {
+  validate_tensors(views);
+  Snapshot snapshot;
+  snapshot.tensors.reserve(views.size());
+  std::vector<DeviceCopy> device_now;
+  std::vector<HostCopy> host_now;
   for (std::size_t i = 0; i < views.size(); ++i) {
     const auto& view = views[i];
     auto bytes = view.byte_size();
     Tensor tensor{view.name, view.dtype, view.shape, {}};
-    if (i < reuse.size() && reuse[i].bytes.size() == bytes &&
-        (reuse[i].bytes.pinned() || !any_device))
+    // Pageable memory for device tensors too: their bytes come through DeviceDownload's pieces.
+    if (i < reuse.size() && reuse[i].bytes.size() == bytes && !reuse[i].bytes.pinned())
       tensor.bytes = std::move(reuse[i].bytes);
     else
-      tensor.bytes = HostBuffer::allocate(bytes, view.location == MemoryLocation::cuda_device);
+      tensor.bytes = HostBuffer::allocate(bytes);
     if (bytes > 0) {
-      if (view.location == MemoryLocation::cuda_device)
-        device_copies.push_back({tensor.bytes.data(), view.data, bytes});
+      const bool device = view.location == MemoryLocation::cuda_device;
+      if (device)
+        (view.snapshot_in_background ? snapshot.later_device : device_now)
+            .push_back({tensor.bytes.data(), view.data, bytes});
       else
-        host_copies.push_back({tensor.bytes.data(), view.data, bytes});
+        (view.snapshot_in_background ? snapshot.later_host : host_now)
+            .push_back({tensor.bytes.data(), view.data, bytes});
     }
-    out.push_back(std::move(tensor));
+    snapshot.tensors.push_back(std::move(tensor));
   }
-  copy_on_host(host_copies);
-  copy_from_device(device_copies);
-  return out;
+  copy_on_host(host_now);
+  download.copy(device_now, after);
+  return snapshot;
+}
+
+void copy_the_rest(Snapshot& snapshot, DeviceDownload& download, const StreamPoint& after) {
+  copy_on_host(snapshot.later_host);
+  snapshot.later_host.clear();
+  download.copy(snapshot.later_device, after);
+  snapshot.later_device.clear();
 }
 
 }  // namespace dlx::checkpoint::detail

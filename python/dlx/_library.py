@@ -174,6 +174,11 @@ def _load() -> ctypes.CDLL:
         "dlx_trial_save_checkpoint_device": [c_trial, ctypes.c_int64, ctypes.c_int64,
                                              p(NamedTensor), p(ctypes.c_ubyte), ctypes.c_size_t,
                                              ctypes.c_void_p, ctypes.c_char_p, ctypes.c_double],
+        "dlx_trial_save_checkpoint_flagged": [c_trial, ctypes.c_int64, ctypes.c_int64,
+                                              p(NamedTensor), p(ctypes.c_ubyte), ctypes.c_size_t,
+                                              ctypes.c_void_p, ctypes.c_char_p, ctypes.c_double],
+        "dlx_trial_wait_for_snapshot": [c_trial],
+        "dlx_trial_withdraw_checkpoint": [c_trial, ctypes.c_int64, p(ctypes.c_int)],
     }
     for name, argtypes in optional.items():
         function = getattr(lib, name, None)

@@ -78,12 +78,17 @@ class Checkpoint:
 
 class TensorView(NamedTuple):
     """A tensor to save, by address: it must stay unchanged until the save call returns (the
-    library copies it before returning)."""
+    library copies it before returning), or with in_background until Trial.wait_for_snapshot()
+    returns (the library copies it on its writer's thread meanwhile)."""
     name: str
     dtype: str               # a checkpoint dtype name: "float32", "bfloat16", "uint8", ...
     address: int             # 0 only when the shape holds no element
     shape: Sequence[int]
     device: bool = False     # the address is GPU memory of the current CUDA device
+    in_background: bool = False  # copied after save_views returns (see Trial.wait_for_snapshot)
+
+
+_ON_DEVICE, _IN_BACKGROUND = 1, 2  # DLX_TENSOR_ON_DEVICE, DLX_TENSOR_SNAPSHOT_IN_BACKGROUND
 
 
 class StoredTensor(NamedTuple):
@@ -208,7 +213,10 @@ class Trial(_Owned):
     """This process's view of its dlx trial (one per process). Without MPI: a framework program
     does its own collectives; only rank 0 writes the trial record and the checkpoints."""
 
+    _before_close: list[Callable[[], None]] = []
+
     def __init__(self):
+        self._before_close = []  # see _settle
         lib = library()
         handle = ctypes.c_void_p()
         check(lib.dlx_trial_create(NO_COMMUNICATOR, ctypes.byref(handle)))
@@ -428,9 +436,13 @@ class Trial(_Owned):
                    cuda_stream: int | None = None) -> None:
         """save_checkpoint over tensors given by address (TensorView): no copy in Python. The
         memory must stay unchanged until this returns (the library snapshots it). Views with
-        device=True are GPU memory: the library waits for `cuda_stream` (the raw cudaStream_t of
-        the stream that wrote them, e.g. torch.cuda.current_stream().cuda_stream; None: the
-        legacy default stream), then copies them itself into pinned host memory."""
+        device=True are GPU memory: the library copies them itself, through a few pinned buffers
+        of its own, after the work queued so far on `cuda_stream` (the raw cudaStream_t of the
+        stream that wrote them, e.g. torch.cuda.current_stream().cuda_stream; None: the legacy
+        default stream; the host does not wait for it).
+        Views with in_background=True are copied after this returns, on the library's writer
+        thread (checkpoint.async, the default): they must stay unchanged until
+        wait_for_snapshot() returns."""
         keep = []  # encoded names and shape arrays live until the call returns
         entries = []
         for view in views:
@@ -442,18 +454,45 @@ class Trial(_Owned):
         table = (NamedTensor * max(1, len(entries)))(*entries)
         state_text = json.dumps(dict(state or {})).encode("utf-8")
         value = float("nan") if metric is None else float(metric)
-        if not any(view.device for view in views):
+        if not any(view.device or view.in_background for view in views):
             check(library().dlx_trial_save_checkpoint(self._handle, int(step), int(epoch), table,
                                                       len(entries), state_text, value))
             return
-        save_device = getattr(library(), "dlx_trial_save_checkpoint_device", None)
-        if save_device is None:
+        flags = [(_ON_DEVICE if v.device else 0) | (_IN_BACKGROUND if v.in_background else 0)
+                 for v in views]
+        save = getattr(library(), "dlx_trial_save_checkpoint_flagged", None)
+        if save is None:
+            # An older libdlx_c (one a container mounts): copying every tensor before returning
+            # is always correct, only slower.
+            save = getattr(library(), "dlx_trial_save_checkpoint_device", None)
+            flags = [flag & _ON_DEVICE for flag in flags]
+        if save is None:
             raise Error(0, "dlx: this libdlx_c has no dlx_trial_save_checkpoint_device: it is "
                            "older than the dlx package; install the libdlx_c of the same dlx "
                            "(or save host copies of the tensors)")
-        on_device = (ctypes.c_ubyte * max(1, len(views)))(*[1 if v.device else 0 for v in views])
-        check(save_device(self._handle, int(step), int(epoch), table, on_device, len(entries),
-                          cuda_stream or None, state_text, value))
+        table_flags = (ctypes.c_ubyte * max(1, len(views)))(*flags)
+        check(save(self._handle, int(step), int(epoch), table, table_flags, len(entries),
+                   cuda_stream or None, state_text, value))
+
+    def wait_for_snapshot(self) -> None:
+        """Returns once the last save's in_background views are copied (at once when none are
+        being copied, and on ranks other than 0). Not collective: call it before changing them,
+        e.g. just before the optimizer's next step. A failed copy is the next save's or
+        wait_for_checkpoint's error."""
+        wait = getattr(library(), "dlx_trial_wait_for_snapshot", None)
+        if wait is not None:
+            check(wait(self._handle))
+
+    def withdraw_checkpoint(self, step: int) -> bool:
+        """Rank 0's, not collective: waits for the save in flight and deletes step-<step>.h5 when
+        that save published it (True), for a caller that found in_background views changed
+        before wait_for_snapshot() returned. False elsewhere, or with an older libdlx_c."""
+        withdraw = getattr(library(), "dlx_trial_withdraw_checkpoint", None)
+        if withdraw is None:
+            return False
+        done = ctypes.c_int(0)
+        check(withdraw(self._handle, int(step), ctypes.byref(done)))
+        return bool(done.value)
 
     def checkpoint_and_exit(self, step: int, deadline: float | None = None) -> int:
         """After a checkpoint signal and the save of `step` (save_checkpoint, or
@@ -461,6 +500,7 @@ class Trial(_Owned):
         DLX_EXIT_DEADLINE_S, else 30), records in trial.h5 why the trial stops and returns
         dlx.REQUEUE_EXIT_CODE (85), for the program to exit with: Slurm requeues the trial and it
         resumes from that checkpoint. Every rank calls it."""
+        self._settle()
         code = ctypes.c_int(0)
         check(library().dlx_trial_checkpoint_and_exit(
             self._handle, int(step), -1.0 if deadline is None else float(deadline),
@@ -469,6 +509,7 @@ class Trial(_Owned):
 
     def wait_for_checkpoint(self, timeout: float | None = None) -> bool:
         """Wait for a save in flight (at most `timeout` seconds); False when time ran out."""
+        self._settle()
         finished = ctypes.c_int(0)
         check(library().dlx_trial_wait_for_checkpoint(
             self._handle, -1.0 if timeout is None else float(timeout), ctypes.byref(finished)))
@@ -535,9 +576,22 @@ class Trial(_Owned):
         check(library().dlx_checkpoint_open(self._handle, os.fsencode(path), ctypes.byref(handle)))
         return _as_arrays(LoadedCheckpoint(handle))
 
+    def _settle(self) -> None:
+        """What watches this trial's saves from another thread (dlx.torch's snapshot fence)
+        finishes and says what it found, before the trial waits for its last save."""
+        for done in list(self._before_close):
+            done()
+
+    def close(self) -> None:
+        """Releases the trial (the library waits for a save in flight first)."""
+        self._settle()
+        self._before_close = []
+        super().close()
+
     def finish(self) -> None:
         """Mark the trial completed (rank 0), or stopped/paused as the searcher said."""
         self.check_hparam_names()
+        self._settle()
         check(library().dlx_trial_finish(self._handle))
 
     def _destroy(self, handle) -> None:

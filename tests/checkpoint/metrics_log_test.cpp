@@ -47,7 +47,7 @@ void write_file(const std::filesystem::path& path, std::span<const std::byte> by
   REQUIRE(out.good());
 }
 
-std::string error_of(const std::function<void()>& action) {
+std::string log_error_of(const std::function<void()>& action) {
   try {
     action();
   } catch (const RecordError& e) {
@@ -132,16 +132,16 @@ TEST_CASE("a damaged record ends the log there", "[unit][metrics_log]") {
 TEST_CASE("a file that is not a metrics log, or is newer, is refused by name", "[unit][metrics_log]") {
   TrialRecord record;
   std::vector<std::byte> other(32, std::byte{'x'});
-  CHECK_THAT(error_of([&] { apply_metrics_log(other, record, "/t/metrics.1.log"); }),
+  CHECK_THAT(log_error_of([&] { apply_metrics_log(other, record, "/t/metrics.1.log"); }),
              Contains("/t/metrics.1.log is not a dlx metrics log"));
   auto newer = sample_log();
   newer[8] = std::byte{9};
-  CHECK_THAT(error_of([&] { apply_metrics_log(newer, record, "/t/metrics.2.log"); }),
+  CHECK_THAT(log_error_of([&] { apply_metrics_log(newer, record, "/t/metrics.2.log"); }),
              Contains("/t/metrics.2.log is metrics log format 9, newer than this dlx reads (1)"));
   std::vector<std::byte> undefined;
   append_metrics_log_header(undefined);
   append_metric_row_record(undefined, MetricTableId::training, 1, 0, Values{{7, 1.0}});
-  CHECK_THAT(error_of([&] { apply_metrics_log(undefined, record, "/t/metrics.3.log"); }),
+  CHECK_THAT(log_error_of([&] { apply_metrics_log(undefined, record, "/t/metrics.3.log"); }),
              Contains("metric id 7 is used before it is named"));
 }
 
@@ -203,10 +203,10 @@ TEST_CASE("a FIFO or a link in a log's place is refused without waiting", "[unit
   const auto path = dir.path() / kTrialFileName;
   save_trial_record(testing::sample_record(), path);  // names generation 1
   REQUIRE(::mkfifo((dir.path() / "metrics.1.log").c_str(), 0600) == 0);
-  CHECK_THAT(error_of([&] { load_trial_record(path); }), Contains("metrics.1.log is a FIFO"));
+  CHECK_THAT(log_error_of([&] { load_trial_record(path); }), Contains("metrics.1.log is a FIFO"));
   std::filesystem::remove(dir.path() / "metrics.1.log");
   std::filesystem::create_symlink("/etc/passwd", dir.path() / "metrics.1.log");
-  CHECK_THAT(error_of([&] { load_trial_record(path); }), Contains("a symbolic link where dlx writes a file"));
+  CHECK_THAT(log_error_of([&] { load_trial_record(path); }), Contains("a symbolic link where dlx writes a file"));
 }
 
 TEST_CASE("a format 1 trial.h5 loads: no wall times, and 'wall_time' is a metric", "[unit][metrics_log]") {
@@ -238,6 +238,6 @@ TEST_CASE("a chain of logs longer than a writer leaves is refused, not walked", 
   append_metrics_log_header(header);
   for (int generation = 1; generation <= 1100; ++generation)
     write_file(dir.path() / metrics_log_name(static_cast<std::uint64_t>(generation)), header);
-  CHECK_THAT(error_of([&] { load_trial_record(path); }),
+  CHECK_THAT(log_error_of([&] { load_trial_record(path); }),
              Contains("metrics.1.log and the 1023 metrics logs after it: dlx writes at most a few"));
 }

@@ -9,6 +9,11 @@
 //                                  that snapshot (target >= 0.9)
 //   async_stall_vs_sync_save       that blocked time over a synchronous save of the same tensors
 //                                  (information: the share of a save the trainer waits for)
+//   background snapshot            the same save with every tensor snapshot_in_background: the
+//                                  device memory overwritten once wait_for_snapshot() returned,
+//                                  the file holds the originals (a check), and how long save()
+//                                  and the copy took (background_save_returned_vs_copy,
+//                                  background_copy_vs_pinned_memcpy: information)
 //   resume bit-exact               the file loaded and copied back onto the device holds exactly
 //                                  the original bytes, tensor by tensor (a check: ok/FAIL)
 //   load into device memory        the same, read by the library straight into device memory
@@ -249,6 +254,53 @@ int main(int argc, char** argv) {
     std::printf("# result: device_load_vs_host_load_and_copy %.3f (information)\n",
                 median(host_loads) / median(device_loads));
     if (!device_exact) ++failures;
+
+    // The same save with every tensor marked snapshot_in_background, as dlx.torch marks an
+    // optimizer's: save() returns once the copy is queued, the writer's thread copies through its
+    // pinned pieces, and after wait_for_snapshot() the device memory is the trainer's again (here
+    // it is overwritten at once, as the next update would): the file must hold the original.
+    std::vector<double> returned, copied;
+    bool background_exact = true;
+    for (int round = 0; round <= repeats; ++round) {
+      auto content = model.content(100 + round);
+      for (auto& tensor : content.tensors) tensor.snapshot_in_background = true;
+      CHECK_CUDA(cudaDeviceSynchronize());
+      const auto start = Clock::now();
+      const auto saved = async_writer.save(content);
+      const double returned_s = seconds_since(start);
+      async_writer.wait_for_snapshot();
+      const double copied_s = seconds_since(start);
+      for (void* pointer : model.device) CHECK_CUDA(cudaMemset(pointer, 0xff, model.tensor_bytes));
+      CHECK_CUDA(cudaDeviceSynchronize());
+      async_writer.wait();
+      const ck::Checkpoint written = ck::load_checkpoint(saved, expect);
+      for (int i = 0; i < kTensors; ++i) {
+        const auto& tensor = written.tensor(fmt::format("model/layer{:02}/weight", i));
+        background_exact = background_exact && tensor.bytes.size() == model.tensor_bytes &&
+                           std::memcmp(tensor.bytes.data(),
+                                       model.original[static_cast<std::size_t>(i)].data(),
+                                       model.tensor_bytes) == 0;
+      }
+      for (int i = 0; i < kTensors; ++i)  // the model as it was, for the checks below
+        CHECK_CUDA(cudaMemcpy(model.device[static_cast<std::size_t>(i)],
+                              model.original[static_cast<std::size_t>(i)].data(),
+                              model.tensor_bytes, cudaMemcpyHostToDevice));
+      std::printf("  background round %d%s: save() returned after %.5f s, the copy was done "
+                  "after %.4f s\n", round, round == 0 ? " (warm-up)" : "", returned_s, copied_s);
+      if (round == 0) continue;
+      returned.push_back(returned_s);
+      copied.push_back(copied_s);
+    }
+    std::printf("%s background snapshot: %d device tensors, %zu MiB, overwritten on the device "
+                "once wait_for_snapshot() returned; the files hold the originals, bit-exact\n",
+                background_exact ? "ok  " : "FAIL", kTensors, total >> 20);
+    if (!background_exact) ++failures;
+    std::printf("# result: background_save_returned_vs_copy %.4f (information: save() %.5f s, "
+                "the copy %.4f s)\n", median(returned) / median(copied), median(returned),
+                median(copied));
+    std::printf("# result: background_copy_vs_pinned_memcpy %.3f (information: through %s of "
+                "pinned pieces into pageable memory)\n", median(memcpys) / median(copied),
+                "at most 64 MiB");
 
     const double stall = median(stalls), copy = median(memcpys), sync = median(syncs);
     const double gigabytes = static_cast<double>(total) / 1e9;

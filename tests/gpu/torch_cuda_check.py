@@ -17,7 +17,12 @@
    dlx's), load_vs_torch_load_cuda (torch.load + load_state_dict onto the device / load_state's),
    blocked_vs_save_cuda (the time save_state holds the training thread / its full save;
    information), and
-   blocked_vs_save_cuda_library (the same with DLX_TORCH_CUDA_IO=library; target <= 0.05) and
+   blocked_vs_save_cuda_library (the same with DLX_TORCH_CUDA_IO=library; target <= 0.05),
+   training_cost_vs_save_cuda_library (how much longer 4 training steps take with a save_state
+   before them than without, over the whole save: the default background snapshot, whose copy
+   runs beside the first step's forward and backward; target <= 0.05),
+   training_cost_vs_save_cuda_before_return (the same with DLX_TORCH_SNAPSHOT=before_return;
+   information) and
    load_vs_torch_load_cuda_library (load_state with it: the library reads the file once into new
    device tensors; target >= 1.0).
 Needs DLX_LIBRARY (libdlx_c.so) and PYTHONPATH (python/)."""
@@ -213,8 +218,47 @@ def speed(work: str, mib: int, rounds: int) -> list[tuple[str, float, str]]:
         t_load = dlx_load(rounds + 2 + index)
         if index:
             library_saves.append(total), library_blocked.append(held), library_loads.append(t_load)
-    del os.environ["DLX_TORCH_CUDA_IO"]
+    # What a save costs the training itself: 4 steps (forward, backward, Adam) with a save_state
+    # before the first, less 4 steps without, over the whole save (library_saves). By default
+    # (DLX_TORCH_SNAPSHOT=background) the library copies the optimizer's tensors while the first
+    # step's forward and backward run, and that step's Adam update waits for the copy;
+    # before_return copies them all before save_state returns.
+    batch = torch.randn(1024, width, device="cuda")
+
+    def steps(count: int) -> None:
+        for _ in range(count):
+            model(batch).square().mean().backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=False)
+        torch.cuda.synchronize()
+
+    def training_cost_of_save(step: int) -> float:
+        steps(1)
+        start = time.perf_counter()
+        steps(4)
+        plain = time.perf_counter() - start
+        start = time.perf_counter()
+        dlx.torch.save_state(trial, step, objects)
+        steps(4)
+        with_save = time.perf_counter() - start
+        trial.wait_for_checkpoint()
+        return with_save - plain
+
+    costs: dict[str, list[float]] = {"background": [], "before_return": []}
+    step = 2 * rounds + 3  # after the saves above
+    for index in range(rounds + 1):
+        for snapshot in (["background", "before_return"] if index % 2 == 0
+                         else ["before_return", "background"]):
+            os.environ["DLX_TORCH_SNAPSHOT"] = snapshot
+            step += 1
+            cost = training_cost_of_save(step)
+            if index:
+                costs[snapshot].append(cost)
+    del os.environ["DLX_TORCH_SNAPSHOT"], os.environ["DLX_TORCH_CUDA_IO"]
     median = statistics.median
+    print(f"# a save's cost to 4 training steps (batch 1024), medians: background "
+          f"{median(costs['background']) * 1e3:.1f} ms, before_return "
+          f"{median(costs['before_return']) * 1e3:.1f} ms, of a {median(library_saves):.3f} s save")
     print(f"# DLX_TORCH_CUDA_IO=library: save_state {median(library_saves):.3f} s (blocked "
           f"{median(library_blocked):.3f} s), load_state {median(library_loads):.3f} s")
     print(f"# {size / 2 ** 30:.2f} GiB of CUDA state ({layers} Linear {width}x{width} + Adam), "
@@ -227,6 +271,10 @@ def speed(work: str, mib: int, rounds: int) -> list[tuple[str, float, str]]:
             ("blocked_vs_save_cuda", median(blocked) / median(saves), "information"),
             ("blocked_vs_save_cuda_library", median(library_blocked) / median(library_saves),
              "target <= 0.05"),
+            ("training_cost_vs_save_cuda_library",
+             max(0.0, median(costs["background"])) / median(library_saves), "target <= 0.05"),
+            ("training_cost_vs_save_cuda_before_return",
+             max(0.0, median(costs["before_return"])) / median(library_saves), "information"),
             ("load_vs_torch_load_cuda_library", median(torch_loads) / median(library_loads),
              "target >= 1.0")]
 

@@ -130,19 +130,55 @@ dlx_status dlx_trial_save_checkpoint_device(dlx_trial* t, int64_t step, int64_t 
                                             const unsigned char* on_device, size_t count,
                                             void* cuda_stream, const char* state_json,
                                             double metric) {
+  // Any non-zero on_device[i] is "on the device"; the flagged form reads bits.
+  std::vector<unsigned char> flags;
+  if (on_device != nullptr) {
+    flags.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) flags.push_back(on_device[i] != 0 ? DLX_TENSOR_ON_DEVICE : 0);
+  }
+  return dlx_trial_save_checkpoint_flagged(t, step, epoch, tensors,
+                                           on_device != nullptr ? flags.data() : nullptr, count,
+                                           cuda_stream, state_json, metric);
+}
+
+dlx_status dlx_trial_save_checkpoint_flagged(dlx_trial* t, int64_t step, int64_t epoch,
+                                             const dlx_named_tensor* tensors,
+                                             const unsigned char* flags, size_t count,
+                                             void* cuda_stream, const char* state_json,
+                                             double metric) {
   return guarded([&] {
     auto& trial = *need(t, "trial").trial;
     dlx::TrainingState state;
     state.step = step;
     state.epoch = epoch;
     state.tensors = views_of(tensors, count);
-    for (std::size_t i = 0; on_device != nullptr && i < count; ++i) {
-      if (on_device[i] != 0) state.tensors[i].location = dlx::checkpoint::MemoryLocation::cuda_device;
+    constexpr unsigned kKnown = DLX_TENSOR_ON_DEVICE | DLX_TENSOR_SNAPSHOT_IN_BACKGROUND;
+    for (std::size_t i = 0; flags != nullptr && i < count; ++i) {
+      if ((flags[i] & ~kKnown) != 0)
+        throw InvalidArgument(fmt::format(
+            "dlx_trial_save_checkpoint_flagged: tensor {} ('{}') has flags {:#x}; the flags are "
+            "DLX_TENSOR_ON_DEVICE (1) and DLX_TENSOR_SNAPSHOT_IN_BACKGROUND (2)",
+            i, state.tensors[i].name, static_cast<unsigned>(flags[i])));
+      if ((flags[i] & DLX_TENSOR_ON_DEVICE) != 0)
+        state.tensors[i].location = dlx::checkpoint::MemoryLocation::cuda_device;
+      state.tensors[i].snapshot_in_background = (flags[i] & DLX_TENSOR_SNAPSHOT_IN_BACKGROUND) != 0;
     }
-    state.cuda_stream = cuda_stream;  // waited for by rank 0 inside the collective save
+    state.cuda_stream = cuda_stream;  // the device tensors' copies are ordered after its work
     state.state = state_of(state_json, state.data_cursor);
     if (!std::isnan(metric)) state.metric = metric;
     trial.save_checkpoint(state);
+  });
+}
+
+dlx_status dlx_trial_wait_for_snapshot(dlx_trial* t) {
+  return guarded([&] { need(t, "trial").trial->wait_for_snapshot(); });
+}
+
+dlx_status dlx_trial_withdraw_checkpoint(dlx_trial* t, int64_t step, int* withdrawn) {
+  return guarded([&] {
+    auto& trial = *need(t, "trial").trial;
+    auto& out = need(withdrawn, "withdrawn");
+    out = trial.withdraw_checkpoint(step) ? 1 : 0;
   });
 }
 

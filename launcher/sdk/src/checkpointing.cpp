@@ -422,10 +422,6 @@ void Trial::save_checkpoint(const TrainingState& state) {
   }
   if (rank_ == 0 && failure.empty()) {
     try {
-      const bool on_device = std::any_of(state.tensors.begin(), state.tensors.end(), [](const auto& t) {
-        return t.location == checkpoint::MemoryLocation::cuda_device;
-      });
-      if (on_device) checkpoint::wait_for_cuda_stream(state.cuda_stream);
       const auto& settings = checkpoints.settings();
       checkpoint::CheckpointContent content;
       content.metadata.experiment = settings.expect.experiment.value_or("");
@@ -439,6 +435,7 @@ void Trial::save_checkpoint(const TrainingState& state) {
       content.state = state.state;
       content.state["data_cursor"] = state.data_cursor;
       content.tensors = state.tensors;
+      content.cuda_stream = state.cuda_stream;
       for (std::size_t r = 0; r < gathered.size(); ++r) {
         const int owner = with_mpi ? static_cast<int>(r) : rank_;
         for (auto& view : detail::unpack_rank_state(owner, gathered[r])) {
@@ -447,7 +444,8 @@ void Trial::save_checkpoint(const TrainingState& state) {
       }
       // Retention after this save keeps what the searcher references (read now, on this thread).
       if (settings.retention) checkpoints.set_searcher_references(searcher_references());
-      checkpoints.writer()->save(content);  // snapshots the tensors before returning
+      // Snapshots the tensors before returning, but those marked snapshot_in_background.
+      checkpoints.writer()->save(content);
       if (recorder_) recorder_->note_checkpoint();  // the metrics so far, durable with it
     } catch (const std::exception& error) {
       failure = fmt::format("dlx: cannot save the checkpoint of step {}: {}", state.step,
@@ -457,6 +455,28 @@ void Trial::save_checkpoint(const TrainingState& state) {
   agree(with_mpi, failure, fmt::format("save the checkpoint of step {}", state.step));
   checkpoints.last_saved_step = state.step;
   checkpoints.last_save_time = std::chrono::steady_clock::now();
+}
+
+void Trial::wait_for_snapshot() noexcept {
+  if (!checkpointer_) return;
+  if (auto* writer = checkpointer_->writer()) writer->wait_for_snapshot();
+}
+
+bool Trial::withdraw_checkpoint(std::int64_t step) {
+  if (!checkpointer_) return false;
+  auto* writer = checkpointer_->writer();
+  if (writer == nullptr) return false;
+  const auto path = checkpoint::checkpoint_path(checkpointer_->settings().directory, step);
+  try {
+    if (!writer->withdraw(path)) return false;
+  } catch (const std::exception& error) {
+    throw CheckpointingError(fmt::format("dlx: cannot withdraw the checkpoint of step {}: {}", step,
+                                         error.what()));
+  }
+  log(fmt::format("dlx: withdrew the checkpoint of step {} ({}): its tensors changed while the "
+                  "library copied them",
+                  step, path.string()));
+  return true;
 }
 
 bool Trial::wait_for_checkpoint(std::chrono::steady_clock::duration deadline) {

@@ -32,14 +32,14 @@ import torch
 
 from .._library import ConfigError, Error
 from ..trial import TensorView, Trial
-from . import _ranks, _rng, _tensors, _tree
+from . import _fence, _ranks, _rng, _tensors, _tree
 from ._tree import TreeError
 
 FORMAT = 1
 STRUCTURE_KEY = "dlx.torch"  # the checkpoint's state value holding the structure (JSON)
 
 __all__ = ["checkpoint_due", "checkpoint_requested", "load_state", "Loop", "save_state",
-           "TreeError"]
+           "TreeError", "wait_for_snapshot"]
 
 
 def _apply_gpu_share() -> None:
@@ -115,17 +115,34 @@ def _cuda_io_mode() -> str:
 
 class _Snapshot:
     """Rank 0's tensors ready for the library: contiguous, in the stored dtype; in host memory,
-    or (DLX_TORCH_CUDA_IO=library) CUDA tensors of the current device as they are."""
+    or (DLX_TORCH_CUDA_IO=library) CUDA tensors of the current device as they are. With
+    DLX_TORCH_SNAPSHOT=background, the tensors `owned` holds (the optimizers': _fence.py) and
+    dlx's own copies are in_background views; `watched` has the former with their versions."""
 
-    def __init__(self, to_host: bool):
+    def __init__(self, to_host: bool, background: bool, owned: Mapping[int, torch.Tensor]):
         self.to_host = to_host
         self.views: list[TensorView] = []
         self.keep: list[torch.Tensor] = []
-        self._device: list[tuple[int, torch.Tensor, str, str]] = []
+        self.watched: list[tuple[str, torch.Tensor, int]] = []
+        self._background = background
+        self._owned = owned
         self._stream = None
         # Read on every rank, so that a bad value fails them all at the same point.
         self._by_library = _cuda_io_mode() == "library" and to_host
-        self.cuda_stream: int | None = None  # the stream the library waits for (library mode)
+        self.cuda_stream: int | None = None  # the stream the library orders its copies after
+
+    def _in_background(self, path: str, tensor: torch.Tensor, plain: torch.Tensor) -> bool:
+        """Whether the library may copy `plain` after save_state returns: dlx's own copy, or a
+        tensor only an optimizer's next step changes (then watched)."""
+        if not self._background or not plain.numel():
+            return False
+        if plain.data_ptr() != tensor.data_ptr():
+            return True  # made by stored_form: nothing but `keep` holds it
+        owner = self._owned.get(tensor.data_ptr())
+        if owner is None or owner.numel() != tensor.numel() or owner.dtype != tensor.dtype:
+            return False
+        self.watched.append((path, owner, owner._version))
+        return True
 
     def add(self, path: str, tensor: torch.Tensor, here: str) -> None:
         _tensors.check_savable(tensor, here)
@@ -135,11 +152,12 @@ class _Snapshot:
         if self._by_library and plain.device.type == "cuda" and \
                 plain.device.index == torch.cuda.current_device():
             # The library copies it after the current stream's work (which made `plain`, when
-            # stored_form had to) is done; `keep` holds it until the save returns.
+            # stored_form had to) queued so far; `keep` holds it until the library has.
             self.cuda_stream = torch.cuda.current_stream(plain.device).cuda_stream
             self.keep.append(plain)
             self.views.append(TensorView(path, stored, plain.data_ptr() if plain.numel() else 0,
-                                         tuple(plain.shape), device=True))
+                                         tuple(plain.shape), device=True,
+                                         in_background=self._in_background(path, tensor, plain)))
             return
         if plain.device.type != "cpu":
             # Copied on a side stream once the training stream's work on it is done; the copies
@@ -155,15 +173,29 @@ class _Snapshot:
                 plain.record_stream(self._stream)
             else:
                 host.copy_(plain)
-            plain = host
+            # dlx's own host copy, whatever the original: the library may take it later.
+            self.keep.append(host)
+            self.views.append(TensorView(path, stored, host.data_ptr() if host.numel() else 0,
+                                         tuple(host.shape),
+                                         in_background=self._background and host.numel() > 0))
+            return
         self.keep.append(plain)
         self.views.append(TensorView(path, stored, plain.data_ptr() if plain.numel() else 0,
-                                     tuple(plain.shape)))
+                                     tuple(plain.shape),
+                                     in_background=self._in_background(path, tensor, plain)))
 
     def ready(self) -> list[TensorView]:
         if self._stream is not None:
             self._stream.synchronize()
         return self.views
+
+
+def wait_for_snapshot() -> None:
+    """Waits until the library has copied what the last save_state left to copy in the
+    background (the optimizers' tensors), and checks that none changed meanwhile: call it before
+    changing a parameter or an optimizer's state in place other than by the optimizer's step,
+    which waits by itself. At once when nothing is being copied."""
+    _fence.FENCE.close()
 
 
 def save_state(trial: Trial, step: int, objects: Mapping[str, Any], metric: float | None = None,
@@ -178,9 +210,12 @@ def _save_state(trial: Trial, step: int, objects: Mapping[str, Any], metric: flo
                 epoch: int, rank_streams: Mapping[str, bytes]) -> None:
     """save_state with this rank's own byte streams besides its RNG states (stored beside them
     at rng/rank-<r>/<name>: dlx.torch.Loop's DataLoader generators)."""
+    _fence.FENCE.close()  # the previous save's background copy, and its check
+    background = _fence.mode() == "background"  # read on every rank: a bad value fails them all
     mine = _ranks.pack({**_rng.capture(), **rank_streams})
     gathered = _ranks.gather(mine, trial.rank, trial.size)
-    snapshot = _Snapshot(to_host=trial.rank == 0)
+    owned = _fence.optimizer_tensors(objects.values()) if background and trial.rank == 0 else {}
+    snapshot = _Snapshot(to_host=trial.rank == 0, background=background, owned=owned)
     encoder = _tree.Encoder(snapshot.add)
     structure = {}
     for name, value in objects.items():
@@ -200,8 +235,17 @@ def _save_state(trial: Trial, step: int, objects: Mapping[str, Any], metric: flo
                                     array.data_ptr() if len(data) else 0, (len(data),)))
     state = {STRUCTURE_KEY: json.dumps({"format": FORMAT, "objects": structure},
                                        separators=(",", ":"))}
-    trial.save_views(step, views, state=state, epoch=epoch, metric=metric,
-                     cuda_stream=snapshot.cuda_stream)
+    try:
+        trial.save_views(step, views, state=state, epoch=epoch, metric=metric,
+                         cuda_stream=snapshot.cuda_stream)
+    except BaseException:
+        trial.wait_for_snapshot()  # a copy the library started may still read `keep`
+        raise
+    if any(view.in_background for view in views):
+        for value in objects.values():
+            if isinstance(value, torch.optim.Optimizer):
+                _fence.hook(value)
+        _fence.FENCE.arm(trial, step, snapshot.watched, snapshot.keep)
 
 
 def load_state(trial: Trial, objects: Mapping[str, Any], *, restore_rng: bool = True) -> int | None:
@@ -225,6 +269,7 @@ class _Loaded(NamedTuple):
 def _load_state(trial: Trial, objects: Mapping[str, Any], restore_rng: bool) -> _Loaded | None:
     for name, value in objects.items():
         _state_of(name, value)
+    _fence.FENCE.close()  # a load changes the tensors a background copy may still read
     # A CPU model's tensors are read straight into its own parameters and buffers
     # (_read_in_place), after the library verified the whole file and every check below passed,
     # and a CPU optimizer's moments into the tensors it then keeps (_Placement): no copy. With

@@ -57,6 +57,9 @@ struct CheckpointContent {
   CheckpointMetadata metadata;
   StateMap state;
   std::vector<TensorView> tensors;
+  // The cudaStream_t whose queued work writes the device tensors (nullptr: the legacy default
+  // stream): they are copied after it, without the host waiting for the stream.
+  void* cuda_stream = nullptr;
 };
 
 // What a file holds without its tensor bytes (ls, show, retention).

@@ -26,6 +26,10 @@ struct TensorView {
   std::vector<std::uint64_t> shape;  // {} is a scalar
   const void* data = nullptr;        // may be null only when the shape holds no element
   MemoryLocation location = MemoryLocation::host;
+  // Copied by an async CheckpointWriter after save() has returned, on its own thread: the caller
+  // keeps the memory unchanged until wait_for_snapshot() returns (or the next save(), wait()).
+  // Elsewhere (a sync writer, save_checkpoint) it changes nothing.
+  bool snapshot_in_background = false;
 
   std::uint64_t element_count() const noexcept;
   std::size_t byte_size() const noexcept { return element_count() * dtype_size(dtype); }

@@ -4,9 +4,12 @@
 // the experiment's retention applied after each successful save.
 //
 // Async (the default): save() waits for the previous save, snapshots the tensors into buffers it
-// owns (memcpy for host tensors, device-to-host copies into pinned memory for CUDA tensors), and
-// returns; a background thread writes, publishes and applies retention. The training loop stalls
-// only for the snapshot. Snapshot buffers are reused from one save to the next.
+// owns (memcpy for host tensors, device-to-host copies through a few pinned pieces for CUDA
+// tensors), and returns; a background thread writes, publishes and applies retention. The
+// training loop stalls only for the snapshot. Snapshot buffers are reused from one save to the
+// next. Tensors marked snapshot_in_background are copied on that thread too, before the write:
+// save() returns at once and the training loop goes on, leaving them unchanged until
+// wait_for_snapshot() returns (a trainer calls it just before its optimizer's next update).
 // Sync: save() does all of that before returning.
 //
 // Errors (ENOSPC, EIO, EACCES, a missing directory...) are CheckpointErrors naming the file and
@@ -18,6 +21,8 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <future>
 #include <optional>
 #include <set>
@@ -27,6 +32,10 @@
 #include "dlx/checkpoint/retention.hpp"
 
 namespace dlx::checkpoint {
+
+namespace detail {
+class DeviceDownload;
+}
 
 struct WriterOptions {
   std::filesystem::path directory;  // trials/<id>/checkpoints (DLX_CHECKPOINT_DIR); must exist
@@ -48,6 +57,16 @@ class CheckpointWriter {
 
   // Saves to <directory>/step-<metadata.step>.h5 and returns its path.
   std::filesystem::path save(const CheckpointContent& content);
+  // Returns once the last save's snapshot_in_background tensors are copied (or their copy
+  // failed: the next save(), wait() or wait_for() throws that error); at once when none are in
+  // flight. Never throws. The one member another thread may call while the owner calls others
+  // (a watcher that notes the tensors' state the moment the copy is done); not during ~Writer.
+  void wait_for_snapshot() noexcept;
+  bool snapshot_pending() const;
+  // Waits for the save in flight and deletes `path` when it is the checkpoint this writer
+  // published last (a snapshot the caller found torn: its tensors changed during the copy).
+  // That save's error, if any, is dropped: it published nothing. True when a file was deleted.
+  bool withdraw(const std::filesystem::path& path);
   void wait();
   bool wait_for(std::chrono::steady_clock::duration deadline);
   bool busy() const;
@@ -65,7 +84,10 @@ class CheckpointWriter {
   Done write(CheckpointContent content, std::vector<Tensor> snapshot, std::filesystem::path path);
 
   WriterOptions options_;
+  std::unique_ptr<detail::DeviceDownload> download_;  // its pinned pieces, kept between saves
   std::future<Done> in_flight_;
+  mutable std::mutex snapshot_mutex_;        // guards snapshot_taken_ (wait_for_snapshot)
+  std::shared_future<void> snapshot_taken_;  // valid while a background snapshot may be copying
   std::vector<Tensor> spare_;
   std::optional<std::filesystem::path> last_published_;
   std::chrono::steady_clock::duration last_stall_{};

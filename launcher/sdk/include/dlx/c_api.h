@@ -196,17 +196,44 @@ dlx_status dlx_trial_save_checkpoint(dlx_trial* trial, int64_t step, int64_t epo
                                      const char* state_json, double metric);
 /* As dlx_trial_save_checkpoint, where tensors[i].data is GPU memory (of the calling thread's
  * current CUDA device) for every i with on_device[i] != 0 (on_device may be NULL: all host). The
- * library first waits for `cuda_stream` (a cudaStream_t; NULL: the legacy default stream), the
- * stream whose kernels wrote them, then copies them itself into pinned host memory on a stream of
- * its own (reused from save to save, so later saves fault no page) before returning: the GPU
- * memory may change as soon as the call returns; no intermediate host copy is made by the
- * caller. A dlx built without CUDA, or a CUDA error, gives DLX_ERROR_TRIAL with the reason, and
+ * library copies them itself, after the work queued so far on `cuda_stream` (a cudaStream_t;
+ * NULL: the legacy default stream), the stream whose kernels wrote them, through a few pinned
+ * buffers of its own into host memory it keeps from save to save (so later saves fault no
+ * page), before returning: the GPU memory may change as soon as the call returns; no
+ * intermediate host copy is made by the caller. A dlx built without CUDA, or a CUDA error, gives DLX_ERROR_TRIAL with the reason, and
  * nothing is written. */
 dlx_status dlx_trial_save_checkpoint_device(dlx_trial* trial, int64_t step, int64_t epoch,
                                             const dlx_named_tensor* tensors,
                                             const unsigned char* on_device, size_t count,
                                             void* cuda_stream, const char* state_json,
                                             double metric);
+/* What dlx_trial_save_checkpoint_flagged's flags[i] say of tensors[i] (bits, or'ed). */
+#define DLX_TENSOR_ON_DEVICE 1u /* GPU memory, as on_device[i] != 0 above */
+/* Copied after the call returns, on the library's writer thread (with checkpoint.async, the
+ * default; a sync save copies it before returning): the caller keeps the memory unchanged until
+ * dlx_trial_wait_for_snapshot returns, typically just before its optimizer's next update, so
+ * that the copy overlaps the next forward and backward pass. */
+#define DLX_TENSOR_SNAPSHOT_IN_BACKGROUND 2u
+/* As dlx_trial_save_checkpoint_device, with each tensor's flags (NULL: all 0, host tensors copied
+ * before returning). GPU tensors are copied through a few pinned buffers of the library's (64 MiB
+ * at most, kept from save to save) into its ordinary host memory, after the work queued on
+ * `cuda_stream` so far (an event: the host does not wait for the stream). A flag bit not defined
+ * above is DLX_ERROR_INVALID_ARGUMENT, and nothing is saved. */
+dlx_status dlx_trial_save_checkpoint_flagged(dlx_trial* trial, int64_t step, int64_t epoch,
+                                             const dlx_named_tensor* tensors,
+                                             const unsigned char* flags, size_t count,
+                                             void* cuda_stream, const char* state_json,
+                                             double metric);
+/* Not collective: returns once the last save's DLX_TENSOR_SNAPSHOT_IN_BACKGROUND tensors are
+ * copied (at once on ranks other than 0, and when none are being copied). A failed copy is not
+ * reported here but by the next save or wait, as an async save's error is. */
+dlx_status dlx_trial_wait_for_snapshot(dlx_trial* trial);
+/* Not collective (rank 0's; *withdrawn = 0 elsewhere): waits for the save in flight and deletes
+ * step-<step>.h5 when that save published it (*withdrawn = 1), for a caller that found tensors it
+ * flagged DLX_TENSOR_SNAPSHOT_IN_BACKGROUND changed before dlx_trial_wait_for_snapshot returned:
+ * the file may mix their bytes from before and after. That save's error, if any, is dropped (it
+ * published nothing). DLX_ERROR_TRIAL when the file cannot be deleted. */
+dlx_status dlx_trial_withdraw_checkpoint(dlx_trial* trial, int64_t step, int* withdrawn);
 /* Collective: waits for a save in flight, at most `timeout_seconds` (< 0: no limit); *finished
  * = 0 when the time ran out first. */
 dlx_status dlx_trial_wait_for_checkpoint(dlx_trial* trial, double timeout_seconds, int* finished);

@@ -51,7 +51,10 @@ struct TrainingState {
   checkpoint::StateMap state;                        // replicated small values
   std::optional<double> metric;  // the searcher metric at this step (for keep_best)
   // The CUDA stream whose kernels wrote the device tensors in `tensors` (a cudaStream_t; nullptr:
-  // the legacy default stream): rank 0 waits for it before the library copies them.
+  // the legacy default stream): the library's copies of them wait for the work queued on it so
+  // far (an event; the host does not wait for the stream). A tensor marked
+  // snapshot_in_background is copied after save_checkpoint() returns: keep it unchanged until
+  // wait_for_snapshot() (e.g. just before the optimizer's next update).
   void* cuda_stream = nullptr;
 };
 

@@ -274,6 +274,17 @@ class Trial {
   // Throws CheckpointingError when the last save was not of `saved_step`.
   int exit_for_requeue(std::int64_t saved_step,
                        std::optional<std::chrono::seconds> deadline = std::nullopt);
+  // Not collective, never throws: returns once the last save's tensors marked
+  // snapshot_in_background are copied (at once on ranks other than 0, and when none are in
+  // flight). A trainer calls it before it next changes them: just before its optimizer's update.
+  // A failed copy is the next save's or wait's error.
+  void wait_for_snapshot() noexcept;
+  // Not collective (rank 0's; false elsewhere): waits for the save in flight and deletes
+  // step-<step>.h5 when that save published it, for a trainer that found the tensors it marked
+  // snapshot_in_background changed before wait_for_snapshot(): the file may mix their bytes from
+  // before and after. That save's error, if any, is dropped (it published nothing). Throws
+  // CheckpointingError when the file cannot be deleted.
+  bool withdraw_checkpoint(std::int64_t step);
   // Collective: waits for an async save in flight; false when `deadline` passed first.
   bool wait_for_checkpoint(std::chrono::steady_clock::duration deadline);
   bool checkpointing_enabled() const noexcept { return checkpoint_dir().has_value(); }
