@@ -24,13 +24,16 @@
 #               as the host path)
 #   allreduce   bench/gpu/bench_allreduce_nccl.cpp: the backend against raw NCCL, host and
 #               device tensors
-#   checkpoint  tests/gpu/checkpoint_device_check.cpp: D2H snapshot rate, stall, bit-exact resume,
-#               a load straight into device memory
+#   checkpoint  tests/gpu/checkpoint_device_check.cpp: D2H snapshot rate (through the bounded
+#               pinned pieces), stall, bit-exact resume, the background snapshot (bit-exact with
+#               the device memory overwritten after wait_for_snapshot), a load straight into
+#               device memory
 #   metrics     tests/gpu/gpu_metrics_check.cpp: the sampler's GPU series with a neighbour process
 #   logreg      the example trainer on the GPU (NCCL backend) twice and on the CPU: the GPU runs
 #               bit-identical, the GPU and CPU curves within the documented tolerance
 #   torch       tests/gpu/torch_cuda_check.py: dlx.torch with a CUDA model and AMP, resume
-#               bit-exact both ways (DLX_TORCH_CUDA_IO), save/load against torch.save/torch.load
+#               bit-exact both ways (DLX_TORCH_CUDA_IO), save/load against torch.save/torch.load,
+#               what a save costs four training steps (DLX_TORCH_SNAPSHOT both ways)
 #   ddp         examples/pytorch/ddp.py under dlx-launch, one rank, the NCCL process group
 #   torch_bench bench/torch/bench_torch_state.py (its CUDA snapshot figure)
 #   packing     bench/packing/bench_packed_trials.py: 4 small-CNN trials packed on the GPU under

@@ -23,6 +23,7 @@ CheckpointWriter::~CheckpointWriter() {
 
 void CheckpointWriter::collect() {
   if (!in_flight_.valid()) return;
+  in_flight_.wait();  // the save is over, its snapshot too: a watcher may stop waiting for it
   {
     std::lock_guard lock(snapshot_mutex_);
     snapshot_taken_ = {};
