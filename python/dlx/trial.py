@@ -584,9 +584,11 @@ class Trial(_Owned):
 
     def close(self) -> None:
         """Releases the trial (the library waits for a save in flight first)."""
-        self._settle()
-        self._before_close = []
-        super().close()
+        try:
+            self._settle()
+        finally:
+            self._before_close = []
+            super().close()
 
     def finish(self) -> None:
         """Mark the trial completed (rank 0), or stopped/paused as the searcher said."""
