@@ -68,7 +68,6 @@ class DeviceDownload {
 
   // Throws CheckpointError (the runtime's error, or a dlx built without CUDA).
   void copy(std::span<const DeviceCopy> copies, const StreamPoint& after);
-  std::size_t pinned_bytes() const noexcept;  // what it holds now
 
  private:
   struct State;

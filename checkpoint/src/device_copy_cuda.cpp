@@ -55,18 +55,6 @@ struct OwnEvent {
 
 }  // namespace
 
-}  // namespace dlx::checkpoint::detail
-
-namespace dlx::checkpoint {
-
-void wait_for_cuda_stream(void* stream) {
-  DLX_CUDA_CHECK(detail::snapshot_failed, cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
-}
-
-}  // namespace dlx::checkpoint
-
-namespace dlx::checkpoint::detail {
-
 void* allocate_pinned(std::size_t bytes) noexcept {
   void* pointer = nullptr;
   if (cudaHostAlloc(&pointer, bytes, cudaHostAllocDefault) != cudaSuccess) {
@@ -117,10 +105,6 @@ struct DeviceDownload::State {
 
 DeviceDownload::DeviceDownload() : state_(std::make_unique<State>()) {}
 DeviceDownload::~DeviceDownload() = default;
-
-std::size_t DeviceDownload::pinned_bytes() const noexcept {
-  return state_->pieces.size() * kPieceBytes;
-}
 
 void DeviceDownload::copy(std::span<const DeviceCopy> copies, const StreamPoint& after) {
   std::size_t total = 0;

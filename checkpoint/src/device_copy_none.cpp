@@ -31,7 +31,6 @@ StreamPoint& StreamPoint::operator=(StreamPoint&& other) noexcept {
 struct DeviceDownload::State {};
 DeviceDownload::DeviceDownload() = default;
 DeviceDownload::~DeviceDownload() = default;
-std::size_t DeviceDownload::pinned_bytes() const noexcept { return 0; }
 void DeviceDownload::copy(std::span<const DeviceCopy> copies, const StreamPoint&) {
   for (const auto& copy : copies)
     if (copy.bytes > 0) no_cuda();
@@ -50,13 +49,3 @@ void DeviceUpload::send(std::byte*, void*, std::size_t) {}
 void DeviceUpload::finish() {}
 
 }  // namespace dlx::checkpoint::detail
-
-namespace dlx::checkpoint {
-
-void wait_for_cuda_stream(void*) {
-  throw CheckpointError(
-      "a tensor is in CUDA device memory but this dlx was built without CUDA "
-      "(rebuild with DLX_WITH_CUDA=ON, or copy the tensor to host memory first)");
-}
-
-}  // namespace dlx::checkpoint

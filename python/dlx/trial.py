@@ -213,10 +213,10 @@ class Trial(_Owned):
     """This process's view of its dlx trial (one per process). Without MPI: a framework program
     does its own collectives; only rank 0 writes the trial record and the checkpoints."""
 
-    _before_close: list[Callable[[], None]] = []
+    _watchers: list[Callable[[], None]] = []
 
     def __init__(self):
-        self._before_close = []  # see _settle
+        self._watchers = []  # see _settle
         lib = library()
         handle = ctypes.c_void_p()
         check(lib.dlx_trial_create(NO_COMMUNICATOR, ctypes.byref(handle)))
@@ -579,7 +579,7 @@ class Trial(_Owned):
     def _settle(self) -> None:
         """What watches this trial's saves from another thread (dlx.torch's snapshot fence)
         finishes and says what it found, before the trial waits for its last save."""
-        for done in list(self._before_close):
+        for done in list(self._watchers):
             done()
 
     def close(self) -> None:
@@ -587,7 +587,7 @@ class Trial(_Owned):
         try:
             self._settle()
         finally:
-            self._before_close = []
+            self._watchers = []
             super().close()
 
     def finish(self) -> None:

@@ -96,8 +96,8 @@ class _Fence:
         self.close()
         self._trial, self._step, self._watched, self._keep = trial, step, watched, keep
         self._versions_when_copied = [version for _, _, version in watched]
-        if self.close not in trial._before_close:
-            trial._before_close.append(self.close)  # the watcher is done before the handle goes
+        if self.close not in trial._watchers:
+            trial._watchers.append(self.close)  # the watcher is done before the handle goes
         self._watcher = threading.Thread(target=self._watch, name="dlx-snapshot-watcher",
                                          daemon=True)
         self._watcher.start()

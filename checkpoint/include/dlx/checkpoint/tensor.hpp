@@ -15,11 +15,6 @@ namespace dlx::checkpoint {
 
 enum class MemoryLocation { host, cuda_device };
 
-// Waits until the work queued on `stream` (a cudaStream_t; nullptr: the legacy default stream) is
-// done: the kernels that wrote device tensors about to be saved. Throws CheckpointError with the
-// CUDA runtime's error, or, in a dlx built without CUDA, saying so.
-void wait_for_cuda_stream(void* stream);
-
 struct TensorView {
   std::string name;  // "model/fc1/weight": each '/' is a group below /tensors
   DType dtype = DType::float32;
