@@ -88,6 +88,8 @@ refused_up() {  # refused_up WHAT EXPECTED ARGS...: `up` exits non-zero saying E
 refused_up "--shards-per-gpu without --gpus is refused" "--shards-per-gpu 4 needs GPUs to share: add --gpus N" \
   --shards-per-gpu 4
 refused_up "--gpus x is refused" "--gpus: x: not a number of GPUs (0 to 64)" --gpus x
+refused_up "--first-job-id 0 is refused" "--first-job-id: 0: not a job id (1 to 60000000, below Slurm's MaxJobId)" \
+  --first-job-id 0
 missing=0
 while [ -c "/dev/nvidia$missing" ]; do missing=$((missing + 1)); done  # the first GPU this host lacks
 refused_up "--gpus without the GPUs' devices is refused" \
@@ -95,7 +97,7 @@ refused_up "--gpus without the GPUs' devices is refused" \
 
 # --- up without a plugin, twice (idempotent)
 t0=$SECONDS
-out="$(DLX_PLUGIN="$work/missing/dlx_spank.so" up 2>&1)" && rc=0 || rc=$?
+out="$(DLX_PLUGIN="$work/missing/dlx_spank.so" up --first-job-id 7000 2>&1)" && rc=0 || rc=$?
 echo "# first up took $((SECONDS - t0))s"
 if [ "$rc" -eq 0 ]; then ok "up starts the cluster"; else fail "up starts the cluster" "exit 0" "exit $rc: $out"; exit 1; fi
 if [[ "$out" == *"warning: dlx SPANK plugin not found"* ]]; then ok "up warns about the missing plugin"
@@ -218,6 +220,9 @@ else fail "up refuses an ordinary user" "exit != 0, 'up must run as root'" "exit
 
 # --- preemption: a `high` job requeues the `low` job that fills the cluster
 low="$(sbatch --parsable -p low -N3 --exclusive -o /dev/null --wrap 'sleep 300')"
+# Every job of this cluster came after --first-job-id (batch.out's, the arrays' and this one).
+if [ "${low%%;*}" -gt 7000 ]; then ok "job ids start at --first-job-id 7000 (this one: $low)"
+else fail "job ids start at --first-job-id 7000" "a job id past 7000" "$low"; fi
 if poll 30 bash -c "squeue -h -j $low -o %T | grep -qx RUNNING"; then
   high="$(sbatch --parsable -p high -N1 -o /dev/null --wrap 'sleep 2')"
   t0=$SECONDS

@@ -143,10 +143,11 @@ check_value "a command after a value" "NODES=3; touch $marker" "NODES: not a num
 check_value "a backquoted HOST" "HOST=\`touch $marker\`" "HOST: not a host name"
 check_value "a relative PLUGIN" "PLUGIN=x/dlx_spank.so" "PLUGIN: not an absolute path without spaces"
 check_value "a relative PLUGSTACK" "PLUGSTACK=etc/plugstack.conf" "PLUGSTACK: not an absolute path without spaces"
-check_value "an unknown key" "LD_PRELOAD=/tmp/x.so" "LD_PRELOAD: not a known key (NODES, PORT_BASE, HOST, PLUGIN, PLUGSTACK, BIN_DIR, GPUS, SHARDS_PER_GPU, PLACEHOLDER_GPUS)"
+check_value "an unknown key" "LD_PRELOAD=/tmp/x.so" "LD_PRELOAD: not a known key (NODES, PORT_BASE, HOST, PLUGIN, PLUGSTACK, BIN_DIR, GPUS, SHARDS_PER_GPU, PLACEHOLDER_GPUS, FIRST_JOB_ID)"
 check_value "a command in GPUS" "GPUS=2\$(touch $marker)" "GPUS: not a number of GPUs (0 to 64)"
 check_value "a word in SHARDS_PER_GPU" "SHARDS_PER_GPU=four" "SHARDS_PER_GPU: not a number of shards"
 check_value "PLACEHOLDER_GPUS not yes or no" "PLACEHOLDER_GPUS=maybe" "PLACEHOLDER_GPUS: not yes or no"
+check_value "a job id past Slurm's" "FIRST_JOB_ID=99999999" "FIRST_JOB_ID: not a job id (1 to 60000000"
 check_value "a line that is not KEY=VALUE" "touch $marker" "not KEY=VALUE"
 check_value "a control character" $'HOST=a\033]0;title\007' "HOST: a control character in the value"
 # As an older dlx-cluster wrote it (printf %q: '' for an empty value): still read.

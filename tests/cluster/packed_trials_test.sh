@@ -9,7 +9,10 @@
 #    notice and resumes in the requeued task from that checkpoint, bit-identically (its final
 #    value equals the value the same steps give without interruption, to the last bit);
 #  - dlx status shows every trial; tasks/<task>.json lists every ticket done;
-#  - dlx report shows the packing (the array's mapping, each trial's array task).
+#  - dlx report shows the packing (the array's mapping, each trial's array task);
+#  - every trainer holds a torch.distributed process group (world size 1, gloo) for its whole
+#    run, as scripts written for torchrun do: a task's slots share its job id, and each needs a
+#    MASTER_PORT of its own.
 source "$(dirname "$0")/resume_lib.sh"
 
 name=packed-trials
@@ -27,14 +30,16 @@ YAML
 cat > "$WORK/$name.py" <<'PY'
 import os, sys, time
 import numpy
+import torch.distributed
 import dlx
 trial = dlx.Trial()
+torch.distributed.init_process_group("gloo")  # binds MASTER_PORT until the process ends
 here = os.path.dirname(trial.checkpoint_dir)
 resumed = trial.resume()
 step, w = (resumed.step, float(resumed.state["w"])) if resumed else (0, 0.0)
 with open(os.path.join(here, "runs.txt"), "a") as f:
     f.write(f"{os.environ['SLURM_ARRAY_TASK_ID']} {os.environ.get('SLURM_RESTART_COUNT', '0')} "
-            f"{os.environ['DLX_SLOT']} {step} {trial.target_length} {time.time()} {os.environ['DLX_TICKET']}\n")
+            f"{os.environ['DLX_SLOT']} {step} {trial.target_length} {time.time()} {os.environ['DLX_TICKET']} {os.environ['MASTER_PORT']}\n")
 lr = trial.hparam("lr")
 while True:
     while step < trial.target_length:
@@ -111,6 +116,16 @@ for trial in range(8):
     if int(step) == 12:
         full.append(trial)
     mates_of_5.append(({int(run[0]) for run in runs}, trial, float(ended)))
+# The slots of a task held their process groups on ports of their own (a collision would have
+# failed the trial at init_process_group: the states above).
+ports_of_slot = {}
+for trial in range(8):
+    for task, restart, slot, *_, port in (line.split() for line in open(f"{directory}/trials/{trial}/runs.txt")):
+        assert 20000 <= int(port) < 30000, (trial, port)
+        ports_of_slot.setdefault((task, restart), {}).setdefault(slot, set()).add(int(port))
+for run, slots in ports_of_slot.items():
+    every = [port for ports in slots.values() for port in ports]
+    assert len(every) == len(set(every)), (run, slots)  # no port in two slots
 failed_at = float(open(f"{directory}/trials/5/failed-at").read())
 task_of_5 = int(open(f"{directory}/trials/5/runs.txt").readline().split()[0])
 mates_of_5 = [(trial, ended) for ran_in, trial, ended in mates_of_5 if task_of_5 in ran_in]
@@ -123,7 +138,7 @@ for task in range(tasks):
     assert progress["done"] == progress["tickets"], progress
     done |= set(progress["done"])
 print(f"# h5py: 8 trials, states {states}; resumed after the requeue: {resumed}; trained to 12: {full}; "
-      f"tickets done {sorted(done)}")
+      f"tickets done {sorted(done)}; MASTER_PORT of each (task, restart)'s slots {ports_of_slot}")
 PY
 # Bit-identical resume: each trial's final value against the same steps without interruption.
 as_user dlx status --json "$job" > "$WORK/$name.status.json"

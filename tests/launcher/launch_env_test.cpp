@@ -2,10 +2,18 @@
 // dlx-launch's pure parts: the torchrun variables and the allocation check.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "dlx/launch/allocation_check.hpp"
 #include "dlx/launch/launch_env.hpp"
@@ -40,6 +48,24 @@ const dlx::launch::Resolver kNothingResolves = [](const std::string&) {
   return std::optional<std::string>();
 };
 
+const dlx::launch::PortProbe kEveryPortFree = [](int) { return true; };
+
+dlx::env::TaskPlacement one_rank(std::string job_id) {
+  dlx::env::TaskPlacement p;
+  p.launcher = dlx::env::Launcher::srun;
+  p.world_size = 1;
+  p.local_world_size = 1;
+  p.num_nodes = 1;
+  p.tasks_per_node = {1};
+  p.node_name = p.first_node = "n1";
+  p.job_id = std::move(job_id);
+  return p;
+}
+
+std::string port_of(const dlx::env::TaskPlacement& p, const EnvMap& env, const dlx::launch::PortProbe& probe) {
+  return as_map(compute_launch_env(p, env, kNothingResolves, probe))["MASTER_PORT"];
+}
+
 }  // namespace
 
 TEST_CASE("launcher: torchrun variables from the placement", "[launch]") {
@@ -47,7 +73,7 @@ TEST_CASE("launcher: torchrun variables from the placement", "[launch]") {
     if (host == "n1") return "10.0.0.1";
     return std::nullopt;
   };
-  auto vars = as_map(compute_launch_env(two_by_two(3), EnvMap{}, resolver));
+  auto vars = as_map(compute_launch_env(two_by_two(3), EnvMap{}, resolver, kEveryPortFree));
   CHECK(vars["RANK"] == "3");
   CHECK(vars["WORLD_SIZE"] == "4");
   CHECK(vars["LOCAL_RANK"] == "1");
@@ -60,11 +86,11 @@ TEST_CASE("launcher: torchrun variables from the placement", "[launch]") {
 TEST_CASE("launcher: MASTER_ADDR falls back when the first node does not resolve", "[launch]") {
   auto p = two_by_two(0);
   CHECK(as_map(compute_launch_env(p, {{"SLURM_LAUNCH_NODE_IPADDR", "192.168.1.5"}},
-                                  kNothingResolves))["MASTER_ADDR"] == "192.168.1.5");
-  CHECK(as_map(compute_launch_env(p, {}, kNothingResolves))["MASTER_ADDR"] == "127.0.0.1");
+                                  kNothingResolves, kEveryPortFree))["MASTER_ADDR"] == "192.168.1.5");
+  CHECK(as_map(compute_launch_env(p, {}, kNothingResolves, kEveryPortFree))["MASTER_ADDR"] == "127.0.0.1");
   // The user's own values win.
   auto vars = as_map(compute_launch_env(p, {{"MASTER_ADDR", "h0"}, {"MASTER_PORT", "1234"}},
-                                        kNothingResolves));
+                                        kNothingResolves, kEveryPortFree));
   CHECK(vars["MASTER_ADDR"] == "h0");
   CHECK(vars["MASTER_PORT"] == "1234");
 }
@@ -82,6 +108,76 @@ TEST_CASE("launcher: MASTER_PORT is deterministic, unprivileged and below the ep
   }
   CHECK_THROWS_WITH(dlx::launch::master_port_for_job("12x"),
                     Catch::Contains("SLURM_JOB_ID=12x"));
+}
+
+TEST_CASE("launcher: a trial of several ranks keeps the job's port whatever holds it", "[launch]") {
+  int asked = 0;
+  const dlx::launch::PortProbe nothing_free = [&](int) { return ++asked, false; };
+  // Every rank computes it alone, so it cannot move; the probe is not even asked.
+  CHECK(port_of(two_by_two(1), {{"DLX_SLOT", "3"}}, nothing_free) == "23456");
+  CHECK(asked == 0);
+}
+
+TEST_CASE("launcher: the slots of a packed task start on different ports", "[launch]") {
+  // One task's slots share its SLURM_JOB_ID: the same MASTER_PORT made the second trainer's
+  // init_process_group() fail with "Address already in use".
+  std::set<std::string> ports;
+  for (int slot = 0; slot < 256; ++slot) {
+    const auto port = port_of(one_rank("123456"), {{"DLX_SLOT", std::to_string(slot)}}, kEveryPortFree);
+    CHECK(std::stoi(port) >= 20000);
+    CHECK(std::stoi(port) < 30000);
+    ports.insert(port);
+  }
+  CHECK(ports.size() == 256);
+  CHECK(port_of(one_rank("123456"), {}, kEveryPortFree) == "23456");  // slot 0: the job's port
+  CHECK(port_of(one_rank("123456"), {{"DLX_SLOT", "1"}}, kEveryPortFree) == "24465");
+  CHECK(port_of(one_rank("123456"), {{"DLX_SLOT", "x1"}}, kEveryPortFree) == "23456");  // not a slot: 0
+}
+
+TEST_CASE("launcher: a trial of one rank takes the next free port, within its range", "[launch]") {
+  std::vector<int> asked;
+  const auto taken_below = [&](int first_free) {
+    return dlx::launch::PortProbe([&asked, first_free](int port) {
+      asked.push_back(port);
+      return port >= first_free;
+    });
+  };
+  CHECK(port_of(one_rank("19998"), {}, taken_below(29999)) == "29999");
+  CHECK(asked == std::vector<int>{29998, 29999});
+  // Past the top of 20000-29999 it wraps to the bottom, never into the ephemeral ports.
+  asked.clear();
+  const dlx::launch::PortProbe only_20001 = [&](int port) { return asked.push_back(port), port == 20001; };
+  CHECK(port_of(one_rank("9999"), {}, only_20001) == "20001");
+  CHECK(asked == std::vector<int>{29999, 20000, 20001});
+  // Nothing free among the candidates: the starting point, and the trainer's bind says why.
+  asked.clear();
+  const dlx::launch::PortProbe none = [&](int port) { return asked.push_back(port), false; };
+  CHECK(port_of(one_rank("42"), {}, none) == "20042");
+  CHECK(asked.size() == static_cast<std::size_t>(dlx::launch::kPortProbes));
+  // Outside Slurm: PyTorch's 29500 first, then up to 29999 and round.
+  asked.clear();
+  CHECK(port_of(one_rank(""), {}, taken_below(29501)) == "29501");
+  CHECK(port_of(one_rank(""), {{"DLX_SLOT", "1"}}, kEveryPortFree) == std::to_string(29500 + 1009 % 500));
+  // The user's own value wins without a probe.
+  asked.clear();
+  CHECK(port_of(one_rank("42"), {{"MASTER_PORT", "31000"}}, none) == "31000");
+  CHECK(asked.empty());
+}
+
+TEST_CASE("launcher: port_is_free sees a listening socket", "[launch]") {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::listen(fd, 1) == 0);
+  socklen_t length = sizeof address;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  const int port = ntohs(address.sin_port);
+  CHECK_FALSE(dlx::launch::port_is_free(port));
+  ::close(fd);
+  CHECK(dlx::launch::port_is_free(port));
 }
 
 TEST_CASE("launcher: resolve_ipv4 resolves localhost and rejects nonsense", "[launch]") {

@@ -6,7 +6,11 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include <unistd.h>
+
 #include <array>
+#include <charconv>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <vector>
@@ -26,6 +30,14 @@ std::string master_addr(const env::TaskPlacement& placement, const env::EnvMap& 
     return *launch_node;
   }
   return "127.0.0.1";
+}
+
+// DLX_SLOT, which dlx-launch sets for a packed task's trials; 0 when absent or not a number.
+int slot_of(const env::EnvMap& env) {
+  const auto text = env::lookup(env, "DLX_SLOT").value_or("");
+  int slot = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), slot);
+  return error == std::errc() && end == text.data() + text.size() && slot >= 0 ? slot : 0;
 }
 
 }  // namespace
@@ -54,11 +66,40 @@ int master_port_for_job(const std::string& job_id) {
          static_cast<int>(env::parse_non_negative("SLURM_JOB_ID", job_id) % 10000);
 }
 
+bool port_is_free(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return true;  // cannot tell: the trainer's own bind says it if not
+  const int on = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_ANY);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool bound = ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
+  ::close(fd);
+  return bound;
+}
+
+int single_rank_master_port(const std::string& job_id, int slot, const PortProbe& is_free) {
+  const bool in_slurm = !job_id.empty();
+  const int low = in_slurm ? kMasterPortBase : kMasterPortOutsideSlurm;
+  const int span = in_slurm ? kMasterPortSpan : kMasterPortSpanOutsideSlurm;
+  const std::int64_t job = in_slurm ? env::parse_non_negative("SLURM_JOB_ID", job_id) % span : 0;
+  const auto start = static_cast<int>((job + std::int64_t{slot} * kSlotPortStride) % span);
+  for (int probe = 0; probe < kPortProbes; ++probe) {
+    const int port = low + (start + probe) % span;
+    if (is_free(port)) return port;
+  }
+  return low + start;
+}
+
 EnvVars compute_launch_env(const env::TaskPlacement& placement, const env::EnvMap& env,
-                           const Resolver& resolve) {
+                           const Resolver& resolve, const PortProbe& is_free) {
   std::string port;
   if (auto given = env::lookup(env, "MASTER_PORT"); given && !given->empty()) {
     port = *given;
+  } else if (placement.world_size <= 1) {
+    port = std::to_string(single_rank_master_port(placement.job_id, slot_of(env), is_free));
   } else {
     port = std::to_string(master_port_for_job(placement.job_id));
   }

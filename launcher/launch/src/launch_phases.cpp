@@ -122,12 +122,29 @@ void refuse_unlaunched_trial(env::TrialContext& context, bool dry_run) {
   }
 }
 
+// The ranks of a trial of several ranks each compute MASTER_PORT alone (launch_env.hpp), so it
+// cannot move when taken; rank 0 says so before the trainer's bind fails less clearly. Its
+// other ranks may still reach whatever holds the port, which is why the message names the fix.
+void warn_if_master_port_taken(const LaunchState& state, const EnvVars& vars) {
+  const auto& placement = state.placement();
+  if (placement.world_size <= 1 || !state.rank0()) return;
+  if (const auto given = env::lookup(state.context.env(), "MASTER_PORT"); given && !given->empty()) return;
+  const auto found = std::find_if(vars.begin(), vars.end(), [](const auto& var) { return var.first == "MASTER_PORT"; });
+  if (found == vars.end() || port_is_free(std::stoi(found->second))) return;
+  fmt::print(stderr,
+             "dlx-launch: warning: MASTER_PORT {} is already in use on {} (by another job whose id is "
+             "this one's modulo 10000?): rank 0's init_process_group() cannot listen on it; set a free port "
+             "below 32768 in the job script (export MASTER_PORT=...) and resubmit\n",
+             found->second, placement.node_name.empty() ? std::string("this node") : placement.node_name);
+}
+
 // The torchrun variables, and PYTHONPATH with dlx's Python package and, before it, its
 // compatibility layers (python/dlx/compat: `import determined` finds Determined's APIs on dlx)
 // unless DLX_DETERMINED_COMPAT=0 leaves an installed Determined in charge.
 EnvVars trainer_variables(const LaunchState& state, const Resolver& resolve) {
   const auto& env = state.context.env();
-  EnvVars vars = compute_launch_env(state.placement(), env, resolve);
+  EnvVars vars = compute_launch_env(state.placement(), env, resolve, port_is_free);
+  warn_if_master_port_taken(state, vars);
   std::error_code no_exe;
   const auto launcher = std::filesystem::read_symlink("/proc/self/exe", no_exe);
   if (const auto package = no_exe ? std::nullopt : python_package_dir(launcher)) {

@@ -8,11 +8,17 @@
 // cluster's nodes n1, n2... exist only in slurm.conf, with NodeAddr=127.0.0.1), dlx-launch does
 // not ask slurmctld (no scontrol): it uses SLURM_LAUNCH_NODE_IPADDR, the address of the host that
 // ran srun (in a batch job the batch host, which is the job's first node), else 127.0.0.1.
-// MASTER_PORT: a value already set wins; else 20000 + SLURM_JOB_ID % 10000 (unprivileged,
-// deterministic, different for the concurrent array tasks of one experiment, and below Linux's
-// ephemeral ports, 32768-60999 by default: a port in that range can be held by any outgoing
-// connection on the node, another trial's gloo or TCPStore client among them, and rank 0's
-// TCPStore then cannot bind it); 29500 (PyTorch's own default) outside Slurm.
+// MASTER_PORT: a value already set wins. A trial of several ranks: 20000 + SLURM_JOB_ID % 10000
+// (every rank computes it alone; unprivileged, different for the concurrent array tasks of one
+// experiment, and below Linux's ephemeral ports, 32768-60999 by default: a port in that range can
+// be held by any outgoing connection on the node, another trial's gloo or TCPStore client among
+// them, and rank 0's TCPStore then cannot bind it); 29500 (PyTorch's own default) outside Slurm.
+// A trial of one rank (a packed task's slots among them: they share the task's job id) needs no
+// agreement, so it takes the first port free on its node from its own starting point: the job's
+// port moved by 1009 per slot (1009 is prime to 10000, so one task's slots start apart), then the
+// next ports, wrapping within 20000-29999 (29500-29999 outside Slurm). Without that, two slots
+// whose trainers both called init_process_group() collided ("Address already in use"), and so did
+// two jobs on one node whose ids differ by a multiple of 10000.
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -32,12 +38,25 @@ using Resolver = std::function<std::optional<std::string>(const std::string& hos
 std::optional<std::string> resolve_ipv4(const std::string& host);  // getaddrinfo
 
 inline constexpr int kMasterPortBase = 20000;        // + SLURM_JOB_ID % 10000
+inline constexpr int kMasterPortSpan = 10000;
 inline constexpr int kMasterPortOutsideSlurm = 29500;
+inline constexpr int kMasterPortSpanOutsideSlurm = 500;
+inline constexpr int kSlotPortStride = 1009;
+inline constexpr int kPortProbes = 100;
 int master_port_for_job(const std::string& job_id);
 
-// Pure apart from `resolve`.
+// Whether a TCP server could listen on `port` of this node now (on every address, with
+// SO_REUSEADDR, as PyTorch's TCPStore does).
+using PortProbe = std::function<bool(int port)>;
+bool port_is_free(int port);
+
+// A trial of one rank: the first of kPortProbes candidates from its starting point that `is_free`
+// accepts, else the starting point itself (the trainer's own bind error then says why).
+int single_rank_master_port(const std::string& job_id, int slot, const PortProbe& is_free);
+
+// Pure apart from `resolve` and `is_free` (asked only for a trial of one rank).
 EnvVars compute_launch_env(const env::TaskPlacement& placement, const env::EnvMap& env,
-                           const Resolver& resolve);
+                           const Resolver& resolve, const PortProbe& is_free);
 
 // The Python package (import dlx, dlx.torch) installed with dlx-launch: <prefix>/lib/dlx/python
 // beside <prefix>/bin/dlx-launch (the build tree has the same layout), else <prefix>/ the build's
