@@ -107,6 +107,9 @@ def parse_args() -> argparse.Namespace:
                         help="fresh processes per side for the peak-memory figure")
     parser.add_argument("--load-repeats", type=int, default=7,
                         help="fresh processes per side for the resume (load) figure")
+    parser.add_argument("--layers", type=int, default=LAYERS,
+                        help="Linear layers the model's share is split into (300 at --mib 900: a "
+                             "model of 600 tensors, most of 1 MiB, as real models have many)")
     parser.add_argument("--smoke", action="store_true", help="3 MiB, one round (for ctest)")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
@@ -114,6 +117,9 @@ def parse_args() -> argparse.Namespace:
         args.mib, args.repeats, args.memory_repeats, args.load_repeats = 3, 1, 1, 1
     if min(args.mib, args.repeats, args.memory_repeats, args.load_repeats) < 1:
         parser.error("need --mib, --repeats, --memory-repeats and --load-repeats >= 1")
+    if args.layers < 1:
+        parser.error("need --layers >= 1")
+    os.environ["DLX_BENCH_LAYERS"] = str(args.layers)  # for the fresh processes too
     if "DLX_LIBRARY" not in os.environ:
         parser.error("set DLX_LIBRARY to the built libdlx_c.so and PYTHONPATH to python/")
     return args
@@ -356,7 +362,7 @@ def run(args: argparse.Namespace) -> int:
     load_before = os.getloadavg()
     bench = Bench(args.dir, args.mib)
     print(f"# bench_torch_state: {bench.nbytes / MIB:.0f} MiB of state ({len(bench.tensors)} "
-          f"tensors: {LAYERS} Linear layers + Adam exp_avg/exp_avg_sq), dir {args.dir}, "
+          f"tensors: {args.layers} Linear layers + Adam exp_avg/exp_avg_sq), dir {args.dir}, "
           f"{args.repeats} rounds + 1 warm-up, {os.cpu_count()} cores, torch {torch.__version__} "
           f"({torch.get_num_threads()} threads), load average "
           f"{' '.join(f'{x:.2f}' for x in load_before)}, "

@@ -15,14 +15,21 @@ MIB = 1 << 20
 LAYERS = 4
 
 
+def layers() -> int:
+    """The model's number of layers: LAYERS, or DLX_BENCH_LAYERS (bench_torch_state.py --layers
+    sets it for its own process and the fresh ones it starts)."""
+    return int(os.environ.get("DLX_BENCH_LAYERS", LAYERS))
+
+
 def build_state(mib: int, device: str = "cpu", *,
                 stepped: bool = True) -> tuple[torch.nn.Module, torch.optim.Adam]:
-    """LAYERS square fp32 Linear layers of mib/3 MiB and Adam after one step (its exp_avg and
+    """layers() square fp32 Linear layers of mib/3 MiB and Adam after one step (its exp_avg and
     exp_avg_sq: mib MiB in all); the gradients dropped, as after optimizer.zero_grad().
     stepped=False: the optimizer as a resuming program builds it, with no state yet."""
-    width = max(8, int(math.sqrt(mib * MIB / 3 / 4 / LAYERS)) // 8 * 8)
+    count = layers()
+    width = max(8, int(math.sqrt(mib * MIB / 3 / 4 / count)) // 8 * 8)
     torch.manual_seed(0)
-    model = torch.nn.Sequential(*(torch.nn.Linear(width, width) for _ in range(LAYERS))).to(device)
+    model = torch.nn.Sequential(*(torch.nn.Linear(width, width) for _ in range(count))).to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     if not stepped:
         return model, optimizer

@@ -2,6 +2,7 @@
 // load_checkpoint, verify_checkpoint, read_checkpoint_summary: every byte handed out has been
 // checked (format version, trial, metadata checksum, tensor CRCs) first. A deferred tensor's
 // bytes are checked at the load and again as read_into reads them.
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -31,22 +32,33 @@ const TensorInfo* Checkpoint::find_deferred(std::string_view name) const {
 }
 
 void Checkpoint::read_into(std::string_view name, std::span<std::byte> out) const {
-  std::size_t index = 0;
-  while (index < deferred.size() && deferred[index].name != name) ++index;
-  if (index == deferred.size() || !deferred_file) {
-    throw CheckpointError(fmt::format("checkpoint of step {} holds no deferred tensor '{}' (only a "
-                                      "load asked to defer it leaves its bytes in the file)",
-                                      metadata.step, name));
+  const DeferredRead read{name, out};
+  read_into(std::span<const DeferredRead>(&read, 1));
+}
+
+void Checkpoint::read_into(std::span<const DeferredRead> reads) const {
+  std::vector<detail::DeferredTensorRead> list;
+  list.reserve(reads.size());
+  for (const auto& read : reads) {
+    // `deferred` is in name order: a model of many tensors is looked up without a square cost.
+    const auto found = std::lower_bound(deferred.begin(), deferred.end(), read.name,
+                                        [](const TensorInfo& info, std::string_view name) { return info.name < name; });
+    const auto index = static_cast<std::size_t>(found - deferred.begin());
+    if (found == deferred.end() || found->name != read.name || !deferred_file) {
+      throw CheckpointError(fmt::format("checkpoint of step {} holds no deferred tensor '{}' (only a "
+                                        "load asked to defer it leaves its bytes in the file)",
+                                        metadata.step, read.name));
+    }
+    const auto& info = deferred[index];
+    if (read.out.size() != info.bytes) {
+      throw CheckpointError(fmt::format("tensor '{}' of {} is {} bytes; the memory given for it is {}",
+                                        info.name, deferred_file->path.string(), info.bytes,
+                                        read.out.size()));
+    }
+    list.push_back({&info, deferred_file->offsets[index], read.out.data()});
   }
-  const auto& info = deferred[index];
-  if (out.size() != info.bytes) {
-    throw CheckpointError(fmt::format("tensor '{}' of {} is {} bytes; the memory given for it is {}",
-                                      info.name, deferred_file->path.string(), info.bytes, out.size()));
-  }
-  detail::h5_call([&] {
-    detail::read_tensor_bytes(deferred_file->fd.get(), info, deferred_file->offsets[index], out.data(),
-                              deferred_file->path);
-  });
+  if (list.empty()) return;  // else deferred_file is set: every read named a deferred tensor
+  detail::h5_call([&] { detail::read_deferred_tensors(deferred_file->fd.get(), list, deferred_file->path); });
 }
 
 bool Deferral::defers(std::string_view name) const {

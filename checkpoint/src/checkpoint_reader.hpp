@@ -36,9 +36,16 @@ struct TensorRead {
 };
 void read_tensors(const OpenCheckpoint& checkpoint, std::span<const TensorRead> reads,
                   const std::filesystem::path& path);
-// The same for a tensor described by `info`, whose bytes start at `offset` of `fd`.
-void read_tensor_bytes(int fd, const TensorInfo& info, std::optional<std::uint64_t> offset,
-                       std::byte* destination, const std::filesystem::path& path);
+// The same for tensors verified before (Checkpoint::deferred), each described by `info`, its
+// bytes at `offset` of `fd`: read into `destination`, shared out over threads sooner than a
+// load's reads (they come from the page cache as a rule).
+struct DeferredTensorRead {
+  const TensorInfo* info;
+  std::optional<std::uint64_t> offset;
+  std::byte* destination;
+};
+void read_deferred_tensors(int fd, std::span<const DeferredTensorRead> reads,
+                           const std::filesystem::path& path);
 
 // What Checkpoint::read_into needs once the load has returned: the descriptor the load verified
 // the deferred tensors through (so a file renamed over the path meanwhile changes nothing), and

@@ -113,72 +113,92 @@ unsigned read_threads(std::uint64_t total, std::size_t blocks) {
 
 }  // namespace
 
-void read_tensors(const OpenCheckpoint& checkpoint, std::span<const TensorRead> reads,
-                  const std::filesystem::path& path) {
+namespace {
+
+// One tensor of a list read by read_listed.
+struct ListedRead {
+  const TensorInfo* info;
+  std::optional<std::uint64_t> offset;  // of its bytes in the file
+  std::byte* destination;               // null: verify only (or for `device`)
+  void* device;
+};
+
+// The CRC blocks of every listed tensor in list order (file order, for a load), shared out one
+// at a time over `threads` (`threads_for` the total bytes and the number of blocks): with
+// several threads the device sees reads a block or two apart, nearly one sequential stream. Each
+// block's CRC lands in its own slot; they are compared in list order afterwards, so a damaged
+// file names the same first bad block whatever the threads did.
+template <class ThreadsFor>
+void read_listed(int fd, std::span<const ListedRead> list, const ThreadsFor& threads_for,
+                 const std::filesystem::path& path) {
   struct Block {
-    std::size_t read;   // into `reads`
+    std::size_t read;   // into `list`
     std::size_t block;  // of that tensor
   };
   std::vector<Block> blocks;
-  std::vector<std::vector<std::uint32_t>> actual(reads.size());
-  std::vector<std::string> what(reads.size());
+  std::vector<std::vector<std::uint32_t>> actual(list.size());
+  std::vector<std::string> what(list.size());
   std::uint64_t total = 0;
-  for (std::size_t r = 0; r < reads.size(); ++r) {
-    const auto& info = checkpoint.summary.tensors[reads[r].index];
+  for (std::size_t r = 0; r < list.size(); ++r) {
+    const auto& info = *list[r].info;
     what[r] = fmt::format("tensor '{}'", info.name);
     if (info.bytes == 0) {
       actual[r] = {crc32c(std::span<const std::byte>{})};
       continue;
     }
-    if (!checkpoint.offsets[reads[r].index])  // stored_extent gives every tensor with bytes one
+    if (!list[r].offset)  // stored_extent gives every tensor with bytes one
       h5::throw_format_error(path, fmt::format("tensor '{}' has no place in the file", info.name));
     actual[r].resize(crc_block_count(info.bytes));
     for (std::size_t b = 0; b < actual[r].size(); ++b) blocks.push_back({r, b});
     total += info.bytes;
   }
-  // The blocks in file order, shared out one at a time: with several threads the device sees
-  // reads a block or two apart, nearly one sequential stream. Each block's CRC lands in its own
-  // slot; they are compared in order afterwards, so a damaged file names the same first bad
-  // block whatever the threads did.
-  const int fd = checkpoint.fd.get();
-  const unsigned threads = read_threads(total, blocks.size());
+  const unsigned threads = threads_for(total, blocks.size());
   std::optional<DeviceUpload> upload;  // two pinned pieces per thread, made on this thread
-  if (std::any_of(reads.begin(), reads.end(), [](const TensorRead& r) { return r.device; }))
+  if (std::any_of(list.begin(), list.end(), [](const ListedRead& r) { return r.device; }))
     upload.emplace(2 * std::size_t{threads}, kReadPieceBytes);
   parallel_for(blocks.size(), threads, [&](std::size_t i) {
     const auto [r, b] = blocks[i];
-    const auto& info = checkpoint.summary.tensors[reads[r].index];
+    const auto& info = *list[r].info;
     std::vector<std::byte> scratch;  // verify-only: one piece
-    if (reads[r].destination == nullptr && reads[r].device == nullptr)
+    if (list[r].destination == nullptr && list[r].device == nullptr)
       scratch.resize(std::min<std::uint64_t>(info.bytes - b * kCrcBlockBytes, kReadPieceBytes));
-    const BlockTarget target{reads[r].destination, static_cast<std::byte*>(reads[r].device),
+    const BlockTarget target{list[r].destination, static_cast<std::byte*>(list[r].device),
                              upload ? &*upload : nullptr, scratch};
-    actual[r][b] = read_block(fd, info, *checkpoint.offsets[reads[r].index], b, target, what[r],
-                              path);
+    actual[r][b] = read_block(fd, info, *list[r].offset, b, target, what[r], path);
   });
   if (upload) upload->finish();  // every piece is on the device before the load returns
-  for (std::size_t r = 0; r < reads.size(); ++r)
-    compare(checkpoint.summary.tensors[reads[r].index], actual[r], path);
+  for (std::size_t r = 0; r < list.size(); ++r) compare(*list[r].info, actual[r], path);
 }
 
-void read_tensor_bytes(int fd, const TensorInfo& info, std::optional<std::uint64_t> offset,
-                       std::byte* destination, const std::filesystem::path& path) {
-  if (info.bytes == 0) return compare(info, {crc32c(std::span<const std::byte>{})}, path);
-  if (!offset)  // stored_extent gives every tensor with bytes an offset: not reached
-    h5::throw_format_error(path, fmt::format("tensor '{}' has no place in the file", info.name));
-  // One pass. A deferred tensor is read into the caller's memory one tensor at a time, so one
-  // of several CRC blocks shares them out over threads as a load does: a CPU model's second
-  // read went from 0.049 s to 0.028 s of a 0.32 s load on an H200's host (docs/benchmarks.md).
-  std::vector<std::uint32_t> actual(crc_block_count(info.bytes));
-  const auto what = fmt::format("tensor '{}'", info.name);
-  parallel_for(actual.size(), threads_for_blocks(actual.size()), [&](std::size_t b) {
-    std::vector<std::byte> scratch;
-    if (destination == nullptr)
-      scratch.resize(std::min<std::uint64_t>(info.bytes - b * kCrcBlockBytes, kReadPieceBytes));
-    const BlockTarget target{destination, nullptr, nullptr, scratch};
-    actual[b] = read_block(fd, info, *offset, b, target, what, path);
-  });
-  compare(info, actual, path);
+// A second read of deferred tensors comes from the page cache as a rule, so threads pay off
+// much sooner than for a cold load: a model of 300 tensors of 1 MiB was read into place at
+// 2 GB/s on one thread.
+constexpr std::uint64_t kDeferredSingleThreadBelow = std::uint64_t{4} << 20;
+
+}  // namespace
+
+void read_tensors(const OpenCheckpoint& checkpoint, std::span<const TensorRead> reads,
+                  const std::filesystem::path& path) {
+  std::vector<ListedRead> list;
+  list.reserve(reads.size());
+  for (const auto& read : reads) {
+    list.push_back({&checkpoint.summary.tensors[read.index], checkpoint.offsets[read.index],
+                    read.destination, read.device});
+  }
+  read_listed(checkpoint.fd.get(), list, read_threads, path);
+}
+
+void read_deferred_tensors(int fd, std::span<const DeferredTensorRead> reads,
+                           const std::filesystem::path& path) {
+  std::vector<ListedRead> list;
+  list.reserve(reads.size());
+  for (const auto& read : reads) list.push_back({read.info, read.offset, read.destination, nullptr});
+  // Whole tensors and the blocks of large ones alike are shared out over the threads: a CPU
+  // model's second read went from 0.049 s to 0.028 s of a 0.32 s load on an H200's host once
+  // a large tensor's blocks were (docs/benchmarks.md); many small tensors gain the same way.
+  read_listed(fd, list, [](std::uint64_t total, std::size_t blocks) {
+    return total < kDeferredSingleThreadBelow ? 1U : threads_for_blocks(blocks);
+  }, path);
 }
 
 }  // namespace dlx::checkpoint::detail

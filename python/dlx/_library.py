@@ -163,6 +163,8 @@ def _load() -> ctypes.CDLL:
         "dlx_checkpoint_tensor_on_device": [c_checkpoint, ctypes.c_size_t, p(ctypes.c_int)],
         "dlx_checkpoint_read_tensor": [c_checkpoint, ctypes.c_size_t, ctypes.c_void_p,
                                        ctypes.c_size_t],
+        "dlx_checkpoint_read_tensors": [c_checkpoint, ctypes.c_size_t, p(ctypes.c_size_t),
+                                        p(ctypes.c_void_p), p(ctypes.c_size_t)],
     }
     for name, argtypes in signatures.items():
         function = getattr(lib, name)

@@ -178,6 +178,20 @@ class LoadedCheckpoint(_Owned):
         check(library().dlx_checkpoint_read_tensor(self._handle, stored.index,
                                                    ctypes.c_void_p(address), nbytes))
 
+    def read_many(self, reads: Sequence[tuple[StoredTensor, int, int]]) -> None:
+        """read_into for several tensors at once, each (stored, address, nbytes): the deferred
+        ones are read together, their blocks shared out over a few threads, so a model of many
+        small tensors is read in parallel. Every size is checked before anything is read; the
+        memory ranges must not overlap. Raises dlx.Error like read_into (any of them may then
+        hold part of its tensor)."""
+        count = len(reads)
+        if not count:
+            return
+        indices = (ctypes.c_size_t * count)(*(stored.index for stored, _, _ in reads))
+        addresses = (ctypes.c_void_p * count)(*(address for _, address, _ in reads))
+        sizes = (ctypes.c_size_t * count)(*(nbytes for _, _, nbytes in reads))
+        check(library().dlx_checkpoint_read_tensors(self._handle, count, indices, addresses, sizes))
+
     def bytes_of(self, stored: StoredTensor) -> bytes:
         """`stored`'s bytes as a Python bytes object (read from the file when deferred)."""
         if not stored.nbytes:

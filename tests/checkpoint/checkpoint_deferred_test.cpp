@@ -227,6 +227,43 @@ TEST_CASE("read_into reads a tensor of several CRC blocks on several threads, by
   CHECK(read_deferred(loaded, "model/big") == held_bytes(full, "model/big"));
 }
 
+TEST_CASE("read_into of several tensors at once gives each a full load's bytes, and checks every name "
+          "and size before reading any", "[unit][checkpoint][deferred]") {
+  ScratchDir dir;
+  testing::SampleContent sample(100, 2'000'000);  // model/big: 8 MiB, past the single-thread bound
+  const auto path = checkpoint_path(dir.path(), 100);
+  save_checkpoint(sample.content(), path);
+  const auto full = load_checkpoint(path);
+  const auto loaded = load_checkpoint(path, {}, Deferral{{"model/"}});
+
+  std::map<std::string, std::vector<std::byte>> out;
+  std::vector<Checkpoint::DeferredRead> reads;
+  for (const auto& info : loaded.deferred) {
+    out[info.name].assign(info.bytes, std::byte{0x5a});
+  }
+  for (auto& [name, bytes] : out) reads.push_back({name, bytes});
+  REQUIRE(reads.size() == 5);
+  loaded.read_into(reads);
+  for (const auto& [name, bytes] : out) CHECK(bytes == held_bytes(full, name));
+  loaded.read_into(std::span<const Checkpoint::DeferredRead>{});  // nothing to read: nothing done
+
+  // One bad entry, last: refused before anything is read (the first tensor keeps its marker).
+  std::vector<std::byte> first(loaded.deferred.front().bytes, std::byte{0x5a});
+  std::vector<std::byte> short_of_big(8);
+  const std::vector<Checkpoint::DeferredRead> bad_size{{loaded.deferred.front().name, first},
+                                                       {"model/big", short_of_big}};
+  CHECK_THROWS_WITH(loaded.read_into(bad_size), Contains("tensor 'model/big' of") && Contains("the memory given for it is 8"));
+  const std::vector<Checkpoint::DeferredRead> not_deferred{{loaded.deferred.front().name, first},
+                                                           {"optimizer/momentum", short_of_big}};
+  CHECK_THROWS_WITH(loaded.read_into(not_deferred), Contains("holds no deferred tensor 'optimizer/momentum'"));
+  CHECK(std::all_of(first.begin(), first.end(), [](std::byte b) { return b == std::byte{0x5a}; }));
+
+  // A file changed after the load: the batch's own CRC check names the tensor.
+  testing::flip_byte_in_place(path, testing::tensor_offset(path, "model/fc1/weight") + 1);
+  for (auto& [name, bytes] : out) std::fill(bytes.begin(), bytes.end(), std::byte{0});
+  CHECK_THROWS_WITH(loaded.read_into(reads), Contains("checksum mismatch in tensor 'model/fc1/weight'"));
+}
+
 // The loads into device memory themselves are the GPU check's to show
 // (tests/gpu/checkpoint_device_check.cpp); here, a device that cannot take the tensor (no GPU
 // here, or a dlx without CUDA; on a GPU, an address that is not device memory) refuses the load.

@@ -101,9 +101,10 @@ with dlx.Trial() as trial:
     saved_moments = moments_of(optimizer)
     trial.finish()
 
-# Every read the library does for load_state, and where each went.
-reads = []
-real_read_into = LoadedCheckpoint.read_into
+# Every read the library does for load_state, and where each went; batches: the tensors of each
+# read_many call (a model's tensors are read in one, on several threads).
+reads, batches = [], []
+real_read_into, real_read_many = LoadedCheckpoint.read_into, LoadedCheckpoint.read_many
 
 
 def recording_read_into(self, stored, address, nbytes):
@@ -111,7 +112,14 @@ def recording_read_into(self, stored, address, nbytes):
     return real_read_into(self, stored, address, nbytes)
 
 
+def recording_read_many(self, many):
+    reads.extend((stored.name, address) for stored, address, _ in many)
+    batches.append([stored.name for stored, _, _ in many])
+    return real_read_many(self, many)
+
+
 LoadedCheckpoint.read_into = recording_read_into
+LoadedCheckpoint.read_many = recording_read_many
 
 scramble(model)
 with torch.no_grad():
@@ -143,11 +151,14 @@ with dlx.Trial() as trial:
     def none_deferred(prefix):
         return not any(deferred for name, deferred in loads[0].items() if name.startswith(prefix))
 
+    batches.clear()
     assert load_recorded(objects) == 10
     deferred = loads[0]
     assert all(deferred[name] for name in deferred if name.startswith("model/")), deferred
     assert not any(deferred[name] for name in deferred if not name.startswith("model/")), deferred
     read_to = dict(reads)
+    # The model's deferred tensors, all of them, in one call to the library.
+    assert [sorted(batch) for batch in batches] == [sorted(name for name in deferred if deferred[name])], batches
     # In place: every parameter and buffer that takes the bytes as stored.
     for key in ("lin.weight", "lin.bias", "mask", "phase", "brain"):
         assert read_to[f"model/{key}"] == own[key], (key, read_to.get(f"model/{key}"), own[key])
@@ -289,6 +300,30 @@ with dlx.Trial() as trial:
     # the library's memory; deferred names are never offered.
     with trial.load(any_world_size=True) as plain:
         expected = {t.name: plain.bytes_of(t) for t in plain.tensors()}
+
+    # read_many (dlx_checkpoint_read_tensors): held and deferred tensors in one call, each into
+    # its own memory, the file's bytes; a wrong size is refused before anything is copied.
+    with trial.load(any_world_size=True, defer=["model/"]) as mixed:
+        every = list(mixed.tensors())
+        assert any(t.deferred for t in every) and not all(t.deferred for t in every)
+        memory = {t.name: torch.full((t.nbytes,), 7, dtype=torch.uint8) for t in every}
+        real_read_many(mixed, [(t, memory[t.name].data_ptr(), t.nbytes) for t in every])
+        for t in every:
+            assert bytes(memory[t.name].numpy()) == expected[t.name], t.name
+        first, big = every[0], max(every, key=lambda t: t.nbytes)
+        memory[first.name].fill_(7)
+        try:
+            real_read_many(mixed, [(first, memory[first.name].data_ptr(), first.nbytes),
+                                   (big, memory[big.name].data_ptr(), big.nbytes - 1)])
+        except dlx.Error as error:
+            needle = f"tensor '{big.name}' is {big.nbytes} bytes; destinations[1] is given {big.nbytes - 1}"
+            assert needle in str(error), f"expected {needle!r} in: {error}"
+        else:
+            raise AssertionError("read_many took a destination of the wrong size")
+        assert bool((memory[first.name] == 7).all()), "read before every size was checked"
+        real_read_many(mixed, [])
+    print(f"read_many: {len(every)} tensors (deferred and held) in one call, the file's bytes; "
+          f"a wrong size refused before anything was read")
     mine = {}
     offered = []
 
@@ -336,5 +371,5 @@ with dlx.Trial() as trial:
           "refused once, no fallback")
     trial.finish()
 
-LoadedCheckpoint.read_into = real_read_into
+LoadedCheckpoint.read_into, LoadedCheckpoint.read_many = real_read_into, real_read_many
 print("dlx.torch load in place: ok")

@@ -369,4 +369,38 @@ dlx_status dlx_checkpoint_read_tensor(const dlx_checkpoint* c, size_t index, voi
   });
 }
 
+dlx_status dlx_checkpoint_read_tensors(const dlx_checkpoint* c, size_t count, const size_t* indices,
+                                       void* const* destinations, const size_t* bytes) {
+  return guarded([&] {
+    if (count == 0) return;
+    need(indices, "indices");
+    need(destinations, "destinations");
+    need(bytes, "bytes");
+    std::vector<dlx::checkpoint::Checkpoint::DeferredRead> deferred;
+    std::vector<std::pair<const std::byte*, std::span<std::byte>>> held;  // from, to
+    for (size_t i = 0; i < count; ++i) {
+      const auto& entry = entry_at(c, indices[i]);
+      if (bytes[i] != entry.bytes) {
+        throw InvalidArgument(fmt::format("dlx: tensor '{}' is {} bytes; destinations[{}] is given {}",
+                                          *entry.name, entry.bytes, i, bytes[i]));
+      }
+      if (bytes[i] == 0) continue;
+      if (destinations[i] == nullptr) throw InvalidArgument(fmt::format("dlx: destinations[{}] is NULL", i));
+      if (entry.on_device) {
+        throw InvalidArgument(fmt::format("dlx: tensor '{}' was read into device memory (the "
+                                          "place_on_device of the resume); its bytes are there, "
+                                          "at the address dlx_checkpoint_tensor gives", *entry.name));
+      }
+      const std::span<std::byte> out(static_cast<std::byte*>(destinations[i]), bytes[i]);
+      if (entry.deferred) {
+        deferred.push_back({*entry.name, out});
+      } else {
+        held.emplace_back(static_cast<const std::byte*>(entry.data), out);
+      }
+    }
+    for (const auto& [from, to] : held) std::memcpy(to.data(), from, to.size());
+    c->resumed.checkpoint().read_into(deferred);
+  });
+}
+
 }  // extern "C"

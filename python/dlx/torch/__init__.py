@@ -358,6 +358,7 @@ def _load_state(trial: Trial, objects: Mapping[str, Any], restore_rng: bool) -> 
         moments: dict[str, list[_Moment]] = {}
         for name in modules:
             states[name] = _read_in_place(reader, objects[name], states[name], name)
+        reader.finish()  # the modules' tensors, read together
         for name in optimizers:
             states[name], moments[name] = _read_moments(reader, placement, objects[name],
                                                         states[name], name)
@@ -443,34 +444,52 @@ class _DeferredReader:
 
     def __init__(self, loaded, stored: dict, waiting: dict):
         self._loaded, self._stored, self._waiting = loaded, stored, waiting
+        # Reads queued by read(later=True): (stored, memory it goes into, objects' name).
+        self._queued: list[tuple[Any, torch.Tensor, str]] = []
 
     def is_waiting(self, tensor: Any) -> bool:
         return isinstance(tensor, torch.Tensor) and id(tensor) in self._waiting and \
             tensor is self._waiting[id(tensor)][0]
 
-    def read(self, stand_in: torch.Tensor, into: torch.Tensor | None, name: str) -> torch.Tensor:
+    def read(self, stand_in: torch.Tensor, into: torch.Tensor | None, name: str, *,
+             later: bool = False) -> torch.Tensor:
+        """The tensor `stand_in` stands for, read into `into` when it fits, else into a new
+        CPU tensor; with `later`, its bytes arrive at finish(), read with every other queued one
+        (a model of many small tensors is then read on several threads)."""
         _, path, dtype = self._waiting[id(stand_in)]
         found = self._stored[path]
         if into is None or not _tensors.fits_stored(into, stand_in, found.nbytes):
             into, memory = _tensors.fresh_for(found.dtype, found.shape, dtype, path)
         else:
             memory = into
-        try:
-            self._loaded.read_into(found, memory.data_ptr(), found.nbytes)
-        except Error as error:
-            raise ConfigError(f"dlx.torch: {self._loaded.path} could not be read into "
-                              f"objects[{name!r}] after it was verified ({error}); the objects "
-                              f"may hold part of the checkpoint now: call load_state again"
-                              ) from error
+        self._queued.append((found, memory, name))
+        if not later:
+            self.finish()
         return into
 
-    def read_any(self, name: str, into: Any = None) -> Callable[[torch.Tensor], torch.Tensor]:
+    def finish(self) -> None:
+        """Reads every queued tensor, all in one call to the library."""
+        queued, self._queued = self._queued, []
+        try:
+            self._loaded.read_many([(found, memory.data_ptr(), found.nbytes)
+                                    for found, memory, _ in queued])
+        except Error as error:
+            names = " and ".join(f"objects[{name!r}]"
+                                 for name in dict.fromkeys(name for _, _, name in queued))
+            raise ConfigError(f"dlx.torch: {self._loaded.path} could not be read into "
+                              f"{names} after it was verified ({error}); the objects "
+                              f"may hold part of the checkpoint now: call load_state again"
+                              ) from error
+
+    def read_any(self, name: str, into: Any = None, *,
+                 later: bool = False) -> Callable[[torch.Tensor], torch.Tensor]:
         """A _map_tensors change that reads each waiting tensor (into `into` when it is a
-        tensor that fits) and leaves any other tensor as it is."""
+        tensor that fits; with `later`, at finish()) and leaves any other tensor as it is."""
         def change(tensor: torch.Tensor) -> torch.Tensor:
             if not self.is_waiting(tensor):
                 return tensor
-            return self.read(tensor, into if isinstance(into, torch.Tensor) else None, name)
+            return self.read(tensor, into if isinstance(into, torch.Tensor) else None, name,
+                             later=later)
         return change
 
 
@@ -487,9 +506,9 @@ def _read_in_place(reader: _DeferredReader, module: torch.nn.Module, state: Any,
         for key in state:
             value = state[key]
             state[key] = _map_tensors(value, reader.read_any(
-                name, own.get(key) if isinstance(value, torch.Tensor) else None))
+                name, own.get(key) if isinstance(value, torch.Tensor) else None, later=True))
         return state
-    return _map_tensors(state, reader.read_any(name))
+    return _map_tensors(state, reader.read_any(name, later=True))
 
 
 def _optimizer_read_in_place(optimizer: Any, into_gpu: bool) -> str | None:

@@ -99,6 +99,15 @@ struct Checkpoint {
   // when `name` is not deferred, `out` has another size, or the bytes no longer match their
   // checksums (the file was changed after the load verified it): `out` then holds part of them.
   void read_into(std::string_view name, std::span<std::byte> out) const;
+  // The same for several tensors at once, their blocks shared out over a few threads (a model of
+  // many small tensors reads them in parallel, not one after another). Every name and size is
+  // checked before anything is read; the destinations must not overlap. On a checksum error,
+  // any of them may hold part of its tensor.
+  struct DeferredRead {
+    std::string_view name;
+    std::span<std::byte> out;
+  };
+  void read_into(std::span<const DeferredRead> reads) const;
 
   std::shared_ptr<const detail::DeferredFile> deferred_file;  // set when `deferred` is not empty
 };

@@ -313,6 +313,14 @@ dlx_status dlx_checkpoint_tensor_on_device(const dlx_checkpoint* checkpoint, siz
  * holds part of the tensor). */
 dlx_status dlx_checkpoint_read_tensor(const dlx_checkpoint* checkpoint, size_t index,
                                       void* destination, size_t bytes);
+/* dlx_checkpoint_read_tensor for `count` tensors at once: tensor indices[i] into
+ * destinations[i], exactly bytes[i] long. The deferred ones are read together, their CRC blocks
+ * shared out over a few threads, so that a model of many small tensors is read in parallel,
+ * not one tensor after another. Every index and size is checked before anything is copied
+ * (DLX_ERROR_INVALID_ARGUMENT); the destinations must not overlap. */
+dlx_status dlx_checkpoint_read_tensors(const dlx_checkpoint* checkpoint, size_t count,
+                                       const size_t* indices, void* const* destinations,
+                                       const size_t* bytes);
 
 #ifdef __cplusplus
 }
