@@ -44,6 +44,9 @@ void add_script_options(CommandLine& command, std::initializer_list<std::string_
       {"bin-dir", "DIR", "directory with dlx and dlx-launch, for PATH in `env` (default: $DLX_BIN_DIR, dlx's own)"},
       {"nodes", "N", "number of slurmd nodes, at least 3 (default 3)"},
       {"port-base", "N", "slurmctld port; node nX uses N+X (default 17000)"},
+      {"first-job-id", "N",
+       "the first job id of a new cluster (Slurm's FirstJobId; default 1): two clusters on one host "
+       "whose ids run in step give their multi-rank trials the same MASTER_PORT; start one at, say, 5001"},
       {"timeout", "SECS", "how long `up`/`down` wait for daemons and nodes (default 30)"},
       {"gpus", "N",
        "each node has N GPUs as Slurm GRES (/dev/nvidia0..N-1, which must exist; default 0); every node is "
@@ -70,8 +73,8 @@ CommandLine cluster_up_command_line() {
                       "is idempotent, and records its settings in the state directory for later calls.",
                       "sudo dlx cluster up\n"
                       "sudo dlx cluster up --state-dir /tmp/dlx-cluster --nodes 4 --port-base 18000");
-  add_script_options(command, {"state-dir", "plugin", "plugstack", "bin-dir", "nodes", "port-base", "timeout", "gpus",
-                               "shards-per-gpu", "placeholder-gpus"});
+  add_script_options(command, {"state-dir", "plugin", "plugstack", "bin-dir", "nodes", "port-base", "first-job-id", "timeout",
+                               "gpus", "shards-per-gpu", "placeholder-gpus"});
   return command;
 }
 
@@ -112,8 +115,8 @@ CommandLine cluster_command_line() {
                       "sudo dlx cluster up\n"
                       "eval \"$(dlx cluster env)\"\n"
                       "sudo dlx cluster down");
-  add_script_options(command, {"state-dir", "plugin", "plugstack", "bin-dir", "nodes", "port-base", "timeout", "gpus",
-                               "shards-per-gpu", "placeholder-gpus"});
+  add_script_options(command, {"state-dir", "plugin", "plugstack", "bin-dir", "nodes", "port-base", "first-job-id", "timeout",
+                               "gpus", "shards-per-gpu", "placeholder-gpus"});
   command.subcommands = {
       {"up", "start munged, slurmctld and the nodes, wait until all are up (root)", cluster_up_command_line},
       {"down", "cancel the cluster's jobs and stop its daemons (root)", cluster_down_command_line},
