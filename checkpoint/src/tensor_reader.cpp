@@ -111,10 +111,6 @@ unsigned read_threads(std::uint64_t total, std::size_t blocks) {
   return total < kSingleThreadBelow ? 1U : threads_for_blocks(blocks);
 }
 
-}  // namespace
-
-namespace {
-
 // One tensor of a list read by read_listed.
 struct ListedRead {
   const TensorInfo* info;
