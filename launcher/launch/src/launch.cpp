@@ -42,6 +42,7 @@ int run_ticket(const Options& options, const env::EnvMap& env, const Resolver& r
   }
   if (const auto requeue = enter_code(state)) return *requeue;
   if (const auto requeue = stage_data(state)) return *requeue;
+  if (const auto status = settle_master_port(state)) return *status;
   return run_and_account(state);
 }
 

@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdint>
@@ -32,15 +33,14 @@ std::string master_addr(const env::TaskPlacement& placement, const env::EnvMap& 
   return "127.0.0.1";
 }
 
-// DLX_SLOT, which dlx-launch sets for a packed task's trials; 0 when absent or not a number.
-int slot_of(const env::EnvMap& env) {
+}  // namespace
+
+int packed_slot_of(const env::EnvMap& env) {
   const auto text = env::lookup(env, "DLX_SLOT").value_or("");
   int slot = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), slot);
   return error == std::errc() && end == text.data() + text.size() && slot >= 0 ? slot : 0;
 }
-
-}  // namespace
 
 std::optional<std::string> resolve_ipv4(const std::string& host) {
   addrinfo hints{};
@@ -80,17 +80,22 @@ bool port_is_free(int port) {
   return bound;
 }
 
-int single_rank_master_port(const std::string& job_id, int slot, const PortProbe& is_free) {
+std::vector<int> master_port_candidates(const std::string& job_id, int slot) {
   const bool in_slurm = !job_id.empty();
   const int low = in_slurm ? kMasterPortBase : kMasterPortOutsideSlurm;
   const int span = in_slurm ? kMasterPortSpan : kMasterPortSpanOutsideSlurm;
   const std::int64_t job = in_slurm ? env::parse_non_negative("SLURM_JOB_ID", job_id) % span : 0;
   const auto start = static_cast<int>((job + std::int64_t{slot} * kSlotPortStride) % span);
-  for (int probe = 0; probe < kPortProbes; ++probe) {
-    const int port = low + (start + probe) % span;
-    if (is_free(port)) return port;
-  }
-  return low + start;
+  std::vector<int> candidates;
+  candidates.reserve(kPortProbes);
+  for (int probe = 0; probe < kPortProbes; ++probe) candidates.push_back(low + (start + probe) % span);
+  return candidates;
+}
+
+int single_rank_master_port(const std::string& job_id, int slot, const PortProbe& is_free) {
+  const auto candidates = master_port_candidates(job_id, slot);
+  const auto found = std::find_if(candidates.begin(), candidates.end(), is_free);
+  return found == candidates.end() ? candidates.front() : *found;
 }
 
 EnvVars compute_launch_env(const env::TaskPlacement& placement, const env::EnvMap& env,
@@ -99,7 +104,7 @@ EnvVars compute_launch_env(const env::TaskPlacement& placement, const env::EnvMa
   if (auto given = env::lookup(env, "MASTER_PORT"); given && !given->empty()) {
     port = *given;
   } else if (placement.world_size <= 1) {
-    port = std::to_string(single_rank_master_port(placement.job_id, slot_of(env), is_free));
+    port = std::to_string(single_rank_master_port(placement.job_id, packed_slot_of(env), is_free));
   } else {
     port = std::to_string(master_port_for_job(placement.job_id));
   }

@@ -22,6 +22,7 @@
 #include "dlx/launch/child_process.hpp"
 #include "dlx/launch/data_barrier.hpp"
 #include "dlx/launch/launch_error.hpp"
+#include "dlx/launch/master_port_rendezvous.hpp"
 #include "dlx/launch/resume_checkpoint.hpp"
 #include "dlx/launch/searcher_work.hpp"
 #include "dlx/launch/system_sampler.hpp"
@@ -122,13 +123,13 @@ void refuse_unlaunched_trial(env::TrialContext& context, bool dry_run) {
   }
 }
 
-// The ranks of a trial of several ranks each compute MASTER_PORT alone (launch_env.hpp), so it
-// cannot move when taken; rank 0 says so before the trainer's bind fails less clearly. Its
-// other ranks may still reach whatever holds the port, which is why the message names the fix.
+// Outside the rendezvous (mpirun by hand) the ranks of a trial of several ranks each compute
+// MASTER_PORT alone (launch_env.hpp), so it cannot move when taken; rank 0 says so before the
+// trainer's bind fails less clearly. Its other ranks may still reach whatever holds the port,
+// which is why the message names the fix.
 void warn_if_master_port_taken(const LaunchState& state, const EnvVars& vars) {
   const auto& placement = state.placement();
   if (placement.world_size <= 1 || !state.rank0()) return;
-  if (const auto given = env::lookup(state.context.env(), "MASTER_PORT"); given && !given->empty()) return;
   const auto found = std::find_if(vars.begin(), vars.end(), [](const auto& var) { return var.first == "MASTER_PORT"; });
   if (found == vars.end() || port_is_free(std::stoi(found->second))) return;
   fmt::print(stderr,
@@ -144,7 +145,6 @@ void warn_if_master_port_taken(const LaunchState& state, const EnvVars& vars) {
 EnvVars trainer_variables(const LaunchState& state, const Resolver& resolve) {
   const auto& env = state.context.env();
   EnvVars vars = compute_launch_env(state.placement(), env, resolve, port_is_free);
-  warn_if_master_port_taken(state, vars);
   std::error_code no_exe;
   const auto launcher = std::filesystem::read_symlink("/proc/self/exe", no_exe);
   if (const auto package = no_exe ? std::nullopt : python_package_dir(launcher)) {
@@ -258,7 +258,7 @@ std::optional<TrialData> stage_trial_data(LaunchState& state) {
     }
     if (placement.rank == 0) {
       record_refusal(state.context, why);
-      if (state.peers) state.peers->announce({.status = 1, .where = fmt::format("rank 0 on {}", placement.node_name), .error = why});
+      if (state.peers) state.peers->announce({.status = 1, .where = fmt::format("rank 0 on {}", placement.node_name), .error = why, .refused = true});
     }
     throw LaunchError(why);
   }
@@ -343,7 +343,7 @@ void enter_container(LaunchState& state) {
                                         error.what());
     if (placement.rank == 0) {
       record_refusal(state.context, why);
-      if (state.peers) state.peers->announce({.status = 1, .where = fmt::format("rank 0 on {}", placement.node_name), .error = why});
+      if (state.peers) state.peers->announce({.status = 1, .where = fmt::format("rank 0 on {}", placement.node_name), .error = why, .refused = true});
     }
     throw LaunchError(why);
   }
@@ -389,6 +389,7 @@ int run_trainer(LaunchState& state) {
     };
   }
   const auto command = state.container ? state.container->command_for(state.command) : state.command;
+  state.master_port_hold.reset();  // the trainer's TCPStore binds it now (port_reservation.hpp)
   const int status = run_child(command, end_if_peer_crashed, start_sampler);
   sampler.reset();  // its last sample, once the trainer has exited
   if (state.peer_crash) {
@@ -447,6 +448,78 @@ void account_for_crash(LaunchState& state, const TrialCrash& crash, const ExitDe
   const auto why = crash_stop_reason(crash, decision, failures, state.max_restarts);
   fmt::print(stderr, "dlx-launch: trial {} is {}\n", state.context.trial().trial_id, why);
   tell_searcher_failed(*state.experiment, state.context.trial(), why.substr(why.find(' ') + 1));
+}
+
+// MASTER_PORT as the trainer gets it: in the variables and in this process's environment (the
+// trainer's, and a container's, come from there).
+void set_master_port(LaunchState& state, int port) {
+  const auto text = std::to_string(port);
+  for (auto& [name, value] : state.vars) {
+    if (name == "MASTER_PORT") value = text;
+  }
+  ::setenv("MASTER_PORT", text.c_str(), 1);
+}
+
+// Rank 0 of a trial of several ranks: its port chosen, held and told to the other ranks. A port
+// other than the job's own is said in the trial's log (whoever holds the job's port may be worth
+// knowing about). A failure to tell is the trial's: recorded, and announced to the waiting ranks.
+void choose_master_port(LaunchState& state, const MasterPortRendezvous& rendezvous) {
+  const auto& placement = state.placement();
+  const auto candidates = master_port_candidates(placement.job_id, 0);
+  state.master_port_hold = reserve_first_free(candidates);
+  const int port = state.master_port_hold ? state.master_port_hold->port() : candidates.front();
+  if (port != candidates.front()) {
+    const bool in_range = std::find(candidates.begin(), candidates.end(), port) != candidates.end();
+    if (in_range) {
+      fmt::print(stderr, "dlx-launch: MASTER_PORT {}: {} is in use on {}\n", port, candidates.front(), placement.node_name);
+    } else {
+      fmt::print(stderr, "dlx-launch: MASTER_PORT {}: the trial's {} ports from {} are all in use on {}; the kernel "
+                 "chose this one\n", port, candidates.size(), candidates.front(), placement.node_name);
+    }
+  }
+  rendezvous.remove_stale();
+  try {
+    rendezvous.publish(port);
+  } catch (const LaunchError& error) {
+    record_refusal(state.context, error.what());
+    if (state.peers) state.peers->announce({.status = 1, .where = rank_where(state), .error = error.what(), .refused = true});
+    throw;
+  }
+  set_master_port(state, port);
+}
+
+// Another rank crashed (or rank 0 refused the trial) before this rank's trainer started: this
+// rank exits as every rank of the trial does for that crash (peer_crash.hpp).
+int exit_for_peer_crash(LaunchState& state) {
+  const auto& crash = *state.peer_crash;
+  fmt::print(stderr, "dlx-launch: {} crashed before this rank's trainer started; it is not started\n", crash.described());
+  const auto decision = decide_exit(crash, state.at_start, state.max_restarts);
+  account_for_crash(state, crash, decision);
+  return decision.status;
+}
+
+// Any other rank: the port rank 0 published. Giving up is this rank's crash, told to the others
+// so that rank 0's trainer, if it started after all, does not wait for this rank in vain.
+std::optional<int> wait_for_master_port(LaunchState& state, const MasterPortRendezvous& rendezvous) {
+  const auto& env = state.context.env();
+  const bool stages = state.experiment && !state.experiment->data.stage.empty();
+  const auto deadline = MasterPortRendezvous::deadline_from(
+      env, stages ? DataBarrier::deadline_from(env) : std::chrono::milliseconds::zero());
+  std::optional<int> port;
+  try {
+    port = rendezvous.wait(deadline, [&state] {
+      if (notice_received() != 0) return true;
+      if (state.peers) state.peer_crash = state.peers->peer_crash();
+      return state.peer_crash.has_value();
+    });
+  } catch (const LaunchError& error) {
+    if (state.peers) state.peers->announce({.status = 1, .where = rank_where(state), .error = error.what()});
+    throw;
+  }
+  if (state.peer_crash) return exit_for_peer_crash(state);
+  if (!port) return requeue_on_notice("while rank 0 chose MASTER_PORT");
+  set_master_port(state, *port);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -530,6 +603,25 @@ std::optional<int> stage_data(LaunchState& state) {
   return requeue_on_notice("while the data was staged");
 }
 
+std::optional<int> settle_master_port(LaunchState& state) {
+  const auto& env = state.context.env();
+  const auto& placement = state.placement();
+  if (const auto given = env::lookup(env, "MASTER_PORT"); given && !given->empty()) return std::nullopt;
+  if (placement.world_size <= 1) {
+    state.master_port_hold = reserve_first_free(master_port_candidates(placement.job_id, packed_slot_of(env)));
+    if (state.master_port_hold) set_master_port(state, state.master_port_hold->port());
+    return std::nullopt;
+  }
+  const auto rendezvous = MasterPortRendezvous::for_run(state.context.trial(), placement, env);
+  if (!rendezvous) {
+    warn_if_master_port_taken(state, state.vars);
+    return std::nullopt;
+  }
+  if (!state.rank0()) return wait_for_master_port(state, *rendezvous);
+  choose_master_port(state, *rendezvous);
+  return std::nullopt;
+}
+
 namespace {
 
 // A trainer that exits 0 without finishing its trial leaves trial.h5 saying running, and
@@ -574,7 +666,7 @@ int run_and_account(LaunchState& state) {
     return 0;
   }
   const auto crash = trial_crash(state, status);
-  const auto decision = decide_exit(crash.status, state.at_start, state.max_restarts, crash.error);
+  const auto decision = decide_exit(crash, state.at_start, state.max_restarts);
   account_for_crash(state, crash, decision);
   return decision.status;
 }

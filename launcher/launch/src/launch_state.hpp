@@ -18,6 +18,7 @@
 #include "dlx/launch/options.hpp"
 #include "dlx/launch/output_tee.hpp"
 #include "dlx/launch/peer_crash.hpp"
+#include "dlx/launch/port_reservation.hpp"
 #include "dlx/launch/trial_container.hpp"
 #include "dlx/launch/trial_data.hpp"
 #include "dlx/launch/trial_outcome.hpp"
@@ -51,6 +52,7 @@ struct LaunchState {
   std::optional<PeerCrashSignal> peers;
   std::optional<TrialCrash> peer_crash;  // the crash on another rank that ended this one
   std::optional<TrialData> data;
+  std::optional<PortReservation> master_port_hold;  // MASTER_PORT, held until the trainer starts
   std::optional<TrialContainer> container;  // the image the trainer runs in (trial_container.hpp)
 };
 
@@ -69,8 +71,12 @@ std::optional<int> enter_code(LaunchState& state);
 //    another rank ends this one; the experiment's data staged on this node (and on every node,
 //    rank 0 waits). The requeue status when a notice came meanwhile.
 std::optional<int> stage_data(LaunchState& state);
-// 5. Run and account: the trainer (in the experiment's container image, when it names one), its exit as a crash or not, the record and the searcher told.
-//    dlx-launch's exit status.
+// 5. Settle MASTER_PORT: held on this node for a trial of one rank; for one of several ranks,
+//    chosen and held by rank 0 and read by the others (master_port_rendezvous.hpp). The requeue
+//    status when a notice came meanwhile, the trial's exit status when another rank crashed.
+std::optional<int> settle_master_port(LaunchState& state);
+// 6. Run and account: the trainer (in the experiment's container image, when it names one), its
+//    exit as a crash or not, the record and the searcher told. dlx-launch's exit status.
 int run_and_account(LaunchState& state);
 
 }  // namespace dlx::launch

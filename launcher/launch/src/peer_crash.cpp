@@ -47,7 +47,9 @@ std::optional<TrialCrash> PeerCrashSignal::peer_crash() const noexcept {
     const auto json = nlohmann::json::parse(line, nullptr, false);
     if (json.is_object() && json.value("status", nlohmann::json()).is_number_integer() &&
         json.value("where", nlohmann::json()).is_string() && json.value("error", nlohmann::json()).is_string()) {
-      return TrialCrash{json["status"].get<int>(), json["where"].get<std::string>(), json["error"].get<std::string>()};
+      const auto refused = json.value("refused", nlohmann::json(false));
+      return TrialCrash{json["status"].get<int>(), json["where"].get<std::string>(), json["error"].get<std::string>(),
+                        refused.is_boolean() && refused.get<bool>()};
     }
     return TrialCrash{1, "another rank", line.empty() ? std::string("crashed") : line};
   } catch (const std::exception&) {
@@ -60,7 +62,8 @@ std::optional<TrialCrash> PeerCrashSignal::announce(const TrialCrash& crash) con
     dlx::create_directories_with_mode(path_.parent_path());  // a trainer that died early
     const auto temporary = temporary_path_for(path_);
     {
-      const nlohmann::json line{{"where", crash.where}, {"status", crash.status}, {"error", crash.error}};
+      nlohmann::json line{{"where", crash.where}, {"status", crash.status}, {"error", crash.error}};
+      if (crash.refused) line["refused"] = true;
       std::ofstream out(temporary);
       out << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
       out.close();

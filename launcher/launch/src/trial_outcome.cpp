@@ -124,6 +124,14 @@ ExitDecision decide_exit(int exit_status, const std::optional<record::TrialRecor
   return decision;
 }
 
+ExitDecision decide_exit(const TrialCrash& crash, const std::optional<record::TrialRecord>& record_at_start,
+                         std::optional<int> max_restarts) {
+  if (crash.refused) {
+    return {.status = 1, .crash = true, .final = ExitDecision::Final::restarts_exhausted, .same_failures = 1};
+  }
+  return decide_exit(crash.status, record_at_start, max_restarts, crash.error);
+}
+
 std::string crash_stop_reason(const TrialCrash& crash, const ExitDecision& decision, int failures,
                               std::optional<int> max_restarts) {
   using Final = ExitDecision::Final;

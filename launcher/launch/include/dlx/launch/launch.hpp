@@ -23,7 +23,11 @@
 //      and a crash on another rank ends this one (peer_crash); the experiment's data staged on
 //      this node (trial_data; on several nodes rank 0 waits until every node has it,
 //      data_barrier; a notice meanwhile: exit for a requeue)
-//   5. run and account: the child runs with signals forwarded; a crash is announced to the other
+//   5. settle MASTER_PORT: held on this node until the trainer starts (port_reservation); in a
+//      trial of several ranks under srun, chosen by rank 0 and read by the others through the
+//      trial's directory (master_port_rendezvous; a notice meanwhile: exit for a requeue; a crash
+//      announced by another rank: that crash's exit)
+//   6. run and account: the child runs with signals forwarded; a crash is announced to the other
 //      ranks and recorded by rank 0 in trials/<id>/trial.h5 (trial_outcome): under max_restarts
 //      exit with the requeue code, past it tell the searcher the trial failed; else the child's
 //      exit status (128 + signal when killed; the requeue code when the notice ended it)

@@ -8,17 +8,21 @@
 // cluster's nodes n1, n2... exist only in slurm.conf, with NodeAddr=127.0.0.1), dlx-launch does
 // not ask slurmctld (no scontrol): it uses SLURM_LAUNCH_NODE_IPADDR, the address of the host that
 // ran srun (in a batch job the batch host, which is the job's first node), else 127.0.0.1.
-// MASTER_PORT: a value already set wins. A trial of several ranks: 20000 + SLURM_JOB_ID % 10000
-// (every rank computes it alone; unprivileged, different for the concurrent array tasks of one
-// experiment, and below Linux's ephemeral ports, 32768-60999 by default: a port in that range can
-// be held by any outgoing connection on the node, another trial's gloo or TCPStore client among
-// them, and rank 0's TCPStore then cannot bind it); 29500 (PyTorch's own default) outside Slurm.
-// A trial of one rank (a packed task's slots among them: they share the task's job id) needs no
-// agreement, so it takes the first port free on its node from its own starting point: the job's
-// port moved by 1009 per slot (1009 is prime to 10000, so one task's slots start apart), then the
-// next ports, wrapping within 20000-29999 (29500-29999 outside Slurm). Without that, two slots
-// whose trainers both called init_process_group() collided ("Address already in use"), and so did
-// two jobs on one node whose ids differ by a multiple of 10000.
+// MASTER_PORT: a value already set wins. Otherwise one of the candidates of the trial: its
+// starting point, 20000 + SLURM_JOB_ID % 10000 moved by 1009 per packed slot (DLX_SLOT; 1009 is
+// prime to 10000, so one task's slots start apart), then the next ports, wrapping within
+// 20000-29999 (29500-29999, from PyTorch's own default, outside Slurm). These are unprivileged,
+// different for the concurrent array tasks of one experiment, and below Linux's ephemeral ports,
+// 32768-60999 by default: a port in that range can be held by any outgoing connection on the
+// node, another trial's gloo or TCPStore client among them.
+//   A trial of one rank (a packed task's slots among them: they share the task's job id) takes
+// the first candidate free on its node. Without that, two slots whose trainers both called
+// init_process_group() collided ("Address already in use"), and so did two jobs on one node
+// whose ids differ by a multiple of 10000.
+//   A trial of several ranks gets the starting point here (what --dry-run shows); under srun its
+// rank 0 then takes the first free candidate and tells the other ranks through the trial's
+// directory (master_port_rendezvous.hpp), and each rank's dlx-launch holds its choice until its
+// trainer starts (port_reservation.hpp).
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -50,8 +54,14 @@ int master_port_for_job(const std::string& job_id);
 using PortProbe = std::function<bool(int port)>;
 bool port_is_free(int port);
 
-// A trial of one rank: the first of kPortProbes candidates from its starting point that `is_free`
-// accepts, else the starting point itself (the trainer's own bind error then says why).
+// DLX_SLOT, which dlx-launch sets for a packed task's trials; 0 when absent or not a number.
+int packed_slot_of(const env::EnvMap& env);
+
+// The kPortProbes candidates for MASTER_PORT (see above), the starting point first.
+std::vector<int> master_port_candidates(const std::string& job_id, int slot);
+
+// A trial of one rank: the first candidate that `is_free` accepts, else the starting point itself
+// (the trainer's own bind error then says why).
 int single_rank_master_port(const std::string& job_id, int slot, const PortProbe& is_free);
 
 // Pure apart from `resolve` and `is_free` (asked only for a trial of one rank).

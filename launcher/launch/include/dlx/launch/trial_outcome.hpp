@@ -58,6 +58,10 @@ struct TrialCrash {
   int status = 0;     // the crashed trainer's exit status
   std::string where;  // "rank 1 on n2" on a trial of several ranks, else ""
   std::string error;  // crash_error(): "exit 1: ValueError: lr must be positive"
+  // dlx-launch on that rank (rank 0) refused the trial and failed it at once (data it could not
+  // stage, a container that would not start): final on every rank, as on rank 0, so that no rank
+  // exits 85 and gets a failed trial requeued.
+  bool refused = false;
 
   std::string described() const { return where.empty() ? error : where + ": " + error; }
 };
@@ -88,6 +92,10 @@ struct ExitDecision {
 // crash_error() (compared with the record's last_error for a crash loop).
 ExitDecision decide_exit(int exit_status, const std::optional<record::TrialRecord>& record_at_start,
                          std::optional<int> max_restarts, std::string_view error = "");
+// The decision for `crash`, as every rank of the trial takes it: a refusal fails the trial at once
+// (exit 1), anything else as decide_exit decides on its status and error.
+ExitDecision decide_exit(const TrialCrash& crash, const std::optional<record::TrialRecord>& record_at_start,
+                         std::optional<int> max_restarts);
 
 // The record's stop_reason for a crash under `decision` (`failures`: this crash's number).
 std::string crash_stop_reason(const TrialCrash& crash, const ExitDecision& decision, int failures,

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "dlx/launch/master_port_rendezvous.hpp"
+
+#include <charconv>
+#include <fstream>
+#include <string_view>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "dlx/common/directories.hpp"
+#include "dlx/common/durable_file.hpp"
+#include "dlx/launch/launch_error.hpp"
+
+namespace dlx::launch {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kPortPrefix = ".port.";
+constexpr std::string_view kPortLine = "port ";
+constexpr auto kPortPoll = std::chrono::milliseconds(100);
+constexpr auto kDefaultPortWait = std::chrono::seconds(900);
+
+}  // namespace
+
+std::optional<MasterPortRendezvous> MasterPortRendezvous::for_run(const env::TrialEnvironment& trial,
+                                                                  const env::TaskPlacement& placement,
+                                                                  const env::EnvMap& env) {
+  if (!trial.in_trial() || placement.launcher != env::Launcher::srun || placement.world_size < 2 ||
+      placement.job_id.empty()) {
+    return std::nullopt;
+  }
+  if (const auto given = env::lookup(env, "MASTER_PORT"); given && !given->empty()) return std::nullopt;
+  const auto step = env::lookup(env, "SLURM_STEP_ID");
+  if (!step || step->empty()) return std::nullopt;
+  const auto ticket = trial.ticket.value_or(trial.trial_id);
+  const auto name = fmt::format("{}{}.{}.{}.{}", kPortPrefix, placement.job_id, trial.restarts, *step, ticket);
+  return MasterPortRendezvous(trial.record_path().parent_path() / name);
+}
+
+void MasterPortRendezvous::publish(int port) const {
+  try {
+    dlx::create_directories_with_mode(file_.parent_path());
+    write_file_durably(file_, fmt::format("{}{}\n", kPortLine, port), 0640);
+  } catch (const std::exception& e) {
+    throw LaunchError(fmt::format("cannot tell the other ranks which MASTER_PORT rank 0 listens on: {} (is the "
+                                  "experiment directory writable?)", e.what()));
+  }
+}
+
+void MasterPortRendezvous::remove_stale() const noexcept {
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(file_.parent_path(), error)) {
+    const auto name = entry.path().filename().string();
+    if (name.starts_with(kPortPrefix) && entry.path() != file_) fs::remove(entry.path(), error);
+  }
+}
+
+std::optional<int> MasterPortRendezvous::published() const {
+  std::ifstream in(file_);
+  if (!in) return std::nullopt;
+  std::string line;
+  std::getline(in, line);
+  int port = 0;
+  const std::string_view digits = std::string_view(line).substr(std::min(line.size(), kPortLine.size()));
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
+  if (!line.starts_with(kPortLine) || error != std::errc() || end != digits.data() + digits.size() || port < 1 ||
+      port > 65535) {
+    throw LaunchError(fmt::format("{} should hold \"port N\" as rank 0 writes it, not \"{}\" (remove it and "
+                                  "requeue the trial)", file_.string(), line));
+  }
+  return port;
+}
+
+std::optional<int> MasterPortRendezvous::wait(std::chrono::milliseconds deadline,
+                                              const std::function<bool()>& stop) const {
+  const auto give_up = std::chrono::steady_clock::now() + deadline;
+  for (;;) {
+    if (const auto port = published()) return port;
+    if (stop && stop()) return std::nullopt;
+    if (std::chrono::steady_clock::now() >= give_up) {
+      throw LaunchError(fmt::format(
+          "rank 0 did not say within {:g} s which MASTER_PORT it listens on ({} never appeared): rank 0's "
+          "output says why (`dlx logs`); a rank 0 that needs longer to start (a slow data copy) needs a "
+          "longer DLX_MASTER_PORT_WAIT_S, in seconds",
+          std::chrono::duration<double>(deadline).count(), file_.string()));
+    }
+    std::this_thread::sleep_for(kPortPoll);
+  }
+}
+
+std::chrono::milliseconds MasterPortRendezvous::deadline_from(const env::EnvMap& env,
+                                                              std::chrono::milliseconds staging) {
+  const auto given = env::lookup(env, "DLX_MASTER_PORT_WAIT_S");
+  const std::chrono::milliseconds own = given && !given->empty()
+                                            ? std::chrono::seconds(env::parse_non_negative("DLX_MASTER_PORT_WAIT_S", *given))
+                                            : std::chrono::milliseconds(kDefaultPortWait);
+  return own + staging;
+}
+
+}  // namespace dlx::launch

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+// MASTER_PORT as dlx-launch settles it (master_port_rendezvous.hpp, port_reservation.hpp): the real
+// binary under a fake srun environment, real sockets, the trial directory as the ranks share it.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <regex>
+#include <string>
+#include <thread>
+
+#include "dlx/launch/master_port_rendezvous.hpp"
+#include "dlx/launch/port_reservation.hpp"
+#include "process_helpers.hpp"
+
+using dlx::launch::PortReservation;
+using dlx::test::run_with_env;
+using dlx::test::TempDir;
+using Env = std::map<std::string, std::string>;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kPortLaunch = DLX_LAUNCH_BINARY;
+
+// Rank `rank` of a 2-node step (1 task per node) of job 1234, step 0, in trial 1 of `dir` (the grid
+// example, frozen), whose job's own port is 21234.
+Env port_step_env(const fs::path& dir, int rank) {
+  return {{"SLURM_JOB_ID", "1234"},
+          {"SLURM_STEP_ID", "0"},
+          {"SLURM_PROCID", std::to_string(rank)},
+          {"SLURM_STEP_NUM_TASKS", "2"},
+          {"SLURM_LOCALID", "0"},
+          {"SLURM_NODEID", std::to_string(rank)},
+          {"SLURM_STEP_NUM_NODES", "2"},
+          {"SLURM_STEP_TASKS_PER_NODE", "1(x2)"},
+          {"SLURM_STEP_NODELIST", "dlxfake[1-2]"},
+          {"SLURMD_NODENAME", "dlxfake" + std::to_string(rank + 1)},
+          {"SLURM_LAUNCH_NODE_IPADDR", "127.0.0.1"},
+          {"DLX_EXPERIMENT_DIR", dir.string()},
+          {"DLX_TRIAL_ID", "1"},
+          {"DLX_HPARAMS", R"({"learning_rate":0.1,"batch_size":16,"epochs":5})"}};
+}
+
+void freeze_grid(const fs::path& dir) {
+  fs::copy_file(fs::path(DLX_SOURCE_DIR) / "examples" / "grid.yaml", dir / "experiment.yaml");
+}
+
+fs::path port_file(const fs::path& dir) { return dir / "trials" / "1" / ".port.1234.0.0.1"; }
+
+std::string first_line_of(const fs::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// A trainer that listens on MASTER_PORT as torch.distributed's TCPStore does: it can only if
+// dlx-launch let its hold go first.
+const std::string kListeningTrainer =
+    "import os, socket\n"
+    "s = socket.socket()\n"
+    "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+    "s.bind(('', int(os.environ['MASTER_PORT'])))\n"
+    "s.listen(1)\n"
+    "print('listening on', os.environ['MASTER_PORT'])\n";
+
+const std::string kEchoPort = "echo \"trainer got MASTER_PORT=$MASTER_PORT\"";
+
+}  // namespace
+
+TEST_CASE("launcher port: rank 0 takes the first free port and tells the other ranks", "[launch-cli][port]") {
+  TempDir dir("port-rank0");
+  freeze_grid(dir.path());
+  // The job's own port held, as a trial of a job whose id is this one's modulo 10000 would, or
+  // another user; and an earlier attempt's file, which says nothing about this one.
+  const auto squatter = PortReservation::listen_on(21234);
+  const fs::path stale = dir.path() / "trials" / "1" / ".port.1234.0.7.1";
+  fs::create_directories(stale.parent_path());
+  std::ofstream(stale) << "port 21234\n";
+
+  const auto rank0 = run_with_env(port_step_env(dir.path(), 0), {kPortLaunch, "--", "/usr/bin/python3", "-c",
+                                                                 kListeningTrainer});
+  INFO(rank0.output);
+  REQUIRE(rank0.status == 0);
+  std::smatch chosen;
+  REQUIRE(std::regex_search(rank0.output, chosen, std::regex("listening on (\\d+)")));
+  const int port = std::stoi(chosen[1]);
+  CHECK(port > 21234);
+  CHECK(port < 21234 + 100);
+  CHECK_THAT(rank0.output, Catch::Contains("dlx-launch: MASTER_PORT " + std::to_string(port) +
+                                           ": 21234 is in use on dlxfake1\n"));
+  CHECK(first_line_of(port_file(dir.path())) == "port " + std::to_string(port));
+  CHECK_FALSE(fs::exists(stale));
+
+  const auto rank1 = run_with_env(port_step_env(dir.path(), 1), {kPortLaunch, "--", "sh", "-c", kEchoPort});
+  INFO(rank1.output);
+  CHECK(rank1.status == 0);
+  CHECK_THAT(rank1.output, Catch::Contains("trainer got MASTER_PORT=" + std::to_string(port) + "\n"));
+}
+
+TEST_CASE("launcher port: another rank waits until rank 0 has told it", "[launch-cli][port]") {
+  TempDir dir("port-wait");
+  freeze_grid(dir.path());
+  std::thread rank0([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    dlx::launch::MasterPortRendezvous(port_file(dir.path())).publish(24321);
+  });
+  const auto started = std::chrono::steady_clock::now();
+  const auto rank1 = run_with_env(port_step_env(dir.path(), 1), {kPortLaunch, "--", "sh", "-c", kEchoPort});
+  rank0.join();
+  INFO(rank1.output);
+  CHECK(rank1.status == 0);
+  CHECK(std::chrono::steady_clock::now() - started >= std::chrono::milliseconds(700));
+  CHECK_THAT(rank1.output, Catch::Contains("trainer got MASTER_PORT=24321\n"));
+}
+
+TEST_CASE("launcher port: a rank that rank 0 never tells gives up, and says so to the others", "[launch-cli][port]") {
+  TempDir dir("port-silent");
+  freeze_grid(dir.path());
+  auto env = port_step_env(dir.path(), 1);
+  env["DLX_MASTER_PORT_WAIT_S"] = "1";
+  const fs::path ran = dir.path() / "trainer-ran";
+  const auto rank1 = run_with_env(env, {kPortLaunch, "--", "touch", ran.string()});
+  INFO(rank1.output);
+  CHECK(rank1.status == 1);
+  CHECK_THAT(rank1.output, Catch::Contains("dlx-launch: rank 0 did not say within 1 s which MASTER_PORT it listens "
+                                           "on (" + port_file(dir.path()).string() + " never appeared)"));
+  CHECK_THAT(rank1.output, Catch::Contains("DLX_MASTER_PORT_WAIT_S"));
+  CHECK_FALSE(fs::exists(ran));
+  // Rank 0's trainer, had it started after all, is ended instead of waiting for this rank.
+  const auto crash = first_line_of(dir.path() / "trials" / "1" / ".crash.1234.0.0");
+  CHECK_THAT(crash, Catch::Contains("\"where\":\"rank 1 on dlxfake2\"") && Catch::Contains("did not say within 1 s"));
+
+  env["DLX_MASTER_PORT_WAIT_S"] = "later";
+  const auto bad = run_with_env(env, {kPortLaunch, "--", "touch", ran.string()});
+  CHECK(bad.status != 0);
+  CHECK_THAT(bad.output, Catch::Contains("DLX_MASTER_PORT_WAIT_S=later"));
+  CHECK_FALSE(fs::exists(ran));
+}
+
+TEST_CASE("launcher port: a crash announced by rank 0 ends the wait at once, as rank 0 decided", "[launch-cli][port]") {
+  TempDir dir("port-crash");
+  freeze_grid(dir.path());  // max_restarts: 5
+  const fs::path crash_file = dir.path() / "trials" / "1" / ".crash.1234.0.0";
+  fs::create_directories(crash_file.parent_path());
+  const fs::path ran = dir.path() / "trainer-ran";
+  auto wait_for_rank0 = [&] {
+    const auto started = std::chrono::steady_clock::now();
+    auto result = run_with_env(port_step_env(dir.path(), 1), {kPortLaunch, "--", "touch", ran.string()});
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(60));  // not the 900 s deadline
+    CHECK_FALSE(fs::exists(ran));
+    return result;
+  };
+  SECTION("rank 0 refused the trial (its data could not be staged): failed on every rank, no requeue") {
+    std::ofstream(crash_file) << R"({"where":"rank 0 on dlxfake1","status":1,"error":"cannot stage the experiment's )"
+                                 R"(data on dlxfake1: no space left","refused":true})" << "\n";
+    const auto rank1 = wait_for_rank0();
+    INFO(rank1.output);
+    CHECK(rank1.status == 1);
+    CHECK_THAT(rank1.output, Catch::Contains("dlx-launch: rank 0 on dlxfake1: cannot stage the experiment's data on "
+                                             "dlxfake1: no space left crashed before this rank's trainer started; it "
+                                             "is not started\n"));
+    CHECK_THAT(rank1.output, !Catch::Contains("exiting 85"));
+  }
+  SECTION("rank 0's trainer crashed: restarted on every rank while max_restarts allows") {
+    std::ofstream(crash_file) << R"json({"where":"rank 0 on dlxfake1","status":137,"error":"killed by SIGKILL (exit 137)"})json"
+                              << "\n";
+    const auto rank1 = wait_for_rank0();
+    INFO(rank1.output);
+    CHECK(rank1.status == 85);
+    CHECK_THAT(rank1.output, Catch::Contains("exiting 85 so that Slurm requeues the trial"));
+  }
+}
+
+TEST_CASE("launcher port: MASTER_PORT set in the job script wins on every rank, without waiting", "[launch-cli][port]") {
+  TempDir dir("port-given");
+  freeze_grid(dir.path());
+  auto env = port_step_env(dir.path(), 1);
+  env["MASTER_PORT"] = "31000";
+  const auto rank1 = run_with_env(env, {kPortLaunch, "--", "sh", "-c", kEchoPort});
+  INFO(rank1.output);
+  CHECK(rank1.status == 0);
+  CHECK_THAT(rank1.output, Catch::Contains("trainer got MASTER_PORT=31000\n"));
+  CHECK_FALSE(fs::exists(port_file(dir.path())));
+}
+
+TEST_CASE("launcher port: a trial of one rank can listen on the port it was given", "[launch-cli][port]") {
+  // Outside Slurm: 29500 first. Held by someone else, the next; either way let go before the
+  // trainer starts.
+  const auto squatter = PortReservation::listen_on(29500);
+  const auto result = run_with_env({}, {kPortLaunch, "--", "/usr/bin/python3", "-c", kListeningTrainer});
+  INFO(result.output);
+  CHECK(result.status == 0);
+  std::smatch chosen;
+  REQUIRE(std::regex_search(result.output, chosen, std::regex("listening on (\\d+)")));
+  CHECK(std::stoi(chosen[1]) > 29500);
+  CHECK(std::stoi(chosen[1]) < 30000);
+}
