@@ -3,7 +3,11 @@
 # The PyTorch DDP example (examples/pytorch) on 2 nodes under `srun dlx-launch -- /usr/bin/python3
 # ...`: torch.distributed (gloo) wires itself from dlx-launch's variables, the dlx package records
 # the metrics, and the trial completes with a loss that went down.
+# Then again while another user (dlxmallory) listens on every port the job's MASTER_PORT could
+# take (20000 + job id % 10000 and the next 99): rank 0 moves to a port the kernel picks, tells
+# rank 1 through the trial's directory, and the trial completes (master_port_rendezvous.hpp).
 source "$(dirname "$0")/lib.sh"
+source "$SOURCE_DIR/tests/security/users.sh"
 
 /usr/bin/python3 -c 'import torch' 2>/dev/null || fail "python3-torch is not installed (scripts/install-deps.sh)"
 submitted=$(as_user sbatch --parsable --wait --output=ddp-%A_%a.out \
@@ -27,3 +31,58 @@ with h5py.File(sys.argv[1], "r") as f:
 print(f"ddp: loss {loss[0]:.4f} -> {loss[-1]:.4f}, accuracy {accuracy[-1]:.3f}")
 PY
 note "PyTorch DDP example verified on 2 nodes"
+
+# The squatter: a process of another user holding the job's 100 candidate ports, started once
+# the (held) job's id is known; told to stop through a file, and waited for.
+squat_dir=$DLX_TEST_STATE/squatter  # where the squatter says it is ready, and is told to stop
+rm -rf "$squat_dir" && install -d -m 1777 "$squat_dir"
+ready=$squat_dir/ready
+stop=$squat_dir/stop
+squatter_pid=
+end_squatter() {
+  [ -n "$squatter_pid" ] || return 0
+  touch "$stop"
+  wait "$squatter_pid" 2> /dev/null || true
+  squatter_pid=
+}
+trap end_squatter EXIT
+held=$(as_user sbatch --parsable --hold --output=ddp-squat-%A_%a.out \
+  --dl-experiment=examples/pytorch/ddp.yaml examples/pytorch/job.sh)
+squat_job=$(job_id_of "$held")
+first_port=$((20000 + squat_job % 10000))
+runuser -u "$MALLORY" -- /usr/bin/python3 -c '
+import os, socket, sys, time
+first, ready, stop = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+held = []
+for offset in range(100):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        s.bind(("", 20000 + (first - 20000 + offset) % 10000))
+        s.listen(1)
+        held.append(s)
+    except OSError:
+        pass  # in use already: taken either way
+open(ready, "w").write(str(len(held)))
+deadline = time.monotonic() + 600
+while not os.path.exists(stop) and time.monotonic() < deadline:
+    time.sleep(0.2)
+' "$first_port" "$ready" "$stop" &
+squatter_pid=$!
+for _ in $(seq 100); do [ -s "$ready" ] && break; sleep 0.1; done
+[ -s "$ready" ] || fail "the squatter did not start"
+note "$MALLORY holds $(cat "$ready") of ports $first_port.. (job $squat_job)"
+scontrol release "$squat_job"
+wait_for_job "$squat_job" 240
+end_squatter
+out=$(cat "$WORK/ddp-squat-${squat_job}_0.out")
+expect_contains "job output under squatting" "$out" "ddp: 2 ranks, backend gloo"
+expect_contains "job output under squatting" "$out" \
+  "dlx-launch: MASTER_PORT"
+expect_contains "job output under squatting" "$out" \
+  ": the trial's 100 ports from $first_port are all in use on"
+dir=$(readlink "$(user_storage)/.jobs/$squat_job")
+state=$(/usr/bin/python3 -c 'import sys, h5py; v = h5py.File(sys.argv[1], "r").attrs["state"]; print(v.decode() if isinstance(v, bytes) else v)' \
+  "$dir/trials/0/trial.h5")
+[ "$state" = completed ] || fail "the trial under squatting is $state, not completed: $out"
+note "with every candidate port held by $MALLORY, the DDP trial moved to a port the kernel chose and completed"

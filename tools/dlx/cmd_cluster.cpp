@@ -46,7 +46,7 @@ void add_script_options(CommandLine& command, std::initializer_list<std::string_
       {"port-base", "N", "slurmctld port; node nX uses N+X (default 17000)"},
       {"first-job-id", "N",
        "the first job id of a new cluster (Slurm's FirstJobId; default 1): two clusters on one host "
-       "whose ids run in step give their multi-rank trials the same MASTER_PORT; start one at, say, 5001"},
+       "whose ids run in step start their trials' MASTER_PORT search at the same port; start one at, say, 5001"},
       {"timeout", "SECS", "how long `up`/`down` wait for daemons and nodes (default 30)"},
       {"gpus", "N",
        "each node has N GPUs as Slurm GRES (/dev/nvidia0..N-1, which must exist; default 0); every node is "
