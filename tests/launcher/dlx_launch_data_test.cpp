@@ -206,6 +206,18 @@ TEST_CASE("launcher data: rank 0 does not start when another node failed to stag
   const auto record = dlx::record::load_trial_record(dir.path() / "trials" / "1" / "trial.h5");
   CHECK(record.state == "failed");
   CHECK_THAT(record.stop_reason, Catch::Contains("could not be staged on node 1 (dlxfake2)"));
+
+  // Told to the other ranks as a refusal: final on every rank, as on rank 0. The other rank (its
+  // own copy done now, as if it had only been slow to say so) does not start its trainer and exits
+  // 1 where a crash would have had it exit 85 (max_restarts 5) and the failed trial requeued.
+  const auto told = read_whole(dir.path() / "trials" / "1" / ".crash.1234.0.0");
+  CHECK_THAT(told, Catch::Contains("\"refused\":true") && Catch::Contains("\"where\":\"rank 0 on dlxfake1\""));
+  auto other = run_with_env(data_step_env(dir.path(), 1), {kDataLaunch, "--", "touch", ran.string()});
+  INFO(other.output);
+  CHECK(other.status == 1);
+  CHECK_THAT(other.output, Catch::Contains("dlx-launch: rank 0 on dlxfake1 refused the trial (the data could not be "
+                                           "staged on node 1 (dlxfake2): "));
+  CHECK_FALSE(fs::exists(ran));
 }
 
 TEST_CASE("launcher data: rank 0 gives up at the deadline naming the silent node", "[launch-cli][data]") {

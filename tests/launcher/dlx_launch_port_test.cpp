@@ -161,9 +161,9 @@ TEST_CASE("launcher port: a crash announced by rank 0 ends the wait at once, as 
     const auto rank1 = wait_for_rank0();
     INFO(rank1.output);
     CHECK(rank1.status == 1);
-    CHECK_THAT(rank1.output, Catch::Contains("dlx-launch: rank 0 on dlxfake1: cannot stage the experiment's data on "
-                                             "dlxfake1: no space left crashed before this rank's trainer started; it "
-                                             "is not started\n"));
+    CHECK_THAT(rank1.output, Catch::Contains("dlx-launch: rank 0 on dlxfake1 refused the trial (cannot stage the "
+                                             "experiment's data on dlxfake1: no space left) before this rank's trainer "
+                                             "started; it is not started\n"));
     CHECK_THAT(rank1.output, !Catch::Contains("exiting 85"));
   }
   SECTION("rank 0's trainer crashed: restarted on every rank while max_restarts allows") {
@@ -172,6 +172,8 @@ TEST_CASE("launcher port: a crash announced by rank 0 ends the wait at once, as 
     const auto rank1 = wait_for_rank0();
     INFO(rank1.output);
     CHECK(rank1.status == 85);
+    CHECK_THAT(rank1.output, Catch::Contains("dlx-launch: rank 0 on dlxfake1: killed by SIGKILL (exit 137) crashed "
+                                             "before this rank's trainer started; it is not started\n"));
     CHECK_THAT(rank1.output, Catch::Contains("exiting 85 so that Slurm requeues the trial"));
   }
 }

@@ -364,6 +364,12 @@ std::optional<std::string> finished_state_after(LaunchState& state, int status) 
   return std::nullopt;
 }
 
+// What ended this rank: another rank's crash, or rank 0's refusal of the trial.
+std::string peer_stop(const TrialCrash& crash) {
+  return crash.refused ? fmt::format("{} refused the trial ({})", crash.where, crash.error)
+                       : fmt::format("{} crashed", crash.described());
+}
+
 // The trainer, with the signals forwarded; ended when another rank crashed. Its exit status, the
 // requeue code when the notice itself ended it.
 int run_trainer(LaunchState& state) {
@@ -393,8 +399,8 @@ int run_trainer(LaunchState& state) {
   const int status = run_child(command, end_if_peer_crashed, start_sampler);
   sampler.reset();  // its last sample, once the trainer has exited
   if (state.peer_crash) {
-    fmt::print(stderr, "dlx-launch: {} crashed; this rank's trainer cannot go on without it "
-               "and was ended\n", state.peer_crash->described());
+    fmt::print(stderr, "dlx-launch: {}; this rank's trainer cannot go on without it and was ended\n",
+               peer_stop(*state.peer_crash));
   }
   if (const int notice = notice_received(); notice != 0 && status == 128 + notice) {
     // The notice came after the trainer had finished its trial (its handlers restored as it
@@ -492,7 +498,7 @@ void choose_master_port(LaunchState& state, const MasterPortRendezvous& rendezvo
 // rank exits as every rank of the trial does for that crash (peer_crash.hpp).
 int exit_for_peer_crash(LaunchState& state) {
   const auto& crash = *state.peer_crash;
-  fmt::print(stderr, "dlx-launch: {} crashed before this rank's trainer started; it is not started\n", crash.described());
+  fmt::print(stderr, "dlx-launch: {} before this rank's trainer started; it is not started\n", peer_stop(crash));
   const auto decision = decide_exit(crash, state.at_start, state.max_restarts);
   account_for_crash(state, crash, decision);
   return decision.status;
