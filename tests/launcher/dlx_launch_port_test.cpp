@@ -77,7 +77,7 @@ TEST_CASE("launcher port: rank 0 takes the first free port and tells the other r
   freeze_grid(dir.path());
   // The job's own port held, as a trial of a job whose id is this one's modulo 10000 would, or
   // another user; and an earlier attempt's file, which says nothing about this one.
-  const auto squatter = PortReservation::listen_on(21234);
+  const auto squatter = PortReservation::hold(21234);
   const fs::path stale = dir.path() / "trials" / "1" / ".port.1234.0.7.1";
   fs::create_directories(stale.parent_path());
   std::ofstream(stale) << "port 21234\n";
@@ -193,7 +193,7 @@ TEST_CASE("launcher port: MASTER_PORT set in the job script wins on every rank, 
 TEST_CASE("launcher port: a trial of one rank can listen on the port it was given", "[launch-cli][port]") {
   // Outside Slurm: 29500 first. Held by someone else, the next; either way let go before the
   // trainer starts.
-  const auto squatter = PortReservation::listen_on(29500);
+  const auto squatter = PortReservation::hold(29500);
   const auto result = run_with_env({}, {kPortLaunch, "--", "/usr/bin/python3", "-c", kListeningTrainer});
   INFO(result.output);
   CHECK(result.status == 0);

@@ -3,7 +3,13 @@
 // ranks of a trial (master_port_rendezvous.hpp): real sockets, real files, real polling.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -22,19 +28,39 @@ using dlx::test::TempDir;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
+namespace {
+
+// connect() to `port` on the loopback address: 0, or the errno it failed with.
+int connect_error(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errno;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  const int error = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0 ? 0 : errno;
+  ::close(fd);
+  return error;
+}
+
+}  // namespace
+
 TEST_CASE("launcher: a held port is taken for every other prober until it is let go", "[launch][port]") {
   auto held = PortReservation::any_port();
   REQUIRE(held);
   const int port = held->port();
   CHECK(port > 0);
   CHECK_FALSE(dlx::launch::port_is_free(port));         // another dlx-launch's probe moves on
-  CHECK_FALSE(PortReservation::listen_on(port));        // and so does its own reservation
+  CHECK_FALSE(PortReservation::hold(port));             // and so does its own reservation
+  // Another rank's trainer connecting early is refused (and retries), never queued on the hold
+  // and then reset when it is let go.
+  CHECK(connect_error(port) == ECONNREFUSED);
   held.reset();
   CHECK(dlx::launch::port_is_free(port));               // the trainer's TCPStore can bind it now
-  auto again = PortReservation::listen_on(port);
+  auto again = PortReservation::hold(port);
   REQUIRE(again);
   CHECK(again->port() == port);
-  CHECK_FALSE(PortReservation::listen_on(0x10000));     // no such port
+  CHECK_FALSE(PortReservation::hold(0x10000));          // no such port
 }
 
 TEST_CASE("launcher: the first free candidate is held, and with all taken one the kernel picks", "[launch][port]") {

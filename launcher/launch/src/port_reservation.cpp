@@ -11,20 +11,16 @@ namespace dlx::launch {
 
 namespace {
 
-// A socket listening on `port` (0: the kernel's choice) of every IPv4 address, and the port it got.
-std::optional<std::pair<UniqueFd, int>> listening_socket(int port) {
+// A socket bound to `port` (0: the kernel's choice) of every IPv4 address, and the port it got.
+// No SO_REUSEADDR, no listen(): see port_reservation.hpp.
+std::optional<std::pair<UniqueFd, int>> bound_socket(int port) {
   UniqueFd socket(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!socket) return std::nullopt;
-  const int on = 1;
-  ::setsockopt(socket.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_ANY);
   address.sin_port = htons(static_cast<std::uint16_t>(port));
   if (::bind(socket.get(), reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) return std::nullopt;
-  // Listening is what makes the hold exclusive: a bind with SO_REUSEADDR succeeds beside a socket
-  // that is only bound, never beside one that listens.
-  if (::listen(socket.get(), 1) != 0) return std::nullopt;
   socklen_t length = sizeof address;
   if (::getsockname(socket.get(), reinterpret_cast<sockaddr*>(&address), &length) != 0) return std::nullopt;
   const int got = ntohs(address.sin_port);
@@ -33,22 +29,22 @@ std::optional<std::pair<UniqueFd, int>> listening_socket(int port) {
 
 }  // namespace
 
-std::optional<PortReservation> PortReservation::listen_on(int port) {
+std::optional<PortReservation> PortReservation::hold(int port) {
   if (port <= 0 || port > 65535) return std::nullopt;
-  auto held = listening_socket(port);
+  auto held = bound_socket(port);
   if (!held) return std::nullopt;
   return PortReservation(std::move(held->first), held->second);
 }
 
 std::optional<PortReservation> PortReservation::any_port() {
-  auto held = listening_socket(0);
+  auto held = bound_socket(0);
   if (!held) return std::nullopt;
   return PortReservation(std::move(held->first), held->second);
 }
 
 std::optional<PortReservation> reserve_first_free(const std::vector<int>& candidates) {
   for (const int port : candidates) {
-    if (auto held = PortReservation::listen_on(port)) return held;
+    if (auto held = PortReservation::hold(port)) return held;
   }
   return PortReservation::any_port();
 }

@@ -9,7 +9,7 @@
 // The protocol (the trial directory is on storage that every node of the trial sees):
 //   1. Rank 0, once the data is staged on every node (data_barrier.hpp), takes the first of the
 //      trial's candidates (launch_env.hpp: 20000 + job id % 10000, then the next ports) it can
-//      listen on, else a port the kernel picks, and holds it (port_reservation.hpp). It removes
+//      hold, else a port the kernel picks, and holds it (port_reservation.hpp). It removes
 //      other runs' files and publishes trials/<id>/.port.<run> holding "port <N>" (written to a
 //      temporary and renamed: never seen half-written).
 //      <run> = <SLURM_JOB_ID>.<SLURM_RESTART_COUNT>.<SLURM_STEP_ID>.<ticket>: new for every
