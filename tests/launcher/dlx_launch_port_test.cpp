@@ -135,11 +135,14 @@ TEST_CASE("launcher port: a rank that rank 0 never tells gives up, and says so t
   const auto crash = first_line_of(dir.path() / "trials" / "1" / ".crash.1234.0.0");
   CHECK_THAT(crash, Catch::Contains("\"where\":\"rank 1 on dlxfake2\"") && Catch::Contains("did not say within 1 s"));
 
+  // A value that is no number: the same, said at once.
+  fs::remove(dir.path() / "trials" / "1" / ".crash.1234.0.0");
   env["DLX_MASTER_PORT_WAIT_S"] = "later";
   const auto bad = run_with_env(env, {kPortLaunch, "--", "touch", ran.string()});
   CHECK(bad.status != 0);
   CHECK_THAT(bad.output, Catch::Contains("DLX_MASTER_PORT_WAIT_S=later"));
   CHECK_FALSE(fs::exists(ran));
+  CHECK_THAT(first_line_of(dir.path() / "trials" / "1" / ".crash.1234.0.0"), Catch::Contains("DLX_MASTER_PORT_WAIT_S=later"));
 }
 
 TEST_CASE("launcher port: a crash announced by rank 0 ends the wait at once, as rank 0 decided", "[launch-cli][port]") {

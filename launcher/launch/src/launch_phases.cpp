@@ -509,16 +509,16 @@ int exit_for_peer_crash(LaunchState& state) {
 std::optional<int> wait_for_master_port(LaunchState& state, const MasterPortRendezvous& rendezvous) {
   const auto& env = state.context.env();
   const bool stages = state.experiment && !state.experiment->data.stage.empty();
-  const auto deadline = MasterPortRendezvous::deadline_from(
-      env, stages ? DataBarrier::deadline_from(env) : std::chrono::milliseconds::zero());
   std::optional<int> port;
   try {
+    const auto deadline = MasterPortRendezvous::deadline_from(
+        env, stages ? DataBarrier::deadline_from(env) : std::chrono::milliseconds::zero());
     port = rendezvous.wait(deadline, [&state] {
       if (notice_received() != 0) return true;
       if (state.peers) state.peer_crash = state.peers->peer_crash();
       return state.peer_crash.has_value();
     });
-  } catch (const LaunchError& error) {
+  } catch (const std::exception& error) {  // the deadline, a bad file, a bad DLX_MASTER_PORT_WAIT_S
     if (state.peers) state.peers->announce({.status = 1, .where = rank_where(state), .error = error.what()});
     throw;
   }

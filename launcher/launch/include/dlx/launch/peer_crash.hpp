@@ -16,7 +16,9 @@
 //      (hard link of a written temporary: atomic, and only the first rank's survives) holding the
 //      crash (trial_outcome.hpp's TrialCrash, one line of JSON: where "rank 1 on n2", status 137,
 //      error "killed by SIGKILL (exit 137)" or "exit 1: ValueError: ..."), before it records
-//      anything.
+//      anything. Rank 0's dlx-launch announces its own refusal of the trial the same way (data
+//      it could not stage, a container that would not start, a MASTER_PORT it could not tell),
+//      with "refused": true: the trial is failed at once on every rank (exit 1), not restarted.
 //      <run> = <SLURM_JOB_ID>.<SLURM_RESTART_COUNT>.<SLURM_STEP_ID>: the same on every rank of
 //      this step, new for every requeued run and every srun, so an old file never ends a new run.
 //   2. Watch. Every dlx-launch looks for that file every second while its trainer runs. On
