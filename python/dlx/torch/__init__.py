@@ -198,6 +198,17 @@ def wait_for_snapshot() -> None:
     _fence.FENCE.close()
 
 
+def _searcher_names(trial: Trial, step: int, at_target: bool | None) -> bool:
+    """Whether the searcher will name the checkpoint of `step`: the one saved at the target length
+    before reporting it, where ASHA promotes the trial from and a PBT exploit starts other trials.
+    That save copies everything before it returns: the snapshot fence withdraws a checkpoint only
+    later, at the next optimizer step, and by then the searcher has named it."""
+    if at_target is not None:
+        return at_target
+    target = trial.target_length
+    return 0 < target <= step
+
+
 def save_state(trial: Trial, step: int, objects: Mapping[str, Any], metric: float | None = None,
                *, epoch: int = 0) -> None:
     """Saves the state of every object in `objects` as the checkpoint of `step` (collective:
@@ -207,11 +218,13 @@ def save_state(trial: Trial, step: int, objects: Mapping[str, Any], metric: floa
 
 
 def _save_state(trial: Trial, step: int, objects: Mapping[str, Any], metric: float | None,
-                epoch: int, rank_streams: Mapping[str, bytes]) -> None:
+                epoch: int, rank_streams: Mapping[str, bytes], at_target: bool | None = None) -> None:
     """save_state with this rank's own byte streams besides its RNG states (stored beside them
-    at rng/rank-<r>/<name>: dlx.torch.Loop's DataLoader generators)."""
+    at rng/rank-<r>/<name>: dlx.torch.Loop's DataLoader generators). `at_target`: whether the
+    searcher will name this checkpoint (None: when `step` reached the trial's target length)."""
     _fence.FENCE.close()  # the previous save's background copy, and its check
-    background = _fence.mode() == "background"  # read on every rank: a bad value fails them all
+    # read on every rank: a bad value fails them all
+    background = _fence.mode() == "background" and not _searcher_names(trial, step, at_target)
     mine = _ranks.pack({**_rng.capture(), **rank_streams})
     gathered = _ranks.gather(mine, trial.rank, trial.size)
     owned = _fence.optimizer_tensors(objects.values()) if background and trial.rank == 0 else {}

@@ -170,14 +170,14 @@ class Loop:
                               f"position {what}: was it saved by another program?")
         return loaded.step
 
-    def _save(self, metric: float | None = None) -> None:
+    def _save(self, metric: float | None = None, *, at_target: bool = False) -> None:
         from . import _save_state
 
         label = self.position.label
         if self.trial.checkpoint_dir is None:  # by hand, outside a trial: no checkpoints
             return
         _save_state(self.trial, label, self._objects(), metric, self.position.epoch,
-                    self._feed.streams(self.position.ended))
+                    self._feed.streams(self.position.ended), at_target=at_target)
         self._saved_label = label
 
     def _exit_for_requeue(self) -> None:
@@ -236,7 +236,7 @@ class Loop:
                               f"target (step {self.position.label}), where the searcher needs them: "
                               f"return a dict{' with ' + repr(self.metric) if self.metric else ''}")
         self.position.set(pending=dict(metrics))
-        self._save(self._metric_of(metrics))
+        self._save(self._metric_of(metrics), at_target=True)  # copied before the searcher names it
         self._report(metrics)
 
     def _report(self, metrics: Metrics) -> None:
