@@ -10,6 +10,7 @@
 #include "dlx/common/directories.hpp"
 #include "dlx/common/durable_file.hpp"
 #include "dlx/launch/launch_error.hpp"
+#include "dlx/launch/run_files.hpp"
 
 namespace dlx::launch {
 
@@ -33,14 +34,10 @@ std::optional<std::string> first_line(const fs::path& file) {
 
 std::optional<DataBarrier> DataBarrier::for_run(const env::TrialEnvironment& trial,
                                                 const env::TaskPlacement& placement, const env::EnvMap& env) {
-  if (!trial.in_trial() || placement.launcher != env::Launcher::srun || placement.num_nodes < 2 ||
-      placement.job_id.empty()) {
-    return std::nullopt;
-  }
-  const auto step = env::lookup(env, "SLURM_STEP_ID");
-  if (!step || step->empty()) return std::nullopt;
-  const auto name = fmt::format("{}{}.{}.{}", kPrefix, placement.job_id, trial.restarts, *step);
-  return DataBarrier(trial.record_path().parent_path() / name, placement.num_nodes);
+  if (!trial.in_trial() || placement.launcher != env::Launcher::srun || placement.num_nodes < 2) return std::nullopt;
+  const auto run = step_run_key(trial, placement, env);
+  if (!run) return std::nullopt;
+  return DataBarrier(trial.record_path().parent_path() / fmt::format("{}{}", kPrefix, *run), placement.num_nodes);
 }
 
 fs::path DataBarrier::node_file(int node_index) const { return directory_ / fmt::format("node-{}", node_index); }
@@ -93,13 +90,7 @@ void DataBarrier::wait_for_all(std::chrono::milliseconds deadline) const {
   }
 }
 
-void DataBarrier::remove_stale() const noexcept {
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(directory_.parent_path(), error)) {
-    const auto name = entry.path().filename().string();
-    if (name.starts_with(kPrefix) && entry.path() != directory_) fs::remove_all(entry.path(), error);
-  }
-}
+void DataBarrier::remove_stale() const noexcept { remove_other_runs(directory_.parent_path(), kPrefix, directory_); }
 
 std::chrono::milliseconds DataBarrier::deadline_from(const env::EnvMap& env) {
   const auto given = env::lookup(env, "DLX_DATA_STAGE_TIMEOUT");

@@ -11,10 +11,9 @@
 #include "dlx/common/directories.hpp"
 #include "dlx/common/durable_file.hpp"
 #include "dlx/launch/launch_error.hpp"
+#include "dlx/launch/run_files.hpp"
 
 namespace dlx::launch {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -28,15 +27,11 @@ constexpr auto kDefaultPortWait = std::chrono::seconds(900);
 std::optional<MasterPortRendezvous> MasterPortRendezvous::for_run(const env::TrialEnvironment& trial,
                                                                   const env::TaskPlacement& placement,
                                                                   const env::EnvMap& env) {
-  if (!trial.in_trial() || placement.launcher != env::Launcher::srun || placement.world_size < 2 ||
-      placement.job_id.empty()) {
-    return std::nullopt;
-  }
+  if (!trial.in_trial() || placement.launcher != env::Launcher::srun || placement.world_size < 2) return std::nullopt;
   if (const auto given = env::lookup(env, "MASTER_PORT"); given && !given->empty()) return std::nullopt;
-  const auto step = env::lookup(env, "SLURM_STEP_ID");
-  if (!step || step->empty()) return std::nullopt;
-  const auto ticket = trial.ticket.value_or(trial.trial_id);
-  const auto name = fmt::format("{}{}.{}.{}.{}", kPortPrefix, placement.job_id, trial.restarts, *step, ticket);
+  const auto run = step_run_key(trial, placement, env);
+  if (!run) return std::nullopt;
+  const auto name = fmt::format("{}{}.{}", kPortPrefix, *run, trial.ticket.value_or(trial.trial_id));
   return MasterPortRendezvous(trial.record_path().parent_path() / name);
 }
 
@@ -50,13 +45,7 @@ void MasterPortRendezvous::publish(int port) const {
   }
 }
 
-void MasterPortRendezvous::remove_stale() const noexcept {
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator(file_.parent_path(), error)) {
-    const auto name = entry.path().filename().string();
-    if (name.starts_with(kPortPrefix) && entry.path() != file_) fs::remove(entry.path(), error);
-  }
-}
+void MasterPortRendezvous::remove_stale() const noexcept { remove_other_runs(file_.parent_path(), kPortPrefix, file_); }
 
 std::optional<int> MasterPortRendezvous::published() const {
   std::ifstream in(file_);

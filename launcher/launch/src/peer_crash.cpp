@@ -14,6 +14,7 @@
 
 #include "dlx/common/directories.hpp"
 #include "dlx/common/durable_file.hpp"
+#include "dlx/launch/run_files.hpp"
 
 namespace dlx::launch {
 
@@ -26,14 +27,10 @@ constexpr std::string_view kPrefix = ".crash.";
 std::optional<PeerCrashSignal> PeerCrashSignal::for_run(const env::TrialEnvironment& trial,
                                                         const env::TaskPlacement& placement,
                                                         const env::EnvMap& env) {
-  if (!trial.in_trial() || placement.launcher != env::Launcher::srun ||
-      placement.world_size < 2 || placement.job_id.empty()) {
-    return std::nullopt;
-  }
-  const auto step = env::lookup(env, "SLURM_STEP_ID");
-  if (!step || step->empty()) return std::nullopt;
-  auto name = fmt::format("{}{}.{}.{}", kPrefix, placement.job_id, trial.restarts, *step);
-  return PeerCrashSignal(trial.record_path().parent_path() / name);
+  if (!trial.in_trial() || placement.launcher != env::Launcher::srun || placement.world_size < 2) return std::nullopt;
+  const auto run = step_run_key(trial, placement, env);
+  if (!run) return std::nullopt;
+  return PeerCrashSignal(trial.record_path().parent_path() / fmt::format("{}{}", kPrefix, *run));
 }
 
 std::optional<TrialCrash> PeerCrashSignal::peer_crash() const noexcept {
@@ -84,18 +81,6 @@ std::optional<TrialCrash> PeerCrashSignal::announce(const TrialCrash& crash) con
   }
 }
 
-void PeerCrashSignal::remove_stale() const noexcept {
-  try {
-    std::error_code error;
-    for (const auto& entry : std::filesystem::directory_iterator(path_.parent_path(), error)) {
-      const auto name = entry.path().filename().string();
-      if (name.starts_with(kPrefix) && entry.path() != path_) {
-        std::filesystem::remove(entry.path(), error);
-      }
-    }
-  } catch (const std::exception&) {
-    // Best effort: a stale file is harmless (its run is over); the next start tries again.
-  }
-}
+void PeerCrashSignal::remove_stale() const noexcept { remove_other_runs(path_.parent_path(), kPrefix, path_); }
 
 }  // namespace dlx::launch
