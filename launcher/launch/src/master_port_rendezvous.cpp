@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dlx/launch/master_port_rendezvous.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <string_view>
@@ -19,7 +20,11 @@ namespace {
 
 constexpr std::string_view kPortPrefix = ".port.";
 constexpr std::string_view kPortLine = "port ";
-constexpr auto kPortPoll = std::chrono::milliseconds(100);
+// Rank 0 usually publishes within milliseconds of the others' arrival (the same preparation on
+// every node), and every millisecond here delays the trial's first step: the polls start 2 ms
+// apart and double to 100 ms (a failed open of a name in one directory each time).
+constexpr auto kFirstPortPoll = std::chrono::milliseconds(2);
+constexpr auto kLastPortPoll = std::chrono::milliseconds(100);
 constexpr auto kDefaultPortWait = std::chrono::seconds(900);
 
 }  // namespace
@@ -66,7 +71,7 @@ std::optional<int> MasterPortRendezvous::published() const {
 std::optional<int> MasterPortRendezvous::wait(std::chrono::milliseconds deadline,
                                               const std::function<bool()>& stop) const {
   const auto give_up = std::chrono::steady_clock::now() + deadline;
-  for (;;) {
+  for (auto poll = kFirstPortPoll;; poll = std::min(2 * poll, kLastPortPoll)) {
     if (const auto port = published()) return port;
     if (stop && stop()) return std::nullopt;
     if (std::chrono::steady_clock::now() >= give_up) {
@@ -76,7 +81,7 @@ std::optional<int> MasterPortRendezvous::wait(std::chrono::milliseconds deadline
           "longer DLX_MASTER_PORT_WAIT_S, in seconds",
           std::chrono::duration<double>(deadline).count(), file_.string()));
     }
-    std::this_thread::sleep_for(kPortPoll);
+    std::this_thread::sleep_for(poll);
   }
 }
 

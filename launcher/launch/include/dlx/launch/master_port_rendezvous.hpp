@@ -15,8 +15,9 @@
 //      <run> = <SLURM_JOB_ID>.<SLURM_RESTART_COUNT>.<SLURM_STEP_ID>.<ticket>: new for every
 //      attempt, every srun and every ticket a task runs in turn, so no earlier file stands for
 //      this one.
-//   2. Every other rank, once its own data is staged, polls for that file every 100 ms and gives
-//      its trainer MASTER_PORT=<N>. It stops waiting when another rank announced a crash
+//   2. Every other rank, once its own data is staged, polls for that file (2 ms apart at first,
+//      doubling to 100 ms: the wait delays the first step) and gives its trainer
+//      MASTER_PORT=<N>. It stops waiting when another rank announced a crash
 //      (peer_crash.hpp; rank 0 announces a refusal, e.g. data it could not stage), at a
 //      preemption notice (exit 85), and at its deadline: DLX_MASTER_PORT_WAIT_S seconds (default
 //      900, plus the data-staging deadline when the experiment stages data), with an error that
