@@ -17,35 +17,17 @@
 #include "dlx/data/stage.hpp"
 #include "dlx/launch/trial_data.hpp"
 #include "dlx/store/code_snapshot.hpp"
+#include "fake_srun_step.hpp"
 #include "process_helpers.hpp"
 #include "run_in_child.hpp"
 
 using dlx::test::run_with_env;
 using dlx::test::TempDir;
-using Env = std::map<std::string, std::string>;
 namespace fs = std::filesystem;
 
 namespace {
 
 const std::string kDataLaunch = DLX_LAUNCH_BINARY;
-
-// Rank `rank` of a 2-node step (1 task per node) of job 1234, step 0, in trial 1 of `dir`.
-Env data_step_env(const fs::path& dir, int rank) {
-  return {{"SLURM_JOB_ID", "1234"},
-          {"SLURM_STEP_ID", "0"},
-          {"SLURM_PROCID", std::to_string(rank)},
-          {"SLURM_STEP_NUM_TASKS", "2"},
-          {"SLURM_LOCALID", "0"},
-          {"SLURM_NODEID", std::to_string(rank)},
-          {"SLURM_STEP_NUM_NODES", "2"},
-          {"SLURM_STEP_TASKS_PER_NODE", "1(x2)"},
-          {"SLURM_STEP_NODELIST", "dlxfake[1-2]"},
-          {"SLURMD_NODENAME", "dlxfake" + std::to_string(rank + 1)},
-          {"SLURM_LAUNCH_NODE_IPADDR", "10.9.8.7"},
-          {"DLX_EXPERIMENT_DIR", dir.string()},
-          {"DLX_TRIAL_ID", "1"},
-          {"DLX_HPARAMS", R"({"learning_rate":0.1,"batch_size":16,"epochs":5})"}};
-}
 
 std::string read_whole(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -88,7 +70,7 @@ TEST_CASE("launcher data: the trainer reads DLX_DATA_DIR, a node-local copy of t
   const std::string trainer = "echo \"dir=$DLX_DATA_DIR dirs=$DLX_DATA_DIRS\"; cat \"$DLX_DATA_DIR/labels.txt\" && "
                               "cmp \"$DLX_DATA_DIR/train/images.bin\" " + (source / "train" / "images.bin").string() +
                               " && echo same-bytes";
-  auto first = run_with_env(data_step_env(dir.path(), 0), {kDataLaunch, "--", "sh", "-c", trainer});
+  auto first = run_with_env(dlx::test::two_node_step_env(dir.path(), 0), {kDataLaunch, "--", "sh", "-c", trainer});
   INFO(first.output);
   REQUIRE(first.status == 0);
   const std::string cache = (dir.path() / "local" / "dlxfake1" / ("dlx-" + std::to_string(::geteuid())) / "data").string();
@@ -101,7 +83,7 @@ TEST_CASE("launcher data: the trainer reads DLX_DATA_DIR, a node-local copy of t
   CHECK_THAT(line, Catch::Contains("dirs=" + dir_value + "\n"));
 
   // The next trial on this node reuses the copy.
-  auto second = run_with_env(data_step_env(dir.path(), 0), {kDataLaunch, "--", "sh", "-c", trainer});
+  auto second = run_with_env(dlx::test::two_node_step_env(dir.path(), 0), {kDataLaunch, "--", "sh", "-c", trainer});
   INFO(second.output);
   REQUIRE(second.status == 0);
   CHECK_THAT(second.output, Catch::Contains("dir=" + dir_value + " "));
@@ -116,7 +98,7 @@ TEST_CASE("launcher data: without data.to the cache goes under local_dir=, else 
   write_barrier_line(barrier_file(dir.path(), 1), "ready dlxfake2");
   for (const char* place : {"site", "tmpfs/dlxfake1", "tmpdir"}) fs::create_directories(dir.path() / place);
   const std::string user_dir = "dlx-" + std::to_string(::geteuid());
-  auto env = data_step_env(dir.path(), 0);
+  auto env = dlx::test::two_node_step_env(dir.path(), 0);
   env["TMPDIR"] = (dir.path() / "tmpdir").string();
   const std::vector<std::string> trainer = {kDataLaunch, "--", "sh", "-c", "echo \"dir=$DLX_DATA_DIR\""};
 
@@ -178,7 +160,7 @@ TEST_CASE("launcher data: two datasets give DLX_DATA_DIRS in stage: order and no
   std::ofstream(dir.path() / "weights.bin") << "second\n";
   freeze_with_data(dir.path(), {dir.path() / "a", dir.path() / "weights.bin"});
   write_barrier_line(barrier_file(dir.path(), 1), "ready dlxfake2");
-  auto env = data_step_env(dir.path(), 0);
+  auto env = dlx::test::two_node_step_env(dir.path(), 0);
   env["DLX_DATA_DIR"] = "/stale/from/the/job/script";
   auto result = run_with_env(env, {kDataLaunch, "--", "sh", "-c",
                                    "echo \"single=${DLX_DATA_DIR:-unset}\"; IFS=:; set -- $DLX_DATA_DIRS; "
@@ -196,7 +178,7 @@ TEST_CASE("launcher data: rank 0 does not start when another node failed to stag
   write_barrier_line(barrier_file(dir.path(), 1),
              "failed dlxfake2: cannot stage the experiment's data on dlxfake2: no space left");
   const fs::path ran = dir.path() / "trainer-ran";
-  auto result = run_with_env(data_step_env(dir.path(), 0), {kDataLaunch, "--", "touch", ran.string()});
+  auto result = run_with_env(dlx::test::two_node_step_env(dir.path(), 0), {kDataLaunch, "--", "touch", ran.string()});
   INFO(result.output);
   CHECK(result.status == 1);
   CHECK_THAT(result.output, Catch::Contains("dlx-launch: the data could not be staged on node 1 (dlxfake2): "
@@ -212,7 +194,7 @@ TEST_CASE("launcher data: rank 0 does not start when another node failed to stag
   // 1 where a crash would have had it exit 85 (max_restarts 5) and the failed trial requeued.
   const auto told = read_whole(dir.path() / "trials" / "1" / ".crash.1234.0.0");
   CHECK_THAT(told, Catch::Contains("\"refused\":true") && Catch::Contains("\"where\":\"rank 0 on dlxfake1\""));
-  auto other = run_with_env(data_step_env(dir.path(), 1), {kDataLaunch, "--", "touch", ran.string()});
+  auto other = run_with_env(dlx::test::two_node_step_env(dir.path(), 1), {kDataLaunch, "--", "touch", ran.string()});
   INFO(other.output);
   CHECK(other.status == 1);
   CHECK_THAT(other.output, Catch::Contains("dlx-launch: rank 0 on dlxfake1 refused the trial (the data could not be "
@@ -226,7 +208,7 @@ TEST_CASE("launcher data: rank 0 gives up at the deadline naming the silent node
   freeze_with_data(dir.path(), {dir.path() / "set.bin"});
   // An earlier attempt's files say nothing about this one.
   write_barrier_line(dir.path() / "trials" / "1" / ".data.1234.0.7" / "node-1", "ready dlxfake2");
-  auto env = data_step_env(dir.path(), 0);
+  auto env = dlx::test::two_node_step_env(dir.path(), 0);
   env["DLX_DATA_STAGE_TIMEOUT"] = "1";
   const fs::path ran = dir.path() / "trainer-ran";
   auto result = run_with_env(env, {kDataLaunch, "--", "touch", ran.string()});
@@ -241,7 +223,7 @@ TEST_CASE("launcher data: rank 0 gives up at the deadline naming the silent node
 TEST_CASE("launcher data: a failed staging on another node is told to rank 0", "[launch-cli][data]") {
   TempDir dir("data-node-fails");
   freeze_with_data(dir.path(), {dir.path() / "vanished.bin"});
-  auto result = run_with_env(data_step_env(dir.path(), 1), {kDataLaunch, "--", "true"});
+  auto result = run_with_env(dlx::test::two_node_step_env(dir.path(), 1), {kDataLaunch, "--", "true"});
   INFO(result.output);
   CHECK(result.status == 1);
   CHECK_THAT(result.output, Catch::Contains("dlx-launch: cannot stage the experiment's data on dlxfake2: "));
@@ -265,7 +247,7 @@ TEST_CASE("launcher code: the node-local copy goes under the site's directory, a
   dlx::store::write_code_snapshot(*plan, dir.path());
   fs::copy_file(fs::path(DLX_SOURCE_DIR) / "examples" / "grid.yaml", dir.path() / "experiment.yaml");
   const std::string user_dir = "dlx-" + std::to_string(::geteuid());
-  auto env = data_step_env(dir.path(), 0);
+  auto env = dlx::test::two_node_step_env(dir.path(), 0);
   const std::vector<std::string> trainer = {kDataLaunch, "--", "sh", "-c", "echo \"pwd=$(pwd)\"; sh train.sh"};
 
   fs::create_directories(dir.path() / "site");

@@ -14,37 +14,20 @@
 
 #include "dlx/launch/master_port_rendezvous.hpp"
 #include "dlx/launch/port_reservation.hpp"
+#include "fake_srun_step.hpp"
 #include "process_helpers.hpp"
 
 using dlx::launch::PortReservation;
 using dlx::test::run_with_env;
 using dlx::test::TempDir;
-using Env = std::map<std::string, std::string>;
 namespace fs = std::filesystem;
 
 namespace {
 
 const std::string kPortLaunch = DLX_LAUNCH_BINARY;
 
-// Rank `rank` of a 2-node step (1 task per node) of job 1234, step 0, in trial 1 of `dir` (the grid
-// example, frozen), whose job's own port is 21234.
-Env port_step_env(const fs::path& dir, int rank) {
-  return {{"SLURM_JOB_ID", "1234"},
-          {"SLURM_STEP_ID", "0"},
-          {"SLURM_PROCID", std::to_string(rank)},
-          {"SLURM_STEP_NUM_TASKS", "2"},
-          {"SLURM_LOCALID", "0"},
-          {"SLURM_NODEID", std::to_string(rank)},
-          {"SLURM_STEP_NUM_NODES", "2"},
-          {"SLURM_STEP_TASKS_PER_NODE", "1(x2)"},
-          {"SLURM_STEP_NODELIST", "dlxfake[1-2]"},
-          {"SLURMD_NODENAME", "dlxfake" + std::to_string(rank + 1)},
-          {"SLURM_LAUNCH_NODE_IPADDR", "127.0.0.1"},
-          {"DLX_EXPERIMENT_DIR", dir.string()},
-          {"DLX_TRIAL_ID", "1"},
-          {"DLX_HPARAMS", R"({"learning_rate":0.1,"batch_size":16,"epochs":5})"}};
-}
-
+// The trial of dlx::test::two_node_step_env (job 1234, whose own port is 21234): the grid example,
+// frozen.
 void freeze_grid(const fs::path& dir) {
   fs::copy_file(fs::path(DLX_SOURCE_DIR) / "examples" / "grid.yaml", dir / "experiment.yaml");
 }
@@ -82,7 +65,7 @@ TEST_CASE("launcher port: rank 0 takes the first free port and tells the other r
   fs::create_directories(stale.parent_path());
   std::ofstream(stale) << "port 21234\n";
 
-  const auto rank0 = run_with_env(port_step_env(dir.path(), 0), {kPortLaunch, "--", "/usr/bin/python3", "-c",
+  const auto rank0 = run_with_env(dlx::test::two_node_step_env(dir.path(), 0), {kPortLaunch, "--", "/usr/bin/python3", "-c",
                                                                  kListeningTrainer});
   INFO(rank0.output);
   REQUIRE(rank0.status == 0);
@@ -96,7 +79,7 @@ TEST_CASE("launcher port: rank 0 takes the first free port and tells the other r
   CHECK(first_line_of(port_file(dir.path())) == "port " + std::to_string(port));
   CHECK_FALSE(fs::exists(stale));
 
-  const auto rank1 = run_with_env(port_step_env(dir.path(), 1), {kPortLaunch, "--", "sh", "-c", kEchoPort});
+  const auto rank1 = run_with_env(dlx::test::two_node_step_env(dir.path(), 1), {kPortLaunch, "--", "sh", "-c", kEchoPort});
   INFO(rank1.output);
   CHECK(rank1.status == 0);
   CHECK_THAT(rank1.output, Catch::Contains("trainer got MASTER_PORT=" + std::to_string(port) + "\n"));
@@ -110,7 +93,7 @@ TEST_CASE("launcher port: another rank waits until rank 0 has told it", "[launch
     dlx::launch::MasterPortRendezvous(port_file(dir.path())).publish(24321);
   });
   const auto started = std::chrono::steady_clock::now();
-  const auto rank1 = run_with_env(port_step_env(dir.path(), 1), {kPortLaunch, "--", "sh", "-c", kEchoPort});
+  const auto rank1 = run_with_env(dlx::test::two_node_step_env(dir.path(), 1), {kPortLaunch, "--", "sh", "-c", kEchoPort});
   rank0.join();
   INFO(rank1.output);
   CHECK(rank1.status == 0);
@@ -121,7 +104,7 @@ TEST_CASE("launcher port: another rank waits until rank 0 has told it", "[launch
 TEST_CASE("launcher port: a rank that rank 0 never tells gives up, and says so to the others", "[launch-cli][port]") {
   TempDir dir("port-silent");
   freeze_grid(dir.path());
-  auto env = port_step_env(dir.path(), 1);
+  auto env = dlx::test::two_node_step_env(dir.path(), 1);
   env["DLX_MASTER_PORT_WAIT_S"] = "1";
   const fs::path ran = dir.path() / "trainer-ran";
   const auto rank1 = run_with_env(env, {kPortLaunch, "--", "touch", ran.string()});
@@ -153,7 +136,7 @@ TEST_CASE("launcher port: a crash announced by rank 0 ends the wait at once, as 
   const fs::path ran = dir.path() / "trainer-ran";
   auto wait_for_rank0 = [&] {
     const auto started = std::chrono::steady_clock::now();
-    auto result = run_with_env(port_step_env(dir.path(), 1), {kPortLaunch, "--", "touch", ran.string()});
+    auto result = run_with_env(dlx::test::two_node_step_env(dir.path(), 1), {kPortLaunch, "--", "touch", ran.string()});
     CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(60));  // not the 900 s deadline
     CHECK_FALSE(fs::exists(ran));
     return result;
@@ -184,7 +167,7 @@ TEST_CASE("launcher port: a crash announced by rank 0 ends the wait at once, as 
 TEST_CASE("launcher port: MASTER_PORT set in the job script wins on every rank, without waiting", "[launch-cli][port]") {
   TempDir dir("port-given");
   freeze_grid(dir.path());
-  auto env = port_step_env(dir.path(), 1);
+  auto env = dlx::test::two_node_step_env(dir.path(), 1);
   env["MASTER_PORT"] = "31000";
   const auto rank1 = run_with_env(env, {kPortLaunch, "--", "sh", "-c", kEchoPort});
   INFO(rank1.output);
