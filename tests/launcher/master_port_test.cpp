@@ -91,6 +91,41 @@ TEST_CASE("launcher: the first free candidate is held, and with all taken one th
   CHECK_FALSE(dlx::launch::port_is_free(fallback->port()));
 }
 
+TEST_CASE("launcher: the trial's own port is kept when only its previous run's TIME_WAIT is on it", "[launch][port]") {
+  // A TCPStore-like server on a port, a client, and the server closing first: the server's side
+  // of that connection stays in TIME_WAIT on the port, as after a requeued trainer was killed.
+  int port = 0;
+  {
+    auto probe = PortReservation::any_port();
+    REQUIRE(probe);
+    port = probe->port();
+  }
+  const int server = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int on = 1;
+  ::setsockopt(server, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  REQUIRE(::bind(server, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::listen(server, 1) == 0);
+  const int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(::connect(client, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0);
+  const int accepted = ::accept(server, nullptr, nullptr);
+  REQUIRE(accepted >= 0);
+  ::close(accepted);  // the server's side closes first: TIME_WAIT on `port`
+  ::close(server);
+  std::this_thread::sleep_for(50ms);
+  ::close(client);
+  std::this_thread::sleep_for(50ms);
+
+  CHECK_FALSE(PortReservation::hold(port));  // an exclusive hold cannot be had over TIME_WAIT
+  CHECK(dlx::launch::port_is_free(port));    // but a TCPStore would bind it
+  auto own = dlx::launch::reserve_first_free({port, port + 1});
+  REQUIRE(own);
+  CHECK(own->port() == port);  // kept, not walked on into the next job's ports
+}
+
 TEST_CASE("launcher: rank 0's port reaches a rank that waits for it", "[launch][port]") {
   TempDir dir("master-port");
   const MasterPortRendezvous rendezvous(dir.path() / "trials" / "3" / ".port.812.0.0.3");

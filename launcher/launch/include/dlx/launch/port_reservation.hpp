@@ -27,6 +27,14 @@ class PortReservation {
  public:
   // `port` of every address, held; nullopt when it is in use (or no socket can be made).
   static std::optional<PortReservation> hold(int port);
+  // The trial's own port (its first candidate): as hold(), and also where only TIME_WAIT
+  // connections of the trial's previous run are left on it (after a requeue), which the
+  // trainer's TCPStore binds over with SO_REUSEADDR all the same. Walking on from there entered
+  // the next job's ports, and two trials could then pick the same one in the seconds before
+  // either trainer bound it (cluster.determined_core: "Address already in use" on a requeue).
+  // Held then with SO_REUSEADDR: it does not keep out another such hold, only the trial of a job
+  // whose id is this one's modulo 10000 could make one.
+  static std::optional<PortReservation> hold_own(int port);
   // A port the kernel picks (from its ephemeral range); nullopt when none can be had.
   static std::optional<PortReservation> any_port();
 
@@ -38,9 +46,9 @@ class PortReservation {
   int port_ = 0;
 };
 
-// The first of `candidates` this node lets dlx-launch hold; when every one is taken (by
-// another user's processes, say), a port the kernel picks, which no fixed range can squat;
-// nullopt only when not even that can be had.
+// The first of `candidates` this node lets dlx-launch hold (the first as hold_own()); when every
+// one is taken (by another user's processes, say), a port the kernel picks, which no fixed range
+// can squat; nullopt only when not even that can be had.
 std::optional<PortReservation> reserve_first_free(const std::vector<int>& candidates);
 
 }  // namespace dlx::launch
