@@ -4,7 +4,8 @@
 # `data: {to: <node tmp>/%u}`, and mallory made <node tmp>/dlxalice first (her own directory,
 # open to all). The trial is refused on the node, before anything is written there, with a
 # dlx-launch message naming the directory and the fix in the job's output and in `dlx status`;
-# the trainer never runs. Once the directory is alice's own, the same experiment runs.
+# the trainer never runs. Once the directory is alice's own, the same experiment runs. On a trial
+# of two nodes, the node that refuses (here its code copy) ends the trial on the other at once.
 # (tests/security/node_local_race_test.sh runs the swap race itself, and the code copy's case.)
 source "$(dirname "$0")/lib.sh"
 source "$SOURCE_DIR/tests/security/users.sh"
@@ -62,3 +63,43 @@ submit own > /dev/null
 [ "$(cat "$marker_dir/ran" 2>/dev/null)" = "$ALICE read ALICE-DATA" ] ||
   fail "alice's own directory: the trainer did not read her data: $(cat "$work"/own-*.out)"
 note "in alice's own directory the same experiment stages and runs"
+
+# A trial of two nodes whose second node refuses its code copy (mallory's directory in alice's name
+# under n2's local_dir=): dlx-launch on n2 says so to the other rank, whose trainer (here a stand-in
+# blocked for 300 s, as in its first collective waiting for n2) is ended at once, and the trial is
+# failed naming n2 and why, not requeued. Before, rank 0 waited for its trainer's own timeout.
+alice_uid=$(id -u "$ALICE")
+n2_copy_dir=$CLUSTER/tmp/n2/dlx-$alice_uid
+[ ! -e "$n2_copy_dir" ] || fail "$n2_copy_dir exists before mallory made it"
+trap 'rm -rf "$n2_copy_dir"' EXIT  # other tests run alice's trials on n2
+runuser -u "$MALLORY" -- mkdir -m 0777 "$n2_copy_dir"
+cat > "$work/blocked.sh" <<'SH'
+#!/bin/sh
+[ "$SLURM_PROCID" = 0 ] && sleep 300
+echo "rank $SLURM_PROCID ran" >&2
+SH
+cat > "$work/two-nodes.yaml" <<YAML
+name: two-nodes
+entrypoint: sh blocked.sh
+searcher: {name: single, metric: loss}
+resources: {nodes_per_trial: 2, tasks_per_node: 1}
+code: {dir: .}
+YAML
+chown "$ALICE:" "$work/blocked.sh" "$work/two-nodes.yaml"
+started=$SECONDS
+submitted=$(as_alice sbatch --parsable -w n1,n2 --output="$work/two-nodes-%A_%a.out" --dl-experiment=two-nodes.yaml \
+  examples/job.sh 2> "$work/two-nodes.err") || fail "alice's sbatch: $(cat "$work/two-nodes.err")"
+wait_for_job "$(job_id_of "$submitted")" 200
+took=$((SECONDS - started))
+dir=$(grep -o "in /.*" "$work/two-nodes.err" | tail -1 | sed 's/^in //')
+output=$(cat "$work"/two-nodes-*.out)
+refusal="refusing the node-local directory $n2_copy_dir: it is owned by $MALLORY, not by you ($ALICE)"
+expect_contains "the job's output (n2)" "$output" "dlx-launch: $refusal"
+expect_contains "the job's output (n1)" "$output" "dlx-launch: rank 1 on n2 refused the trial ($refusal"
+expect_contains "the job's output (n1's trainer ended)" "$output" "this rank's trainer cannot go on without it and was ended"
+case "$output" in *"exiting 85"*|*"rank 0 ran"*) fail "the refused trial was requeued or ran on: $output" ;; esac
+[ "$took" -lt 150 ] || fail "the trial took ${took} s: rank 0's trainer (300 s) was not ended"
+[ -z "$(ls -A "$n2_copy_dir")" ] || fail "the refused copy wrote into mallory's directory: $(ls -A "$n2_copy_dir")"
+status=$(as_alice dlx status "$dir")
+expect_contains "dlx status" "$status" "failed: rank 1 on n2: $refusal"
+note "n2's refusal ended the trial on both nodes in ${took} s: $(echo "$status" | grep -m1 -o 'failed: rank 1 on n2: refusing [^(]*')"

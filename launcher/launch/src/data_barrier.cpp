@@ -65,7 +65,7 @@ void DataBarrier::fail(int node_index, std::string_view node_name, std::string_v
   }
 }
 
-void DataBarrier::wait_for_all(std::chrono::milliseconds deadline) const {
+bool DataBarrier::wait_for_all(std::chrono::milliseconds deadline, const std::function<bool()>& stop) const {
   const auto give_up = std::chrono::steady_clock::now() + deadline;
   for (;;) {
     std::vector<int> missing;
@@ -78,7 +78,8 @@ void DataBarrier::wait_for_all(std::chrono::milliseconds deadline) const {
                                       line->substr(7, line->find(':') - 7), line->substr(line->find(':') + 2)));
       }
     }
-    if (missing.empty()) return;
+    if (missing.empty()) return true;
+    if (stop && stop()) return false;
     if (std::chrono::steady_clock::now() >= give_up) {
       throw LaunchError(fmt::format(
           "node{} {} (SLURM_NODEID) of this trial did not stage the data within {} s (their output "

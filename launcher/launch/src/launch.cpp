@@ -40,9 +40,15 @@ int run_ticket(const Options& options, const env::EnvMap& env, const Resolver& r
     print_dry_run(out, state);
     return 0;
   }
-  if (const auto requeue = enter_code(state)) return *requeue;
-  if (const auto requeue = stage_data(state)) return *requeue;
-  if (const auto status = settle_master_port(state)) return *status;
+  try {
+    if (const auto requeue = enter_code(state)) return *requeue;
+    if (const auto status = stage_data(state)) return *status;
+    if (const auto status = settle_master_port(state)) return *status;
+    enter_container(state);
+  } catch (const std::exception& error) {
+    refuse_trial_before_trainer(state, error.what());
+    throw;
+  }
   return run_and_account(state);
 }
 

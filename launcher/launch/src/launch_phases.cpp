@@ -220,22 +220,30 @@ void export_job_end_time(LaunchState& state) {
 // (code_workdir.hpp), where relative entrypoints resolve.
 std::optional<CodeWorkdir> code_copy(LaunchState& state) {
   if (!state.experiment || !state.in_trial()) return std::nullopt;
-  return refused_unless(state, [&] {
-    std::filesystem::path local_root;
-    try {
-      local_root = site_local_root(state.local);
-    } catch (const data::DataError& error) {
-      throw LaunchError(fmt::format("the node-local directory for the code copy: {}", error.what()));
-    }
-    return CodeWorkdir::prepare(*state.context.trial().experiment_dir, *state.experiment, state.context.env(),
-                                local_root, state.rank0_log());
-  });
+  std::filesystem::path local_root;
+  try {
+    local_root = site_local_root(state.local);
+  } catch (const data::DataError& error) {
+    throw LaunchError(fmt::format("the node-local directory for the code copy: {}", error.what()));
+  }
+  return CodeWorkdir::prepare(*state.context.trial().experiment_dir, *state.experiment, state.context.env(),
+                              local_root, state.rank0_log());
+}
+
+// While a rank waits before its trainer starts (rank 0 for the data of every node, the others for
+// rank 0's MASTER_PORT): whether to stop, because a notice came or another rank announced a crash
+// or a refusal (then kept in state.peer_crash).
+bool stop_waiting(LaunchState& state) {
+  if (notice_received() != 0) return true;
+  if (state.peers) state.peer_crash = state.peers->peer_crash();
+  return state.peer_crash.has_value();
 }
 
 // The experiment's data: on this node, staged before the trainer starts (trial_data.hpp), and on
-// a multi-node trial rank 0 waits until every node has it (data_barrier.hpp). A failure is
-// recorded by rank 0 (a failed node's reason reaches it through the barrier) and ends this rank;
-// the other ranks' trainers, already waiting for rank 0, are ended through the crash signal.
+// a multi-node trial rank 0 waits until every node has it (data_barrier.hpp), or until another
+// rank stops the trial first (a notice, a peer's crash: state.peer_crash). A failure ends this
+// rank (a failed node's reason reaches rank 0 through the barrier); refuse_trial_before_trainer
+// records it and tells the other ranks.
 std::optional<TrialData> stage_trial_data(LaunchState& state) {
   const auto& placement = state.placement();
   const auto& env = state.context.env();
@@ -248,17 +256,13 @@ std::optional<TrialData> stage_trial_data(LaunchState& state) {
     if (barrier && node_leader) barrier->arrive(placement.node_index, placement.node_name);
     if (barrier && placement.rank == 0) {
       barrier->remove_stale();
-      barrier->wait_for_all(DataBarrier::deadline_from(env));
+      barrier->wait_for_all(DataBarrier::deadline_from(env), [&state] { return stop_waiting(state); });
     }
   } catch (const std::exception& error) {
     std::string why = error.what();
     if (dynamic_cast<const LaunchError*>(&error) == nullptr) {  // this node's own staging
       why = fmt::format("cannot stage the experiment's data on {}: {}", placement.node_name, why);
       if (barrier && node_leader) barrier->fail(placement.node_index, placement.node_name, why);
-    }
-    if (placement.rank == 0) {
-      record_refusal(state.context, why);
-      if (state.peers) state.peers->announce({.status = 1, .where = fmt::format("rank 0 on {}", placement.node_name), .error = why, .refused = true});
     }
     throw LaunchError(why);
   }
@@ -296,8 +300,8 @@ void record_container(const std::filesystem::path& trial_dir, const TrialContain
   write_file_durably(trial_dir / "container.json", info.dump(2) + "\n", 0640);
 }
 
-// The container the experiment names (trial_container.hpp), prepared once the code copy and the
-// data are in place; a failure is the trial's, recorded by rank 0 and told to the other ranks.
+}  // namespace
+
 void enter_container(LaunchState& state) {
   if (!state.experiment || !state.in_trial() || !state.experiment->container.image_for(
           state.experiment->resources.gpus_per_node.value_or(0) > 0)) {
@@ -339,15 +343,12 @@ void enter_container(LaunchState& state) {
       if (placement.rank == 0) record_container(trial.record_path().parent_path(), *state.container);
     }
   } catch (const std::exception& error) {
-    const std::string why = fmt::format("cannot run the trainer in its container on {}: {}", placement.node_name,
-                                        error.what());
-    if (placement.rank == 0) {
-      record_refusal(state.context, why);
-      if (state.peers) state.peers->announce({.status = 1, .where = fmt::format("rank 0 on {}", placement.node_name), .error = why, .refused = true});
-    }
-    throw LaunchError(why);
+    throw LaunchError(fmt::format("cannot run the trainer in its container on {}: {}", placement.node_name,
+                                  error.what()));
   }
 }
+
+namespace {
 
 // The trial's state when the trainer finished it in this run and exited non-zero afterwards (on
 // any rank: the record is rank 0's, read here only); nullopt for a crash. Not when another rank's
@@ -468,7 +469,7 @@ void set_master_port(LaunchState& state, int port) {
 
 // Rank 0 of a trial of several ranks: its port chosen, held and told to the other ranks. A port
 // other than the job's own is said in the trial's log (whoever holds the job's port may be worth
-// knowing about). A failure to tell is the trial's: recorded, and announced to the waiting ranks.
+// knowing about).
 void choose_master_port(LaunchState& state, const MasterPortRendezvous& rendezvous) {
   const auto& placement = state.placement();
   const auto candidates = master_port_candidates(placement.job_id, 0);
@@ -484,13 +485,7 @@ void choose_master_port(LaunchState& state, const MasterPortRendezvous& rendezvo
     }
   }
   rendezvous.remove_stale();
-  try {
-    rendezvous.publish(port);
-  } catch (const LaunchError& error) {
-    record_refusal(state.context, error.what());
-    if (state.peers) state.peers->announce({.status = 1, .where = rank_where(state), .error = error.what(), .refused = true});
-    throw;
-  }
+  rendezvous.publish(port);  // a failure is the trial's: refuse_trial_before_trainer
   set_master_port(state, port);
 }
 
@@ -513,11 +508,7 @@ std::optional<int> wait_for_master_port(LaunchState& state, const MasterPortRend
   try {
     const auto deadline = MasterPortRendezvous::deadline_from(
         env, stages ? DataBarrier::deadline_from(env) : std::chrono::milliseconds::zero());
-    port = rendezvous.wait(deadline, [&state] {
-      if (notice_received() != 0) return true;
-      if (state.peers) state.peer_crash = state.peers->peer_crash();
-      return state.peer_crash.has_value();
-    });
+    port = rendezvous.wait(deadline, [&state] { return stop_waiting(state); });
   } catch (const std::exception& error) {  // the deadline, a bad file, a bad DLX_MASTER_PORT_WAIT_S
     if (state.peers) state.peers->announce({.status = 1, .where = rank_where(state), .error = error.what()});
     throw;
@@ -580,6 +571,12 @@ void print_dry_run(std::FILE* out, const LaunchState& state) {
 }
 
 std::optional<int> enter_code(LaunchState& state) {
+  // From here a failure on any rank reaches the others (refuse_trial_before_trainer), a crash on
+  // another rank ends this one (peer_crash.hpp): no rank is left waiting for one that stopped.
+  if (auto peers = PeerCrashSignal::for_run(state.context.trial(), state.placement(), state.context.env())) {
+    state.peers.emplace(std::move(*peers));
+    if (state.rank0()) state.peers->remove_stale();
+  }
   if (auto code = code_copy(state)) {
     state.code.emplace(std::move(*code));
     state.vars.emplace_back("DLX_CODE_DIR", state.code->code_dir().string());
@@ -595,14 +592,10 @@ std::optional<int> stage_data(LaunchState& state) {
   // From here until dlx-launch exits, this rank's output (the trainer's and dlx-launch's) is also
   // copied into the trial's logs directory (trial_log.hpp), for `dlx logs`.
   state.trial_log = start_trial_log(trial, state.placement(), state.context.env());
-  // A crash on another rank ends this one too (peer_crash.hpp): no rank is left hanging.
-  if (auto peers = PeerCrashSignal::for_run(trial, state.placement(), state.context.env())) {
-    state.peers.emplace(std::move(*peers));
-    if (state.rank0()) state.peers->remove_stale();
-  }
   if (!state.experiment || !state.in_trial()) return std::nullopt;
   // Held until dlx-launch exits, i.e. until the trainer has exited.
   state.data = stage_trial_data(state);
+  if (state.peer_crash) return exit_for_peer_crash(state);
   if (!state.data) return std::nullopt;
   ::unsetenv("DLX_DATA_DIR");  // set again below only for a single dataset
   for (const auto& [name, value] : state.data->variables()) ::setenv(name.c_str(), value.c_str(), 1);
@@ -661,8 +654,15 @@ void warn_if_unfinished(LaunchState& state) {
 
 }  // namespace
 
+void refuse_trial_before_trainer(LaunchState& state, std::string_view why) {
+  if (!state.in_trial() || state.options.dry_run) return;
+  if (state.rank0()) record_refusal(state.context, why);
+  if (state.peers) {
+    state.peers->announce({.status = 1, .where = rank_where(state), .error = std::string(why), .refused = true});
+  }
+}
+
 int run_and_account(LaunchState& state) {
-  enter_container(state);
   const int status = run_trainer(state);
   if (status == 0) warn_if_unfinished(state);
   if (!should_mark_failed(status, state.at_start)) return status;

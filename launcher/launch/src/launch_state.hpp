@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dlx/record/trial_record.hpp"
@@ -27,7 +28,7 @@ namespace dlx::launch {
 
 // What dlx-launch knows as it goes. The members that hold something while the trainer runs are
 // declared in the order the phases take them, so that they are let go in reverse once it has
-// exited: the staged data's shared locks, the crash signal, the copy of the output, the code copy.
+// exited: the staged data's shared locks, the copy of the output, the code copy, the crash signal.
 struct LaunchState {
   LaunchState(const Options& given, env::TrialContext trial_context);
 
@@ -47,10 +48,10 @@ struct LaunchState {
   std::optional<int> max_restarts;                  // crashes are restarted: a Slurm job with a snapshot
   bool gave_slot_back = false;  // take_work: a waiting ticket gives its place back (exit 85)
 
-  std::optional<CodeWorkdir> code;
-  std::unique_ptr<StdioThroughTee> trial_log;
   std::optional<PeerCrashSignal> peers;
   std::optional<TrialCrash> peer_crash;  // the crash on another rank that ended this one
+  std::optional<CodeWorkdir> code;
+  std::unique_ptr<StdioThroughTee> trial_log;
   std::optional<TrialData> data;
   std::optional<PortReservation> master_port_hold;  // MASTER_PORT, held until the trainer starts
   std::optional<TrialContainer> container;  // the image the trainer runs in (trial_container.hpp)
@@ -64,19 +65,28 @@ void prepare(LaunchState& state, const Resolver& resolve);
 std::optional<int> take_work(LaunchState& state);
 // --dry-run: what would run, with which variables.
 void print_dry_run(std::FILE* out, const LaunchState& state);
-// 3. Enter code: the node-local copy of the code snapshot as the working directory, the
-//    variables exported. The requeue status when a notice came first.
+// 3. Enter code: from here a crash or a refusal on another rank ends this one (peer_crash.hpp);
+//    the node-local copy of the code snapshot as the working directory, the variables exported.
+//    The requeue status when a notice came first.
 std::optional<int> enter_code(LaunchState& state);
-// 4. Stage data: from here this rank's output is copied into the trial's logs and a crash on
-//    another rank ends this one; the experiment's data staged on this node (and on every node,
-//    rank 0 waits). The requeue status when a notice came meanwhile.
+// 4. Stage data: from here this rank's output is copied into the trial's logs; the experiment's
+//    data staged on this node (and on every node, rank 0 waits). The requeue status when a notice
+//    came meanwhile, the trial's exit status when another rank crashed or refused it.
 std::optional<int> stage_data(LaunchState& state);
 // 5. Settle MASTER_PORT: held on this node for a trial of one rank; for one of several ranks,
 //    chosen and held by rank 0 and read by the others (master_port_rendezvous.hpp). The requeue
 //    status when a notice came meanwhile, the trial's exit status when another rank crashed.
 std::optional<int> settle_master_port(LaunchState& state);
-// 6. Run and account: the trainer (in the experiment's container image, when it names one), its
-//    exit as a crash or not, the record and the searcher told. dlx-launch's exit status.
+// 6. Enter the container: the experiment's image prepared for the trainer, when it names one
+//    (trial_container.hpp); container.json written by rank 0.
+void enter_container(LaunchState& state);
+// Phases 3 to 6 failed on this rank (`why`: a LaunchError's message, or any other failure's): the
+// trial is refused, as running again would fail alike. Rank 0 records it failed with `why`, and
+// every rank tells the others (peer_crash.hpp, "refused"), so that none of them waits for this
+// one, in its own wait or in its trainer's first collective; they exit 1 too. The caller rethrows.
+void refuse_trial_before_trainer(LaunchState& state, std::string_view why);
+// 7. Run and account: the trainer (in its container, when there is one), its exit as a crash or
+//    not, the record and the searcher told. dlx-launch's exit status.
 int run_and_account(LaunchState& state);
 
 }  // namespace dlx::launch

@@ -136,6 +136,7 @@ std::string crash_stop_reason(const TrialCrash& crash, const ExitDecision& decis
                               std::optional<int> max_restarts) {
   using Final = ExitDecision::Final;
   const auto what = crash.described();
+  if (crash.refused) return fmt::format("failed: {}", what);
   switch (decision.final) {
     case Final::no: {
       auto reason = fmt::format("crash: {}; restart {} of max_restarts {}", what, failures, max_restarts.value_or(0));

@@ -13,12 +13,14 @@
 //      for every attempt and every srun, so an earlier attempt's files never stand for this one.
 //   2. Rank 0, after its own staging, polls the directory until every node index 0..N-1 is
 //      ready. A "failed" file ends the wait with that node's message; the deadline (30 min, or
-//      DLX_DATA_STAGE_TIMEOUT seconds) ends it with the nodes that never said ready.
+//      DLX_DATA_STAGE_TIMEOUT seconds) ends it with the nodes that never said ready; a rank that
+//      stopped before it staged (its code copy refused, say) ends it through peer_crash.hpp.
 //   3. Rank 0 removes the directories of earlier runs when it starts waiting.
 // Only under srun, inside a trial, with more than one node (the ranks of one node meet on the
 // cache entry's lock instead).
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,8 +47,10 @@ class DataBarrier {
   // Step 1 for a failed node. Never throws: its own error is what the caller reports.
   void fail(int node_index, std::string_view node_name, std::string_view why) const noexcept;
 
-  // Step 2, by rank 0. Throws LaunchError naming the failed or missing node(s).
-  void wait_for_all(std::chrono::milliseconds deadline) const;
+  // Step 2, by rank 0. True once every node is ready; false as soon as `stop` (asked at every
+  // poll, when given) says to stop waiting (a notice, another rank's crash). Throws LaunchError
+  // naming the failed or missing node(s).
+  bool wait_for_all(std::chrono::milliseconds deadline, const std::function<bool()>& stop = {}) const;
 
   // Step 3, by rank 0: removes other runs' .data.* directories beside this one.
   void remove_stale() const noexcept;

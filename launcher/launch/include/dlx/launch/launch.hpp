@@ -17,17 +17,21 @@
 //      (resume_checkpoint), the record's failure count as this run starts (trial_outcome), and
 //      on rank 0 the job's end time as squeue tells it (DLX_JOB_END_TIME: job_time_left.hpp);
 //      --dry-run prints what would run and stops here
-//   3. enter code: the node-local copy of the code snapshot as the working directory
-//      (code_workdir), the variables exported (a notice already received: exit for a requeue)
-//   4. stage data: from here this rank's output is also copied into the trial's logs (trial_log)
-//      and a crash on another rank ends this one (peer_crash); the experiment's data staged on
-//      this node (trial_data; on several nodes rank 0 waits until every node has it,
-//      data_barrier; a notice meanwhile: exit for a requeue)
+//   3. enter code: from here a crash on another rank ends this one (peer_crash), and a failure
+//      of this rank's (phases 3 to 6) is told to the others and, by rank 0, recorded: the trial
+//      is refused on every rank (exit 1); the node-local copy of the code snapshot as the working
+//      directory (code_workdir), the variables exported (a notice already received: exit for a
+//      requeue)
+//   4. stage data: from here this rank's output is also copied into the trial's logs
+//      (trial_log); the experiment's data staged on this node (trial_data; on several nodes rank
+//      0 waits until every node has it, data_barrier; a notice meanwhile: exit for a requeue; a
+//      crash or refusal announced by another rank: that one's exit)
 //   5. settle MASTER_PORT: held on this node until the trainer starts (port_reservation); in a
 //      trial of several ranks under srun, chosen by rank 0 and read by the others through the
 //      trial's directory (master_port_rendezvous; a notice meanwhile: exit for a requeue; a crash
 //      announced by another rank: that crash's exit)
-//   6. run and account: the child runs with signals forwarded; a crash is announced to the other
+//   6. enter the container the experiment names (trial_container)
+//   7. run and account: the child runs with signals forwarded; a crash is announced to the other
 //      ranks and recorded by rank 0 in trials/<id>/trial.h5 (trial_outcome): under max_restarts
 //      exit with the requeue code, past it tell the searcher the trial failed; else the child's
 //      exit status (128 + signal when killed; the requeue code when the notice ended it)

@@ -16,12 +16,15 @@
 //      (hard link of a written temporary: atomic, and only the first rank's survives) holding the
 //      crash (trial_outcome.hpp's TrialCrash, one line of JSON: where "rank 1 on n2", status 137,
 //      error "killed by SIGKILL (exit 137)" or "exit 1: ValueError: ..."), before it records
-//      anything. Rank 0's dlx-launch announces its own refusal of the trial the same way (data
-//      it could not stage, a container that would not start, a MASTER_PORT it could not tell),
-//      with "refused": true: the trial is failed at once on every rank (exit 1), not restarted.
+//      anything. A dlx-launch that fails before its trainer starts, on any rank (a code copy or
+//      data it could not make, a container that would not start, a MASTER_PORT rank 0 could not
+//      tell), announces that the same way, with "refused": true: the trial is failed at once on
+//      every rank (exit 1), not restarted, since it would fail alike.
 //      <run> = <SLURM_JOB_ID>.<SLURM_RESTART_COUNT>.<SLURM_STEP_ID>: the same on every rank of
 //      this step, new for every requeued run and every srun, so an old file never ends a new run.
-//   2. Watch. Every dlx-launch looks for that file every second while its trainer runs. On
+//   2. Watch. Every dlx-launch looks for that file while it waits for the other ranks before its
+//      trainer starts (rank 0 for every node's data, the others for MASTER_PORT: it then does not
+//      start its trainer) and every second while its trainer runs. On
 //      finding it, it SIGKILLs its trainer (blocked in a collective, the trainer could neither
 //      checkpoint nor exit) and takes the peer's crash as its own: the same decide_exit (on the
 //      announced status and error) on every rank, so every rank exits 85 (srun and the batch

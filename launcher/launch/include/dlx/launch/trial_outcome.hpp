@@ -58,9 +58,9 @@ struct TrialCrash {
   int status = 0;     // the crashed trainer's exit status
   std::string where;  // "rank 1 on n2" on a trial of several ranks, else ""
   std::string error;  // crash_error(): "exit 1: ValueError: lr must be positive"
-  // dlx-launch on that rank (rank 0) refused the trial and failed it at once (data it could not
-  // stage, a container that would not start): final on every rank, as on rank 0, so that no rank
-  // exits 85 and gets a failed trial requeued.
+  // dlx-launch on that rank refused the trial before its trainer started and failed it at once
+  // (a code copy or data it could not make, a container that would not start): final on every
+  // rank, so that no rank exits 85 and gets a failed trial requeued.
   bool refused = false;
 
   std::string described() const { return where.empty() ? error : where + ": " + error; }
@@ -97,7 +97,8 @@ ExitDecision decide_exit(int exit_status, const std::optional<record::TrialRecor
 ExitDecision decide_exit(const TrialCrash& crash, const std::optional<record::TrialRecord>& record_at_start,
                          std::optional<int> max_restarts);
 
-// The record's stop_reason for a crash under `decision` (`failures`: this crash's number).
+// The record's stop_reason for a crash under `decision` (`failures`: this crash's number); for a
+// refusal, "failed: " and where and why (no restart count: nothing was restarted).
 std::string crash_stop_reason(const TrialCrash& crash, const ExitDecision& decision, int failures,
                               std::optional<int> max_restarts);
 

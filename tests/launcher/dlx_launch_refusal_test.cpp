@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: Apache-2.0
+// A rank whose dlx-launch fails before its trainer starts (here: its node-local code copy refused)
+// ends the trial on every rank at once, wherever the others are: waiting for rank 0's MASTER_PORT,
+// waiting for every node's data, or already in their trainers. The real binary under a fake srun
+// environment per rank (fake_srun_step.hpp), the ranks run side by side and meet only through the
+// trial directory, as on a cluster. Without this each of them waited for its own deadline (900 s,
+// 30 min, the trainer's first collective).
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+
+#include "dlx/record/trial_record.hpp"
+#include "dlx/store/code_snapshot.hpp"
+#include "fake_srun_step.hpp"
+#include "process_helpers.hpp"
+
+using dlx::test::CommandResult;
+using dlx::test::run_with_env;
+using dlx::test::TempDir;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+const std::string kRefusalLaunch = DLX_LAUNCH_BINARY;
+
+// The grid example (2 nodes per trial, max_restarts 5) frozen with a code snapshot, so that each
+// rank makes its node-local code copy under its DLX_SITE_LOCAL_DIR.
+void freeze_with_code(const fs::path& dir) {
+  const fs::path source = dir / "src";
+  fs::create_directories(source);
+  std::ofstream(source / "train.sh") << "echo trained\n";
+  dlx::store::CodeRequest request;
+  request.submit_dir = source;
+  request.dir = source;
+  request.max_size = 1 << 20;
+  auto plan = dlx::store::plan_code_snapshot(request);
+  REQUIRE(plan);
+  dlx::store::write_code_snapshot(*plan, dir);
+  fs::copy_file(fs::path(DLX_SOURCE_DIR) / "examples" / "grid.yaml", dir / "experiment.yaml");
+}
+
+// Rank `rank`'s environment, its code copy under <dir>/site-<rank>: a good one, or one whose
+// dlx-<uid> other users can write, which dlx-launch refuses.
+std::map<std::string, std::string> rank_env(const fs::path& dir, int rank, bool refused_site) {
+  const fs::path site = dir / ("site-" + std::to_string(rank));
+  fs::create_directories(site);
+  if (refused_site) {
+    const fs::path user_dir = site / ("dlx-" + std::to_string(::geteuid()));
+    fs::create_directories(user_dir);
+    fs::permissions(user_dir, fs::perms::all);
+  }
+  auto env = dlx::test::two_node_step_env(dir, rank);
+  env["DLX_SITE_LOCAL_DIR"] = site.string();
+  return env;
+}
+
+std::string refusal_file_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+const std::string kRefusedCopy = "refusing the node-local directory ";
+
+}  // namespace
+
+TEST_CASE("launcher refusal: rank 0's code copy refused ends the other rank's wait for MASTER_PORT at once",
+          "[launch-cli][refusal]") {
+  TempDir dir("refusal-rank0");
+  freeze_with_code(dir.path());
+  const fs::path ran = dir.path() / "trainer-ran";
+  // Rank 1 starts first and waits for rank 0's port; its own deadline (120 s here, 900 s by
+  // default) is what it would otherwise wait.
+  auto waiting_env = rank_env(dir.path(), 1, false);
+  waiting_env["DLX_MASTER_PORT_WAIT_S"] = "120";
+  CommandResult rank1;
+  Clock::duration rank1_took{};
+  std::thread waiting([&] {
+    const auto started = Clock::now();
+    rank1 = run_with_env(waiting_env, {kRefusalLaunch, "--", "touch", ran.string()});
+    rank1_took = Clock::now() - started;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto rank0 = run_with_env(rank_env(dir.path(), 0, true), {kRefusalLaunch, "--", "touch", ran.string()});
+  waiting.join();
+  INFO(rank0.output);
+  INFO(rank1.output);
+  CHECK(rank0.status == 1);
+  CHECK_THAT(rank0.output, Catch::Contains("dlx-launch: " + kRefusedCopy));
+
+  CHECK(rank1.status == 1);  // failed, not 85: a requeue would be refused alike
+  CHECK(rank1_took < std::chrono::seconds(60));
+  CHECK_THAT(rank1.output, Catch::Contains("dlx-launch: rank 0 on dlxfake1 refused the trial (" + kRefusedCopy));
+  CHECK_THAT(rank1.output, Catch::Contains("before this rank's trainer started; it is not started"));
+  CHECK_THAT(rank1.output, !Catch::Contains("exiting 85"));
+  CHECK_FALSE(fs::exists(ran));
+
+  const auto told = refusal_file_text(dir.path() / "trials" / "1" / ".crash.1234.0.0");
+  CHECK_THAT(told, Catch::Contains("\"refused\":true") && Catch::Contains("\"where\":\"rank 0 on dlxfake1\""));
+  const auto record = dlx::record::load_trial_record(dir.path() / "trials" / "1" / "trial.h5");
+  CHECK(record.state == "failed");
+  CHECK_THAT(record.stop_reason, Catch::StartsWith("failed: dlx-launch: " + kRefusedCopy));
+}
+
+TEST_CASE("launcher refusal: another rank's code copy refused ends rank 0's running trainer, and rank 0 records why",
+          "[launch-cli][refusal]") {
+  TempDir dir("refusal-rank1");
+  freeze_with_code(dir.path());
+  const fs::path ran = dir.path() / "trainer-ran";
+  const fs::path port_file = dir.path() / "trials" / "1" / ".port.1234.0.0.1";
+  // Rank 0's trainer stands for one blocked in its first collective, waiting for rank 1.
+  CommandResult rank0;
+  Clock::duration rank0_took{};
+  std::thread training([&] {
+    const auto started = Clock::now();
+    rank0 = run_with_env(rank_env(dir.path(), 0, false),
+                         {kRefusalLaunch, "--", "sh", "-c", "sleep 60; touch " + ran.string()});
+    rank0_took = Clock::now() - started;
+  });
+  const auto give_up = Clock::now() + std::chrono::seconds(30);
+  while (!fs::exists(port_file) && Clock::now() < give_up) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(fs::exists(port_file));  // rank 0 has told its port: its trainer is starting
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+
+  const auto rank1 = run_with_env(rank_env(dir.path(), 1, true), {kRefusalLaunch, "--", "touch", ran.string()});
+  training.join();
+  INFO(rank1.output);
+  INFO(rank0.output);
+  CHECK(rank1.status == 1);
+  CHECK_THAT(rank1.output, Catch::Contains("dlx-launch: " + kRefusedCopy));
+  const auto told = refusal_file_text(dir.path() / "trials" / "1" / ".crash.1234.0.0");
+  CHECK_THAT(told, Catch::Contains("\"refused\":true") && Catch::Contains("\"where\":\"rank 1 on dlxfake2\""));
+
+  CHECK(rank0.status == 1);
+  CHECK(rank0_took < std::chrono::seconds(45));  // not the trainer's 60 s
+  CHECK_THAT(rank0.output, Catch::Contains("dlx-launch: rank 1 on dlxfake2 refused the trial (" + kRefusedCopy));
+  CHECK_THAT(rank0.output, Catch::Contains("this rank's trainer cannot go on without it and was ended"));
+  CHECK_THAT(rank0.output, !Catch::Contains("exiting 85"));
+  CHECK_FALSE(fs::exists(ran));
+  const auto record = dlx::record::load_trial_record(dir.path() / "trials" / "1" / "trial.h5");
+  CHECK(record.state == "failed");
+  CHECK_THAT(record.stop_reason, Catch::StartsWith("failed: rank 1 on dlxfake2: " + kRefusedCopy));
+  CHECK_THAT(record.stop_reason, !Catch::Contains("max_restarts"));  // nothing was restarted
+}
+
+TEST_CASE("launcher refusal: rank 0 waiting for every node's data stops when another rank fails before staging",
+          "[launch-cli][refusal]") {
+  TempDir dir("refusal-data");
+  freeze_with_code(dir.path());
+  std::ofstream(dir.path() / "set.bin") << "data\n";
+  fs::create_directories(dir.path() / "local" / "dlxfake1");
+  std::ofstream(dir.path() / "experiment.yaml", std::ios::app)
+      << "data:\n  to: " << (dir.path() / "local" / "%n").string() << "\n  stage:\n    - "
+      << (dir.path() / "set.bin").string() << "\n";
+  const fs::path ran = dir.path() / "trainer-ran";
+  auto staging_env = rank_env(dir.path(), 0, false);
+  staging_env["DLX_DATA_STAGE_TIMEOUT"] = "120";  // what rank 0 would otherwise wait for node 1
+  CommandResult rank0;
+  Clock::duration rank0_took{};
+  std::thread staging([&] {
+    const auto started = Clock::now();
+    rank0 = run_with_env(staging_env, {kRefusalLaunch, "--", "touch", ran.string()});
+    rank0_took = Clock::now() - started;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto rank1 = run_with_env(rank_env(dir.path(), 1, true), {kRefusalLaunch, "--", "touch", ran.string()});
+  staging.join();
+  INFO(rank1.output);
+  INFO(rank0.output);
+  CHECK(rank1.status == 1);
+  CHECK(rank0.status == 1);
+  CHECK(rank0_took < std::chrono::seconds(60));
+  CHECK_THAT(rank0.output, Catch::Contains("dlx-launch: rank 1 on dlxfake2 refused the trial (" + kRefusedCopy));
+  CHECK_THAT(rank0.output, Catch::Contains("before this rank's trainer started; it is not started"));
+  CHECK_THAT(rank0.output, !Catch::Contains("did not stage the data"));
+  CHECK_FALSE(fs::exists(ran));
+  const auto record = dlx::record::load_trial_record(dir.path() / "trials" / "1" / "trial.h5");
+  CHECK(record.state == "failed");
+  CHECK_THAT(record.stop_reason, Catch::StartsWith("failed: rank 1 on dlxfake2: " + kRefusedCopy));
+}
