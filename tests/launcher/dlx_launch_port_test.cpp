@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "dlx/launch/master_port_rendezvous.hpp"
+#include "dlx/record/trial_record.hpp"
 #include "dlx/launch/port_reservation.hpp"
 #include "fake_srun_step.hpp"
 #include "process_helpers.hpp"
@@ -162,6 +163,37 @@ TEST_CASE("launcher port: a crash announced by rank 0 ends the wait at once, as 
                                              "before this rank's trainer started; it is not started\n"));
     CHECK_THAT(rank1.output, Catch::Contains("exiting 85 so that Slurm requeues the trial"));
   }
+}
+
+TEST_CASE("launcher port: a rank 0 that cannot tell its port fails the trial, on every rank", "[launch-cli][port]") {
+  TempDir dir("port-untold");
+  freeze_grid(dir.path());
+  // A directory where rank 0's file goes: the rename that publishes it fails, as root too (a
+  // read-only experiment directory would stop only an ordinary user).
+  fs::create_directories(port_file(dir.path()) / "in-the-way");
+  const fs::path ran = dir.path() / "trainer-ran";
+  const auto rank0 = run_with_env(dlx::test::two_node_step_env(dir.path(), 0), {kPortLaunch, "--", "touch", ran.string()});
+  INFO(rank0.output);
+  CHECK(rank0.status == 1);
+  const std::string untold = "cannot tell the other ranks which MASTER_PORT rank 0 listens on: ";
+  CHECK_THAT(rank0.output, Catch::Contains("dlx-launch: " + untold));
+  CHECK_THAT(rank0.output, Catch::Contains(port_file(dir.path()).string()));
+  CHECK_THAT(rank0.output, Catch::Contains("(is the experiment directory writable?)"));
+  CHECK_FALSE(fs::exists(ran));
+  const auto record = dlx::record::load_trial_record(dir.path() / "trials" / "1" / "trial.h5");
+  CHECK(record.state == "failed");
+  CHECK_THAT(record.stop_reason, Catch::StartsWith("failed: dlx-launch: " + untold));
+
+  // The other rank, waiting for the port, is told at once and fails too.
+  auto env = dlx::test::two_node_step_env(dir.path(), 1);
+  env["DLX_MASTER_PORT_WAIT_S"] = "60";
+  const auto started = std::chrono::steady_clock::now();
+  const auto rank1 = run_with_env(env, {kPortLaunch, "--", "touch", ran.string()});
+  INFO(rank1.output);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(30));
+  CHECK(rank1.status == 1);
+  CHECK_THAT(rank1.output, Catch::Contains("dlx-launch: rank 0 on dlxfake1 refused the trial (" + untold));
+  CHECK_FALSE(fs::exists(ran));
 }
 
 TEST_CASE("launcher port: MASTER_PORT set in the job script wins on every rank, without waiting", "[launch-cli][port]") {

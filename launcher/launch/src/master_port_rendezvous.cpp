@@ -72,8 +72,10 @@ std::optional<int> MasterPortRendezvous::wait(std::chrono::milliseconds deadline
                                               const std::function<bool()>& stop) const {
   const auto give_up = std::chrono::steady_clock::now() + deadline;
   for (auto poll = kFirstPortPoll;; poll = std::min(2 * poll, kLastPortPoll)) {
-    if (const auto port = published()) return port;
+    // What ended the run (a notice, a crash or refusal another rank announced) first: it stands
+    // even where rank 0 had published, or left a file that holds no port.
     if (stop && stop()) return std::nullopt;
+    if (const auto port = published()) return port;
     if (std::chrono::steady_clock::now() >= give_up) {
       throw LaunchError(fmt::format(
           "rank 0 did not say within {:g} s which MASTER_PORT it listens on ({} never appeared): rank 0's "

@@ -51,7 +51,7 @@ class MasterPortRendezvous {
   void remove_stale() const noexcept;
 
   // Step 2: the port rank 0 published. Polls until it is there, or until `stop` (asked at every
-  // poll) returns true: nullopt. Throws LaunchError at `deadline`, and on a file that holds no
+  // poll, before the file) returns true: nullopt. Throws LaunchError at `deadline`, and on a file that holds no
   // port (not written by this protocol).
   std::optional<int> wait(std::chrono::milliseconds deadline, const std::function<bool()>& stop) const;
 
