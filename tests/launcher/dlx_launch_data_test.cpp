@@ -16,7 +16,6 @@
 #include "dlx/record/trial_record.hpp"
 #include "dlx/data/stage.hpp"
 #include "dlx/launch/trial_data.hpp"
-#include "dlx/store/code_snapshot.hpp"
 #include "fake_srun_step.hpp"
 #include "process_helpers.hpp"
 #include "run_in_child.hpp"
@@ -235,16 +234,7 @@ TEST_CASE("launcher data: a failed staging on another node is told to rank 0", "
 TEST_CASE("launcher code: the node-local copy goes under the site's directory, and a bad one is refused with why",
           "[launch-cli][code]") {
   TempDir dir("code-site");
-  const fs::path source = dir.path() / "src";
-  fs::create_directories(source);
-  std::ofstream(source / "train.sh") << "echo trained\n";
-  dlx::store::CodeRequest request;
-  request.submit_dir = source;
-  request.dir = source;
-  request.max_size = 1 << 20;
-  auto plan = dlx::store::plan_code_snapshot(request);
-  REQUIRE(plan);
-  dlx::store::write_code_snapshot(*plan, dir.path());
+  dlx::test::snapshot_train_sh(dir.path());
   fs::copy_file(fs::path(DLX_SOURCE_DIR) / "examples" / "grid.yaml", dir.path() / "experiment.yaml");
   const std::string user_dir = "dlx-" + std::to_string(::geteuid());
   auto env = dlx::test::two_node_step_env(dir.path(), 0);

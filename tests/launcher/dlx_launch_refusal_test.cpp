@@ -13,11 +13,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "dlx/record/trial_record.hpp"
-#include "dlx/store/code_snapshot.hpp"
 #include "fake_srun_step.hpp"
 #include "process_helpers.hpp"
 
@@ -34,16 +35,7 @@ const std::string kRefusalLaunch = DLX_LAUNCH_BINARY;
 // The grid example (2 nodes per trial, max_restarts 5) frozen with a code snapshot, so that each
 // rank makes its node-local code copy under its DLX_SITE_LOCAL_DIR.
 void freeze_with_code(const fs::path& dir) {
-  const fs::path source = dir / "src";
-  fs::create_directories(source);
-  std::ofstream(source / "train.sh") << "echo trained\n";
-  dlx::store::CodeRequest request;
-  request.submit_dir = source;
-  request.dir = source;
-  request.max_size = 1 << 20;
-  auto plan = dlx::store::plan_code_snapshot(request);
-  REQUIRE(plan);
-  dlx::store::write_code_snapshot(*plan, dir);
+  dlx::test::snapshot_train_sh(dir);
   fs::copy_file(fs::path(DLX_SOURCE_DIR) / "examples" / "grid.yaml", dir / "experiment.yaml");
 }
 
@@ -69,6 +61,37 @@ std::string refusal_file_text(const fs::path& path) {
 
 const std::string kRefusedCopy = "refusing the node-local directory ";
 
+// One rank's dlx-launch on a thread of its own, timed, while the test runs another rank.
+class RankInBackground {
+ public:
+  RankInBackground(std::map<std::string, std::string> env, std::vector<std::string> argv)
+      : thread_([this, env = std::move(env), argv = std::move(argv)] {
+          const auto started = Clock::now();
+          result_ = run_with_env(env, argv);
+          took_ = Clock::now() - started;
+        }) {}
+  ~RankInBackground() {
+    if (thread_.joinable()) thread_.join();
+  }
+  RankInBackground(const RankInBackground&) = delete;
+  RankInBackground& operator=(const RankInBackground&) = delete;
+
+  // Waits for the rank's exit: its status and output, and how long it ran.
+  const CommandResult& result() {
+    if (thread_.joinable()) thread_.join();
+    return result_;
+  }
+  Clock::duration took() {
+    result();
+    return took_;
+  }
+
+ private:
+  CommandResult result_;
+  Clock::duration took_{};
+  std::thread thread_;  // last: started once the members it writes exist
+};
+
 }  // namespace
 
 TEST_CASE("launcher refusal: rank 0's code copy refused ends the other rank's wait for MASTER_PORT at once",
@@ -80,23 +103,17 @@ TEST_CASE("launcher refusal: rank 0's code copy refused ends the other rank's wa
   // default) is what it would otherwise wait.
   auto waiting_env = rank_env(dir.path(), 1, false);
   waiting_env["DLX_MASTER_PORT_WAIT_S"] = "120";
-  CommandResult rank1;
-  Clock::duration rank1_took{};
-  std::thread waiting([&] {
-    const auto started = Clock::now();
-    rank1 = run_with_env(waiting_env, {kRefusalLaunch, "--", "touch", ran.string()});
-    rank1_took = Clock::now() - started;
-  });
+  RankInBackground waiting(waiting_env, {kRefusalLaunch, "--", "touch", ran.string()});
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const auto rank0 = run_with_env(rank_env(dir.path(), 0, true), {kRefusalLaunch, "--", "touch", ran.string()});
-  waiting.join();
+  const auto& rank1 = waiting.result();
   INFO(rank0.output);
   INFO(rank1.output);
   CHECK(rank0.status == 1);
   CHECK_THAT(rank0.output, Catch::Contains("dlx-launch: " + kRefusedCopy));
 
   CHECK(rank1.status == 1);  // failed, not 85: a requeue would be refused alike
-  CHECK(rank1_took < std::chrono::seconds(60));
+  CHECK(waiting.took() < std::chrono::seconds(60));
   CHECK_THAT(rank1.output, Catch::Contains("dlx-launch: rank 0 on dlxfake1 refused the trial (" + kRefusedCopy));
   CHECK_THAT(rank1.output, Catch::Contains("before this rank's trainer started; it is not started"));
   CHECK_THAT(rank1.output, !Catch::Contains("exiting 85"));
@@ -116,21 +133,15 @@ TEST_CASE("launcher refusal: another rank's code copy refused ends rank 0's runn
   const fs::path ran = dir.path() / "trainer-ran";
   const fs::path port_file = dir.path() / "trials" / "1" / ".port.1234.0.0.1";
   // Rank 0's trainer stands for one blocked in its first collective, waiting for rank 1.
-  CommandResult rank0;
-  Clock::duration rank0_took{};
-  std::thread training([&] {
-    const auto started = Clock::now();
-    rank0 = run_with_env(rank_env(dir.path(), 0, false),
-                         {kRefusalLaunch, "--", "sh", "-c", "sleep 60; touch " + ran.string()});
-    rank0_took = Clock::now() - started;
-  });
+  RankInBackground training(rank_env(dir.path(), 0, false),
+                            {kRefusalLaunch, "--", "sh", "-c", "sleep 60; touch " + ran.string()});
   const auto give_up = Clock::now() + std::chrono::seconds(30);
   while (!fs::exists(port_file) && Clock::now() < give_up) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   CHECK(fs::exists(port_file));  // rank 0 has told its port: its trainer is starting
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
 
   const auto rank1 = run_with_env(rank_env(dir.path(), 1, true), {kRefusalLaunch, "--", "touch", ran.string()});
-  training.join();
+  const auto& rank0 = training.result();
   INFO(rank1.output);
   INFO(rank0.output);
   CHECK(rank1.status == 1);
@@ -139,7 +150,7 @@ TEST_CASE("launcher refusal: another rank's code copy refused ends rank 0's runn
   CHECK_THAT(told, Catch::Contains("\"refused\":true") && Catch::Contains("\"where\":\"rank 1 on dlxfake2\""));
 
   CHECK(rank0.status == 1);
-  CHECK(rank0_took < std::chrono::seconds(45));  // not the trainer's 60 s
+  CHECK(training.took() < std::chrono::seconds(45));  // not the trainer's 60 s
   CHECK_THAT(rank0.output, Catch::Contains("dlx-launch: rank 1 on dlxfake2 refused the trial (" + kRefusedCopy));
   CHECK_THAT(rank0.output, Catch::Contains("this rank's trainer cannot go on without it and was ended"));
   CHECK_THAT(rank0.output, !Catch::Contains("exiting 85"));
@@ -162,21 +173,15 @@ TEST_CASE("launcher refusal: rank 0 waiting for every node's data stops when ano
   const fs::path ran = dir.path() / "trainer-ran";
   auto staging_env = rank_env(dir.path(), 0, false);
   staging_env["DLX_DATA_STAGE_TIMEOUT"] = "120";  // what rank 0 would otherwise wait for node 1
-  CommandResult rank0;
-  Clock::duration rank0_took{};
-  std::thread staging([&] {
-    const auto started = Clock::now();
-    rank0 = run_with_env(staging_env, {kRefusalLaunch, "--", "touch", ran.string()});
-    rank0_took = Clock::now() - started;
-  });
+  RankInBackground staging(staging_env, {kRefusalLaunch, "--", "touch", ran.string()});
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   const auto rank1 = run_with_env(rank_env(dir.path(), 1, true), {kRefusalLaunch, "--", "touch", ran.string()});
-  staging.join();
+  const auto& rank0 = staging.result();
   INFO(rank1.output);
   INFO(rank0.output);
   CHECK(rank1.status == 1);
   CHECK(rank0.status == 1);
-  CHECK(rank0_took < std::chrono::seconds(60));
+  CHECK(staging.took() < std::chrono::seconds(60));
   CHECK_THAT(rank0.output, Catch::Contains("dlx-launch: rank 1 on dlxfake2 refused the trial (" + kRefusedCopy));
   CHECK_THAT(rank0.output, Catch::Contains("before this rank's trainer started; it is not started"));
   CHECK_THAT(rank0.output, !Catch::Contains("did not stage the data"));
