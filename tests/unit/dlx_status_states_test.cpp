@@ -129,6 +129,44 @@ TEST_CASE("dlx status: hyperparameter warnings merged across trials", "[cli][sta
   CHECK(hparam_warning_lines({row(0, "completed", {})}).empty());
 }
 
+TEST_CASE("dlx status: several defaults a trainer used on purpose make one line, a likely typo its own",
+          "[cli][status]") {
+  const auto row = [](int id, std::vector<record::HparamWarning> warnings) {
+    TrialRow trial;
+    trial.spec.id = id;
+    trial.record_state = "completed";
+    trial.hparam_warnings = std::move(warnings);
+    return trial;
+  };
+  // As the C++ SDK says them (the example trainer's knobs under examples/grid.yaml).
+  const auto knob = [](const std::string& name, const std::string& value) {
+    return record::HparamWarning{"default", name,
+                                 "dlx: warning: hyperparameter '" + name + "' is not defined by the experiment, so "
+                                 "hparam<double>(\"" + name + "\", ...) uses its default " + value +
+                                 " (the experiment defines: learning_rate, batch_size, epochs)"};
+  };
+  const record::HparamWarning typo{"default", "batch_sise",
+                                   "dlx: warning: hyperparameter 'batch_sise' is not defined by the experiment, so "
+                                   "hparam<int>(\"batch_sise\", ...) uses its default 8 (did you mean 'batch_size'? "
+                                   "the experiment defines: learning_rate, batch_size, epochs)"};
+  const auto l2 = knob("l2", "0.0");
+  const auto seed = knob("seed", "7");
+  const auto samples = knob("samples", "4096");
+  const auto lines = hparam_warning_lines({row(0, {l2, typo, seed, samples}), row(1, {l2, seed, samples}),
+                                           row(2, {l2, seed, samples}), row(3, {l2, seed}), row(5, {l2, seed})});
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == "trials 0-3, 5: the trainer used its own defaults for 2 hyperparameters the experiment does not "
+                    "define: l2, seed (to choose them, add them to the experiment's hyperparameters:; `dlx logs` shows "
+                    "each default)");
+  CHECK(lines[1] == "trial 0: hyperparameter 'batch_sise' is not defined by the experiment, so "
+                    "hparam<int>(\"batch_sise\", ...) uses its default 8 (did you mean 'batch_size'? the experiment "
+                    "defines: learning_rate, batch_size, epochs)");
+  // Alone among the names of its trials: the whole message, with its default.
+  CHECK(lines[2] == "trials 0-2: hyperparameter 'samples' is not defined by the experiment, so "
+                    "hparam<double>(\"samples\", ...) uses its default 4096 (the experiment defines: learning_rate, "
+                    "batch_size, epochs)");
+}
+
 TEST_CASE("dlx status: restarting, crash-looping and failed trials, their warnings and the real last step",
           "[cli][status]") {
   TempDir dir;
