@@ -7,8 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 # Only what the demo runs: the dlx command, dlx-launch, the SPANK plugin and the example trainer
-# (with the libraries they link), not the tests and benchmarks (`bash scripts/build.sh` builds all).
-bash scripts/build.sh dlx dlx-launch dlx_spank dlx-example-logreg
+# (with the libraries they link), and libdlx_c, which the Python SDK loads (the PyTorch examples
+# the quickstart goes on to run need it); not the tests and benchmarks (`bash scripts/build.sh`
+# builds all).
+bash scripts/build.sh dlx dlx-launch dlx_spank dlx-example-logreg dlx_c
 
 state=${DLX_CLUSTER_DIR:-/var/lib/dlx-cluster}
 build/bin/dlx cluster up --state-dir "$state"

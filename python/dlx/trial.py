@@ -231,7 +231,16 @@ class Trial(_Owned):
 
     def __init__(self):
         self._watchers = []  # see _settle
-        lib = library()
+        try:
+            lib = library()
+        except ConfigError:
+            # A libdlx_c that cannot be loaded fails every run of the trial alike (the install, the
+            # image): in a trial (dlx-launch set DLX_EXPERIMENT_DIR; the library that would say so
+            # is the one missing) it ends the process with exit 78, so that the trial fails at
+            # once instead of crash-looping.
+            if os.environ.get("DLX_EXPERIMENT_DIR"):
+                _exit_on_config_error(None)
+            raise
         handle = ctypes.c_void_p()
         check(lib.dlx_trial_create(NO_COMMUNICATOR, ctypes.byref(handle)))
         self._handle = handle

@@ -49,9 +49,23 @@ with tempfile.TemporaryDirectory() as directory:
     assert "A library it links is missing here" in text and "portable libdlx_c" in text, text
     assert "The file itself" not in text, text
 
+    # Uncaught, in a trial: exit 78 after the traceback, whose last line dlx-launch records, so
+    # that the trial fails at once instead of being restarted into the same error; outside a
+    # trial Python's own exit 1.
+    for in_trial, status in ((True, 78), (False, 1)):
+        env = dict(os.environ, DLX_LIBRARY=missing)
+        env.pop("DLX_EXPERIMENT_DIR", None)
+        if in_trial:
+            env["DLX_EXPERIMENT_DIR"] = directory
+        done = subprocess.run([sys.executable, "-c", "import dlx; dlx.Trial()"], env=env, capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == status, (in_trial, done.returncode, done.stderr)
+        last = done.stderr.strip().splitlines()[-1]
+        assert last.startswith(f"dlx.ConfigError: dlx: cannot load libdlx_c ({missing})"), done.stderr
+
 # The loader's words for an image whose glibc is older than the library's.
 text = load_failure("/dlx/lib/libdlx_c.so.0", OSError(
     "/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found (required by /dlx/lib/libdlx_c.so.0)"))
 assert "older than the one libdlx_c was built against" in text and "glibc 2.28 or later" in text, text
 print("python_library_load_test: a missing library, a missing dependency and an old glibc are each "
-      "a ConfigError that says why")
+      "a ConfigError that says why; uncaught in a trial, exit 78")
