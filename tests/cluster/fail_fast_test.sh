@@ -8,7 +8,8 @@
 # the dlx.ConfigError line, and `dlx status` shows it. The same trial reads `batch_size` with a
 # default while the experiment defines `batch_sise`: both warnings (the default taken, the name
 # never read) are kept in trial.h5 and `dlx status` shows them under its table with the
-# did-you-mean, the unread name once for the experiment.
+# did-you-mean, the unread name once for the experiment. Then a trainer Python cannot compile: failed
+# in one attempt too.
 source "$(dirname "$0")/resume_lib.sh"
 
 name=fail-fast
@@ -76,3 +77,24 @@ warnings = json.loads(attrs["hparam_warnings"])
 assert [(w["kind"], w["name"]) for w in warnings] == [("default", "batch_size"), ("unread", "batch_sise")], warnings
 PY
 note "a configuration error failed the trial in one attempt, its message in dlx status"
+
+# A trainer Python cannot compile (a parenthesis left open) is the same mistake on every run: failed
+# in one attempt with Python's error line, where max_restarts 5 would have requeued it five times,
+# each after waiting in the queue again.
+name=fail-fast-syntax
+sed -e "s/^name: fail-fast$/name: $name/" -e "s|fail-fast.py|$name.py|" "$WORK/fail-fast.yaml" > "$WORK/$name.yaml"
+printf 'import dlx\ntrial = dlx.Trial()\nprint("training"\n' > "$WORK/$name.py"
+cp "$WORK/fail-fast.sh" "$WORK/$name.sh"
+chmod a+r "$WORK/$name.yaml" "$WORK/$name.py"
+chmod a+rx "$WORK/$name.sh"
+job=$(submit_trial "$name")
+note "submitted $job"
+wait_for_job "$job" 180
+out=$(cat "$WORK/$name-${job}_0.out")
+expect_contains "the job's output" "$out" "dlx-test: srun exited 1 (restart 0)"
+grep -q "(restart 1)" <<< "$out" && fail "the trial was restarted: $out"
+expect_contains "the job's output (Python's own words)" "$out" "$name.py\", line 3"
+status=$(as_user dlx status "$job")
+expect_contains "dlx status" "$status" "# trial 0 failed: exit 1: SyntaxError: "
+expect_contains "dlx status" "$status" "(Python could not compile the trainer's code: a restart would fail alike, so it is not restarted"
+note "a trainer Python cannot compile failed in one attempt: $(sed -n 's/^# trial 0 failed: \(.*\) (Python could not.*/\1/p' <<< "$status")"

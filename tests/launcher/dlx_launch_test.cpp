@@ -439,6 +439,20 @@ TEST_CASE("launcher: which crashes are restarted", "[launch]") {
     CHECK(decision.final == Final::config_error);
     CHECK(decision.status == 78);
   }
+  SECTION("Python that cannot compile the trainer's code fails at once, restarts left or not") {
+    for (const auto* error : {"exit 1: SyntaxError: invalid syntax", "exit 1: IndentationError: unexpected indent",
+                              "exit 1: TabError: inconsistent use of tabs and spaces in indentation"}) {
+      const auto decision = decide_exit(1, running, 5, error);
+      CHECK(decision.final == Final::code_error);
+      CHECK_FALSE(decision.requeue);
+      CHECK(decision.status == 1);
+    }
+    // Only Python's own words, at the start of the line, on its exit status: a trainer that merely
+    // mentions one, or a runtime error, is restarted as before.
+    CHECK(decide_exit(1, running, 5, "exit 1: ValueError: SyntaxError: in the user's formula").requeue);
+    CHECK(decide_exit(2, running, 5, "exit 2: SyntaxError: invalid syntax").requeue);
+    CHECK(decide_exit(1, running, 5, "exit 1: ModuleNotFoundError: No module named 'torchvision'").requeue);
+  }
   SECTION("a crash with restarts left is requeued, past max_restarts it fails") {
     CHECK(decide_exit(1, running, 5, "exit 1").requeue);
     running.failures = 5;
@@ -484,6 +498,27 @@ TEST_CASE("launcher: exit 78 fails the trial at once, with the trainer's last er
         "failed: exit 78: dlx.ConfigError: dlx: the validation report at step 24 has no 'accuracy' (exit 78: an "
         "error in the trial's code or configuration, not restarted)");
   CHECK_THAT(result.output, Catch::Contains("dlx-launch: trial 1 is failed: exit 78: dlx.ConfigError"));
+}
+
+TEST_CASE("launcher: a trainer Python cannot compile fails the trial at once, naming the error", "[launch-cli]") {
+  TempDir dir("syntax-error");
+  freeze_example(dir.path(), 5);
+  save_running_record(dir.path());
+  std::ofstream(dir.path() / "train.py") << "import os\nprint('training'\nx = 1\n";
+  auto result = run_with_env(merged(srun_env(0), trial_env(dir.path())),
+                             {kLaunch, "--", "/usr/bin/python3", (dir.path() / "train.py").string()});
+  INFO(result.output);
+  CHECK(result.status == 1);  // not 85: no restart, though max_restarts 5 allows one
+  CHECK_THAT(result.output, Catch::Contains("train.py\", line 2"));  // Python's own words, in the log
+  const auto record = dlx::record::load_trial_record(record_path(dir.path()));
+  CHECK(record.state == "failed");
+  CHECK(record.failures == 1);
+  CHECK_THAT(record.last_error, Catch::StartsWith("exit 1: SyntaxError: "));
+  CHECK_THAT(record.stop_reason, Catch::StartsWith("failed: exit 1: SyntaxError: ") &&
+                                     Catch::EndsWith(" (Python could not compile the trainer's code: a restart would "
+                                                     "fail alike, so it is not restarted; `dlx logs` shows the file "
+                                                     "and line)"));
+  CHECK_THAT(result.output, Catch::Contains("dlx-launch: trial 1 is failed: exit 1: SyntaxError: "));
 }
 
 TEST_CASE("launcher: the same crash three times in a row is not restarted again", "[launch-cli]") {

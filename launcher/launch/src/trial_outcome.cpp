@@ -3,6 +3,7 @@
 
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <csignal>
 #include <filesystem>
@@ -48,6 +49,14 @@ bool is_warning(std::string_view line) {
 }
 
 }  // namespace
+
+bool is_python_compile_error(int exit_status, std::string_view error) {
+  constexpr std::string_view kExit = "exit 1: ";
+  if (exit_status != 1 || !error.starts_with(kExit)) return false;
+  const auto line = error.substr(kExit.size());
+  return std::ranges::any_of(std::array<std::string_view, 3>{"SyntaxError:", "IndentationError:", "TabError:"},
+                             [&](std::string_view kind) { return line.starts_with(kind); });
+}
 
 bool should_mark_failed(int exit_status, const std::optional<record::TrialRecord>& record) {
   if (exit_status == 0 || exit_status == env::kRequeueExitCode) return false;
@@ -113,6 +122,8 @@ ExitDecision decide_exit(int exit_status, const std::optional<record::TrialRecor
   decision.same_failures = same ? record_at_start->same_failures + 1 : 1;
   if (exit_status == env::kConfigErrorExitCode) {
     decision.final = Final::config_error;
+  } else if (is_python_compile_error(exit_status, error)) {
+    decision.final = Final::code_error;
   } else if (!max_restarts || failures >= *max_restarts) {
     decision.final = Final::restarts_exhausted;
   } else if (decision.same_failures >= kSameCrashLimit) {
@@ -149,6 +160,10 @@ std::string crash_stop_reason(const TrialCrash& crash, const ExitDecision& decis
     case Final::config_error:
       return fmt::format("failed: {} (exit {}: an error in the trial's code or configuration, not restarted)", what,
                          env::kConfigErrorExitCode);
+    case Final::code_error:
+      return fmt::format("failed: {} (Python could not compile the trainer's code: a restart would fail alike, so "
+                         "it is not restarted; `dlx logs` shows the file and line)",
+                         what);
     case Final::crash_loop:
       return fmt::format("failed: the same crash {} times in a row, not restarted again (max_restarts {} "
                          "would only repeat it): {}",

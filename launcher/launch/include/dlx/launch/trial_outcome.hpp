@@ -78,8 +78,14 @@ std::string describe_exit(int exit_status);
 // killer, Slurm, an administrator) wrote nothing, and its last line says something unrelated.
 std::string crash_error(int exit_status, std::string_view last_line);
 
+// Whether a trainer's crash_error() is Python failing to compile its code ("exit 1: SyntaxError:
+// ...", IndentationError, TabError): a restart runs the same code (the experiment's snapshot, or
+// the same files), so it would fail alike, however many restarts are left.
+bool is_python_compile_error(int exit_status, std::string_view error);
+
 struct ExitDecision {
-  enum class Final { no, config_error, restarts_exhausted, crash_loop };
+  // config_error: exit 78 (dlx.ConfigError and the like); code_error: is_python_compile_error.
+  enum class Final { no, config_error, code_error, restarts_exhausted, crash_loop };
   int status = 0;        // dlx-launch's own exit status
   bool crash = false;    // counted against max_restarts
   bool requeue = false;  // a crash with restarts left: exit 85 so that Slurm requeues the trial
