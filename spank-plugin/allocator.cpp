@@ -10,7 +10,8 @@
 //      signal=) unless the user gave --signal, and the array unless the user gave --array or the
 //      site sets it in job_submit.lua (apply_options);
 //   4. plan the code snapshot (code_snapshot_step.hpp): over its size cap, nothing is created;
-//      a Determined Trial class that dlx cannot run (TFKerasTrial, ...) fails the submission
+//      an entrypoint script the snapshot lacks (entrypoint_check.hpp) or a Determined Trial
+//      class that dlx cannot run (TFKerasTrial, ...) fails the submission
 //      (trial_class_check.hpp); check the data to stage (data_check_step.hpp) and the container
 //      image (container_check.hpp): a path that is missing or unreadable, datasets over the
 //      cache's cap, or an image without the entrypoint's program fail the submission the same
@@ -48,6 +49,7 @@
 #include "dlx/searcher/method.hpp"
 #include "dlx/searcher/trial_plan.hpp"
 #include "dlx/store/create_experiment_dir.hpp"
+#include "entrypoint_check.hpp"
 #include "plugin_state.hpp"
 #include "remote.hpp"
 #include "resource_options.hpp"
@@ -189,8 +191,26 @@ bool apply_options(Submission& submission, const PluginOptions& options) {
   return true;
 }
 
-// 4. Plan the code snapshot, look at a Determined Trial class and check the data to stage, before
-//    anything is created.
+// The entrypoint's script (entrypoint_check.hpp): not in the code snapshot, the submission is
+// refused; without a snapshot, not there now, a warning.
+bool check_entrypoint_script(const Submission& submission) {
+  const auto& experiment = submission.experiment;
+  if (const auto& plan = submission.code) {
+    std::vector<std::string> files;
+    files.reserve(plan->files.size());
+    for (const auto& entry : plan->files) files.push_back(entry.path);
+    if (const auto refusal = script_missing_from_snapshot(experiment, files, plan->root, plan->workdir)) {
+      report_error(fmt::format("dlx: --dl-experiment: {}: {} (nothing was submitted)", submission.file, *refusal));
+      return false;
+    }
+  } else if (const auto note = script_missing_from(experiment, trial_start_dir(submission.code, submission.sbatch))) {
+    report_info(fmt::format("dlx: --dl-experiment: warning: {}", *note));
+  }
+  return true;
+}
+
+// 4. Plan the code snapshot, look at the entrypoint's script and a Determined Trial class and
+//    check the data to stage, before anything is created.
 bool plan_code_and_data(Submission& submission) {
   auto& experiment = submission.experiment;  // the code plan and the data check complete it
   try {
@@ -199,6 +219,7 @@ bool plan_code_and_data(Submission& submission) {
     report_error(fmt::format("dlx: --dl-experiment: {}", e.what()));
     return false;
   }
+  if (!check_entrypoint_script(submission)) return false;
   if (auto trial_class = config::trial_class_of(experiment)) {
     TrialClassFinding finding;
     try {

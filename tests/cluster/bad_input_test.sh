@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# A bad experiment file, a conflicting --array or what only the site may allow (CUDA MPS) fails
-# at sbatch with a dlx: message naming the file, line and problem, and leaves no job queued and
-# no directory on storage.
+# A bad experiment file, a conflicting --array, an entrypoint script the code snapshot lacks or
+# what only the site may allow (CUDA MPS) fails at sbatch with a dlx: message naming the file,
+# line and problem, and leaves no job queued and no directory on storage.
 source "$(dirname "$0")/lib.sh"
 
 as_user mkdir -p bad
@@ -46,6 +46,15 @@ hyperparameters: {learning_rate: {type: log, minval: -3, maxval: -1}}
 searcher: {name: random, metric: accuracy, max_trials: 4}
 resources: {gpus_per_node: 1, trials_per_gpu: 4, mps: true}
 YAML
+# An entrypoint script the code snapshot does not hold (a typo): refused at once, with the file
+# meant, instead of every trial failing on "can't open file" after waiting in the queue.
+as_user git init -q "$WORK/bad/repo"
+as_user sh -c "echo 'print(1)' > '$WORK/bad/repo/train.py'"
+cat > "$WORK/bad/entry.yaml" <<'YAML'
+name: entry
+entrypoint: [/usr/bin/python3, trian.py]
+searcher: {name: single, metric: loss, max_length: {batches: 4}}
+YAML
 chmod -R a+r "$WORK/bad"
 
 dirs_before=$(count_entries "$(user_storage)")
@@ -78,6 +87,8 @@ check_rejected "dlx: --dl-experiment: bad/long-partition.yaml:4:24: resources.pa
   --dl-experiment=bad/long-partition.yaml
 check_rejected "dlx: --dl-experiment: bad/mps.yaml: resources.mps: asks for CUDA MPS, which this cluster does not allow (its dlx plugin has no site file with limits: {mps: true})" \
   --dl-experiment=bad/mps.yaml
+check_rejected "dlx: --dl-experiment: bad/entry.yaml: the entrypoint runs trian.py, which is not in the code snapshot of $WORK/bad/repo: did you mean train.py? (nothing was submitted)" \
+  --chdir=bad/repo --dl-experiment=bad/entry.yaml
 # An index past 64 bits: a dlx message naming it (it was "dlx: init_post_opt: stol").
 check_rejected "dlx: --dl-experiment: --array=99999999999999999999 names trial 99999999999999999999 but examples/grid.yaml has 4 trials (0-3)" \
   --array=99999999999999999999 --dl-experiment=examples/grid.yaml
