@@ -10,6 +10,10 @@ inline constexpr const char* kValidationGroup = "validation";
 inline constexpr const char* kStepsDataset = "steps";
 inline constexpr const char* kWallTimeDataset = "wall_time";  // format 2
 inline constexpr const char* kRestartEventsGroup = "restart_events";
+// A metric's dataset is named after it, with U+2215 (DIVISION SLASH, "∕") for each '/': HDF5 reads
+// '/' as a path, and TensorBoard-style names ("train/loss") are common. metric_name_problem
+// refuses U+2215 in a name, so a dataset's name reads back as exactly one metric's.
+inline constexpr const char* kSlashInDatasetNames = "\u2215";
 
 inline constexpr const char* kFormatVersion = "format_version";
 inline constexpr const char* kExperiment = "experiment";

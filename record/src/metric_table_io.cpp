@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -20,6 +22,20 @@
 
 namespace dlx::record {
 namespace {
+
+// A metric's dataset name and back (layout::kSlashInDatasetNames).
+std::string replaced(std::string_view text, std::string_view from, std::string_view to) {
+  std::string out;
+  for (std::size_t at = 0;;) {
+    const auto found = text.find(from, at);
+    out.append(text.substr(at, found == std::string_view::npos ? std::string_view::npos : found - at));
+    if (found == std::string_view::npos) return out;
+    out.append(to);
+    at = found + from.size();
+  }
+}
+std::string dataset_name_of(std::string_view metric) { return replaced(metric, "/", layout::kSlashInDatasetNames); }
+std::string metric_of_dataset(std::string_view dataset) { return replaced(dataset, layout::kSlashInDatasetNames, "/"); }
 
 // Problems of the record itself, not of the file: the caller names the file.
 void validate(const std::string& group_name, const MetricTable& table) {
@@ -77,7 +93,8 @@ void write_metric_table(hid_t parent, const std::string& group_name, const Metri
   auto wall_times = create_values(group.get(), layout::kWallTimeDataset, rows, chunk, file);
   h5::write_vector_range(wall_times.get(), H5T_NATIVE_DOUBLE, 0, rows, table.wall_times().data(),
                          what(layout::kWallTimeDataset), file);
-  table.for_each_dense_column([&](const std::string& name, const std::vector<double>& column) {
+  table.for_each_dense_column([&](const std::string& metric, const std::vector<double>& column) {
+    const auto name = dataset_name_of(metric);
     auto dataset = create_values(group.get(), name, rows, chunk, file);
     h5::write_vector_range(dataset.get(), H5T_NATIVE_DOUBLE, 0, rows, column.data(), what(name), file);
   });
@@ -120,7 +137,8 @@ void append_metric_table(hid_t parent, const std::string& group_name, const Metr
                          what(layout::kStepsDataset), file);
   h5::write_vector_range(wall_times, H5T_NATIVE_DOUBLE, rows, added, changes.rows.wall_times().data(),
                          what(layout::kWallTimeDataset), file);
-  changes.rows.for_each_dense_column([&](const std::string& name, const std::vector<double>& column) {
+  changes.rows.for_each_dense_column([&](const std::string& metric, const std::vector<double>& column) {
+    const auto name = dataset_name_of(metric);
     hid_t dataset = find(name);
     h5::Handle created;
     if (dataset == H5I_INVALID_HID) {
@@ -168,7 +186,7 @@ MetricTable read_metric_table(hid_t parent, const std::string& parent_path,
       wall_times = std::move(column);
       continue;
     }
-    columns.emplace_back(name, std::move(column));
+    columns.emplace_back(metric_of_dataset(name), std::move(column));
   }
   if (columns.size() > kMaxMetricNames)
     h5::throw_format_error(guard.file(), fmt::format("group {} holds {} metrics, more than the {} a table may have",

@@ -164,8 +164,9 @@ std::optional<std::string> metric_name_problem(std::string_view name) {
   if (name.empty()) return std::string("a metric name is empty");
   if (name == "." || name == layout::kStepsDataset || name == layout::kWallTimeDataset)
     return fmt::format("'{}' is a name trial.h5 keeps for itself; rename the metric", name);
-  if (name.find('/') != std::string_view::npos)
-    return fmt::format("metric name '{}' contains '/', which HDF5 reads as a group; rename the metric", name);
+  if (name.find(layout::kSlashInDatasetNames) != std::string_view::npos)
+    return fmt::format("metric name '{}' contains U+2215 (a division slash), which trial.h5 keeps for the '/' of "
+                       "metric names; write '/' itself", name);
   if (name.find('\0') != std::string_view::npos)
     return std::string("a metric name contains a NUL character");
   if (name.size() > kMaxMetricNameBytes)

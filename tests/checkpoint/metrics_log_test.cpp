@@ -151,7 +151,9 @@ TEST_CASE("metric names trial.h5 cannot hold are named with the reason", "[unit]
   CHECK_THAT(*metric_name_problem(""), Contains("empty"));
   CHECK_THAT(*metric_name_problem("steps"), Contains("'steps' is a name trial.h5 keeps for itself"));
   CHECK_THAT(*metric_name_problem("wall_time"), Contains("'wall_time' is a name trial.h5 keeps"));
-  CHECK_THAT(*metric_name_problem("train/loss"), Contains("contains '/'"));
+  CHECK_FALSE(metric_name_problem("train/loss"));  // TensorBoard's style: its dataset is train\u2215loss
+  CHECK_THAT(*metric_name_problem("train\u2215loss"), Contains("contains U+2215 (a division slash), which trial.h5 "
+                                                                "keeps for the '/' of metric names; write '/' itself"));
   CHECK_THAT(*metric_name_problem(std::string(2000, 'a')), Contains("2000 bytes is over the 1024-byte limit"));
 }
 

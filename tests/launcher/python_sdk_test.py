@@ -38,17 +38,17 @@ with tempfile.TemporaryDirectory() as directory:
     losses = [0.9, 0.5, 0.3]
     for step, loss in enumerate(losses, start=1):
         trial.report_training(step, loss=loss)
-    trial.report_validation(3, {"accuracy": 0.875}, loss=0.31)
+    trial.report_validation(3, {"accuracy": 0.875, "val/top-5": 0.9375}, loss=0.31)  # TensorBoard's '/' too
     # Names are registered once per set (names-once C calls): sets that alternate, and values
     # that are not floats, arrive as reported.
     trial.report_training(4, {"loss": 0.25, "lr": 1})
     trial.report_training(5, loss=0.125)
     trial.report_training(6, {"loss": 0.0625, "lr": 0.5})
     try:
-        trial.report_training(7, {"val/loss": 1.0})
-        raise AssertionError("a metric name with '/' must raise")
+        trial.report_training(7, {"val\u2215loss": 1.0})
+        raise AssertionError("a metric name with U+2215, which trial.h5 keeps for '/', must raise")
     except dlx.Error as error:
-        assert "cannot report training metrics at step 7: metric name 'val/loss' contains '/'" in str(error), error
+        assert "cannot report training metrics at step 7: metric name 'val\u2215loss' contains U+2215" in str(error), error
 
     assert not trial.checkpoint_requested() and trial.checkpoint_signal() == 0
     os.kill(os.getpid(), signal.SIGUSR1)  # libdlx's handler: the process lives on
@@ -72,6 +72,8 @@ with tempfile.TemporaryDirectory() as directory:
         lr = list(f["metrics/training/lr"][:])
         assert lr[3] == 1.0 and lr[5] == 0.5 and all(v != v for v in lr[:3] + lr[4:5]), lr
         assert list(f["metrics/validation/accuracy"][:]) == [0.875]
+        # A name with '/' is one dataset, its '/' written as U+2215 (HDF5 reads '/' as a path).
+        assert list(f["metrics/validation/val\u2215top-5"][:]) == [0.9375], list(f["metrics/validation"])
         assert f["hparams"].attrs["learning_rate"] == 0.25
         # The name checks' warnings are kept in trial.h5 (dlx_trial_hparam_warning), for dlx status:
         # "missing" read with a default, "layers" defined and never read (said by finish()).
@@ -84,13 +86,13 @@ with tempfile.TemporaryDirectory() as directory:
     # A configuration error that nothing catches ends a trial's process with exit 78 (not 1), after
     # its traceback, whose last line names it: dlx-launch then fails the trial at once.
     import subprocess
-    script = ("import dlx\ntrial = dlx.Trial()\ntrial.report_training(1, {'val/loss': 1.0})\n")
+    script = ("import dlx\ntrial = dlx.Trial()\ntrial.report_training(1, {'val\u2215loss': 1.0})\n")
     ended = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                            env=dict(os.environ, DLX_TRIAL_ID="4"))
     assert ended.returncode == dlx.CONFIG_ERROR_EXIT_CODE == 78, (ended.returncode, ended.stderr)
     last = ended.stderr.strip().splitlines()[-1]
     assert last.startswith("dlx.ConfigError: dlx: cannot report training metrics at step 1: metric name "
-                           "'val/loss' contains '/'"), ended.stderr
+                           "'val\u2215loss' contains U+2215"), ended.stderr
     # Any other error ends it as Python always does.
     ended = subprocess.run([sys.executable, "-c", "import dlx\ntrial = dlx.Trial()\nraise ValueError('x')\n"],
                            capture_output=True, text=True, env=dict(os.environ, DLX_TRIAL_ID="5"))

@@ -100,9 +100,10 @@ def expected_scalars(h5):
         for name in table:
             if name in ("steps", "wall_time"):
                 continue
+            metric = name.replace("\u2215", "/")  # trial.h5 writes a metric's '/' as U+2215
             for step, wall, value in zip(steps, walls, table[name][()]):
                 if not math.isnan(value):
-                    expected[(f"{group}/{name}", int(step))] = (updated if math.isnan(wall) else float(wall),
+                    expected[(f"{group}/{metric}", int(step))] = (updated if math.isnan(wall) else float(wall),
                                                                numpy.float32(value))
     return expected
 
@@ -181,7 +182,8 @@ def check_experiment(out, event_pb2, hparams_pb2):
           f"hparam infos {types}")
     tags = [info.name.tag for info in experiment.metric_infos]
     check(tags[:1] == ["validation/loss"], f"the searcher metric is not first: {tags}")
-    check(sorted(tags) == ["training/accuracy", "training/loss", "validation/loss", "validation/top5"],
+    check(sorted(tags) == ["training/accuracy", "training/grad/norm", "training/loss", "validation/loss",
+                           "validation/top5"],
           f"metric infos {tags}")
     return len(events)
 

@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     auto completed = trial(1, "completed", {{"lr", 0.01}, {"layers", 4}, {"optimizer", "adam"}, {"nesterov", true}});
     completed.training.append(10, {{"loss", 2.5}, {"accuracy", 0.1}}, t0 + 1.5);
     completed.training.append(20, {{"loss", 1.0 / 3.0}}, t0 + 2.75);  // accuracy not reported: NaN
-    completed.training.append(30, {{"loss", 0.125}, {"accuracy", 0.9}}, t0 + 4.0);
+    completed.training.append(30, {{"loss", 0.125}, {"accuracy", 0.9}, {"grad/norm", 1.5}}, t0 + 4.0);  // '/': its own tag
     completed.validation.append(20, {{"loss", 0.7}}, t0 + 3.0);
     completed.validation.append(30, {{"loss", 0.6}, {"top5", 0.99}}, t0 + 4.5);
     save(dir, completed);
