@@ -88,7 +88,8 @@ std::optional<std::string> script_missing_from_snapshot(const config::Experiment
   const auto directory = fs::path(path).parent_path().generic_string();
   std::vector<std::string> siblings;
   for (const auto& file : files) {
-    if (fs::path(file).parent_path().generic_string() == directory) siblings.push_back(fs::path(file).filename().string());
+    const fs::path listed(file);
+    if (listed.parent_path().generic_string() == directory) siblings.push_back(listed.filename().string());
   }
   const auto where = workdir.empty() ? fmt::format("the code snapshot of {}", root.string())
                                      : fmt::format("the code snapshot of {} (trials start in its {}/)", root.string(),

@@ -83,7 +83,9 @@ std::vector<std::string> hparam_warning_lines(const std::vector<TrialRow>& rows)
     }
   }
   for (const auto& key : order) {
-    if (const auto name = name_of.find(key); name != name_of.end()) plain_by_trials[trials_of[key]].push_back(name->second);
+    if (const auto name = name_of.find(key); name != name_of.end()) {
+      plain_by_trials[trials_of[key]].push_back(name->second);
+    }
   }
   std::set<std::vector<int>> folded_said;
   for (const auto& key : order) {
