@@ -168,7 +168,11 @@ else
     "the site's container runtime $missing cannot run here: $missing is not installed"
   status=$(as_user dlx status "$job")
   expect_contains "dlx status of bad-runtime" "$status" "# 1 trial: 1 failed"
-  note "a runtime the node lacks ($missing) fails the trial with why"
+  # The trial's own log ends with it too (dlx-launch's last line, printed after the copy stopped).
+  logs=$(as_user dlx logs "$job" 0 2>&1)
+  expect_contains "dlx logs of bad-runtime" "$logs" "dlx-launch: cannot run the trainer in its container on n"
+  expect_contains "dlx logs of bad-runtime" "$logs" "the site's container runtime $missing cannot run here"
+  note "a runtime the node lacks ($missing) fails the trial with why, in Slurm's output and in dlx logs"
 fi
 note "refused at sbatch: a missing image, an image without python3"
 

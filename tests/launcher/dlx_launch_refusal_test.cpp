@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -124,6 +125,19 @@ TEST_CASE("launcher refusal: rank 0's code copy refused ends the other rank's wa
   const auto record = dlx::record::load_trial_record(dir.path() / "trials" / "1" / "trial.h5");
   CHECK(record.state == "failed");
   CHECK_THAT(record.stop_reason, Catch::StartsWith("failed: dlx-launch: " + kRefusedCopy));
+
+  // `dlx logs` has each rank's reason too: rank 0's log ends with the error dlx-launch exits on
+  // (printed once its output no longer goes through the log), rank 1's with what it was told.
+  const fs::path logs = dir.path() / "trials" / "1" / "logs";
+  const auto log0 = refusal_file_text(logs / "attempt-0.rank-0.log");
+  const auto log1 = refusal_file_text(logs / "attempt-0.rank-1.log");
+  INFO(log0);
+  INFO(log1);
+  CHECK_THAT(log0, Catch::StartsWith("dlx-launch: " + kRefusedCopy) && Catch::EndsWith("\n"));
+  CHECK(std::count(log0.begin(), log0.end(), '\n') == 1);  // once, and nothing after it
+  CHECK_THAT(rank0.output, Catch::Contains("dlx-launch: " + kRefusedCopy));
+  CHECK(rank0.output.find("dlx-launch: " + kRefusedCopy) == rank0.output.rfind("dlx-launch: " + kRefusedCopy));
+  CHECK_THAT(log1, Catch::Contains("dlx-launch: rank 0 on dlxfake1 refused the trial (" + kRefusedCopy));
 }
 
 TEST_CASE("launcher refusal: another rank's code copy refused ends rank 0's running trainer, and rank 0 records why",

@@ -142,6 +142,32 @@ TEST_CASE("tee: a closed destination stream does not stop the log or kill the te
   CHECK(slurp(streams.dir.path() / "attempt-0.rank-0.log") == "one\ntwo\n");
 }
 
+TEST_CASE("tee: a line appended after the finish goes into the log alone, where the cap leaves room", "[tee]") {
+  Streams streams;
+  TeeOptions options;
+  options.max_bytes = 40;
+  OutputTee tee(std::move(streams.log), streams.out.get(), streams.err.get(), options);
+  CHECK(run_through(tee, "echo trainer output") == 0);
+  CHECK_FALSE(tee.append_to_log("too early\n"));  // the thread still owns the log
+  tee.finish();
+  CHECK(tee.append_to_log("dlx-launch: bye\n"));
+  CHECK_FALSE(tee.append_to_log("dlx-launch: past the cap\n"));  // 15 + 16 + 25 > 40
+  CHECK(slurp(streams.dir.path() / "attempt-0.rank-0.log") == "trainer output\ndlx-launch: bye\n");
+  CHECK(slurp(streams.dir.path() / "slurm.out") == "trainer output\n");
+  CHECK(slurp(streams.dir.path() / "slurm.err").empty());
+}
+
+TEST_CASE("tee: nothing is appended to a log the cap cut", "[tee]") {
+  Streams streams;
+  TeeOptions options;
+  options.max_bytes = 10;
+  OutputTee tee(std::move(streams.log), streams.out.get(), streams.err.get(), options);
+  CHECK(run_through(tee, "echo more than ten bytes") == 0);
+  CHECK(tee.finish().truncated);
+  CHECK_FALSE(tee.append_to_log("x\n"));  // 1 byte would fit, but after the marker it would read as cut
+  CHECK_THAT(slurp(streams.dir.path() / "attempt-0.rank-0.log"), Catch::EndsWith(dlx::launch::truncation_marker(10)));
+}
+
 TEST_CASE("trial logs: the ranks of one run agree on the attempt, a later run takes the next", "[tee]") {
   TempDir dir("attempts");
   UniqueFd logs(::open(dir.path().c_str(), O_RDONLY | O_DIRECTORY));

@@ -336,7 +336,7 @@ std::optional<int> without_attempts(const Request& request, LogOutput& out) {
   }
   if (!request.follow) {
     throw Error(fmt::format("trial {} has no output yet: {} holds no attempt (dlx-launch writes it when "
-                            "the trainer starts) and {}; --follow waits for it",
+                            "the trial starts on a node) and {}; --follow waits for it",
                             request.trial, request.logs_dir().string(), why_not));
   }
   return std::nullopt;

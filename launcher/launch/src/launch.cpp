@@ -41,15 +41,23 @@ int run_ticket(const Options& options, const env::EnvMap& env, const Resolver& r
     return 0;
   }
   try {
-    if (const auto requeue = enter_code(state)) return *requeue;
-    if (const auto status = stage_data(state)) return *status;
-    if (const auto status = settle_master_port(state)) return *status;
-    enter_container(state);
+    try {
+      if (const auto requeue = enter_code(state)) return *requeue;
+      if (const auto status = stage_data(state)) return *status;
+      if (const auto status = settle_master_port(state)) return *status;
+      enter_container(state);
+    } catch (const std::exception& error) {
+      refuse_trial_before_trainer(state, error.what());
+      throw;
+    }
+    return run_and_account(state);
   } catch (const std::exception& error) {
-    refuse_trial_before_trainer(state, error.what());
+    // main prints the error once this rank's output no longer goes through the trial's log (the
+    // state is gone by then): the log gets the same line here, so that `dlx logs` ends with why
+    // the attempt ended, not only Slurm's output file.
+    if (state.trial_log) state.trial_log->restore_and_log(launch_error_line(error.what()));
     throw;
   }
-  return run_and_account(state);
 }
 
 // The task's tickets when it runs several (task_tickets.hpp); nullopt otherwise, also when the

@@ -571,6 +571,10 @@ void print_dry_run(std::FILE* out, const LaunchState& state) {
 }
 
 std::optional<int> enter_code(LaunchState& state) {
+  // From here until dlx-launch exits, this rank's output (the trainer's and dlx-launch's: the code
+  // copy's, the data staging's, the error that ends it) is also copied into the trial's logs
+  // directory (trial_log.hpp), for `dlx logs`.
+  state.trial_log = start_trial_log(state.context.trial(), state.placement(), state.context.env());
   // From here a failure on any rank reaches the others (refuse_trial_before_trainer), a crash on
   // another rank ends this one (peer_crash.hpp): no rank is left waiting for one that stopped.
   if (auto peers = PeerCrashSignal::for_run(state.context.trial(), state.placement(), state.context.env())) {
@@ -588,10 +592,6 @@ std::optional<int> enter_code(LaunchState& state) {
 }
 
 std::optional<int> stage_data(LaunchState& state) {
-  const auto& trial = state.context.trial();
-  // From here until dlx-launch exits, this rank's output (the trainer's and dlx-launch's) is also
-  // copied into the trial's logs directory (trial_log.hpp), for `dlx logs`.
-  state.trial_log = start_trial_log(trial, state.placement(), state.context.env());
   if (!state.experiment || !state.in_trial()) return std::nullopt;
   // Held until dlx-launch exits, i.e. until the trainer has exited.
   state.data = stage_trial_data(state);

@@ -65,12 +65,12 @@ void prepare(LaunchState& state, const Resolver& resolve);
 std::optional<int> take_work(LaunchState& state);
 // --dry-run: what would run, with which variables.
 void print_dry_run(std::FILE* out, const LaunchState& state);
-// 3. Enter code: from here a crash or a refusal on another rank ends this one (peer_crash.hpp);
-//    the node-local copy of the code snapshot as the working directory, the variables exported.
-//    The requeue status when a notice came first.
+// 3. Enter code: from here this rank's output is copied into the trial's logs, and a crash or a
+//    refusal on another rank ends this one (peer_crash.hpp); the node-local copy of the code
+//    snapshot as the working directory, the variables exported. The requeue status when a notice
+//    came first.
 std::optional<int> enter_code(LaunchState& state);
-// 4. Stage data: from here this rank's output is copied into the trial's logs; the experiment's
-//    data staged on this node (and on every node, rank 0 waits). The requeue status when a notice
+// 4. Stage data: the experiment's data staged on this node (and on every node, rank 0 waits). The requeue status when a notice
 //    came meanwhile, the trial's exit status when another rank crashed or refused it.
 std::optional<int> stage_data(LaunchState& state);
 // 5. Settle MASTER_PORT: held on this node for a trial of one rank; for one of several ranks,

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// dlx-launch: see launch.hpp for the flow. Typed errors become messages and exit codes here only,
-// and only here do messages get their "dlx-launch: " prefix.
+// dlx-launch: see launch.hpp for the flow. Typed errors become messages and exit codes here only
+// (the message as launch_error_line(); run_launch has also put it in the trial's log).
 #include <cstdio>
 
 #include <fmt/format.h>
 
 #include "dlx/env/environment.hpp"
 #include "dlx/launch/launch.hpp"
+#include "dlx/launch/launch_error.hpp"
 #include "dlx/launch/options.hpp"
 
 namespace {
@@ -29,7 +30,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "dlx-launch: {}\n\n{}", error.what(), usage_text());
     return kExitUsage;
   } catch (const std::exception& error) {  // a LaunchError, or any other failure
-    fmt::print(stderr, "dlx-launch: {}\n", error.what());
+    std::fputs(launch_error_line(error.what()).c_str(), stderr);
     return kExitLaunchFailed;
   }
 }

@@ -152,6 +152,15 @@ TeeResult OutputTee::finish() {
   return result_;
 }
 
+bool OutputTee::append_to_log(std::string_view text) {
+  if (!finished_ || result_.truncated || !log_) return false;
+  if (text.size() > options_.max_bytes - result_.logged_bytes) return false;
+  if (!write_all(log_.get(), text.data(), text.size())) return false;
+  result_.logged_bytes += text.size();
+  (void)::fdatasync(log_.get());
+  return true;
+}
+
 void OutputTee::run() {
   std::vector<char> buffer(kReadSize);
   std::array<int, 2> pass{pass_out_, pass_err_};
@@ -253,6 +262,12 @@ TeeResult StdioThroughTee::restore() {
     if (saved_out_) ::dup2(saved_out_.get(), STDOUT_FILENO); else ::close(STDOUT_FILENO);
     if (saved_err_) ::dup2(saved_err_.get(), STDERR_FILENO); else ::close(STDERR_FILENO);
   }
+  return tee_.finish();
+}
+
+TeeResult StdioThroughTee::restore_and_log(std::string_view line) {
+  restore();
+  tee_.append_to_log(line);
   return tee_.finish();
 }
 

@@ -17,13 +17,13 @@
 //      (resume_checkpoint), the record's failure count as this run starts (trial_outcome), and
 //      on rank 0 the job's end time as squeue tells it (DLX_JOB_END_TIME: job_time_left.hpp);
 //      --dry-run prints what would run and stops here
-//   3. enter code: from here a crash on another rank ends this one (peer_crash), and a failure
-//      of this rank's (phases 3 to 6) is told to the others and, by rank 0, recorded: the trial
-//      is refused on every rank (exit 1); the node-local copy of the code snapshot as the working
-//      directory (code_workdir), the variables exported (a notice already received: exit for a
-//      requeue)
-//   4. stage data: from here this rank's output is also copied into the trial's logs
-//      (trial_log); the experiment's data staged on this node (trial_data; on several nodes rank
+//   3. enter code: from here this rank's output is also copied into the trial's logs
+//      (trial_log; an error that ends dlx-launch is its last line), a crash on another rank ends
+//      this one (peer_crash), and a failure of this rank's (phases 3 to 6) is told to the others
+//      and, by rank 0, recorded: the trial is refused on every rank (exit 1); the node-local copy
+//      of the code snapshot as the working directory (code_workdir), the variables exported (a
+//      notice already received: exit for a requeue)
+//   4. stage data: the experiment's data staged on this node (trial_data; on several nodes rank
 //      0 waits until every node has it, data_barrier; a notice meanwhile: exit for a requeue; a
 //      crash or refusal announced by another rank: that one's exit)
 //   5. settle MASTER_PORT: held on this node until the trainer starts (port_reservation); in a

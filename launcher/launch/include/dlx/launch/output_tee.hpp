@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "dlx/common/unique_fd.hpp"
@@ -65,6 +66,11 @@ class OutputTee {
   // Closes the write ends this object holds and waits for the thread (step 4). Idempotent.
   TeeResult finish();
 
+  // After finish(): appends `text` to the log alone (its destination streams get nothing), where
+  // the cap leaves room and the copy was not cut. For what dlx-launch says once its own output no
+  // longer goes through the tee. Returns whether it was written.
+  bool append_to_log(std::string_view text);
+
   // The last kStderrTailBytes of stderr so far, once the thread has read what the stderr pipe
   // held when this was called (waiting at most `settle` for it: a trainer that just exited may
   // have left its last lines there).
@@ -98,6 +104,9 @@ class StdioThroughTee {
   StdioThroughTee(const StdioThroughTee&) = delete;
   StdioThroughTee& operator=(const StdioThroughTee&) = delete;
   TeeResult restore();
+  // restore(), then `line` into the log alone (OutputTee::append_to_log): dlx-launch's last words
+  // (the error that ends it), which it prints once its streams are back, go into the log too.
+  TeeResult restore_and_log(std::string_view line);
   // OutputTee::stderr_tail of the trainer's (and dlx-launch's) stderr; "" once restored.
   std::string stderr_tail() { return restored_ ? std::string() : tee_.stderr_tail(); }
 
