@@ -68,3 +68,31 @@ mv "$logs.aside" "$logs"
 expect_contains "Slurm's file" "$fallback" "Slurm's output file of job ${job}_0 (every attempt, as Slurm wrote it): $WORK/$name-${job}_0.out"
 expect_contains "Slurm's file" "$fallback" "stdout of rank 0 attempt 1"
 note "without the copy, dlx logs showed Slurm's file"
+
+# A job script that runs the trainer itself instead of through `srun dlx-launch` (a common first
+# mistake: `python3 train.py`, whose `import dlx` then fails). No trial.h5 and no log of dlx-launch:
+# dlx status says the trial was not started and asks about the job script, and dlx logs shows
+# Slurm's file of the trial's array task (found from the job id given: no journal names it).
+name=no-launch
+cat > "$WORK/$name.yaml" <<'YAML'
+name: no-launch
+entrypoint: [/usr/bin/python3, train.py]
+hyperparameters: {x: {type: categorical, vals: [1, 2]}}
+searcher: {name: grid, metric: loss}
+YAML
+cat > "$WORK/$name.sh" <<'SH'
+#!/bin/bash
+echo "the trainer of task $SLURM_ARRAY_TASK_ID, run by the job script itself"
+exit 3
+SH
+chmod a+rx "$WORK/$name.sh"
+chmod a+r "$WORK/$name.yaml"
+job=$(submit_trial "$name")
+wait_for_job "$job" 120
+status=$(as_user dlx status "$job")
+echo "$status"
+expect_contains "dlx status" "$status" "# trial 1 not started: its array task in job $job ended (FAILED), and dlx-launch kept no log of the trial: does the job script run the trainer through \`srun dlx-launch\` (examples/job.sh), not by itself? \`dlx logs $job 1\` shows what the task printed"
+shown=$(as_user dlx logs "$job" 1) || fail "dlx logs $job 1: $shown"
+expect_contains "dlx logs" "$shown" "Slurm's output file of job ${job}_1 (every attempt, as Slurm wrote it): $WORK/$name-${job}_1.out"
+expect_contains "dlx logs" "$shown" "the trainer of task 1, run by the job script itself"
+note "a job script without dlx-launch: dlx status asks about it, dlx logs shows the task's output"

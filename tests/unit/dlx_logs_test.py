@@ -104,8 +104,10 @@ try:
           f"dlx status {exp} lists its trials" in done.stderr, f"unknown trial: {done.stderr}")
     os.makedirs(os.path.join(exp, "trials", "3"))
     done = dlx(exp, "3")
+    # No journal names its task, but in a grid trial 3 is array task 3: only the job is unknown.
     check(done.returncode == 1 and "trial 3 has no output yet" in done.stderr and
-          "neither its trial.h5 nor the searcher's journal names a Slurm job" in done.stderr and "--follow waits for it" in done.stderr,
+          "it runs in array task 3, but no job id is known for the experiment (give the job id instead of the "
+          "directory)" in done.stderr and "--follow waits for it" in done.stderr,
           f"no output yet: {done.stderr}")
     done = dlx(exp, "2", "--attempt", "7")
     check(done.returncode == 1 and "trial 2 has no attempt 7" in done.stderr and

@@ -102,6 +102,28 @@ TEST_CASE("dlx status: a trial's state from its record and its array task", "[cl
   }
 }
 
+TEST_CASE("dlx status: a trial its ended task never started says where to look", "[cli][status]") {
+  const RecordFacts none{};
+  const SlurmTask failed{"FAILED", "NonZeroExitCode", 0}, done{"COMPLETED", "None", 0}, killed{"CANCELLED", "None", 0};
+  const auto slurm = view({});
+  const TrialTrace no_log{.trial = 3, .launched = false}, logged{.trial = 3, .launched = true};
+  const TrialTrace unknown{.trial = 3, .launched = std::nullopt};
+  const std::string ended = "not started: its array task in job 42 ended ";
+  const std::string ask = ", and dlx-launch kept no log of the trial: does the job script run the trainer through "
+                          "`srun dlx-launch` (examples/job.sh), not by itself? `dlx logs 42 3` shows what the task printed";
+  // The job script ran without dlx-launch taking the trial on (`python3 train.py` by itself).
+  CHECK(trial_status(none, &failed, &slurm, 5, no_log).detail == ended + "(FAILED)" + ask);
+  CHECK(trial_status(none, &done, &slurm, 5, no_log).detail == ended + "(COMPLETED)" + ask);
+  // dlx-launch took it on; the trainer never opened it.
+  CHECK(trial_status(none, &failed, &slurm, 5, logged).detail ==
+        ended + "(FAILED) before its trainer opened the trial (`dlx logs 42 3` shows why)");
+  // Cancelled before it ran, or a task of several tickets (no log says nothing): the end alone.
+  CHECK(trial_status(none, &killed, &slurm, 5, no_log).detail == ended + "(CANCELLED)");
+  CHECK(trial_status(none, &failed, &slurm, 5, unknown).detail == ended + "(FAILED)");
+  CHECK(trial_status(none, &failed, &slurm, 5).detail == ended + "(FAILED)");
+  CHECK(trial_status(none, &failed, &slurm, 5, no_log).state == "not started");
+}
+
 TEST_CASE("dlx status: hyperparameter warnings merged across trials", "[cli][status]") {
   const auto row = [](int id, const char* state, std::vector<record::HparamWarning> warnings) {
     TrialRow trial;

@@ -10,6 +10,8 @@
 #include "dlx/searcher/coordinator.hpp"
 #include "dlx/searcher/journal_snapshot.hpp"
 #include "dlx/searcher/search_state.hpp"
+#include "dlx/searcher/method.hpp"
+#include "dlx/searcher/trial_plan.hpp"
 #include "dlx/store/experiment_layout.hpp"
 #include "logs_slurm.hpp"
 #include "slurm_job_name.hpp"
@@ -20,17 +22,29 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The trial's last ticket from the journal; nullopt when there is none or it cannot be read.
-std::optional<int> last_ticket(const fs::path& directory, int trial) {
+// The trial's last ticket and the array task that ran it. The ticket from the journal; where the
+// journal has none (no task has taken the trial on: a job script that never ran dlx-launch) the
+// trial's own id when every trial is one ticket (single, grid, random, stopping ASHA), as `dlx
+// status` takes it. nullopt when neither says, or the experiment cannot be read.
+struct TicketTask {
+  int ticket = 0;
+  int task = 0;
+};
+
+std::optional<TicketTask> last_ticket(const fs::path& directory, int trial) {
   try {
-    const auto path = directory / searcher::kJournalFileName;
-    if (!fs::exists(path)) return std::nullopt;
-    searcher::SearchState state(config::load_snapshot(directory));
-    state.keep_recorded_after_mismatch();
-    searcher::catch_up(state, searcher::Journal(path), searcher::journal_snapshot_path(path));
-    const auto found = state.trials().find(trial);
-    if (found == state.trials().end()) return std::nullopt;
-    return found->second.ticket;
+    auto experiment = config::load_snapshot(directory);
+    std::optional<int> ticket;
+    if (const auto path = directory / searcher::kJournalFileName; fs::exists(path)) {
+      searcher::SearchState state(experiment);
+      state.keep_recorded_after_mismatch();
+      searcher::catch_up(state, searcher::Journal(path), searcher::journal_snapshot_path(path));
+      if (const auto found = state.trials().find(trial); found != state.trials().end()) ticket = found->second.ticket;
+    }
+    const int trials = searcher::trial_count(experiment);
+    if (!ticket && searcher::ticket_count(experiment) == trials && trial >= 0 && trial < trials) ticket = trial;
+    if (!ticket) return std::nullopt;
+    return TicketTask{*ticket, searcher::task_of_ticket(experiment, *ticket)};
   } catch (const std::exception&) {
     return std::nullopt;  // dlx status reports a damaged journal; here it only means "unknown"
   }
@@ -73,11 +87,14 @@ std::optional<TrialJob> trial_job(const fs::path& experiment_dir, int trial, con
   if (is_job_id(given)) array_job = given.substr(0, given.find('_'));
   if (!array_job) array_job = array_job_of(experiment_dir);
   if (!array_job) {
-    why_not = fmt::format("its last array task is ticket {}, but no job id is known for the experiment "
-                          "(give the job id instead of the directory)", *ticket);
+    why_not = fmt::format("it runs in array task {}, but no job id is known for the experiment (give the "
+                          "job id instead of the directory)", ticket->task);
     return std::nullopt;
   }
-  return TrialJob{fmt::format("{}_{}", *array_job, *ticket), fmt::format("ticket {} of job {}", *ticket, *array_job)};
+  const auto how = ticket->task == ticket->ticket
+                       ? fmt::format("ticket {} of job {}", ticket->ticket, *array_job)
+                       : fmt::format("ticket {} in array task {} of job {}", ticket->ticket, ticket->task, *array_job);
+  return TrialJob{fmt::format("{}_{}", *array_job, ticket->task), how};
 }
 
 }  // namespace dlx::cli

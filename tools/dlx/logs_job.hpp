@@ -3,8 +3,10 @@
 // Which Slurm job ran a trial last, for `dlx logs` when dlx-launch kept no copy of its output:
 //   1. trial.h5's slurm_job_id (written by libdlx, or by dlx-launch for a crashed trainer);
 //   2. else the array task of the trial's last ticket (the searcher's journal, read as `dlx
-//      status` reads it) in the experiment's array job: the job id the user gave, or the
-//      <storage_root>/<user>/.jobs/<id> link that names the experiment directory.
+//      status` reads it; without one, the trial's own id where every trial is one ticket) in the
+//      experiment's array job: the job id the user gave, or the <storage_root>/<user>/.jobs/<id>
+//      link that names the experiment directory. With resources.max_array_tasks or packed trials
+//      a task runs several tickets: the one that runs this ticket.
 #include <filesystem>
 #include <optional>
 #include <string>

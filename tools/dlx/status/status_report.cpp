@@ -20,6 +20,7 @@
 #include "dlx/searcher/search_state.hpp"
 #include "dlx/store/code_info.hpp"
 #include "dlx/store/experiment_layout.hpp"
+#include "dlx/store/trial_logs.hpp"
 #include "dlx/searcher/method.hpp"
 #include "hparam_warnings.hpp"
 #include "status_sources.hpp"
@@ -158,10 +159,13 @@ std::optional<int> ticket_of(int trial, const std::optional<searcher::SearchStat
 void settle_state(TrialRow& row, const SlurmView* slurm, int max_restarts, int array_tasks) {
   if (row.state == "unreadable") return;
   const RecordFacts facts{row.record_state, row.stop_reason, row.failures, row.same_failures};
+  TrialTrace trace{.trial = row.spec.id, .launched = std::nullopt};
+  // A task that runs several tickets may have ended before this one's turn: no log says nothing.
+  if (row.launched || array_tasks == 0) trace.launched = row.launched;
   auto task_id = row.ticket;
   if (task_id && array_tasks > 0) *task_id %= array_tasks;
   const auto* task = slurm ? slurm->task(task_id) : nullptr;
-  auto shown = trial_status(facts, task, slurm, max_restarts);
+  auto shown = trial_status(facts, task, slurm, max_restarts, trace);
   if (array_tasks > 0 && facts.state.empty() && shown.state == "starting") {
     // Its task runs, but an earlier ticket of it: this trial waits for its turn.
     shown = {"pending", "", fmt::format("pending: waits its turn in array task {}", *task_id)};
@@ -237,6 +241,8 @@ TrialRow trial_row(searcher::TrialSpec spec, const std::filesystem::path& direct
     row.problem = e.what();
   }
   if (known) row.searcher = searcher_summary(*known, row.last_step);
+  std::error_code absent;
+  row.launched = std::filesystem::is_directory(store::trial_logs_dir(store::trial_dir(directory, row.spec.id)), absent);
   return row;
 }
 

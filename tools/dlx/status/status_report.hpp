@@ -44,6 +44,7 @@ struct TrialRow {
   int failures = 0;         // crashes so far
   int same_failures = 0;    // of them, the last ones in a row that looked the same
   std::optional<int> ticket;  // the array task that runs (or ran) it, when known
+  bool launched = false;      // dlx-launch took it on: trials/<id>/logs/ exists
   std::vector<record::HparamWarning> hparam_warnings;
   std::optional<double> last, best;
   std::vector<double> metric_values;  // the searcher metric's validation values, in row order

@@ -8,7 +8,9 @@
 //               task pending, launch failed       launch failed (JobLaunchFailure, or held after
 //                                                 one: launch_failed_requeued_held)
 //               task running                      starting (the trainer has not written one yet)
-//               task ended, or the job gone       not started
+//               task ended, or the job gone       not started (a task that ran and ended
+//                                                 COMPLETED or FAILED: whether dlx-launch took
+//                                                 the trial on, and where to look)
 //   running     stop_reason "crash: ..."          restarting (n of max_restarts), or crash-looping
 //                                                 when the last crashes looked the same
 //               stop_reason "requeue: ..."        requeued (checkpointed on a notice)
@@ -53,6 +55,14 @@ struct RecordFacts {
   int same_failures = 0;
 };
 
+// What the trial's directory says of a trial without a record, for the words of "not started".
+struct TrialTrace {
+  int trial = 0;
+  // Whether dlx-launch took the trial on (it made trials/<id>/logs/ as it did); nullopt when that
+  // says nothing (an array task that runs several tickets may have stopped before this one).
+  std::optional<bool> launched;
+};
+
 struct ShownState {
   std::string state;
   std::string note;    // "1 of 5"
@@ -61,6 +71,7 @@ struct ShownState {
 
 // `task`: the trial's array task as Slurm lists it (nullptr: not listed, or not known which);
 // `slurm`: nullptr when Slurm was not asked (the record alone decides).
-ShownState trial_status(const RecordFacts& record, const SlurmTask* task, const SlurmView* slurm, int max_restarts);
+ShownState trial_status(const RecordFacts& record, const SlurmTask* task, const SlurmView* slurm, int max_restarts,
+                        const TrialTrace& trace = {});
 
 }  // namespace dlx::cli
