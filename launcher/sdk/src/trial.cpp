@@ -65,6 +65,23 @@ std::string step_nodes(const env::EnvMap& env, const std::string& own) {
   return env::lookup_first(env, {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST"}).value_or(own);
 }
 
+// A trial opened in a Slurm job but not under dlx-launch, which always sets DLX_TARGET_LENGTH in
+// a trial: a job script that runs the trainer itself (`python3 train.py`, with dlx installed where
+// Python finds it) instead of `srun dlx-launch`. It trains, and the plugin's variables make it the
+// right trial for single, grid and random; but nothing runs the experiment's code snapshot, hands
+// it the searcher's lengths, restarts it after a crash or keeps its log for `dlx logs`. Said on
+// rank 0's stderr, since only the job's output can show it.
+void warn_outside_launch(const env::TrialContext& context) {
+  const auto& trial = context.trial();
+  if (!trial.in_trial() || trial.slurm_job_id.empty() || env::lookup(context.env(), "DLX_TARGET_LENGTH")) return;
+  fmt::print(stderr,
+             "dlx: warning: trial {} was not started by dlx-launch (does the job script run the trainer "
+             "itself?): it runs, but not the experiment's code snapshot, not to the searcher's lengths, "
+             "without restarts after a crash and without its log for `dlx logs`. Run the trainer as "
+             "`srun dlx-launch` in the job script (examples/job.sh)\n",
+             trial.trial_id);
+}
+
 }  // namespace
 
 Trial::Trial(TrialOptions options) : context_(read_context(options)), hparams_(context_.trial().hparams) {
@@ -106,6 +123,7 @@ Trial::Trial(TrialOptions options) : context_(read_context(options)), hparams_(c
   // A name read with a default the experiment does not define is a warning in the trial's log
   // (rank 0's stderr), when there are hyperparameters to check the name against.
   if (rank_ == 0 && (context_.trial().in_trial() || !hparams_.values().empty())) hparams_.warn_on(stderr);
+  if (rank_ == 0) warn_outside_launch(context_);
   // After MPI's own start-up, so these handlers are the ones in place.
   if (!options.checkpoint_signals.empty()) {
     signals_ = std::make_unique<detail::PreemptionSignals>(options.checkpoint_signals);
