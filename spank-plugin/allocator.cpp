@@ -27,6 +27,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -199,12 +200,23 @@ bool check_entrypoint_script(const Submission& submission) {
     std::vector<std::string> files;
     files.reserve(plan->files.size());
     for (const auto& entry : plan->files) files.push_back(entry.path);
-    if (const auto refusal = script_missing_from_snapshot(experiment, files, plan->root, plan->workdir)) {
+    auto refusal = script_missing_from_snapshot(experiment, files, plan->root, plan->workdir);
+    if (!refusal) {
+      refusal = script_not_executable_in_snapshot(experiment, plan->workdir, [&](const std::string& path) {
+        const auto entry = std::ranges::lower_bound(plan->files, path, {}, &store::CodeEntry::path);
+        return entry != plan->files.end() && entry->path == path && !entry->symlink ? std::optional(entry->mode)
+                                                                                    : std::nullopt;
+      });
+    }
+    if (refusal) {
       report_error(fmt::format("dlx: --dl-experiment: {}: {} (nothing was submitted)", submission.file, *refusal));
       return false;
     }
-  } else if (const auto note = script_missing_from(experiment, trial_start_dir(submission.code, submission.sbatch))) {
-    report_info(fmt::format("dlx: --dl-experiment: warning: {}", *note));
+  } else {
+    const auto start_dir = trial_start_dir(submission.code, submission.sbatch);
+    auto note = script_missing_from(experiment, start_dir);
+    if (!note) note = script_not_executable_in(experiment, start_dir);
+    if (note) report_info(fmt::format("dlx: --dl-experiment: warning: {}", *note));
   }
   return true;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "entrypoint_check.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <regex>
 #include <string_view>
@@ -51,9 +53,12 @@ std::string with_guess(const std::string& guess, std::string_view otherwise) {
   return guess.empty() ? std::string(otherwise) : fmt::format("did you mean {}?", guess);
 }
 
-}  // namespace
+struct Script {
+  std::string path;  // as written, relative
+  bool program = false;  // run as the program itself, not after an interpreter
+};
 
-std::optional<std::string> entrypoint_script(const config::Experiment& experiment) {
+std::optional<Script> script_of(const config::Experiment& experiment) {
   if (experiment.entrypoint.empty()) return std::nullopt;
   std::vector<std::string> words = experiment.entrypoint;
   if (experiment.entrypoint_is_shell) {
@@ -61,17 +66,56 @@ std::optional<std::string> entrypoint_script(const config::Experiment& experimen
     if (!plain || plain->empty()) return std::nullopt;
     words = std::move(*plain);
   }
-  std::string script;
+  Script script;
   if (is_interpreter(fs::path(words.front()).filename().string())) {
     if (words.size() < 2 || words[1].empty() || words[1].front() == '-') return std::nullopt;
-    script = words[1];
+    script.path = words[1];
   } else if (words.front().find('/') != std::string::npos) {
-    script = words.front();
+    script = {words.front(), true};
   } else {
     return std::nullopt;  // a program from PATH
   }
-  if (fs::path(script).is_absolute()) return std::nullopt;
+  if (fs::path(script.path).is_absolute()) return std::nullopt;
   return script;
+}
+
+// `how`: how to make it executable where the trials will find it.
+std::string not_executable(const std::string& script, mode_t mode, std::string_view where, std::string_view how) {
+  return fmt::format("the entrypoint runs {} as a program, but {} is not executable (mode {:04o}), so every trial "
+                     "would fail with \"Permission denied\": name its interpreter first (entrypoint: [python3, {}] "
+                     "for a Python script), or make it executable ({})",
+                     script, where, mode & 07777, fs::path(script).lexically_normal().generic_string(), how);
+}
+
+}  // namespace
+
+std::optional<std::string> entrypoint_script(const config::Experiment& experiment) {
+  auto script = script_of(experiment);
+  if (!script) return std::nullopt;
+  return std::move(script->path);
+}
+
+std::optional<std::string> script_not_executable_in_snapshot(const config::Experiment& experiment,
+                                                             const std::string& workdir, const SnapshotModeOf& mode_of) {
+  const auto script = script_of(experiment);
+  if (!script || !script->program) return std::nullopt;
+  const auto path = (fs::path(workdir) / script->path).lexically_normal().generic_string();
+  const auto mode = mode_of(path);
+  if (!mode || (*mode & S_IXUSR) != 0) return std::nullopt;
+  return not_executable(script->path, *mode, fmt::format("the code snapshot's {}", path),
+                        "chmod +x, and git add it: git keeps the bit");
+}
+
+std::optional<std::string> script_not_executable_in(const config::Experiment& experiment, const fs::path& start_dir) {
+  const auto script = script_of(experiment);
+  if (!script || !script->program) return std::nullopt;
+  struct stat status {};
+  const auto path = (start_dir / script->path).lexically_normal();
+  if (::stat(path.c_str(), &status) != 0 || !S_ISREG(status.st_mode) || (status.st_mode & S_IXUSR) != 0) {
+    return std::nullopt;
+  }
+  return not_executable(script->path, status.st_mode, path.string(),
+                        "chmod +x: with no code snapshot the trials run the file as it is when they start");
 }
 
 std::optional<std::string> script_missing_from_snapshot(const config::Experiment& experiment,

@@ -12,7 +12,10 @@
 // by name or path) or as the program itself when it is a relative path ([./train.sh],
 // "scripts/run.sh"). An interpreter option before the script (-m, -u, -c, ...) or a shell string
 // with shell syntax in it (quotes, $, ;, |, ...) is left alone.
+#include <sys/types.h>
+
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,5 +40,21 @@ std::optional<std::string> script_missing_from_snapshot(const config::Experiment
 // Without a snapshot: a note when the script is not in `start_dir` (where trials start) now.
 std::optional<std::string> script_missing_from(const config::Experiment& experiment,
                                                const std::filesystem::path& start_dir);
+
+// The permission bits of a regular file at a path relative to the snapshot's root, nullopt when
+// the snapshot holds no regular file there (a symbolic link, a directory, nothing).
+using SnapshotModeOf = std::function<std::optional<mode_t>(const std::string& path)>;
+
+// With a code snapshot (`workdir` as above): the refusal when the entrypoint runs its script as the
+// program itself ("./train.py", [scripts/run.sh]) and the snapshot's file is not executable by its
+// owner: every trial would fail with the shell's "Permission denied" (exit 126). The fix: run it
+// with its interpreter, or make it executable (git keeps the bit). nullopt otherwise, also for a
+// script run after an interpreter, which needs no bit.
+std::optional<std::string> script_not_executable_in_snapshot(const config::Experiment& experiment,
+                                                             const std::string& workdir, const SnapshotModeOf& mode_of);
+
+// Without a snapshot: the same as a note, for the file in `start_dir` now.
+std::optional<std::string> script_not_executable_in(const config::Experiment& experiment,
+                                                    const std::filesystem::path& start_dir);
 
 }  // namespace dlx::spank

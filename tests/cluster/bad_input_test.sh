@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# A bad experiment file, a conflicting --array, an entrypoint script the code snapshot lacks or
-# what only the site may allow (CUDA MPS) fails at sbatch with a dlx: message naming the file,
-# line and problem, and leaves no job queued and no directory on storage.
+# A bad experiment file, a conflicting --array, an entrypoint script the code snapshot lacks (or
+# holds without the executable bit it is run by) or what only the site may allow (CUDA MPS) fails
+# at sbatch with a dlx: message naming the file, line and problem, and leaves no job queued and no
+# directory on storage.
 source "$(dirname "$0")/lib.sh"
 
 as_user mkdir -p bad
@@ -55,7 +56,15 @@ name: entry
 entrypoint: [/usr/bin/python3, trian.py]
 searcher: {name: single, metric: loss, max_length: {batches: 4}}
 YAML
+# A script run as the program itself that is not executable: every trial would exit 126
+# ("Permission denied") and be restarted; refused at once with the two fixes.
+cat > "$WORK/bad/noexec.yaml" <<'YAML'
+name: noexec
+entrypoint: ./train.py --lr 0.1
+searcher: {name: single, metric: loss, max_length: {batches: 4}}
+YAML
 chmod -R a+r "$WORK/bad"
+chmod 0644 "$WORK/bad/repo/train.py"
 
 dirs_before=$(count_entries "$(user_storage)")
 jobs_before=$(squeue -h -u "$DLX_TEST_USER" | wc -l)
@@ -89,6 +98,8 @@ check_rejected "dlx: --dl-experiment: bad/mps.yaml: resources.mps: asks for CUDA
   --dl-experiment=bad/mps.yaml
 check_rejected "dlx: --dl-experiment: bad/entry.yaml: the entrypoint runs trian.py, which is not in the code snapshot of $WORK/bad/repo: did you mean train.py? (nothing was submitted)" \
   --chdir=bad/repo --dl-experiment=bad/entry.yaml
+check_rejected "dlx: --dl-experiment: bad/noexec.yaml: the entrypoint runs ./train.py as a program, but the code snapshot's train.py is not executable (mode 0644), so every trial would fail with \"Permission denied\": name its interpreter first (entrypoint: [python3, train.py] for a Python script), or make it executable (chmod +x, and git add it: git keeps the bit) (nothing was submitted)" \
+  --chdir=bad/repo --dl-experiment=bad/noexec.yaml
 # An index past 64 bits: a dlx message naming it (it was "dlx: init_post_opt: stol").
 check_rejected "dlx: --dl-experiment: --array=99999999999999999999 names trial 99999999999999999999 but examples/grid.yaml has 4 trials (0-3)" \
   --array=99999999999999999999 --dl-experiment=examples/grid.yaml

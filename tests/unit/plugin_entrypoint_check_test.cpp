@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +17,8 @@
 using dlx::spank::entrypoint_script;
 using dlx::spank::script_missing_from;
 using dlx::spank::script_missing_from_snapshot;
+using dlx::spank::script_not_executable_in;
+using dlx::spank::script_not_executable_in_snapshot;
 
 namespace {
 
@@ -99,4 +103,51 @@ TEST_CASE("without a code snapshot a script missing now is a note, with a guess"
   REQUIRE(other);
   CHECK_THAT(*other, Catch::EndsWith(": unless the job makes it first, every trial will fail to find it"));
   CHECK(script_missing_from(with_entrypoint({"python3", "missing/dir/x.py"}), start.path).has_value());
+}
+
+TEST_CASE("a script run as a program that the snapshot holds without its executable bit is refused",
+          "[plugin][entrypoint]") {
+  const std::map<std::string, mode_t> modes{{"train.py", 0644}, {"run.sh", 0755}, {"src/run.sh", 0640},
+                                            {"owner-only.sh", 0700}};
+  const auto mode_of = [&](const std::string& path) -> std::optional<mode_t> {
+    const auto found = modes.find(path);
+    return found == modes.end() ? std::nullopt : std::optional(found->second);
+  };
+  const auto refusal = script_not_executable_in_snapshot(with_entrypoint({"./train.py", "--lr", "0.1"}), "", mode_of);
+  REQUIRE(refusal);
+  CHECK(*refusal == "the entrypoint runs ./train.py as a program, but the code snapshot's train.py is not executable "
+                    "(mode 0644), so every trial would fail with \"Permission denied\": name its interpreter first "
+                    "(entrypoint: [python3, train.py] for a Python script), or make it executable (chmod +x, and git "
+                    "add it: git keeps the bit)");
+  // Under the start directory, from a shell string.
+  const auto nested = script_not_executable_in_snapshot(shell("./run.sh --fast"), "src", mode_of);
+  REQUIRE(nested);
+  CHECK_THAT(*nested, Catch::StartsWith("the entrypoint runs ./run.sh as a program, but the code snapshot's "
+                                        "src/run.sh is not executable (mode 0640)"));
+  // Executable (by its owner, who runs the trials), after an interpreter, not a regular file of
+  // the snapshot (a link, or absent: script_missing_from_snapshot's), or a program from PATH: fine.
+  CHECK_FALSE(script_not_executable_in_snapshot(with_entrypoint({"./run.sh"}), "", mode_of));
+  CHECK_FALSE(script_not_executable_in_snapshot(with_entrypoint({"./owner-only.sh"}), "", mode_of));
+  CHECK_FALSE(script_not_executable_in_snapshot(with_entrypoint({"python3", "train.py"}), "", mode_of));
+  CHECK_FALSE(script_not_executable_in_snapshot(shell("bash src/run.sh"), "", mode_of));
+  CHECK_FALSE(script_not_executable_in_snapshot(with_entrypoint({"./linked.sh"}), "", mode_of));
+  CHECK_FALSE(script_not_executable_in_snapshot(with_entrypoint({"train"}), "", mode_of));
+}
+
+TEST_CASE("without a code snapshot a script run as a program without its executable bit is a note",
+          "[plugin][entrypoint]") {
+  dlx::testing::TempDir start;
+  std::ofstream(start.path / "train.py") << "print(1)\n";
+  std::ofstream(start.path / "run.sh") << "#!/bin/sh\n";
+  std::filesystem::permissions(start.path / "train.py", std::filesystem::perms(0644));
+  std::filesystem::permissions(start.path / "run.sh", std::filesystem::perms(0755));
+  const auto note = script_not_executable_in(with_entrypoint({"./train.py"}), start.path);
+  REQUIRE(note);
+  CHECK(*note == "the entrypoint runs ./train.py as a program, but " + (start.path / "train.py").string() +
+                     " is not executable (mode 0644), so every trial would fail with \"Permission denied\": name its "
+                     "interpreter first (entrypoint: [python3, train.py] for a Python script), or make it executable "
+                     "(chmod +x: with no code snapshot the trials run the file as it is when they start)");
+  CHECK_FALSE(script_not_executable_in(with_entrypoint({"./run.sh"}), start.path));
+  CHECK_FALSE(script_not_executable_in(with_entrypoint({"python3", "train.py"}), start.path));
+  CHECK_FALSE(script_not_executable_in(with_entrypoint({"./missing.sh"}), start.path));
 }
