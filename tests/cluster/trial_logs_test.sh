@@ -91,7 +91,8 @@ job=$(submit_trial "$name")
 wait_for_job "$job" 120
 status=$(as_user dlx status "$job")
 echo "$status"
-expect_contains "dlx status" "$status" "# trial 1 not started: its array task in job $job ended (FAILED), and dlx-launch kept no log of the trial: does the job script run the trainer through \`srun dlx-launch\` (examples/job.sh), not by itself? \`dlx logs $job 1\` shows what the task printed"
+# One line for both trials: they say the same.
+expect_contains "dlx status" "$status" "# trials 0-1 not started: its array task in job $job ended (FAILED), and dlx-launch kept no log of the trial: does the job script run the trainer through \`srun dlx-launch\` (examples/job.sh), not by itself? \`dlx logs $job TRIAL\` shows what the task printed"
 shown=$(as_user dlx logs "$job" 1) || fail "dlx logs $job 1: $shown"
 expect_contains "dlx logs" "$shown" "Slurm's output file of job ${job}_1 (every attempt, as Slurm wrote it): $WORK/$name-${job}_1.out"
 expect_contains "dlx logs" "$shown" "the trainer of task 1, run by the job script itself"

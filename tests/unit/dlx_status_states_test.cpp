@@ -106,17 +106,17 @@ TEST_CASE("dlx status: a trial its ended task never started says where to look",
   const RecordFacts none{};
   const SlurmTask failed{"FAILED", "NonZeroExitCode", 0}, done{"COMPLETED", "None", 0}, killed{"CANCELLED", "None", 0};
   const auto slurm = view({});
-  const TrialTrace no_log{.trial = 3, .launched = false}, logged{.trial = 3, .launched = true};
-  const TrialTrace unknown{.trial = 3, .launched = std::nullopt};
+  const std::optional<bool> no_log = false, logged = true, unknown = std::nullopt;
   const std::string ended = "not started: its array task in job 42 ended ";
   const std::string ask = ", and dlx-launch kept no log of the trial: does the job script run the trainer through "
-                          "`srun dlx-launch` (examples/job.sh), not by itself? `dlx logs 42 3` shows what the task printed";
+                          "`srun dlx-launch` (examples/job.sh), not by itself? `dlx logs 42 TRIAL` shows what the task "
+                          "printed";
   // The job script ran without dlx-launch taking the trial on (`python3 train.py` by itself).
   CHECK(trial_status(none, &failed, &slurm, 5, no_log).detail == ended + "(FAILED)" + ask);
   CHECK(trial_status(none, &done, &slurm, 5, no_log).detail == ended + "(COMPLETED)" + ask);
   // dlx-launch took it on; the trainer never opened it.
   CHECK(trial_status(none, &failed, &slurm, 5, logged).detail ==
-        ended + "(FAILED) before its trainer opened the trial (`dlx logs 42 3` shows why)");
+        ended + "(FAILED) before its trainer opened the trial (`dlx logs 42 TRIAL` shows why)");
   // Cancelled before it ran, or a task of several tickets (no log says nothing): the end alone.
   CHECK(trial_status(none, &killed, &slurm, 5, no_log).detail == ended + "(CANCELLED)");
   CHECK(trial_status(none, &failed, &slurm, 5, unknown).detail == ended + "(FAILED)");
@@ -245,6 +245,37 @@ TEST_CASE("dlx status: restarting, crash-looping and failed trials, their warnin
   CHECK(json["trials"][1]["last_error"] == "exit 1: ZeroDivisionError: division by zero");
   CHECK(json["trials"][2]["hparam_warnings"][0]["name"] == "batch_size");
   REQUIRE(json["hparam_warnings"].size() == 1);
+}
+
+TEST_CASE("dlx status: trials that failed alike share one line under the table", "[cli][status]") {
+  TempDir dir;
+  spit(dir.path / "experiment.yaml",
+       "name: alike\nentrypoint: [unused]\nseed: 7\nhyperparameters:\n  x: {type: int, minval: 1, maxval: 6, count: 6}\n"
+       "searcher: {name: grid, metric: loss}\n");
+  const std::string bug = "failed: exit 78: dlx.ConfigError: no 'loss' (exit 78: an error in the trial's code or "
+                          "configuration, not restarted)";
+  const auto save = [&](int id, const std::string& reason) {
+    record::TrialRecord trial;
+    trial.experiment = "alike";
+    trial.trial_id = id;
+    trial.state = "failed";
+    trial.stop_reason = reason;
+    trial.failures = 1;
+    fs::create_directories(dir.path / "trials" / std::to_string(id));
+    record::save_trial_record(trial, dir.path / "trials" / std::to_string(id) / "trial.h5");
+  };
+  for (const int id : {0, 1, 2, 4}) save(id, bug);
+  save(3, "failed: exit 1: MemoryError");
+  save(5, "failed: exit 1: MemoryError");
+  const auto table = run_dlx({"status", dir.path.string()});
+  INFO(table.out << table.err);
+  REQUIRE(table.status == 0);
+  // In the order each text first appears, the trials as ranges.
+  CHECK_THAT(table.out, Catch::Contains("\n# trials 0-2, 4 " + bug + "\n# trials 3, 5 failed: exit 1: MemoryError\n"));
+  CHECK_THAT(table.out, !Catch::Contains("# trial 1 "));
+  // --json keeps each trial's own.
+  const auto json = nlohmann::json::parse(run_dlx({"status", dir.path.string(), "--json"}).out);
+  CHECK(json["trials"][4]["stop_reason"] == bug);
 }
 
 TEST_CASE("dlx status: tasks that run several trials in turn map each trial to its task", "[cli][status]") {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "dlx/common/byte_size.hpp"
+#include "dlx/common/id_ranges.hpp"
 #include "dlx/config/display_text.hpp"
 #include "sparkline.hpp"
 #include "table.hpp"
@@ -19,6 +20,36 @@ std::string format_metric(const std::optional<double>& value) {
 }
 
 constexpr std::size_t kSparklineWidth = 16;
+
+// The lines under the table, one per distinct text: trials that say the same (a grid whose every
+// trial failed on one bug, a cancelled job's trials not started) share one line, "# trials 0-63
+// failed: ...", in the order each text first appears. The texts are printable already.
+class TrialLines {
+ public:
+  void add(int trial, std::string text) {
+    const auto found = std::ranges::find(lines_, text, &Line::text);
+    if (found != lines_.end()) {
+      found->trials.push_back(trial);
+    } else {
+      lines_.push_back({std::move(text), {trial}});
+    }
+  }
+  std::string rendered() const {
+    std::string out;
+    for (const auto& line : lines_) {
+      out += line.trials.size() == 1 ? fmt::format("# trial {} {}\n", line.trials.front(), line.text)
+                                     : fmt::format("# trials {} {}\n", id_ranges(line.trials), line.text);
+    }
+    return out;
+  }
+
+ private:
+  struct Line {
+    std::string text;
+    std::vector<int> trials;  // ascending: rows come in trial order
+  };
+  std::vector<Line> lines_;
+};
 
 Table trial_table(const StatusReport& report, const config::Experiment& experiment, bool with_sparklines) {
   const auto& metric = experiment.searcher.metric;
@@ -102,17 +133,18 @@ std::string render_status_table(const StatusReport& report, const config::Experi
   if (!report.slurm.empty()) out += fmt::format("# slurm {}\n", config::printable(report.slurm));
   out += progress_lines;
   out += rendered_rows(report, experiment, sparklines);
+  TrialLines lines;
   for (const auto& row : rows) {
     if (!row.problem.empty()) out += fmt::format("# trial {}: {}\n", row.spec.id, config::printable(row.problem));
     // Why a trial failed, where a user looks first (the job's output may be gone or overwritten).
     if (row.state == "failed" && !row.stop_reason.empty()) {
       const bool says_failed = row.stop_reason.starts_with("failed");
-      out += fmt::format("# trial {} {}{}\n", row.spec.id, says_failed ? "" : "failed: ",
-                         config::printable(row.stop_reason));
+      lines.add(row.spec.id, fmt::format("{}{}", says_failed ? "" : "failed: ", config::printable(row.stop_reason)));
     }
     // What a requeued, restarting, crash-looping, lost or unlaunched trial is waiting for.
-    if (!row.detail.empty()) out += fmt::format("# trial {} {}\n", row.spec.id, config::printable(row.detail));
+    if (!row.detail.empty()) lines.add(row.spec.id, config::printable(row.detail));
   }
+  out += lines.rendered();
   for (const auto& line : report.hparam_warnings) out += fmt::format("# warning: {}\n", config::printable(line));
   std::string summary;
   for (const auto& [state, count] : report.states) {

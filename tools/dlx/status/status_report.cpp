@@ -159,13 +159,12 @@ std::optional<int> ticket_of(int trial, const std::optional<searcher::SearchStat
 void settle_state(TrialRow& row, const SlurmView* slurm, int max_restarts, int array_tasks) {
   if (row.state == "unreadable") return;
   const RecordFacts facts{row.record_state, row.stop_reason, row.failures, row.same_failures};
-  TrialTrace trace{.trial = row.spec.id, .launched = std::nullopt};
   // A task that runs several tickets may have ended before this one's turn: no log says nothing.
-  if (row.launched || array_tasks == 0) trace.launched = row.launched;
+  const auto launched = row.launched || array_tasks == 0 ? std::optional(row.launched) : std::nullopt;
   auto task_id = row.ticket;
   if (task_id && array_tasks > 0) *task_id %= array_tasks;
   const auto* task = slurm ? slurm->task(task_id) : nullptr;
-  auto shown = trial_status(facts, task, slurm, max_restarts, trace);
+  auto shown = trial_status(facts, task, slurm, max_restarts, launched);
   if (array_tasks > 0 && facts.state.empty() && shown.state == "starting") {
     // Its task runs, but an earlier ticket of it: this trial waits for its turn.
     shown = {"pending", "", fmt::format("pending: waits its turn in array task {}", *task_id)};

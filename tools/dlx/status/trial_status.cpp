@@ -34,18 +34,18 @@ std::string ended_words(const SlurmTask* task, const SlurmView& slurm) {
 // (COMPLETED, FAILED) without dlx-launch leaving a log of the trial most often ran the trainer
 // itself (`python3 train.py`, so `import dlx` fails, or `dlx-launch` without srun); the one thing
 // to look at is that task's output.
-std::string not_started_words(const TrialTrace& trace, const SlurmTask* task, const SlurmView& slurm) {
+std::string not_started_words(std::optional<bool> launched, const SlurmTask* task, const SlurmView& slurm) {
   auto words = fmt::format("not started: {}", ended_words(task, slurm));
   const bool ran = task && (task->state == "COMPLETED" || task->state == "FAILED");
-  if (!ran || !trace.launched) return words;
-  if (*trace.launched) {
-    return words + fmt::format(" before its trainer opened the trial (`dlx logs {} {}` shows why)", slurm.job_id,
-                               trace.trial);
+  if (!ran || !launched) return words;
+  // No trial id in the words: trials that say the same share one line under the table.
+  if (*launched) {
+    return words + fmt::format(" before its trainer opened the trial (`dlx logs {} TRIAL` shows why)", slurm.job_id);
   }
   return words + fmt::format(", and dlx-launch kept no log of the trial: does the job script run the trainer "
-                             "through `srun dlx-launch` (examples/job.sh), not by itself? `dlx logs {} {}` shows "
-                             "what the task printed",
-                             slurm.job_id, trace.trial);
+                             "through `srun dlx-launch` (examples/job.sh), not by itself? `dlx logs {} TRIAL` "
+                             "shows what the task printed",
+                             slurm.job_id);
 }
 
 }  // namespace
@@ -56,7 +56,7 @@ bool launch_failed(const SlurmTask& task) {
 }
 
 ShownState trial_status(const RecordFacts& record, const SlurmTask* task, const SlurmView* slurm, int max_restarts,
-                        const TrialTrace& trace) {
+                        std::optional<bool> launched) {
   const std::string restart = fmt::format("{} of {}", record.failures, max_restarts);
   if (record.state.empty()) {
     if (task && launch_failed(*task)) {
@@ -67,7 +67,7 @@ ShownState trial_status(const RecordFacts& record, const SlurmTask* task, const 
       return {"launch failed", "", detail};
     }
     if (task && (task->state == "RUNNING" || task->state == "CONFIGURING")) return {"starting", "", ""};
-    if (abandoned(task, slurm)) return {"not started", "", not_started_words(trace, task, *slurm)};
+    if (abandoned(task, slurm)) return {"not started", "", not_started_words(launched, task, *slurm)};
     return {"pending", "", ""};
   }
   if (record.state != "running") return {record.state, "", ""};

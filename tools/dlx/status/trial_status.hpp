@@ -55,13 +55,6 @@ struct RecordFacts {
   int same_failures = 0;
 };
 
-// What the trial's directory says of a trial without a record, for the words of "not started".
-struct TrialTrace {
-  int trial = 0;
-  // Whether dlx-launch took the trial on (it made trials/<id>/logs/ as it did); nullopt when that
-  // says nothing (an array task that runs several tickets may have stopped before this one).
-  std::optional<bool> launched;
-};
 
 struct ShownState {
   std::string state;
@@ -70,8 +63,11 @@ struct ShownState {
 };
 
 // `task`: the trial's array task as Slurm lists it (nullptr: not listed, or not known which);
-// `slurm`: nullptr when Slurm was not asked (the record alone decides).
+// `slurm`: nullptr when Slurm was not asked (the record alone decides); `launched`, for the words
+// of "not started": whether dlx-launch took the trial on (it made trials/<id>/logs/ as it did),
+// nullopt when that says nothing (an array task that runs several tickets may have stopped before
+// this one's turn).
 ShownState trial_status(const RecordFacts& record, const SlurmTask* task, const SlurmView* slurm, int max_restarts,
-                        const TrialTrace& trace = {});
+                        std::optional<bool> launched = std::nullopt);
 
 }  // namespace dlx::cli
