@@ -79,12 +79,16 @@ std::optional<Script> script_of(const config::Experiment& experiment) {
   return script;
 }
 
-// `how`: how to make it executable where the trials will find it.
+// `how`: how to make it executable where the trials will find it. The interpreter suggested is
+// the one its extension names (.py, .sh), else a placeholder.
 std::string not_executable(const std::string& script, mode_t mode, std::string_view where, std::string_view how) {
+  const auto extension = fs::path(script).extension().string();
+  const std::string_view interpreter = extension == ".py" ? "python3" : extension == ".sh" ? "bash" : "INTERPRETER";
   return fmt::format("the entrypoint runs {} as a program, but {} is not executable (mode {:04o}), so every trial "
-                     "would fail with \"Permission denied\": name its interpreter first (entrypoint: [python3, {}] "
-                     "for a Python script), or make it executable ({})",
-                     script, where, mode & 07777, fs::path(script).lexically_normal().generic_string(), how);
+                     "would fail with \"Permission denied\": name its interpreter first (entrypoint: [{}, {}]), or "
+                     "make it executable ({})",
+                     script, where, mode & 07777, interpreter, fs::path(script).lexically_normal().generic_string(),
+                     how);
 }
 
 }  // namespace

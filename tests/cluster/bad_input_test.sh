@@ -98,7 +98,7 @@ check_rejected "dlx: --dl-experiment: bad/mps.yaml: resources.mps: asks for CUDA
   --dl-experiment=bad/mps.yaml
 check_rejected "dlx: --dl-experiment: bad/entry.yaml: the entrypoint runs trian.py, which is not in the code snapshot of $WORK/bad/repo: did you mean train.py? (nothing was submitted)" \
   --chdir=bad/repo --dl-experiment=bad/entry.yaml
-check_rejected "dlx: --dl-experiment: bad/noexec.yaml: the entrypoint runs ./train.py as a program, but the code snapshot's train.py is not executable (mode 0644), so every trial would fail with \"Permission denied\": name its interpreter first (entrypoint: [python3, train.py] for a Python script), or make it executable (chmod +x, and git add it: git keeps the bit) (nothing was submitted)" \
+check_rejected "dlx: --dl-experiment: bad/noexec.yaml: the entrypoint runs ./train.py as a program, but the code snapshot's train.py is not executable (mode 0644), so every trial would fail with \"Permission denied\": name its interpreter first (entrypoint: [python3, train.py]), or make it executable (chmod +x, and git add it: git keeps the bit) (nothing was submitted)" \
   --chdir=bad/repo --dl-experiment=bad/noexec.yaml
 # An index past 64 bits: a dlx message naming it (it was "dlx: init_post_opt: stol").
 check_rejected "dlx: --dl-experiment: --array=99999999999999999999 names trial 99999999999999999999 but examples/grid.yaml has 4 trials (0-3)" \

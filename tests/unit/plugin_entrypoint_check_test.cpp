@@ -117,13 +117,19 @@ TEST_CASE("a script run as a program that the snapshot holds without its executa
   REQUIRE(refusal);
   CHECK(*refusal == "the entrypoint runs ./train.py as a program, but the code snapshot's train.py is not executable "
                     "(mode 0644), so every trial would fail with \"Permission denied\": name its interpreter first "
-                    "(entrypoint: [python3, train.py] for a Python script), or make it executable (chmod +x, and git "
+                    "(entrypoint: [python3, train.py]), or make it executable (chmod +x, and git "
                     "add it: git keeps the bit)");
   // Under the start directory, from a shell string.
   const auto nested = script_not_executable_in_snapshot(shell("./run.sh --fast"), "src", mode_of);
   REQUIRE(nested);
   CHECK_THAT(*nested, Catch::StartsWith("the entrypoint runs ./run.sh as a program, but the code snapshot's "
                                         "src/run.sh is not executable (mode 0640)"));
+  CHECK_THAT(*nested, Catch::Contains("name its interpreter first (entrypoint: [bash, run.sh])"));
+  const auto other = script_not_executable_in_snapshot(with_entrypoint({"./train"}), "", [](const std::string&) {
+    return std::optional<mode_t>(0600);
+  });
+  REQUIRE(other);
+  CHECK_THAT(*other, Catch::Contains("name its interpreter first (entrypoint: [INTERPRETER, train])"));
   // Executable (by its owner, who runs the trials), after an interpreter, not a regular file of
   // the snapshot (a link, or absent: script_missing_from_snapshot's), or a program from PATH: fine.
   CHECK_FALSE(script_not_executable_in_snapshot(with_entrypoint({"./run.sh"}), "", mode_of));
@@ -145,7 +151,7 @@ TEST_CASE("without a code snapshot a script run as a program without its executa
   REQUIRE(note);
   CHECK(*note == "the entrypoint runs ./train.py as a program, but " + (start.path / "train.py").string() +
                      " is not executable (mode 0644), so every trial would fail with \"Permission denied\": name its "
-                     "interpreter first (entrypoint: [python3, train.py] for a Python script), or make it executable "
+                     "interpreter first (entrypoint: [python3, train.py]), or make it executable "
                      "(chmod +x: with no code snapshot the trials run the file as it is when they start)");
   CHECK_FALSE(script_not_executable_in(with_entrypoint({"./run.sh"}), start.path));
   CHECK_FALSE(script_not_executable_in(with_entrypoint({"python3", "train.py"}), start.path));

@@ -70,8 +70,9 @@ void print_dry_run(std::FILE* out, const LaunchState& state);
 //    snapshot as the working directory, the variables exported. The requeue status when a notice
 //    came first.
 std::optional<int> enter_code(LaunchState& state);
-// 4. Stage data: the experiment's data staged on this node (and on every node, rank 0 waits). The requeue status when a notice
-//    came meanwhile, the trial's exit status when another rank crashed or refused it.
+// 4. Stage data: the experiment's data staged on this node (and on every node, rank 0 waits). The
+//    requeue status when a notice came meanwhile, the trial's exit status when another rank
+//    crashed or refused it.
 std::optional<int> stage_data(LaunchState& state);
 // 5. Settle MASTER_PORT: held on this node for a trial of one rank; for one of several ranks,
 //    chosen and held by rank 0 and read by the others (master_port_rendezvous.hpp). The requeue
