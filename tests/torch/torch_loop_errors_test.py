@@ -2,7 +2,8 @@
 """dlx.torch.Loop refuses what it cannot do right, each with a message that says what and how to
 fix it: a state name the loop already saves, validate_every below 1, no length at all (no
 searcher length, no max_epochs), a searcher length without validate(), validate() returning no
-dict or nothing at the searcher's target, an epoch whose body does not iterate the loop, the loop
+dict or nothing at the searcher's target, an attribute neither the loop nor its loader has (named
+as the loop's, with how to report metrics), an epoch whose body does not iterate the loop, the loop
 iterated inside its own iteration, records counted over batches of unknown size, several ranks without torch.distributed, and a
 checkpoint whose loop position disagrees with its step. Also: outside a trial (no checkpoint
 directory) the loop trains as the plain script would and saves nothing.
@@ -72,6 +73,24 @@ def main():
                 lambda: train(loop, model, optimizer, max_epochs=1, validate_every=0))
         refused("dlx.torch.Loop: this trial has no searcher length (max_length), so the loop "
                 "needs one: loop.epochs(max_epochs)", lambda: train(loop, model, optimizer))
+        # An attribute neither the loop nor its loader has is named as the loop's, with Python's
+        # own suggestion; one that looks like reporting metrics says how.
+        assert len(loop) == 4  # the loader's length, through the loop
+        try:
+            loop.report(loss=1.0)
+            raise AssertionError("loop.report must raise")
+        except AttributeError as error:
+            assert str(error) == ("dlx.torch.Loop has no attribute 'report', nor has the list it wraps; metrics go "
+                                  "through the trial: trial.report_training(loop.step, loss=...) in the batch loop, "
+                                  "and validation metrics are what validate() returns"), error
+            assert error.name == "report" and error.obj is loop
+            print(f"  refused: {str(error)[:110]}...")
+        try:
+            loop.epochz
+            raise AssertionError("loop.epochz must raise")
+        except AttributeError as error:
+            assert str(error) == "dlx.torch.Loop has no attribute 'epochz', nor has the list it wraps", error
+            assert error.name == "epochz" and error.obj is loop  # what Python's "Did you mean" reads
 
     in_trial("target", DLX_TARGET_LENGTH="6", DLX_SEARCHER_METRIC="accuracy")
     with dlx.Trial() as trial:

@@ -48,6 +48,9 @@ from ._progress import Position, Unit, unit_of
 from ._signals import workers_deaf
 
 STATE_NAME = "dlx_loop"  # the loop's position among the checkpoint's objects
+# Said with an unknown attribute that looks like a way to report metrics (loop.report(...)).
+METRICS_HINT = ("; metrics go through the trial: trial.report_training(loop.step, loss=...) in the batch "
+                "loop, and validation metrics are what validate() returns")
 
 Metrics = Mapping[str, float]
 
@@ -127,7 +130,15 @@ class Loop:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") or name == "loader":
             raise AttributeError(name)
-        return getattr(self.loader, name)  # loop.dataset, loop.batch_size, loop.sampler, ...
+        try:
+            return getattr(self.loader, name)  # loop.dataset, loop.batch_size, loop.sampler, ...
+        except AttributeError:
+            pass
+        # Named as the loop, not as the loader the user never called; name and obj give Python's
+        # own "Did you mean" from the loop's attributes.
+        hint = METRICS_HINT if "report" in name or "log" in name else ""
+        raise AttributeError(f"dlx.torch.Loop has no attribute {name!r}, nor has the "
+                             f"{type(self.loader).__name__} it wraps{hint}", name=name, obj=self) from None
 
     # ---- checkpoints
 
