@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// A rank whose dlx-launch fails before its trainer starts (here: its node-local code copy refused)
-// ends the trial on every rank at once, wherever the others are: waiting for rank 0's MASTER_PORT,
-// waiting for every node's data, or already in their trainers. The real binary under a fake srun
+// A rank whose dlx-launch fails before its trainer starts (here: its node-local code copy refused,
+// or a trainer program it cannot run at all) ends the trial on every rank at once, wherever the
+// others are: waiting for rank 0's MASTER_PORT, waiting for every node's data, or already in their
+// trainers; a trainer that ran and exited 127 itself stays a crash. The real binary under a fake srun
 // environment per rank (fake_srun_step.hpp), the ranks run side by side and meet only through the
 // trial directory, as on a cluster. Without this each of them waited for its own deadline (900 s,
 // 30 min, the trainer's first collective).
@@ -203,4 +204,56 @@ TEST_CASE("launcher refusal: rank 0 waiting for every node's data stops when ano
   const auto record = dlx::record::load_trial_record(dir.path() / "trials" / "1" / "trial.h5");
   CHECK(record.state == "failed");
   CHECK_THAT(record.stop_reason, Catch::StartsWith("failed: rank 1 on dlxfake2: " + kRefusedCopy));
+}
+
+TEST_CASE("launcher refusal: a trainer program that cannot be run fails the trial on every rank, not restarted",
+          "[launch-cli][refusal]") {
+  TempDir dir("refusal-exec");
+  freeze_with_code(dir.path());
+  const fs::path ran = dir.path() / "trainer-ran";
+  // Rank 1's trainer stands for one blocked in its first collective, waiting for rank 0's.
+  RankInBackground training(rank_env(dir.path(), 1, false),
+                            {kRefusalLaunch, "--", "sh", "-c", "sleep 60; touch " + ran.string()});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // Rank 0's entrypoint names a program that is not there (a typo, or not installed).
+  const auto rank0 = run_with_env(rank_env(dir.path(), 0, false), {kRefusalLaunch, "--", "dlx-no-such-trainer"});
+  const auto& rank1 = training.result();
+  INFO(rank0.output);
+  INFO(rank1.output);
+  const std::string why = "cannot run the trainer's program 'dlx-no-such-trainer' on dlxfake1: No such file or "
+                          "directory (fix the entrypoint in experiment.yaml, or make the program exist and be "
+                          "executable on every node; a restart would fail alike, so it is not restarted)";
+  CHECK(rank0.status == 1);  // not 127 and not 85: failed, where max_restarts 5 would have restarted it
+  CHECK_THAT(rank0.output, Catch::Contains("dlx-launch: cannot run 'dlx-no-such-trainer': No such file or directory"));
+  CHECK_THAT(rank0.output, Catch::EndsWith("dlx-launch: " + why + "\n"));
+  const auto record = dlx::record::load_trial_record(dir.path() / "trials" / "1" / "trial.h5");
+  CHECK(record.state == "failed");
+  CHECK_THAT(record.stop_reason, Catch::StartsWith("failed: dlx-launch: " + why));
+  // The other rank's trainer is ended at once, and the trial's log says why on both.
+  CHECK(rank1.status == 1);
+  CHECK(training.took() < std::chrono::seconds(45));
+  CHECK_THAT(rank1.output, Catch::Contains("dlx-launch: rank 0 on dlxfake1 refused the trial (" + why));
+  CHECK_FALSE(fs::exists(ran));
+  const auto log0 = refusal_file_text(dir.path() / "trials" / "1" / "logs" / "attempt-0.rank-0.log");
+  CHECK_THAT(log0, Catch::EndsWith("dlx-launch: " + why + "\n"));
+}
+
+TEST_CASE("launcher refusal: a trainer that itself exits 127 is a crash, restarted", "[launch-cli][refusal]") {
+  TempDir dir("refusal-127");
+  freeze_with_code(dir.path());
+  RankInBackground other(rank_env(dir.path(), 1, false), {kRefusalLaunch, "--", "sleep", "30"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto rank0 = run_with_env(rank_env(dir.path(), 0, false),
+                                  {kRefusalLaunch, "--", "sh", "-c", "echo 'sh: 1: helper: not found' >&2; exit 127"});
+  const auto& rank1 = other.result();
+  INFO(rank0.output);
+  INFO(rank1.output);
+  // The program ran: its 127 is its own (a command it ran was missing), not a failed exec.
+  CHECK(rank0.status == 85);  // requeued: max_restarts 5 allows it
+  CHECK(rank1.status == 85);
+  CHECK_THAT(rank0.output, !Catch::Contains("cannot run the trainer's program"));
+  const auto record = dlx::record::load_trial_record(dir.path() / "trials" / "1" / "trial.h5");
+  CHECK(record.state == "running");
+  CHECK_THAT(record.stop_reason, Catch::StartsWith("crash: rank 0 on dlxfake1: exit 127: sh: 1: helper: not found; "
+                                                   "restart 1"));
 }

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dlx/launch/child_process.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 
 #include "dlx/common/error.hpp"
+#include "dlx/common/unique_fd.hpp"
 #include "dlx/launch/launch_error.hpp"
 
 namespace dlx::launch {
@@ -42,7 +45,8 @@ sigset_t forwarded_set() {
   return set;
 }
 
-[[noreturn]] void exec_in_child(const std::vector<std::string>& argv, const sigset_t& old_mask) {
+// `failed_exec`: the write end of a close-on-exec pipe; a failed execvp writes its errno there.
+[[noreturn]] void exec_in_child(const std::vector<std::string>& argv, const sigset_t& old_mask, int failed_exec) {
   // Default dispositions and the original mask: the trainer starts like a directly run program.
   struct sigaction defaults {};
   defaults.sa_handler = SIG_DFL;
@@ -54,6 +58,7 @@ sigset_t forwarded_set() {
   args.push_back(nullptr);
   ::execvp(args[0], args.data());
   const int error = errno;
+  if (failed_exec >= 0) (void)!::write(failed_exec, &error, sizeof error);
   std::fprintf(stderr, "dlx-launch: cannot run '%s': %s\n", args[0], std::strerror(error));
   ::_exit(error == ENOENT ? 127 : 126);
 }
@@ -120,8 +125,19 @@ const std::vector<int>& forwarded_signals() {
 }
 
 int run_child(const std::vector<std::string>& argv, const std::function<bool()>& end_child,
-              const std::function<void(pid_t)>& started) {
+              const std::function<void(pid_t)>& started, int* exec_error) {
   if (argv.empty()) throw LaunchError("empty command");
+  // Whether the exec itself failed, told apart from a trainer that exits 127 or 126 of its own:
+  // the child writes its errno into this pipe only when execvp returns, and exec closes the
+  // child's write end (close-on-exec), so after the child's exit the pipe holds an errno or
+  // nothing. Read once the child has exited: every write end is closed by then.
+  if (exec_error) *exec_error = 0;
+  std::array<int, 2> exec_pipe{-1, -1};
+  if (exec_error && ::pipe2(exec_pipe.data(), O_CLOEXEC | O_NONBLOCK) != 0) {
+    throw LaunchError(std::string("cannot create a pipe for the trainer's start: ") + std::strerror(errno));
+  }
+  const UniqueFd exec_read(exec_pipe[0]);
+  UniqueFd exec_write(exec_pipe[1]);
   // Block the forwarded signals until the child's pid is known, so none is lost in between;
   // SIGCHLD stays blocked while waiting (wait_or_end waits for it).
   sigset_t blocked = forwarded_set();
@@ -143,7 +159,8 @@ int run_child(const std::vector<std::string>& argv, const std::function<bool()>&
     ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     throw LaunchError(std::string("cannot fork: ") + std::strerror(error));
   }
-  if (child == 0) exec_in_child(argv, old_mask);
+  if (child == 0) exec_in_child(argv, old_mask, exec_write.get());
+  exec_write.reset();
   g_child.store(child);
   sigset_t waiting_mask = old_mask;
   sigaddset(&waiting_mask, SIGCHLD);
@@ -155,6 +172,10 @@ int run_child(const std::vector<std::string>& argv, const std::function<bool()>&
   ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   for (std::size_t i = 0; i < forwarded_signals().size(); ++i) {
     ::sigaction(forwarded_signals()[i], &previous[i], nullptr);
+  }
+  int error = 0;
+  if (exec_read && ::read(exec_read.get(), &error, sizeof error) == static_cast<ssize_t>(sizeof error)) {
+    *exec_error = error;
   }
   return exit_status(wait_status);
 }

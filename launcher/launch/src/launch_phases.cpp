@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <functional>
@@ -371,6 +373,23 @@ std::string peer_stop(const TrialCrash& crash) {
                        : fmt::format("{} crashed", crash.described());
 }
 
+// The trainer's program could not be run at all (execvp failed with `error`; the child has said
+// so on stderr). Where that is the program's own fault (no such file, not executable, not a
+// program) a restart runs the same command and fails alike, after waiting in the queue again: in a
+// trial it is refused on every rank, as a failure before the trainer started (throws). Other
+// errors (out of memory, too many processes) may pass, and stay crashes (exit 126 or 127).
+void refuse_program_not_run(LaunchState& state, const std::string& program, int error) {
+  const bool the_programs_fault = error == ENOENT || error == EACCES || error == ENOEXEC || error == ENOTDIR ||
+                                  error == ELOOP || error == EPERM;
+  if (!the_programs_fault || !state.in_trial()) return;
+  const auto why = fmt::format("cannot run the trainer's program '{}' on {}: {} (fix the entrypoint in "
+                               "experiment.yaml, or make the program exist and be executable on every node; a "
+                               "restart would fail alike, so it is not restarted)",
+                               program, state.placement().node_name, std::strerror(error));
+  refuse_trial_before_trainer(state, why);
+  throw LaunchError(why);
+}
+
 // The trainer, with the signals forwarded; ended when another rank crashed. Its exit status, the
 // requeue code when the notice itself ended it.
 int run_trainer(LaunchState& state) {
@@ -397,8 +416,10 @@ int run_trainer(LaunchState& state) {
   }
   const auto command = state.container ? state.container->command_for(state.command) : state.command;
   state.master_port_hold.reset();  // the trainer's TCPStore binds it now (port_reservation.hpp)
-  const int status = run_child(command, end_if_peer_crashed, start_sampler);
+  int exec_error = 0;
+  const int status = run_child(command, end_if_peer_crashed, start_sampler, &exec_error);
   sampler.reset();  // its last sample, once the trainer has exited
+  if (exec_error != 0 && !state.peer_crash) refuse_program_not_run(state, command.front(), exec_error);
   if (state.peer_crash) {
     fmt::print(stderr, "dlx-launch: {}; this rank's trainer cannot go on without it and was ended\n",
                peer_stop(*state.peer_crash));

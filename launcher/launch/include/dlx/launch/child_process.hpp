@@ -30,7 +30,9 @@ int notice_received() noexcept;
 // `end_child`, when given, is asked about once a second while the child runs; when it returns
 // true the child is SIGKILLed (its status, 137, is returned): a peer rank crashed (peer_crash.hpp).
 // `started`, when given, is called with the child's pid once it runs (the system sampler).
+// `exec_error`, when given, is set to the errno of a failed exec (0 when the program ran), told
+// apart from a program that itself exits 127 or 126.
 int run_child(const std::vector<std::string>& argv, const std::function<bool()>& end_child = {},
-              const std::function<void(pid_t)>& started = {});
+              const std::function<void(pid_t)>& started = {}, int* exec_error = nullptr);
 
 }  // namespace dlx::launch
