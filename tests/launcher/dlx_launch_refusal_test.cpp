@@ -126,6 +126,8 @@ TEST_CASE("launcher refusal: rank 0's code copy refused ends the other rank's wa
   const auto record = dlx::record::load_trial_record(dir.path() / "trials" / "1" / "trial.h5");
   CHECK(record.state == "failed");
   CHECK_THAT(record.stop_reason, Catch::StartsWith("failed: dlx-launch: " + kRefusedCopy));
+  // The searcher knows it failed (a PBT round or an ASHA rung does not wait for it).
+  CHECK_THAT(refusal_file_text(dir.path() / "journal"), Catch::Contains("failed") && Catch::Contains(kRefusedCopy));
 
   // `dlx logs` has each rank's reason too: rank 0's log ends with the error dlx-launch exits on
   // (printed once its output no longer goes through the log), rank 1's with what it was told.
@@ -229,6 +231,7 @@ TEST_CASE("launcher refusal: a trainer program that cannot be run fails the tria
   const auto record = dlx::record::load_trial_record(dir.path() / "trials" / "1" / "trial.h5");
   CHECK(record.state == "failed");
   CHECK_THAT(record.stop_reason, Catch::StartsWith("failed: dlx-launch: " + why));
+  CHECK_THAT(refusal_file_text(dir.path() / "journal"), Catch::Contains(why));
   // The other rank's trainer is ended at once, and the trial's log says why on both.
   CHECK(rank1.status == 1);
   CHECK(training.took() < std::chrono::seconds(45));

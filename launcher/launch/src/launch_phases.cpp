@@ -677,7 +677,12 @@ void warn_if_unfinished(LaunchState& state) {
 
 void refuse_trial_before_trainer(LaunchState& state, std::string_view why) {
   if (!state.in_trial() || state.options.dry_run) return;
-  if (state.rank0()) record_refusal(state.context, why);
+  if (state.rank0()) {
+    record_refusal(state.context, why);
+    // The searcher counts the trial failed (a PBT round, an ASHA rung would otherwise wait for
+    // it); another rank's refusal reaches it through rank 0's account_for_crash.
+    if (state.experiment) tell_searcher_failed(*state.experiment, state.context.trial(), std::string(why));
+  }
   if (state.peers) {
     state.peers->announce({.status = 1, .where = rank_where(state), .error = std::string(why), .refused = true});
   }

@@ -81,9 +81,9 @@ std::optional<int> settle_master_port(LaunchState& state);
 // 6. Enter the container: the experiment's image prepared for the trainer, when it names one
 //    (trial_container.hpp); container.json written by rank 0.
 void enter_container(LaunchState& state);
-// Phases 3 to 6 failed on this rank (`why`: a LaunchError's message, or any other failure's): the
-// trial is refused, as running again would fail alike. Rank 0 records it failed with `why`, and
-// every rank tells the others (peer_crash.hpp, "refused"), so that none of them waits for this
+// Phases 3 to 6 failed on this rank (`why`: a LaunchError's message, or any other failure's), or
+// the trainer's program could not be run: the trial is refused, as running again would fail
+// alike. Rank 0 records it failed with `why` and tells the searcher, and every rank tells the others (peer_crash.hpp, "refused"), so that none of them waits for this
 // one, in its own wait or in its trainer's first collective; they exit 1 too. The caller rethrows.
 void refuse_trial_before_trainer(LaunchState& state, std::string_view why);
 // 7. Run and account: the trainer (in its container, when there is one), its exit as a crash or
