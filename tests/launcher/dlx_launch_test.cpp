@@ -426,6 +426,12 @@ TEST_CASE("launcher: the trainer's last error line", "[launch]") {
   CHECK(crash_error(137, "dlx: no GPU visible") == "killed by SIGKILL (exit 137)");  // not the killer's words
   CHECK(crash_error(134, "Assertion `n > 0' failed.") == "killed by SIGABRT (exit 134): Assertion `n > 0' failed.");
   CHECK(crash_error(1, std::string(5000, 'x')).size() <= dlx::record::kMaxLastErrorBytes);
+  // What ended it, when known (the OOM killer): after the signal, or after the trainer's words.
+  const std::string oom = "out of memory: the kernel's OOM killer ended 1 process in this rank's memory cgroup";
+  CHECK(crash_error(137, "dlx: no GPU visible", oom) == "killed by SIGKILL (exit 137): " + oom);
+  CHECK(crash_error(1, "RuntimeError: DataLoader worker (pid 7) is killed by signal: Killed.", oom) ==
+        "exit 1: RuntimeError: DataLoader worker (pid 7) is killed by signal: Killed.; " + oom);
+  CHECK(crash_error(1, "", oom) == "exit 1: " + oom);
 }
 
 TEST_CASE("launcher: which crashes are restarted", "[launch]") {

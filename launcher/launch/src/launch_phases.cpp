@@ -25,6 +25,7 @@
 #include "dlx/launch/data_barrier.hpp"
 #include "dlx/launch/launch_error.hpp"
 #include "dlx/launch/master_port_rendezvous.hpp"
+#include "dlx/launch/oom_kills.hpp"
 #include "dlx/launch/resume_checkpoint.hpp"
 #include "dlx/launch/searcher_work.hpp"
 #include "dlx/launch/system_sampler.hpp"
@@ -417,8 +418,13 @@ int run_trainer(LaunchState& state) {
   const auto command = state.container ? state.container->command_for(state.command) : state.command;
   state.master_port_hold.reset();  // the trainer's TCPStore binds it now (port_reservation.hpp)
   int exec_error = 0;
+  const auto oom = OomKills::of_this_process();  // its count was readable just now
+  const std::uint64_t kills_before = oom ? oom->count().value_or(0) : 0;
   const int status = run_child(command, end_if_peer_crashed, start_sampler, &exec_error);
   sampler.reset();  // its last sample, once the trainer has exited
+  if (const std::uint64_t kills = oom ? oom->count().value_or(0) : 0; status != 0 && kills > kills_before) {
+    state.oom_cause = oom_cause(kills - kills_before, oom->limit_bytes());
+  }
   if (exec_error != 0 && !state.peer_crash) refuse_program_not_run(state, command.front(), exec_error);
   if (state.peer_crash) {
     fmt::print(stderr, "dlx-launch: {}; this rank's trainer cannot go on without it and was ended\n",
@@ -451,7 +457,8 @@ std::string rank_where(const LaunchState& state) {
 TrialCrash trial_crash(LaunchState& state, int status) {
   if (state.peer_crash) return *state.peer_crash;
   const auto tail = state.trial_log ? state.trial_log->stderr_tail() : std::string();
-  TrialCrash own{.status = status, .where = rank_where(state), .error = crash_error(status, last_error_line(tail))};
+  TrialCrash own{.status = status, .where = rank_where(state),
+                 .error = crash_error(status, last_error_line(tail), state.oom_cause)};
   if (!state.peers) return own;
   const auto earlier = state.peers->announce(own);
   if (!earlier) return own;
@@ -680,8 +687,13 @@ void refuse_trial_before_trainer(LaunchState& state, std::string_view why) {
   if (state.rank0()) {
     record_refusal(state.context, why);
     // The searcher counts the trial failed (a PBT round, an ASHA rung would otherwise wait for
-    // it); another rank's refusal reaches it through rank 0's account_for_crash.
-    if (state.experiment) tell_searcher_failed(*state.experiment, state.context.trial(), std::string(why));
+    // it; another rank's refusal reaches it through rank 0's account_for_crash). Only for a
+    // trial of one rank: other ranks of this run may not have asked the searcher for their
+    // ticket's work yet, and once the trial is failed the searcher answers them with no work or
+    // with another trial, which they would start without rank 0.
+    if (state.experiment && state.placement().world_size == 1) {
+      tell_searcher_failed(*state.experiment, state.context.trial(), std::string(why));
+    }
   }
   if (state.peers) {
     state.peers->announce({.status = 1, .where = rank_where(state), .error = std::string(why), .refused = true});

@@ -50,6 +50,7 @@ struct LaunchState {
 
   std::optional<PeerCrashSignal> peers;
   std::optional<TrialCrash> peer_crash;  // the crash on another rank that ended this one
+  std::string oom_cause;  // the kernel's OOM kills while the trainer ran (oom_kills.hpp), "" for none
   std::optional<CodeWorkdir> code;
   std::unique_ptr<StdioThroughTee> trial_log;
   std::optional<TrialData> data;
@@ -83,7 +84,8 @@ std::optional<int> settle_master_port(LaunchState& state);
 void enter_container(LaunchState& state);
 // Phases 3 to 6 failed on this rank (`why`: a LaunchError's message, or any other failure's), or
 // the trainer's program could not be run: the trial is refused, as running again would fail
-// alike. Rank 0 records it failed with `why` and tells the searcher, and every rank tells the others (peer_crash.hpp, "refused"), so that none of them waits for this
+// alike. Rank 0 records it failed with `why` (and, alone in its trial, tells the searcher), and
+// every rank tells the others (peer_crash.hpp, "refused"), so that none of them waits for this
 // one, in its own wait or in its trainer's first collective; they exit 1 too. The caller rethrows.
 void refuse_trial_before_trainer(LaunchState& state, std::string_view why);
 // 7. Run and account: the trainer (in its container, when there is one), its exit as a crash or

@@ -10,48 +10,16 @@
 #include <string_view>
 #include <vector>
 
-#include "dlx/common/durable_file.hpp"
+#include "kernel_files.hpp"
 
 namespace dlx::launch {
 
 namespace fs = std::filesystem;
+using kernel_files::keyed_value;
+using kernel_files::parse_number;
+using kernel_files::slurp;
 
 namespace {
-
-// A /proc or cgroup file (regular files that fstat calls empty: read to their end), nullopt when
-// it cannot be read (its process has exited, the cgroup is gone).
-std::optional<std::string> slurp(const fs::path& path) {
-  try {
-    return read_small_file(path, std::size_t{1} << 20);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-template <typename T>
-std::optional<T> parse_number(std::string_view text) {
-  T value{};
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end == text.data()) return std::nullopt;
-  return value;
-}
-
-// "key value" lines (cpu.stat, /proc/<pid>/io with "key: value"): the value of `key`.
-std::optional<std::uint64_t> keyed_value(std::string_view text, std::string_view key) {
-  std::size_t start = 0;
-  while (start < text.size()) {
-    auto end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    if (line.starts_with(key) && line.size() > key.size() && (line[key.size()] == ' ' || line[key.size()] == ':')) {
-      line.remove_prefix(key.size() + 1);
-      while (!line.empty() && line.front() == ' ') line.remove_prefix(1);
-      return parse_number<std::uint64_t>(line);
-    }
-    start = end + 1;
-  }
-  return std::nullopt;
-}
 
 struct ProcStat {
   pid_t ppid = 0;

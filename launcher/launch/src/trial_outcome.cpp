@@ -105,9 +105,14 @@ std::string describe_exit(int exit_status) {
   return fmt::format("exit {}", exit_status);
 }
 
-std::string crash_error(int exit_status, std::string_view last_line) {
+std::string crash_error(int exit_status, std::string_view last_line, std::string_view cause) {
   auto text = describe_exit(exit_status);
-  if (!last_line.empty() && exit_status != 128 + SIGKILL) text += fmt::format(": {}", last_line);
+  if (exit_status == 128 + SIGKILL) {
+    if (!cause.empty()) text += fmt::format(": {}", cause);
+  } else {
+    if (!last_line.empty()) text += fmt::format(": {}", last_line);
+    if (!cause.empty()) text += fmt::format("{} {}", last_line.empty() ? ":" : ";", cause);
+  }
   return record::bounded_text(std::move(text), record::kMaxLastErrorBytes);
 }
 

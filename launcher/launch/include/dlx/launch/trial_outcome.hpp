@@ -76,7 +76,10 @@ std::string describe_exit(int exit_status);
 // describe_exit(), and ": <last error line>" when there is one; at most
 // record::kMaxLastErrorBytes bytes. Not for SIGKILL: what killed the trainer (the kernel's OOM
 // killer, Slurm, an administrator) wrote nothing, and its last line says something unrelated.
-std::string crash_error(int exit_status, std::string_view last_line);
+// `cause`, when known, says what ended it (oom_kills.hpp's "out of memory: ..."): after the exit
+// for SIGKILL, after the last error line otherwise ("exit 1: RuntimeError: DataLoader worker ...
+// killed by signal: Killed.; out of memory: ...").
+std::string crash_error(int exit_status, std::string_view last_line, std::string_view cause = "");
 
 // Whether a trainer's crash_error() is Python failing to compile its code ("exit 1: SyntaxError:
 // ...", IndentationError, TabError): a restart runs the same code (the experiment's snapshot, or
