@@ -2,6 +2,7 @@
 #include "status_render.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -27,11 +28,13 @@ constexpr std::size_t kSparklineWidth = 16;
 class TrialLines {
  public:
   void add(int trial, std::string text) {
-    const auto found = std::ranges::find(lines_, text, &Line::text);
-    if (found != lines_.end()) {
-      found->trials.push_back(trial);
-    } else {
+    // By text through an index: an experiment of thousands of trials, each with a line of its
+    // own ("pending: waits its turn in array task 7"), stays linear.
+    const auto [found, added] = index_.try_emplace(text, lines_.size());
+    if (added) {
       lines_.push_back({std::move(text), {trial}});
+    } else {
+      lines_[found->second].trials.push_back(trial);
     }
   }
   std::string rendered() const {
@@ -49,6 +52,7 @@ class TrialLines {
     std::vector<int> trials;  // ascending: rows come in trial order
   };
   std::vector<Line> lines_;
+  std::unordered_map<std::string, std::size_t> index_;  // text -> its place in lines_
 };
 
 Table trial_table(const StatusReport& report, const config::Experiment& experiment, bool with_sparklines) {
