@@ -140,6 +140,7 @@ Work Coordinator::request_work(int ticket) {
         return {};
       }
       work = Work{};
+      work.trial = trial.id;  // the ticket's trial, ended: another rank of its run may say why
       work.reason = fmt::format("ticket {}'s trial {} is already {}", ticket, trial.id, trial.status);
       if (trial.status == "paused" && !trial.settled && trial.ticket == ticket) {
         // This ticket's trainer was told to pause (its rung checkpoint was durable before it
@@ -197,6 +198,29 @@ void Coordinator::report_exit(int trial, ExitKind how, const std::string& detail
     state_.method().on_trial_exited(trial, how);
     return {SearchState::exit_event(trial, how, detail, length, unix_seconds_now())};
   });
+}
+
+bool Coordinator::report_lost(const TrialState& seen, const std::string& detail) {
+  bool appended = false;
+  transact([&]() -> std::vector<nlohmann::json> {
+    const auto found = state_.trials().find(seen.id);
+    if (found == state_.trials().end()) return {};
+    const auto& now = found->second;
+    // Anything it did since it was judged lost (reported, was resumed by a requeue, settled)
+    // shows it is not.
+    if (now.status != seen.status || now.ticket != seen.ticket || now.last_length != seen.last_length) return {};
+    ExitKind how = ExitKind::failed;
+    if (now.status == "paused" && !now.settled) {
+      how = ExitKind::paused;
+    } else if (now.status != "running") {
+      return {};
+    }
+    if (state_.seen(fmt::format("exit/{}/{}/{}", seen.id, to_string(how), now.last_length))) return {};
+    state_.method().on_trial_exited(seen.id, how);
+    appended = true;
+    return {SearchState::exit_event(seen.id, how, detail, now.last_length, unix_seconds_now())};
+  });
+  return appended;
 }
 
 }  // namespace dlx::searcher

@@ -248,7 +248,9 @@ TEST_CASE("launcher code: the node-local copy goes under the site's directory, a
   CHECK_THAT(copied.output, Catch::Contains("pwd=" + (dir.path() / "site" / user_dir / "code-1234-0-0").string() +
                                             "\ntrained"));
 
+  // Each refusal below fails its trial, in the searcher too: each case is another array task's.
   // A dlx-<uid> that others can write (another user could swap the copy): refused, nothing run.
+  env["DLX_TRIAL_ID"] = "2";
   fs::create_directories(dir.path() / "open" / user_dir);
   fs::permissions(dir.path() / "open" / user_dir, fs::perms::all);
   env["DLX_SITE_LOCAL_DIR"] = (dir.path() / "open").string();
@@ -266,6 +268,7 @@ TEST_CASE("launcher code: the node-local copy goes under the site's directory, a
   CHECK_THAT(open.output, !Catch::Contains("trained"));
 
   // A site directory that does not exist on the node.
+  env["DLX_TRIAL_ID"] = "3";
   env["DLX_SITE_LOCAL_DIR"] = (dir.path() / "missing").string();
   auto missing = run_with_env(env, trainer);
   INFO(missing.output);
@@ -281,6 +284,7 @@ TEST_CASE("launcher code: the node-local copy goes under the site's directory, a
     const fs::path theirs = dir.path() / "theirs";
     fs::create_directories(theirs);
     REQUIRE(::chown(theirs.c_str(), 65534, 65534) == 0);
+    env["DLX_TRIAL_ID"] = "0";
     env["DLX_SITE_LOCAL_DIR"] = theirs.string();
     auto refused = run_with_env(env, trainer);
     INFO(refused.output);

@@ -126,9 +126,9 @@ TEST_CASE("launcher refusal: rank 0's code copy refused ends the other rank's wa
   const auto record = dlx::record::load_trial_record(dir.path() / "trials" / "1" / "trial.h5");
   CHECK(record.state == "failed");
   CHECK_THAT(record.stop_reason, Catch::StartsWith("failed: dlx-launch: " + kRefusedCopy));
-  // Not told to the searcher by rank 0 of a trial of several ranks: the others may not have taken
-  // their ticket's work yet, and would then be given none, or another trial.
-  CHECK_THAT(refusal_file_text(dir.path() / "journal"), !Catch::Contains(kRefusedCopy));
+  // Told to the searcher (a PBT round, an ASHA rung would otherwise wait for the trial); a rank
+  // that asks for its work after that fails with the others (the next case).
+  CHECK_THAT(refusal_file_text(dir.path() / "journal"), Catch::Contains(kRefusedCopy));
 
   // `dlx logs` has each rank's reason too: rank 0's log ends with the error dlx-launch exits on
   // (printed once its output no longer goes through the log), rank 1's with what it was told.
@@ -142,6 +142,56 @@ TEST_CASE("launcher refusal: rank 0's code copy refused ends the other rank's wa
   CHECK_THAT(rank0.output, Catch::Contains("dlx-launch: " + kRefusedCopy));
   CHECK(rank0.output.find("dlx-launch: " + kRefusedCopy) == rank0.output.rfind("dlx-launch: " + kRefusedCopy));
   CHECK_THAT(log1, Catch::Contains("dlx-launch: rank 0 on dlxfake1 refused the trial (" + kRefusedCopy));
+}
+
+TEST_CASE("launcher refusal: a rank that asks for its work after rank 0 failed the trial fails with it",
+          "[launch-cli][refusal]") {
+  TempDir dir("refusal-late");
+  freeze_with_code(dir.path());
+  const fs::path ran = dir.path() / "trainer-ran";
+  // Rank 0 refuses the trial and tells the searcher before rank 1 (a slow node) has asked.
+  const auto rank0 = run_with_env(rank_env(dir.path(), 0, true), {kRefusalLaunch, "--", "touch", ran.string()});
+  INFO(rank0.output);
+  REQUIRE(rank0.status == 1);
+  REQUIRE_THAT(refusal_file_text(dir.path() / "journal"), Catch::Contains(kRefusedCopy));
+
+  // The searcher has no work for its ticket any more; the run's announced refusal says why, and it
+  // exits 1 as rank 0 did (a 0 would read as a task with nothing to do).
+  const auto rank1 = run_with_env(rank_env(dir.path(), 1, false), {kRefusalLaunch, "--", "touch", ran.string()});
+  INFO(rank1.output);
+  CHECK(rank1.status == 1);
+  CHECK_THAT(rank1.output, Catch::Contains("dlx-launch: rank 0 on dlxfake1 refused the trial (" + kRefusedCopy));
+  CHECK_THAT(rank1.output, Catch::Contains("before this rank took its work: trial 1 is failed; exiting 1 as every "
+                                           "rank of the trial does"));
+  CHECK_FALSE(fs::exists(ran));
+
+  // A later run of the same task (requeued by hand) has nothing to do: exit 0, saying why.
+  auto requeued_env = rank_env(dir.path(), 1, false);
+  requeued_env["SLURM_RESTART_COUNT"] = "1";
+  const auto requeued = run_with_env(requeued_env, {kRefusalLaunch, "--", "touch", ran.string()});
+  INFO(requeued.output);
+  CHECK(requeued.status == 0);
+  CHECK_THAT(requeued.output, Catch::Contains("dlx-launch: ticket 1's trial 1 is already failed: this rank has no "
+                                              "work"));
+  CHECK_FALSE(fs::exists(ran));
+}
+
+TEST_CASE("launcher refusal: a rank that asks for its work after rank 0's trainer failed the trial exits as it did",
+          "[launch-cli][refusal]") {
+  TempDir dir("refusal-late-crash");
+  freeze_with_code(dir.path());
+  const fs::path ran = dir.path() / "trainer-ran";
+  // Exit 78 (a configuration error) is final: rank 0 fails the trial and tells the searcher.
+  const auto rank0 = run_with_env(rank_env(dir.path(), 0, false),
+                                  {kRefusalLaunch, "--", "sh", "-c", "echo 'ConfigError: no such layer' >&2; exit 78"});
+  INFO(rank0.output);
+  REQUIRE(rank0.status == 78);
+  const auto rank1 = run_with_env(rank_env(dir.path(), 1, false), {kRefusalLaunch, "--", "touch", ran.string()});
+  INFO(rank1.output);
+  CHECK(rank1.status == 78);  // as rank 0: the step fails as the trial did, never 85
+  CHECK_THAT(rank1.output, Catch::Contains("dlx-launch: rank 0 on dlxfake1: exit 78: ConfigError: no such layer "
+                                           "crashed before this rank took its work: trial 1 is failed; exiting 78"));
+  CHECK_FALSE(fs::exists(ran));
 }
 
 TEST_CASE("launcher refusal: another rank's code copy refused ends rank 0's running trainer, and rank 0 records why",

@@ -3,30 +3,13 @@
 // slot_yield.hpp): squeue's answer parsed, and the journal's running trials matched against it.
 #include <catch2/catch.hpp>
 
-#include "dlx/config/parse.hpp"
 #include "dlx/launch/slot_yield.hpp"
 #include "dlx/searcher/search_state.hpp"
+#include "asha_state_fixture.hpp"
 
 using dlx::launch::PendingTask;
 
-namespace {
-
-// The state after `work` was recorded: each (ticket, trial) pair trains that trial.
-dlx::searcher::SearchState state_with(const std::vector<std::pair<int, int>>& work) {
-  auto experiment = dlx::config::parse_experiment_file(std::string(DLX_SOURCE_DIR) + "/examples/asha.yaml");
-  dlx::searcher::SearchState state(experiment);
-  std::uint64_t offset = 0;
-  for (const auto& [ticket, trial] : work) {
-    dlx::searcher::Work given;
-    given.kind = dlx::searcher::Work::Kind::train;
-    given.trial = trial;
-    given.target_length = 16;
-    state.apply_answered({offset++, dlx::searcher::SearchState::work_event(ticket, given, 0)});
-  }
-  return state;
-}
-
-}  // namespace
+using dlx::test::asha_state_with_work;
 
 TEST_CASE("slot yield: squeue's pending tasks", "[launch]") {
   const auto tasks = dlx::slurm::parse_array_tasks(
@@ -59,7 +42,7 @@ TEST_CASE("squeue's array tasks with their state, as dlx status asks", "[launch]
 }
 
 TEST_CASE("slot yield: a ticket yields to a running trial whose task waits for its turn", "[launch]") {
-  const auto state = state_with({{0, 0}, {1, 1}});
+  const auto state = asha_state_with_work({{0, 0}, {1, 1}});
   using dlx::launch::trial_to_resume;
   SECTION("trial 1's task is pending after its requeue") {
     const auto resume = trial_to_resume(state, 5, {{1, PendingTask{"PENDING", "BeginTime", 1}}});
@@ -79,7 +62,7 @@ TEST_CASE("slot yield: a ticket yields to a running trial whose task waits for i
     CHECK_FALSE(trial_to_resume(state, 5, {}));
   }
   SECTION("tasks that run several tickets in turn: ticket 5 of 4 tasks runs in task 1") {
-    const auto lanes = state_with({{0, 0}, {5, 5}});
+    const auto lanes = asha_state_with_work({{0, 0}, {5, 5}});
     const auto resume = trial_to_resume(lanes, 2, {{1, PendingTask{"PENDING", "BeginTime", 1}}}, 4);
     REQUIRE(resume);
     CHECK(resume->trial == 5);

@@ -154,6 +154,51 @@ TEST_CASE("coordinator: a requeued ticket whose trainer died after a pause settl
   CHECK(requeued.state().trials().at(0).settled);
 }
 
+TEST_CASE("coordinator: a lost running trial fails, so that a ticket waiting for it is answered") {
+  TempDir dir;
+  // Two trials, divisor 2: ticket 2 waits while a trial runs and nothing is promotable.
+  const auto experiment = asha(false, 2);
+  Coordinator t0(experiment, dir.journal()), t1(experiment, dir.journal()), t2(experiment, dir.journal());
+  REQUIRE(t0.request_work(0).kind == Work::Kind::train);
+  REQUIRE(t1.request_work(1).kind == Work::Kind::train);
+  CHECK(t1.report_validation(1, 4, 0.9).kind == Decision::Kind::pause);
+  t1.report_exit(1, searcher::ExitKind::paused, "paused at rung 0");
+  REQUIRE(t2.request_work(2).kind == Work::Kind::wait);  // trial 0 still runs
+  const auto seen = t2.state().trials().at(0);
+  REQUIRE(seen.status == "running");
+
+  // Judged on an older view: trial 0 has reported since, so it is not lost.
+  auto stale = seen;
+  stale.last_length = -1;
+  CHECK_FALSE(t2.report_lost(stale, "lost: test"));
+  CHECK(t2.state().trials().at(0).status == "running");
+
+  CHECK(t2.report_lost(seen, "lost: its array task 9_0 ended (CANCELLED)"));
+  CHECK(t2.state().trials().at(0).status == "failed");
+  CHECK(t2.state().trials().at(0).failure == "lost: its array task 9_0 ended (CANCELLED)");
+  CHECK_FALSE(t0.report_lost(seen, "lost: again"));  // another ticket found it too: one event
+  CHECK(t2.state().to_json() == replayed(experiment, dir));
+  // The search goes on without it: ticket 2 is no longer told to wait for it.
+  CHECK(t2.request_work(2).kind != Work::Kind::wait);
+}
+
+TEST_CASE("coordinator: a lost trial's unsettled pause is settled, a settled one left alone") {
+  TempDir dir;
+  const auto experiment = asha(false, 3);
+  Coordinator t0(experiment, dir.journal()), t3(experiment, dir.journal());
+  REQUIRE(t0.request_work(0).kind == Work::Kind::train);
+  CHECK(t0.report_validation(0, 4, 0.1).kind == Decision::Kind::pause);
+  t3.refresh();
+  const auto seen = t3.state().trials().at(0);
+  REQUIRE(seen.status == "paused");
+  REQUIRE_FALSE(seen.settled);
+  CHECK(t3.report_lost(seen, "lost: its array task 9_0 ended (NODE_FAIL)"));
+  CHECK(t3.state().trials().at(0).status == "paused");
+  CHECK(t3.state().trials().at(0).settled);
+  CHECK_FALSE(t3.report_lost(t3.state().trials().at(0), "lost: settled already"));
+  CHECK(t3.state().to_json() == replayed(experiment, dir));
+}
+
 TEST_CASE("coordinator: a journal written by a different searcher is refused with the offset") {
   TempDir dir;
   searcher::Journal journal(dir.journal());

@@ -547,6 +547,31 @@ std::optional<int> wait_for_master_port(LaunchState& state, const MasterPortRend
   return std::nullopt;
 }
 
+// The searcher had no work for this rank's ticket. When its trial ended in this very run (another
+// rank refused it, or crashed past max_restarts, and rank 0 told the searcher before this rank
+// asked: the crash is announced before the searcher is told, peer_crash.hpp), this rank exits as
+// every rank of the run does, so that the step fails as the trial did; a 0 here would read as a
+// task with nothing to do. Otherwise (a requeued task whose trial ended meanwhile, a ticket beyond
+// the search) there is nothing to do: exit 0.
+int exit_without_work(LaunchState& state, const searcher::Work& none) {
+  if (none.trial < 0) return 0;
+  auto trial = state.context.trial();
+  trial.trial_id = none.trial;
+  const auto peers = PeerCrashSignal::for_run(trial, state.placement(), state.context.env());
+  const auto crash = peers ? peers->peer_crash() : std::nullopt;
+  if (!crash) {
+    // Rank 0 has said so (take_searcher_work); another rank whose trial ended says it too.
+    if (!state.rank0()) fmt::print(stderr, "dlx-launch: {}: this rank has no work\n", none.reason);
+    return 0;
+  }
+  // The trial is failed for good (the searcher counts it so): a refusal exits 1 on every rank, a
+  // final crash passes its status through (trial_outcome.hpp), never 85.
+  const int status = crash->refused ? decide_exit(*crash, std::nullopt, std::nullopt).status : crash->status;
+  fmt::print(stderr, "dlx-launch: {} before this rank took its work: trial {} is failed; exiting {} as every rank of "
+             "the trial does\n", peer_stop(*crash), none.trial, status);
+  return status;
+}
+
 }  // namespace
 
 LaunchState::LaunchState(const Options& given, env::TrialContext trial_context)
@@ -564,13 +589,14 @@ std::optional<int> take_work(LaunchState& state) {
   auto& trial = state.context.trial();
   // The searcher's work for this array task (searcher_work.hpp): which trial, from where, how far.
   if (state.experiment && trial.in_trial() && !state.options.dry_run) {
-    auto work = take_searcher_work(*state.experiment, trial, state.context.env(), state.rank0_log());
-    if (!work) return 0;
-    if (work->kind == searcher::Work::Kind::wait) {
+    const auto work = take_searcher_work(*state.experiment, trial, state.context.env(), state.rank0_log(),
+                                         state.rank0());
+    if (work.kind == searcher::Work::Kind::none) return exit_without_work(state, work);
+    if (work.kind == searcher::Work::Kind::wait) {
       state.gave_slot_back = true;
       return env::kRequeueExitCode;
     }
-    apply_searcher_work(*work, *state.experiment, trial, state.vars, state.rank0_log());
+    apply_searcher_work(work, *state.experiment, trial, state.vars, state.rank0_log());
   }
   // Which checkpoint the trainer resumes from (resume_checkpoint.hpp) and, for crash restarts,
   // the failure count as this run begins (trial_outcome.hpp).
@@ -684,19 +710,16 @@ void warn_if_unfinished(LaunchState& state) {
 
 void refuse_trial_before_trainer(LaunchState& state, std::string_view why) {
   if (!state.in_trial() || state.options.dry_run) return;
-  if (state.rank0()) {
-    record_refusal(state.context, why);
-    // The searcher counts the trial failed (a PBT round, an ASHA rung would otherwise wait for
-    // it; another rank's refusal reaches it through rank 0's account_for_crash). Only for a
-    // trial of one rank: other ranks of this run may not have asked the searcher for their
-    // ticket's work yet, and once the trial is failed the searcher answers them with no work or
-    // with another trial, which they would start without rank 0.
-    if (state.experiment && state.placement().world_size == 1) {
-      tell_searcher_failed(*state.experiment, state.context.trial(), std::string(why));
-    }
-  }
+  // Announced first: a rank that asks the searcher for its ticket's work once the trial is failed
+  // finds it, and fails with the others instead of exiting 0 (exit_without_work).
   if (state.peers) {
     state.peers->announce({.status = 1, .where = rank_where(state), .error = std::string(why), .refused = true});
+  }
+  if (state.rank0()) {
+    record_refusal(state.context, why);
+    // The searcher counts the trial failed: a PBT round, an ASHA rung would otherwise wait for it
+    // (another rank's refusal reaches it through rank 0's account_for_crash).
+    if (state.experiment) tell_searcher_failed(*state.experiment, state.context.trial(), std::string(why));
   }
 }
 

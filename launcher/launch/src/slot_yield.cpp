@@ -8,7 +8,10 @@
 
 namespace dlx::launch {
 
-std::optional<std::map<int, PendingTask>> pending_array_tasks(const std::string& array_job_id) {
+namespace {
+
+// squeue's tasks of array job `array_job_id` in `states` (its -t), one line per task (-r).
+std::optional<std::map<int, slurm::ArrayTask>> ask_squeue(const std::string& array_job_id, const char* states) {
   if (array_job_id.empty() || array_job_id.size() > 10 ||
       array_job_id.find_first_not_of("0123456789") != std::string::npos) {
     return std::nullopt;
@@ -17,14 +20,24 @@ std::optional<std::map<int, PendingTask>> pending_array_tasks(const std::string&
   limits.timeout = std::chrono::seconds(10);
   limits.max_output = std::size_t{16} << 20;
   try {
-    const auto result = run_bounded({"squeue", "-h", "-r", "-t", "PENDING", "-j", array_job_id, "-O",
-                                     "ArrayTaskID:16,Reason:64,RestartCnt:10"},
+    const auto result = run_bounded({"squeue", "-h", "-r", "-t", states, "-j", array_job_id, "-O",
+                                     "ArrayTaskID:16,State:24,Reason:64,RestartCnt:10"},
                                     limits, {{"LC_ALL", "C"}});
     if (result.exit_code != 0) return std::nullopt;
-    return slurm::parse_array_tasks(result.out, false, "PENDING");
+    return slurm::parse_array_tasks(result.out, true);
   } catch (const CommandError&) {
     return std::nullopt;
   }
+}
+
+}  // namespace
+
+std::optional<std::map<int, PendingTask>> pending_array_tasks(const std::string& array_job_id) {
+  return ask_squeue(array_job_id, "PENDING");
+}
+
+std::optional<std::map<int, slurm::ArrayTask>> array_tasks_now(const std::string& array_job_id) {
+  return ask_squeue(array_job_id, "all");
 }
 
 bool waits_for_its_turn(const PendingTask& task) {

@@ -1,9 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dlx/slurm/array_tasks.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <sstream>
 
 namespace dlx::slurm {
+
+bool task_has_ended(const ArrayTask& task) {
+  static constexpr std::string_view kEnded[] = {"COMPLETED", "CANCELLED", "FAILED",        "TIMEOUT",
+                                                "NODE_FAIL", "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL",
+                                                "DEADLINE",  "REVOKED",   "LAUNCH_FAILED"};
+  return std::find(std::begin(kEnded), std::end(kEnded), task.state) != std::end(kEnded);
+}
 
 std::map<int, ArrayTask> parse_array_tasks(std::string_view squeue_output, bool with_state,
                                            std::string_view state_of_all) {

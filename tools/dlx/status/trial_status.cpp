@@ -8,10 +8,6 @@ namespace dlx::cli {
 namespace {
 
 bool pending(const SlurmTask& task) { return task.state == "PENDING" || task.state == "REQUEUED"; }
-bool active(const SlurmTask& task) {
-  return pending(task) || task.state == "RUNNING" || task.state == "CONFIGURING" || task.state == "COMPLETING" ||
-         task.state == "SUSPENDED" || task.state == "REQUEUE_HOLD" || task.state == "REQUEUE_FED" || task.state == "RESIZING";
-}
 
 std::string slurm_words(const SlurmTask& task) {
   if (task.reason.empty() || task.reason == "None") return fmt::format("Slurm: {}", task.state);
@@ -22,7 +18,7 @@ std::string slurm_words(const SlurmTask& task) {
 bool abandoned(const SlurmTask* task, const SlurmView* slurm) {
   if (slurm == nullptr || !slurm->why_unknown.empty()) return false;
   if (slurm->gone) return true;
-  return task != nullptr && !active(*task);
+  return task != nullptr && slurm::task_has_ended(*task);
 }
 
 std::string ended_words(const SlurmTask* task, const SlurmView& slurm) {

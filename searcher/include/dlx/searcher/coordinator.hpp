@@ -50,8 +50,8 @@ class Coordinator {
   Coordinator(config::Experiment experiment, std::filesystem::path journal_path);
 
   // The work of array task `ticket`. Asked again by the same ticket (a requeue, another rank), it
-  // returns the recorded work with the trial's current target, or Work none when that trial has
-  // since ended.
+  // returns the recorded work with the trial's current target, or Work none naming that trial
+  // (Work::trial) when it has since ended.
   Work request_work(int ticket);
   // Trial `trial` reached `length` with the searcher metric `metric` (raw; a NaN or infinite
   // metric counts as the worst possible result).
@@ -59,6 +59,12 @@ class Coordinator {
   // Trial `trial` ended outside a decision: failed for good (max_restarts exhausted), or
   // completed on its own length when the searcher gave none.
   void report_exit(int trial, ExitKind how, const std::string& detail);
+
+  // Trial `seen.id` is lost (launch/lost_trials.hpp: the array task that had it ended without a
+  // word): when the journal still has it as `seen` (status, ticket, last length), a running trial
+  // exits failed with `detail`, a pause its task never settled is settled; otherwise, or when
+  // another process reported it first, nothing. Returns whether this call appended the event.
+  bool report_lost(const TrialState& seen, const std::string& detail);
 
   // Brings the state up to the journal's end without appending.
   void refresh();

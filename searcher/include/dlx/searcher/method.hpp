@@ -56,7 +56,7 @@ struct Ranking {
 struct Work {
   enum class Kind { train, wait, none };
   Kind kind = Kind::none;
-  int trial = -1;
+  int trial = -1;                        // none: the ticket's own trial when it has ended, else -1
   nlohmann::ordered_json hparams;        // the trial's, flat ("optim.lr" -> 0.01), file order
   std::int64_t start_length = 0;         // where training starts (0: from scratch)
   std::optional<int> checkpoint_trial;   // load this trial's checkpoint at start_length: the

@@ -15,11 +15,15 @@
 // A "wait" answer (ASHA has nothing promotable yet, a PBT round is not complete) is polled with
 // backoff up to DLX_WORK_WAIT_S seconds (default 86400; in a throttled array every 2 s at most);
 // "none" means the ticket has no work: the array task ends successfully without starting the
-// trainer. Inside a job array a waiting ticket gives its slot back (exit 85: Slurm requeues it, it
+// trainer, unless its trial ended in this very run (another rank refused it, or crashed for good,
+// and rank 0 told the searcher before this rank asked): then this rank exits as the others do
+// (launch_phases.cpp, exit_if_this_run_failed; peer_crash.hpp). Inside a job array a waiting ticket gives its slot back (exit 85: Slurm requeues it, it
 // asks again later) at a notice. Under the array's throttle (`%N`) a requeued trial goes first
 // (slot_yield.hpp): a ticket with no work recorded yet yields before it asks the searcher, and a
 // waiting ticket at once (after DLX_WORK_HOLD_S seconds, default 0), whenever squeue shows the
-// array task of a trial the journal says is running as pending for its turn.
+// array task of a trial the journal says is running as pending for its turn. A waiting ticket
+// also reports the trials whose array task ended without a word (lost_trials.hpp), which it
+// would otherwise wait for until DLX_WORK_WAIT_S.
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -31,12 +35,13 @@
 
 namespace dlx::launch {
 
-// The work of this task's ticket, waiting while the searcher says wait. nullopt: no work (the
-// reason is printed on `log` when it is not null). A Work of kind `wait`: give the slot back, exit
-// 85 (see above).
-std::optional<searcher::Work> take_searcher_work(const config::Experiment& experiment,
-                                                 const env::TrialEnvironment& trial,
-                                                 const env::EnvMap& env, std::FILE* log);
+// The work of this task's ticket, waiting while the searcher says wait. Of kind `none`: no work
+// (the reason is printed on `log` when it is not null; Work::trial names the ticket's trial when
+// that has ended). Of kind `wait`: give the slot back, exit 85 (see above). `look_for_lost`: while
+// it waits, this process looks for trials whose array task ended without a word and reports them
+// (lost_trials.hpp; rank 0 of the ticket).
+searcher::Work take_searcher_work(const config::Experiment& experiment, const env::TrialEnvironment& trial,
+                                  const env::EnvMap& env, std::FILE* log, bool look_for_lost);
 
 // Rewrites `trial` for `work` (creating the trial's checkpoint directory) and appends the
 // variables above to `vars`.

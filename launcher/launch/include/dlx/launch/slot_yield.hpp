@@ -29,6 +29,10 @@ using PendingTask = slurm::ArrayTask;
 // squeue cannot say (not installed, slurmctld unreachable, an id that is not a number).
 std::optional<std::map<int, PendingTask>> pending_array_tasks(const std::string& array_job_id);
 
+// Every task of array job `array_job_id`, in any state squeue still knows (lost_trials.hpp), with
+// the same bounds; nullopt as above.
+std::optional<std::map<int, slurm::ArrayTask>> array_tasks_now(const std::string& array_job_id);
+
 // Whether a pending task's reason passes by itself (a hold, a failed launch or a dependency that
 // can never be met do not: yielding to such a task would only idle the slot).
 bool waits_for_its_turn(const PendingTask& task);

@@ -14,6 +14,13 @@ struct ArrayTask {
   int restarts = 0;    // RestartCnt
 };
 
+// Whether a task has ended for good: a state of Slurm's that no task leaves by itself (COMPLETED,
+// CANCELLED, FAILED, TIMEOUT, NODE_FAIL, PREEMPTED, OUT_OF_MEMORY, BOOT_FAIL, DEADLINE, REVOKED,
+// LAUNCH_FAILED). Any other state, known or not, still runs or may run again (PENDING, REQUEUED,
+// RUNNING, COMPLETING, SUSPENDED, a hold...): a task is never taken for ended by a state this list
+// does not name. A requeue passes from an ended state to PENDING within a second or two.
+bool task_has_ended(const ArrayTask& task);
+
 // `squeue -h -r -O ArrayTaskID,State,Reason,RestartCnt` lines (with_state), or the same without
 // State (then every task's state is `state_of_all`, the state squeue was asked for with -t): array
 // task id -> task. Lines that do not parse (a job that is not an array: "N/A") are skipped.
