@@ -291,24 +291,66 @@ TEST_CASE("launcher refusal: a trainer program that cannot be run fails the tria
   CHECK_THAT(log0, Catch::EndsWith("dlx-launch: " + why + "\n"));
 }
 
-TEST_CASE("launcher refusal: a trainer that itself exits 127 is a crash, restarted", "[launch-cli][refusal]") {
-  TempDir dir("refusal-127");
+TEST_CASE("launcher refusal: an entrypoint string whose shell cannot find its program fails the trial, not restarted",
+          "[launch-cli][refusal]") {
+  TempDir dir("refusal-shell");
   freeze_with_code(dir.path());
-  RankInBackground other(rank_env(dir.path(), 1, false), {kRefusalLaunch, "--", "sleep", "30"});
+  const fs::path ran = dir.path() / "trainer-ran";
+  RankInBackground training(rank_env(dir.path(), 1, false),
+                            {kRefusalLaunch, "--", "sh", "-c", "sleep 60; touch " + ran.string()});
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  const auto rank0 = run_with_env(rank_env(dir.path(), 0, false),
-                                  {kRefusalLaunch, "--", "sh", "-c", "echo 'sh: 1: helper: not found' >&2; exit 127"});
-  const auto& rank1 = other.result();
+  // `entrypoint: pyhton3 train.py` (a string: dlx-launch runs it with /bin/sh -c), a typo.
+  const auto rank0 = run_with_env(rank_env(dir.path(), 0, false), {kRefusalLaunch, "--", "/bin/sh", "-c", "pyhton3 train.py"});
+  const auto& rank1 = training.result();
   INFO(rank0.output);
   INFO(rank1.output);
-  // The program ran: its 127 is its own (a command it ran was missing), not a failed exec.
-  CHECK(rank0.status == 85);  // requeued: max_restarts 5 allows it
-  CHECK(rank1.status == 85);
-  CHECK_THAT(rank0.output, !Catch::Contains("cannot run the trainer's program"));
+  const std::string why = "cannot run the trainer's program 'pyhton3' on dlxfake1: /bin/sh: 1: pyhton3: not found "
+                          "(fix the entrypoint in experiment.yaml, or make the program exist and be executable on "
+                          "every node; a restart would fail alike, so it is not restarted)";
+  CHECK(rank0.status == 1);  // not 85: max_restarts 5 would have restarted it, three times in a row
+  CHECK_THAT(rank0.output, Catch::EndsWith("dlx-launch: " + why + "\n"));
   const auto record = dlx::record::load_trial_record(dir.path() / "trials" / "1" / "trial.h5");
-  CHECK(record.state == "running");
-  CHECK_THAT(record.stop_reason, Catch::StartsWith("crash: rank 0 on dlxfake1: exit 127: sh: 1: helper: not found; "
-                                                   "restart 1"));
+  CHECK(record.state == "failed");
+  CHECK_THAT(record.stop_reason, Catch::StartsWith("failed: dlx-launch: " + why));
+  CHECK(rank1.status == 1);
+  CHECK(training.took() < std::chrono::seconds(45));
+  CHECK_THAT(rank1.output, Catch::Contains("dlx-launch: rank 0 on dlxfake1 refused the trial (" + why));
+  CHECK_FALSE(fs::exists(ran));
+}
+
+TEST_CASE("launcher refusal: a trainer that ran and exits 127 itself is a crash, restarted", "[launch-cli][refusal]") {
+  struct Ran {
+    const char* what;
+    std::vector<std::string> command;
+    std::string crash;
+  };
+  const std::vector<Ran> cases = {
+      // The program ran: its 127 is its own (a command it ran was missing), not a failed exec.
+      {"a program", {"sh", "-c", "echo 'sh: 1: helper: not found' >&2; exit 127"}, "exit 127: sh: 1: helper: not found"},
+      // An entrypoint string whose program (sh train.sh) ran: the shell's 127 is about the command
+      // after it, which another node's PATH may have.
+      {"an entrypoint string", {"/bin/sh", "-c", "sh train.sh && dlx-no-such-helper"},
+       "exit 127: /bin/sh: 1: dlx-no-such-helper: not found"}};
+  for (const auto& ran : cases) {
+    DYNAMIC_SECTION(ran.what) {
+      TempDir dir("refusal-127");
+      freeze_with_code(dir.path());
+      RankInBackground other(rank_env(dir.path(), 1, false), {kRefusalLaunch, "--", "sleep", "30"});
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      std::vector<std::string> argv = {kRefusalLaunch, "--"};
+      argv.insert(argv.end(), ran.command.begin(), ran.command.end());
+      const auto rank0 = run_with_env(rank_env(dir.path(), 0, false), argv);
+      const auto& rank1 = other.result();
+      INFO(rank0.output);
+      INFO(rank1.output);
+      CHECK(rank0.status == 85);  // requeued: max_restarts 5 allows it
+      CHECK(rank1.status == 85);
+      CHECK_THAT(rank0.output, !Catch::Contains("cannot run the trainer's program"));
+      const auto record = dlx::record::load_trial_record(dir.path() / "trials" / "1" / "trial.h5");
+      CHECK(record.state == "running");
+      CHECK_THAT(record.stop_reason, Catch::StartsWith("crash: rank 0 on dlxfake1: " + ran.crash + "; restart 1"));
+    }
+  }
 }
 
 TEST_CASE("launcher refusal: a trial of one rank that cannot run its program is failed in the searcher too",

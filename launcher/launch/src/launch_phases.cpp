@@ -28,6 +28,7 @@
 #include "dlx/launch/oom_kills.hpp"
 #include "dlx/launch/resume_checkpoint.hpp"
 #include "dlx/launch/searcher_work.hpp"
+#include "dlx/launch/shell_entrypoint.hpp"
 #include "dlx/launch/system_sampler.hpp"
 #include "dlx/launch/trial_log.hpp"
 #include "dlx/launch/trial_outcome.hpp"
@@ -379,16 +380,33 @@ std::string peer_stop(const TrialCrash& crash) {
 // program) a restart runs the same command and fails alike, after waiting in the queue again: in a
 // trial it is refused on every rank, as a failure before the trainer started (throws). Other
 // errors (out of memory, too many processes) may pass, and stay crashes (exit 126 or 127).
+[[noreturn]] void refuse_not_run(LaunchState& state, const std::string& program, std::string_view what) {
+  const auto why = fmt::format("cannot run the trainer's program '{}' on {}: {} (fix the entrypoint in "
+                               "experiment.yaml, or make the program exist and be executable on every node; a "
+                               "restart would fail alike, so it is not restarted)",
+                               program, state.placement().node_name, what);
+  refuse_trial_before_trainer(state, why);
+  throw LaunchError(why);
+}
+
 void refuse_program_not_run(LaunchState& state, const std::string& program, int error) {
   const bool the_programs_fault = error == ENOENT || error == EACCES || error == ENOEXEC || error == ENOTDIR ||
                                   error == ELOOP || error == EPERM;
   if (!the_programs_fault || !state.in_trial()) return;
-  const auto why = fmt::format("cannot run the trainer's program '{}' on {}: {} (fix the entrypoint in "
-                               "experiment.yaml, or make the program exist and be executable on every node; a "
-                               "restart would fail alike, so it is not restarted)",
-                               program, state.placement().node_name, std::strerror(error));
-  refuse_trial_before_trainer(state, why);
-  throw LaunchError(why);
+  refuse_not_run(state, program, std::strerror(error));
+}
+
+// The same for an entrypoint string whose shell could not run the string's own program
+// (shell_entrypoint.hpp): "/bin/sh: 1: pyhton3: not found", exit 127. Needs the trainer's last
+// error line, so only where its output is kept (trial_log.hpp).
+void refuse_shell_program_not_run(LaunchState& state, int status) {
+  const auto& command = state.command;
+  if ((status != 127 && status != 126) || !state.in_trial() || !state.trial_log) return;
+  if (command.size() != 3 || command[0] != "/bin/sh" || command[1] != "-c") return;
+  const auto program = shell_command_program(command[2]);
+  if (!program) return;
+  const auto said = last_error_line(state.trial_log->stderr_tail());
+  if (shell_could_not_run(status, *program, said)) refuse_not_run(state, *program, said);
 }
 
 // The trainer, with the signals forwarded; ended when another rank crashed. Its exit status, the
@@ -426,6 +444,7 @@ int run_trainer(LaunchState& state) {
     state.oom_cause = oom_cause(kills - kills_before, oom->limit_bytes());
   }
   if (exec_error != 0 && !state.peer_crash) refuse_program_not_run(state, command.front(), exec_error);
+  if (exec_error == 0 && !state.peer_crash) refuse_shell_program_not_run(state, status);
   if (state.peer_crash) {
     fmt::print(stderr, "dlx-launch: {}; this rank's trainer cannot go on without it and was ended\n",
                peer_stop(*state.peer_crash));

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+#pragma once
+// An entrypoint given as one string runs as `/bin/sh -c STRING`. When the shell cannot run the
+// string's own program (a typo, `pyhton3 train.py`; a script the snapshot lacks, `./trian.sh`; one
+// without its execute bit), it says so on stderr and exits 127 or 126:
+//   dash (Debian's /bin/sh)     /bin/sh: 1: pyhton3: not found                       127
+//                               /bin/sh: 1: ./train.sh: Permission denied            126
+//   bash as /bin/sh (RHEL...)   /bin/sh: line 1: pyhton3: command not found          127
+//                               /bin/sh: line 1: ./trian.sh: No such file or directory 127
+// The exec of /bin/sh itself succeeded, so dlx-launch's exec check (child_process.hpp) cannot see
+// it, and it was an ordinary crash: restarted, each time after a wait in the queue, until the
+// crash-loop rule stopped the third. A restart runs the same string on a node set up the same way
+// and fails alike, as a failed exec of a program does: dlx-launch refuses the trial the same way
+// (launch_phases.cpp). Only the string's first program counts: a script that runs and then calls a
+// missing command exits 127 too, and stays a crash.
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace dlx::launch {
+
+// The program a shell command line runs first: its first word after any leading `NAME=value`
+// assignments. nullopt when that is not a plain word the shell runs as it stands (quotes, `$`, a
+// glob, a redirection, `~`, a compound command or a reserved word: how the shell reads it is not
+// for dlx to guess).
+std::optional<std::string> shell_command_program(std::string_view command);
+
+// Whether `last_line` (the trainer's last error line) is /bin/sh saying that it could not run
+// `program`, with exit status 127 or 126 (`status`).
+bool shell_could_not_run(int status, std::string_view program, std::string_view last_line);
+
+}  // namespace dlx::launch

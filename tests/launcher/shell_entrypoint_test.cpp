@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// An entrypoint string whose shell cannot run the string's own program (launcher/launch/include/
+// dlx/launch/shell_entrypoint.hpp): which word is the program, and which of the shell's lines say
+// it could not run it, as dash and bash print them (checked on Debian's /bin/sh and bash).
+#include <catch2/catch.hpp>
+
+#include "dlx/launch/shell_entrypoint.hpp"
+
+using dlx::launch::shell_command_program;
+using dlx::launch::shell_could_not_run;
+
+TEST_CASE("shell entrypoint: the program is the first plain word after assignments", "[launch]") {
+  CHECK(shell_command_program("pyhton3 train.py --lr 0.1") == "pyhton3");
+  CHECK(shell_command_program("  ./trian.sh") == "./trian.sh");
+  CHECK(shell_command_program("CUDA_VISIBLE_DEVICES=0 OMP_NUM_THREADS=4 python3 -m det") == "python3");
+  CHECK(shell_command_program("/usr/bin/python3\ttrain.py") == "/usr/bin/python3");
+  // How the shell reads these is not for dlx to guess: no program.
+  for (const char* unclear : {"$PYTHON train.py", "\"my trainer\" x", "~/bin/train", "(cd src && python3 x)",
+                              "{ python3 x; }", "if true; then x; fi", "for i in 1; do x; done", "X='a b' python3",
+                              "! python3 x", "python3>log", "", "   ", "A=1", "\npython3"}) {
+    INFO(unclear);
+    CHECK_FALSE(shell_command_program(unclear));
+  }
+}
+
+TEST_CASE("shell entrypoint: the shell's own words for a program it could not run", "[launch]") {
+  // dash, Debian's /bin/sh
+  CHECK(shell_could_not_run(127, "pyhton3", "/bin/sh: 1: pyhton3: not found"));
+  CHECK(shell_could_not_run(127, "./trian.sh", "/bin/sh: 1: ./trian.sh: not found"));
+  CHECK(shell_could_not_run(126, "./train.sh", "/bin/sh: 1: ./train.sh: Permission denied"));
+  // bash as /bin/sh, with and without the line number
+  CHECK(shell_could_not_run(127, "pyhton3", "/bin/sh: line 1: pyhton3: command not found"));
+  CHECK(shell_could_not_run(127, "./trian.sh", "/bin/sh: line 1: ./trian.sh: No such file or directory"));
+  CHECK(shell_could_not_run(126, "/tmp", "/bin/sh: line 1: /tmp: Is a directory"));
+  CHECK(shell_could_not_run(127, "pyhton3", "/bin/sh: pyhton3: command not found"));
+  CHECK(shell_could_not_run(127, "pyhton3", "sh: 1: pyhton3: not found"));
+
+  // The program ran, and something it ran was missing: its own 127, a crash.
+  CHECK_FALSE(shell_could_not_run(127, "sh", "/bin/sh: 1: helper: not found"));
+  CHECK_FALSE(shell_could_not_run(127, "python3", "train.sh: 3: helper: not found"));
+  // Another shell's words, another status, or more on the line.
+  CHECK_FALSE(shell_could_not_run(127, "pyhton3", "zsh: command not found: pyhton3"));
+  CHECK_FALSE(shell_could_not_run(1, "pyhton3", "/bin/sh: 1: pyhton3: not found"));
+  CHECK_FALSE(shell_could_not_run(126, "pyhton3", "/bin/sh: 1: pyhton3: not found"));
+  CHECK_FALSE(shell_could_not_run(127, "./train.sh", "/bin/sh: 1: ./train.sh: Permission denied"));
+  CHECK_FALSE(shell_could_not_run(127, "pyhton3", "/bin/sh: 1: pyhton3: not found (really)"));
+  CHECK_FALSE(shell_could_not_run(127, "py", "/bin/sh: 1: pyhton3: not found"));
+  CHECK_FALSE(shell_could_not_run(127, "pyhton3", ""));
+}
