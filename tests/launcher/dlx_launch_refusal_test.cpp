@@ -20,6 +20,8 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "dlx/record/trial_record.hpp"
 #include "fake_srun_step.hpp"
 #include "process_helpers.hpp"
@@ -144,54 +146,54 @@ TEST_CASE("launcher refusal: rank 0's code copy refused ends the other rank's wa
   CHECK_THAT(log1, Catch::Contains("dlx-launch: rank 0 on dlxfake1 refused the trial (" + kRefusedCopy));
 }
 
-TEST_CASE("launcher refusal: a rank that asks for its work after rank 0 failed the trial fails with it",
+TEST_CASE("launcher refusal: a rank that asks for its work after rank 0 failed the trial exits as rank 0 did",
           "[launch-cli][refusal]") {
-  TempDir dir("refusal-late");
-  freeze_with_code(dir.path());
-  const fs::path ran = dir.path() / "trainer-ran";
-  // Rank 0 refuses the trial and tells the searcher before rank 1 (a slow node) has asked.
-  const auto rank0 = run_with_env(rank_env(dir.path(), 0, true), {kRefusalLaunch, "--", "touch", ran.string()});
-  INFO(rank0.output);
-  REQUIRE(rank0.status == 1);
-  REQUIRE_THAT(refusal_file_text(dir.path() / "journal"), Catch::Contains(kRefusedCopy));
+  struct Failed {
+    const char* what;
+    bool refused_site;             // rank 0's code copy is refused
+    std::vector<std::string> trainer;
+    int status;                    // rank 0's, and so every rank's
+    std::string told;              // what rank 1 says ended the trial
+  };
+  const std::vector<Failed> cases = {
+      {"refused", true, {"true"}, 1, "rank 0 on dlxfake1 refused the trial (" + kRefusedCopy},
+      // Exit 78 (a configuration error) is final: rank 0 fails the trial and tells the searcher.
+      {"a final crash", false, {"sh", "-c", "echo 'ConfigError: no such layer' >&2; exit 78"}, 78,
+       "rank 0 on dlxfake1: exit 78: ConfigError: no such layer crashed"}};
+  for (const auto& failed : cases) {
+    DYNAMIC_SECTION(failed.what) {
+      TempDir dir("refusal-late");
+      freeze_with_code(dir.path());
+      const fs::path ran = dir.path() / "trainer-ran";
+      // Rank 0 fails the trial and tells the searcher before rank 1 (a slow node) has asked.
+      std::vector<std::string> argv = {kRefusalLaunch, "--"};
+      argv.insert(argv.end(), failed.trainer.begin(), failed.trainer.end());
+      const auto rank0 = run_with_env(rank_env(dir.path(), 0, failed.refused_site), argv);
+      INFO(rank0.output);
+      REQUIRE(rank0.status == failed.status);
+      REQUIRE_THAT(refusal_file_text(dir.path() / "journal"), Catch::Contains("\"how\":\"failed\""));
 
-  // The searcher has no work for its ticket any more; the run's announced refusal says why, and it
-  // exits 1 as rank 0 did (a 0 would read as a task with nothing to do).
-  const auto rank1 = run_with_env(rank_env(dir.path(), 1, false), {kRefusalLaunch, "--", "touch", ran.string()});
-  INFO(rank1.output);
-  CHECK(rank1.status == 1);
-  CHECK_THAT(rank1.output, Catch::Contains("dlx-launch: rank 0 on dlxfake1 refused the trial (" + kRefusedCopy));
-  CHECK_THAT(rank1.output, Catch::Contains("before this rank took its work: trial 1 is failed; exiting 1 as every "
-                                           "rank of the trial does"));
-  CHECK_FALSE(fs::exists(ran));
+      // The searcher has no work for its ticket any more; the run's announcement says why, and it
+      // exits as rank 0 did (a 0 would read as a task with nothing to do; never 85).
+      const auto rank1 = run_with_env(rank_env(dir.path(), 1, false), {kRefusalLaunch, "--", "touch", ran.string()});
+      INFO(rank1.output);
+      CHECK(rank1.status == failed.status);
+      CHECK_THAT(rank1.output, Catch::Contains("dlx-launch: " + failed.told));
+      CHECK_THAT(rank1.output, Catch::Contains(fmt::format("before this rank took its work: trial 1 is failed; exiting {} "
+                                                           "as every rank of the trial does", failed.status)));
+      CHECK_FALSE(fs::exists(ran));
 
-  // A later run of the same task (requeued by hand) has nothing to do: exit 0, saying why.
-  auto requeued_env = rank_env(dir.path(), 1, false);
-  requeued_env["SLURM_RESTART_COUNT"] = "1";
-  const auto requeued = run_with_env(requeued_env, {kRefusalLaunch, "--", "touch", ran.string()});
-  INFO(requeued.output);
-  CHECK(requeued.status == 0);
-  CHECK_THAT(requeued.output, Catch::Contains("dlx-launch: ticket 1's trial 1 is already failed: this rank has no "
-                                              "work"));
-  CHECK_FALSE(fs::exists(ran));
-}
-
-TEST_CASE("launcher refusal: a rank that asks for its work after rank 0's trainer failed the trial exits as it did",
-          "[launch-cli][refusal]") {
-  TempDir dir("refusal-late-crash");
-  freeze_with_code(dir.path());
-  const fs::path ran = dir.path() / "trainer-ran";
-  // Exit 78 (a configuration error) is final: rank 0 fails the trial and tells the searcher.
-  const auto rank0 = run_with_env(rank_env(dir.path(), 0, false),
-                                  {kRefusalLaunch, "--", "sh", "-c", "echo 'ConfigError: no such layer' >&2; exit 78"});
-  INFO(rank0.output);
-  REQUIRE(rank0.status == 78);
-  const auto rank1 = run_with_env(rank_env(dir.path(), 1, false), {kRefusalLaunch, "--", "touch", ran.string()});
-  INFO(rank1.output);
-  CHECK(rank1.status == 78);  // as rank 0: the step fails as the trial did, never 85
-  CHECK_THAT(rank1.output, Catch::Contains("dlx-launch: rank 0 on dlxfake1: exit 78: ConfigError: no such layer "
-                                           "crashed before this rank took its work: trial 1 is failed; exiting 78"));
-  CHECK_FALSE(fs::exists(ran));
+      // A later run of the same task (requeued by hand) has nothing to do: exit 0, saying why.
+      auto requeued_env = rank_env(dir.path(), 1, false);
+      requeued_env["SLURM_RESTART_COUNT"] = "1";
+      const auto requeued = run_with_env(requeued_env, {kRefusalLaunch, "--", "touch", ran.string()});
+      INFO(requeued.output);
+      CHECK(requeued.status == 0);
+      CHECK_THAT(requeued.output, Catch::Contains("dlx-launch: ticket 1's trial 1 is already failed: this rank has no "
+                                                  "work"));
+      CHECK_FALSE(fs::exists(ran));
+    }
+  }
 }
 
 TEST_CASE("launcher refusal: another rank's code copy refused ends rank 0's running trainer, and rank 0 records why",
