@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "dlx/launch/slot_yield.hpp"
 #include "dlx/searcher/trial_plan.hpp"
 
 namespace dlx::launch {
@@ -53,6 +54,33 @@ std::string lost_trial_detail(const LostTrial& lost, const std::string& array_jo
                                                  : "no run will continue it";
   return fmt::format("lost: {} without reporting to the searcher; {} (found by ticket {})", what, left,
                      reporting_ticket);
+}
+
+LostTrialLookout::LostTrialLookout(const env::EnvMap& env, bool enabled)
+    : array_job_(env::lookup(env, "SLURM_ARRAY_JOB_ID").value_or("")),
+      period_(env::lookup_int(env, "DLX_LOST_TRIAL_CHECK_S").value_or(kLostTrialCheckPeriod.count())),
+      watch_(2 * period_),
+      next_check_(LostTrialWatch::Clock::now()) {
+  const auto own_task = env::lookup_int(env, "SLURM_ARRAY_TASK_ID");
+  if (!enabled || array_job_.empty() || !own_task || period_.count() <= 0) return;
+  own_task_ = *own_task;
+}
+
+bool LostTrialLookout::report_if_due(searcher::Coordinator& coordinator, const config::Experiment& experiment,
+                                     int ticket, std::FILE* log) {
+  const auto now = LostTrialWatch::Clock::now();
+  if (own_task_ < 0 || now < next_check_) return false;
+  next_check_ = now + period_;
+  const auto tasks = array_tasks_now(array_job_);
+  if (!tasks) return false;  // squeue cannot say now: nothing is judged on it
+  bool reported = false;
+  for (const auto& lost : watch_.confirm(suspect_lost_trials(coordinator.state(), experiment, *tasks, own_task_), now)) {
+    const auto detail = lost_trial_detail(lost, array_job_, ticket);
+    if (!coordinator.report_lost(lost.seen, detail)) continue;  // it moved, or another ticket was first
+    reported = true;
+    if (log) fmt::print(log, "dlx-launch: ticket {}: trial {} is {}\n", ticket, lost.seen.id, detail);
+  }
+  return reported;
 }
 
 }  // namespace dlx::launch

@@ -38,30 +38,6 @@ std::chrono::seconds hold_limit(const env::EnvMap& env) {
   return std::chrono::seconds(env::lookup_int(env, "DLX_WORK_HOLD_S").value_or(0));
 }
 
-// How often a waiting ticket looks for lost trials (lost_trials.hpp); zero: never.
-std::chrono::seconds lost_trial_check_period(const env::EnvMap& env) {
-  return std::chrono::seconds(
-      env::lookup_int(env, "DLX_LOST_TRIAL_CHECK_S").value_or(kLostTrialCheckPeriod.count()));
-}
-
-// Trials that were lost while this ticket waits, reported to the searcher (lost_trials.hpp).
-// Returns whether it reported one: the searcher may have work for this ticket now.
-bool report_lost_trials(searcher::Coordinator& coordinator, LostTrialWatch& watch,
-                        const config::Experiment& experiment, const std::string& array_job, int own_task,
-                        int ticket, std::FILE* log) {
-  const auto tasks = array_tasks_now(array_job);
-  if (!tasks) return false;  // squeue cannot say now: nothing is judged on it
-  const auto suspects = suspect_lost_trials(coordinator.state(), experiment, *tasks, own_task);
-  bool reported = false;
-  for (const auto& lost : watch.confirm(suspects, LostTrialWatch::Clock::now())) {
-    const auto detail = lost_trial_detail(lost, array_job, ticket);
-    if (!coordinator.report_lost(lost.seen, detail)) continue;  // it moved, or another ticket was first
-    reported = true;
-    if (log) fmt::print(log, "dlx-launch: ticket {}: trial {} is {}\n", ticket, lost.seen.id, detail);
-  }
-  return reported;
-}
-
 // While a ticket waits in a throttled array, it asks again at least this often: a trial requeued
 // meanwhile gets the slot within about this long (plus Slurm's own delays).
 constexpr auto kThrottledPause = std::chrono::milliseconds(2000);
@@ -112,13 +88,7 @@ searcher::Work take_searcher_work(const config::Experiment& experiment, const en
   const auto start = std::chrono::steady_clock::now();
   auto pause = std::chrono::milliseconds(500);
   bool said_wait = false;
-  // Lost trials (lost_trials.hpp): looked for by rank 0 of a task of a job array, from its first
-  // wait on.
-  const auto lost_period = lost_trial_check_period(env);
-  const auto own_task = env::lookup_int(env, "SLURM_ARRAY_TASK_ID");
-  const bool watch_lost = look_for_lost && !array_job.empty() && own_task && lost_period.count() > 0;
-  LostTrialWatch lost_watch(2 * lost_period);
-  auto next_lost_check = start;
+  LostTrialLookout lost_trials(env, look_for_lost);
   for (;;) {
     auto work = coordinator.request_work(ticket);
     if (work.kind == searcher::Work::Kind::train) {
@@ -145,13 +115,8 @@ searcher::Work take_searcher_work(const config::Experiment& experiment, const en
         }
       }
     }
-    if (watch_lost && std::chrono::steady_clock::now() >= next_lost_check) {
-      next_lost_check = std::chrono::steady_clock::now() + lost_period;
-      if (report_lost_trials(coordinator, lost_watch, experiment, array_job, static_cast<int>(*own_task), ticket,
-                             log)) {
-        continue;  // ask again at once
-      }
-    }
+    // Trials that ended without a word would keep this ticket waiting (lost_trials.hpp).
+    if (lost_trials.report_if_due(coordinator, experiment, ticket, log)) continue;  // ask again at once
     if (std::chrono::steady_clock::now() - start > limit) {
       throw LaunchError(fmt::format(
           "ticket {} waited {} s for work from the searcher ({}); giving up (raise "

@@ -13,7 +13,7 @@
 // There is no daemon, so the waiting tickets look (searcher_work.cpp):
 //   1. A ticket told to wait (its rank 0) lists its array's tasks (slot_yield.hpp's
 //      array_tasks_now: squeue -t all) at its first wait and then every DLX_LOST_TRIAL_CHECK_S
-//      seconds (default 30; 0: never).
+//      seconds (default kLostTrialCheckPeriod, 30; 0: never).
 //   2. A trial is suspect when the journal has it running (or paused, unsettled) and its array
 //      task is listed in an ended state (slurm::task_has_ended) or not listed at all (ended and
 //      forgotten after MinJobAge), in a listing that shows the asking ticket's own task as not
@@ -30,12 +30,15 @@
 // whose earlier trial was lost while a later ticket runs is not found (it is never a false
 // positive either).
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "dlx/config/experiment.hpp"
+#include "dlx/env/environment.hpp"
+#include "dlx/searcher/coordinator.hpp"
 #include "dlx/searcher/search_state.hpp"
 #include "dlx/slurm/array_tasks.hpp"
 
@@ -70,7 +73,27 @@ class LostTrialWatch {
 };
 
 // The line the journal and the ticket's log keep: "lost: its array task 12_3 ended (CANCELLED)
-// and no run will continue it (reported by ticket 7)".
+// without reporting to the searcher; no run will continue it (found by ticket 7)".
 std::string lost_trial_detail(const LostTrial& lost, const std::string& array_job_id, int reporting_ticket);
+
+// Steps 1 to 4 for one waiting ticket (searcher_work.cpp calls it after each answer of wait).
+class LostTrialLookout {
+ public:
+  // From `env`: SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID and DLX_LOST_TRIAL_CHECK_S. Off outside a
+  // job array, for a period of 0 or less, and where `enabled` is false (ranks other than 0).
+  LostTrialLookout(const env::EnvMap& env, bool enabled);
+
+  // When a check is due: the array's tasks listed, the trials found lost reported (and said on
+  // `log` when it is not null). True when it reported one: the searcher may have work now.
+  bool report_if_due(searcher::Coordinator& coordinator, const config::Experiment& experiment, int ticket,
+                     std::FILE* log);
+
+ private:
+  std::string array_job_;
+  int own_task_ = -1;
+  std::chrono::seconds period_{0};
+  LostTrialWatch watch_;
+  LostTrialWatch::Clock::time_point next_check_{};
+};
 
 }  // namespace dlx::launch
