@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # A trial whose array task ends without a word is found by the ticket that waits for it
-# (lost_trials.hpp). ASHA, two trials: ticket 2 has no trial to start (max_trials) and nothing to
-# promote while trial 0 runs, so it waits. The user cancels trial 0's task (`scancel JOB_0`):
-# nothing reports for trial 0 again, and before, ticket 2 waited DLX_WORK_WAIT_S (a day) on its
-# node. Now it sees in squeue that task 0 has ended (CANCELLED), still so two checks later
-# (DLX_LOST_TRIAL_CHECK_S=2 here), reports trial 0 failed as lost, and the experiment ends.
+# (lost_trials.hpp). ASHA, two trials, three tickets at once: two tickets start the trials, the
+# third has no trial to start (max_trials) and nothing to promote while they run, so it waits. The
+# user cancels one trial's task (`scancel JOB_T`): nothing reports for that trial again, and before,
+# the waiting ticket waited DLX_WORK_WAIT_S (a day) on its node. Now it sees in squeue that the
+# task has ended (CANCELLED), still so two checks later (DLX_LOST_TRIAL_CHECK_S=2 here), reports
+# the trial failed as lost, and the experiment ends. Which ticket gets which trial depends on who
+# asks first: the test reads it from the tasks' output.
 source "$(dirname "$0")/resume_lib.sh"
 
 cat > "$WORK/lost.yaml" <<'YAML'
@@ -16,7 +18,7 @@ hyperparameters:
   learning_rate: {type: log, minval: -2, maxval: 0, base: 10}
   batch_size: 16
   epochs: 1
-  step_delay_us: 400000
+  step_delay_us: 1000000
 searcher:
   name: async_halving
   metric: loss
@@ -35,22 +37,50 @@ SH
 chmod a+rx "$WORK/lost.sh"
 chmod a+r "$WORK/lost.yaml"
 job=$(submit_trial lost)
-out0=$WORK/lost-${job}_0.out
-out2=$WORK/lost-${job}_2.out
-wait_until 120 "ticket 0 to train trial 0" grep -q "ticket 0: trial 0" "$out0"
-wait_until 120 "ticket 2 to wait" grep -q "ticket 2 waits" "$out2"
-as_user scancel "${job}_0" || fail "scancel ${job}_0 failed"
-note "cancelled trial 0's task while ticket 2 waited for it"
+# On a failure: where Slurm had the tasks, and what each had printed.
+show_job() {
+  squeue -r -j "$job" -o "%i %T %r %N" || true
+  for out in "$WORK"/lost-"${job}"_*.out; do [ -e "$out" ] && { echo "== $out"; tail -n 20 "$out"; }; done
+}
+trap show_job EXIT
+# The ticket told to wait, and a ticket training a new trial (with the trial's id), by their output.
+waiting=""
+waiting_ticket_found() {
+  local out
+  for out in "$WORK"/lost-"${job}"_*.out; do
+    if [ -e "$out" ] && grep -q "waits: no paused trial can be promoted yet" "$out"; then
+      waiting=${out##*_}; waiting=${waiting%.out}
+      return 0
+    fi
+  done
+  return 1
+}
+wait_until 120 "a ticket to wait" waiting_ticket_found
+cancelled="" trial=""
+for t in 0 1 2; do
+  [ "$t" != "$waiting" ] || continue
+  trial=$(sed -n "s/^dlx-launch: ticket $t: trial \([0-9]*\): new trial.*/\1/p" "$WORK/lost-${job}_$t.out")
+  if [ -n "$trial" ]; then cancelled=$t; break; fi
+done
+[ -n "$cancelled" ] || fail "no ticket trains a new trial"
+# Cancelled once it trains (its trainer has opened the trial's record).
+wait_until 60 "trial $trial's record" test -e "$(user_storage)/lost-trial/trials/$trial/trial.h5"
+as_user scancel "${job}_$cancelled" || fail "scancel ${job}_$cancelled failed"
+note "cancelled task $cancelled (trial $trial) while ticket $waiting waited"
 wait_for_job "$job" 180
-cat "$out2"
-expect_contains "ticket 2" "$(cat "$out2")" \
-  "dlx-launch: ticket 2: trial 0 is lost: its array task ${job}_0 ended (CANCELLED) without reporting to the searcher; no run will continue it (found by ticket 2)"
+out=$(cat "$WORK/lost-${job}_$waiting.out")
+echo "$out"
+expect_contains "ticket $waiting" "$out" \
+  "dlx-launch: ticket $waiting: trial $trial is lost: its array task ${job}_$cancelled ended (CANCELLED) without reporting to the searcher; no run will continue it (found by ticket $waiting)"
 replay=$(as_user dlx replay "$job") || fail "dlx replay found a problem: $replay"
 echo "$replay"
-expect_contains "dlx replay" "$replay" "lost: its array task ${job}_0 ended (CANCELLED)"
+expect_contains "dlx replay" "$replay" "lost: its array task ${job}_$cancelled ended (CANCELLED)"
 status=$(as_user dlx status "$job")
 echo "$status"
-# Trial 0's record still says running (its writer is gone): dlx status shows it lost, from Slurm.
-grep -Eq "^0 .*lost" <<< "$status" || fail "trial 0 is not shown lost: $status"
-grep -Eq "^1 .*(completed|paused|stopped)" <<< "$status" || fail "trial 1 did not finish: $status"
+# The lost trial's record still says running (its writer is gone): dlx status shows it lost, from
+# Slurm; the other trial went on and finished.
+# Its searcher column says the searcher counts it failed; no cpu% or memory of "now" is shown for it.
+grep -Eq "^$trial +lost .* failed at [0-9]+( +-)*$" <<< "$status" || fail "trial $trial is not shown lost: $status"
+grep -Eq "^$((1 - trial)) .*(completed|paused|stopped)" <<< "$status" || fail "the other trial did not finish: $status"
+trap - EXIT
 note "the waiting ticket reported the cancelled trial lost, and the experiment ended"

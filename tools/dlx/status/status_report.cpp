@@ -285,6 +285,7 @@ StatusReport read_status(const std::filesystem::path& directory, const config::E
     TrialRow row = trial_row(std::move(spec), directory, experiment, search, sources ? &kept : nullptr);
     row.ticket = ticket_of(row.spec.id, search, trial_is_ticket);
     settle_state(row, slurm, experiment.max_restarts, array_tasks);
+    if (row.state == "lost") row.system.reset();  // its last sample, from before it was lost: not now
     if (sources) {
       sources->records.push_back(std::move(kept));
       sources->system.emplace_back();
