@@ -2,11 +2,11 @@
 #include "status_slurm.hpp"
 
 #include <chrono>
-#include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 
-#include "dlx/common/bounded_command.hpp"
+#include "dlx/slurm/array_tasks.hpp"
 #include "logs_job.hpp"
 #include "logs_slurm.hpp"
 
@@ -19,29 +19,14 @@ SlurmView ask_slurm(const std::string& job_id) {
     view.why_unknown = fmt::format("{} is not a Slurm job id", job_id);
     return view;
   }
-  CommandLimits limits;
-  limits.timeout = std::chrono::seconds(20);
-  limits.max_output = std::size_t{64} << 20;
-  try {
-    const auto result = run_bounded({"squeue", "-h", "-r", "-t", "all", "-j", view.job_id, "-O",
-                                     "ArrayTaskID:16,State:24,Reason:64,RestartCnt:10"},
-                                    limits, {{"LC_ALL", "C"}});
-    if (result.exit_code != 0) {
-      // squeue says so for a job slurmctld has forgotten (MinJobAge after it ended).
-      if (result.err.find("Invalid job id") != std::string::npos) {
-        view.gone = true;
-      } else {
-        view.why_unknown = fmt::format("squeue failed (exit {})", result.exit_code);
-      }
-      return view;
-    }
-    view.tasks = slurm::parse_array_tasks(result.out, true);
-    // An empty answer for a job squeue accepted: every task ended and was forgotten.
-    if (view.tasks.empty()) view.gone = true;
-  } catch (const CommandError& e) {
-    view.why_unknown = e.what();
-    return view;
-  }
+  auto listing = slurm::ask_array_tasks(view.job_id, "all", std::chrono::seconds(20));
+  view.why_unknown = std::move(listing.why_unknown);
+  if (!view.why_unknown.empty()) return view;
+  view.tasks = std::move(listing.tasks);
+  // Forgotten (MinJobAge after it ended), or an empty answer for a job squeue accepted: every task
+  // ended and was forgotten.
+  view.gone = listing.forgotten || view.tasks.empty();
+  if (view.gone) return view;
   // A launch that failed: where Slurm tried to write the task's output (the usual cause).
   for (const auto& [id, task] : view.tasks) {
     if (!launch_failed(task)) continue;

@@ -84,9 +84,10 @@ std::optional<int> settle_master_port(LaunchState& state);
 void enter_container(LaunchState& state);
 // Phases 3 to 6 failed on this rank (`why`: a LaunchError's message, or any other failure's), or
 // the trainer's program could not be run: the trial is refused, as running again would fail
-// alike. Rank 0 records it failed with `why` (and, alone in its trial, tells the searcher), and
-// every rank tells the others (peer_crash.hpp, "refused"), so that none of them waits for this
-// one, in its own wait or in its trainer's first collective; they exit 1 too. The caller rethrows.
+// alike. Every rank tells the others (peer_crash.hpp, "refused"), so that none of them waits for
+// this one, in its own wait or in its trainer's first collective; they exit 1 too. Then rank 0
+// records it failed with `why` and tells the searcher (a rank that asks for its work later finds
+// the announcement: launch_phases.cpp, exit_without_work). The caller rethrows.
 void refuse_trial_before_trainer(LaunchState& state, std::string_view why);
 // 7. Run and account: the trainer (in its container, when there is one), its exit as a crash or
 //    not, the record and the searcher told. dlx-launch's exit status.

@@ -2,32 +2,18 @@
 #include "dlx/launch/slot_yield.hpp"
 
 #include <chrono>
-#include <sstream>
-
-#include "dlx/common/bounded_command.hpp"
+#include <string_view>
+#include <utility>
 
 namespace dlx::launch {
 
 namespace {
 
-// squeue's tasks of array job `array_job_id` in `states` (its -t), one line per task (-r).
-std::optional<std::map<int, slurm::ArrayTask>> ask_squeue(const std::string& array_job_id, const char* states) {
-  if (array_job_id.empty() || array_job_id.size() > 10 ||
-      array_job_id.find_first_not_of("0123456789") != std::string::npos) {
-    return std::nullopt;
-  }
-  CommandLimits limits;
-  limits.timeout = std::chrono::seconds(10);
-  limits.max_output = std::size_t{16} << 20;
-  try {
-    const auto result = run_bounded({"squeue", "-h", "-r", "-t", states, "-j", array_job_id, "-O",
-                                     "ArrayTaskID:16,State:24,Reason:64,RestartCnt:10"},
-                                    limits, {{"LC_ALL", "C"}});
-    if (result.exit_code != 0) return std::nullopt;
-    return slurm::parse_array_tasks(result.out, true);
-  } catch (const CommandError&) {
-    return std::nullopt;
-  }
+// squeue's tasks of array job `array_job_id` in `states` (its -t); nullopt when it cannot say.
+std::optional<std::map<int, slurm::ArrayTask>> ask_squeue(const std::string& array_job_id, std::string_view states) {
+  auto listing = slurm::ask_array_tasks(array_job_id, states, std::chrono::seconds(10));
+  if (listing.forgotten || !listing.why_unknown.empty()) return std::nullopt;
+  return std::move(listing.tasks);
 }
 
 }  // namespace

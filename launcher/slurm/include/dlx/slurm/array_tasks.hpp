@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #pragma once
 // An array job's tasks as squeue lists them, one per line with -r: what dlx-launch asks before it
-// yields its slot (launch/slot_yield.hpp) and what `dlx status` shows of each trial's task.
+// yields its slot (launch/slot_yield.hpp) or judges a trial lost (launch/lost_trials.hpp), and
+// what `dlx status` shows of each trial's task.
+#include <chrono>
 #include <map>
 #include <string>
 #include <string_view>
@@ -20,6 +22,19 @@ struct ArrayTask {
 // RUNNING, COMPLETING, SUSPENDED, a hold...): a task is never taken for ended by a state this list
 // does not name. A requeue passes from an ended state to PENDING within a second or two.
 bool task_has_ended(const ArrayTask& task);
+
+// What squeue answered for an array job's tasks.
+struct ArrayTaskListing {
+  std::map<int, ArrayTask> tasks;
+  bool forgotten = false;   // squeue: "Invalid job id" (slurmctld forgets a job MinJobAge after it ended)
+  std::string why_unknown;  // squeue did not answer ("squeue failed (exit 1)", no squeue, the time
+                            // limit, not a job id); "" when it did
+};
+
+// `squeue -h -r -t STATES -j ARRAY_JOB_ID -O ArrayTaskID,State,Reason,RestartCnt` (STATES: "all",
+// "PENDING", ...), bounded by `timeout` and 64 MiB of output.
+ArrayTaskListing ask_array_tasks(const std::string& array_job_id, std::string_view states,
+                                 std::chrono::milliseconds timeout);
 
 // `squeue -h -r -O ArrayTaskID,State,Reason,RestartCnt` lines (with_state), or the same without
 // State (then every task's state is `state_of_all`, the state squeue was asked for with -t): array
