@@ -13,8 +13,9 @@ dlx-launch (no Slurm: a requeue is dlx-launch run again):
     32 batches) and at the end, completed;
   - Determined's min_validation_period: {batches: 10} and optimizations.aggregation_frequency: 2
     (the harness's arguments): validation at 10, 20, 30 and the target 40, not at epoch ends;
-    the optimizer steps every second batch; Slurm's notice after batch 21, in the middle of an
-    aggregation (its gradients are in the checkpoint), resumes bit-identically;
+    the optimizer steps every second batch; Slurm's notice during global batch 20, the first of
+    an aggregation (the checkpoint is taken after the next batch, which steps), resumes
+    bit-identically;
   - autocast_forward_pass (Determined's AMP; bfloat16 on this CPU): every forward pass
     autocast, and a requeue during batch 21 bit-identical;
   - ASHA with promotions (async_halving, rungs at 10, 20 and 40 batches) over sequential
@@ -129,7 +130,9 @@ def periods_and_aggregation():
     stepped = metrics(reference, "training")["stepped"]
     assert stepped == [0.0, 1.0] * 20, f"optimizer steps after the batches {stepped}, not every second one"
     requeued = experiment("periodic-requeued", more=PERIODIC)
-    # Global batch 20 is the first of an aggregation: the checkpoint after it holds its gradients.
+    # A notice on global batch 20, the first of an aggregation: dlx.torch.Loop saves after the
+    # next batch, which steps (python/dlx/torch/_steps.py); a checkpoint that must fall inside
+    # an aggregation (a searcher's target) holds the sums so far (_Gradients).
     launch(requeued, 85, TRIAL_SIGNAL_AT="20")
     launch(requeued, 0)
     print(f"  validated at {steps}; stepped every second batch; requeued mid-aggregation: "

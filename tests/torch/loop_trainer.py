@@ -16,8 +16,11 @@ rank that gets it (default 0); LOOP_SIGNAL_TREE=1: SIGTERM to the rank and all i
 workers instead, as Slurm signals every process of a step.
 Options come from the environment: LOOP_EPOCHS (max_epochs without a searcher length, 3),
 LOOP_SAMPLES (training samples, 200), LOOP_BATCH (per rank, 16), LOOP_WORKERS (2), LOOP_DROP_LAST,
-LOOP_VALIDATE_EVERY (1), LOOP_SEED (3).
+LOOP_VALIDATE_EVERY (1), LOOP_SEED (3), LOOP_ACCUMULATE (1: zero_grad, backward, step on every
+batch; N: gradients accumulated over N batches, `(i + 1) % N` of `enumerate(loop)`, the optimizer
+stepped and zeroed on every N-th, what is left at an epoch's end carried into the next).
 """
+import contextlib
 import hashlib
 import json
 import os
@@ -155,14 +158,24 @@ def main():
         return {"loss": float(loss[0] / loss[1]), "accuracy": float(correct / loss[1])}
 
     loop = dlx.torch.Loop(trial, loader, model, optimizer, scheduler)
+    accumulate = option("LOOP_ACCUMULATE", 1)
     for epoch in loop.epochs(option("LOOP_EPOCHS", 3), validate=validate,
                              validate_every=option("LOOP_VALIDATE_EVERY", 1)):
         model.train()
-        for x, y in loop:
-            optimizer.zero_grad()
-            loss = F.cross_entropy(trained(x), y)
-            loss.backward()
-            optimizer.step()
+        for i, (x, y) in enumerate(loop):
+            if accumulate == 1:
+                optimizer.zero_grad()
+                loss = F.cross_entropy(trained(x), y)
+                loss.backward()
+                optimizer.step()
+            else:  # the usual accumulation: DDP's all_reduce only on the batch that steps
+                stepping = (i + 1) % accumulate == 0
+                with trained.no_sync() if world > 1 and not stepping else contextlib.nullcontext():
+                    loss = F.cross_entropy(trained(x), y)
+                    (loss / accumulate).backward()
+                if stepping:
+                    optimizer.step()
+                    optimizer.zero_grad()
             trial.report_training(loop.step, loss=loss.item())
             signal_at(f"{epoch}:{loop.batch}")
         scheduler.step()

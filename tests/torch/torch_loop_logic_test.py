@@ -6,12 +6,17 @@ about a name read with a default the experiment lacks and a defined name never r
 did-you-means; and the docs' promise: docs/quickstart.md shows the real diff between
 examples/pytorch/mnist_plain.py and mnist.py, five lines added besides the hyperparameter reads.
 No trial. Needs PYTHONPATH (python/) and Debian's torch."""
+import copy
 import difflib
 import os
 import unittest
+import warnings
+
+import torch
 
 from dlx.hparams import Hparams, NameCheck, closest_name
 from dlx.torch._progress import Position, Unit, batch_records, unit_of
+from dlx.torch._steps import StepWatch
 
 
 def train(position, unit, records, target=0, batches=1):
@@ -154,6 +159,94 @@ class NameCheckTest(unittest.TestCase):
         plain = Hparams({"optim": {"lr": 0.1}})
         self.assertEqual(plain.get("optim.beta", 3), 3)
         self.assertEqual(plain, {"optim": {"lr": 0.1}})
+
+
+def sgd():
+    weight = torch.nn.Parameter(torch.ones(2))
+    return weight, torch.optim.SGD([weight], lr=0.5)
+
+
+def train_step(weight, optimizer, step=True):
+    weight.sum().backward()
+    if step:
+        optimizer.step()
+        optimizer.zero_grad()
+
+
+class StepWatchTest(unittest.TestCase):
+    """python/dlx/torch/_steps.py with real optimizers and LR schedulers."""
+
+    def test_settled_only_after_a_batch_that_steps(self):
+        weight, optimizer = sgd()
+        watch = StepWatch([optimizer, optimizer])  # watched once
+        self.assertTrue(watch.settled())  # nothing trained since the run began
+        # (steps this batch?) -> settled after it: an accumulation of 3 batches
+        for stepped in (False, False, True, False, True):
+            watch.batch_started()
+            train_step(weight, optimizer, stepped)
+            self.assertEqual(watch.settled(), stepped)
+        self.assertEqual(watch.steps, 2)
+        # A step after the epoch's last batch (the script's leftover group) settles its end.
+        watch.batch_started()
+        train_step(weight, optimizer, False)
+        self.assertFalse(watch.settled())
+        optimizer.step()
+        self.assertTrue(watch.settled())
+
+    def test_without_optimizers_every_point_is_settled(self):
+        watch = StepWatch([])
+        watch.batch_started()
+        self.assertFalse(watch.watching)
+        self.assertTrue(watch.settled())
+
+    def test_an_epoch_without_a_step_ends_the_watch(self):
+        weight, optimizer = sgd()
+        watch = StepWatch([optimizer])
+        watch.epoch_started(at_first_batch=False)  # resumed inside an epoch: not a whole one
+        for _ in range(3):
+            watch.batch_started()
+            train_step(weight, optimizer, False)
+        watch.epoch_ended()
+        self.assertFalse(watch.settled())
+        watch.epoch_started(at_first_batch=True)
+        for _ in range(3):
+            watch.batch_started()
+            train_step(weight, optimizer, False)
+        watch.epoch_ended()
+        self.assertFalse(watch.watching)
+        self.assertTrue(watch.settled())
+
+    def test_schedulers_made_before_or_after_still_count_and_warn_nothing(self):
+        for order in ("scheduler first", "loop first"):
+            with self.subTest(order=order), warnings.catch_warnings(record=True) as said:
+                warnings.simplefilter("always")
+                weight, optimizer = sgd()
+                if order == "scheduler first":
+                    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
+                    watch = StepWatch([optimizer])
+                else:
+                    watch = StepWatch([optimizer])
+                    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=0.5)
+                for _ in range(2):
+                    watch.batch_started()
+                    train_step(weight, optimizer)
+                    scheduler.step()
+                self.assertEqual(watch.steps, 2)
+                self.assertEqual(optimizer.param_groups[0]["lr"], 0.125)
+                # The parameters moved by lr 0.5 then 0.25 (the gradient of a sum is 1).
+                self.assertEqual(weight.tolist(), [0.25, 0.25])
+                self.assertEqual([str(w.message) for w in said], [])
+
+    def test_a_deep_copy_steps_its_own_parameters(self):
+        weight, optimizer = sgd()
+        watch = StepWatch([optimizer])
+        twin = copy.deepcopy(optimizer)
+        twin_weight = twin.param_groups[0]["params"][0]
+        twin_weight.grad = torch.ones(2)
+        twin.step()
+        self.assertEqual(twin_weight.tolist(), [0.5, 0.5])
+        self.assertEqual(weight.tolist(), [1.0, 1.0])
+        self.assertEqual(watch.steps, 0)  # a copy is not the loop's optimizer (its state drops the wrapper)
 
 
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -14,8 +14,8 @@ the epoch and the position in it, the DataLoader's order (_feed.py), the length 
 Between two batches (when the script asks for the next one), first the validation every
 `validate_every_batches` batches, if one is due (before a notice is taken, so that a run
 requeued there has validated there as the uninterrupted one has); then every rank agrees, with
-one all_reduce, on whether a checkpoint signal came and whether the experiment's
-checkpoint.period is due; then, in this order:
+one all_reduce, on whether a checkpoint signal came, whether the experiment's checkpoint.period
+is due and whether every rank stands after an optimizer step (below); then, in this order:
   - a checkpoint signal: save this point, exit 85 (Slurm requeues the trial, which resumes at the
     next batch). With lengths in epochs only whole epochs are saved: the trial exits back to the
     last epoch's end (saved at every epoch end) and trains this epoch again.
@@ -29,6 +29,12 @@ code (scheduler.step()) has run: then validation (every `validate_every` epochs,
 requested, or at every epoch end when the searcher counts epochs). So a checkpoint holds either a
 point between two batches or a whole epoch's end, and a resumed run does exactly what the
 uninterrupted one did from there; the validation row of an epoch is reported once.
+
+A point between two batches (or an epoch's end) is saved only where the optimizers stepped since
+the last batch was handed out (_steps.py: a script that accumulates gradients has part of a
+group's gradient in .grad between two steps): a signal or a period that comes between two steps
+waits for the next batch that steps. The searcher's targets, and epochs' ends with lengths in
+epochs, cannot wait: the log says when one falls between two steps.
 """
 from __future__ import annotations
 
@@ -46,6 +52,7 @@ from . import _ranks
 from ._feed import Feed
 from ._progress import Position, Unit, unit_of
 from ._signals import workers_deaf
+from ._steps import StepWatch
 
 STATE_NAME = "dlx_loop"  # the loop's position among the checkpoint's objects
 # Said with an unknown attribute that looks like a way to report metrics (loop.report(...)).
@@ -55,12 +62,14 @@ METRICS_HINT = ("; metrics go through the trial: trial.report_training(loop.step
 Metrics = Mapping[str, float]
 
 
-def _agree(trial: Trial, due: bool) -> tuple[bool, bool]:
-    """(whether any rank got a checkpoint signal, whether a checkpoint is due on any rank), the
-    same on every rank: one all_reduce of MAX over the signal and the flag."""
-    signal_number, due_anywhere = _ranks.max_over_ranks(
-        [trial.checkpoint_signal(), int(due)], trial.size, "dlx.torch.Loop", "before the first epoch")
-    return _ranks.take_notice(trial, signal_number), bool(due_anywhere)
+def _agree(trial: Trial, due: bool, settled: bool) -> tuple[bool, bool, bool]:
+    """(whether any rank got a checkpoint signal, whether a checkpoint is due on any rank,
+    whether every rank stands after an optimizer step), the same on every rank: one all_reduce
+    of MAX over the signal and the two flags."""
+    signal_number, due_anywhere, unsettled_anywhere = _ranks.max_over_ranks(
+        [trial.checkpoint_signal(), int(due), int(not settled)], trial.size, "dlx.torch.Loop",
+        "before the first epoch")
+    return _ranks.take_notice(trial, signal_number), bool(due_anywhere), not unsettled_anywhere
 
 
 class Loop:
@@ -102,6 +111,12 @@ class Loop:
         self._validate: Callable[[], Metrics | None] | None = None
         self._validate_every = 1
         self._validate_every_batches: int | None = None
+        # Checkpoints between two batches follow an optimizer step (gradient accumulation:
+        # _steps.py); a save the period asked for between two steps is owed until the next.
+        self._steps = StepWatch(value for value in self.objects.values()
+                                if isinstance(value, torch.optim.Optimizer))
+        self._save_owed = False
+        self._said: set[str] = set()  # the notes on unsettled points already printed
 
     # ---- what the script reads
 
@@ -190,6 +205,37 @@ class Loop:
         _save_state(self.trial, label, self._objects(), metric, self.position.epoch,
                     self._feed.streams(self.position.ended), at_target=at_target)
         self._saved_label = label
+        self._save_owed = False
+
+    def _save_if_settled(self, settled: bool) -> None:
+        """A save the period asks for: here when the ranks stand after an optimizer step, else
+        owed to the next point that does."""
+        if self._saved_label == self.position.label:
+            self._save_owed = False
+        elif settled:
+            self._save()
+        else:
+            self._save_owed = True
+
+    def _say_once(self, key: str, text: str) -> None:
+        if key not in self._said and self.trial.rank == 0:
+            print(f"dlx.torch.Loop: {text}", file=sys.stderr, flush=True)
+        self._said.add(key)
+
+    def _say_deferred(self) -> None:
+        self._say_once("deferred", f"checkpoint requested at step {self.position.label}, between two "
+                                   f"optimizer steps: it is taken after the next batch that steps "
+                                   f"the optimizer, where a resumed run goes on as this one would "
+                                   f"(docs/sdk.md, \"Gradient accumulation\")")
+
+    def _say_unsettled(self, where: str) -> None:
+        self._say_once(where, f"{where} fell between two optimizer steps (gradient accumulation?): "
+                              f"its checkpoint holds none of the gradients accumulated since the "
+                              f"last step, so a trial resumed from it does not train as one that "
+                              f"went on. Step the optimizer on each epoch's last batch too, and "
+                              f"give the searcher's lengths (max_length, PBT's length_per_round) "
+                              f"in multiples of the batches per optimizer step (docs/sdk.md, "
+                              f"\"Gradient accumulation\")")
 
     def _exit_for_requeue(self) -> None:
         """Saves (unless this point is saved), exits 85 on every rank: Slurm requeues the trial."""
@@ -242,6 +288,8 @@ class Loop:
     def _ask(self, metrics: Metrics) -> None:
         """At the searcher's target: save with the metrics pending, report, and follow the
         answer. A run resumed from that save reports the same metrics without validating."""
+        if not self._steps.settled():  # the searcher's length is where it is: say it
+            self._say_unsettled(f"the searcher's target, step {self.position.label},")
         if not metrics:
             raise ConfigError(f"dlx.torch.Loop: validate() returned no metrics at the searcher's "
                               f"target (step {self.position.label}), where the searcher needs them: "
@@ -330,6 +378,7 @@ class Loop:
                               f"(for batch in loop: ...)")
         # Its batches ran out, or the script stopped iterating them (break): the epoch is over.
         self._in_epoch = False
+        self._steps.epoch_ended()
         self._feed.end_epoch()
         label = position.end_epoch(self.unit)
         target = self.trial.target_length
@@ -349,12 +398,20 @@ class Loop:
             return  # epochs() finishes: report, then the final save
         elif metrics:
             self.trial.report_validation(label, metrics)
-        requested, due = _agree(self.trial, self._due_at_epoch_end or self._minutes_due())
+        requested, due, settled = _agree(
+            self.trial, self._due_at_epoch_end or self._save_owed or self._minutes_due(),
+            self._steps.settled())
         self._due_at_epoch_end = False
-        if (due or self.unit is Unit.EPOCHS) and self._saved_label != label:
-            self._save()
+        if self.unit is Unit.EPOCHS:  # whole epochs only: this is the point to save
+            if not settled:
+                self._say_unsettled(f"the end of epoch {position.epoch}")
+            settled = True
+        if due or self.unit is Unit.EPOCHS:
+            self._save_if_settled(settled)
         if requested:
-            self._exit_for_requeue()
+            if settled:
+                self._exit_for_requeue()
+            self._say_deferred()
 
     def _batch_period_due(self) -> bool:
         every = self._validate_every_batches
@@ -378,6 +435,7 @@ class Loop:
                 # Resumed from a requeue at the searcher's target, before its validation.
                 if self._at_target_inside_epoch():
                     return
+            self._steps.epoch_started(at_first_batch=not position.batch and not position.ended)
             batches = self._feed.epoch(position.epoch, position.batch, position.ended)
             for batch in batches:
                 records = self._feed.records_of_batch(position.batch)
@@ -389,6 +447,7 @@ class Loop:
                                           "batches")
                     records = 0
                 position.train_batch(self.unit, records, self.trial.target_length)
+                self._steps.batch_started()
                 yield batch  # a `break` in the script closes this generator here
                 if self._after_batch():
                     return
@@ -406,11 +465,15 @@ class Loop:
             metrics = self._validated()
             if metrics:
                 self.trial.report_validation(position.label, metrics)
-        requested, due = _agree(self.trial, self.trial.checkpoint_due(position.batches))
+        requested, due, settled = _agree(
+            self.trial, self.trial.checkpoint_due(position.batches) or self._save_owed,
+            self._steps.settled())
         if requested:
-            if last and self.unit is not Unit.EPOCHS:
-                position.set(ended=True)
-            self._exit_for_requeue()
+            if settled or self.unit is Unit.EPOCHS:  # epochs: back to the last epoch's end
+                if last and self.unit is not Unit.EPOCHS:
+                    position.set(ended=True)
+                self._exit_for_requeue()
+            self._say_deferred()  # taken after the next batch that steps (_steps.py)
         if due and (last or self.unit is Unit.EPOCHS):
             self._due_at_epoch_end = True
             due = False
@@ -418,7 +481,7 @@ class Loop:
             if self._at_target_inside_epoch():
                 return True
         if due:
-            self._save()
+            self._save_if_settled(settled)
         return False
 
     def _at_target_inside_epoch(self) -> bool:
