@@ -18,7 +18,8 @@ Options come from the environment: LOOP_EPOCHS (max_epochs without a searcher le
 LOOP_SAMPLES (training samples, 200), LOOP_BATCH (per rank, 16), LOOP_WORKERS (2), LOOP_DROP_LAST,
 LOOP_VALIDATE_EVERY (1), LOOP_SEED (3), LOOP_ACCUMULATE (1: zero_grad, backward, step on every
 batch; N: gradients accumulated over N batches, `(i + 1) % N` of `enumerate(loop)`, the optimizer
-stepped and zeroed on every N-th, what is left at an epoch's end carried into the next).
+stepped and zeroed on every N-th, what is left at an epoch's end carried into the next),
+LOOP_STOP_AT / LOOP_STOP_RANK / LOOP_BREAK_AT (early stopping: stop_here below).
 """
 import contextlib
 import hashlib
@@ -155,12 +156,27 @@ def main():
                 out = model(x)
                 loss += torch.tensor([F.cross_entropy(out, y, reduction="sum").item(), len(y)])
                 correct += (out.argmax(1) == y).sum()
+        stop_here(f"{loop.position.epoch}:validate")
         return {"loss": float(loss[0] / loss[1]), "accuracy": float(correct / loss[1])}
+
+    def stop_here(point):
+        """LOOP_STOP_AT: loop.stop() at "E:body" (epoch E's body, before its batches) or
+        "E:validate" (in validate() at epoch E's end), on LOOP_STOP_RANK (default: every rank);
+        "before" before loop.epochs(). LOOP_BREAK_AT=E: a break out of loop.epochs() instead."""
+        wanted = os.environ.get("LOOP_STOP_AT", "")
+        rank = os.environ.get("LOOP_STOP_RANK", "")
+        if wanted == point and (not rank or int(rank) == trial.rank):
+            print(f"loop_trainer: rank {trial.rank}: loop.stop() at {point}", file=sys.stderr, flush=True)
+            loop.stop()
 
     loop = dlx.torch.Loop(trial, loader, model, optimizer, scheduler)
     accumulate = option("LOOP_ACCUMULATE", 1)
+    stop_here("before")
     for epoch in loop.epochs(option("LOOP_EPOCHS", 3), validate=validate,
                              validate_every=option("LOOP_VALIDATE_EVERY", 1)):
+        if epoch == option("LOOP_BREAK_AT", 0):
+            break
+        stop_here(f"{epoch}:body")
         model.train()
         for i, (x, y) in enumerate(loop):
             if accumulate == 1:

@@ -91,6 +91,17 @@ class PositionTest(unittest.TestCase):
         with self.assertRaises(KeyError):
             p.set(steps=3)
 
+    def test_a_state_saved_before_stop_existed_is_not_stopped(self):
+        # A checkpoint of a dlx without loop.stop() holds the required fields only; the loop
+        # restores them in place into its dict, which then lacks "stopped".
+        p = Position()
+        old = {key: value for key, value in p.state.items() if key != "stopped"}
+        p.state.clear()
+        p.state.update(old)
+        self.assertFalse(p.stopped)
+        p.set(stopped=True)
+        self.assertTrue(Position(dict(p.state)).stopped)
+
 
 class NameCheckTest(unittest.TestCase):
     def setUp(self):

@@ -136,6 +136,19 @@ Next Trial::ask_searcher(std::int64_t step, const Metrics& metrics) {
   return searcher_next_;
 }
 
+void Trial::end_before_target() {
+  const auto target = context_.trial().target_length;
+  if (!in_trial() || target == 0 || searcher_next_ != Next::train) return;
+  // The trainer ends training on its own (dlx.torch.Loop's stop(), a loop of its own length)
+  // while the searcher waits for its report at `target`: told now, the trial counts as
+  // completed without that result (ASHA: the worst at its rung, as Determined counts a trial
+  // that exits early), instead of running in the journal until a waiting ticket finds it lost.
+  searcher_reason_ = fmt::format("the trainer ended training before the searcher's length {}", target);
+  on_rank0("tell the searcher the trial ended before its length", [&] {
+    coordinator().report_exit(static_cast<int>(id()), searcher::ExitKind::completed, searcher_reason_);
+  });
+}
+
 void Trial::settle_pause() {
   if (searcher_next_ != Next::pause || !in_trial()) return;
   on_rank0("tell the searcher the pause is done", [&] {

@@ -321,6 +321,7 @@ void Trial::finish() {
   if (checkpointer_) wait_for_checkpoint(std::chrono::steady_clock::duration::max());
   if (!in_trial()) return;
   hparams_.check_unread();  // the names this trial never read (rank 0: warnings are on there)
+  end_before_target();
   const char* state = searcher_next_ == Next::stop    ? "stopped"
                       : searcher_next_ == Next::pause ? "paused"
                                                       : "completed";

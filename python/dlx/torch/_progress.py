@@ -55,25 +55,30 @@ class Position:
     records   records trained in all, over every rank
     ended     the epoch's batches are all trained (its end, validation and scheduler, is not done)
     label     the length of the last trained point (see the module's docstring)
+    stopped   loop.stop() was called: the epoch in progress (or ended) is the last; optional, a
+              checkpoint of a dlx without it resumes as False
     pending   validation metrics at `label` saved but not yet reported to the searcher: a run
               resumed there reports them instead of validating again
     """
-    FIELDS = ("epoch", "batch", "batches", "records", "ended", "label", "pending")
+    FIELDS = ("epoch", "batch", "batches", "records", "ended", "label", "pending")  # required
+    OPTIONAL = {"stopped": False}
 
     def __init__(self, state: Mapping | None = None):
         self.state: dict = {"format": 1, "epoch": 0, "batch": 0, "batches": 0, "records": 0,
-                            "ended": False, "label": 0, "pending": None}
+                            "ended": False, "label": 0, "pending": None, **self.OPTIONAL}
         if state is not None:
-            self.state.update({key: state[key] for key in self.FIELDS if key in state})
+            self.state.update({key: state[key] for key in (*self.FIELDS, *self.OPTIONAL) if key in state})
 
     def __getattr__(self, name: str):
         if name in Position.FIELDS:
             return self.state[name]
+        if name in Position.OPTIONAL:
+            return self.state.get(name, Position.OPTIONAL[name])
         raise AttributeError(name)
 
     def set(self, **values) -> None:
         for key, value in values.items():
-            if key not in self.FIELDS:
+            if key not in self.FIELDS and key not in self.OPTIONAL:
                 raise KeyError(key)
             self.state[key] = value
 

@@ -108,6 +108,8 @@ class Loop:
         self._in_epoch = False       # the script is iterating this epoch's batches
         self._iterated = False       # it did in this epoch
         self._finished = False       # the searcher ended the trial (or the last epoch is done)
+        self._in_epochs = False      # epochs() has begun and not ended
+        self._leaving = False        # exiting for a requeue: not the script leaving the loop
         self._validate: Callable[[], Metrics | None] | None = None
         self._validate_every = 1
         self._validate_every_batches: int | None = None
@@ -154,6 +156,26 @@ class Loop:
         hint = METRICS_HINT if "report" in name or "log" in name else ""
         raise AttributeError(f"dlx.torch.Loop has no attribute {name!r}, nor has the "
                              f"{type(self.loader).__name__} it wraps{hint}", name=name, obj=self) from None
+
+    def stop(self) -> None:
+        """Ends training after this epoch: its end runs as the last epoch's does (validation,
+        the report, the final checkpoint) and the trial completes, before the searcher's length
+        if it has one (the searcher is told so). Call it inside `for epoch in loop.epochs()`: in
+        the epoch's body or in validate() (the epoch being validated is then the last). The ranks
+        agree at the epoch's end (one of them calling it is enough). A `break` out of
+        loop.epochs() does not finish the trial: call this instead."""
+        if not self._in_epochs:
+            raise ConfigError("dlx.torch.Loop: loop.stop() was called outside `for epoch in "
+                              "loop.epochs()`: call it in an epoch's body or in validate(), and "
+                              "that epoch is the last")
+        self.position.set(stopped=True)  # saved: a requeued run ends after this epoch too
+
+    def _stop_agreed(self) -> bool:
+        """Whether any rank called stop(), the same on every rank (a MAX all_reduce)."""
+        (stop,) = _ranks.max_over_ranks([int(self.position.stopped)], self.trial.size,
+                                        "dlx.torch.Loop", "before the first epoch")
+        self.position.set(stopped=bool(stop))
+        return bool(stop)
 
     # ---- checkpoints
 
@@ -253,6 +275,7 @@ class Loop:
         if self.trial.rank == 0:
             print(f"dlx.torch.Loop: checkpoint requested: the requeued trial resumes at {where}",
                   file=sys.stderr, flush=True)
+        self._leaving = True
         code = self.trial.checkpoint_and_exit(label)
         self._feed.close(final=True)
         self.trial.close()
@@ -343,20 +366,41 @@ class Loop:
                               f"function returning them (a dict with the searcher metric"
                               f"{' ' + repr(self.metric) if self.metric else ''})")
         self._settle_pending()
-        while not self._finished:
-            if not self.position.batch and not self.position.ended and \
-                    self._at_end(max_epochs):
-                self._finish_without_searcher()
-                break
-            self._iterated = False
-            yield self.position.epoch + 1
-            self._end_epoch(max_epochs)
+        self._in_epochs = True
+        try:
+            while not self._finished:
+                if not self.position.batch and not self.position.ended and \
+                        self._at_end(max_epochs):
+                    self._finish_without_searcher()
+                    break
+                self._iterated = False
+                yield self.position.epoch + 1
+                self._end_epoch(max_epochs)
+        except GeneratorExit:
+            if not self._leaving:
+                self._say_left_early()
+            raise
+        finally:
+            self._in_epochs = False
         self._feed.close(final=True)
         self.trial.finish()
 
+    def _say_left_early(self) -> None:
+        """The script's `for epoch in loop.epochs()` ended before the loop did: a break or a
+        return (or an exception on its way out). Nothing collective here: said, not mended."""
+        if self.trial.rank == 0 and self.trial.checkpoint_dir is not None:
+            print(f"dlx.torch.Loop: the script left `for epoch in loop.epochs()` in epoch "
+                  f"{self.position.epoch + 1} (step {self.position.label}) before the loop ended: "
+                  f"the trial is not finished (its record stays running), and this epoch's end "
+                  f"(validation, checkpoint) did not run. To end training early, call loop.stop() "
+                  f"in the epoch's body or in validate() instead of a break: that epoch is the "
+                  f"last, validated and saved, and the trial completes", file=sys.stderr, flush=True)
+
     def _at_end(self, max_epochs: int | None) -> bool:
-        return not self.trial.target_length and max_epochs is not None and \
-            self.position.epoch >= max_epochs
+        """Whether training ends here: loop.stop() (as the ranks agreed it), or `max_epochs`
+        reached without a searcher length."""
+        return self.position.stopped or (not self.trial.target_length and max_epochs is not None
+                                         and self.position.epoch >= max_epochs)
 
     def _finish_without_searcher(self) -> None:
         """The last epoch's end without a searcher length: the final checkpoint (after the
@@ -383,16 +427,19 @@ class Loop:
         label = position.end_epoch(self.unit)
         target = self.trial.target_length
         at_target = position.reached(self.unit, target)
+        self._stop_agreed()  # a stop() in the epoch's body makes this the last epoch
         last = self._at_end(max_epochs)
         metrics: Metrics = {}
         if self._validate is not None and (
                 at_target or last or self._batch_period_due() or
                 (self._validate_every is not None and position.epoch % self._validate_every == 0)):
             metrics = self._validated()
+            if not last:  # a stop() in validate(): the epoch validated is the last
+                last = self._stop_agreed()
         if at_target:
             self._ask(metrics)
-            if self._finished:
-                return
+            if self._finished or last:
+                return  # the report is done; epochs() finishes with the final save
         elif last:
             self.position.set(pending=dict(metrics) or None)
             return  # epochs() finishes: report, then the final save

@@ -79,13 +79,16 @@ std::optional<searcher::SearchState> search_state(const std::filesystem::path& d
 
 // `last_step`: the last step the trial's record holds. A failed trial failed where it last
 // reported anything, which is past the searcher's last_length (its last validation) when it
-// trained on before it crashed.
+// trained on before it crashed; so did a trial whose trainer ended training before the
+// searcher's length (completed short of its target: the searcher heard no report on the way).
 std::string searcher_summary(const searcher::TrialState& trial, std::optional<std::int64_t> last_step) {
   // Without a searcher length (single, grid, random without max_length) a trial trains to its own
   // length and the searcher never hears of it again: it has nothing to say ("to 0" would read as
   // a target, and would stay on completed trials).
   if (trial.status == "running") return trial.target_length > 0 ? fmt::format("to {}", trial.target_length) : "";
-  const auto at = trial.status == "failed" ? std::max(trial.last_length, last_step.value_or(0)) : trial.last_length;
+  const bool ended_short = trial.status == "completed" && trial.last_length < trial.target_length;
+  const auto at = trial.status == "failed" || ended_short ? std::max(trial.last_length, last_step.value_or(0))
+                                                         : trial.last_length;
   return fmt::format("{} at {}", trial.status, at);
 }
 

@@ -320,6 +320,9 @@ class Trial {
 
   // Searcher (src/searcher_ops.cpp).
   Next ask_searcher(std::int64_t step, const Metrics& metrics);
+  // In finish(), when the searcher still expects a report at target_length(): it is told that
+  // the trial completed without one.
+  void end_before_target();
   // After finish() wrote trial.h5 for a paused trial: from now on another array task may resume
   // it (search_state.hpp, "settled").
   void settle_pause();
