@@ -5,9 +5,12 @@ searcher length, no max_epochs), a searcher length without validate(), validate(
 dict or nothing at the searcher's target, an attribute neither the loop nor its loader has (named
 as the loop's, with how to report metrics), an epoch whose body does not iterate the loop, the loop
 iterated inside its own iteration, records counted over batches of unknown size, several ranks without torch.distributed, and a
-checkpoint whose loop position disagrees with its step. Also: outside a trial (no checkpoint
+checkpoint whose loop position disagrees with its step (the loop's own error alone: not also
+"the script left the loop", which a break is told). Also: outside a trial (no checkpoint
 directory) the loop trains as the plain script would and saves nothing.
 Needs DLX_LIBRARY and PYTHONPATH (python/)."""
+import contextlib
+import io
 import os
 import shutil
 import tempfile
@@ -135,11 +138,13 @@ def main():
         refused("dlx.torch.Loop: the loop is already being iterated in this epoch", nested)
 
     in_trial("records", DLX_LENGTH_UNIT="records", DLX_TARGET_LENGTH="10")
-    with dlx.Trial() as trial:
+    with dlx.Trial() as trial, contextlib.redirect_stderr(io.StringIO()) as said:
         loop = dlx.torch.Loop(trial, batches, model, optimizer)
         refused("dlx.torch.Loop: the searcher counts records, but the loop cannot tell how many "
                 "each batch holds: use a DataLoader with a batch_size, or give max_length in "
                 "batches", lambda: train(loop, model, optimizer, validate=lambda: {"loss": 1.0}))
+    # The loop's own error is the whole story: not also "the script left the loop".
+    assert "the script left" not in said.getvalue(), said.getvalue()
 
     in_trial("ranks", WORLD_SIZE="2")
     with dlx.Trial() as trial:

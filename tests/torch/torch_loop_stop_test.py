@@ -98,7 +98,8 @@ def break_is_said():
     directory = base.experiment("break", NO_LENGTH)
     out = base.launch(directory, 0, LOOP_BREAK_AT="2")
     said = ("dlx.torch.Loop: the script left `for epoch in loop.epochs()` in epoch 2 (step 13) "
-            "before the loop ended: the trial is not finished (its record stays running), and "
+            "before the loop ended, by a break, a return or an exception: the trial is not "
+            "finished (its record stays running), and "
             "this epoch's end (validation, checkpoint) did not run. To end training early, call "
             "loop.stop() in the epoch's body or in validate() instead of a break")
     assert out.count(said) == 1, out

@@ -387,11 +387,13 @@ class Loop:
 
     def _say_left_early(self) -> None:
         """The script's `for epoch in loop.epochs()` ended before the loop did: a break or a
-        return (or an exception on its way out). Nothing collective here: said, not mended."""
+        return, or an exception of the script's on its way out (the loop's own errors, and those
+        of validate(), mark the loop as leaving first). Nothing collective here: said, not
+        mended."""
         if self.trial.rank == 0 and self.trial.checkpoint_dir is not None:
             print(f"dlx.torch.Loop: the script left `for epoch in loop.epochs()` in epoch "
-                  f"{self.position.epoch + 1} (step {self.position.label}) before the loop ended: "
-                  f"the trial is not finished (its record stays running), and this epoch's end "
+                  f"{self.position.epoch + 1} (step {self.position.label}) before the loop ended, "
+                  f"by a break, a return or an exception: the trial is not finished (its record stays running), and this epoch's end "
                   f"(validation, checkpoint) did not run. To end training early, call loop.stop() "
                   f"in the epoch's body or in validate() instead of a break: that epoch is the "
                   f"last, validated and saved, and the trial completes", file=sys.stderr, flush=True)
@@ -499,6 +501,9 @@ class Loop:
                 if self._after_batch():
                     return
             position.set(ended=True)
+        except Exception:
+            self._leaving = True  # its own error (or validate()'s) ends the script: said as it is
+            raise
         finally:
             self._in_epoch = False
 
