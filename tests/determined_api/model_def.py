@@ -3,7 +3,8 @@
 pytorch_trial_test.py (`entrypoint: model_def:RegressionTrial`): a small regression with dropout
 on a synthetic dataset, SGD with momentum, a StepLR stepped every epoch, gradient clipping,
 shuffling DataLoaders with 2 worker processes (TRIAL_WORKERS). TRIAL_SIGNAL_AT=N sends this process SIGUSR1
-(Slurm's notice) during global batch N (on rank TRIAL_SIGNAL_RANK only, when given). The
+(Slurm's notice) during global batch N (on rank TRIAL_SIGNAL_RANK only, when given);
+TRIAL_STOP_AT=N calls context.set_stop_requested(True) there (on TRIAL_STOP_RANK only, when given). The
 training metric `stepped` is 1 for a batch after which the weights changed (an optimizer step:
 not every batch with gradient aggregation); `autocast` is 1 for a batch whose forward pass ran in
 float16 or bfloat16 (TRIAL_AMP=1: context.autocast_forward_pass)."""
@@ -38,6 +39,10 @@ class RegressionTrial(det.pytorch.PyTorchTrial):
         signal_rank = os.environ.get("TRIAL_SIGNAL_RANK")
         if signal_rank is not None and int(signal_rank) != context.distributed.get_rank():
             self.signal_at = -1
+        self.stop_at = int(os.environ.get("TRIAL_STOP_AT", "-1"))
+        stop_rank = os.environ.get("TRIAL_STOP_RANK")
+        if stop_rank is not None and int(stop_rank) != context.distributed.get_rank():
+            self.stop_at = -1
 
     def build_training_data_loader(self) -> det.pytorch.DataLoader:
         # TRIAL_WORKERS=0 on two ranks: bookworm's Python 3.11.2 can deadlock a worker at its fork in
@@ -51,6 +56,8 @@ class RegressionTrial(det.pytorch.PyTorchTrial):
     def train_batch(self, batch, epoch_idx: int, batch_idx: int):
         if batch_idx == self.signal_at:
             os.kill(os.getpid(), signal.SIGUSR1)
+        if batch_idx == self.stop_at:
+            self.context.set_stop_requested(True)
         time.sleep(self.delay)
         x, y = batch
         prediction = self.model(x)

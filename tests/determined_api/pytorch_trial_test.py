@@ -27,6 +27,8 @@ dlx-launch (no Slurm: a requeue is dlx-launch run again):
     Slurm's notice on rank 1 only during batch 21: both save, and the requeued run ends identical
     to an uninterrupted two-rank run; entered through Determined's older entrypoint
     `python3 -m determined.launch.torch_distributed --trial model_def:RegressionTrial`;
+  - context.set_stop_requested(True) during batch 20 of 40: training ends after it, validated
+    and completed with the searcher told; on two ranks, asked on rank 1 only, both end there;
   - the Trainer API through `python3 -m determined.launch.torch_distributed -- python3
     trainer_script.py`, validation_period=Batch(12): validation at 12, 24 and the end;
   - what dlx refuses, each at once (exit 78) with its fix: a class that is no PyTorchTrial,
@@ -113,6 +115,7 @@ def main():
     asha()
     pbt()
     two_ranks()
+    early_stop()
     trainer_api()
     refusals()
     shutil.rmtree(ROOT)
@@ -194,6 +197,28 @@ def two_ranks():
     LAUNCHER.two_ranks(requeued, 0, TRIAL_WORKERS="0")
     # The model is wrapped in DistributedDataParallel (module.); each rank's RNG is its own.
     print(f"  {same_run(reference, requeued, 'two ranks', ('model_0/module.0.weight', 'rng/rank-1/torch'))}")
+
+
+def early_stop():
+    print("context.set_stop_requested(True) during global batch 20 of max_length 40:")
+    reason = "the trainer ended training before the searcher's length 40"
+    stopped = experiment("stopped")
+    launch(stopped, 0, TRIAL_STOP_AT="20")
+    steps = metrics(stopped, "validation")["steps"]
+    assert steps == [16, 21], f"validation at {steps}, not at the first epoch's end and the stop"
+    with h5py.File(f"{stopped}/trials/0/trial.h5", "r") as f:
+        attrs = {name: (v.decode() if isinstance(v, bytes) else v) for name, v in f.attrs.items()}
+    assert (attrs["state"], attrs["stop_reason"]) == ("completed", reason), attrs
+    print("  trained to 21, validated, completed: " + reason)
+
+    print("two ranks, set_stop_requested on rank 1 only, during batch 20:")
+    entrypoint = "python3 -m determined.launch.torch_distributed --trial model_def:RegressionTrial"
+    stopped = experiment("ranks-stopped", entrypoint)
+    LAUNCHER.two_ranks(stopped, 0, TRIAL_STOP_AT="20", TRIAL_STOP_RANK="1", TRIAL_WORKERS="0")
+    steps = metrics(stopped, "validation")["steps"]
+    assert steps == [16, 21], f"validation at {steps}: the ranks did not stop together"
+    assert state_of(stopped) == "completed", state_of(stopped)
+    print("  both ranks ended after batch 21, completed")
 
 
 def trainer_api():

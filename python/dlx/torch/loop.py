@@ -41,7 +41,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
 
 import torch
 
@@ -62,14 +62,21 @@ METRICS_HINT = ("; metrics go through the trial: trial.report_training(loop.step
 Metrics = Mapping[str, float]
 
 
-def _agree(trial: Trial, due: bool, settled: bool) -> tuple[bool, bool, bool]:
-    """(whether any rank got a checkpoint signal, whether a checkpoint is due on any rank,
-    whether every rank stands after an optimizer step), the same on every rank: one all_reduce
-    of MAX over the signal and the two flags."""
-    signal_number, due_anywhere, unsettled_anywhere = _ranks.max_over_ranks(
-        [trial.checkpoint_signal(), int(due), int(not settled)], trial.size, "dlx.torch.Loop",
-        "before the first epoch")
-    return _ranks.take_notice(trial, signal_number), bool(due_anywhere), not unsettled_anywhere
+class Agreement(NamedTuple):
+    requested: bool  # a rank got a checkpoint signal
+    due: bool        # a checkpoint is due on a rank
+    settled: bool    # every rank stands after an optimizer step
+    stop_now: bool   # a rank called loop.stop(now=True)
+
+
+def _agree(trial: Trial, due: bool, settled: bool, stop_now: bool = False) -> Agreement:
+    """What the ranks agree on between two batches and at an epoch's end, the same on every
+    rank: one all_reduce of MAX over the signal and the flags."""
+    signal_number, due_anywhere, unsettled_anywhere, stop_anywhere = _ranks.max_over_ranks(
+        [trial.checkpoint_signal(), int(due), int(not settled), int(stop_now)], trial.size,
+        "dlx.torch.Loop", "before the first epoch")
+    return Agreement(_ranks.take_notice(trial, signal_number), bool(due_anywhere),
+                     not unsettled_anywhere, bool(stop_anywhere))
 
 
 class Loop:
@@ -110,6 +117,7 @@ class Loop:
         self._finished = False       # the searcher ended the trial (or the last epoch is done)
         self._in_epochs = False      # epochs() has begun and not ended
         self._leaving = False        # exiting for a requeue: not the script leaving the loop
+        self._stop_now = False       # loop.stop(now=True): this epoch's batches end (agreed)
         self._validate: Callable[[], Metrics | None] | None = None
         self._validate_every = 1
         self._validate_every_batches: int | None = None
@@ -157,18 +165,21 @@ class Loop:
         raise AttributeError(f"dlx.torch.Loop has no attribute {name!r}, nor has the "
                              f"{type(self.loader).__name__} it wraps{hint}", name=name, obj=self) from None
 
-    def stop(self) -> None:
+    def stop(self, *, now: bool = False) -> None:
         """Ends training after this epoch: its end runs as the last epoch's does (validation,
         the report, the final checkpoint) and the trial completes, before the searcher's length
         if it has one (the searcher is told so). Call it inside `for epoch in loop.epochs()`: in
         the epoch's body or in validate() (the epoch being validated is then the last). The ranks
-        agree at the epoch's end (one of them calling it is enough). A `break` out of
-        loop.epochs() does not finish the trial: call this instead."""
+        agree at the epoch's end (one of them calling it is enough). `now=True`, in the batch
+        loop: the epoch's batches end after this one, on every rank (a `break` on one rank would
+        leave the others in their collectives). A `break` out of loop.epochs() does not finish
+        the trial: call this instead."""
         if not self._in_epochs:
             raise ConfigError("dlx.torch.Loop: loop.stop() was called outside `for epoch in "
                               "loop.epochs()`: call it in an epoch's body or in validate(), and "
                               "that epoch is the last")
         self.position.set(stopped=True)  # saved: a requeued run ends after this epoch too
+        self._stop_now = self._stop_now or now
 
     def _stop_agreed(self) -> bool:
         """Whether any rank called stop(), the same on every rank (a MAX all_reduce)."""
@@ -447,7 +458,7 @@ class Loop:
             return  # epochs() finishes: report, then the final save
         elif metrics:
             self.trial.report_validation(label, metrics)
-        requested, due, settled = _agree(
+        requested, due, settled, _ = _agree(
             self.trial, self._due_at_epoch_end or self._save_owed or self._minutes_due(),
             self._steps.settled())
         self._due_at_epoch_end = False
@@ -517,9 +528,12 @@ class Loop:
             metrics = self._validated()
             if metrics:
                 self.trial.report_validation(position.label, metrics)
-        requested, due, settled = _agree(
+        requested, due, settled, stop_now = _agree(
             self.trial, self.trial.checkpoint_due(position.batches) or self._save_owed,
-            self._steps.settled())
+            self._steps.settled(), self._stop_now)
+        if stop_now:  # loop.stop(now=True) on a rank: the epoch ends here, the last one
+            position.set(stopped=True)
+            return True
         if requested:
             if settled or self.unit is Unit.EPOCHS:  # epochs: back to the last epoch's end
                 if last and self.unit is not Unit.EPOCHS:

@@ -74,8 +74,10 @@ class Validation:
     """evaluate_batch over the validation loader, averaged over batches (weighted by their
     records) and across ranks; or evaluate_full_dataset."""
 
-    def __init__(self, trial: PyTorchTrial, context: Any, loader: Any, callbacks: Dict[str, Any]) -> None:
+    def __init__(self, trial: PyTorchTrial, context: Any, loader: Any, callbacks: Dict[str, Any],
+                 loop: Any) -> None:
         self.trial, self.context, self.loader, self.callbacks = trial, context, loader, callbacks
+        self.loop = loop
 
     def __call__(self) -> Dict[str, float]:
         for callback in self.callbacks.values():
@@ -91,6 +93,8 @@ class Validation:
             model.train()
         for callback in self.callbacks.values():
             callback.on_validation_end(metrics)
+        if self.context._stop_requested:  # an early stop decided on these metrics
+            self.loop.stop()
         return metrics
 
     def _batches(self) -> Dict[str, float]:
@@ -173,7 +177,7 @@ def train(user: PyTorchTrial, context: Any, max_epochs: Optional[int] = None,
         context._epoch_len = len(loop)
     except TypeError:
         context._epoch_len = None
-    validate = Validation(user, context, validation_loader, callbacks)
+    validate = Validation(user, context, validation_loader, callbacks, loop)
     for callback in callbacks.values():
         callback.on_training_start()
     for epoch in loop.epochs(max_epochs, validate=validate, **validation_schedule(validation_period, context)):
@@ -187,6 +191,8 @@ def train(user: PyTorchTrial, context: Any, max_epochs: Optional[int] = None,
             context._batch_end(index)
             if metrics and not any(math.isnan(v) for v in metrics.values()):
                 trial.report_training(loop.step, metrics)
+            if context._stop_requested:  # set_stop_requested(True): this epoch ends here, the last
+                loop.stop(now=True)
         context._epoch_end(epoch - 1)
         for callback in callbacks.values():
             callback.on_training_epoch_end(epoch - 1)

@@ -37,6 +37,7 @@ class PyTorchTrialContext:
         # Gradient aggregation (Determined's optimizations.aggregation_frequency, or
         # wrap_optimizer's backward_passes_per_step): the optimizers step on every N-th batch.
         self._aggregation = 1
+        self._stop_requested = False  # set_stop_requested(True): the harness ends training
 
     # ---- what the trial reads
 
@@ -72,8 +73,18 @@ class PyTorchTrialContext:
     def get_experiment_id(self) -> str:
         return self._experiment_id
 
+    def set_stop_requested(self, stop_requested: bool) -> None:
+        """Determined's early stop: training ends after the current batch (in train_batch or a
+        callback during training) or after the current validation (in evaluate_batch, or a
+        callback's on_validation_end); the last checkpoint is saved and the trial completes,
+        the searcher told that it ended before its length (dlx.torch.Loop.stop())."""
+        if not isinstance(stop_requested, bool):
+            raise TypeError(f"determined: set_stop_requested takes a bool, not "
+                            f"{type(stop_requested).__name__}")
+        self._stop_requested = stop_requested
+
     def get_stop_requested(self) -> bool:
-        return False
+        return self._stop_requested
 
     def current_train_epoch(self) -> int:
         return self._epoch_index
