@@ -18,7 +18,8 @@ Options come from the environment: LOOP_EPOCHS (max_epochs without a searcher le
 LOOP_SAMPLES (training samples, 200), LOOP_BATCH (per rank, 16), LOOP_WORKERS (2), LOOP_DROP_LAST,
 LOOP_VALIDATE_EVERY (1), LOOP_SEED (3), LOOP_ACCUMULATE (1: zero_grad, backward, step on every
 batch; N: gradients accumulated over N batches, `(i + 1) % N` of `enumerate(loop)`, the optimizer
-stepped and zeroed on every N-th, what is left at an epoch's end carried into the next),
+stepped and zeroed on every N-th, what is left at an epoch's end carried into the next; with
+LOOP_STEP_LAST=1 counted by loop.batch, and the epoch's last group stepped too),
 LOOP_STOP_AT / LOOP_STOP_RANK / LOOP_BREAK_AT (early stopping: stop_here below).
 """
 import contextlib
@@ -186,6 +187,8 @@ def main():
                 optimizer.step()
             else:  # the usual accumulation: DDP's all_reduce only on the batch that steps
                 stepping = (i + 1) % accumulate == 0
+                if option("LOOP_STEP_LAST", 0):  # the docs' idiom: counted by loop.batch
+                    stepping = loop.batch % accumulate == 0 or loop.batch == len(loop)
                 with trained.no_sync() if world > 1 and not stepping else contextlib.nullcontext():
                     loss = F.cross_entropy(trained(x), y)
                     (loss / accumulate).backward()

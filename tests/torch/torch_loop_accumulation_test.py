@@ -11,6 +11,7 @@ bytes as the uninterrupted one.
 
   one rank:   requeued inside a group (epoch 2, batch 5: saved at 19 = 13 + 6) and at an epoch's
               end with a gradient pending (1:13: saved in epoch 2 after its 3rd batch, step 16);
+              the docs' idiom (loop.batch, the last group stepped) requeued at 2:5 and 3:13;
               and an optimizer never stepped in the batch loop: the request waits for the end
               of the epoch, no longer
   two ranks:  DDP with no_sync() on the batches that do not step, rank 1 signalled inside a group
@@ -56,6 +57,19 @@ def one_and_two_ranks():
     final = requeued_once(1, reference, "acc-inside-a-group", "2:5", asked=18, saved=19)
     assert base.result_of(final[0])["digest"] == want["digest"]
     requeued_once(1, reference, "acc-epoch-end-pending", "1:13", asked=13, saved=16)
+
+    print("the docs' idiom (loop.batch, the epoch's last group stepped): a request inside a group "
+          "in epoch 2 waits for the step after its 6th batch; one on an epoch's last batch does "
+          "not wait:")
+    last = dict(ACCUMULATE, LOOP_STEP_LAST="1")
+    reference = base.fresh("acc-last-reference")
+    base.run_ranks(reference, 1, 0, **last)
+    directory = base.fresh("acc-last-requeued")
+    for point in ("2:5", "3:13"):
+        base.run_ranks(directory, 1, 85, LOOP_SIGNAL_AT=point, **last)
+    assert base.checkpoint_steps(directory) == [19, 39], base.checkpoint_steps(directory)
+    base.run_ranks(directory, 1, 0, **last)
+    base.identical(reference, directory, "acc-last-requeued")
 
     print("an optimizer the batch loop never steps: the request waits for the epoch's end only:")
     directory = base.fresh("acc-never-stepped")

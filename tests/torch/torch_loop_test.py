@@ -6,7 +6,8 @@ rank's RNG and DataLoader generator states) and the metric tables are byte-ident
 uninterrupted run's (tests/tools/compare_checkpoints.py).
 
   one rank:   requeued mid-epoch, on an epoch's last batch (before its end: validation and
-              scheduler.step() still to run), during the end-of-epoch validation; and with
+              scheduler.step() still to run), during the end-of-epoch validation, on the last
+              batch of the training (the final checkpoint follows the last end); and with
               SIGTERM to the trainer and its DataLoader workers at once, as Slurm signals a step
   two ranks:  DDP over gloo with a DistributedSampler, rank 1 signalled mid-epoch, then both at an
               epoch's end
@@ -132,6 +133,9 @@ def single_and_two_ranks():
                    for f in glob.glob(directory + "/trials/0/checkpoints/step-*.h5"))
     assert steps == [18, 39], steps  # the requeue's checkpoint (epoch 2, batch 5) and the end
     requeued(1, reference, "one-last-batch-then-validation", ["1:13", "2:validate", "3:4"])
+    # The last batch of the whole training: the final checkpoint is saved again after the last
+    # epoch's end (scheduler.step() included), not left as the requeue's, taken before it.
+    requeued(1, reference, "one-last-batch-of-training", ["3:13"])
     # As Slurm signals a step: SIGTERM to the trainer and to its DataLoader workers, the training
     # loader's mid-epoch, then the test loader's during validation. The workers must survive it.
     requeued(1, reference, "one-sigterm-to-the-workers-too", ["2:5", "2:validate"],

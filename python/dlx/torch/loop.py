@@ -111,6 +111,7 @@ class Loop:
         self._batches_per_epoch = self._feed.batches_per_epoch()
         self._resumed: bool | None = None     # None: resume() not called yet
         self._saved_label: int | None = None  # the label of this run's last save (or the resume)
+        self._saved_ended = False  # ... taken after an epoch's batches, before its end's work
         self._due_at_epoch_end = False
         self._in_epoch = False       # the script is iterating this epoch's batches
         self._iterated = False       # it did in this epoch
@@ -213,6 +214,7 @@ class Loop:
             return None
         self._feed.restore(loaded.rank_streams)
         self._saved_label = loaded.step
+        self._saved_ended = bool(self.position.state.get("ended"))  # checked below
         if self.position.batches:
             # Resumed at an epoch's end, the script's scheduler.step() comes before this
             # process's first optimizer.step(), which PyTorch takes for a wrong order; the order
@@ -238,12 +240,19 @@ class Loop:
         _save_state(self.trial, label, self._objects(), metric, self.position.epoch,
                     self._feed.streams(self.position.ended), at_target=at_target)
         self._saved_label = label
+        self._saved_ended = bool(self.position.ended)
         self._save_owed = False
+
+    def _saved_here(self) -> bool:
+        """Whether this run's last save (or its resume) holds this very point: the same label
+        and the same side of the epoch's end (a save on an epoch's last batch, taken before the
+        end's work, scheduler.step() included, keeps the label in batches and records)."""
+        return self._saved_label == self.position.label and self._saved_ended == bool(self.position.ended)
 
     def _save_if_settled(self, settled: bool) -> None:
         """A save the period asks for: here when the ranks stand after an optimizer step, else
         owed to the next point that does."""
-        if self._saved_label == self.position.label:
+        if self._saved_here():
             self._save_owed = False
         elif settled:
             self._save()
@@ -278,7 +287,7 @@ class Loop:
             where = (f"the end of epoch {label}" if label else "the start of training") + \
                 ": this epoch is trained again"
         else:
-            if self._saved_label != position.label:
+            if not self._saved_here():
                 self._save()
             label = position.label
             where = f"step {label}" + (f", epoch {position.epoch + 1}'s batches done (its end, "
@@ -422,7 +431,7 @@ class Loop:
         if metrics:
             self.trial.report_validation(self.position.label, metrics)
         self.position.set(pending=None)
-        if self._saved_label != self.position.label:
+        if not self._saved_here():
             self._save(self._metric_of(metrics))
 
     def _end_epoch(self, max_epochs: int | None) -> None:
