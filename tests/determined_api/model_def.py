@@ -73,3 +73,60 @@ class RegressionTrial(det.pytorch.PyTorchTrial):
     def evaluate_batch(self, batch):
         x, y = batch
         return {"validation_loss": torch.nn.functional.mse_loss(self.model(x).float(), y)}
+
+
+class AbsError(det.pytorch.MetricReducer):
+    """A MetricReducer without a name: a dict of metrics from every rank's sums."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.total, self.count = 0.0, 0
+
+    def update(self, errors):
+        self.total += float(errors.abs().sum())
+        self.count += errors.numel()
+
+    def per_slot_reduce(self):
+        return self.total, self.count
+
+    def cross_slot_reduce(self, per_slot_metrics):
+        totals, counts = zip(*per_slot_metrics)
+        if os.environ.get("TRIAL_BAD_REDUCER") == "1":  # a dict, though wrapped with a name below
+            return {"mean_abs_error": sum(totals) / sum(counts)}
+        return {"mean_abs_error": sum(totals) / sum(counts), "errors_counted": sum(counts)}
+
+
+class ReducerTrial(RegressionTrial):
+    """RegressionTrial with Determined's other metric paths: evaluation_reducer() (SUM of a 1 per
+    batch, MAX of each batch's loss), wrap_reducer with a function (the validation records, over
+    every rank) and with a MetricReducer returning a dict, a training reducer (the batches trained
+    since the last validation, over every rank), and the TensorBoard writer and profiler calls a
+    Determined trial makes (without the tensorboard package: a writer that keeps nothing)."""
+
+    def __init__(self, context):
+        super().__init__(context)
+        self.records = context.wrap_reducer(sum, name="validation_records", for_training=False)
+        name = "abs" if os.environ.get("TRIAL_BAD_REDUCER") == "1" else None
+        self.abs_error = context.wrap_reducer(AbsError(), name=name, for_training=False)
+        self.trained = context.wrap_reducer(sum, name="trained_batches", for_validation=False)
+        self.writer = context.get_tensorboard_writer()
+        context.set_profiler(enabled=True, sync_timings=True)
+
+    def evaluation_reducer(self):
+        return {"validation_batches": det.pytorch.Reducer.SUM, "max_loss": det.pytorch.Reducer.MAX}
+
+    def train_batch(self, batch, epoch_idx: int, batch_idx: int):
+        self.trained.update(1)
+        metrics = super().train_batch(batch, epoch_idx, batch_idx)
+        self.writer.add_scalar("loss", float(metrics["loss"]), batch_idx)
+        return metrics
+
+    def evaluate_batch(self, batch):
+        x, y = batch
+        prediction = self.model(x).float()
+        loss = torch.nn.functional.mse_loss(prediction, y)
+        self.records.update(len(y))
+        self.abs_error.update(prediction - y)
+        return {"validation_loss": loss, "max_loss": loss, "validation_batches": 1}

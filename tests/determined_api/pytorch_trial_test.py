@@ -27,6 +27,9 @@ dlx-launch (no Slurm: a requeue is dlx-launch run again):
     Slurm's notice on rank 1 only during batch 21: both save, and the requeued run ends identical
     to an uninterrupted two-rank run; entered through Determined's older entrypoint
     `python3 -m determined.launch.torch_distributed --trial model_def:RegressionTrial`;
+  - evaluation_reducer() (SUM, MAX), wrap_reducer with a function and a MetricReducer (validation)
+    and a training one, on one and two ranks (the ranks' values reduced together), a reducer
+    returning the wrong kind refused; get_tensorboard_writer() and set_profiler() said once;
   - context.set_stop_requested(True) during batch 20 of 40: training ends after it, validated
     and completed with the searcher told; on two ranks, asked on rank 1 only, both end there;
   - the Trainer API through `python3 -m determined.launch.torch_distributed -- python3
@@ -116,6 +119,7 @@ def main():
     pbt()
     two_ranks()
     early_stop()
+    reducers()
     trainer_api()
     refusals()
     shutil.rmtree(ROOT)
@@ -219,6 +223,44 @@ def early_stop():
     assert steps == [16, 21], f"validation at {steps}: the ranks did not stop together"
     assert state_of(stopped) == "completed", state_of(stopped)
     print("  both ranks ended after batch 21, completed")
+
+
+def reducers():
+    print("evaluation_reducer(), wrap_reducer (a function, a MetricReducer, a training one), the "
+          "TensorBoard writer and set_profiler:")
+    entrypoint = "model_def:ReducerTrial"
+    one = experiment("reducers", entrypoint)
+    out = launch(one, 0)
+    validation = metrics(one, "validation")
+    assert validation["steps"] == [16, 32, 40], validation["steps"]
+    assert validation["validation_batches"] == [2.0] * 3, validation  # SUM: 64 records in 32s
+    assert validation["validation_records"] == [64.0] * 3, validation
+    assert validation["errors_counted"] == [64.0] * 3, validation
+    assert all(high >= mean for high, mean in zip(validation["max_loss"], validation["validation_loss"])), validation
+    training = metrics(one, "training")
+    # Reported with the validations, as training metrics of their steps: the batches since the last.
+    counted = [count for count in training["trained_batches"] if count == count]
+    assert counted == [16.0, 16.0, 8.0], training["trained_batches"]
+    for said in ("determined on dlx: get_tensorboard_writer(): PyTorch's SummaryWriter needs the "
+                 "tensorboard package", "determined on dlx: set_profiler() is accepted and not used"):
+        assert out.count(said) == 1, out
+
+    print("  the same on two ranks (each validates 32 records, trains 16 batches an epoch):")
+    two = experiment("reducers-two-ranks", "python3 -m determined.launch.torch_distributed --trial " + entrypoint)
+    LAUNCHER.two_ranks(two, 0, TRIAL_WORKERS="0")
+    validation = metrics(two, "validation")
+    assert validation["validation_batches"] == [2.0] * 3, validation  # one batch on each rank
+    assert validation["validation_records"] == [64.0] * 3, validation
+    assert validation["errors_counted"] == [64.0] * 3, validation
+    counted = [count for count in metrics(two, "training")["trained_batches"] if count == count]
+    assert counted == [32.0, 32.0, 16.0], counted
+    print(f"  validation {sorted(validation)}; trained_batches {counted}")
+
+    print("  a reducer with a name that returns a dict: refused (exit 78):")
+    bad = experiment("reducer-bad", entrypoint)
+    out = launch(bad, 78, TRIAL_BAD_REDUCER="1")
+    assert "determined: the reducer AbsError (name='abs') returned a dict from cross_slot_reduce(); " \
+           "with a name it returns one value" in out, out
 
 
 def trainer_api():

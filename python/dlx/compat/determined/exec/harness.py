@@ -14,7 +14,7 @@ import math
 import os
 import random
 import sys
-from typing import Any, Dict, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import dlx
 import dlx.torch
@@ -26,6 +26,7 @@ from .._session import frozen_experiment, session
 from ..core._distributed import DistributedContext, DummyDistributedContext
 from ..pytorch._context import PyTorchTrialContext
 from ..pytorch._data import DataLoader
+from ..pytorch._reducer import Reducer, reduce_values, reduced
 from ..pytorch._trial import PyTorchTrial
 
 
@@ -71,8 +72,11 @@ def numbers(metrics: Any) -> Dict[str, float]:
 
 
 class Validation:
-    """evaluate_batch over the validation loader, averaged over batches (weighted by their
-    records) and across ranks; or evaluate_full_dataset."""
+    """evaluate_batch over the validation loader, each metric averaged over batches (weighted by
+    their records) and across ranks, or summed, or its maximum or minimum as the trial's
+    evaluation_reducer() says; or evaluate_full_dataset. Then the wrapped reducers
+    (pytorch/_reducer.py): the validation ones add their metrics; the training ones end their
+    window here and are reported as training metrics at this step."""
 
     def __init__(self, trial: PyTorchTrial, context: Any, loader: Any, callbacks: Dict[str, Any],
                  loop: Any) -> None:
@@ -91,6 +95,17 @@ class Validation:
                 metrics = self._batches()
         for model in self.context.models:
             model.train()
+        allgather = self.context.distributed.allgather
+        wrapped = self.context._reducers
+        for name, value in numbers(reduced([w for w in wrapped if w.for_validation], allgather)).items():
+            if name in metrics:
+                raise dlx.ConfigError(f"determined: the validation metric {name!r} comes both from "
+                                      f"evaluate_batch (or evaluate_full_dataset) and from a reducer: "
+                                      f"rename one")
+            metrics[name] = value
+        training = numbers(reduced([w for w in wrapped if w.for_training], allgather))
+        if training:
+            self.loop.trial.report_training(self.loop.step, training)
         for callback in self.callbacks.values():
             callback.on_validation_end(metrics)
         if self.context._stop_requested:  # an early stop decided on these metrics
@@ -98,20 +113,28 @@ class Validation:
         return metrics
 
     def _batches(self) -> Dict[str, float]:
-        sums: Dict[str, float] = {}
-        records = 0
+        values: Dict[str, List[float]] = {}
+        weights: Dict[str, List[float]] = {}
         takes_index = "batch_idx" in inspect.signature(self.trial.evaluate_batch).parameters
         for index, batch in enumerate(self.loader):
             batch = self.context.to_device(batch)
             size = self.trial.get_batch_length(batch)
             result = self.trial.evaluate_batch(batch, batch_idx=index) if takes_index else self.trial.evaluate_batch(batch)
             for name, value in numbers(result).items():
-                sums[name] = sums.get(name, 0.0) + value * size
-            records += size
-        gathered = self.context.distributed.allgather((sums, records))
-        total = sum(count for _, count in gathered)
+                values.setdefault(name, []).append(value)
+                weights.setdefault(name, []).append(float(size))
+        gathered = self.context.distributed.allgather((values, weights))
         names = sorted({name for part, _ in gathered for name in part})
-        return {name: sum(part.get(name, 0.0) for part, _ in gathered) / max(1, total) for name in names}
+        how = self.trial.evaluation_reducer()
+        metrics = {}
+        for name in names:
+            reducer = how.get(name, Reducer.AVG) if isinstance(how, dict) else how
+            if not isinstance(reducer, Reducer):
+                raise dlx.ConfigError(f"determined: evaluation_reducer() gives {reducer!r} for {name!r}: "
+                                      f"give a det.pytorch.Reducer (AVG, SUM, MAX, MIN), or a dict of them")
+            metrics[name] = reduce_values(reducer, [v for part, _ in gathered for v in part.get(name, [])],
+                                          [w for _, part in gathered for w in part.get(name, [])])
+        return metrics
 
 
 def new_context(cls: type = PyTorchTrialContext) -> Any:

@@ -10,10 +10,11 @@ from typing import Any
 from ._context import PyTorchTrialContext
 from ._data import DataLoader
 from ._lr_scheduler import LRScheduler
+from ._reducer import MetricReducer, Reducer
 from ._trainer import Batch, Epoch, Record, Trainer, TrainUnit, init
 from ._trial import PyTorchCallback, PyTorchTrial
 
 TorchData = Any  # a batch as the DataLoader yields it (a tensor, or a list, tuple or dict of them)
 
-__all__ = ["Batch", "DataLoader", "Epoch", "LRScheduler", "PyTorchCallback", "PyTorchTrial", "PyTorchTrialContext",
-           "Record", "TorchData", "TrainUnit", "Trainer", "init"]
+__all__ = ["Batch", "DataLoader", "Epoch", "LRScheduler", "MetricReducer", "PyTorchCallback", "PyTorchTrial",
+           "PyTorchTrialContext", "Record", "Reducer", "TorchData", "TrainUnit", "Trainer", "init"]

@@ -4,12 +4,15 @@ and what it hands to the harness (models, optimizers, schedulers, scalers) to tr
 from __future__ import annotations
 
 import functools
+import pathlib
+import sys
 from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import torch
 
 from ..core._distributed import DistributedContext
 from ._lr_scheduler import LRScheduler
+from ._reducer import Wrapped, wrap
 
 
 class PyTorchTrialContext:
@@ -38,6 +41,9 @@ class PyTorchTrialContext:
         # wrap_optimizer's backward_passes_per_step): the optimizers step on every N-th batch.
         self._aggregation = 1
         self._stop_requested = False  # set_stop_requested(True): the harness ends training
+        self._reducers: List[Wrapped] = []  # wrap_reducer's, reduced by the harness's validation
+        self._tensorboard_logging = True
+        self._said: set = set()
 
     # ---- what the trial reads
 
@@ -85,6 +91,66 @@ class PyTorchTrialContext:
 
     def get_stop_requested(self) -> bool:
         return self._stop_requested
+
+    # ---- metrics beyond train_batch's and evaluate_batch's
+
+    def wrap_reducer(self, reducer: Any, name: Optional[str] = None, for_training: bool = True,
+                     for_validation: bool = True) -> Any:
+        """Determined's custom metric reducer (a det.pytorch.MetricReducer, returned as given, or
+        a function over every value passed to the returned object's update()): reduced over
+        every rank at each validation (pytorch/_reducer.py says when, for training)."""
+        wrapped = wrap(reducer, name, for_training, for_validation)
+        self._reducers.append(wrapped)
+        return wrapped.reducer
+
+    def get_tensorboard_path(self) -> pathlib.Path:
+        """Where this rank's TensorBoard files go: the trial's directory, tensorboard/ (rank 0)
+        or tensorboard/rank-<R>, created (outside a trial: ./tensorboard)."""
+        from .._session import session
+
+        experiment = session().trial.experiment_dir
+        path = pathlib.Path(experiment, "trials", str(self._trial_id), "tensorboard") if experiment \
+            else pathlib.Path("tensorboard")
+        rank = self.distributed.get_rank()
+        if rank:
+            path = path / f"rank-{rank}"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def get_tensorboard_writer(self) -> Any:
+        """PyTorch's SummaryWriter into get_tensorboard_path(). Without the tensorboard package
+        (Debian packages none) a writer that keeps nothing, said once in the trial's log: the
+        metrics the trial reports are in trial.h5, and `dlx export tensorboard` writes them."""
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+        except ImportError:
+            self._say_once("tensorboard", "determined on dlx: get_tensorboard_writer(): PyTorch's "
+                           "SummaryWriter needs the tensorboard package, which this Python lacks: "
+                           "what the trial writes through it is dropped (the metrics it reports "
+                           "are in trial.h5, and `dlx export tensorboard` writes them as "
+                           "TensorBoard files)")
+            return _NoWriter()
+        return SummaryWriter(log_dir=str(self.get_tensorboard_path()))
+
+    def set_enable_tensorboard_logging(self, enable_tensorboard_logging: bool) -> None:
+        self._tensorboard_logging = bool(enable_tensorboard_logging)
+
+    def get_enable_tensorboard_logging(self) -> bool:
+        """dlx writes no TensorBoard files while training (dlx export tensorboard does, from
+        trial.h5): the flag is kept, and changes nothing."""
+        return self._tensorboard_logging
+
+    def set_profiler(self, *args: Any, **kwargs: Any) -> None:
+        """Determined's PyTorch profiler is not run; said once (dlx report shows what each trial
+        used of its CPUs, memory and GPUs)."""
+        self._say_once("profiler", "determined on dlx: set_profiler() is accepted and not used: "
+                       "dlx runs no profiler (dlx report shows each trial's CPU, memory and GPU "
+                       "use; torch.profiler works in train_batch as in any script)")
+
+    def _say_once(self, key: str, text: str) -> None:
+        if key not in self._said and self.distributed.get_rank() == 0:
+            print(text, file=sys.stderr, flush=True)
+        self._said.add(key)
 
     def current_train_epoch(self) -> int:
         return self._epoch_index
@@ -245,3 +311,12 @@ class _Gradients:
             saved = state.get(str(i))
             p.grad = None if saved is None else saved.to(device=p.device, dtype=p.dtype).clone()
 
+
+class _NoWriter:
+    """get_tensorboard_writer()'s stand-in without the tensorboard package: every SummaryWriter
+    method (add_scalar, add_image, flush, close, ...) accepts its arguments and keeps nothing."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: None

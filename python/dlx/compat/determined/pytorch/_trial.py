@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Dict, Union
 
 from ._context import PyTorchTrialContext
+from ._reducer import Reducer
 
 
 class PyTorchCallback:
@@ -55,6 +56,12 @@ class PyTorchTrial:
 
     def build_callbacks(self) -> Dict[str, PyTorchCallback]:
         return {}
+
+    def evaluation_reducer(self) -> Union[Reducer, Dict[str, Reducer]]:
+        """How evaluate_batch's metrics are reduced over the batches of every rank: AVG (weighted
+        by the batches' records), SUM, MAX or MIN, for all of them or by name (AVG for a name
+        the dict lacks)."""
+        return Reducer.AVG
 
     def get_batch_length(self, batch: Any) -> int:
         """Records in a batch (for lengths in records): the first tensor's first dimension."""
