@@ -103,7 +103,8 @@ class ReducerTrial(RegressionTrial):
     batch, MAX of each batch's loss), wrap_reducer with a function (the validation records, over
     every rank) and with a MetricReducer returning a dict, a training reducer (the batches trained
     since the last validation, over every rank), and the TensorBoard writer and profiler calls a
-    Determined trial makes (without the tensorboard package: a writer that keeps nothing)."""
+    Determined trial makes (without the tensorboard package: a writer that keeps nothing), and
+    context.experimental.disable_dataset_reproducibility_checks(); TRIAL_APEX=1 asks for apex."""
 
     def __init__(self, context):
         super().__init__(context)
@@ -113,6 +114,9 @@ class ReducerTrial(RegressionTrial):
         self.trained = context.wrap_reducer(sum, name="trained_batches", for_validation=False)
         self.writer = context.get_tensorboard_writer()
         context.set_profiler(enabled=True, sync_timings=True)
+        context.experimental.disable_dataset_reproducibility_checks()
+        if os.environ.get("TRIAL_APEX") == "1":
+            context.configure_apex_amp(self.model, self.optimizer, opt_level="O1")
 
     def evaluation_reducer(self):
         return {"validation_batches": det.pytorch.Reducer.SUM, "max_loss": det.pytorch.Reducer.MAX}

@@ -261,6 +261,10 @@ def reducers():
     out = launch(bad, 78, TRIAL_BAD_REDUCER="1")
     assert "determined: the reducer AbsError (name='abs') returned a dict from cross_slot_reduce(); " \
            "with a name it returns one value" in out, out
+    print("  configure_apex_amp(): refused (exit 78), naming PyTorch's own AMP:")
+    out = launch(experiment("apex", entrypoint), 78, TRIAL_APEX="1")
+    assert "determined on dlx: configure_apex_amp() is not supported (NVIDIA apex is not installed with " \
+           "dlx): use context.autocast_forward_pass(model)" in out, out
 
 
 def trainer_api():

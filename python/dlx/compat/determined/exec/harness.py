@@ -117,7 +117,7 @@ class Validation:
         weights: Dict[str, List[float]] = {}
         takes_index = "batch_idx" in inspect.signature(self.trial.evaluate_batch).parameters
         for index, batch in enumerate(self.loader):
-            batch = self.context.to_device(batch)
+            batch = self.context._batch_to_device(batch)
             size = self.trial.get_batch_length(batch)
             result = self.trial.evaluate_batch(batch, batch_idx=index) if takes_index else self.trial.evaluate_batch(batch)
             for name, value in numbers(result).items():
@@ -210,7 +210,7 @@ def train(user: PyTorchTrial, context: Any, max_epochs: Optional[int] = None,
         for batch in loop:
             index = (epoch - 1) * (context._epoch_len or 0) + loop.batch - 1
             context._batch_start(index)
-            metrics = numbers(user.train_batch(context.to_device(batch), epoch_idx=epoch - 1, batch_idx=index))
+            metrics = numbers(user.train_batch(context._batch_to_device(batch), epoch_idx=epoch - 1, batch_idx=index))
             context._batch_end(index)
             if metrics and not any(math.isnan(v) for v in metrics.values()):
                 trial.report_training(loop.step, metrics)

@@ -10,6 +10,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import torch
 
+import dlx
+
 from ..core._distributed import DistributedContext
 from ._lr_scheduler import LRScheduler
 from ._reducer import Wrapped, wrap
@@ -44,6 +46,8 @@ class PyTorchTrialContext:
         self._reducers: List[Wrapped] = []  # wrap_reducer's, reduced by the harness's validation
         self._tensorboard_logging = True
         self._said: set = set()
+        self._auto_to_device = True  # experimental.disable_auto_to_device() turns it off
+        self.experimental = _Experimental(self)
 
     # ---- what the trial reads
 
@@ -139,6 +143,15 @@ class PyTorchTrialContext:
         """dlx writes no TensorBoard files while training (dlx export tensorboard does, from
         trial.h5): the flag is kept, and changes nothing."""
         return self._tensorboard_logging
+
+    def _batch_to_device(self, data: Any) -> Any:
+        """A batch as the harness hands it to train_batch/evaluate_batch."""
+        return self.to_device(data) if self._auto_to_device else data
+
+    def configure_apex_amp(self, *args: Any, **kwargs: Any) -> Any:
+        raise dlx.ConfigError("determined on dlx: configure_apex_amp() is not supported (NVIDIA apex is "
+                              "not installed with dlx): use context.autocast_forward_pass(model) and "
+                              "context.wrap_scaler(torch.cuda.amp.GradScaler()), PyTorch's own AMP")
 
     def set_profiler(self, *args: Any, **kwargs: Any) -> None:
         """Determined's PyTorch profiler is not run; said once (dlx report shows what each trial
@@ -320,3 +333,24 @@ class _NoWriter:
         if name.startswith("_"):
             raise AttributeError(name)
         return lambda *args, **kwargs: None
+
+
+class _Experimental:
+    """context.experimental: the calls Determined's examples make there."""
+
+    def __init__(self, context: PyTorchTrialContext) -> None:
+        self._context = context
+
+    def disable_dataset_reproducibility_checks(self) -> None:
+        """Nothing to do: dlx takes a plain torch DataLoader as it is (dlx.torch.Loop keeps its
+        order and position across requeues when it can: docs/sdk.md)."""
+
+    def disable_auto_to_device(self) -> None:
+        """Batches reach train_batch and evaluate_batch as the DataLoader yields them."""
+        self._context._auto_to_device = False
+
+    def use_amp(self) -> None:
+        raise dlx.ConfigError("determined on dlx: context.experimental.use_amp() is not supported: use "
+                              "context.autocast_forward_pass(model) and "
+                              "context.wrap_scaler(torch.cuda.amp.GradScaler()) (Determined's own "
+                              "replacement for it)")
