@@ -104,7 +104,8 @@ class ReducerTrial(RegressionTrial):
     every rank) and with a MetricReducer returning a dict, a training reducer (the batches trained
     since the last validation, over every rank), and the TensorBoard writer and profiler calls a
     Determined trial makes (without the tensorboard package: a writer that keeps nothing), and
-    context.experimental.disable_dataset_reproducibility_checks(); TRIAL_APEX=1 asks for apex."""
+    context.experimental.disable_dataset_reproducibility_checks(); TRIAL_APEX=1 asks for apex,
+    TRIAL_TYPO=1 for a context method that does not exist."""
 
     def __init__(self, context):
         super().__init__(context)
@@ -115,6 +116,8 @@ class ReducerTrial(RegressionTrial):
         self.writer = context.get_tensorboard_writer()
         context.set_profiler(enabled=True, sync_timings=True)
         context.experimental.disable_dataset_reproducibility_checks()
+        if os.environ.get("TRIAL_TYPO") == "1":
+            context.get_tensorboard_writter()
         if os.environ.get("TRIAL_APEX") == "1":
             context.configure_apex_amp(self.model, self.optimizer, opt_level="O1")
 

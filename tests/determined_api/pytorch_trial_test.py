@@ -261,6 +261,10 @@ def reducers():
     out = launch(bad, 78, TRIAL_BAD_REDUCER="1")
     assert "determined: the reducer AbsError (name='abs') returned a dict from cross_slot_reduce(); " \
            "with a name it returns one value" in out, out
+    print("  a context method that does not exist: exit 78 at once, with the closest name:")
+    out = launch(experiment("typo", entrypoint), 78, TRIAL_TYPO="1")
+    assert "determined on dlx: PyTorchTrialContext has no 'get_tensorboard_writter' (did you mean " \
+           "'get_tensorboard_writer'? docs/determined.md lists what runs)" in out, out
     print("  configure_apex_amp(): refused (exit 78), naming PyTorch's own AMP:")
     out = launch(experiment("apex", entrypoint), 78, TRIAL_APEX="1")
     assert "determined on dlx: configure_apex_amp() is not supported (NVIDIA apex is not installed with " \

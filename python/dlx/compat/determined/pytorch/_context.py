@@ -160,6 +160,14 @@ class PyTorchTrialContext:
                        "dlx runs no profiler (dlx report shows each trial's CPU, memory and GPU "
                        "use; torch.profiler works in train_batch as in any script)")
 
+    def __getattr__(self, name: str) -> Any:
+        # Only names the class and the instance lack reach here.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        from .._unsupported import refuse_attribute
+
+        refuse_attribute(self, name)
+
     def _say_once(self, key: str, text: str) -> None:
         if key not in self._said and self.distributed.get_rank() == 0:
             print(text, file=sys.stderr, flush=True)
