@@ -178,7 +178,10 @@ def main():
     with dlx.Trial() as trial:
         loop = dlx.torch.Loop(trial, batches, model, optimizer)
         before = model.weight.detach().clone()
-        train(loop, model, optimizer, max_epochs=2, validate=lambda: {"loss": 1.0})
+        validated = []  # loop.epoch in validate(): the epoch that ended, as the plain script's
+        train(loop, model, optimizer, max_epochs=2,
+              validate=lambda: validated.append(loop.epoch) or {"loss": 1.0})
+        assert validated == [1, 2], validated
         assert loop.step == 8 and loop.epoch == 3, (loop.step, loop.epoch)
         assert not torch.equal(before, model.weight), "it did not train"
     print("torch loop errors: ok")

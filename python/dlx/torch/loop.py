@@ -118,6 +118,7 @@ class Loop:
         self._finished = False       # the searcher ended the trial (or the last epoch is done)
         self._in_epochs = False      # epochs() has begun and not ended
         self._leaving = False        # exiting for a requeue: not the script leaving the loop
+        self._at_epoch_end = False   # validate() runs for the epoch that just ended
         self._stop_now = False       # loop.stop(now=True): this epoch's batches end (agreed)
         self._validate: Callable[[], Metrics | None] | None = None
         self._validate_every = 1
@@ -140,8 +141,9 @@ class Loop:
 
     @property
     def epoch(self) -> int:
-        """The epoch in progress, from 1 (as loop.epochs() yields it)."""
-        return self.position.epoch + 1
+        """The epoch in progress, from 1 (as loop.epochs() yields it); in validate() at an
+        epoch's end, the epoch being validated."""
+        return self.position.epoch + (0 if self._at_epoch_end else 1)
 
     @property
     def batch(self) -> int:
@@ -455,7 +457,11 @@ class Loop:
         if self._validate is not None and (
                 at_target or last or self._batch_period_due() or
                 (self._validate_every is not None and position.epoch % self._validate_every == 0)):
-            metrics = self._validated()
+            self._at_epoch_end = True
+            try:
+                metrics = self._validated()
+            finally:
+                self._at_epoch_end = False
             if not last:  # a stop() in validate(): the epoch validated is the last
                 last = self._stop_agreed()
         if at_target:
