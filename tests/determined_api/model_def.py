@@ -113,6 +113,7 @@ class ReducerTrial(RegressionTrial):
         name = "abs" if os.environ.get("TRIAL_BAD_REDUCER") == "1" else None
         self.abs_error = context.wrap_reducer(AbsError(), name=name, for_training=False)
         self.trained = context.wrap_reducer(sum, name="trained_batches", for_validation=False)
+        self.both = context.wrap_reducer(len, name="updates")  # in training and in validation
         self.writer = context.get_tensorboard_writer()
         context.set_profiler(enabled=True, sync_timings=True)
         context.experimental.disable_dataset_reproducibility_checks()
@@ -126,6 +127,7 @@ class ReducerTrial(RegressionTrial):
 
     def train_batch(self, batch, epoch_idx: int, batch_idx: int):
         self.trained.update(1)
+        self.both.update(1)
         metrics = super().train_batch(batch, epoch_idx, batch_idx)
         self.writer.add_scalar("loss", float(metrics["loss"]), batch_idx)
         return metrics
@@ -135,5 +137,6 @@ class ReducerTrial(RegressionTrial):
         prediction = self.model(x).float()
         loss = torch.nn.functional.mse_loss(prediction, y)
         self.records.update(len(y))
+        self.both.update(1)
         self.abs_error.update(prediction - y)
         return {"validation_loss": loss, "max_loss": loss, "validation_batches": 1}

@@ -241,6 +241,9 @@ def reducers():
     # Reported with the validations, as training metrics of their steps: the batches since the last.
     counted = [count for count in training["trained_batches"] if count == count]
     assert counted == [16.0, 16.0, 8.0], training["trained_batches"]
+    # A reducer of both kinds: each window's own updates (16 training batches, 2 validation ones).
+    assert [c for c in training["updates"] if c == c] == [16.0, 16.0, 8.0], training["updates"]
+    assert validation["updates"] == [2.0] * 3, validation["updates"]
     for said in ("determined on dlx: get_tensorboard_writer(): PyTorch's SummaryWriter needs the "
                  "tensorboard package", "determined on dlx: set_profiler() is accepted and not used"):
         assert out.count(said) == 1, out

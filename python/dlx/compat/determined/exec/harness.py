@@ -84,6 +84,16 @@ class Validation:
         self.loop = loop
 
     def __call__(self) -> Dict[str, float]:
+        # The training reducers' window ends here; the validation ones' starts (a reducer that is
+        # both gathers its training values until now, its validation values from now).
+        allgather = self.context.distributed.allgather
+        wrapped = self.context._reducers
+        training = numbers(reduced([w for w in wrapped if w.for_training], allgather))
+        if training:
+            self.loop.trial.report_training(self.loop.step, training)
+        for one in wrapped:
+            if one.for_validation:
+                one.reducer.reset()
         for callback in self.callbacks.values():
             callback.on_validation_start()
         for model in self.context.models:
@@ -95,17 +105,12 @@ class Validation:
                 metrics = self._batches()
         for model in self.context.models:
             model.train()
-        allgather = self.context.distributed.allgather
-        wrapped = self.context._reducers
         for name, value in numbers(reduced([w for w in wrapped if w.for_validation], allgather)).items():
             if name in metrics:
                 raise dlx.ConfigError(f"determined: the validation metric {name!r} comes both from "
                                       f"evaluate_batch (or evaluate_full_dataset) and from a reducer: "
                                       f"rename one")
             metrics[name] = value
-        training = numbers(reduced([w for w in wrapped if w.for_training], allgather))
-        if training:
-            self.loop.trial.report_training(self.loop.step, training)
         for callback in self.callbacks.values():
             callback.on_validation_end(metrics)
         if self.context._stop_requested:  # an early stop decided on these metrics

@@ -4,12 +4,13 @@ function over every value the trial passed to `.update()`) and the older
 `PyTorchTrial.evaluation_reducer()` (a Reducer, or one per metric name).
 
 A wrapped reducer is reset when it is wrapped and after each reduction. Its window:
-  validation  one validation (evaluate_batch or evaluate_full_dataset): reset before, reduced
-              after, its metrics added to the validation's;
-  training    the batches since the last validation: reduced when a validation runs (every
-              validation is also the end of a training window), its metrics reported as training
-              metrics at that step. A requeued run starts the window again at its resume point
-              (the values a reducer gathered are in no checkpoint).
+  training    the batches since the last validation: reduced when a validation begins (every
+              validation ends a training window), its metrics reported as training metrics at
+              that step. A requeued run starts the window again at its resume point (the values a
+              reducer gathered are in no checkpoint);
+  validation  one validation (evaluate_batch or evaluate_full_dataset): reset before it, reduced
+              after, its metrics added to the validation's.
+A reducer of both kinds has both windows in turn, as in Determined.
 Each rank's per_slot_reduce() result is gathered to every rank and every rank calls
 cross_slot_reduce() on the same list, so the metrics are the same on every rank (dlx.torch.Loop
 asks that of validation metrics)."""
