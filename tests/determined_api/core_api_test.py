@@ -22,6 +22,7 @@ run again, as in tests/torch/torch_loop_test.py):
     (latest_checkpoint) and trains to the next rung;
   - PBT: a replacement member starts from its parent's checkpoint (latest_checkpoint names the
     parent's file; restore_path reads it);
+  - a Core API method that does not exist ends the trial at once (exit 78) with the closest name;
   - store_path without steps_completed in its metadata fails the trial at once (exit 78) with
     the fix in the message.
 
@@ -144,6 +145,11 @@ def main():
     out = launch(bad, 78, CORE_BAD_METADATA="1")
     assert 'checkpoint metadata needs "steps_completed"' in out, out
     print("  exit 78 with the fix in the message")
+    print("a Core API method that does not exist (report_training_metric):")
+    out = launch(experiment("typo"), 78, CORE_TYPO="1")
+    assert "determined on dlx: TrainContext has no 'report_training_metric' (did you mean " \
+           "'report_training_metrics'? docs/determined.md lists what runs)" in out, out
+    print("  exit 78 at once, with the closest name")
     shutil.rmtree(ROOT)
 
 

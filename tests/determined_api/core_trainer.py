@@ -9,7 +9,8 @@ stores a checkpoint without steps_completed; CORE_STEP_DELAY_S sleeps that long 
 (a run long enough to be interrupted on the local cluster). With WORLD_SIZE > 1: DDP over gloo, each rank its
 own slice of every batch, every rank's RNG state in the chief's checkpoint (gathered); with
 CORE_SHARD=1 a sharded checkpoint instead (store_path(shard=True): each rank writes its own
-rng-<rank>.pt, the chief state.pt; CORE_SHARD=clash: every rank writes state.pt, which is refused)."""
+rng-<rank>.pt, the chief state.pt; CORE_SHARD=clash: every rank writes state.pt, which is refused).
+CORE_TYPO=1 calls a TrainContext method that does not exist."""
 import json
 import os
 import pathlib
@@ -71,6 +72,8 @@ def main():
     steps, storage_id = 0, None
     with det.core.init(distributed=distributed) as core_context:
         rank, size = core_context.distributed.rank, core_context.distributed.size
+        if os.environ.get("CORE_TYPO") == "1":  # a method Determined's TrainContext lacks too
+            core_context.train.report_training_metric(steps_completed=0, metrics={"loss": 1.0})
         if info.latest_checkpoint is not None:
             with core_context.checkpoint.restore_path(info.latest_checkpoint) as path:
                 state = torch.load(pathlib.Path(path) / "state.pt")

@@ -6,9 +6,10 @@ import os
 from typing import Any, Dict, Optional
 
 from ._session import frozen_experiment, session
+from ._unsupported import RefusesUnknownAttributes
 
 
-class TrialInfo:
+class TrialInfo(RefusesUnknownAttributes):
     def __init__(self, trial_id: int, hparams: Dict[str, Any], experiment_id: str, trial_run_id: int,
                  config: Dict[str, Any]) -> None:
         self.trial_id = trial_id
@@ -23,7 +24,7 @@ class TrialInfo:
         return self._config
 
 
-class ClusterInfo:
+class ClusterInfo(RefusesUnknownAttributes):
     def __init__(self, trial: TrialInfo, latest_checkpoint: Optional[str], rank: int) -> None:
         self.trial = trial
         self.latest_checkpoint = latest_checkpoint

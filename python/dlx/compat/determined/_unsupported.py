@@ -35,3 +35,14 @@ def refuse_attribute(owner: Any, name: str) -> NoReturn:
     hint = f"did you mean {close[0]!r}? " if close else ""
     raise UnsupportedAttribute(f"determined on dlx: {type(owner).__name__} has no {name!r} "
                                f"({hint}docs/determined.md lists what runs)")
+
+
+class RefusesUnknownAttributes:
+    """A base of Determined's objects on dlx (the contexts, the Trainer, the cluster info): a
+    public attribute neither the class nor the instance has ends the trial at once
+    (refuse_attribute)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        refuse_attribute(self, name)

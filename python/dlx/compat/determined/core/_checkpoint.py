@@ -23,6 +23,7 @@ from typing import Any, Callable, Dict, Iterator, Optional, Tuple
 import dlx
 
 from .._session import Session
+from .._unsupported import RefusesUnknownAttributes
 from ._distributed import DistributedContext
 
 FILES = "determined/files/"
@@ -86,7 +87,7 @@ def _merge_shards(parts: Any) -> Tuple[Dict[str, bytes], Dict[str, Any]]:
     return files, metadata
 
 
-class CheckpointContext:
+class CheckpointContext(RefusesUnknownAttributes):
     def __init__(self, session: Session, distributed: DistributedContext) -> None:
         self._session = session
         self._distributed = distributed

@@ -14,13 +14,14 @@ import dlx
 from dlx._exit import leave
 
 from .._session import session as current_session
+from .._unsupported import RefusesUnknownAttributes
 from ._checkpoint import CheckpointContext
 from ._distributed import DistributedContext, DummyDistributedContext
 from ._searcher import PreemptContext, PreemptMode, SearcherContext
 from ._train import TrainContext
 
 
-class Context:
+class Context(RefusesUnknownAttributes):
     def __init__(self, distributed: Optional[DistributedContext] = None,
                  preempt_mode: PreemptMode = PreemptMode.WorkersAskChief) -> None:
         self._session = current_session()

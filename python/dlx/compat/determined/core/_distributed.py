@@ -6,8 +6,10 @@ from __future__ import annotations
 import os
 from typing import Any, List, Optional
 
+from .._unsupported import RefusesUnknownAttributes
 
-class DistributedContext:
+
+class DistributedContext(RefusesUnknownAttributes):
     def __init__(self, *, rank: int, size: int, local_rank: int, local_size: int, cross_rank: int,
                  cross_size: int, chief_ip: Optional[str] = None, pub_port: int = 0, pull_port: int = 0,
                  torch_group: Any = None) -> None:

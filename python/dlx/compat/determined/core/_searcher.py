@@ -17,6 +17,7 @@ from typing import Any, Iterator
 import dlx
 
 from .._session import Session
+from .._unsupported import RefusesUnknownAttributes
 from ._distributed import DistributedContext
 from ._train import TrainContext
 
@@ -38,7 +39,7 @@ class Unit(enum.Enum):
     BATCHES = "BATCHES"
 
 
-class SearcherOperation:
+class SearcherOperation(RefusesUnknownAttributes):
     def __init__(self, context: "SearcherContext", length: int) -> None:
         self._context = context
         self.length = length
@@ -60,7 +61,7 @@ class SearcherOperation:
         self._completed = True
 
 
-class SearcherContext:
+class SearcherContext(RefusesUnknownAttributes):
     def __init__(self, session: Session, distributed: DistributedContext, train: TrainContext) -> None:
         self._session = session
         self._distributed = distributed
@@ -92,7 +93,7 @@ class SearcherContext:
         return Unit[unit] if unit in Unit.__members__ else Unit.BATCHES
 
 
-class PreemptContext:
+class PreemptContext(RefusesUnknownAttributes):
     def __init__(self, session: Session, distributed: DistributedContext,
                  mode: PreemptMode = PreemptMode.WorkersAskChief) -> None:
         self._session = session

@@ -8,6 +8,7 @@ import math
 from typing import Any, Dict, List, Optional
 
 from .._session import Session
+from .._unsupported import RefusesUnknownAttributes
 
 
 def _numbers(metrics: Dict[str, Any], what: str) -> Dict[str, float]:
@@ -27,7 +28,7 @@ def _numbers(metrics: Dict[str, Any], what: str) -> Dict[str, float]:
     return out
 
 
-class TrainContext:
+class TrainContext(RefusesUnknownAttributes):
     def __init__(self, session: Session, is_chief: bool) -> None:
         self._session = session
         self._is_chief = is_chief

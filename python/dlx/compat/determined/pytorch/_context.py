@@ -12,12 +12,13 @@ import torch
 
 import dlx
 
+from .._unsupported import RefusesUnknownAttributes
 from ..core._distributed import DistributedContext
 from ._lr_scheduler import LRScheduler
 from ._reducer import Wrapped, wrap
 
 
-class PyTorchTrialContext:
+class PyTorchTrialContext(RefusesUnknownAttributes):
     def __init__(self, hparams: Dict[str, Any], config: Dict[str, Any], trial_id: int, experiment_id: str,
                  distributed: DistributedContext) -> None:
         self._hparams = hparams
@@ -159,14 +160,6 @@ class PyTorchTrialContext:
         self._say_once("profiler", "determined on dlx: set_profiler() is accepted and not used: "
                        "dlx runs no profiler (dlx report shows each trial's CPU, memory and GPU "
                        "use; torch.profiler works in train_batch as in any script)")
-
-    def __getattr__(self, name: str) -> Any:
-        # Only names the class and the instance lack reach here.
-        if name.startswith("_"):
-            raise AttributeError(name)
-        from .._unsupported import refuse_attribute
-
-        refuse_attribute(self, name)
 
     def _say_once(self, key: str, text: str) -> None:
         if key not in self._said and self.distributed.get_rank() == 0:

@@ -10,6 +10,7 @@ from typing import Any, Iterator, Optional
 import dlx
 
 from .._session import session
+from .._unsupported import RefusesUnknownAttributes
 from ._trial import PyTorchTrial
 
 
@@ -45,7 +46,7 @@ def init(*, hparams: Any = None, exp_conf: Any = None, distributed: Any = None,
     yield new_context()
 
 
-class Trainer:
+class Trainer(RefusesUnknownAttributes):
     def __init__(self, trial: PyTorchTrial, context: Any = None) -> None:
         self._trial = trial
         self._context = context if context is not None else getattr(trial, "context", None)
