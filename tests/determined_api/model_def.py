@@ -105,11 +105,14 @@ class ReducerTrial(RegressionTrial):
     since the last validation, over every rank), and the TensorBoard writer and profiler calls a
     Determined trial makes (without the tensorboard package: a writer that keeps nothing), and
     context.experimental.disable_dataset_reproducibility_checks(); TRIAL_APEX=1 asks for apex,
-    TRIAL_TYPO=1 for a context method that does not exist."""
+    TRIAL_TYPO=1 for a context method that does not exist, TRIAL_CLASH=1 a reducer named as an
+    evaluate_batch metric, TRIAL_BAD_EVAL_REDUCER=1 an evaluation_reducer() that is no Reducer."""
 
     def __init__(self, context):
         super().__init__(context)
-        self.records = context.wrap_reducer(sum, name="validation_records", for_training=False)
+        clash = os.environ.get("TRIAL_CLASH") == "1"  # a reducer named as evaluate_batch's metric
+        self.records = context.wrap_reducer(sum, name="validation_loss" if clash else "validation_records",
+                                            for_training=False)
         name = "abs" if os.environ.get("TRIAL_BAD_REDUCER") == "1" else None
         self.abs_error = context.wrap_reducer(AbsError(), name=name, for_training=False)
         self.trained = context.wrap_reducer(sum, name="trained_batches", for_validation=False)
@@ -123,6 +126,8 @@ class ReducerTrial(RegressionTrial):
             context.configure_apex_amp(self.model, self.optimizer, opt_level="O1")
 
     def evaluation_reducer(self):
+        if os.environ.get("TRIAL_BAD_EVAL_REDUCER") == "1":
+            return {"max_loss": "max"}
         return {"validation_batches": det.pytorch.Reducer.SUM, "max_loss": det.pytorch.Reducer.MAX}
 
     def train_batch(self, batch, epoch_idx: int, batch_idx: int):

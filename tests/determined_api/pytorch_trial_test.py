@@ -268,6 +268,13 @@ def reducers():
     out = launch(experiment("typo", entrypoint), 78, TRIAL_TYPO="1")
     assert "determined on dlx: PyTorchTrialContext has no 'get_tensorboard_writter' (did you mean " \
            "'get_tensorboard_writer'? docs/determined.md lists what runs)" in out, out
+    print("  a reducer named as an evaluate_batch metric, an evaluation_reducer() of a string: exit 78:")
+    out = launch(experiment("clash", entrypoint), 78, TRIAL_CLASH="1")
+    assert "determined: the validation metric 'validation_loss' comes both from evaluate_batch (or " \
+           "evaluate_full_dataset) and from a reducer: rename one" in out, out
+    out = launch(experiment("bad-evaluation-reducer", entrypoint), 78, TRIAL_BAD_EVAL_REDUCER="1")
+    assert "determined: evaluation_reducer() gives 'max' for 'max_loss': give a det.pytorch.Reducer (AVG, " \
+           "SUM, MAX, MIN), or a dict of them" in out, out
     print("  configure_apex_amp(): refused (exit 78), naming PyTorch's own AMP:")
     out = launch(experiment("apex", entrypoint), 78, TRIAL_APEX="1")
     assert "determined on dlx: configure_apex_amp() is not supported (NVIDIA apex is not installed with " \

@@ -90,8 +90,8 @@ class PyTorchTrialContext(RefusesUnknownAttributes):
         callback's on_validation_end); the last checkpoint is saved and the trial completes,
         the searcher told that it ended before its length (dlx.torch.Loop.stop())."""
         if not isinstance(stop_requested, bool):
-            raise TypeError(f"determined: set_stop_requested takes a bool, not "
-                            f"{type(stop_requested).__name__}")
+            raise dlx.ConfigError(f"determined: set_stop_requested takes a bool, not "
+                                  f"{type(stop_requested).__name__}")
         self._stop_requested = stop_requested
 
     def get_stop_requested(self) -> bool:
