@@ -3,7 +3,8 @@
 _reducer.py) and the context's refusals, each checked by its message: the reductions of
 evaluation_reducer(), a function reducer's values interleaved back into batch order, a name with a
 dict result and no name with a non-dict, two reducers giving one metric, wrap_reducer given a
-Reducer or a non-callable or a non-string name, set_stop_requested given a non-bool. One worker
+Reducer or a non-callable or a non-string name, set_stop_requested given a non-bool,
+experimental.use_amp(). One worker
 (DummyDistributedContext), no trial. Needs PYTHONPATH (python/ and python/dlx/compat)."""
 import math
 import unittest
@@ -90,6 +91,15 @@ class ContextTest(unittest.TestCase):
         self.assertEqual(str(raised.exception), "determined: set_stop_requested takes a bool, not str")
         context.set_stop_requested(True)
         self.assertTrue(context.get_stop_requested())
+
+    def test_use_amp_names_pytorchs_amp(self):
+        context = PyTorchTrialContext({}, {}, 0, "e", DummyDistributedContext())
+        with self.assertRaises(dlx.ConfigError) as raised:
+            context.experimental.use_amp()
+        self.assertEqual(str(raised.exception),
+                         "determined on dlx: context.experimental.use_amp() is not supported: use "
+                         "context.autocast_forward_pass(model) and context.wrap_scaler(torch.cuda.amp."
+                         "GradScaler()) (Determined's own replacement for it)")
 
 
 if __name__ == "__main__":
