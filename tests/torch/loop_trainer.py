@@ -20,7 +20,8 @@ LOOP_VALIDATE_EVERY (1), LOOP_SEED (3), LOOP_ACCUMULATE (1: zero_grad, backward,
 batch; N: gradients accumulated over N batches, `(i + 1) % N` of `enumerate(loop)`, the optimizer
 stepped and zeroed on every N-th, what is left at an epoch's end carried into the next; with
 LOOP_STEP_LAST=1 counted by loop.batch, and the epoch's last group stepped too),
-LOOP_STOP_AT / LOOP_STOP_RANK / LOOP_BREAK_AT (early stopping: stop_here below).
+LOOP_STOP_AT / LOOP_STOP_RANK / LOOP_BREAK_AT (early stopping: stop_here below), LOOP_RAISE_AT=E
+(a RuntimeError in the body of epoch E).
 """
 import contextlib
 import hashlib
@@ -177,6 +178,8 @@ def main():
                              validate_every=option("LOOP_VALIDATE_EVERY", 1)):
         if epoch == option("LOOP_BREAK_AT", 0):
             break
+        if epoch == option("LOOP_RAISE_AT", 0):
+            raise RuntimeError(f"loop_trainer: raised in epoch {epoch}")
         stop_here(f"{epoch}:body")
         model.train()
         for i, (x, y) in enumerate(loop):

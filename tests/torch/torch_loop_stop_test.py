@@ -11,7 +11,9 @@
     and saved; the searcher is told the trial completed before its length (journal: completed at
     2, trial.h5's stop_reason says why) instead of waiting for a report at 5;
   - two ranks, stop() on rank 1 only: both ranks end after the same epoch (they agree at its end);
-  - a break out of loop.epochs(): exit 0, the record running, and the log says how to stop;
+  - a break out of loop.epochs(): exit 0, the record running, and the log says how to stop (the
+    loop's line and dlx-launch's warning); an exception out of it: its traceback, and no such
+    advice;
   - stop() before loop.epochs(): a configuration error (exit 78) naming where to call it.
 
     torch_loop_stop_test.py DLX_LAUNCH SOURCE_DIR      (DLX_LIBRARY, PYTHONPATH=python/)
@@ -98,12 +100,25 @@ def break_is_said():
     directory = base.experiment("break", NO_LENGTH)
     out = base.launch(directory, 0, LOOP_BREAK_AT="2")
     said = ("dlx.torch.Loop: the script left `for epoch in loop.epochs()` in epoch 2 (step 13) "
-            "before the loop ended, by a break, a return or an exception: the trial is not "
+            "before the loop ended, by a break or a return: the trial is not "
             "finished (its record stays running), and "
             "this epoch's end (validation, checkpoint) did not run. To end training early, call "
             "loop.stop() in the epoch's body or in validate() instead of a break")
     assert out.count(said) == 1, out
     assert record(directory)["state"] == "running", record(directory)
+    warned = ("dlx-launch: warning: the trainer exited 0 without finishing trial 0: its record stays "
+              "running, and `dlx status` will show it lost. End training with trial.finish() in "
+              "Python (dlx.torch.Loop calls it when `for epoch in loop.epochs()` runs to its end: "
+              "end training early with loop.stop(), not a break;")
+    assert warned in out, out
+
+
+def exception_is_its_own_story():
+    print("an exception out of loop.epochs() at epoch 2: its traceback, no advice on breaks:")
+    directory = base.experiment("raise", NO_LENGTH, extra="max_restarts: 0\n")
+    out = base.launch(directory, 0, 1, LOOP_RAISE_AT="2")
+    assert "RuntimeError: loop_trainer: raised in epoch 2" in out, out
+    assert "left `for epoch in loop.epochs()`" not in out, out
 
 
 def stop_outside_the_epochs():
@@ -122,6 +137,7 @@ def main():
         stop_in_body_before_the_searchers_length()
         one_rank_stops_both()
         break_is_said()
+        exception_is_its_own_story()
         stop_outside_the_epochs()
     finally:
         shutil.rmtree(base.ROOT, ignore_errors=True)

@@ -717,7 +717,8 @@ void warn_if_unfinished(LaunchState& state) {
     fmt::print(stderr,
                "dlx-launch: warning: the trainer exited 0 without finishing trial {}: its record stays "
                "running, and `dlx status` will show it lost. End training with trial.finish() in Python "
-               "(dlx.torch.Loop and Determined's API call it for you) or Trial::finish() in C++\n",
+               "(dlx.torch.Loop calls it when `for epoch in loop.epochs()` runs to its end: end training early "
+               "with loop.stop(), not a break; Determined's API calls it for you) or Trial::finish() in C++\n",
                state.context.trial().trial_id);
   } catch (const std::exception& error) {
     fmt::print(stderr, "dlx-launch: warning: cannot read the trial record after the trainer exited: {}\n",

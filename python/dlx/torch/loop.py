@@ -38,9 +38,11 @@ epochs, cannot wait: the log says when one falls between two steps.
 """
 from __future__ import annotations
 
+import dis
 import os
 import sys
 import warnings
+from types import FrameType
 from typing import Any, Callable, Iterable, Iterator, Mapping, NamedTuple
 
 import torch
@@ -77,6 +79,26 @@ def _agree(trial: Trial, due: bool, settled: bool, stop_now: bool = False) -> Ag
         "dlx.torch.Loop", "before the first epoch")
     return Agreement(_ranks.take_notice(trial, signal_number), bool(due_anywhere),
                      not unsettled_anywhere, bool(stop_anywhere))
+
+
+# Where a frame stands when it drops the generator of loop.epochs() without an exception.
+_LEAVING_OPCODES = frozenset(dis.opmap[name] for name in ("POP_TOP", "RETURN_VALUE", "RETURN_CONST")
+                             if name in dis.opmap)
+
+
+def _how_the_script_left(caller: FrameType | None) -> str | None:
+    """How the script's `for epoch in loop.epochs()` ended, from the frame that closed the
+    generator, where it stands at that moment: at the POP_TOP that drops the loop's iterator (a
+    break or a return), or at the return of a frame that held the generator in a variable:
+    "break"; at the instruction that raised, while an exception unwinds the frame: "exception"
+    (Python holds that exception aside while the generator closes, so sys.exc_info() cannot tell
+    it). None when no frame closed it (the interpreter's shutdown)."""
+    if caller is None:
+        return None
+    code = caller.f_code.co_code
+    if not 0 <= caller.f_lasti < len(code):
+        return None
+    return "break" if code[caller.f_lasti] in _LEAVING_OPCODES else "exception"
 
 
 class Loop:
@@ -400,25 +422,27 @@ class Loop:
                 self._end_epoch(max_epochs)
         except GeneratorExit:
             if not self._leaving:
-                self._say_left_early()
+                self._say_left_early(_how_the_script_left(sys._getframe(1)))
             raise
         finally:
             self._in_epochs = False
         self._feed.close(final=True)
         self.trial.finish()
 
-    def _say_left_early(self) -> None:
-        """The script's `for epoch in loop.epochs()` ended before the loop did: a break or a
-        return, or an exception of the script's on its way out (the loop's own errors, and those
-        of validate(), mark the loop as leaving first). Nothing collective here: said, not
-        mended."""
-        if self.trial.rank == 0 and self.trial.checkpoint_dir is not None:
-            print(f"dlx.torch.Loop: the script left `for epoch in loop.epochs()` in epoch "
-                  f"{self.position.epoch + 1} (step {self.position.label}) before the loop ended, "
-                  f"by a break, a return or an exception: the trial is not finished (its record stays running), and this epoch's end "
-                  f"(validation, checkpoint) did not run. To end training early, call loop.stop() "
-                  f"in the epoch's body or in validate() instead of a break: that epoch is the "
-                  f"last, validated and saved, and the trial completes", file=sys.stderr, flush=True)
+    def _say_left_early(self, how: str | None) -> None:
+        """The script's `for epoch in loop.epochs()` ended before the loop did (the loop's own
+        errors, and those of validate(), mark the loop as leaving first). Nothing collective
+        here: said, not mended. An exception says nothing more: its traceback follows and says
+        why; the advice below is for a break or a return (early stopping)."""
+        if how == "exception" or self.trial.rank != 0 or self.trial.checkpoint_dir is None:
+            return
+        way = "by a break or a return" if how == "break" else "by a break, a return or an exception"
+        print(f"dlx.torch.Loop: the script left `for epoch in loop.epochs()` in epoch "
+              f"{self.position.epoch + 1} (step {self.position.label}) before the loop ended, "
+              f"{way}: the trial is not finished (its record stays running), and this epoch's end "
+              f"(validation, checkpoint) did not run. To end training early, call loop.stop() "
+              f"in the epoch's body or in validate() instead of a break: that epoch is the "
+              f"last, validated and saved, and the trial completes", file=sys.stderr, flush=True)
 
     def _at_end(self, max_epochs: int | None) -> bool:
         """Whether training ends here: loop.stop() (as the ranks agreed it), or `max_epochs`
