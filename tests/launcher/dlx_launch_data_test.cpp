@@ -245,7 +245,7 @@ TEST_CASE("launcher code: the node-local copy goes under the site's directory, a
   auto copied = run_with_env(env, trainer);
   INFO(copied.output);
   REQUIRE(copied.status == 0);
-  CHECK_THAT(copied.output, Catch::Contains("pwd=" + (dir.path() / "site" / user_dir / "code-1234-0-0").string() +
+  CHECK_THAT(copied.output, Catch::Contains("pwd=" + (dir.path() / "site" / user_dir / "code-1234-0-0-1").string() +
                                             "\ntrained"));
 
   // Each refusal below fails its trial, in the searcher too: each case is another array task's.

@@ -51,9 +51,12 @@ TEST_CASE("code: defaults, every key, and the frozen snapshot keeps them", "[con
   CHECK_FALSE(plain.code.dir);
   CHECK(plain.code.max_size == 100'000'000u);
   CHECK(plain.code.run_from == CodeConfig::RunFrom::node_local);
+  CHECK(plain.code.keep_outputs == 1'000'000'000u);
 
-  auto set = parse_experiment(kBase + "code: {snapshot: false, dir: ../src, max_size: 200MB, run_from: shared}\n",
-                              "exp.yaml");
+  auto set = parse_experiment(
+      kBase + "code: {snapshot: false, dir: ../src, max_size: 200MB, run_from: shared, keep_outputs: 5GiB}\n",
+      "exp.yaml");
+  CHECK(set.code.keep_outputs == 5ull << 30);
   CHECK_FALSE(set.code.snapshot);
   CHECK(set.code.dir == "../src");
   CHECK(set.code.max_size == 200'000'000u);
@@ -64,6 +67,13 @@ TEST_CASE("code: defaults, every key, and the frozen snapshot keeps them", "[con
   CHECK(again.code.dir == "../src");
   CHECK(again.code.max_size == 200'000'000u);
   CHECK(again.code.run_from == CodeConfig::RunFrom::shared);
+  CHECK(again.code.keep_outputs == 5ull << 30);
+
+  CHECK(parse_experiment(kBase + "code: {keep_outputs: false}\n", "exp.yaml").code.keep_outputs == 0u);
+  CHECK(parse_experiment(kBase + "code: {keep_outputs: 0}\n", "exp.yaml").code.keep_outputs == 0u);
+  CHECK(parse_experiment(kBase + "code: {keep_outputs: true}\n", "exp.yaml").code.keep_outputs == 1'000'000'000u);
+  auto none = parse_experiment(kBase + "code: {keep_outputs: false}\n", "exp.yaml");
+  CHECK(parse_experiment(dlx::config::to_yaml(none), "experiment.yaml").code.keep_outputs == 0u);
 }
 
 TEST_CASE("code: each mistake names the key, the value and the fix", "[config][code]") {
@@ -96,11 +106,18 @@ TEST_CASE("code: each mistake names the key, the value and the fix", "[config][c
   CHECK_THAT(message, Catch::Contains("snapshots"));
   CHECK_THAT(message, Catch::Contains("snapshot"));
 
+  message = error_of(kBase + "code: {keep_outputs: lots}\n");
+  CHECK_THAT(message, Catch::Contains("exp.yaml:4"));
+  CHECK_THAT(message, Catch::Contains("code.keep_outputs: 'lots' is not a size (write a size such as 1GB or 200MiB, "
+                                      "or false to keep none of the files"));
+  message = error_of(kBase + "code: {keep_outputs: {max: 1GB}}\n");
+  CHECK_THAT(message, Catch::Contains("code.keep_outputs: expected a size or false, got a list or mapping"));
+
   message = error_of(kBase + "code: false\n");
   CHECK_THAT(message, Catch::Contains("expected a mapping"));
 }
 
-TEST_CASE("site defaults: code.max_size and run_from, overridden by the experiment", "[config][code]") {
+TEST_CASE("site defaults: code.max_size, run_from and keep_outputs, overridden by the experiment", "[config][code]") {
   auto site = dlx::config::parse_site_config("defaults:\n  code: {max_size: 50MiB, run_from: shared}\n", "site.yaml");
   CHECK(site.code.max_size == 50u * 1024 * 1024);
   auto experiment = parse_experiment(kBase, "exp.yaml", &site);
@@ -109,6 +126,13 @@ TEST_CASE("site defaults: code.max_size and run_from, overridden by the experime
   auto raised = parse_experiment(kBase + "code: {max_size: 200MB}\n", "exp.yaml", &site);
   CHECK(raised.code.max_size == 200'000'000u);
   CHECK(raised.code.run_from == CodeConfig::RunFrom::shared);
+
+  auto small = dlx::config::parse_site_config("defaults:\n  code: {keep_outputs: 100MB}\n", "site.yaml");
+  CHECK(parse_experiment(kBase, "exp.yaml", &small).code.keep_outputs == 100'000'000u);
+  CHECK(parse_experiment(kBase + "code: {keep_outputs: true}\n", "exp.yaml", &small).code.keep_outputs ==
+        100'000'000u);
+  CHECK(parse_experiment(kBase + "code: {keep_outputs: 2GB}\n", "exp.yaml", &small).code.keep_outputs ==
+        2'000'000'000u);
 
   try {
     dlx::config::parse_site_config("defaults:\n  code: {dir: /src}\n", "site.yaml");

@@ -25,11 +25,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// One copy per trial and attempt: the trials a task runs at once (resources.trials_per_task) each
+// write their own files in their own working directory.
 std::string copy_key(const env::EnvMap& env) {
   const auto job = env::lookup(env, "SLURM_JOB_ID").value_or(fmt::format("pid{}", ::getppid()));
   const auto step = env::lookup(env, "SLURM_STEP_ID").value_or("0");
   const auto restart = env::lookup(env, "SLURM_RESTART_COUNT").value_or("0");
-  return fmt::format("code-{}-{}-{}", job, step, restart);
+  const auto trial = env::lookup(env, "DLX_TRIAL_ID").value_or("0");
+  return fmt::format("code-{}-{}-{}-{}", job, step, restart, trial);
 }
 
 // code.json's workdir: where trials start, relative to code/ (written at submission by the
@@ -140,6 +143,14 @@ std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, 
   result.working_dir_ = workdir.empty() ? result.code_dir_ : result.code_dir_ / workdir;
   result.lock_ = lock_exclusively(scratch, result.key_);
   copy_snapshot_once(scratch, result.key_, snapshot, result.code_dir_, log);
+  // The marker, made once every file was copied: a file of the copy written later is the trainer's.
+  std::error_code marker_error;
+  result.copied_at_ = fs::last_write_time(
+      fs::path(fmt::format("/proc/self/fd/{}", scratch.fd.get())) / (result.key_ + ".done"), marker_error);
+  if (marker_error) {
+    throw LaunchError(fmt::format("cannot read the code copy's marker in {}: {}", scratch.path.string(),
+                                  marker_error.message()));
+  }
   // The trainer's directory, reached from the checked handle; its path is handed out only once it
   // is proven to name the same directory.
   const UniqueFd code_fd(::openat(scratch.fd.get(), result.key_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
@@ -167,6 +178,19 @@ void CodeWorkdir::enter() const {
   if (::fchdir(working_fd_.get()) != 0) {
     throw LaunchError(fmt::format("cannot enter {}: {}", working_dir_.string(), std::strerror(errno)));
   }
+}
+
+bool CodeWorkdir::alone_in_copy() {
+  if (lock_.fd() < 0 || !scratch_) return false;
+  try {
+    return lock_.try_lock(LockMode::exclusive);
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+fs::path CodeWorkdir::copy_view() const {
+  return fs::path(fmt::format("/proc/self/fd/{}", scratch_.get())) / key_;
 }
 
 CodeWorkdir::~CodeWorkdir() {

@@ -50,7 +50,9 @@ int run_ticket(const Options& options, const env::EnvMap& env, const Resolver& r
       refuse_trial_before_trainer(state, error.what());
       throw;
     }
-    return run_and_account(state);
+    const int status = run_and_account(state);
+    keep_outputs(state);
+    return status;
   } catch (const std::exception& error) {
     // main prints the error once this rank's output no longer goes through the trial's log (the
     // state is gone by then): the log gets the same line here, so that `dlx logs` ends with why

@@ -32,7 +32,9 @@
 #include "dlx/launch/system_sampler.hpp"
 #include "dlx/launch/trial_log.hpp"
 #include "dlx/launch/trial_outcome.hpp"
+#include "dlx/launch/trial_outputs.hpp"
 #include "dlx/slurm/job_time_left.hpp"
+#include "dlx/store/code_snapshot.hpp"
 #include "launch_state.hpp"
 
 namespace dlx::launch {
@@ -756,6 +758,42 @@ int run_and_account(LaunchState& state) {
   const auto decision = decide_exit(crash, state.at_start, state.max_restarts);
   account_for_crash(state, crash, decision);
   return decision.status;
+}
+
+void keep_outputs(LaunchState& state) {
+  if (!state.code || !state.experiment || !state.in_trial() || !state.code->node_local()) return;
+  try {
+    if (!state.code->alone_in_copy()) return;  // another rank of this node is still in the copy
+    const auto& trial = state.context.trial();
+    const std::filesystem::path outputs = trial.record_path().parent_path() / "outputs";
+    const auto found = find_trainer_files(state.code->copy_view(), *trial.experiment_dir / store::kCodeDirName,
+                                          state.code->copied_at());
+    if (state.placement().node_index != 0) {
+      const auto& node = state.placement();
+      print_unkept_node_files(stderr, found,
+                              fmt::format("node {}{}", node.node_index,
+                                          node.node_name.empty() ? "" : fmt::format(" ({})", node.node_name)),
+                              outputs);
+      return;
+    }
+    const auto max_bytes = state.experiment->code.keep_outputs;
+    if (max_bytes == 0 || (found.files.empty() && found.special.empty())) return;
+    // The step is being ended once a notice came (a requeue, a preemption, the time limit):
+    // copying goes on for kNoticeCopyBudget from then, within Slurm's KillWait.
+    constexpr auto kNoticeCopyBudget = std::chrono::seconds(10);
+    std::optional<std::chrono::steady_clock::time_point> noticed;
+    const auto out_of_time = [&] {
+      if (notice_received() == 0) return false;
+      const auto now = std::chrono::steady_clock::now();
+      if (!noticed) noticed = now;
+      return now - *noticed > kNoticeCopyBudget;
+    };
+    print_kept_outputs(stderr, keep_trainer_files(state.code->copy_view(), found, outputs, max_bytes, out_of_time),
+                       outputs);
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "dlx-launch: warning: cannot keep the files the trainer wrote in its working directory: {}\n",
+               error.what());
+  }
 }
 
 }  // namespace dlx::launch

@@ -92,5 +92,9 @@ void refuse_trial_before_trainer(LaunchState& state, std::string_view why);
 // 7. Run and account: the trainer (in its container, when there is one), its exit as a crash or
 //    not, the record and the searcher told. dlx-launch's exit status.
 int run_and_account(LaunchState& state);
+// 8. Keep outputs: on the trial's first node, the last rank out of the node-local code copy keeps
+//    the files the trainers wrote in it in <trial>/outputs/ (trial_outputs.hpp); on its other
+//    nodes it names them. Said in the log; never fails the run.
+void keep_outputs(LaunchState& state);
 
 }  // namespace dlx::launch

@@ -153,6 +153,9 @@ struct CodeConfig {
   std::optional<std::string> dir;  // this directory instead of the submit directory's git work tree
   std::uint64_t max_size = 100'000'000;  // bytes copied at most (site default, experiment override)
   enum class RunFrom { node_local, shared } run_from = RunFrom::node_local;  // where trials run it
+  // Bytes of the files a trainer writes in its node-local working directory kept in
+  // <trial>/outputs/ per attempt (launch/trial_outputs.hpp); 0: none.
+  std::uint64_t keep_outputs = 1'000'000'000;
 };
 
 // The `data` section: datasets that dlx-launch stages once per node into the user's node-local

@@ -15,7 +15,8 @@
 // ranks of a step on one node share one copy: the first takes an exclusive lock on code-...lock
 // (an OFD fcntl lock: dlx/common/file_lock.hpp), copies, marks code-....done, and every rank then
 // holds a shared lock while its trainer runs; the last rank out (the one that gets the exclusive
-// lock back at once) removes the copy.
+// lock back at once) removes the copy, after keeping what the trainers wrote there
+// (trial_outputs.hpp). A copy is one trial's: the trials a task runs at once have one each.
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -46,12 +47,24 @@ class CodeWorkdir {
   // the trainer inherits it. Throws LaunchError.
   void enter() const;
 
+  // A node-local copy (not the shared snapshot itself).
+  bool node_local() const noexcept { return static_cast<bool>(scratch_); }
+  // When the copy was complete: a file of the copy written later is the trainer's.
+  std::filesystem::file_time_type copied_at() const noexcept { return copied_at_; }
+  // Once this rank's trainer has exited: whether it is the last rank of the step on this node in
+  // the copy. Then it holds the copy alone until it is removed (the destructor) and may read it
+  // through copy_view(). Never waits; false for the shared snapshot, and when the lock fails.
+  bool alone_in_copy();
+  // The copy's top, reached through the checked handle of the node-local directory.
+  std::filesystem::path copy_view() const;
+
  private:
   CodeWorkdir() = default;
   std::filesystem::path code_dir_, working_dir_;
   UniqueFd working_fd_;
   UniqueFd scratch_;  // <base>/dlx-<uid>; empty when running from the shared snapshot
-  std::string key_;   // code-<job>-<step>-<restart>, the copy's name in scratch_
+  std::string key_;   // code-<job>-<step>-<restart>-<trial>, the copy's name in scratch_
+  std::filesystem::file_time_type copied_at_{};
   FileLock lock_;
 };
 
