@@ -7,7 +7,7 @@
 //     checkpoint: {keep_latest: 2}
 //     environment: {NCCL_SOCKET_IFNAME: ib0}
 //     max_restarts: 3
-//     code: {max_size: 100MB, run_from: node_local}   # the code snapshot's cap and where trials run it
+//     code: {max_size: 100MB, run_from: node_local, keep_outputs: 1GB}   # the code snapshot's cap, where trials run it, what is kept
 //     data: {to: /local/%u, checksum: false}   # where trials stage `data:` on a node
 //   limits:
 //     max_trials: 500           # a cap on trials per experiment
