@@ -123,7 +123,8 @@ TEST_CASE("trial outputs: the trainer's files are kept by path, and the copied c
                     "dlx-launch: not kept from the working directory: host: a symbolic link\n");
 }
 
-TEST_CASE("trial outputs: code.keep_outputs caps an attempt's bytes, and a notice's deadline ends the copying",
+TEST_CASE("trial outputs: code.keep_outputs caps an attempt's bytes, a count its files, and a notice's deadline ends "
+          "the copying",
           "[launch][outputs]") {
   TempDir dir("outputs-cap");
   CopyOfSnapshot code(dir.path());
@@ -140,6 +141,13 @@ TEST_CASE("trial outputs: code.keep_outputs caps an attempt's bytes, and a notic
   CHECK(capped.left[0].why == "over code.keep_outputs (1.00 kB an attempt): raise it, or have the trainer write "
                               "files this big to shared storage itself");
   CHECK_FALSE(fs::exists(outputs / "b-big.bin"));
+
+  const auto counted = dlx::launch::keep_trainer_files(code.copy, found, dir.path() / "counted", 1'000'000,
+                                                       kNeverLate, 2);
+  CHECK(relatives(counted.kept) == std::vector<std::string>{"a-small.txt", "b-big.bin"});
+  REQUIRE(counted.left.size() == 1);
+  CHECK(counted.left[0].why == "over 2 files an attempt: have the trainer write this many files to shared storage "
+                               "itself, or into fewer files");
 
   int asked = 0;
   const auto late = dlx::launch::keep_trainer_files(code.copy, found, dir.path() / "late", 1'000'000,

@@ -133,7 +133,8 @@ TrainerFiles find_trainer_files(const fs::path& copy, const fs::path& snapshot, 
 }
 
 KeptOutputs keep_trainer_files(const fs::path& copy, const TrainerFiles& found, const fs::path& outputs,
-                               std::uint64_t max_bytes, const std::function<bool()>& out_of_time) {
+                               std::uint64_t max_bytes, const std::function<bool()>& out_of_time,
+                               std::size_t max_files) {
   KeptOutputs result;
   result.left = found.special;
   if (found.files.empty()) return result;
@@ -152,6 +153,9 @@ KeptOutputs keep_trainer_files(const fs::path& copy, const TrainerFiles& found, 
       result.left.push_back({file, "not copied: the step was being ended (a notice) and time ran out"});
     } else if (file.bytes > max_bytes - result.kept_bytes) {
       result.left.push_back({file, over});
+    } else if (result.kept.size() == max_files) {
+      result.left.push_back({file, fmt::format("over {} files an attempt: have the trainer write this many files "
+                                               "to shared storage itself, or into fewer files", max_files)});
     } else {
       try {
         copy_one(copy / file.relative, outputs, file.relative);

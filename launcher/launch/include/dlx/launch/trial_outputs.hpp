@@ -14,14 +14,15 @@
 //   - each is copied to a temporary name beside its final one, fsynced and renamed over it
 //     (durable_file.hpp): a reader sees a whole file, the previous attempt's or this one's; a
 //     later attempt's file replaces an earlier one's of the same path, the others stay;
-//   - at most `max_bytes` per attempt (code.keep_outputs), in path order; a file that would
-//     exceed it is left and named;
+//   - at most `max_bytes` per attempt (code.keep_outputs) and kMaxKeptFiles files (each costs
+//     two fsyncs), in path order; a file that would exceed either is left and named;
 //   - when `out_of_time` says so (a notice is pending: the step is being ended), the files not
 //     yet copied are left and named;
 //   - modes are kept but never widened, and nothing for others: (mode & 0750) | 0600.
 // Symbolic links, FIFOs and sockets are left and named. Temporary files of an attempt killed
 // while copying (".tmp." names) are removed by the next one. The copies of the trial's other
 // nodes are not kept: their last rank names what they held (write outputs on rank 0).
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -30,6 +31,8 @@
 #include <vector>
 
 namespace dlx::launch {
+
+inline constexpr std::size_t kMaxKeptFiles = 10'000;
 
 struct TrainerFile {
   std::filesystem::path relative;  // below the copy's top
@@ -63,7 +66,7 @@ struct KeptOutputs {
 // Does not throw: a file that cannot be copied is left with why.
 KeptOutputs keep_trainer_files(const std::filesystem::path& copy, const TrainerFiles& found,
                                const std::filesystem::path& outputs, std::uint64_t max_bytes,
-                               const std::function<bool()>& out_of_time);
+                               const std::function<bool()>& out_of_time, std::size_t max_files = kMaxKeptFiles);
 
 // The log's lines: what was kept where, and what was left and why (nothing when the trainer
 // wrote nothing).
