@@ -11,7 +11,10 @@
 #   - the commit, branch, status and diff are in the experiment directory (code.json, code.diff),
 #     experiment.h5 (/code), `dlx status` and `dlx report`'s page;
 #   - .dlxignore'd files, a submodule, and links pointing outside the tree are not copied, and
-#     no byte of a file outside the tree is.
+#     no byte of a file outside the tree is;
+#   - what the trainer writes in its working directory is kept in trials/<id>/outputs/ (not the
+#     code, not __pycache__), including by the attempt the requeue ended; the requeued attempt's
+#     file replaces the first one's, and a file only the first wrote stays.
 source "$(dirname "$0")/lib.sh"
 
 repo=$WORK/coderepo
@@ -29,6 +32,10 @@ VERSION=v1-committed
 out=$DLX_EXPERIMENT_DIR/ran-$DLX_TRIAL_ID-${SLURM_RESTART_COUNT:-0}.txt
 echo "$VERSION pwd=$(pwd) code=$DLX_CODE_DIR" > "$out"
 ls -a > "$out.ls"
+# What a training script leaves in its working directory: kept in the trial's outputs/.
+echo "attempt ${SLURM_RESTART_COUNT:-0}" > model.pt
+mkdir -p "runs/$DLX_TRIAL_ID" __pycache__ && echo scalars > "runs/$DLX_TRIAL_ID/events" && echo pyc > __pycache__/x.pyc
+if [ -z "${SLURM_RESTART_COUNT:-}" ]; then echo first > first-attempt.txt; fi
 # Trial 0's first attempt asks Slurm to requeue it; the requeued attempt must run the same code.
 if [ "$DLX_TRIAL_ID" = 0 ] && [ -z "${SLURM_RESTART_COUNT:-}" ]; then
   touch "$DLX_EXPERIMENT_DIR/requeue-asked"
@@ -134,6 +141,24 @@ for ran in 0-0 0-1 1-0 2-0; do
   grep -qx notes.txt "$file.ls" || fail "attempt $ran: the untracked notes.txt is missing: $listing"
 done
 note "4 attempts (3 trials and a requeue) ran the submitted version from node-local copies"
+
+# ---- what the trainers wrote in their working directories ----
+for trial in 0 1 2; do
+  outputs=$dir/trials/$trial/outputs
+  attempt=0; [ "$trial" = 0 ] && attempt=1
+  [ "$(cat "$outputs/model.pt" 2>/dev/null)" = "attempt $attempt" ] ||
+    fail "trial $trial: outputs/model.pt is not attempt $attempt's: $(ls -laR "$outputs" 2>&1)"
+  [ "$(cat "$outputs/first-attempt.txt" 2>/dev/null)" = first ] || fail "trial $trial: no outputs/first-attempt.txt"
+  [ "$(cat "$outputs/runs/$trial/events" 2>/dev/null)" = scalars ] || fail "trial $trial: no outputs/runs/$trial/events"
+  [ ! -e "$outputs/train.sh" ] && [ ! -e "$outputs/__pycache__" ] && [ ! -e "$outputs/notes.txt" ] ||
+    fail "trial $trial: the code or __pycache__ was kept as an output: $(ls -laR "$outputs")"
+  [ "$(stat -c %U "$outputs/model.pt")" = "$DLX_TEST_USER" ] || fail "trial $trial: outputs/model.pt is not the user's"
+done
+expect_contains "trial 0's first attempt (requeued)" "$(cat "$dir/trials/0/logs/attempt-0.rank-0.log")" \
+  "dlx-launch: kept 3 files (24 B) the trainer wrote in its working directory, in $dir/trials/0/outputs/: first-attempt.txt, model.pt, runs/0/events"
+expect_contains "trial 0's requeued attempt" "$(cat "$dir/trials/0/logs/attempt-1.rank-0.log")" \
+  "dlx-launch: kept 2 files (18 B) the trainer wrote in its working directory, in $dir/trials/0/outputs/: model.pt, runs/0/events"
+note "each trial's files kept in trials/<id>/outputs/, the requeued attempt's replacing the first's"
 
 # ---- what the experiment directory records ----
 info=$dir/code.json

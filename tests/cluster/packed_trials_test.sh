@@ -12,7 +12,9 @@
 #  - dlx report shows the packing (the array's mapping, each trial's array task);
 #  - every trainer holds a torch.distributed process group (world size 1, gloo) for its whole
 #    run, as scripts written for torchrun do: a task's slots share its job id, and each needs a
-#    MASTER_PORT of its own.
+#    MASTER_PORT of its own;
+#  - the trials of a task run in node-local code copies of their own (code: {dir: ...}): each
+#    writes whoami.txt in its working directory, and each trial's outputs/ holds its own.
 source "$(dirname "$0")/resume_lib.sh"
 
 name=packed-trials
@@ -26,7 +28,9 @@ searcher: {name: async_halving, metric: loss, max_trials: 8, num_rungs: 2, divis
            max_length: {batches: 12}}
 resources: {nodes_per_trial: 1, tasks_per_node: 1, trials_per_task: 4}
 max_restarts: 0
+code: {dir: $WORK/$name-code}
 YAML
+as_user bash -c "rm -rf $name-code && mkdir $name-code && echo 'a packed trial runs here' > $name-code/README"
 cat > "$WORK/$name.py" <<'PY'
 import os, sys, time
 import numpy
@@ -35,6 +39,8 @@ import dlx
 trial = dlx.Trial()
 torch.distributed.init_process_group("gloo")  # binds MASTER_PORT until the process ends
 here = os.path.dirname(trial.checkpoint_dir)
+with open("whoami.txt", "a") as f:  # in this trial's own copy of the code
+    f.write(f"{trial.id}\n")
 resumed = trial.resume()
 step, w = (resumed.step, float(resumed.state["w"])) if resumed else (0, 0.0)
 with open(os.path.join(here, "runs.txt"), "a") as f:
@@ -106,6 +112,8 @@ for trial in range(8):
     assert all(int(run[0]) == int(run[6]) % tasks for run in runs), (trial, runs)  # ticket k in task k % tasks
     assert all(0 <= int(slot) < 4 for _, _, slot, *_ in runs), (trial, runs)
     assert os.path.isdir(f"{directory}/trials/{trial}/checkpoints"), trial
+    # Each attempt started in a fresh copy of its own: one line, its own id.
+    assert open(f"{directory}/trials/{trial}/outputs/whoami.txt").read() == f"{trial}\n", trial
     if trial == 5:
         assert states[5] == "failed", states
         continue

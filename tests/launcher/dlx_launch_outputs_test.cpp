@@ -13,6 +13,7 @@
 #include <iterator>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "dlx/launch/master_port_rendezvous.hpp"
 #include "dlx/launch/trial_outputs.hpp"
@@ -226,5 +227,53 @@ TEST_CASE("launcher outputs: dlx-launch keeps what the trainer wrote on the firs
     CHECK_THAT(result.output, Catch::Contains("trained\n"));
     CHECK_THAT(result.output, !Catch::Contains("dlx-launch: kept"));
     CHECK_FALSE(fs::exists(trial / "outputs"));
+  }
+}
+
+TEST_CASE("launcher outputs: of two ranks leaving one copy at once, exactly one keeps the files and removes it",
+          "[launch-cli][outputs]") {
+  TempDir dir("outputs-two-ranks");
+  dlx::test::snapshot_train_sh(dir.path());
+  std::ofstream(dir.path() / "experiment.yaml")
+      << "name: two-ranks\nentrypoint: sh train.sh\nsearcher: {name: single, metric: loss}\n"
+         "resources: {nodes_per_trial: 1, tasks_per_node: 2}\n";
+  fs::create_directories(dir.path() / "site");
+  // Both trainers write, then wait for each other and exit together: a protocol in which each
+  // rank saw the other's shared lock would leave the copy, and the files, to nobody.
+  const std::vector<std::string> trainer = {
+      kOutputsLaunch, "--", "sh", "-c",
+      "echo $SLURM_PROCID > rank-$SLURM_PROCID.txt; while [ ! -e rank-0.txt ] || [ ! -e rank-1.txt ]; do sleep 0.01; "
+      "done; sh train.sh"};
+  const fs::path trial = dir.path() / "trials" / "0";
+  for (int round = 0; round < 5; ++round) {
+    fs::remove_all(trial / "outputs");
+    std::vector<dlx::test::CommandResult> results(2);
+    std::vector<std::thread> ranks;
+    for (int rank = 0; rank < 2; ++rank) {
+      ranks.emplace_back([&, rank] {
+        auto env = dlx::test::two_node_step_env(dir.path(), rank);
+        env["SLURM_JOB_ID"] = std::to_string(2000 + round);
+        env["SLURM_NODEID"] = "0";
+        env["SLURM_LOCALID"] = std::to_string(rank);
+        env["SLURM_STEP_NUM_NODES"] = "1";
+        env["SLURM_STEP_TASKS_PER_NODE"] = "2";
+        env["SLURM_STEP_NODELIST"] = "dlxfake1";
+        env["SLURMD_NODENAME"] = "dlxfake1";
+        env["DLX_TRIAL_ID"] = "0";
+        env["DLX_SITE_LOCAL_DIR"] = (dir.path() / "site").string();
+        results[rank] = run_with_env(env, trainer);
+      });
+    }
+    for (auto& rank : ranks) rank.join();
+    INFO("round " << round << "\nrank 0:\n" << results[0].output << "\nrank 1:\n" << results[1].output);
+    CHECK(results[0].status == 0);
+    CHECK(results[1].status == 0);
+    CHECK(whole_file(trial / "outputs" / "rank-0.txt") == "0\n");
+    CHECK(whole_file(trial / "outputs" / "rank-1.txt") == "1\n");
+    const std::string said = "dlx-launch: kept 2 files (4 B) the trainer wrote in its working directory";
+    const bool by_rank0 = results[0].output.find(said) != std::string::npos;
+    const bool by_rank1 = results[1].output.find(said) != std::string::npos;
+    CHECK(by_rank0 != by_rank1);
+    CHECK(fs::is_empty(dir.path() / "site" / ("dlx-" + std::to_string(::geteuid()))));  // copy, marker, lock gone
   }
 }

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <random>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -75,29 +77,25 @@ data::NodeLocalDir open_scratch(const fs::path& local_root) {
   }
 }
 
-// <key>.lock in the scratch directory, held exclusively: the ranks of a step take turns to find
-// (or make) the copy.
-FileLock lock_exclusively(const data::NodeLocalDir& scratch, const std::string& key) {
+// <key>.lock in the scratch directory, not locked yet.
+FileLock open_copy_lock(const data::NodeLocalDir& scratch, const std::string& key) {
   const std::string lock_name = key + ".lock";
   const fs::path lock_path = scratch.path / lock_name;
   UniqueFd lock_fd(::openat(scratch.fd.get(), lock_name.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!lock_fd) lock_failed(lock_path, errno);
-  FileLock lock(std::move(lock_fd), lock_path, LockOwner::description);
-  try {
-    lock.lock(LockMode::exclusive);
-  } catch (const SystemError& e) {
-    lock_failed(lock_path, e.error_number());
-  }
-  return lock;
+  return FileLock(std::move(lock_fd), lock_path, LockOwner::description);
 }
 
-// Under the exclusive lock: copies the snapshot to <scratch>/<key> and marks it <key>.done, unless
-// an earlier rank did. A half-made copy (no marker) is removed first, and again when this copy fails.
-void copy_snapshot_once(const data::NodeLocalDir& scratch, const std::string& key, const fs::path& snapshot,
-                        const fs::path& code_dir, std::FILE* log) {
-  const std::string done_name = key + ".done";
+bool copy_marked(const data::NodeLocalDir& scratch, const std::string& key) {
   struct stat done {};
-  if (::fstatat(scratch.fd.get(), done_name.c_str(), &done, AT_SYMLINK_NOFOLLOW) == 0) return;
+  return ::fstatat(scratch.fd.get(), (key + ".done").c_str(), &done, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+// Under the exclusive lock: copies the snapshot to <scratch>/<key> and marks it <key>.done. A
+// half-made copy (no marker) is removed first, and again when this copy fails.
+void copy_snapshot(const data::NodeLocalDir& scratch, const std::string& key, const fs::path& snapshot,
+                   const fs::path& code_dir, std::FILE* log) {
+  const std::string done_name = key + ".done";
   const auto started = std::chrono::steady_clock::now();
   try {
     data::remove_tree_at(scratch.fd.get(), key, code_dir);
@@ -121,6 +119,33 @@ void copy_snapshot_once(const data::NodeLocalDir& scratch, const std::string& ke
   }
 }
 
+// Returns holding `lock` shared on a finished copy. A rank looks for the copy's marker under a
+// shared lock, which waits only while another rank holds the exclusive one to copy; without a
+// marker it converts to the exclusive lock, granted only when no other rank holds one, and copies.
+// Two ranks that look at once both fail to convert: each lets go and tries again after a random
+// pause. (A rank that waited for the exclusive lock itself would wait for as long as the first
+// rank's trainer runs, holding its shared lock, and that trainer waits for this rank's: a DDP or
+// MPI trial of several ranks per node never started.)
+void attach_to_copy(FileLock& lock, const data::NodeLocalDir& scratch, const std::string& key,
+                    const fs::path& snapshot, const fs::path& code_dir, std::FILE* log) {
+  std::minstd_rand pauses(std::random_device{}());
+  try {
+    for (;;) {
+      lock.lock(LockMode::shared);
+      if (copy_marked(scratch, key)) return;
+      if (lock.try_lock(LockMode::exclusive)) {
+        copy_snapshot(scratch, key, snapshot, code_dir, log);
+        lock.try_lock(LockMode::shared);  // a conversion from the exclusive lock: always granted
+        return;
+      }
+      lock.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5 + pauses() % 45));
+    }
+  } catch (const SystemError& e) {
+    lock_failed(lock.path(), e.error_number());
+  }
+}
+
 }  // namespace
 
 std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, const config::Experiment& experiment,
@@ -141,8 +166,8 @@ std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, 
   result.key_ = copy_key(env);
   result.code_dir_ = scratch.path / result.key_;
   result.working_dir_ = workdir.empty() ? result.code_dir_ : result.code_dir_ / workdir;
-  result.lock_ = lock_exclusively(scratch, result.key_);
-  copy_snapshot_once(scratch, result.key_, snapshot, result.code_dir_, log);
+  result.lock_ = open_copy_lock(scratch, result.key_);
+  attach_to_copy(result.lock_, scratch, result.key_, snapshot, result.code_dir_, log);
   // The marker, made once every file was copied: a file of the copy written later is the trainer's.
   std::error_code marker_error;
   result.copied_at_ = fs::last_write_time(
@@ -164,13 +189,7 @@ std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, 
   } catch (const data::DataError& e) {
     throw LaunchError(e.what());
   }
-  result.scratch_ = std::move(scratch.fd);
-  // Held while the trainer runs: a conversion from the exclusive lock, which is always granted.
-  try {
-    result.lock_.try_lock(LockMode::shared);
-  } catch (const SystemError& e) {
-    lock_failed(result.lock_.path(), e.error_number());
-  }
+  result.scratch_ = std::move(scratch.fd);  // the shared lock is held while the trainer runs
   return result;
 }
 
@@ -181,12 +200,24 @@ void CodeWorkdir::enter() const {
 }
 
 bool CodeWorkdir::alone_in_copy() {
-  if (lock_.fd() < 0 || !scratch_) return false;
+  if (lock_.fd() < 0 || !scratch_ || leaving_) return alone_;
+  leaving_ = true;
   try {
-    return lock_.try_lock(LockMode::exclusive);
+    // This rank's shared lock goes first: two ranks leaving at once would each still see the
+    // other's, and neither would be the last. Whoever then gets the exclusive lock while the
+    // copy's marker is there is the last; a rank that gets it after the copy was removed is not.
+    lock_.unlock();
+    if (!lock_.try_lock(LockMode::exclusive)) return false;
+    struct stat done {};
+    if (::fstatat(scratch_.get(), (key_ + ".done").c_str(), &done, AT_SYMLINK_NOFOLLOW) != 0) {
+      lock_.unlock();
+      return false;
+    }
+    alone_ = true;
   } catch (const Error&) {
     return false;
   }
+  return true;
 }
 
 fs::path CodeWorkdir::copy_view() const {
@@ -194,10 +225,10 @@ fs::path CodeWorkdir::copy_view() const {
 }
 
 CodeWorkdir::~CodeWorkdir() {
-  if (lock_.fd() < 0 || !scratch_) return;
+  if (lock_.fd() < 0 || !scratch_ || (leaving_ && !alone_)) return;
   // The last rank of this step on this node removes the copy; the others still hold shared locks.
   try {
-    if (!lock_.try_lock(LockMode::exclusive)) return;
+    if (!alone_ && !lock_.try_lock(LockMode::exclusive)) return;
     data::remove_tree_at(scratch_.get(), key_, code_dir_);
   } catch (const Error&) {
     return;  // a destructor does not throw: the copy stays, as when another rank still holds it

@@ -2,21 +2,30 @@
 #pragma once
 // Where the trainer runs when the experiment has a code snapshot (store/code_snapshot.hpp): a
 // node-local copy of <experiment>/code/, made by dlx-launch as the user before the trainer starts,
-// one per job step and attempt (a requeued attempt gets a fresh copy of the same snapshot), or the
-// snapshot itself when code.run_from is `shared` (a site whose shared storage is fast enough).
+// one per trial, job step and attempt (a requeued attempt gets a fresh copy of the same snapshot),
+// or the snapshot itself when code.run_from is `shared` (a site whose shared storage is fast enough).
 //
 // Node-local copies live in <the site's node-local directory>/dlx-<uid>/ (trial_data.hpp's
 // site_local_root: local_dir=, else TmpFS, else $TMPDIR, else /tmp), opened and checked by the one
 // function both it and the data cache use (dlx/data/node_local_dir.hpp: the base and every
 // directory above it by the storage root's rule, dlx-<uid> the user's own and 0700), as
-// code-<job>-<step>-<restart>/. Everything below is reached relative to that directory's handle:
-// the lock, the marker, the copy, its removal, and the trainer's working directory (entered with
-// fchdir; its path, given as PWD and DLX_CODE_DIR, is proven to name the same directory). The
-// ranks of a step on one node share one copy: the first takes an exclusive lock on code-...lock
-// (an OFD fcntl lock: dlx/common/file_lock.hpp), copies, marks code-....done, and every rank then
-// holds a shared lock while its trainer runs; the last rank out (the one that gets the exclusive
-// lock back at once) removes the copy, after keeping what the trainers wrote there
-// (trial_outputs.hpp). A copy is one trial's: the trials a task runs at once have one each.
+// code-<job>-<step>-<restart>-<trial>/. Everything below is reached relative to that directory's
+// handle: the lock, the marker, the copy, its removal, and the trainer's working directory
+// (entered with fchdir; its path, given as PWD and DLX_CODE_DIR, is proven to name the same
+// directory). A copy is one trial's (the trials a task runs at once have one each); the ranks of
+// the trial on one node share it, through an OFD fcntl lock on code-...lock
+// (dlx/common/file_lock.hpp):
+//   1. a rank takes the lock shared (it waits only while another rank copies) and looks for the
+//      marker code-....done; found, it keeps the shared lock while its trainer runs;
+//   2. not found, it converts to the exclusive lock, granted only when no other rank holds one,
+//      removes a half-made copy, copies, marks, and converts back to shared; a conversion refused
+//      (another rank is looking too) lets go and tries again after a random pause of 5-50 ms.
+//      No rank ever waits for the exclusive lock: the others hold their shared ones for as long
+//      as their trainers run, which wait for this rank's;
+//   3. when its trainer has exited, a rank lets go of its shared lock and tries the exclusive one:
+//      the rank that gets it while the marker is there is the last out. It keeps what the
+//      trainers wrote in the copy (trial_outputs.hpp), removes the copy, then the marker and the
+//      lock file; the others leave it.
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -52,8 +61,10 @@ class CodeWorkdir {
   // When the copy was complete: a file of the copy written later is the trainer's.
   std::filesystem::file_time_type copied_at() const noexcept { return copied_at_; }
   // Once this rank's trainer has exited: whether it is the last rank of the step on this node in
-  // the copy. Then it holds the copy alone until it is removed (the destructor) and may read it
-  // through copy_view(). Never waits; false for the shared snapshot, and when the lock fails.
+  // the copy (it lets go of its shared lock, then tries the exclusive one). Then it holds the copy
+  // alone until it is removed (the destructor) and may read it through copy_view(); otherwise the
+  // destructor leaves the copy to the last rank. Never waits; false for the shared snapshot, and
+  // when the lock fails. Asked once: later calls give the first answer.
   bool alone_in_copy();
   // The copy's top, reached through the checked handle of the node-local directory.
   std::filesystem::path copy_view() const;
@@ -65,6 +76,8 @@ class CodeWorkdir {
   UniqueFd scratch_;  // <base>/dlx-<uid>; empty when running from the shared snapshot
   std::string key_;   // code-<job>-<step>-<restart>-<trial>, the copy's name in scratch_
   std::filesystem::file_time_type copied_at_{};
+  bool leaving_ = false;  // alone_in_copy() was asked
+  bool alone_ = false;    // ... and this rank is the last: it holds the copy exclusively
   FileLock lock_;
 };
 
