@@ -6,6 +6,7 @@
 # Then again while another user (dlxmallory) listens on every port the job's MASTER_PORT could
 # take (20000 + job id % 10000 and the next 99): rank 0 moves to a port the kernel picks, tells
 # rank 1 through the trial's directory, and the trial completes (master_port_rendezvous.hpp).
+# Then 2 ranks on 1 node, from a git repository (a node-local copy of the code snapshot).
 source "$(dirname "$0")/lib.sh"
 source "$SOURCE_DIR/tests/security/users.sh"
 
@@ -86,3 +87,28 @@ state=$(/usr/bin/python3 -c 'import sys, h5py; v = h5py.File(sys.argv[1], "r").a
   "$dir/trials/0/trial.h5")
 [ "$state" = completed ] || fail "the trial under squatting is $state, not completed: $out"
 note "with every candidate port held by $MALLORY, the DDP trial moved to a port the kernel chose and completed"
+
+# Two ranks on one node, submitted from a git repository of the user's own: both run in one
+# node-local copy of the code snapshot (code_workdir.hpp), found through its lock without either
+# waiting for the other's trainer (which waits for it in init_process_group); before, one rank
+# waited for the exclusive lock for as long as the other's trainer ran, and the trial hung.
+as_user bash -c 'rm -rf ddprepo && mkdir -p ddprepo/examples/pytorch && cp examples/pytorch/ddp.py examples/pytorch/job.sh ddprepo/examples/pytorch/'
+sed -e 's/^name: .*/name: ddp-one-node/; s/nodes_per_trial: 2/nodes_per_trial: 1/; s/tasks_per_node: 1/tasks_per_node: 2/' \
+  "$WORK/examples/pytorch/ddp.yaml" > "$WORK/ddp-one-node.yaml"
+chmod a+r "$WORK/ddp-one-node.yaml"
+as_user bash -c 'cd ddprepo && cp ../ddp-one-node.yaml . && git init -q && git add -A &&
+  git -c user.name=t -c user.email=t@example.org commit -qm ddp'
+submitted=$(as_user bash -c 'cd ddprepo && sbatch --parsable --output=../ddp-one-%A_%a.out \
+  --dl-experiment=ddp-one-node.yaml examples/pytorch/job.sh' 2> "$WORK/ddp-one.err") ||
+  fail "sbatch of the one-node DDP trial failed: $(cat "$WORK/ddp-one.err")"
+expect_contains "sbatch" "$(cat "$WORK/ddp-one.err")" "dlx: code snapshot: 3 files"
+one_job=$(job_id_of "$submitted")
+wait_for_job "$one_job" 240
+out=$(cat "$WORK/ddp-one-${one_job}_0.out")
+expect_contains "one-node DDP output" "$out" "ddp: 2 ranks, backend gloo"
+[ "$(grep -c "dlx-launch: code snapshot copied to" <<< "$out")" -le 1 ] || fail "two copies for the two ranks: $out"
+dir=$(readlink "$(user_storage)/.jobs/$one_job")
+state=$(/usr/bin/python3 -c 'import sys, h5py; v = h5py.File(sys.argv[1], "r").attrs["state"]; print(v.decode() if isinstance(v, bytes) else v)' \
+  "$dir/trials/0/trial.h5")
+[ "$state" = completed ] || fail "the one-node DDP trial is $state, not completed: $out"
+note "DDP with 2 ranks on one node ran from one node-local copy of the code snapshot and completed"
