@@ -86,9 +86,9 @@ FileLock open_copy_lock(const data::NodeLocalDir& scratch, const std::string& ke
   return FileLock(std::move(lock_fd), lock_path, LockOwner::description);
 }
 
-bool copy_marked(const data::NodeLocalDir& scratch, const std::string& key) {
+bool copy_marked(int scratch_fd, const std::string& key) {
   struct stat done {};
-  return ::fstatat(scratch.fd.get(), (key + ".done").c_str(), &done, AT_SYMLINK_NOFOLLOW) == 0;
+  return ::fstatat(scratch_fd, (key + ".done").c_str(), &done, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 // Under the exclusive lock: copies the snapshot to <scratch>/<key> and marks it <key>.done. A
@@ -132,7 +132,7 @@ void attach_to_copy(FileLock& lock, const data::NodeLocalDir& scratch, const std
   try {
     for (;;) {
       lock.lock(LockMode::shared);
-      if (copy_marked(scratch, key)) return;
+      if (copy_marked(scratch.fd.get(), key)) return;
       if (lock.try_lock(LockMode::exclusive)) {
         copy_snapshot(scratch, key, snapshot, code_dir, log);
         lock.try_lock(LockMode::shared);  // a conversion from the exclusive lock: always granted
@@ -208,8 +208,7 @@ bool CodeWorkdir::alone_in_copy() {
     // copy's marker is there is the last; a rank that gets it after the copy was removed is not.
     lock_.unlock();
     if (!lock_.try_lock(LockMode::exclusive)) return false;
-    struct stat done {};
-    if (::fstatat(scratch_.get(), (key_ + ".done").c_str(), &done, AT_SYMLINK_NOFOLLOW) != 0) {
+    if (!copy_marked(scratch_.get(), key_)) {
       lock_.unlock();
       return false;
     }

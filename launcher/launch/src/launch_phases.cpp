@@ -764,6 +764,8 @@ void keep_outputs(LaunchState& state) {
   if (!state.code || !state.experiment || !state.in_trial() || !state.code->node_local()) return;
   try {
     if (!state.code->alone_in_copy()) return;  // another rank of this node is still in the copy
+    const auto max_bytes = state.experiment->code.keep_outputs;
+    if (max_bytes == 0) return;
     const auto& trial = state.context.trial();
     const std::filesystem::path outputs = trial.record_path().parent_path() / "outputs";
     const auto found = find_trainer_files(state.code->copy_view(), *trial.experiment_dir / store::kCodeDirName,
@@ -776,8 +778,7 @@ void keep_outputs(LaunchState& state) {
                               outputs);
       return;
     }
-    const auto max_bytes = state.experiment->code.keep_outputs;
-    if (max_bytes == 0 || (found.files.empty() && found.special.empty())) return;
+    if (found.files.empty() && found.special.empty()) return;
     // The step is being ended once a notice came (a requeue, a preemption, the time limit):
     // copying goes on for kNoticeCopyBudget from then, within Slurm's KillWait.
     constexpr auto kNoticeCopyBudget = std::chrono::seconds(10);

@@ -125,7 +125,7 @@ TrainerFiles find_trainer_files(const fs::path& copy, const fs::path& snapshot, 
   }
   if (error) {
     // An unreadable directory (the trainer's chmod 0) ends the listing: what was found is kept.
-    found.special.push_back({{copy.filename(), 0}, "cannot list the rest of the working directory: " + error.message()});
+    found.special.push_back({{".", 0}, "cannot list all of the working directory: " + error.message()});
   }
   std::sort(found.files.begin(), found.files.end(),
             [](const TrainerFile& a, const TrainerFile& b) { return a.relative < b.relative; });
