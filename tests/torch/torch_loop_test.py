@@ -129,6 +129,10 @@ def single_and_two_ranks():
     assert (want["step"], want["epoch"], want["records"]) == (39, 3, 600), want
     directory, final = requeued(1, reference, "one-mid-epoch", ["2:5"])
     assert result_of(final[0])["digest"] == want["digest"]
+    said = ("dlx.torch.Loop: resuming inside epoch 2, after its batch 5 of 13: a count of the "
+            "script's own (enumerate(loop), i += 1) starts from 0 here, where the uninterrupted run "
+            "was at 5; where such a count decides what runs")
+    assert final[0].count(said) == 1, final[0]
     steps = sorted(int(re.search(r"step-(\d+)", f).group(1))
                    for f in glob.glob(directory + "/trials/0/checkpoints/step-*.h5"))
     assert steps == [18, 39], steps  # the requeue's checkpoint (epoch 2, batch 5) and the end

@@ -151,6 +151,7 @@ class Loop:
                                 if isinstance(value, torch.optim.Optimizer))
         self._save_owed = False
         self._said: set[str] = set()  # the notes on unsettled points already printed
+        self._tell_own_counts = True  # a mid-epoch resume says a script's own batch count restarts
 
     # ---- what the script reads
 
@@ -253,7 +254,25 @@ class Loop:
                 f"is {self.position.label}"
             raise ConfigError(f"dlx.torch.Loop: {loaded.path} is step {loaded.step} but its loop "
                               f"position {what}: was it saved by another program?")
+        self._say_resumed_inside_epoch()
         return loaded.step
+
+    def _say_resumed_inside_epoch(self) -> None:
+        """A run resumed between two batches of an epoch: the loop skips the batches trained, but
+        a count the script keeps itself (`for i, data in enumerate(loop)`, the usual idiom)
+        starts from 0 again. Where that count decides what runs (PyTorch's DCGAN example runs its
+        generator on a fixed noise every 100 batches, which updates BatchNorm's running
+        statistics), the resumed run does what the uninterrupted one did not, silently."""
+        position = self.position
+        if not position.batch or position.ended or self.trial.rank != 0 or not self._tell_own_counts:
+            return
+        of = f" of {self._batches_per_epoch}" if self._batches_per_epoch is not None else ""
+        print(f"dlx.torch.Loop: resuming inside epoch {position.epoch + 1}, after its batch "
+              f"{position.batch}{of}: a count of the script's own (enumerate(loop), i += 1) starts "
+              f"from 0 here, where the uninterrupted run was at {position.batch}; where such a count "
+              f"decides what runs (every N batches: a log line is harmless, a forward pass through "
+              f"BatchNorm or a random draw is not), count with loop.batch (the batch in progress, "
+              f"from 1, the same in a resumed epoch)", file=sys.stderr, flush=True)
 
     def _save(self, metric: float | None = None, *, at_target: bool = False) -> None:
         from . import _save_state

@@ -201,6 +201,7 @@ def train(user: PyTorchTrial, context: Any, max_epochs: Optional[int] = None,
     for name, callback in callbacks.items():
         objects[f"callback_{name}"] = callback
     loop = dlx.torch.Loop(trial, train_loader, state=objects)
+    loop._tell_own_counts = False  # batch_idx below counts with loop.batch, right in a resumed epoch
     try:
         context._epoch_len = len(loop)
     except TypeError:
