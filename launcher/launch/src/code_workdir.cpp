@@ -27,6 +27,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// `name` in the directory open as `fd`, as a path that goes through the checked handle (for the
+// calls that take paths: the copy, the marker's time, the outputs' walk).
+fs::path through_handle(int fd, const std::string& name) {
+  return fs::path(fmt::format("/proc/self/fd/{}", fd)) / name;
+}
+
 // One copy per trial and attempt: the trials a task runs at once (resources.trials_per_task) each
 // write their own files in their own working directory.
 std::string copy_key(const env::EnvMap& env) {
@@ -100,7 +106,7 @@ void copy_snapshot(const data::NodeLocalDir& scratch, const std::string& key, co
   try {
     data::remove_tree_at(scratch.fd.get(), key, code_dir);
     // store's copy takes paths: this one goes through the checked handle, not through <base>.
-    const auto bytes = store::copy_code_tree(snapshot, fs::path(fmt::format("/proc/self/fd/{}", scratch.fd.get())) / key);
+    const auto bytes = store::copy_code_tree(snapshot, through_handle(scratch.fd.get(), key));
     UniqueFd marker(::openat(scratch.fd.get(), done_name.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!marker) throw SystemError("create " + (scratch.path / done_name).string(), errno);
     if (log) {
@@ -171,7 +177,7 @@ std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, 
   // The marker, made once every file was copied: a file of the copy written later is the trainer's.
   std::error_code marker_error;
   result.copied_at_ = fs::last_write_time(
-      fs::path(fmt::format("/proc/self/fd/{}", scratch.fd.get())) / (result.key_ + ".done"), marker_error);
+      through_handle(scratch.fd.get(), result.key_ + ".done"), marker_error);
   if (marker_error) {
     throw LaunchError(fmt::format("cannot read the code copy's marker in {}: {}", scratch.path.string(),
                                   marker_error.message()));
@@ -220,7 +226,7 @@ bool CodeWorkdir::alone_in_copy() {
 }
 
 fs::path CodeWorkdir::copy_view() const {
-  return fs::path(fmt::format("/proc/self/fd/{}", scratch_.get())) / key_;
+  return through_handle(scratch_.get(), key_);
 }
 
 CodeWorkdir::~CodeWorkdir() {
