@@ -75,6 +75,27 @@ std::optional<nlohmann::json> read_snapshot_record(const fs::path& experiment_di
   }
 }
 
+// What a crash's explanation needs of code.json (snapshot_gap.hpp); fields it lacks stay empty.
+SnapshotOrigin snapshot_origin(const nlohmann::json& info, const fs::path& snapshot, const fs::path& workdir) {
+  SnapshotOrigin origin{.snapshot = snapshot, .workdir = workdir};
+  if (const auto source = info.find("source"); source != info.end() && source->is_string()) {
+    origin.source = source->get<std::string>();
+  }
+  if (const auto git = info.find("git"); git != info.end() && git->is_boolean()) origin.git = git->get<bool>();
+  if (const auto created = info.find("created_unix"); created != info.end() && created->is_number()) {
+    origin.created_unix = created->get<std::int64_t>();
+  }
+  if (const auto skipped = info.find("skipped"); skipped != info.end() && skipped->is_array()) {
+    for (const auto& entry : *skipped) {
+      if (entry.is_object() && entry.value("path", nlohmann::json()).is_string() &&
+          entry.value("reason", nlohmann::json()).is_string()) {
+        origin.skipped.emplace_back(entry["path"].get<std::string>(), entry["reason"].get<std::string>());
+      }
+    }
+  }
+  return origin;
+}
+
 data::NodeLocalDir open_scratch(const fs::path& local_root) {
   try {
     return std::move(*data::open_node_local_dir(local_root, /*create=*/true, data::NodeLocalUse::code_copy));
@@ -162,6 +183,7 @@ std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, 
   const fs::path snapshot = experiment_dir / store::kCodeDirName;
   const fs::path workdir = checked_workdir(info->value("workdir", ""), experiment_dir);
   CodeWorkdir result;
+  result.origin_ = snapshot_origin(*info, snapshot, workdir);
   if (experiment.code.run_from == config::CodeConfig::RunFrom::shared) {
     result.code_dir_ = snapshot;
     result.working_dir_ = workdir.empty() ? snapshot : snapshot / workdir;

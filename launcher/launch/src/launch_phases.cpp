@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -29,6 +30,7 @@
 #include "dlx/launch/resume_checkpoint.hpp"
 #include "dlx/launch/searcher_work.hpp"
 #include "dlx/launch/shell_entrypoint.hpp"
+#include "dlx/launch/snapshot_gap.hpp"
 #include "dlx/launch/system_sampler.hpp"
 #include "dlx/launch/trial_log.hpp"
 #include "dlx/launch/trial_outcome.hpp"
@@ -478,8 +480,11 @@ std::string rank_where(const LaunchState& state) {
 TrialCrash trial_crash(LaunchState& state, int status) {
   if (state.peer_crash) return *state.peer_crash;
   const auto tail = state.trial_log ? state.trial_log->stderr_tail() : std::string();
-  TrialCrash own{.status = status, .where = rank_where(state),
-                 .error = crash_error(status, last_error_line(tail), state.oom_cause)};
+  const auto last_line = last_error_line(tail);
+  TrialCrash own{.status = status, .where = rank_where(state), .error = crash_error(status, last_line, state.oom_cause)};
+  if (state.code && status != 128 + SIGKILL) {
+    own.snapshot_gap = snapshot_gap(last_line, state.code->origin(), state.code->code_dir(), state.command).value_or("");
+  }
   if (!state.peers) return own;
   const auto earlier = state.peers->announce(own);
   if (!earlier) return own;

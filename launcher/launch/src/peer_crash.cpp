@@ -45,8 +45,9 @@ std::optional<TrialCrash> PeerCrashSignal::peer_crash() const noexcept {
     if (json.is_object() && json.value("status", nlohmann::json()).is_number_integer() &&
         json.value("where", nlohmann::json()).is_string() && json.value("error", nlohmann::json()).is_string()) {
       const auto refused = json.value("refused", nlohmann::json(false));
+      const auto gap = json.value("snapshot_gap", nlohmann::json(""));
       return TrialCrash{json["status"].get<int>(), json["where"].get<std::string>(), json["error"].get<std::string>(),
-                        refused.is_boolean() && refused.get<bool>()};
+                        refused.is_boolean() && refused.get<bool>(), gap.is_string() ? gap.get<std::string>() : ""};
     }
     return TrialCrash{1, "another rank", line.empty() ? std::string("crashed") : line};
   } catch (const std::exception&) {
@@ -61,6 +62,7 @@ std::optional<TrialCrash> PeerCrashSignal::announce(const TrialCrash& crash) con
     {
       nlohmann::json line{{"where", crash.where}, {"status", crash.status}, {"error", crash.error}};
       if (crash.refused) line["refused"] = true;
+      if (!crash.snapshot_gap.empty()) line["snapshot_gap"] = crash.snapshot_gap;
       std::ofstream out(temporary);
       out << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
       out.close();

@@ -145,7 +145,13 @@ ExitDecision decide_exit(const TrialCrash& crash, const std::optional<record::Tr
   if (crash.refused) {
     return {.status = 1, .crash = true, .final = ExitDecision::Final::restarts_exhausted, .same_failures = 1};
   }
-  return decide_exit(crash.status, record_at_start, max_restarts, crash.error);
+  auto decision = decide_exit(crash.status, record_at_start, max_restarts, crash.error);
+  if (decision.crash && !crash.snapshot_gap.empty() && decision.final != ExitDecision::Final::config_error) {
+    decision.final = ExitDecision::Final::snapshot_gap;
+    decision.requeue = false;
+    decision.status = crash.status;
+  }
+  return decision;
 }
 
 std::string crash_stop_reason(const TrialCrash& crash, const ExitDecision& decision, int failures,
@@ -169,6 +175,9 @@ std::string crash_stop_reason(const TrialCrash& crash, const ExitDecision& decis
       return fmt::format("failed: {} (Python could not compile the trainer's code: a restart would fail alike, so "
                          "it is not restarted; `dlx logs` shows the file and line)",
                          what);
+    case Final::snapshot_gap:
+      return fmt::format("failed: {} ({}; trials run a copy of the snapshot, so a restart would fail alike: not "
+                         "restarted)", what, crash.snapshot_gap);
     case Final::crash_loop:
       return fmt::format("failed: the same crash {} times in a row, not restarted again (max_restarts {} "
                          "would only repeat it): {}",

@@ -35,6 +35,7 @@
 #include "dlx/common/unique_fd.hpp"
 #include "dlx/config/experiment.hpp"
 #include "dlx/env/environment.hpp"
+#include "dlx/launch/snapshot_gap.hpp"
 
 namespace dlx::launch {
 
@@ -52,6 +53,8 @@ class CodeWorkdir {
 
   const std::filesystem::path& code_dir() const { return code_dir_; }        // DLX_CODE_DIR
   const std::filesystem::path& working_dir() const { return working_dir_; }  // the trainer's cwd (PWD)
+  // The snapshot and what it was made from, to explain a crash on a name it lacks (snapshot_gap.hpp).
+  const SnapshotOrigin& origin() const noexcept { return origin_; }
   // Makes the working directory this process's, through the handle it was checked with (fchdir);
   // the trainer inherits it. Throws LaunchError.
   void enter() const;
@@ -72,6 +75,7 @@ class CodeWorkdir {
  private:
   CodeWorkdir() = default;
   std::filesystem::path code_dir_, working_dir_;
+  SnapshotOrigin origin_;
   UniqueFd working_fd_;
   UniqueFd scratch_;  // <base>/dlx-<uid>; empty when running from the shared snapshot
   std::string key_;   // code-<job>-<step>-<restart>-<trial>, the copy's name in scratch_

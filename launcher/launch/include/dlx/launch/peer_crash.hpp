@@ -19,7 +19,9 @@
 //      anything. A dlx-launch that fails before its trainer starts, on any rank (a code copy or
 //      data it could not make, a container that would not start, a MASTER_PORT rank 0 could not
 //      tell), announces that the same way, with "refused": true: the trial is failed at once on
-//      every rank (exit 1), not restarted, since it would fail alike.
+//      every rank (exit 1), not restarted, since it would fail alike. A crash on a name the code
+//      snapshot left out carries the crashed rank's explanation ("snapshot_gap": snapshot_gap.hpp),
+//      which makes it final on every rank too.
 //      <run> = <SLURM_JOB_ID>.<SLURM_RESTART_COUNT>.<SLURM_STEP_ID>: the same on every rank of
 //      this step, new for every requeued run and every srun, so an old file never ends a new run.
 //   2. Watch. Every dlx-launch looks for that file while it waits for the other ranks before its

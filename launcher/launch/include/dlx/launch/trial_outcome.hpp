@@ -62,6 +62,9 @@ struct TrialCrash {
   // (a code copy or data it could not make, a container that would not start): final on every
   // rank, so that no rank exits 85 and gets a failed trial requeued.
   bool refused = false;
+  // The crashed rank found the name its trainer could not open missing from the code snapshot
+  // (snapshot_gap.hpp): why, and how to fix it. Final on every rank: a restart runs the same snapshot.
+  std::string snapshot_gap{};
 
   std::string described() const { return where.empty() ? error : where + ": " + error; }
 };
@@ -87,8 +90,9 @@ std::string crash_error(int exit_status, std::string_view last_line, std::string
 bool is_python_compile_error(int exit_status, std::string_view error);
 
 struct ExitDecision {
-  // config_error: exit 78 (dlx.ConfigError and the like); code_error: is_python_compile_error.
-  enum class Final { no, config_error, code_error, restarts_exhausted, crash_loop };
+  // config_error: exit 78 (dlx.ConfigError and the like); code_error: is_python_compile_error;
+  // snapshot_gap: a file or module the code snapshot left out (TrialCrash::snapshot_gap).
+  enum class Final { no, config_error, code_error, snapshot_gap, restarts_exhausted, crash_loop };
   int status = 0;        // dlx-launch's own exit status
   bool crash = false;    // counted against max_restarts
   bool requeue = false;  // a crash with restarts left: exit 85 so that Slurm requeues the trial
@@ -102,7 +106,8 @@ struct ExitDecision {
 ExitDecision decide_exit(int exit_status, const std::optional<record::TrialRecord>& record_at_start,
                          std::optional<int> max_restarts, std::string_view error = "");
 // The decision for `crash`, as every rank of the trial takes it: a refusal fails the trial at once
-// (exit 1), anything else as decide_exit decides on its status and error.
+// (exit 1), a snapshot gap too (its status passed through), anything else as decide_exit decides
+// on its status and error.
 ExitDecision decide_exit(const TrialCrash& crash, const std::optional<record::TrialRecord>& record_at_start,
                          std::optional<int> max_restarts);
 
