@@ -165,6 +165,23 @@ TEST_CASE("launcher: the child gets the torchrun variables", "[launch-cli]") {
   CHECK_THAT(result.output, Catch::Contains("got 1/2/21234"));
 }
 
+TEST_CASE("launcher: a Python trainer's output is unbuffered unless the job says otherwise", "[launch-cli]") {
+  const std::vector<std::string> show{kLaunch, "--", "sh", "-c", "echo \"unbuffered=[${PYTHONUNBUFFERED-unset}]\""};
+  CHECK_THAT(run_with_env(srun_env(0), show).output, Catch::Contains("unbuffered=[1]"));
+  auto empty = srun_env(0);
+  empty["PYTHONUNBUFFERED"] = "";
+  CHECK_THAT(run_with_env(empty, show).output, Catch::Contains("unbuffered=[]"));
+  auto other = srun_env(0);
+  other["PYTHONUNBUFFERED"] = "x";
+  CHECK_THAT(run_with_env(other, show).output, Catch::Contains("unbuffered=[x]"));
+  // A print reaches the pipe before the next one is made, not in an 8 KiB block at exit.
+  const auto python = run_with_env(srun_env(0), {kLaunch, "--", "/usr/bin/python3", "-c",
+                                                 "import os, sys\nprint('first')\n"
+                                                 "os.write(2, b'second\\n')\nos._exit(0)"});
+  CHECK(python.status == 0);
+  CHECK_THAT(python.output, Catch::Contains("first\nsecond\n"));
+}
+
 TEST_CASE("launcher: signals sent to dlx-launch reach the child", "[launch-cli]") {
   // The child reports SIGUSR1 then exits 0 on SIGTERM; dlx-launch signals itself via its parent
   // shell's $PPID trick: the child learns dlx-launch's pid as its own parent. The wait loop has no

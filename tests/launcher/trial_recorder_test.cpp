@@ -56,3 +56,42 @@ TEST_CASE("trial recorder: a promotion of a paused trial is not a restart, a req
     CHECK(record.restart_events[0].cause == "notice");
   }
 }
+
+TEST_CASE("trial recorder: a restart with no checkpoint to resume from lost the previous run's training",
+          "[unit][trial_record]") {
+  // A requeue that SIGKILLed the trainer inside a batch longer than KillWait, before any
+  // checkpoint: the requeued run starts from nothing, so its restart event counts every step and
+  // second the previous run trained (it used to say 0 seconds lost: only a resume set them).
+  dlx::test::TempDir dir("recorder-lost");
+  const auto env = environment(dir.path(), 2);
+  dlx::record::TrialRecord record;
+  record.experiment = "e";
+  record.trial_id = 3;
+  record.state = "running";
+  record.restarts = 1;
+  record.created_unix = 1000;
+  record.updated_unix = 1400;
+  record.training.append(16, {{"loss", 0.5}});
+  std::filesystem::create_directories(env.record_path().parent_path());
+  SECTION("the first run") {
+    record.restarts = 0;
+    dlx::record::save_trial_record(record, env.record_path());
+    { dlx::detail::TrialRecorder recorder(env, "e", 1, "n1", {}); }
+    const auto saved = dlx::record::load_trial_record(env.record_path());
+    REQUIRE(saved.restart_events.size() == 1);
+    CHECK(saved.restart_events[0].steps_lost == 16);
+    CHECK(saved.restart_events[0].seconds_lost >= 400);  // the metric's wall time may be later
+  }
+  SECTION("a run that was itself a restart: from that restart") {
+    record.restart_events.push_back({.cause = "notice", .reason = "requeue", .unix_time = 1300, .resumed_step = 0,
+                                     .steps_lost = 0, .seconds_lost = 0, .downtime_seconds = 0,
+                                     .previous_nodes = "n1"});
+    record.training = {};
+    record.updated_unix = 1390;
+    dlx::record::save_trial_record(record, env.record_path());
+    { dlx::detail::TrialRecorder recorder(env, "e", 1, "n1", {}); }
+    const auto saved = dlx::record::load_trial_record(env.record_path());
+    REQUIRE(saved.restart_events.size() == 2);
+    CHECK(saved.restart_events[1].seconds_lost == 90);
+  }
+}

@@ -150,9 +150,16 @@ void warn_if_master_port_taken(const LaunchState& state, const EnvVars& vars) {
 // The torchrun variables, and PYTHONPATH with dlx's Python package and, before it, its
 // compatibility layers (python/dlx/compat: `import determined` finds Determined's APIs on dlx)
 // unless DLX_DETERMINED_COMPAT=0 leaves an installed Determined in charge.
+//
+// PYTHONUNBUFFERED=1 unless the job set it (to anything, "" included: Python then buffers): the
+// trainer's stdout is a pipe, into which Python writes 8 KiB blocks, so a script's prints reached
+// the job's output file and the trial's logs minutes late, and the last block of every attempt
+// that Slurm ended with SIGKILL (a requeue's KillWait, a time limit) was lost, leaving no line of
+// what it had printed. Unbuffered, each print is a write of its own (microseconds: bench/).
 EnvVars trainer_variables(const LaunchState& state, const Resolver& resolve) {
   const auto& env = state.context.env();
   EnvVars vars = compute_launch_env(state.placement(), env, resolve, port_is_free);
+  if (!env::lookup(env, "PYTHONUNBUFFERED")) vars.emplace_back("PYTHONUNBUFFERED", "1");
   std::error_code no_exe;
   const auto launcher = std::filesystem::read_symlink("/proc/self/exe", no_exe);
   if (const auto package = no_exe ? std::nullopt : python_package_dir(launcher)) {

@@ -81,7 +81,15 @@ TrialRecorder::TrialRecorder(const env::TrialEnvironment& environment,
               if (!record.stop_cause.empty()) event.reason += " (" + record.stop_cause + ")";
               event.previous_nodes = record.nodes;  // before this run's replace them
               event.unix_time = now;
-              event.steps_lost = start.previous_last_step;  // until note_resume says from where
+              // Until note_resume says from where: a run with no checkpoint to resume from starts
+              // again from nothing, and all of the previous run's training was lost (from its start:
+              // the previous restart's, else the record's creation, to its last sign of life).
+              event.steps_lost = start.previous_last_step;
+              const auto previous_start =
+                  record.restart_events.empty() ? record.created_unix
+                                                : std::max(record.created_unix, record.restart_events.back().unix_time);
+              event.seconds_lost = static_cast<double>(
+                  std::max<std::int64_t>(0, start.previous_update_unix - previous_start));
               event.downtime_seconds =
                   static_cast<double>(std::max<std::int64_t>(0, now - start.previous_update_unix));
               record.restart_events.push_back(std::move(event));
