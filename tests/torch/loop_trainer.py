@@ -21,7 +21,8 @@ batch; N: gradients accumulated over N batches, `(i + 1) % N` of `enumerate(loop
 stepped and zeroed on every N-th, what is left at an epoch's end carried into the next; with
 LOOP_STEP_LAST=1 counted by loop.batch, and the epoch's last group stepped too),
 LOOP_STOP_AT / LOOP_STOP_RANK / LOOP_BREAK_AT (early stopping: stop_here below), LOOP_RAISE_AT=E
-(a RuntimeError in the body of epoch E).
+(a RuntimeError in the body of epoch E), LOOP_UNSEEDED=1 (torch's global generator left as Python's
+torch seeds it, from the OS, as many public scripts do).
 """
 import contextlib
 import hashlib
@@ -134,7 +135,8 @@ def main():
     seed = option("LOOP_SEED", 3) + trial.rank  # every generator seeded, per rank
     random.seed(seed)
     numpy.random.seed(seed)
-    torch.manual_seed(seed)
+    if not option("LOOP_UNSEEDED", 0):
+        torch.manual_seed(seed)
     train_set = Points(option("LOOP_SAMPLES", 200), seed=1)
     sampler = DistributedSampler(train_set, shuffle=True, seed=5) if world > 1 else None
     loader = DataLoader(train_set, batch_size=option("LOOP_BATCH", 16), shuffle=sampler is None,

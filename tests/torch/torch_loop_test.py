@@ -19,6 +19,8 @@ uninterrupted run's (tests/tools/compare_checkpoints.py).
               ends as its parent when the explored hyperparameter is not used); and
               examples/pytorch/mnist.py with a misspelt hyperparameter
               in the experiment, named in the first trial's log both ways.
+  unseeded:   a script that never seeds torch, requeued: the resumed run warns once, naming the
+              checkpoint and both initial seeds (the seeded runs above never do).
 
     torch_loop_test.py DLX_LAUNCH SOURCE_DIR      (DLX_LIBRARY, PYTHONPATH=python/)
 """
@@ -119,7 +121,25 @@ def requeued(ranks, reference, name, signals, **extra):
             f"{name} at {point}: stop_reason {reason!r}, not a requeue after {sent}"
     final = run_ranks(directory, ranks, 0, **extra)
     identical(reference, directory, name)
+    assert not any(UNSEEDED in out for out in final), final  # every generator is seeded
     return directory, final
+
+
+UNSEEDED = "dlx.torch.Loop: warning: torch's global generator was not seeded as in the run that saved"
+
+
+def unseeded_script_warned():
+    """A script that never calls torch.manual_seed draws other numbers in every run: the resumed
+    run says so once, naming the checkpoint and both initial seeds."""
+    print("a script that does not seed torch, requeued mid-epoch:")
+    directory = fresh("unseeded")
+    run_ranks(directory, 1, 85, LOOP_SIGNAL_AT="2:5", LOOP_UNSEEDED="1")
+    final = run_ranks(directory, 1, 0, LOOP_UNSEEDED="1")[0]
+    said = [line for line in final.splitlines() if UNSEEDED in line]
+    assert len(said) == 1, final
+    assert re.search(r"saved step-18\.h5 \(its initial seed was \d+, this run's is \d+\)", said[0]), said
+    assert "call torch.manual_seed(...)" in said[0], said
+    print(f"  {said[0][:150]}...")
 
 
 def single_and_two_ranks():
@@ -305,6 +325,7 @@ def typo_named_on_the_first_trial():
 
 def main():
     try:
+        unseeded_script_warned()
         single_and_two_ranks()
         searcher_lengths()
         pbt_exploit_mid_epoch()

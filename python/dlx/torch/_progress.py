@@ -57,11 +57,13 @@ class Position:
     label     the length of the last trained point (see the module's docstring)
     stopped   loop.stop() was called: the epoch in progress (or ended) is the last; optional, a
               checkpoint of a dlx without it resumes as False
+    torch_seed  rank 0's torch.initial_seed() when the run that saved it made the loop: a run
+              resumed with another one did not seed torch's global generator (optional: None)
     pending   validation metrics at `label` saved but not yet reported to the searcher: a run
               resumed there reports them instead of validating again
     """
     FIELDS = ("epoch", "batch", "batches", "records", "ended", "label", "pending")  # required
-    OPTIONAL = {"stopped": False}
+    OPTIONAL = {"stopped": False, "torch_seed": None}
 
     def __init__(self, state: Mapping | None = None):
         self.state: dict = {"format": 1, "epoch": 0, "batch": 0, "batches": 0, "records": 0,

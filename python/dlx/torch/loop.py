@@ -126,6 +126,10 @@ class Loop:
                                   f"saves; give it another name")
             self.objects[name] = value
         self.position = Position()
+        # After the script's own seeding, before a resume restores the generator (whose state
+        # holds the saved run's seed): _check_seeded.
+        self._torch_seed = torch.initial_seed()
+        self.position.set(torch_seed=self._torch_seed)
         self.unit: Unit = unit_of(os.environ.get("DLX_LENGTH_UNIT"))
         self.metric = metric or os.environ.get("DLX_SEARCHER_METRIC") or None
         self.started_from: str | None = None  # another trial's checkpoint this one started from
@@ -255,7 +259,28 @@ class Loop:
             raise ConfigError(f"dlx.torch.Loop: {loaded.path} is step {loaded.step} but its loop "
                               f"position {what}: was it saved by another program?")
         self._say_resumed_inside_epoch()
+        self._check_seeded(loaded)
         return loaded.step
+
+    def _check_seeded(self, loaded) -> None:
+        """A script that does not seed torch's global generator draws other numbers before the
+        loop in every run (Python's torch seeds it from the OS): the checkpoint brings back the
+        model, the optimizer and the generators' states, but not what the script drew before the
+        loop and kept elsewhere (a random_split of the data, a target, a fixed noise), so the
+        resumed trial goes on with other ones, silently. Each checkpoint holds the initial seed of
+        the run that saved it; this run's differs exactly when the script did not seed (or seeded
+        from the clock). Rank 0, this trial's own checkpoints only (a PBT parent is another trial)."""
+        then, now = self.position.state.get("torch_seed"), self._torch_seed
+        self.position.set(torch_seed=now)  # this run's saves hold its own
+        if then is None or then == now or loaded.other_trial or self.trial.rank != 0:
+            return
+        print(f"dlx.torch.Loop: warning: torch's global generator was not seeded as in the run that "
+              f"saved {os.path.basename(str(loaded.path))} (its initial seed was {then}, this run's is "
+              f"{now}): what the script drew before the loop and keeps outside the checkpoint (a "
+              f"random_split of the data, a target, a fixed noise) differs from that run's, and the "
+              f"resumed training goes on with it; call torch.manual_seed(...) (and random.seed, "
+              f"numpy.random.seed where the script draws from them) at the top of the script",
+              file=sys.stderr, flush=True)
 
     def _say_resumed_inside_epoch(self) -> None:
         """A run resumed between two batches of an epoch: the loop skips the batches trained, but
