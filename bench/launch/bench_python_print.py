@@ -17,7 +17,6 @@ rounds):
 A trainer that prints once per batch of 10 ms spends that many microseconds in 10,000.
 """
 import argparse
-import os
 import statistics
 import subprocess
 
