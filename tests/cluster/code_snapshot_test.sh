@@ -13,8 +13,9 @@
 #   - .dlxignore'd files, a submodule, and links pointing outside the tree are not copied, and
 #     no byte of a file outside the tree is;
 #   - what the trainer writes in its working directory is kept in trials/<id>/outputs/ (not the
-#     code, not __pycache__), including by the attempt the requeue ended; the requeued attempt's
-#     file replaces the first one's, and a file only the first wrote stays.
+#     code, not __pycache__), including by the attempt the requeue ended; the requeued attempt
+#     starts with those files in its working directory, its file replaces the first one's, and a
+#     file only the first wrote stays.
 source "$(dirname "$0")/lib.sh"
 
 repo=$WORK/coderepo
@@ -158,7 +159,14 @@ expect_contains "trial 0's first attempt (requeued)" "$(cat "$dir/trials/0/logs/
   "dlx-launch: kept 3 files (24 B) the trainer wrote in its working directory, in $dir/trials/0/outputs/: first-attempt.txt, model.pt, runs/0/events"
 expect_contains "trial 0's requeued attempt" "$(cat "$dir/trials/0/logs/attempt-1.rank-0.log")" \
   "dlx-launch: kept 2 files (18 B) the trainer wrote in its working directory, in $dir/trials/0/outputs/: model.pt, runs/0/events"
-note "each trial's files kept in trials/<id>/outputs/, the requeued attempt's replacing the first's"
+# The requeued attempt started with the first one's files in its working directory, as a trainer
+# running in a shared directory would have found them.
+expect_contains "trial 0's requeued attempt" "$(cat "$dir/trials/0/logs/attempt-1.rank-0.log")" \
+  "dlx-launch: restored 3 files (24 B) that earlier attempts kept in $dir/trials/0/outputs/ into the working directory: first-attempt.txt, model.pt, runs/0/events"
+grep -qx first-attempt.txt "$dir/ran-0-1.txt.ls" ||
+  fail "the requeued attempt did not find the first one's files: $(cat "$dir/ran-0-1.txt.ls")"
+grep -qx model.pt "$dir/ran-0-0.txt.ls" && fail "the first attempt found a model.pt before writing one"
+note "each trial's files kept in trials/<id>/outputs/, restored into the requeued attempt's directory, its own replacing the first's"
 
 # ---- what the experiment directory records ----
 info=$dir/code.json

@@ -14,7 +14,8 @@
 #    run, as scripts written for torchrun do: a task's slots share its job id, and each needs a
 #    MASTER_PORT of its own;
 #  - the trials of a task run in node-local code copies of their own (code: {dir: ...}): each
-#    writes whoami.txt in its working directory, and each trial's outputs/ holds its own.
+#    appends its id to whoami.txt in its working directory (restored from outputs/ into each
+#    later attempt's copy), and each trial's outputs/ holds its own, one line per run.
 source "$(dirname "$0")/resume_lib.sh"
 
 name=packed-trials
@@ -112,8 +113,11 @@ for trial in range(8):
     assert all(int(run[0]) == int(run[6]) % tasks for run in runs), (trial, runs)  # ticket k in task k % tasks
     assert all(0 <= int(slot) < 4 for _, _, slot, *_ in runs), (trial, runs)
     assert os.path.isdir(f"{directory}/trials/{trial}/checkpoints"), trial
-    # Each attempt started in a fresh copy of its own: one line, its own id.
-    assert open(f"{directory}/trials/{trial}/outputs/whoami.txt").read() == f"{trial}\n", trial
+    # Each trial ran in copies of its own, each attempt's with the earlier attempts' whoami.txt
+    # restored: a line per run at most (a run the requeue ended may not have had its file kept),
+    # each its own id (another trial's would be a shared directory).
+    whoami = open(f"{directory}/trials/{trial}/outputs/whoami.txt").read().split("\n")[:-1]
+    assert whoami and set(whoami) == {str(trial)} and len(whoami) <= len(runs), (trial, whoami, runs)
     if trial == 5:
         assert states[5] == "failed", states
         continue

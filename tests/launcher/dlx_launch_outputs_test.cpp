@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "dlx/launch/master_port_rendezvous.hpp"
+#include "dlx/launch/restored_outputs.hpp"
 #include "dlx/launch/trial_outputs.hpp"
 #include "fake_srun_step.hpp"
 #include "process_helpers.hpp"
@@ -166,6 +167,102 @@ TEST_CASE("trial outputs: code.keep_outputs caps an attempt's bytes, a count its
   const auto nothing = dlx::launch::keep_trainer_files(untouched.copy, none, quiet.path() / "outputs", 1000, kNeverLate);
   CHECK(nothing.kept.empty());
   CHECK_FALSE(fs::exists(quiet.path() / "outputs"));
+}
+
+TEST_CASE("trial outputs: what earlier attempts kept is restored into a new copy and kept again only when changed",
+          "[launch][outputs]") {
+  TempDir dir("outputs-restore");
+  CopyOfSnapshot code(dir.path());
+  const fs::path outputs = dir.path() / "trial" / "outputs";
+  write_file(outputs / "log.csv", "epoch 1\n", fs::perms(0640));
+  write_file(outputs / "checkpoint.pth.tar", std::string(300, 'w'), fs::perms(0600));
+  write_file(outputs / "runs" / "a" / "events", "scalars", fs::perms(0640));
+  write_file(outputs / "lib" / "model.py", "class Model: changed\n", fs::perms(0640));  // rewrote a copied file
+  write_file(outputs / "runs" / ".tmp.events.9", "half a copy");                        // an interrupted keep
+  fs::create_symlink("/etc/hostname", outputs / "host");
+  write_file(outputs / "run.py" / "x", "a directory where the snapshot has a link");
+  const fs::path fresh = dir.path() / "fresh";  // a copy being made, the snapshot copied, before its marker
+  fs::copy(code.snapshot, fresh, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+
+  const auto restored = dlx::launch::restore_kept_outputs(outputs, fresh, 1'000'000);
+  CHECK(relatives(restored.restored) ==
+        std::vector<std::string>{"checkpoint.pth.tar", "lib/model.py", "log.csv", "runs/a/events"});
+  CHECK(restored.bytes == 300 + 21 + 8 + 7);
+  REQUIRE(restored.left.size() == 1);
+  CHECK(restored.left[0].file.relative == "run.py/x");
+  CHECK(restored.left[0].why == "run.py is a link in the code snapshot");
+  CHECK(whole_file(fresh / "log.csv") == "epoch 1\n");
+  CHECK(whole_file(fresh / "lib" / "model.py") == "class Model: changed\n");  // the snapshot's replaced
+  CHECK(whole_file(fresh / "train.py") == "print('trained')\n");
+  CHECK_FALSE(fs::exists(fresh / "host"));
+  CHECK_FALSE(fs::exists(fresh / "runs" / ".tmp.events.9"));
+  CHECK(mode_of(fresh / "checkpoint.pth.tar") == fs::perms(0600));
+  CHECK(fs::last_write_time(fresh / "log.csv") == fs::last_write_time(outputs / "log.csv"));
+
+  // The attempt appends a line to its log and writes a new file: those two are kept, not the
+  // restored files it left as they were.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto marked = fs::file_time_type::clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::ofstream(fresh / "log.csv", std::ios::app) << "epoch 2\n";
+  write_file(fresh / "model_best.pth.tar", "best");
+  const auto found = dlx::launch::find_trainer_files(fresh, code.snapshot, marked, outputs);
+  CHECK(relatives(found.files) == std::vector<std::string>{"log.csv", "model_best.pth.tar"});
+  // Without knowing the outputs, every restored file the snapshot lacks would be copied back again.
+  CHECK(relatives(dlx::launch::find_trainer_files(fresh, code.snapshot, marked).files) ==
+        std::vector<std::string>{"checkpoint.pth.tar", "log.csv", "model_best.pth.tar", "runs/a/events"});
+
+  // The budget bounds the restore as it bounds the keep; no outputs/ or a budget of 0: nothing.
+  const fs::path small = dir.path() / "small";
+  fs::copy(code.snapshot, small, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  const auto capped = dlx::launch::restore_kept_outputs(outputs, small, 100);
+  CHECK(relatives(capped.restored) == std::vector<std::string>{"lib/model.py", "log.csv", "runs/a/events"});
+  REQUIRE(capped.left.size() == 2);
+  CHECK(capped.left[0].file.relative == "checkpoint.pth.tar");
+  CHECK(capped.left[0].why == "over code.keep_outputs (100 B), which bounds what is restored too");
+  CHECK(dlx::launch::restore_kept_outputs(dir.path() / "none", small, 1000).restored.empty());
+  CHECK(dlx::launch::restore_kept_outputs(outputs, dir.path() / "zero", 0).restored.empty());
+  CHECK_FALSE(fs::exists(dir.path() / "zero"));
+
+  char* text = nullptr;
+  std::size_t size = 0;
+  std::FILE* log = ::open_memstream(&text, &size);
+  dlx::launch::print_restored_outputs(log, capped, outputs);
+  std::fclose(log);
+  const std::string said(text, size);
+  std::free(text);
+  CHECK(said == "dlx-launch: restored 3 files (36 B) that earlier attempts kept in " + outputs.string() +
+                    "/ into the working directory: lib/model.py, log.csv, runs/a/events\n"
+                    "dlx-launch: not restored into the working directory: checkpoint.pth.tar (300 B): over "
+                    "code.keep_outputs (100 B), which bounds what is restored too\n"
+                    "dlx-launch: not restored into the working directory: run.py/x (41 B): run.py is a link in "
+                    "the code snapshot\n");
+}
+
+TEST_CASE("launcher outputs: a requeued attempt finds what the earlier one wrote in its working directory",
+          "[launch-cli][outputs]") {
+  TempDir dir("outputs-requeued");
+  dlx::test::snapshot_train_sh(dir.path());
+  fs::copy_file(fs::path(DLX_SOURCE_DIR) / "examples" / "grid.yaml", dir.path() / "experiment.yaml");
+  fs::create_directories(dir.path() / "site");
+  // A script that appends a line to its log each attempt, as one each epoch would.
+  const std::vector<std::string> trainer = {kOutputsLaunch, "--", "sh", "-c",
+                                            "echo attempt-${SLURM_RESTART_COUNT:-0} >> log.csv; sh train.sh"};
+  const fs::path outputs = dir.path() / "trials" / "1" / "outputs";
+  auto env = dlx::test::two_node_step_env(dir.path(), 0);
+  env["DLX_SITE_LOCAL_DIR"] = (dir.path() / "site").string();
+  auto first = run_with_env(env, trainer);
+  INFO(first.output);
+  CHECK(first.status == 0);
+  CHECK_THAT(first.output, !Catch::Contains("restored"));
+  env["SLURM_RESTART_COUNT"] = "1";
+  auto second = run_with_env(env, trainer);
+  INFO(second.output);
+  CHECK(second.status == 0);
+  CHECK_THAT(second.output, Catch::Contains("dlx-launch: restored 1 file (10 B) that earlier attempts kept in " +
+                                            outputs.string() + "/ into the working directory: log.csv\n"));
+  CHECK_THAT(second.output, Catch::Contains("dlx-launch: kept 1 file (20 B) the trainer wrote"));
+  CHECK(whole_file(outputs / "log.csv") == "attempt-0\nattempt-1\n");
 }
 
 TEST_CASE("launcher outputs: dlx-launch keeps what the trainer wrote on the first node, names it on another",

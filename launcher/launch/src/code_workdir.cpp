@@ -19,6 +19,7 @@
 #include "dlx/data/node_local_dir.hpp"
 #include "dlx/data/stage.hpp"
 #include "dlx/launch/launch_error.hpp"
+#include "dlx/launch/restored_outputs.hpp"
 #include "dlx/store/code_info.hpp"
 
 namespace dlx::launch {
@@ -27,6 +28,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The trial's outputs/ (what earlier attempts kept) and code.keep_outputs: restored into a new
+// copy (restored_outputs.hpp). An empty dir: nothing to restore.
+struct KeptOutputsSource {
+  fs::path dir;
+  std::uint64_t max_bytes = 0;
+};
+
+KeptOutputsSource kept_outputs_of(const fs::path& experiment_dir, const config::Experiment& experiment,
+                                  std::int64_t trial_id) {
+  if (experiment.code.keep_outputs == 0) return {};
+  return {experiment_dir / "trials" / std::to_string(trial_id) / "outputs", experiment.code.keep_outputs};
+}
+
 // `name` in the directory open as `fd`, as a path that goes through the checked handle (for the
 // calls that take paths: the copy, the marker's time, the outputs' walk).
 fs::path through_handle(int fd, const std::string& name) {
@@ -34,13 +48,13 @@ fs::path through_handle(int fd, const std::string& name) {
 }
 
 // One copy per trial and attempt: the trials a task runs at once (resources.trials_per_task) each
-// write their own files in their own working directory.
-std::string copy_key(const env::EnvMap& env) {
+// write their own files in their own working directory. `trial_id`: the searcher's trial (a
+// packed task's DLX_TRIAL_ID is its ticket).
+std::string copy_key(const env::EnvMap& env, std::int64_t trial_id) {
   const auto job = env::lookup(env, "SLURM_JOB_ID").value_or(fmt::format("pid{}", ::getppid()));
   const auto step = env::lookup(env, "SLURM_STEP_ID").value_or("0");
   const auto restart = env::lookup(env, "SLURM_RESTART_COUNT").value_or("0");
-  const auto trial = env::lookup(env, "DLX_TRIAL_ID").value_or("0");
-  return fmt::format("code-{}-{}-{}-{}", job, step, restart, trial);
+  return fmt::format("code-{}-{}-{}-{}", job, step, restart, trial_id);
 }
 
 // code.json's workdir: where trials start, relative to code/ (written at submission by the
@@ -121,13 +135,18 @@ bool copy_marked(int scratch_fd, const std::string& key) {
 // Under the exclusive lock: copies the snapshot to <scratch>/<key> and marks it <key>.done. A
 // half-made copy (no marker) is removed first, and again when this copy fails.
 void copy_snapshot(const data::NodeLocalDir& scratch, const std::string& key, const fs::path& snapshot,
-                   const fs::path& code_dir, std::FILE* log) {
+                   const fs::path& code_dir, const KeptOutputsSource& outputs, std::FILE* log) {
   const std::string done_name = key + ".done";
   const auto started = std::chrono::steady_clock::now();
   try {
     data::remove_tree_at(scratch.fd.get(), key, code_dir);
     // store's copy takes paths: this one goes through the checked handle, not through <base>.
     const auto bytes = store::copy_code_tree(snapshot, through_handle(scratch.fd.get(), key));
+    // What earlier attempts kept, before the marker: the copy is whole only with them.
+    if (!outputs.dir.empty()) {
+      print_restored_outputs(log, restore_kept_outputs(outputs.dir, through_handle(scratch.fd.get(), key),
+                                                       outputs.max_bytes), outputs.dir);
+    }
     UniqueFd marker(::openat(scratch.fd.get(), done_name.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!marker) throw SystemError("create " + (scratch.path / done_name).string(), errno);
     if (log) {
@@ -154,14 +173,15 @@ void copy_snapshot(const data::NodeLocalDir& scratch, const std::string& key, co
 // rank's trainer runs, holding its shared lock, and that trainer waits for this rank's: a DDP or
 // MPI trial of several ranks per node never started.)
 void attach_to_copy(FileLock& lock, const data::NodeLocalDir& scratch, const std::string& key,
-                    const fs::path& snapshot, const fs::path& code_dir, std::FILE* log) {
+                    const fs::path& snapshot, const fs::path& code_dir, const KeptOutputsSource& outputs,
+                    std::FILE* log) {
   std::minstd_rand pauses(std::random_device{}());
   try {
     for (;;) {
       lock.lock(LockMode::shared);
       if (copy_marked(scratch.fd.get(), key)) return;
       if (lock.try_lock(LockMode::exclusive)) {
-        copy_snapshot(scratch, key, snapshot, code_dir, log);
+        copy_snapshot(scratch, key, snapshot, code_dir, outputs, log);
         lock.try_lock(LockMode::shared);  // a conversion from the exclusive lock: always granted
         return;
       }
@@ -176,8 +196,8 @@ void attach_to_copy(FileLock& lock, const data::NodeLocalDir& scratch, const std
 }  // namespace
 
 std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, const config::Experiment& experiment,
-                                                const env::EnvMap& env, const fs::path& local_root,
-                                                std::FILE* log) {
+                                                const env::EnvMap& env, std::int64_t trial_id,
+                                                const fs::path& local_root, std::FILE* log) {
   const auto info = read_snapshot_record(experiment_dir);
   if (!info) return std::nullopt;
   const fs::path snapshot = experiment_dir / store::kCodeDirName;
@@ -191,11 +211,12 @@ std::optional<CodeWorkdir> CodeWorkdir::prepare(const fs::path& experiment_dir, 
     return result;
   }
   data::NodeLocalDir scratch = open_scratch(local_root);
-  result.key_ = copy_key(env);
+  result.key_ = copy_key(env, trial_id);
   result.code_dir_ = scratch.path / result.key_;
   result.working_dir_ = workdir.empty() ? result.code_dir_ : result.code_dir_ / workdir;
   result.lock_ = open_copy_lock(scratch, result.key_);
-  attach_to_copy(result.lock_, scratch, result.key_, snapshot, result.code_dir_, log);
+  attach_to_copy(result.lock_, scratch, result.key_, snapshot, result.code_dir_,
+                 kept_outputs_of(experiment_dir, experiment, trial_id), log);
   // The marker, made once every file was copied: a file of the copy written later is the trainer's.
   std::error_code marker_error;
   result.copied_at_ = fs::last_write_time(

@@ -242,7 +242,7 @@ std::optional<CodeWorkdir> code_copy(LaunchState& state) {
     throw LaunchError(fmt::format("the node-local directory for the code copy: {}", error.what()));
   }
   return CodeWorkdir::prepare(*state.context.trial().experiment_dir, *state.experiment, state.context.env(),
-                              local_root, state.rank0_log());
+                              state.context.trial().trial_id, local_root, state.rank0_log());
 }
 
 // While a rank waits before its trainer starts (rank 0 for the data of every node, the others for
@@ -781,7 +781,7 @@ void keep_outputs(LaunchState& state) {
     const auto& trial = state.context.trial();
     const std::filesystem::path outputs = trial.record_path().parent_path() / "outputs";
     const auto found = find_trainer_files(state.code->copy_view(), *trial.experiment_dir / store::kCodeDirName,
-                                          state.code->copied_at());
+                                          state.code->copied_at(), outputs);
     if (state.placement().node_index != 0) {
       const auto& node = state.placement();
       print_unkept_node_files(stderr, found,

@@ -17,6 +17,7 @@
 #include "dlx/common/error.hpp"
 #include "dlx/common/file_copy.hpp"
 #include "dlx/common/unique_fd.hpp"
+#include "dlx/launch/restored_outputs.hpp"
 
 namespace dlx::launch {
 
@@ -100,7 +101,8 @@ std::uint64_t TrainerFiles::bytes() const {
   return total;
 }
 
-TrainerFiles find_trainer_files(const fs::path& copy, const fs::path& snapshot, fs::file_time_type copied_at) {
+TrainerFiles find_trainer_files(const fs::path& copy, const fs::path& snapshot, fs::file_time_type copied_at,
+                                const fs::path& outputs) {
   TrainerFiles found;
   std::error_code error;
   auto it = fs::recursive_directory_iterator(copy, fs::directory_options::none, error);
@@ -118,9 +120,12 @@ TrainerFiles find_trainer_files(const fs::path& copy, const fs::path& snapshot, 
     } else if (!fs::is_regular_file(status)) {
       found.special.push_back({{relative, 0}, "not a regular file"});
     } else if (!unchanged_copy(snapshot / relative, entry, copied_at)) {
-      std::error_code size_error;
+      std::error_code size_error, time_error;
       const auto bytes = entry.file_size(size_error);
-      found.files.push_back({relative, size_error ? 0 : bytes});
+      const auto written = entry.last_write_time(time_error);
+      const bool restored = !outputs.empty() && !size_error && !time_error &&
+                            restored_unchanged(outputs / relative, bytes, written);
+      if (!restored) found.files.push_back({relative, size_error ? 0 : bytes});
     }
   }
   if (error) {

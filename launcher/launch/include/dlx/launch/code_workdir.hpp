@@ -18,7 +18,8 @@
 //   1. a rank takes the lock shared (it waits only while another rank copies) and looks for the
 //      marker code-....done; found, it keeps the shared lock while its trainer runs;
 //   2. not found, it converts to the exclusive lock, granted only when no other rank holds one,
-//      removes a half-made copy, copies, marks, and converts back to shared; a conversion refused
+//      removes a half-made copy, copies (the snapshot, then what earlier attempts of the trial
+//      kept: restored_outputs.hpp), marks, and converts back to shared; a conversion refused
 //      (another rank is looking too) lets go and tries again after a random pause of 5-50 ms.
 //      No rank ever waits for the exclusive lock: the others hold their shared ones for as long
 //      as their trainers run, which wait for this rank's;
@@ -26,6 +27,7 @@
 //      the rank that gets it while the marker is there is the last out. It keeps what the
 //      trainers wrote in the copy (trial_outputs.hpp), removes the copy, then the marker and the
 //      lock file; the others leave it.
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -42,10 +44,12 @@ namespace dlx::launch {
 class CodeWorkdir {
  public:
   // nullopt when the experiment has no code snapshot (no code.json). Throws LaunchError.
-  // `local_root`: where node-local copies go (site_local_root).
+  // `trial_id`: the trial the searcher gave this rank (its outputs/ are restored into a new copy:
+  // restored_outputs.hpp); `local_root`: where node-local copies go (site_local_root).
   static std::optional<CodeWorkdir> prepare(const std::filesystem::path& experiment_dir,
                                             const config::Experiment& experiment, const env::EnvMap& env,
-                                            const std::filesystem::path& local_root, std::FILE* log);
+                                            std::int64_t trial_id, const std::filesystem::path& local_root,
+                                            std::FILE* log);
   CodeWorkdir(CodeWorkdir&&) noexcept = default;
   CodeWorkdir& operator=(CodeWorkdir&&) = delete;
   CodeWorkdir(const CodeWorkdir&) = delete;

@@ -10,7 +10,9 @@
 // <trial>/outputs/ on the shared file system, each at its path relative to the copy's top:
 //   - a file is the trainer's when the snapshot has no regular file at its path, or when it was
 //     written after the copy was made (its mtime is later than the copy's completion marker);
-//     files in __pycache__ directories (Python's bytecode of the copied modules) are not;
+//     files in __pycache__ directories (Python's bytecode of the copied modules) are not, nor is
+//     a file an earlier attempt kept, restored into this copy (restored_outputs.hpp) and left
+//     as it was (the kept file's size and modification time);
 //   - each is copied to a temporary name beside its final one, fsynced and renamed over it
 //     (durable_file.hpp): a reader sees a whole file, the previous attempt's or this one's; a
 //     later attempt's file replaces an earlier one's of the same path, the others stay;
@@ -50,11 +52,12 @@ struct TrainerFiles {
   std::uint64_t bytes() const;
 };
 
-// The trainer's files in `copy` (the node-local copy's top) against `snapshot` (<experiment>/code/)
-// and `copied_at` (the copy's completion marker's mtime), by the rule above. Does not throw:
-// what cannot be read is in `special` with why.
+// The trainer's files in `copy` (the node-local copy's top) against `snapshot` (<experiment>/code/),
+// `copied_at` (the copy's completion marker's mtime) and `outputs` (the trial's outputs/, whose
+// files were restored into the copy; empty: none), by the rule above. Does not throw: what cannot
+// be read is in `special` with why.
 TrainerFiles find_trainer_files(const std::filesystem::path& copy, const std::filesystem::path& snapshot,
-                                std::filesystem::file_time_type copied_at);
+                                std::filesystem::file_time_type copied_at, const std::filesystem::path& outputs = {});
 
 struct KeptOutputs {
   std::vector<TrainerFile> kept;
