@@ -142,6 +142,11 @@ void copy_snapshot(const data::NodeLocalDir& scratch, const std::string& key, co
     data::remove_tree_at(scratch.fd.get(), key, code_dir);
     // store's copy takes paths: this one goes through the checked handle, not through <base>.
     const auto bytes = store::copy_code_tree(snapshot, through_handle(scratch.fd.get(), key));
+    const std::chrono::duration<double> copying = std::chrono::steady_clock::now() - started;
+    if (log) {
+      fmt::print(log, "dlx-launch: code snapshot copied to {} ({} in {:.2f} s)\n", code_dir.string(),
+                 format_byte_size(bytes), copying.count());
+    }
     // What earlier attempts kept, before the marker: the copy is whole only with them.
     if (!outputs.dir.empty()) {
       print_restored_outputs(log, restore_kept_outputs(outputs.dir, through_handle(scratch.fd.get(), key),
@@ -149,11 +154,6 @@ void copy_snapshot(const data::NodeLocalDir& scratch, const std::string& key, co
     }
     UniqueFd marker(::openat(scratch.fd.get(), done_name.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!marker) throw SystemError("create " + (scratch.path / done_name).string(), errno);
-    if (log) {
-      fmt::print(log, "dlx-launch: code snapshot copied to {} ({} in {:.2f} s)\n", code_dir.string(),
-                 format_byte_size(bytes),
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-    }
   } catch (const std::exception& e) {
     try {
       data::remove_tree_at(scratch.fd.get(), key, code_dir);

@@ -241,8 +241,11 @@ std::optional<CodeWorkdir> code_copy(LaunchState& state) {
   } catch (const data::DataError& error) {
     throw LaunchError(fmt::format("the node-local directory for the code copy: {}", error.what()));
   }
+  // Whichever rank of the first node makes the copy says so (and what it restored): one line a
+  // trial, where rank 0's alone was silent whenever another rank of its node copied first.
+  std::FILE* first_node_log = state.placement().node_index == 0 ? stderr : nullptr;
   return CodeWorkdir::prepare(*state.context.trial().experiment_dir, *state.experiment, state.context.env(),
-                              state.context.trial().trial_id, local_root, state.rank0_log());
+                              state.context.trial().trial_id, local_root, first_node_log);
 }
 
 // While a rank waits before its trainer starts (rank 0 for the data of every node, the others for

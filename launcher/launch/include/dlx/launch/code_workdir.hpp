@@ -45,7 +45,8 @@ class CodeWorkdir {
  public:
   // nullopt when the experiment has no code snapshot (no code.json). Throws LaunchError.
   // `trial_id`: the trial the searcher gave this rank (its outputs/ are restored into a new copy:
-  // restored_outputs.hpp); `local_root`: where node-local copies go (site_local_root).
+  // restored_outputs.hpp); `local_root`: where node-local copies go (site_local_root); `log`: where
+  // the rank that copies says so and what it restored (the first node's stderr; null: silent).
   static std::optional<CodeWorkdir> prepare(const std::filesystem::path& experiment_dir,
                                             const config::Experiment& experiment, const env::EnvMap& env,
                                             std::int64_t trial_id, const std::filesystem::path& local_root,
