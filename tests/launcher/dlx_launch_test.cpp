@@ -369,6 +369,26 @@ TEST_CASE("launcher: exit 85 (requeue) passes through and leaves the trial runni
   CHECK(record.exit_code == 0);
 }
 
+TEST_CASE("launcher: rank 0's log says when a notice came, for a trainer killed before it could save",
+          "[launch-cli]") {
+  // A trainer inside a batch longer than the notice's lead is killed by Slurm without a word:
+  // its log then ends with dlx-launch's line about the notice.
+  TempDir dir("notice-said");
+  freeze_example(dir.path());
+  save_running_record(dir.path());
+  const std::vector<std::string> busy{kLaunch, "--", "sh", "-c", "trap '' USR2; kill -USR2 $PPID; sleep 2"};
+  auto result = run_with_env(merged(srun_env(0), trial_env(dir.path())), busy);
+  INFO(result.output);
+  CHECK(result.status == 0);
+  CHECK_THAT(result.output, Catch::Matches(
+      "(.|\\n)*dlx-launch: SIGUSR2 at \\d\\d:\\d\\d:\\d\\d, a notice \\(a requeue, a preemption or the time limit\\), "
+      "passed on to the trainer: a dlx trainer saves at its next point between two batches and exits 85, if it "
+      "gets there before Slurm kills the step \\(docs/fault-tolerance.md\\)\\n(.|\\n)*"));
+  // Another rank says nothing: one line a trial.
+  auto other = run_with_env(merged(srun_env(1), trial_env(dir.path())), busy);
+  CHECK_THAT(other.output, !Catch::Contains("a notice (a requeue"));
+}
+
 TEST_CASE("launcher: only rank 0 writes, a missing record is created as failed", "[launch-cli]") {
   TempDir dir("missing");
   freeze_example(dir.path(), 0);

@@ -20,6 +20,7 @@
 
 #include "dlx/common/accounts.hpp"
 #include "dlx/common/durable_file.hpp"
+#include "dlx/common/signal_name.hpp"
 #include "dlx/data/node_local_dir.hpp"
 #include "dlx/launch/allocation_check.hpp"
 #include "dlx/launch/child_process.hpp"
@@ -426,9 +427,24 @@ void refuse_shell_program_not_run(LaunchState& state, int status) {
 // The trainer, with the signals forwarded; ended when another rank crashed. Its exit status, the
 // requeue code when the notice itself ended it.
 int run_trainer(LaunchState& state) {
-  std::function<bool()> end_if_peer_crashed;
-  if (state.peers) {
-    end_if_peer_crashed = [&state] {
+  // Asked about once a second while the trainer runs: another rank's crash ends it, and rank 0
+  // says when a notice came. A trainer that cannot reach its next point between two batches
+  // before Slurm's kill (a batch longer than the notice's lead) leaves no other trace: its log
+  // ends with this line.
+  std::function<bool()> watch;
+  if (state.peers || (state.in_trial() && state.rank0())) {
+    watch = [&state, told = false]() mutable {
+      if (const int notice = notice_received(); notice != 0 && !told && state.rank0() && state.in_trial()) {
+        told = true;
+        const auto now = std::time(nullptr);
+        std::tm local{};
+        ::localtime_r(&now, &local);
+        fmt::print(stderr, "dlx-launch: {} at {:02}:{:02}:{:02}, a notice (a requeue, a preemption or the time limit), "
+                   "passed on to the trainer: a dlx trainer saves at its next point between two batches and exits "
+                   "{}, if it gets there before Slurm kills the step (docs/fault-tolerance.md)\n",
+                   signal_name(notice), local.tm_hour, local.tm_min, local.tm_sec, env::kRequeueExitCode);
+      }
+      if (!state.peers) return false;
       state.peer_crash = state.peers->peer_crash();
       return state.peer_crash.has_value();
     };
@@ -452,7 +468,7 @@ int run_trainer(LaunchState& state) {
   int exec_error = 0;
   const auto oom = OomKills::of_this_process();  // its count was readable just now
   const std::uint64_t kills_before = oom ? oom->count().value_or(0) : 0;
-  const int status = run_child(command, end_if_peer_crashed, start_sampler, &exec_error);
+  const int status = run_child(command, watch, start_sampler, &exec_error);
   sampler.reset();  // its last sample, once the trainer has exited
   if (const std::uint64_t kills = oom ? oom->count().value_or(0) : 0; status != 0 && kills > kills_before) {
     state.oom_cause = oom_cause(kills - kills_before, oom->limit_bytes());
