@@ -59,6 +59,22 @@ void write_code(store::CodePlan& plan, const fs::path& experiment_dir) {
   report_info(fmt::format("dlx: code snapshot: {} files ({}) from {} ({}) in {}/{}", plan.files.size() - links,
                           format_byte_size(plan.bytes), plan.root.string(), origin, experiment_dir.string(),
                           store::kCodeDirName));
+  // What a script would open beside itself and no trial will find: said now, not at the first
+  // trial's crash (traindata.pt under a *.pt line of .gitignore).
+  if (const auto left = store::left_out_at_start(plan); !left.empty()) {
+    constexpr std::size_t kNamed = 6;
+    std::string names;
+    for (std::size_t i = 0; i < left.size() && i < kNamed; ++i) {
+      const auto& entry = left[i];
+      names += fmt::format("{}{}{}", i ? ", " : "", entry.name,
+                           entry.directory ? "/" : fmt::format(" ({})", format_byte_size(entry.bytes)));
+    }
+    if (left.size() > kNamed) names += fmt::format(" and {} more", left.size() - kNamed);
+    report_info(fmt::format("dlx: code snapshot: left out of it (.gitignore or .dlxignore), so no trial finds them "
+                            "in its working directory: {}; read data from an absolute path or stage it with "
+                            "data: stage:, or commit what the trainer needs",
+                            names));
+  }
   if (!plan.skipped.empty()) {
     report_info(fmt::format("dlx: code snapshot: {} entries not copied (e.g. {}: {}); all are listed in {}/{}",
                             plan.skipped.size(), plan.skipped.front().path, plan.skipped.front().reason,

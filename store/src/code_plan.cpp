@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <future>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -329,6 +330,37 @@ std::optional<CodePlan> plan_code_snapshot(const CodeRequest& request, std::stri
   }
   plan.planning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return plan;
+}
+
+std::vector<LeftOutEntry> left_out_at_start(const CodePlan& plan) {
+  const std::string prefix = plan.workdir.empty() ? "" : plan.workdir + "/";
+  const auto top_name = [&prefix](const std::string& path) -> std::optional<std::string> {
+    if (!path.starts_with(prefix) || path.size() == prefix.size()) return std::nullopt;
+    const auto rest = std::string_view(path).substr(prefix.size());
+    return std::string(rest.substr(0, rest.find('/')));
+  };
+  std::set<std::string> accounted;  // copied, or skipped and said so
+  for (const auto& file : plan.files) {
+    if (auto name = top_name(file.path)) accounted.insert(*name);
+  }
+  for (const auto& skipped : plan.skipped) {
+    if (auto name = top_name(skipped.path)) accounted.insert(*name);
+  }
+  std::vector<LeftOutEntry> left;
+  std::error_code error;
+  for (auto it = fs::directory_iterator(plan.root / plan.workdir, error); !error && it != fs::directory_iterator();
+       it.increment(error)) {
+    const auto name = it->path().filename().string();
+    if (name.starts_with('.') || name == "__pycache__" || accounted.contains(name)) continue;
+    std::error_code status_error;
+    const auto status = it->symlink_status(status_error);
+    if (status_error) continue;
+    LeftOutEntry entry{name, fs::is_directory(status), 0};
+    if (fs::is_regular_file(status)) entry.bytes = it->file_size(status_error);
+    left.push_back(std::move(entry));
+  }
+  std::sort(left.begin(), left.end(), [](const LeftOutEntry& a, const LeftOutEntry& b) { return a.name < b.name; });
+  return left;
 }
 
 void finish_git_state(CodePlan& plan) {

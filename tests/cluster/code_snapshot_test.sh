@@ -110,6 +110,10 @@ report=$(cat "$WORK/snap.sbatch.err")
 expect_contains "sbatch's report" "$report" "dlx: code snapshot: 5 files"
 expect_contains "sbatch's report" "$report" "commit ${commit:0:12}, dirty"
 expect_contains "sbatch's report" "$report" "entries not copied"
+# What the trials' working directory will lack, named at submission (not the skipped links and
+# submodule, said above).
+expect_contains "sbatch's report" "$report" \
+  "dlx: code snapshot: left out of it (.gitignore or .dlxignore), so no trial finds them in its working directory: data/, run.log (6 B); read data from an absolute path or stage it with data: stage:"
 dir=$(grep -o "trials as array .* in /.*" "$WORK/snap.sbatch.err" | sed 's/.* in //')
 [ -d "$dir/code" ] || fail "no code/ in the experiment directory [$dir]: $report"
 as_user sed -i 's/^VERSION=.*/VERSION=v3-edited-after-sbatch/' coderepo/train.sh

@@ -221,6 +221,17 @@ TEST_CASE("a git work tree: what is copied, what is recorded", "[code]") {
   CHECK_THAT(skipped, Catch::Contains("submodule"));
   CHECK(describe_code(*info) == plan->git->commit.substr(0, 12) + " (dirty)");
 
+  // What the top of the start directory holds and the snapshot leaves out: nothing in exp/; at
+  // the root, what .gitignore and .dlxignore exclude (not the skipped links and submodule, said
+  // on their own, nor .git).
+  CHECK(left_out_at_start(*plan).empty());
+  plan->workdir = "";
+  std::vector<std::string> left;
+  for (const auto& entry : left_out_at_start(*plan)) {
+    left.push_back(entry.name + (entry.directory ? "/" : " " + std::to_string(entry.bytes)));
+  }
+  CHECK(left == std::vector<std::string>{"data/", "run.log 22", "weights.ckpt 26"});
+
   // A node-local copy of the finished snapshot is the same tree.
   TempDir node;
   copy_code_tree(code, node.path / "copy");

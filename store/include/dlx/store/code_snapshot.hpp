@@ -100,6 +100,18 @@ std::optional<CodePlan> plan_code_snapshot(const CodeRequest& request, std::stri
 // outside git or when done already). Throws the CodeSnapshotError of a git command that failed.
 void finish_git_state(CodePlan& plan);
 
+// What the top of the directory trials start in (root/workdir) holds that the snapshot leaves out:
+// what .gitignore or .dlxignore excludes there (a dataset, a traindata.pt, a runs/), the names a
+// script opens beside itself and no trial will find. sbatch names them at submission; a trial that
+// crashes on one is explained (launcher/launch/snapshot_gap.hpp). Hidden names, __pycache__ and
+// the plan's skipped entries (said on their own) are not listed. Sorted by name.
+struct LeftOutEntry {
+  std::string name;
+  bool directory = false;
+  std::uint64_t bytes = 0;  // a file's size (directories are not walked: a dataset may be huge)
+};
+std::vector<LeftOutEntry> left_out_at_start(const CodePlan& plan);
+
 // Copies the plan into <experiment_dir>/code/ (modes: copied_file_mode, copied_directory_mode),
 // then (finish_git_state) writes code.diff and code.json. code.diff holds lines of the tracked
 // files: 0440 when the group could read every file of the snapshot at its source (its mode and
