@@ -296,6 +296,40 @@ TEST_CASE("dlx status says why a trial failed, and shows no searcher column with
   CHECK_FALSE(json["trials"][0].contains("searcher"));
 }
 
+TEST_CASE("dlx status says why a trial that reported its metric in training only has empty columns", "[cli]") {
+  TempDir dir;
+  spit(dir.path / "experiment.yaml",
+       "name: status-training\nentrypoint: [unused]\nseed: 7\n"
+       "hyperparameters:\n  x: {type: int, minval: 1, maxval: 3, count: 3}\n"
+       "searcher: {name: grid, metric: loss}\n");
+  const auto experiment = config::load_snapshot(dir.path);
+  {
+    searcher::Coordinator coordinator(experiment, dir.path / searcher::kJournalFileName);
+    for (int ticket = 0; ticket < 3; ++ticket) REQUIRE(coordinator.request_work(ticket).kind == searcher::Work::Kind::train);
+  }
+  const auto record = [&](int id, const std::string& state, bool validated) {
+    record::TrialRecord trial;
+    trial.experiment = "status-training";
+    trial.trial_id = id;
+    trial.state = state;
+    trial.training.append(10, {{"loss", 0.25}});
+    if (validated) trial.validation.append(10, {{"loss", 0.5}});
+    fs::create_directories(dir.path / "trials" / std::to_string(id));
+    record::save_trial_record(trial, dir.path / "trials" / std::to_string(id) / "trial.h5");
+  };
+  record(0, "completed", false);
+  record(1, "completed", false);
+  record(2, "completed", true);
+  const auto table = run_dlx({"status", dir.path.string()}, false);
+  INFO(table.out << table.err);
+  REQUIRE(table.status == 0);
+  CHECK_THAT(table.out, Catch::Contains("0        completed  1  -          -\n"));
+  CHECK_THAT(table.out, Catch::Contains(
+      "# trials 0-1 reported loss in training only: the last and best columns, and the searcher, take validation "
+      "values (give dlx.torch.Loop a validate=, or report them with trial.report_validation)\n"));
+  CHECK_THAT(table.out, !Catch::Contains("# trials 0-2 reported"));
+}
+
 TEST_CASE("dlx status: no argument, a path that is not there and another user's experiment each say what to do",
           "[cli]") {
   const auto missing = run_dlx({"status"}, false);

@@ -147,6 +147,13 @@ std::string render_status_table(const StatusReport& report, const config::Experi
     }
     // What a requeued, restarting, crash-looping, lost or unlaunched trial is waiting for.
     if (!row.detail.empty()) lines.add(row.spec.id, config::printable(row.detail));
+    // A script without validation (PyTorch's regression example) leaves the columns empty: why.
+    if (row.metric_in_training_only && (row.state == "completed" || row.state == "stopped" || row.state == "paused")) {
+      lines.add(row.spec.id, fmt::format("reported {} in training only: the last and best columns, and the "
+                                         "searcher, take validation values (give dlx.torch.Loop a validate=, or "
+                                         "report them with trial.report_validation)",
+                                         config::printable(metric)));
+    }
   }
   out += lines.rendered();
   for (const auto& line : report.hparam_warnings) out += fmt::format("# warning: {}\n", config::printable(line));

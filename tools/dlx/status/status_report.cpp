@@ -226,6 +226,7 @@ TrialRow trial_row(searcher::TrialSpec spec, const std::filesystem::path& direct
       row.record_state = record->state;
       row.last = record->validation.last(metric);
       row.best = record->validation.best(metric, experiment.searcher.smaller_is_better);
+      row.metric_in_training_only = !row.last && record->training.last(metric).has_value();
       row.stop_reason = record->stop_reason;
       row.last_error = record->last_error;
       row.failures = record->failures;

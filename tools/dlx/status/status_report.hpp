@@ -47,6 +47,7 @@ struct TrialRow {
   bool launched = false;      // dlx-launch took it on: trials/<id>/logs/ exists
   std::vector<record::HparamWarning> hparam_warnings;
   std::optional<double> last, best;
+  bool metric_in_training_only = false;  // reported the searcher's metric in training, never validated
   std::vector<double> metric_values;  // the searcher metric's validation values, in row order
   std::optional<std::int64_t> last_step;  // the last step it reported anything at
   std::int64_t target_length = 0;         // where the searcher sends a running trial (0: no target)
