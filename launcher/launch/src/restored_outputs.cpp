@@ -64,11 +64,8 @@ void make_real_directories(const fs::path& top, const fs::path& relative) {
 
 void restore_one(const fs::path& outputs, const fs::path& copy, const fs::path& relative) {
   const fs::path from = outputs / relative;
-  const UniqueFd in(::open(from.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  if (!in) throw SystemError("open " + from.string(), errno);
   struct stat source {};
-  if (::fstat(in.get(), &source) != 0) throw SystemError("stat " + from.string(), errno);
-  if (!S_ISREG(source.st_mode)) throw Error(from.string() + " is no longer a regular file");
+  const UniqueFd in = open_regular_file(from, source);
   make_real_directories(copy, relative.parent_path());
   const fs::path to = copy / relative;
   struct stat existing {};
@@ -87,14 +84,6 @@ void restore_one(const fs::path& outputs, const fs::path& copy, const fs::path& 
     ::unlink(to.c_str());
     throw;
   }
-}
-
-std::string restored_names(const std::vector<TrainerFile>& files) {
-  constexpr std::size_t kShown = 5;
-  std::string text;
-  for (std::size_t i = 0; i < files.size() && i < kShown; ++i) text += (i ? ", " : "") + files[i].relative.string();
-  if (files.size() > kShown) text += fmt::format(" and {} more", files.size() - kShown);
-  return text;
 }
 
 }  // namespace
@@ -137,9 +126,9 @@ bool restored_unchanged(const fs::path& outputs_file, std::uint64_t size, fs::fi
 void print_restored_outputs(std::FILE* log, const RestoredOutputs& restored, const fs::path& outputs) {
   if (!log) return;
   if (!restored.restored.empty()) {
-    fmt::print(log, "dlx-launch: restored {} file{} ({}) that earlier attempts kept in {}/ into the working "
-               "directory: {}\n", restored.restored.size(), restored.restored.size() == 1 ? "" : "s",
-               format_byte_size(restored.bytes), outputs.string(), restored_names(restored.restored));
+    fmt::print(log, "dlx-launch: restored {} ({}) that earlier attempts kept in {}/ into the working directory: {}\n",
+               file_count(restored.restored.size()), format_byte_size(restored.bytes), outputs.string(),
+               named_files(restored.restored));
   }
   for (const auto& left : restored.left) {
     fmt::print(log, "dlx-launch: not restored into the working directory: {} ({}): {}\n", left.file.relative.string(),

@@ -61,11 +61,8 @@ void remove_stale_temporaries(const fs::path& outputs) {
 }
 
 void copy_one(const fs::path& from, const fs::path& outputs, const fs::path& relative) {
-  const UniqueFd in(::open(from.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
-  if (!in) throw SystemError("open " + from.string(), errno);
   struct stat source {};
-  if (::fstat(in.get(), &source) != 0) throw SystemError("stat " + from.string(), errno);
-  if (!S_ISREG(source.st_mode)) throw Error(from.string() + " is no longer a regular file");
+  const UniqueFd in = open_regular_file(from, source);
   make_directories(outputs, relative.parent_path());
   const fs::path to = outputs / relative;
   const fs::path temporary = temporary_path_for(to);
@@ -82,7 +79,9 @@ void copy_one(const fs::path& from, const fs::path& outputs, const fs::path& rel
   }
 }
 
-std::string names(const std::vector<TrainerFile>& files) {
+}  // namespace
+
+std::string named_files(const std::vector<TrainerFile>& files) {
   std::string text;
   for (std::size_t i = 0; i < files.size() && i < kNamesShown; ++i) {
     text += (i ? ", " : "") + files[i].relative.string();
@@ -93,7 +92,13 @@ std::string names(const std::vector<TrainerFile>& files) {
 
 std::string file_count(std::size_t count) { return fmt::format("{} file{}", count, count == 1 ? "" : "s"); }
 
-}  // namespace
+UniqueFd open_regular_file(const fs::path& path, struct stat& status) {
+  UniqueFd file(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!file) throw SystemError("open " + path.string(), errno);
+  if (::fstat(file.get(), &status) != 0) throw SystemError("stat " + path.string(), errno);
+  if (!S_ISREG(status.st_mode)) throw Error(path.string() + " is no longer a regular file");
+  return file;
+}
 
 std::uint64_t TrainerFiles::bytes() const {
   std::uint64_t total = 0;
@@ -179,7 +184,7 @@ void print_kept_outputs(std::FILE* log, const KeptOutputs& outputs, const fs::pa
   if (!outputs.kept.empty()) {
     fmt::print(log, "dlx-launch: kept {} ({}) the trainer wrote in its working directory, in {}/: {}\n",
                file_count(outputs.kept.size()), format_byte_size(outputs.kept_bytes), outputs_dir.string(),
-               names(outputs.kept));
+               named_files(outputs.kept));
   }
   for (std::size_t i = 0; i < outputs.left.size() && i < kNamesShown; ++i) {
     const auto& left = outputs.left[i];
@@ -198,7 +203,7 @@ void print_unkept_node_files(std::FILE* log, const TrainerFiles& found, const st
              "dlx-launch: {}: the trainer wrote {} ({}) in its working directory on this node, which go with its "
              "node-local copy: only the first node's are kept, in {}/ (write outputs on rank 0): {}\n",
              node, file_count(found.files.size()), format_byte_size(found.bytes()), outputs_dir.string(),
-             names(found.files));
+             named_files(found.files));
 }
 
 }  // namespace dlx::launch

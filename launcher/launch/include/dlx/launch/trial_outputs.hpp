@@ -24,6 +24,8 @@
 // Symbolic links, FIFOs and sockets are left and named. Temporary files of an attempt killed
 // while copying (".tmp." names) are removed by the next one. The copies of the trial's other
 // nodes are not kept: their last rank names what they held (write outputs on rank 0).
+#include <sys/stat.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -31,6 +33,8 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "dlx/common/unique_fd.hpp"
 
 namespace dlx::launch {
 
@@ -70,6 +74,13 @@ struct KeptOutputs {
 KeptOutputs keep_trainer_files(const std::filesystem::path& copy, const TrainerFiles& found,
                                const std::filesystem::path& outputs, std::uint64_t max_bytes,
                                const std::function<bool()>& out_of_time, std::size_t max_files = kMaxKeptFiles);
+
+// What the log lines of kept and restored files share: "a, b, c, d, e and 3 more" (the first five
+// named), "1 file" / "3 files", and a file to copy opened without following a link, with its
+// status (throws SystemError, or Error when it is no longer a regular file).
+std::string named_files(const std::vector<TrainerFile>& files);
+std::string file_count(std::size_t count);
+UniqueFd open_regular_file(const std::filesystem::path& path, struct stat& status);
 
 // The log's lines: what was kept where, and what was left and why (nothing when the trainer
 // wrote nothing).
