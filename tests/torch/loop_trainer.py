@@ -22,7 +22,10 @@ stepped and zeroed on every N-th, what is left at an epoch's end carried into th
 LOOP_STEP_LAST=1 counted by loop.batch, and the epoch's last group stepped too),
 LOOP_STOP_AT / LOOP_STOP_RANK / LOOP_BREAK_AT (early stopping: stop_here below), LOOP_RAISE_AT=E
 (a RuntimeError in the body of epoch E), LOOP_UNSEEDED=1 (torch's global generator left as Python's
-torch seeds it, from the OS, as many public scripts do).
+torch seeds it, from the OS, as many public scripts do), LOOP_AUGMENT=1 (each training sample
+scaled and shifted by numbers drawn from the loading process's torch, random and numpy
+generators, as random transforms are), LOOP_PERSISTENT=1 (the training DataLoader keeps its
+workers: persistent_workers=True).
 """
 import contextlib
 import hashlib
@@ -51,8 +54,8 @@ class Points(Dataset):
     """`size` samples of 8 features and a class among 4, the same bytes for the same seed; each
     sample computed in the worker that loads it (from its index alone)."""
 
-    def __init__(self, size, seed):
-        self.size, self.seed = size, seed
+    def __init__(self, size, seed, augment=False):
+        self.size, self.seed, self.augment = size, seed, augment
         self.centres = torch.randn(4, 8, generator=torch.Generator().manual_seed(99))
 
     def __len__(self):
@@ -61,7 +64,10 @@ class Points(Dataset):
     def __getitem__(self, index):
         g = torch.Generator().manual_seed(self.seed * 100003 + index)
         label = int(torch.randint(4, (1,), generator=g))
-        return self.centres[label] + torch.randn(8, generator=g), label
+        x = self.centres[label] + torch.randn(8, generator=g)
+        if self.augment:  # as torchvision's random transforms: the loading process's generators
+            x = x * (0.9 + 0.2 * torch.rand(1)) + 0.01 * (random.random() + numpy.random.rand())
+        return x, label
 
 
 class Net(nn.Module):
@@ -137,11 +143,12 @@ def main():
     numpy.random.seed(seed)
     if not option("LOOP_UNSEEDED", 0):
         torch.manual_seed(seed)
-    train_set = Points(option("LOOP_SAMPLES", 200), seed=1)
+    train_set = Points(option("LOOP_SAMPLES", 200), seed=1, augment=bool(option("LOOP_AUGMENT", 0)))
     sampler = DistributedSampler(train_set, shuffle=True, seed=5) if world > 1 else None
     loader = DataLoader(train_set, batch_size=option("LOOP_BATCH", 16), shuffle=sampler is None,
                         sampler=sampler, num_workers=option("LOOP_WORKERS", 2),
-                        drop_last=bool(option("LOOP_DROP_LAST", 0)))
+                        drop_last=bool(option("LOOP_DROP_LAST", 0)),
+                        persistent_workers=bool(option("LOOP_PERSISTENT", 0)))
     test_loader = DataLoader(Points(64, seed=2), batch_size=32, num_workers=1)
     model = Net()
     trained = model

@@ -3,25 +3,82 @@
 with in each searcher unit (python/dlx/torch/_progress.py), the records of a batch, when the
 searcher's target is reached; the hyperparameter name check (python/dlx/hparams.py) that warns
 about a name read with a default the experiment lacks and a defined name never read, with
-did-you-means; and the docs' promise: docs/quickstart.md shows the real diff between
+did-you-means; the seeds of samples loaded in DataLoader workers (python/dlx/torch/_samples.py);
+and the docs' promise: docs/quickstart.md shows the real diff between
 examples/pytorch/mnist_plain.py and mnist.py, five lines added besides the hyperparameter reads.
 No trial. Needs PYTHONPATH (python/) and Debian's torch."""
 import copy
 import difflib
 import os
+import pickle
+import random
 import unittest
 import warnings
 
+import numpy
 import torch
 
 from dlx.hparams import Hparams, NameCheck, closest_name
 from dlx.torch._progress import Position, Unit, batch_records, unit_of
+from dlx.torch._samples import SeededBatches, SeededSamples, sample_seed
 from dlx.torch._steps import StepWatch
 
 
 def train(position, unit, records, target=0, batches=1):
     labels = [position.train_batch(unit, records, target) for _ in range(batches)]
     return labels
+
+
+class NoisySamples:
+    """A dataset whose samples draw from the process's torch, random and numpy generators."""
+    opened = None
+
+    def __len__(self):
+        return 5
+
+    def __getitem__(self, index):
+        return index, float(torch.rand(())), random.random(), float(numpy.random.rand())
+
+
+class SampleSeedTest(unittest.TestCase):
+    """_samples.py: a sample's seed is its place in the rank's epoch; skipped batches keep theirs."""
+
+    def batches(self, skip=0, rank=0, epoch=0, epoch_seed=7):
+        restarts = []
+        seeded = SeededBatches([[3, 1], [0, 2], [4]], rank, lambda: restarts.append(1))
+        seeded.epoch_seed, seeded.epoch, seeded.skip = epoch_seed, epoch, skip
+        return list(seeded), len(seeded), restarts
+
+    def test_skipped_batches_keep_the_later_seeds(self):
+        whole, length, restarts = self.batches()
+        self.assertEqual([[i for _, i in b] for b in whole], [[3, 1], [0, 2], [4]])
+        self.assertEqual((length, restarts), (3, [1]))  # the generators set back once an epoch
+        resumed, length, _ = self.batches(skip=2)
+        self.assertEqual((resumed, length), (whole[2:], 1))
+        self.assertEqual(whole[1][0][0], sample_seed(7, 0, 0, 2))  # place 2 of the epoch
+
+    def test_seeds_differ_by_place_rank_epoch_and_epoch_seed(self):
+        seeds = [s for b in self.batches()[0] for s, _ in b]
+        self.assertEqual(len(set(seeds)), 5)
+        for other in (dict(rank=1), dict(epoch=1), dict(epoch_seed=8)):
+            others = [s for b in self.batches(**other)[0] for s, _ in b]
+            self.assertFalse(set(seeds) & set(others), other)
+        self.assertTrue(all(0 <= s < 2**64 for s in seeds))
+
+    def test_samples_seeded_then_loaded(self):
+        samples = SeededSamples(NoisySamples())
+        first, again = samples[(11, 3)], samples[(11, 3)]
+        self.assertEqual(first, again)
+        self.assertEqual(first[0], 3)
+        self.assertNotEqual(samples[(12, 3)][1:], first[1:])
+        self.assertEqual(len(samples), 5)
+        samples.opened = "a file"  # a worker_init_fn's attribute reaches the dataset
+        self.assertEqual((samples.dataset.opened, samples.opened), ("a file", "a file"))
+        copied = pickle.loads(pickle.dumps(samples))  # as a spawned worker gets it
+        self.assertEqual(copied[(11, 3)], first)
+        self.assertEqual(copied.opened, "a file")
+        with self.assertRaises(AttributeError):
+            samples.missing
 
 
 class UnitTest(unittest.TestCase):

@@ -21,6 +21,9 @@ uninterrupted run's (tests/tools/compare_checkpoints.py).
               in the experiment, named in the first trial's log both ways.
   unseeded:   a script that never seeds torch, requeued: the resumed run warns once, naming the
               checkpoint and both initial seeds (the seeded runs above never do).
+  transforms: samples given random transforms in the workers (torch, random, numpy), requeued
+              mid-epoch, during validation, by SIGTERM to the workers, and with
+              persistent_workers (whose run equals the one without)
 
     torch_loop_test.py DLX_LAUNCH SOURCE_DIR      (DLX_LIBRARY, PYTHONPATH=python/)
 """
@@ -172,6 +175,27 @@ def single_and_two_ranks():
     _, final = requeued(2, reference, "two-rank-1-mid-epoch-then-end",
                         ["2:3@1", "2:validate@0"])
     assert [result_of(out)["digest"] for out in final] == [w["digest"] for w in want]
+
+
+def random_transforms_in_workers():
+    """Samples drawn through the worker's own generators (torch.rand, random, numpy, as
+    torchvision's random transforms do): a resumed epoch's workers never loaded the skipped
+    samples, yet each later sample draws what it drew in the uninterrupted run; with
+    persistent_workers too, whose first iterator is made in the resumed epoch."""
+    print("random transforms in the DataLoader's workers:")
+    augment = dict(LOOP_AUGMENT="1")
+    reference = fresh("augment-reference")
+    want = result_of(run_ranks(reference, 1, 0, **augment)[0])
+    requeued(1, reference, "augment-mid-epoch-and-validation", ["2:5", "2:validate"], **augment)
+    requeued(1, reference, "augment-sigterm-to-the-workers-too", ["1:7"], LOOP_SIGNAL_TREE="1",
+             **augment)
+    persistent = dict(augment, LOOP_PERSISTENT="1")
+    # The same samples in the same order whether the workers are kept or not: each sample's place
+    # and seed come from the epoch's start state, not from the workers' seed.
+    kept = fresh("augment-persistent-reference")
+    assert result_of(run_ranks(kept, 1, 0, **persistent)[0])["digest"] == want["digest"]
+    requeued(1, reference, "augment-persistent-workers-mid-epoch", ["2:5", "3:2"], **persistent)
+    print("  persistent_workers=True: the digest of the run without it")
 
 
 # ---- under dlx-launch, with the searcher
@@ -327,6 +351,7 @@ def main():
     try:
         unseeded_script_warned()
         single_and_two_ranks()
+        random_transforms_in_workers()
         searcher_lengths()
         pbt_exploit_mid_epoch()
         typo_named_on_the_first_trial()

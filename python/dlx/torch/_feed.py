@@ -16,14 +16,17 @@ global generator (which a mid-epoch checkpoint holds in a later state). So the f
     without reading a sample (a second DataLoader with the same settings over a batch sampler that
     drops them); any other iterable (an IterableDataset, a DataLoader subclass, a list) reads and
     drops them.
-Samples are the same bytes as in an uninterrupted run when loading them draws no randomness in
-a worker process, or draws it from a generator seeded by the sample and epoch (a worker's own
-generator is seeded once per iterator, and the skipped batches no longer advance it). A loader
-with persistent_workers draws its workers' seed only when its iterator is first made, in
-whichever epoch a run starts: its epochs' order is made from their start states alone.
+  - loads a plain DataLoader with worker processes through its own DataLoader of the same
+    settings over _samples.py's wrappers, which seed the worker's generators for each sample
+    from its place in the epoch: a sample's random transforms are the same in a resumed epoch,
+    whose workers never loaded the skipped samples. With num_workers=0 the samples draw from the
+    global generators, which checkpoints hold.
+A loader with persistent_workers draws its workers' seed only when its iterator is first made,
+in whichever epoch a run starts: its epochs' order is made from their start states alone.
 """
 from __future__ import annotations
 
+import hashlib
 import itertools
 from typing import Any, Iterable, Iterator
 
@@ -31,6 +34,7 @@ import torch
 from torch.utils.data import BatchSampler, DataLoader, IterableDataset
 
 from ._progress import batch_records
+from ._samples import SeededBatches, SeededSamples
 from ._signals import workers_deaf
 
 
@@ -59,7 +63,7 @@ class _SkipBatches:
 class Feed:
     """One loader's epochs for dlx.torch.Loop (see the module's docstring)."""
 
-    def __init__(self, loader: Iterable, world_size: int):
+    def __init__(self, loader: Iterable, rank: int, world_size: int):
         self.loader = loader
         self.world_size = world_size
         self.generator: torch.Generator | None = None
@@ -67,8 +71,13 @@ class Feed:
         self._start: dict[str, bytes] | None = None  # this epoch's start states, once it began
         self._restored: dict[str, bytes] = {}
         self._iterator: Iterator | None = None
+        self._seeded: SeededBatches | None = None  # a plain loader with workers: _samples.py
+        self._seeded_loader: DataLoader | None = None  # ... loaded through this one
         if isinstance(loader, DataLoader):
             self._own_generators(loader)
+            if self._skips_by_index() and loader.num_workers > 0:
+                self._seeded = SeededBatches(loader.batch_sampler, rank,
+                                             lambda: self._apply(self._start or {}))
 
     def _own_generators(self, loader: DataLoader) -> None:
         if loader.generator is None:
@@ -156,13 +165,16 @@ class Feed:
         self._start = self._current()
         self.close()
         with workers_deaf():  # the iterator starts the worker processes
-            if skip and self._skips_by_index():
-                self._iterator = iter(self._skipping_loader(skip))
+            if self._seeded is not None:
+                self._iterator = iter(self._seeded_epoch(epoch, skip))
                 batches: Iterator = self._iterator
+            elif skip and self._skips_by_index():
+                self._iterator = iter(self._skipping_loader(_SkipBatches(self.loader.batch_sampler, skip)))
+                batches = self._iterator
             else:
                 self._iterator = iter(self.loader)
                 batches = itertools.islice(self._iterator, skip, None) if skip else self._iterator
-        if self._persistent():
+        if self._persistent() and self._seeded is None:
             # A persistent iterator draws its workers' seed when it is first made, in whichever
             # epoch a run starts, and not again: the epoch's order comes from its start state.
             self._apply(self._start)
@@ -180,19 +192,33 @@ class Feed:
         return type(loader) is DataLoader and not isinstance(loader.dataset, IterableDataset) \
             and loader.batch_sampler is not None
 
-    def _skipping_loader(self, skip: int) -> DataLoader:
+    def _seeded_epoch(self, epoch: int, skip: int) -> DataLoader:
+        """The loader of an epoch whose samples are seeded by their place in it (_samples.py);
+        one for all epochs when the loader keeps its workers."""
+        assert self._seeded is not None and self._start is not None
+        state = self._start["loader/generator"]
+        self._seeded.epoch_seed = int.from_bytes(hashlib.blake2b(state, digest_size=8).digest(), "little")
+        self._seeded.epoch, self._seeded.skip = epoch, skip
+        if self._seeded_loader is None or not self._persistent():
+            self._seeded_loader = self._skipping_loader(self._seeded, SeededSamples(self.loader.dataset),
+                                                        persistent=self._persistent())
+        return self._seeded_loader
+
+    def _skipping_loader(self, batch_sampler: Any, dataset: Any = None,
+                         persistent: bool = False) -> DataLoader:
+        """A DataLoader of the loader's settings over `batch_sampler` (and `dataset`)."""
         loader = self.loader
         options: dict[str, Any] = dict(
-            batch_sampler=_SkipBatches(loader.batch_sampler, skip), num_workers=loader.num_workers,
+            batch_sampler=batch_sampler, num_workers=loader.num_workers,
             collate_fn=loader.collate_fn, pin_memory=loader.pin_memory, timeout=loader.timeout,
             worker_init_fn=loader.worker_init_fn, generator=loader.generator)
         if loader.num_workers > 0:
             options.update(multiprocessing_context=loader.multiprocessing_context,
                            prefetch_factor=loader.prefetch_factor,
-                           persistent_workers=False)
+                           persistent_workers=persistent)
         if getattr(loader, "pin_memory_device", ""):
             options["pin_memory_device"] = loader.pin_memory_device
-        return DataLoader(loader.dataset, **options)
+        return DataLoader(loader.dataset if dataset is None else dataset, **options)
 
     def close(self, final: bool = False) -> None:
         """Stops the worker processes of the last epoch's iterator, unless the loader keeps them
@@ -200,6 +226,7 @@ class Feed:
         program exits for a requeue."""
         iterator, self._iterator = self._iterator, None
         shutdown = getattr(iterator, "_shutdown_workers", None)
-        kept = iterator is getattr(self.loader, "_iterator", None)  # the loader's persistent one
+        owner = self.loader if self._seeded_loader is None else self._seeded_loader
+        kept = iterator is getattr(owner, "_iterator", None)  # the loader's persistent one
         if callable(shutdown) and (final or not kept):
             shutdown()

@@ -133,7 +133,7 @@ class Loop:
         self.unit: Unit = unit_of(os.environ.get("DLX_LENGTH_UNIT"))
         self.metric = metric or os.environ.get("DLX_SEARCHER_METRIC") or None
         self.started_from: str | None = None  # another trial's checkpoint this one started from
-        self._feed = Feed(loader, trial.size)
+        self._feed = Feed(loader, trial.rank, trial.size)
         self._batches_per_epoch = self._feed.batches_per_epoch()
         self._resumed: bool | None = None     # None: resume() not called yet
         self._saved_label: int | None = None  # the label of this run's last save (or the resume)
