@@ -15,7 +15,8 @@
 #      that is not installed (the trial fails, its log and `dlx status` say why);
 #   4. the image cache: an OCI layout of two layers (a whiteout in the second) run by two
 #      experiments of three trials on the three nodes: converted once, copied once per node,
-#      the digest in `dlx status`;
+#      the digest in `dlx status`; and an OCI image whose config names USER 1000:1000, under
+#      podman: the trainer runs as the user (root of its namespace) and the file it writes is theirs;
 #   5. ASHA over the ResNet example in the image: rung pauses resumed from their checkpoints.
 # DLX_TEST_CONTAINER_RUNTIMES names the runtimes of 1. and 2. (default: crun podman).
 # scripts/container-check.sh adds the real Apptainer and Enroot, which are not in CI
@@ -223,6 +224,39 @@ expect_contains "dlx status of cached-b" "$(as_user dlx status "${cache_jobs[1]}
 report=$(as_user dlx report "${cache_jobs[1]}" --output "$WORK/cached-b.html" 2>&1) || fail "dlx report failed: $report"
 grep -q "$digest" "$WORK/cached-b.html" || fail "the report does not name the image's digest"
 note "two experiments, six trials on $nodes nodes: one conversion of $digest, one copy per node"
+
+# An image whose config names another USER, as many published images do, run by podman from its
+# own storage (a registry reference: the one form whose config podman reads itself; dlx converts
+# layouts and archives to a root file system). Podman runs the trainer as root of its user
+# namespace (the user outside), as the other runtimes run it as the user: the image's uid 1000 is
+# not mapped here ("unable to setup user", exit 126, requeued as a crash) and would not own what it
+# wrote. The image is pulled from a layout into the user's storage and tagged, as `podman pull` of
+# a registry would leave it.
+if testing podman; then
+  user_layout=$WORK/user-layout
+  /usr/bin/python3 "$SOURCE_DIR/tests/container/make_oci_layout.py" "$user_layout" --layer "$bare" --user 1000:1000 > /dev/null
+  chmod -R a+rX "$user_layout"
+  image_id=$(as_user podman pull -q "oci:$user_layout") || fail "podman could not pull oci:$user_layout: $image_id"
+  as_user podman tag "$image_id" localhost/dlx-image-user:1 || fail "podman could not tag $image_id"
+  cat > "$WORK/image-user.yaml" <<YAML
+name: image-user
+entrypoint: "echo uid-inside=\$(id -u); echo written-inside > mine.txt"
+searcher: {name: single, metric: loss, max_length: {batches: 1}}
+code: {dir: $WORK/probe-code}
+container: {runtime: podman, image: "localhost/dlx-image-user:1"}
+YAML
+  chmod a+r "$WORK/image-user.yaml"
+  job=$(job_id_of "$(as_user sbatch --parsable --output="image-user-%A_%a.out" --dl-experiment=image-user.yaml cached.sh)")
+  test_jobs+=("$job")
+  wait_for_job "$job" 180
+  out=$(cat "$WORK/image-user-${job}_0.out")
+  expect_contains "the trial in an image with USER 1000" "$out" "uid-inside=0"
+  expect_contains "dlx status of image-user" "$(as_user dlx status "$job")" "# 1 trial: 1 completed"
+  kept=$(user_storage)/image-user/trials/0/outputs/mine.txt
+  [ "$(stat -c %U "$kept" 2>&1)" = "$DLX_TEST_USER" ] || fail "the trainer's file is not the user's: $(ls -ln "$kept" 2>&1); $out"
+  [ "$(cat "$kept")" = written-inside ] || fail "the kept file holds $(cat "$kept")"
+  note "podman: an image with USER 1000:1000 ran as the user (root of its namespace); its file is the user's"
+fi
 
 # ---- 2. the DDP example in the image, requeued: identical to a bare, uninterrupted run ----------
 # The hyperparameters of pytorch_resume_test.sh, so that its reference run (bare) serves here.

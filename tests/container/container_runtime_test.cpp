@@ -395,7 +395,7 @@ TEST_CASE("enroot: the runs of a newer image file remove the older versions' con
   CHECK_THAT(fifth_run.notes.back(), Catch::Contains("removed container " + second));
 }
 
-TEST_CASE("podman run: host network and PIDs, --env-file, --volume, a skeleton --rootfs, CDI-less GPUs", "[container]") {
+TEST_CASE("podman run: as the user, host network and PIDs, --env-file, --volume, a skeleton --rootfs, CDI-less GPUs", "[container]") {
   dlx::testing::TempDir temp;
   stand_in(temp.path / "bin", "podman", temp.path / "calls");
   OnlyPath path(temp.path / "bin");
@@ -406,6 +406,7 @@ TEST_CASE("podman run: host network and PIDs, --env-file, --volume, a skeleton -
   auto run = sample_run(classify_image((temp.path / "image").string()), temp.path / "state");
   const auto argv = runtime->command(run).argv;
   CHECK(contains_sequence(argv, {"run", "--rm", "--replace", "--name", "dlx-7_0-r0", "--network", "host", "--pid", "host"}));
+  CHECK(contains_sequence(argv, {"--user", "0:0"}));  // the user, not the image's USER
   CHECK(contains_sequence(argv, {"--env-file", (temp.path / "state" / "container.env").string()}));
   CHECK(read(temp.path / "state" / "container.env") == "DLX_TRIAL_ID=3\nPATH=/usr/bin:/bin\n");
   struct stat env_file {};

@@ -3,6 +3,7 @@
 """Builds an OCI image layout (and optionally an OCI archive of it) from directories, offline.
 
     make_oci_layout.py LAYOUT --layer DIR [--layer DIR]... [--archive FILE] [--gzip] [--files-only]
+                      [--user UID:GID]
 
 Each DIR becomes one layer, in order (the first at the bottom), as the tree it holds: a file
 named .wh.NAME in a later layer is a whiteout of NAME, .wh..wh..opq an opaque directory, as the
@@ -50,6 +51,7 @@ def main() -> None:
     parser.add_argument("--archive")
     parser.add_argument("--gzip", action="store_true")
     parser.add_argument("--files-only", action="store_true", help="layers without directory entries")
+    parser.add_argument("--user", help="the config's User (an image's USER), e.g. 1000:1000")
     args = parser.parse_args()
     shutil.rmtree(args.layout, ignore_errors=True)
     os.makedirs(os.path.join(args.layout, "blobs", "sha256"))
@@ -62,6 +64,8 @@ def main() -> None:
         diff_ids.append(diff_id)
     config = {"architecture": "amd64", "os": "linux", "rootfs": {"type": "layers", "diff_ids": diff_ids},
               "config": {"Env": ["PATH=/usr/local/bin:/usr/bin:/bin"]}}
+    if args.user:
+        config["config"]["User"] = args.user
     config_digest, config_size = write_blob(args.layout, json.dumps(config).encode())
     manifest = {"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
                 "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": config_digest,

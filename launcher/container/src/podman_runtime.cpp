@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Podman (rootless): `podman run` in the host's network, PID and IPC namespaces, the variables
+// Podman (rootless): `podman run` as root of the user namespace (the user; never the image's
+// USER) in the host's network, PID and IPC namespaces, the variables
 // from a private --env-file, the mounts as --volume, the GPUs through CDI (nvidia.com/gpu=N, where
 // the site generated the NVIDIA CDI spec, which brings the driver too) or else as --device files
 // with the node's driver files mounted by dlx (nvidia_driver.hpp), as for crun. Podman's own
@@ -76,6 +77,11 @@ class Podman final : public Runtime {
     auto& argv = command.argv;
     argv = {find_program("podman").value_or("podman"), "run", "--rm", "--replace", "--name", run.name,
             "--network", "host", "--pid", "host", "--log-driver", "none",
+            // Root of the rootless user namespace, which is the user outside, as the other
+            // runtimes run the trainer: an image's USER (a uid the namespace does not map, or
+            // maps to a subordinate one) could neither start nor write the working directory,
+            // and what it wrote would not be the user's.
+            "--user", "0:0",
             // The job's limits (Slurm propagates the submitter's), not podman's defaults.
             "--ulimit", "host"};
     // The host's IPC namespace, or (where the host has no /dev/mqueue for podman to bind) the
