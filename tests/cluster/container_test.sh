@@ -16,7 +16,8 @@
 #   4. the image cache: an OCI layout of two layers (a whiteout in the second) run by two
 #      experiments of three trials on the three nodes: converted once, copied once per node,
 #      the digest in `dlx status`; and an OCI image whose config names USER 1000:1000, under
-#      podman: the trainer runs as the user (root of its namespace) and the file it writes is theirs;
+#      podman: the trainer runs as the user (root of its namespace) and the file it writes is theirs,
+#      and a program it lacks fails the trial at once (sbatch cannot check a registry image);
 #   5. ASHA over the ResNet example in the image: rung pauses resumed from their checkpoints.
 # DLX_TEST_CONTAINER_RUNTIMES names the runtimes of 1. and 2. (default: crun podman).
 # scripts/container-check.sh adds the real Apptainer and Enroot, which are not in CI
@@ -251,11 +252,31 @@ YAML
   wait_for_job "$job" 180
   out=$(cat "$WORK/image-user-${job}_0.out")
   expect_contains "the trial in an image with USER 1000" "$out" "uid-inside=0"
-  expect_contains "dlx status of image-user" "$(as_user dlx status "$job")" "# 1 trial: 1 completed"
+  expect_contains "the trial in an image with USER 1000" "$out" "dlx-launch: kept 1 file (15 B) the trainer wrote"
   kept=$(user_storage)/image-user/trials/0/outputs/mine.txt
   [ "$(stat -c %U "$kept" 2>&1)" = "$DLX_TEST_USER" ] || fail "the trainer's file is not the user's: $(ls -ln "$kept" 2>&1); $out"
   [ "$(cat "$kept")" = written-inside ] || fail "the kept file holds $(cat "$kept")"
   note "podman: an image with USER 1000:1000 ran as the user (root of its namespace); its file is the user's"
+
+  # An entrypoint the image lacks: sbatch cannot look into an image the node pulls, and podman
+  # says "OCI runtime attempted to invoke a command that was not found" (exit 127). A restart
+  # would fail alike: the trial fails at once, not after three waits in the queue.
+  sed -e 's/^name: image-user/name: image-typo/' -e 's/^entrypoint: .*/entrypoint: [pyhton3, train.py]/' \
+    "$WORK/image-user.yaml" > "$WORK/image-typo.yaml"
+  chmod a+r "$WORK/image-typo.yaml"
+  job=$(job_id_of "$(as_user sbatch --parsable --output="image-typo-%A_%a.out" --dl-experiment=image-typo.yaml cached.sh)")
+  test_jobs+=("$job")
+  wait_for_job "$job" 180
+  out=$(cat "$WORK/image-typo-${job}_0.out")
+  expect_contains "a missing program in a registry image" "$out" \
+    "cannot run the trainer's program 'pyhton3' on n"
+  expect_contains "a missing program in a registry image" "$out" \
+    "or make the program exist and be executable in the image localhost/dlx-image-user:1; a restart would fail alike, so it is not restarted"
+  status=$(as_user dlx status "$job")
+  expect_contains "dlx status of image-typo" "$status" "# 1 trial: 1 failed"
+  expect_contains "dlx status of image-typo" "$status" "OCI runtime attempted to invoke a command that was not found"
+  grep -q "attempt 1" <<< "$out" && fail "the trial with a missing program was restarted: $out"
+  note "podman: a program the registry image lacks failed the trial at once, with podman's words"
 fi
 
 # ---- 2. the DDP example in the image, requeued: identical to a bare, uninterrupted run ----------

@@ -424,6 +424,30 @@ TEST_CASE("podman run: as the user, host network and PIDs, --env-file, --volume,
   CHECK(contains_sequence(pulled, {"--pull=always", "docker://registry.example/team/torch:2", "python3"}));
 }
 
+TEST_CASE("podman's own word that it could not start the trainer's program, told from the trainer's exit", "[container]") {
+  const auto podman = make_runtime("podman");
+  const std::string not_found =
+      "Error: runc: runc create failed: unable to start container process: exec: \"pyhton3\": executable file "
+      "not found in $PATH: OCI runtime attempted to invoke a command that was not found";
+  const std::string crun_not_found =
+      "Error: crun: executable file `pyhton3` not found in $PATH: No such file or directory: OCI runtime "
+      "attempted to invoke a command that was not found";
+  const std::string denied =
+      "Error: runc: runc create failed: unable to start container process: exec: \"/etc/passwd\": permission "
+      "denied: OCI permission denied";
+  CHECK(podman->could_not_run_program(127, not_found));
+  CHECK(podman->could_not_run_program(127, crun_not_found));
+  CHECK(podman->could_not_run_program(126, denied));
+  CHECK_FALSE(podman->could_not_run_program(126, not_found));  // the status must match the words
+  CHECK_FALSE(podman->could_not_run_program(1, not_found));
+  // The trainer's own exit 127 (a script calling a missing command), and podman's other errors
+  // (a pull that failed: exit 125, perhaps passing), stay crashes.
+  CHECK_FALSE(podman->could_not_run_program(127, "train.sh: line 3: nvidia-smi: command not found"));
+  CHECK_FALSE(podman->could_not_run_program(125, "Error: initializing source docker://localhost/x:1: pinging "
+                                                 "container registry localhost: connection refused"));
+  CHECK_FALSE(make_runtime("crun")->could_not_run_program(127, not_found));
+}
+
 TEST_CASE("choosing a runtime: the site's, or the first that runs the image", "[container]") {
   dlx::testing::TempDir temp;
   fs::create_directories(temp.path / "bin");

@@ -38,6 +38,19 @@ class Podman final : public Runtime {
  public:
   std::string_view name() const override { return "podman"; }
 
+  // Podman ends the OCI runtime's (runc's, crun's) own words with its error kinds and exits 127
+  // or 126 (`podman run`'s documented codes):
+  //   Error: runc: runc create failed: unable to start container process: exec: "pyhton3":
+  //     executable file not found in $PATH: OCI runtime attempted to invoke a command that was not found
+  //   Error: crun: open executable: Permission denied: OCI permission denied
+  // The trainer's own exit 126 or 127 has no such line.
+  bool could_not_run_program(int status, std::string_view last_line) const override {
+    if (!last_line.starts_with("Error: ")) return false;
+    if (status == 127) return last_line.ends_with("OCI runtime attempted to invoke a command that was not found");
+    if (status == 126) return last_line.ends_with("OCI permission denied");
+    return false;
+  }
+
   std::optional<std::string> unavailable(bool thorough) const override {
     const auto program = find_program("podman");
     if (!program) return "podman is not installed (not in PATH)";

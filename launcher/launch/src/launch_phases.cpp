@@ -396,10 +396,12 @@ std::string peer_stop(const TrialCrash& crash) {
 // trial it is refused on every rank, as a failure before the trainer started (throws). Other
 // errors (out of memory, too many processes) may pass, and stay crashes (exit 126 or 127).
 [[noreturn]] void refuse_not_run(LaunchState& state, const std::string& program, std::string_view what) {
+  const auto where = state.container ? fmt::format("in the image {}", state.container->image_text())
+                                     : std::string("on every node");
   const auto why = fmt::format("cannot run the trainer's program '{}' on {}: {} (fix the entrypoint in "
-                               "experiment.yaml, or make the program exist and be executable on every node; a "
+                               "experiment.yaml, or make the program exist and be executable {}; a "
                                "restart would fail alike, so it is not restarted)",
-                               program, state.placement().node_name, what);
+                               program, state.placement().node_name, what, where);
   refuse_trial_before_trainer(state, why);
   throw LaunchError(why);
 }
@@ -422,6 +424,16 @@ void refuse_shell_program_not_run(LaunchState& state, int status) {
   if (!program) return;
   const auto said = last_error_line(state.trial_log->stderr_tail());
   if (shell_could_not_run(status, *program, said)) refuse_not_run(state, *program, said);
+}
+
+// The same for a container runtime that says it could not start the trainer's program in the
+// image (Runtime::could_not_run_program): sbatch checks the program in an image it can read (a
+// root file system), not in one the node pulls from a registry.
+void refuse_container_program_not_run(LaunchState& state, int status) {
+  if (!state.container || !state.in_trial() || !state.trial_log) return;
+  const auto said = last_error_line(state.trial_log->stderr_tail());
+  if (!state.container->could_not_run_program(status, said)) return;
+  refuse_not_run(state, state.command.front(), said);
 }
 
 // The trainer, with the signals forwarded; ended when another rank crashed. Its exit status, the
@@ -475,6 +487,7 @@ int run_trainer(LaunchState& state) {
   }
   if (exec_error != 0 && !state.peer_crash) refuse_program_not_run(state, command.front(), exec_error);
   if (exec_error == 0 && !state.peer_crash) refuse_shell_program_not_run(state, status);
+  if (exec_error == 0 && !state.peer_crash) refuse_container_program_not_run(state, status);
   if (state.peer_crash) {
     fmt::print(stderr, "dlx-launch: {}; this rank's trainer cannot go on without it and was ended\n",
                peer_stop(*state.peer_crash));

@@ -47,6 +47,15 @@ class Runtime {
   // podman on a node without NVIDIA's CDI spec), false where it brings the driver itself
   // (apptainer --nv, enroot's hooks, podman's CDI devices).
   virtual bool needs_driver_files() const { return false; }
+  // Whether the runtime's exit `status` with `last_line` (the last error line of the run) says
+  // that it could not start the trainer's program in the image at all (not found, not
+  // executable): the image and the command are the same at a restart, so it would fail alike.
+  // False where the runtime does not say so in words of its own (the trainer's own failure).
+  virtual bool could_not_run_program(int status, std::string_view last_line) const {
+    (void)status;
+    (void)last_line;
+    return false;
+  }
   // After the runtime's process exited: what it leaves behind is removed. Never throws.
   virtual void cleanup(const ContainerRun& run) const noexcept;
 };

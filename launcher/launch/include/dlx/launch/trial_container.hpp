@@ -63,6 +63,10 @@ class TrialContainer {
   std::vector<std::string> command_for(const std::vector<std::string>& command);
   const container::ContainerRun& run() const noexcept { return run_; }
   std::string_view runtime_name() const { return runtime_->name(); }
+  // The runtime's word that it could not start the trainer's program (Runtime::could_not_run_program).
+  bool could_not_run_program(int status, std::string_view last_line) const {
+    return runtime_->could_not_run_program(status, last_line);
+  }
   // sha256:<hex> of an OCI image's manifest; empty for other kinds.
   const std::string& digest() const noexcept { return digest_; }
   // The image as the experiment names it, and its kind (run().image may be its node-local copy).
