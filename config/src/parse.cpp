@@ -2,7 +2,10 @@
 #include "dlx/config/parse.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
+#include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -20,6 +23,50 @@ namespace {
 
 using detail::MappingReader;
 
+// The value of torchrun's option `name` in `argv` (--name=V or --name V, with - or _), or "".
+std::string torchrun_option(const std::vector<std::string>& argv, std::string_view name) {
+  std::string dashed(name);
+  std::ranges::replace(dashed, '_', '-');
+  for (std::size_t i = 1; i < argv.size(); ++i) {
+    for (const auto& spelling : {std::string("--") + std::string(name), "--" + dashed}) {
+      if (argv[i].starts_with(spelling + "=")) return argv[i].substr(spelling.size() + 1);
+      if (argv[i] == spelling && i + 1 < argv.size()) return argv[i + 1];
+    }
+  }
+  return "";
+}
+
+// torchrun (or python -m torch.distributed.run/launch) as the trial's command starts a process
+// per GPU itself, each with a rank of its own; dlx-launch has already started one rank per
+// Slurm task with the variables torchrun would set, and the two cannot both own the ranks. The
+// words are the entrypoint's (a string's split at blanks, after any NAME=value assignments).
+void refuse_torchrun(const MappingReader& root, const YAML::Node& node, std::vector<std::string> words) {
+  while (!words.empty() && words.front().find('=') != std::string::npos) words.erase(words.begin());
+  if (words.empty()) return;
+  const auto program = std::filesystem::path(words.front()).filename().string();
+  const bool module = program.starts_with("python") && words.size() > 2 && words[1] == "-m" &&
+                      (words[2] == "torch.distributed.run" || words[2] == "torch.distributed.launch");
+  if (program != "torchrun" && !module) return;
+  std::string fix = "run the script itself, entrypoint: [python3, ";
+  const auto script = std::ranges::find_if(words, [](const std::string& w) { return w.ends_with(".py"); });
+  if (script == words.end()) {
+    fix += "train.py]";
+  } else {
+    for (auto word = script; word != words.end(); ++word) fix += *word + (word + 1 == words.end() ? "]" : ", ");
+  }
+  const auto per_node = torchrun_option(words, "nproc_per_node");
+  const auto nodes = torchrun_option(words, "nnodes");
+  fix += fmt::format(", with resources: {{tasks_per_node: {}", per_node.empty() ? "N" : per_node);
+  if (!nodes.empty() && nodes != "1") fix += fmt::format(", nodes_per_trial: {}", nodes);
+  fix += fmt::format("}} for {}; dlx-launch starts each process and sets what torchrun would (docs/sdk.md)",
+                     per_node.empty() ? "--nproc_per_node=N" : "--nproc_per_node=" + per_node);
+  root.fail(node, "entrypoint",
+            fmt::format("{} starts the ranks itself, but dlx-launch already starts one per Slurm task and gives it "
+                        "RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT",
+                        module ? "python -m " + words[2] : std::string("torchrun")),
+            fix);
+}
+
 std::vector<std::string> parse_entrypoint(const MappingReader& root, Experiment& experiment) {
   YAML::Node node = root.raw("entrypoint");
   if (!node) root.missing("entrypoint", "give the command each trial runs, e.g. entrypoint: python3 train.py");
@@ -31,6 +78,10 @@ std::vector<std::string> parse_entrypoint(const MappingReader& root, Experiment&
                                                          detail::kTrialHarness, *trial_class));
       return {"python3", "-m", detail::kTrialHarness, *trial_class};
     }
+    std::istringstream text(node.Scalar());
+    std::vector<std::string> words;
+    for (std::string word; text >> word;) words.push_back(word);
+    refuse_torchrun(root, node, words);
     experiment.entrypoint_is_shell = true;
     return {node.Scalar()};
   }
@@ -40,6 +91,7 @@ std::vector<std::string> parse_entrypoint(const MappingReader& root, Experiment&
       if (!item.IsScalar()) root.fail(item, "entrypoint", "each argument must be a string", "write a list of strings");
       argv.push_back(item.Scalar());
     }
+    refuse_torchrun(root, node, argv);
     experiment.entrypoint_is_shell = false;
     return argv;
   }

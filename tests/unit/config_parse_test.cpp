@@ -131,6 +131,21 @@ TEST_CASE("every mistake names file, line, column, key, problem and fix", "[conf
        "searcher.max_trials: must be between 1 and 1000000, got 0"},
       {"name: a\nentrypoint: []\nsearcher: {name: single, metric: m}\n",
        "entrypoint: must be a non-empty command string or list"},
+      // torchrun would start the ranks a second time: the fix is the script under dlx-launch.
+      {"name: a\nentrypoint: [torchrun, --nproc_per_node=4, --nnodes, '2', train.py, --lr, '0.1']\n"
+       "searcher: {name: single, metric: m}\n",
+       "exp.yaml:2:13: entrypoint: torchrun starts the ranks itself, but dlx-launch already starts one per Slurm "
+       "task and gives it RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT (run the script itself, "
+       "entrypoint: [python3, train.py, --lr, 0.1], with resources: {tasks_per_node: 4, nodes_per_trial: 2} "
+       "for --nproc_per_node=4; dlx-launch starts each process and sets what torchrun would (docs/sdk.md))"},
+      {"name: a\nentrypoint: OMP_NUM_THREADS=2 /usr/bin/python3 -m torch.distributed.run --nproc-per-node 2 main.py\n"
+       "searcher: {name: single, metric: m}\n",
+       "entrypoint: python -m torch.distributed.run starts the ranks itself, but dlx-launch already starts one per "
+       "Slurm task and gives it RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT (run the script itself, "
+       "entrypoint: [python3, main.py], with resources: {tasks_per_node: 2} for --nproc_per_node=2;"},
+      {"name: a\nentrypoint: torchrun --standalone -m mypackage.train\nsearcher: {name: single, metric: m}\n",
+       "(run the script itself, entrypoint: [python3, train.py], with resources: {tasks_per_node: N} for "
+       "--nproc_per_node=N;"},
       {"name: a\nentrypoint: x\nsearcher: {name: single, metric: m, smaller_is_better: maybe}\n",
        "searcher.smaller_is_better: expected true or false, got 'maybe'"},
       {"- a\n- b\n", "the file must be a mapping"},
