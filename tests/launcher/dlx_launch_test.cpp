@@ -389,6 +389,42 @@ TEST_CASE("launcher: rank 0's log says when a notice came, for a trainer killed 
   CHECK_THAT(other.output, !Catch::Contains("a notice (a requeue"));
 }
 
+TEST_CASE("launcher: an entrypoint string's shell outlives the notice and waits for the trainer's save",
+          "[launch-cli]") {
+  // Slurm signals every process of a step at a notice, the shell that runs an entrypoint string
+  // too (dash does not exec the string's program). The trainer here saves for a second after the
+  // notice, then exits 85: dlx-launch must exit after it, with its status. A shell that died of
+  // the notice made dlx-launch exit at once ("ended by the notice before it could checkpoint"),
+  // and Slurm then ended the step while the trainer saved.
+  TempDir dir("shell-notice");
+  const auto d = dir.path().string();
+  std::ofstream(dir.path() / "trainer.py") << "import os, signal, sys, time\n"
+                                              "got = []\n"
+                                              "signal.signal(signal.SIGUSR1, lambda *_: got.append(1))\n"
+                                              "open(os.path.join(sys.argv[1], 'started'), 'w').close()\n"
+                                              "while not got: time.sleep(0.01)\n"
+                                              "time.sleep(1)\n"
+                                              "open(os.path.join(sys.argv[1], 'saved'), 'w').close()\n"
+                                              "print('trainer: saved', flush=True)\n"
+                                              "sys.exit(85)\n";
+  std::ofstream(dir.path() / "experiment.yaml")
+      << "name: shell-notice\nentrypoint: /usr/bin/python3 " << d << "/trainer.py " << d
+      << "\nsearcher: {name: single, metric: loss}\nresources: {nodes_per_trial: 1, tasks_per_node: 1}\n";
+  // In a session of its own, signalled as a whole (`kill 0`), as slurmstepd signals a step.
+  const std::string driver =
+      "trap : USR1; \"$0\" & launch=$!; i=0; "
+      "while [ ! -e \"$1/started\" ] && kill -0 $launch 2> /dev/null && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done; "
+      "kill -USR1 0; "
+      "wait $launch; status=$?; echo \"dlx-launch exited $status\"; "
+      "if [ -e \"$1/saved\" ]; then echo saved-before-dlx-launch-exited; fi";
+  auto result = run_with_env(merged(srun_env(0, 1), trial_env(dir.path(), 0)),
+                             {"setsid", "-w", "bash", "-c", driver, kLaunch, d});
+  INFO(result.output);
+  CHECK_THAT(result.output, Catch::Contains("trainer: saved") && Catch::Contains("dlx-launch exited 85") &&
+                                Catch::Contains("saved-before-dlx-launch-exited"));
+  CHECK_THAT(result.output, !Catch::Contains("ended by the notice"));
+}
+
 TEST_CASE("launcher: only rank 0 writes, a missing record is created as failed", "[launch-cli]") {
   TempDir dir("missing");
   freeze_example(dir.path(), 0);

@@ -15,6 +15,7 @@
 #include "dlx/common/error.hpp"
 #include "dlx/common/unique_fd.hpp"
 #include "dlx/launch/launch_error.hpp"
+#include "dlx/launch/process_usage.hpp"
 
 namespace dlx::launch {
 
@@ -92,6 +93,10 @@ int wait_or_end(pid_t child, const std::function<bool()>& end_child) {
       throw LaunchError(std::string("waitpid failed: ") + std::strerror(error));
     }
     if (end_child()) {
+      // The trainer's whole tree, found before the child dies (its descendants would then no
+      // longer be linked to it): an entrypoint string's trainer is the shell's child, and its
+      // DataLoader workers are the trainer's.
+      for (const pid_t process : trainer_processes(child, std::nullopt)) ::kill(process, SIGKILL);
       ::kill(child, SIGKILL);
       return wait_for(child);
     }

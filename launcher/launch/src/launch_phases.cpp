@@ -475,7 +475,8 @@ int run_trainer(LaunchState& state) {
       sampler = SystemSampler::start(trainer, period, trial.record_path().parent_path(), name, stderr, gpus);
     };
   }
-  const auto command = state.container ? state.container->command_for(state.command) : state.command;
+  const auto trainer = with_notices_trapped_in_shell(state.command);
+  const auto command = state.container ? state.container->command_for(trainer) : trainer;
   state.master_port_hold.reset();  // the trainer's TCPStore binds it now (port_reservation.hpp)
   int exec_error = 0;
   const auto oom = OomKills::of_this_process();  // its count was readable just now

@@ -33,6 +33,12 @@ bool is_reserved_word(std::string_view word) {
 
 }  // namespace
 
+std::vector<std::string> with_notices_trapped_in_shell(const std::vector<std::string>& command) {
+  if (command.size() != 3 || command[0] != "/bin/sh" || command[1] != "-c") return command;
+  // On the string's own line, so that the shell's errors still say "1:" (shell_could_not_run).
+  return {command[0], command[1], "trap : TERM INT USR1 USR2; " + command[2]};
+}
+
 std::optional<std::string> shell_command_program(std::string_view command) {
   std::size_t at = 0;
   for (;;) {

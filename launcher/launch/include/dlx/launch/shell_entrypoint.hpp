@@ -13,11 +13,25 @@
 // and fails alike, as a failed exec of a program does: dlx-launch refuses the trial the same way
 // (launch_phases.cpp). Only the string's first program counts: a script that runs and then calls a
 // missing command exits 127 too, and stays a crash.
+//
+// The shell is also the trainer's parent: Debian's dash does not exec a -c string's last command.
+// Slurm signals every process of the step at a notice (a requeue, a preemption, the time limit's
+// warning), and the shell's default action for SIGTERM, SIGUSR1 and SIGUSR2 is to die: dlx-launch
+// then took the trainer for ended ("ended by the notice before it could checkpoint"), exited, and
+// Slurm ended the step, killing the trainer while it saved its checkpoint. So the shell runs the
+// string after `trap : TERM INT USR1 USR2`: a caught signal does nothing in the shell, which waits
+// for its commands and exits with the last one's status (85 after a checkpoint), and is reset to
+// its default in the programs the shell runs, so the trainer gets it as it would without a shell.
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dlx::launch {
+
+// `command` as dlx-launch runs it: an entrypoint string's `/bin/sh -c STRING` with the notice
+// signals trapped in the shell (above); any other command as it is.
+std::vector<std::string> with_notices_trapped_in_shell(const std::vector<std::string>& command);
 
 // The program a shell command line runs first: its first word after any leading `NAME=value`
 // assignments. nullopt when that is not a plain word the shell runs as it stands (quotes, `$`, a
