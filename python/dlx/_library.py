@@ -150,6 +150,7 @@ def _load() -> ctypes.CDLL:
                                                ctypes.c_size_t, PLACE_FN, PLACE_FN,
                                                ctypes.c_void_p, p(c_checkpoint)],
         "dlx_checkpoint_open": [c_trial, ctypes.c_char_p, p(c_checkpoint)],
+        "dlx_trial_note_resumed": [c_trial, c_checkpoint],
         "dlx_checkpoint_step": [c_checkpoint, p(ctypes.c_int64)],
         "dlx_checkpoint_epoch": [c_checkpoint, p(ctypes.c_int64)],
         "dlx_checkpoint_world_size": [c_checkpoint, p(ctypes.c_int64)],

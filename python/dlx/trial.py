@@ -592,12 +592,22 @@ class Trial(_Owned):
         loaded = self.load()
         return None if loaded is None else _as_arrays(loaded)
 
-    def open_checkpoint(self, path: str) -> Checkpoint:
+    def open_checkpoint(self, path: str, *, resumes: bool = False) -> Checkpoint:
         """The checkpoint file `path` (this trial's, another trial's or another experiment's),
-        read and verified as resume() does, as a dlx.Checkpoint of numpy arrays. Not collective."""
+        read and verified as resume() does, as a dlx.Checkpoint of numpy arrays. Not collective.
+        resumes=True: this run resumes from it (one of this trial's checkpoints, opened by a
+        trainer that chooses which ranks read it): rank 0 says so and records the resume in
+        trial.h5 as resume() does (metrics after its step dropped)."""
         handle = ctypes.c_void_p()
         check(library().dlx_checkpoint_open(self._handle, os.fsencode(path), ctypes.byref(handle)))
-        return _as_arrays(LoadedCheckpoint(handle))
+        loaded = LoadedCheckpoint(handle)
+        if resumes:
+            try:
+                check(library().dlx_trial_note_resumed(self._handle, handle))
+            except BaseException:
+                loaded.close()
+                raise
+        return _as_arrays(loaded)
 
     def _settle(self) -> None:
         """What watches this trial's saves from another thread (dlx.torch's snapshot fence)

@@ -8,6 +8,9 @@ run again, as in tests/torch/torch_loop_test.py):
     (SIGUSR1) after step 17: it stores a checkpoint through store_path, exits 85, and run again
     resumes from get_cluster_info().latest_checkpoint through restore_path: the final model,
     optimizer and scheduler state and every metric row are identical to the uninterrupted run's;
+  - a run that dies after step 23, past its checkpoint of step 20, run again: restore_path of
+    the resume point says "dlx: resuming from .../step-20.h5" and records the resume, so the
+    dead run's metric rows 21-23 are replaced, not repeated (the rows equal the reference's);
   - the checkpoints are dlx checkpoints (step-<steps_completed>.h5) kept by the experiment's
     keep_latest;
   - two ranks (DDP over gloo, no dlx-launch: the processes as torchrun would start them), Slurm's
@@ -34,6 +37,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -135,6 +139,25 @@ def main():
     for table in ("training", "validation"):
         assert metrics(reference, table) == metrics(requeued, table), f"the {table} metrics differ"
     print("  the final model, optimizer, scheduler and RNG state and every metric row are identical")
+
+    print("crashed after step 23 (its last checkpoint at 20), restarted as Slurm requeues it:")
+    crashed = experiment("crashed")
+    host = socket.gethostname()
+    step = dict(SLURM_JOB_ID="4242", SLURM_PROCID="0", SLURM_LOCALID="0", SLURM_NODEID="0",
+                SLURM_STEP_NUM_TASKS="1", SLURM_STEP_NUM_NODES="1", SLURM_STEP_TASKS_PER_NODE="1",
+                SLURM_STEP_NODELIST=host, SLURMD_NODENAME=host)
+    launch(crashed, 85, CORE_CRASH_AT="23", **step)  # a crash within max_restarts: requeued
+    assert metrics(crashed, "training")["steps"][-1] == 23, "the crashed run's reports past step 20 were not kept"
+    out = launch(crashed, 0, SLURM_RESTART_COUNT="1", **step)
+    assert "core_trainer: resumed at step 20" in out, out
+    assert re.search(r"dlx: resuming from \S*/trials/0/checkpoints/step-20\.h5 \(step 20, epoch 0\)", out), out
+    for table in ("training", "validation"):  # the crashed run's rows 21-23 dropped, not repeated
+        assert metrics(reference, table) == metrics(crashed, table), f"after the crash, the {table} metrics differ"
+    with h5py.File(f"{crashed}/trials/0/trial.h5", "r") as f:
+        restart = dict(f["restart_events/1"].attrs)
+    assert (restart["cause"], restart["resumed_step"], restart["steps_lost"]) == ("crash", 20, 3), restart
+    print("  restore_path of the resume point recorded the resume: the rows after step 20 replaced, not "
+          "repeated; the restart resumed at 20 and lost 3 steps")
 
     two_ranks()
     system_metrics()

@@ -10,7 +10,8 @@ stores a checkpoint without steps_completed; CORE_STEP_DELAY_S sleeps that long 
 own slice of every batch, every rank's RNG state in the chief's checkpoint (gathered); with
 CORE_SHARD=1 a sharded checkpoint instead (store_path(shard=True): each rank writes its own
 rng-<rank>.pt, the chief state.pt; CORE_SHARD=clash: every rank writes state.pt, which is refused).
-CORE_TYPO=1 calls a TrainContext method that does not exist."""
+CORE_TYPO=1 calls a TrainContext method that does not exist; CORE_CRASH_AT=N ends the process
+(os._exit(3)) after reporting step N, past its last checkpoint."""
 import json
 import os
 import pathlib
@@ -87,6 +88,7 @@ def main():
         signal_at = int(os.environ.get("CORE_SIGNAL_AT", "-1"))
         signal_rank = int(os.environ.get("CORE_SIGNAL_RANK", str(rank)))
         delay = float(os.environ.get("CORE_STEP_DELAY_S", "0"))
+        crash_at = int(os.environ.get("CORE_CRASH_AT", "-1"))
         for op in core_context.searcher.operations():
             while steps < op.length:
                 x, y = batch(steps, rank, size)
@@ -100,6 +102,9 @@ def main():
                 core_context.train.report_training_metrics(steps_completed=steps, metrics={"loss": loss.item()})
                 if steps == signal_at and rank == signal_rank:
                     os.kill(os.getpid(), signal.SIGUSR1)
+                if steps == crash_at:  # dies past its last checkpoint, its reports made durable
+                    time.sleep(1.5)  # (the metrics flusher writes every 0.5 s)
+                    os._exit(3)
                 if steps % 10 == 0 or core_context.preempt.should_preempt():
                     storage_id = save(core_context, model, optimizer, scheduler, steps,
                                       bool(os.environ.get("CORE_BAD_METADATA")))

@@ -250,6 +250,10 @@ dlx_status dlx_checkpoint_open(dlx_trial* t, const char* path, dlx_checkpoint** 
   });
 }
 
+dlx_status dlx_trial_note_resumed(dlx_trial* t, const dlx_checkpoint* c) {
+  return guarded([&] { need(t, "trial").trial->note_resumed_from(checked(c).resumed); });
+}
+
 dlx_status dlx_trial_resume(dlx_trial* t, dlx_checkpoint** out) {
   return resume_into(t, out, dlx::Trial::RankStateRule::refuse_other_world_size);
 }

@@ -387,6 +387,14 @@ std::optional<ResumedState> Trial::resume(RankStateRule rule, const checkpoint::
   return ResumedState(std::move(*chosen.checkpoint), path, rank_);
 }
 
+void Trial::note_resumed_from(const ResumedState& resumed) {
+  if (rank_ != 0) return;
+  const auto& metadata = resumed.checkpoint().metadata;
+  log(fmt::format("dlx: resuming from {} (step {}, epoch {})", resumed.path().string(), metadata.step,
+                  metadata.epoch));
+  if (in_trial() && recorder_) recorder_->note_resume(metadata.step, metadata.created_unix);
+}
+
 bool Trial::checkpoint_due(std::int64_t step) {
   if (!checkpointing_enabled()) return false;
   auto& checkpoints = checkpointer();

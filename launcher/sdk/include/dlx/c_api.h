@@ -287,6 +287,10 @@ dlx_status dlx_trial_resume_placing_on_device(dlx_trial* trial, int any_world_si
 /* The checkpoint file `path` (any dlx checkpoint: this trial's, a PBT parent's, another
  * experiment's), read and verified as resume does; this rank's view of it. Not collective. */
 dlx_status dlx_checkpoint_open(dlx_trial* trial, const char* path, dlx_checkpoint** out);
+/* Not collective: this run resumes from `checkpoint`, one of this trial's that the trainer opened
+ * itself (dlx_checkpoint_open): rank 0 says so and records the resume in trial.h5 as
+ * dlx_trial_resume does (metrics after its step dropped); other ranks do nothing. */
+dlx_status dlx_trial_note_resumed(dlx_trial* trial, const dlx_checkpoint* checkpoint);
 void dlx_checkpoint_destroy(dlx_checkpoint* checkpoint); /* accepts NULL */
 dlx_status dlx_checkpoint_step(const dlx_checkpoint* checkpoint, int64_t* out);
 dlx_status dlx_checkpoint_epoch(const dlx_checkpoint* checkpoint, int64_t* out);

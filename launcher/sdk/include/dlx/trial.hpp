@@ -255,6 +255,12 @@ class Trial {
   enum class RankStateRule { refuse_other_world_size, caller_checks };
   std::optional<ResumedState> resume(RankStateRule ranks = RankStateRule::refuse_other_world_size,
                                      const checkpoint::Deferral& defer = {});
+  // Not collective: this run resumes from `resumed`, one of this trial's checkpoints that the
+  // trainer opened itself (Determined's Core API reads the checkpoint it was told of, on the
+  // ranks it chooses). Rank 0 says so and records the resume in trial.h5 as resume() does
+  // (metrics after its step dropped, the restart's resumed step and what was lost); the other
+  // ranks do nothing.
+  void note_resumed_from(const ResumedState& resumed);
   // Does the experiment's checkpoint period (checkpoint.period_batches, else period_minutes) say
   // to save after `step`? Collective only with period_minutes (rank 0's clock decides). False
   // without DLX_CHECKPOINT_DIR.

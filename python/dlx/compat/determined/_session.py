@@ -24,10 +24,21 @@ class Session:
         self.last_reported_step = 0
         self._resume_loaded = False
         self.resume_checkpoint: Optional[dlx.Checkpoint] = None
+        self.resume_noted = False  # a restore of the resume point told trial.h5 (core/_checkpoint.py)
 
     def trial_target(self) -> int:
         """The searcher's current target length (0: the experiment gives none)."""
         return self.trial.target_length
+
+    def is_resume_point(self, storage_id: str) -> bool:
+        """Whether `storage_id` is the checkpoint dlx-launch named for this run to resume from
+        (DLX_LATEST_CHECKPOINT) and one of this trial's own (a PBT parent's is recorded as the
+        searcher's start instead)."""
+        named = os.environ.get("DLX_LATEST_CHECKPOINT") or ""
+        own = self.trial.checkpoint_dir or ""
+        path = os.path.abspath(storage_id)
+        return bool(named) and bool(own) and path == os.path.abspath(named) and \
+            os.path.dirname(path) == os.path.abspath(own)
 
     def latest_checkpoint(self) -> Optional[dlx.Checkpoint]:
         """The checkpoint this trial resumes from (its newest valid one, or the searcher's start

@@ -155,11 +155,17 @@ class CheckpointContext(RefusesUnknownAttributes):
     # ---- reading
 
     def _load(self, storage_id: str) -> dlx.Checkpoint:
-        resumed = self._session.resume_checkpoint
+        session = self._session
+        resumed = session.resume_checkpoint
         if resumed is not None and os.path.abspath(resumed.path) == os.path.abspath(storage_id):
             return resumed  # loaded once for get_cluster_info().latest_checkpoint
-        self._session.trial.wait_for_checkpoint()  # a store of this process may still be writing it
-        return self._session.trial.open_checkpoint(storage_id)
+        session.trial.wait_for_checkpoint()  # a store of this process may still be writing it
+        # The trial's own resume point (get_cluster_info().latest_checkpoint, as dlx-launch named
+        # it), read the first time: this run resumes from it, which trial.h5 records.
+        resumes = not session.resume_noted and session.is_resume_point(storage_id)
+        checkpoint = session.trial.open_checkpoint(storage_id, resumes=resumes)
+        session.resume_noted = session.resume_noted or resumes
+        return checkpoint
 
     def download(self, storage_id: str, ckpt_dir: Any, download_mode: DownloadMode = DownloadMode.AUTO, *,
                  selector: Optional[Callable[[str], bool]] = None) -> None:
