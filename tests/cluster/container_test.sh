@@ -195,6 +195,15 @@ cat > "$WORK/cached.sh" <<'SH'
 srun dlx-launch
 SH
 chmod a+rx "$WORK/cached.sh"
+# run_trial NAME LIMIT: NAME.yaml's one trial through cached.sh, waited for up to LIMIT seconds;
+# sets job and out (its Slurm output).
+run_trial() {
+  chmod a+r "$WORK/$1.yaml"
+  job=$(job_id_of "$(as_user sbatch --parsable --output="$1-%A_%a.out" --dl-experiment="$1.yaml" cached.sh)")
+  test_jobs+=("$job")
+  wait_for_job "$job" "$2"
+  out=$(cat "$WORK/$1-${job}_0.out")
+}
 for name in cached-a cached-b; do
   cat > "$WORK/$name.yaml" <<YAML
 name: $name
@@ -246,11 +255,7 @@ searcher: {name: single, metric: loss, max_length: {batches: 1}}
 code: {dir: $WORK/probe-code}
 container: {runtime: podman, image: "localhost/dlx-image-user:1"}
 YAML
-  chmod a+r "$WORK/image-user.yaml"
-  job=$(job_id_of "$(as_user sbatch --parsable --output="image-user-%A_%a.out" --dl-experiment=image-user.yaml cached.sh)")
-  test_jobs+=("$job")
-  wait_for_job "$job" 180
-  out=$(cat "$WORK/image-user-${job}_0.out")
+  run_trial image-user 180
   expect_contains "the trial in an image with USER 1000" "$out" "uid-inside=0"
   expect_contains "the trial in an image with USER 1000" "$out" "dlx-launch: kept 1 file (15 B) the trainer wrote"
   kept=$(user_storage)/image-user/trials/0/outputs/mine.txt
@@ -263,11 +268,7 @@ YAML
   # would fail alike: the trial fails at once, not after three waits in the queue.
   sed -e 's/^name: image-user/name: image-typo/' -e 's/^entrypoint: .*/entrypoint: [pyhton3, train.py]/' \
     "$WORK/image-user.yaml" > "$WORK/image-typo.yaml"
-  chmod a+r "$WORK/image-typo.yaml"
-  job=$(job_id_of "$(as_user sbatch --parsable --output="image-typo-%A_%a.out" --dl-experiment=image-typo.yaml cached.sh)")
-  test_jobs+=("$job")
-  wait_for_job "$job" 180
-  out=$(cat "$WORK/image-typo-${job}_0.out")
+  run_trial image-typo 180
   expect_contains "a missing program in a registry image" "$out" \
     "cannot run the trainer's program 'pyhton3' on n"
   expect_contains "a missing program in a registry image" "$out" \
@@ -360,11 +361,7 @@ note "ASHA over the ResNet example in crun containers: promotions resumed from r
 if testing apptainer; then
   sed -e 's/^name: cached-a/name: apptainer-oci/' -e 's/runtime: crun/runtime: apptainer/' \
     -e 's/vals: \[1, 2, 3\]/vals: [1]/' "$WORK/cached-a.yaml" > "$WORK/apptainer-oci.yaml"
-  chmod a+r "$WORK/apptainer-oci.yaml"
-  job=$(job_id_of "$(as_user sbatch --parsable --output="apptainer-oci-%A_%a.out" --dl-experiment=apptainer-oci.yaml cached.sh)")
-  test_jobs+=("$job")
-  wait_for_job "$job" 240
-  out=$(cat "$WORK/apptainer-oci-${job}_0.out")
+  run_trial apptainer-oci 240
   expect_contains "apptainer-oci's launch" "$out" "runs in the container image oci:$layout (an OCI layout) with apptainer"
   expect_contains "apptainer-oci" "$out" "from the second layer"
   expect_contains "apptainer-oci" "$out" "whiteout-applied"
