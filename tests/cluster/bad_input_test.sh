@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# A bad experiment file, a conflicting --array, an entrypoint script the code snapshot lacks (or
+# A bad experiment file (torchrun as the entrypoint among them), a conflicting --array, an entrypoint script the code snapshot lacks (or
 # holds without the executable bit it is run by) or what only the site may allow (CUDA MPS) fails
 # at sbatch with a dlx: message naming the file, line and problem, and leaves no job queued and no
 # directory on storage.
@@ -33,6 +33,11 @@ searcher: {name: single, metric: accuracy}
 resources: {partition: $(head -c 100000 /dev/zero | tr '\0' p)}
 YAML
 # Several mistakes: sbatch lists them all, sorted by line (issue 20).
+cat > "$WORK/bad/torchrun.yaml" <<'YAML'
+name: torchrun
+entrypoint: torchrun --nproc_per_node=2 train.py --epochs 3
+searcher: {name: single, metric: accuracy}
+YAML
 cat > "$WORK/bad/several.yaml" <<'YAML'
 name: several
 entrypoint: []
@@ -82,6 +87,11 @@ check_rejected() {  # check_rejected "expected message" sbatch-arguments...
 check_rejected "dlx: --dl-experiment: bad/typo.yaml:5:3: resources.nodes_pertrial: unknown key in resources (did you mean 'nodes_per_trial'?)" \
   --dl-experiment=bad/typo.yaml
 check_rejected "dlx: --dl-experiment: bad/syntax.yaml:3:1: YAML syntax error" --dl-experiment=bad/syntax.yaml
+check_rejected "dlx: --dl-experiment: bad/torchrun.yaml:2:13: entrypoint: torchrun starts the ranks itself, but \
+dlx-launch already starts one per Slurm task and gives it RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT \
+(run the script itself, entrypoint: [python3, train.py, --epochs, 3], with resources: {tasks_per_node: 2} for \
+--nproc_per_node=2; dlx-launch starts each process and sets what torchrun would (docs/sdk.md))" \
+  --dl-experiment=bad/torchrun.yaml
 check_rejected "dlx: --dl-experiment: bad/several.yaml:2:13: entrypoint: must be a non-empty command string or list of arguments" \
   --dl-experiment=bad/several.yaml
 expect_contains "sbatch several.yaml" "$(cat "$WORK/bad.err")" "dlx: --dl-experiment: bad/several.yaml:3:44: searcher.max_restarts: unknown key in searcher"
