@@ -21,8 +21,8 @@ global generator (which a mid-epoch checkpoint holds in a later state). So the f
     from its place in the epoch: a sample's random transforms are the same in a resumed epoch,
     whose workers never loaded the skipped samples. With num_workers=0 the samples draw from the
     global generators, which checkpoints hold.
-A loader with persistent_workers draws its workers' seed only when its iterator is first made,
-in whichever epoch a run starts: its epochs' order is made from their start states alone.
+A loader subclass with persistent_workers draws its workers' seed only when its iterator is first
+made, in whichever epoch a run starts: its epochs' order is made from their start states alone.
 """
 from __future__ import annotations
 
@@ -169,7 +169,7 @@ class Feed:
                 self._iterator = iter(self._seeded_epoch(epoch, skip))
                 batches: Iterator = self._iterator
             elif skip and self._skips_by_index():
-                self._iterator = iter(self._skipping_loader(_SkipBatches(self.loader.batch_sampler, skip)))
+                self._iterator = iter(self._loader_like(_SkipBatches(self.loader.batch_sampler, skip)))
                 batches = self._iterator
             else:
                 self._iterator = iter(self.loader)
@@ -200,11 +200,11 @@ class Feed:
         self._seeded.epoch_seed = int.from_bytes(hashlib.blake2b(state, digest_size=8).digest(), "little")
         self._seeded.epoch, self._seeded.skip = epoch, skip
         if self._seeded_loader is None or not self._persistent():
-            self._seeded_loader = self._skipping_loader(self._seeded, SeededSamples(self.loader.dataset),
+            self._seeded_loader = self._loader_like(self._seeded, SeededSamples(self.loader.dataset),
                                                         persistent=self._persistent())
         return self._seeded_loader
 
-    def _skipping_loader(self, batch_sampler: Any, dataset: Any = None,
+    def _loader_like(self, batch_sampler: Any, dataset: Any = None,
                          persistent: bool = False) -> DataLoader:
         """A DataLoader of the loader's settings over `batch_sampler` (and `dataset`)."""
         loader = self.loader
