@@ -45,10 +45,11 @@ struct Run {
 };
 
 // dlx with `args`, stdout and stderr to files; `signal` sent after `signal_after` seconds when
-// given; `meanwhile` called every 20 ms with the seconds since the start (a trainer's progress).
+// given, or once `meanwhile` returns true: it is called every 20 ms with the output so far (a
+// trainer's progress, paced by the frames dlx has printed, not by a clock a loaded machine skews).
 // A dlx still running 15 s after it started is killed: the test then fails, not hangs.
 Run run_dlx(const std::vector<std::string>& args, std::optional<double> signal_after = std::nullopt,
-            int signal = SIGINT, const std::function<void(double)>& meanwhile = {}) {
+            int signal = SIGINT, const std::function<bool(const std::string&)>& meanwhile = {}) {
   TempDir scratch;
   const auto out_path = scratch.path / "stdout", err_path = scratch.path / "stderr";
   std::vector<std::string> argv{DLX_CLI_PATH};
@@ -73,8 +74,8 @@ Run run_dlx(const std::vector<std::string>& args, std::optional<double> signal_a
       run.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       break;
     }
-    if (meanwhile && !signalled) meanwhile(elapsed);
-    if (signal_after && !signalled && elapsed >= *signal_after) {
+    const bool asked = meanwhile && !signalled && meanwhile(dlx::testing::read_whole_file(out_path));
+    if (!signalled && (asked || (signal_after && elapsed >= *signal_after))) {
       ::kill(child, signal);
       signalled = true;
     }
@@ -201,15 +202,18 @@ TEST_CASE("dlx status --watch: live progress: later steps in later frames, and a
           "[cli][watch]") {
   TempDir dir;
   make_experiment(dir.path, "running");
-  // The trainer: one more validation (2 steps) every 0.3 s, from step 6 to step 14 (target 16).
+  // The trainer: one more validation (2 steps) after each frame dlx has printed, from step 6 to
+  // step 14 (target 16); SIGINT once the frame after the last one is out.
   std::vector<double> losses{0.9, 0.5, 0.1};
-  const auto report = [&](double elapsed) {
-    if (losses.size() < 7 && elapsed >= 0.3 * static_cast<double>(losses.size() - 2)) {
+  const auto report = [&](const std::string& out) {
+    const auto frames = count(out, "# 2 trials: ");  // each frame's last line but one
+    while (losses.size() < 7 && losses.size() - 3 < frames) {
       losses.push_back(0.1 / static_cast<double>(losses.size()));
       save(dir.path, 0, "running", losses);
     }
+    return frames >= 6;
   };
-  const auto run = run_dlx({"status", dir.path.string(), "--watch", "0.5"}, 2.6, SIGINT, report);
+  const auto run = run_dlx({"status", dir.path.string(), "--watch", "0.5"}, std::nullopt, SIGINT, report);
   INFO(run.out << run.err);
   REQUIRE(run.status == 0);
   const auto first_frame = run.out.find("running: trial 0 step 6 of 16");
