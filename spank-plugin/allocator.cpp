@@ -6,7 +6,8 @@
 //   2. size the array from the searcher, within the cluster's MaxArraySize; respect (or reject)
 //      a user's explicit --array (size_array);
 //   3. apply the experiment's resources unless the user set the same option (command line and
-//      #SBATCH win over the experiment file), the preemption notice (--signal from plugstack.conf's
+//      #SBATCH win over the experiment file; GPUs per node that no node has are refused,
+//      gpu_request_check.hpp), the preemption notice (--signal from plugstack.conf's
 //      signal=) unless the user gave --signal, and the array unless the user gave --array or the
 //      site sets it in job_submit.lua (apply_options);
 //   4. plan the code snapshot (code_snapshot_step.hpp): over its size cap, nothing is created;
@@ -22,14 +23,18 @@
 //   6. hand the directory to the job: exported into sbatch's environment (so the batch script and
 //      every step inherit DLX_EXPERIMENT_DIR) and into the job-control environment (prolog,
 //      epilog and job_submit.lua see it, with DLX_ARRAY_SPEC for the Lua fallback) (hand_to_job).
-// prepare_submission runs them in order over one Submission; the first that fails ends it.
+// prepare_submission runs them in order over one Submission; the first that fails ends it. At
+// sbatch's exit, finish_submission removes the directory again when slurmctld did not take the
+// job (refused_job_cleanup.hpp).
 #include "allocator.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
+#include <initializer_list>
 #include <optional>
 #include <random>
 #include <string>
@@ -52,6 +57,7 @@
 #include "dlx/store/create_experiment_dir.hpp"
 #include "entrypoint_check.hpp"
 #include "plugin_state.hpp"
+#include "refused_job_cleanup.hpp"
 #include "remote.hpp"
 #include "resource_options.hpp"
 #include "sbatch_options.hpp"
@@ -74,6 +80,28 @@ bool apply_resources(SbatchOptions& sbatch, const config::Experiment& experiment
   }
   return true;
 }
+
+// Whether the user gave GPU options of their own (command line or #SBATCH): then they, not the
+// experiment, ask Slurm for GPUs. Read before apply_resources sets the experiment's.
+bool user_asks_for_gpus(const SbatchOptions& sbatch) {
+  return std::ranges::any_of(std::initializer_list<const char*>{"gpus", "gpus-per-node", "gpus-per-task",
+                                                                "gpus-per-socket", "gres"},
+                             [&](const char* option) { return sbatch.is_set(option); });
+}
+
+// A trial's GPUs (or shards) per node that no node of the cluster has: refused before anything is
+// created (gpu_request_check.hpp). Asked of slurmctld only for an experiment with GPUs.
+bool check_gpu_request(const config::Experiment& experiment, const std::string& file) {
+  if (!experiment.resources.gpus_per_node.value_or(0)) return true;
+  if (const auto refusal = unplaceable_gpu_request(experiment, load_node_gres())) {
+    report_error(fmt::format("dlx: --dl-experiment: {}: {} (nothing was submitted)", file, *refusal));
+    return false;
+  }
+  return true;
+}
+
+// The directory this sbatch created, for finish_submission at its exit.
+std::optional<CreatedExperiment> created_experiment;
 
 // What the six steps (above) build up, one after another.
 struct Submission {
@@ -176,7 +204,9 @@ bool size_array(Submission& submission) {
 //    unless the user gave it.
 bool apply_options(Submission& submission, const PluginOptions& options) {
   auto& sbatch = submission.sbatch;
+  const bool own_gpus = user_asks_for_gpus(sbatch);
   if (!apply_resources(sbatch, submission.experiment)) return false;
+  if (!own_gpus && !check_gpu_request(submission.experiment, submission.file)) return false;
   // The preemption notice (docs/fault-tolerance.md), unless the user chose their own --signal.
   if (!options.signal.empty() && !sbatch.is_set("signal") && !sbatch.set("signal", options.signal)) {
     report_error(fmt::format("dlx: --dl-experiment: sbatch rejected --signal={} from plugstack.conf "
@@ -274,6 +304,7 @@ bool plan_code_and_data(Submission& submission) {
 //    tools/dlx/slurm_job_name.hpp), freeze experiment.yaml into it and copy the code snapshot (a
 //    failure removes the directory again).
 bool create_and_freeze(Submission& submission, const PluginOptions& options) {
+  const std::time_t created = std::time(nullptr);
   try {
     submission.directory = store::create_experiment_dir(options.storage_root, account_name(::getuid()), ::getuid(),
                                                         submission.experiment.name);
@@ -293,6 +324,8 @@ bool create_and_freeze(Submission& submission, const PluginOptions& options) {
     }
     config::write_snapshot(submission.experiment, submission.directory);
     if (submission.code) write_code(*submission.code, submission.directory);
+    created_experiment = CreatedExperiment{submission.directory, submission.sbatch.get("job-name").value_or(job_name),
+                                           created, directory_entries(submission.directory)};
   } catch (const std::exception& e) {
     // Made by this sbatch moments ago and not yet handed to any job: nothing half-made is left.
     std::error_code ignored;
@@ -333,6 +366,10 @@ int prepare_submission(spank_t sp) {
   }
   hand_to_job(sp, submission);
   return 0;
+}
+
+void finish_submission() noexcept {
+  if (created_experiment) remove_if_not_submitted(*created_experiment, SbatchOptions());
 }
 
 }  // namespace dlx::spank

@@ -11,4 +11,8 @@ namespace dlx::spank {
 // Returns 0, or -1 after reporting why (then sbatch submits nothing).
 int prepare_submission(spank_t sp);
 
+// At sbatch's exit (slurm_spank_exit), submitted or not: the directory prepare_submission created
+// is removed again when slurmctld holds no job of this sbatch (refused_job_cleanup.hpp).
+void finish_submission() noexcept;
+
 }  // namespace dlx::spank

@@ -2,6 +2,9 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "gpu_request_check.hpp"
 
 namespace dlx::spank {
 
@@ -14,5 +17,9 @@ struct ClusterFacts {
 };
 
 ClusterFacts load_cluster_facts();
+
+// Every node's generic resources (hidden partitions' and future nodes too), asked only for an
+// experiment that asks for GPUs; empty when slurmctld cannot be asked.
+std::vector<NodeGres> load_node_gres();
 
 }  // namespace dlx::spank

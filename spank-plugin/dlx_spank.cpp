@@ -135,3 +135,10 @@ extern "C" __attribute__((visibility("default"))) int slurm_spank_user_init(span
   if (result != 0) spank_setenv(sp, kRefusalVariable, "dlx: user_init failed (see the error before this)", 1);
   return 0;
 }
+
+extern "C" __attribute__((visibility("default"))) int slurm_spank_exit(spank_t, int, char**) {
+  return guarded("exit", [&] {
+    if (spank_context() == S_CTX_ALLOCATOR && state().experiment_file) finish_submission();
+    return 0;
+  });
+}

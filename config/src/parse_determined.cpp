@@ -366,6 +366,7 @@ void map_slots_per_trial(const MappingReader& section, Experiment& experiment, s
     into.tasks_per_node = *gpus_per_node;
     into.gpus_per_node = *gpus_per_node;
   }
+  experiment.determined.slots_per_trial = wanted;
   experiment.determined.mapped.push_back(
       fmt::format("resources.slots_per_trial: {} -> resources: nodes_per_trial {}, tasks_per_node {}, gpus_per_node {}",
                   wanted, into.nodes_per_trial, into.tasks_per_node, *into.gpus_per_node));

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # A bad experiment file (torchrun as the entrypoint among them), a conflicting --array, an entrypoint script the code snapshot lacks (or
-# holds without the executable bit it is run by) or what only the site may allow (CUDA MPS) fails
-# at sbatch with a dlx: message naming the file, line and problem, and leaves no job queued and no
-# directory on storage.
+# holds without the executable bit it is run by), what only the site may allow (CUDA MPS) or GPUs
+# on this cluster without any (gpus_per_node, Determined's slots_per_trial) fails at sbatch with a
+# dlx: message naming the file, line and problem, and leaves no job queued and no directory on
+# storage; so does a job Slurm itself refuses (a partition that does not exist) or only tests
+# (--test-only): the directory made for it is removed again at sbatch's exit.
 source "$(dirname "$0")/lib.sh"
 
 as_user mkdir -p bad
@@ -68,6 +70,20 @@ name: noexec
 entrypoint: ./train.py --lr 0.1
 searcher: {name: single, metric: loss, max_length: {batches: 4}}
 YAML
+# GPUs on a cluster without any (this one): Determined's slots_per_trial counts GPUs, and Slurm's
+# own refusal ("Invalid generic resource (gres) specification") came after the directory existed.
+cat > "$WORK/bad/gpus.yaml" <<'YAML'
+name: gpus
+entrypoint: dlx-example-logreg
+searcher: {name: single, metric: accuracy}
+resources: {gpus_per_node: 1}
+YAML
+cat > "$WORK/bad/slots.yaml" <<'YAML'
+name: slots
+entrypoint: dlx-example-logreg
+searcher: {name: single, metric: accuracy}
+resources: {slots_per_trial: 2}
+YAML
 chmod -R a+r "$WORK/bad"
 chmod 0644 "$WORK/bad/repo/train.py"
 
@@ -113,6 +129,29 @@ check_rejected "dlx: --dl-experiment: bad/noexec.yaml: the entrypoint runs ./tra
 # An index past 64 bits: a dlx message naming it (it was "dlx: init_post_opt: stol").
 check_rejected "dlx: --dl-experiment: --array=99999999999999999999 names trial 99999999999999999999 but examples/grid.yaml has 4 trials (0-3)" \
   --array=99999999999999999999 --dl-experiment=examples/grid.yaml
+check_rejected "dlx: --dl-experiment: bad/gpus.yaml: resources.gpus_per_node: 1 asks for 1 GPU on each node, but no \
+node of this cluster has a GPU: remove gpus_per_node for a CPU trial (resources: {tasks_per_node: N} for N processes), \
+or submit to a cluster with GPUs (nothing was submitted)" --dl-experiment=bad/gpus.yaml
+check_rejected "dlx: --dl-experiment: bad/slots.yaml: resources.slots_per_trial: 2 asks for 2 GPUs on one node, but \
+no node of this cluster has a GPU: dlx reads slots as GPUs: use slots_per_trial: 0 for a CPU trial, or resources: \
+{tasks_per_node: N} for N CPU processes (nothing was submitted)" --dl-experiment=bad/slots.yaml
+# The check refuses only what Slurm refuses too.
+if as_user sbatch --gpus-per-node=1 --wrap true > "$WORK/bad.out" 2> "$WORK/bad.err"; then
+  fail "Slurm took a job asking for a GPU on this cluster without any: $(cat "$WORK/bad.out")"
+fi
+expect_contains "Slurm's own refusal" "$(cat "$WORK/bad.err")" "Invalid generic resource (gres) specification"
+# A user's own GPU option is left to Slurm, which refuses it: the directory made goes again.
+check_rejected "dlx: Slurm did not take the job: removed the experiment directory $(user_storage)/gpus" \
+  --gpus-per-node=1 --dl-experiment=bad/gpus.yaml
+# A valid experiment that Slurm refuses (a partition that does not exist), or does not queue
+# (--test-only): the directory made for it is removed at sbatch's exit, and said so.
+check_rejected "dlx: Slurm did not take the job: removed the experiment directory $(user_storage)/logreg-grid" \
+  --partition=nosuch --dl-experiment=examples/grid.yaml
+expect_contains "sbatch --partition=nosuch" "$(cat "$WORK/bad.err")" "Invalid partition name specified"
+as_user sbatch --test-only --dl-experiment=examples/grid.yaml examples/job.sh > "$WORK/bad.out" 2> "$WORK/bad.err" ||
+  fail "sbatch --test-only failed: $(cat "$WORK/bad.err")"
+expect_contains "sbatch --test-only" "$(cat "$WORK/bad.err")" \
+  "dlx: --test-only submits nothing: removed the experiment directory $(user_storage)/logreg-grid"
 
 [ "$(count_entries "$(user_storage)")" = "$dirs_before" ] ||
   fail "a rejected submission created something in $(user_storage): $(ls -A "$(user_storage)")"

@@ -10,7 +10,8 @@
 #    DLX_GPU_MEMORY_FRACTION=0.5 (dlx-launch: its shards over the GPU's);
 #  - never more than 2 trials on one GPU at once, and GPUs were shared (8 trials, 6 GPUs, at once);
 #  - dlx report says how the GPUs were shared;
-#  - a trials_per_gpu that does not divide the shards is refused at sbatch, with the divisors.
+#  - a trials_per_gpu that does not divide the shards is refused at sbatch, with the divisors;
+#  - more GPUs a node than any node has is refused at sbatch, with the most there is.
 source "$(dirname "$0")/resume_lib.sh"
 
 name=gpu-shards
@@ -92,4 +93,23 @@ fi
 expect_contains "sbatch's refusal" "$(cat "$WORK/$name-3.out")" \
   "resources.trials_per_gpu: shares each GPU among 3 trials, which does not divide its 4 shards"
 expect_contains "sbatch's refusal" "$(cat "$WORK/$name-3.out")" "use a divisor of 4: 1, 2, 4"
-note "GPUs shared through gres/shard: 8 trials, 2 shards each, at most 2 per GPU; trials_per_gpu 3 refused"
+
+# Refused at sbatch: 3 GPUs a node, where the most any node has is 2; Slurm refuses it too.
+cat > "$WORK/$name-gpus3.yaml" <<YAML
+name: $name-gpus3
+entrypoint: [/usr/bin/python3, $WORK/$name.py]
+searcher: {name: single, metric: loss, max_length: {batches: 1}}
+resources: {gpus_per_node: 3}
+YAML
+chmod a+r "$WORK/$name-gpus3.yaml"
+if as_user sbatch --dl-experiment="$name-gpus3.yaml" "$name.sh" > "$WORK/$name-gpus3.out" 2>&1; then
+  fail "sbatch accepted 3 GPUs a node on nodes of 2: $(cat "$WORK/$name-gpus3.out")"
+fi
+expect_contains "sbatch's refusal" "$(cat "$WORK/$name-gpus3.out")" \
+  "resources.gpus_per_node: 3 asks for 3 GPUs on each node, but the most one node of this cluster has is 2 (n1): use \
+gpus_per_node: 2 or fewer; a trial of more GPUs spans nodes (nodes_per_trial) (nothing was submitted)"
+[ ! -e "$(user_storage)/$name-gpus3" ] || fail "the refused experiment left $(user_storage)/$name-gpus3"
+if as_user sbatch --gpus-per-node=3 --wrap true > "$WORK/$name-gpus3.out" 2>&1; then
+  fail "Slurm took 3 GPUs a node on nodes of 2: $(cat "$WORK/$name-gpus3.out")"
+fi
+note "GPUs shared through gres/shard: 8 trials, 2 shards each, at most 2 per GPU; trials_per_gpu 3 and 3 GPUs a node refused"

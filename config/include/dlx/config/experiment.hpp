@@ -207,6 +207,9 @@ inline constexpr const char* kContainerRuntimes[] = {"auto", "apptainer", "podma
 struct DeterminedNotes {
   std::vector<std::string> mapped;   // "resources.slots_per_trial: 8 -> 2 nodes x 4 GPUs (4 tasks each)"
   std::vector<std::string> ignored;  // "bind_mounts (no containers: ...)"
+  // resources.slots_per_trial when the layout was derived from it: a message about the GPUs
+  // then names the key the user wrote, in Determined's meaning (GPUs, not processes).
+  std::optional<int> slots_per_trial;
 };
 
 struct Experiment {
