@@ -392,10 +392,10 @@ TEST_CASE("launcher: rank 0's log says when a notice came, for a trainer killed 
 TEST_CASE("launcher: an entrypoint string's shell outlives the notice and waits for the trainer's save",
           "[launch-cli]") {
   // Slurm signals every process of a step at a notice, the shell that runs an entrypoint string
-  // too (dash does not exec the string's program). The trainer here saves for a second after the
-  // notice, then exits 85: dlx-launch must exit after it, with its status. A shell that died of
-  // the notice made dlx-launch exit at once ("ended by the notice before it could checkpoint"),
-  // and Slurm then ended the step while the trainer saved.
+  // of several commands too (dash does not exec the string's last program). The trainer here
+  // saves for a second after the notice, then exits 85: dlx-launch must exit after it, with its
+  // status. A shell that died of the notice made dlx-launch exit at once ("ended by the notice
+  // before it could checkpoint"), and Slurm then ended the step while the trainer saved.
   TempDir dir("shell-notice");
   const auto d = dir.path().string();
   std::ofstream(dir.path() / "trainer.py") << "import os, signal, sys, time\n"
@@ -408,7 +408,7 @@ TEST_CASE("launcher: an entrypoint string's shell outlives the notice and waits 
                                               "print('trainer: saved', flush=True)\n"
                                               "sys.exit(85)\n";
   std::ofstream(dir.path() / "experiment.yaml")
-      << "name: shell-notice\nentrypoint: /usr/bin/python3 " << d << "/trainer.py " << d
+      << "name: shell-notice\nentrypoint: cd " << d << " && /usr/bin/python3 trainer.py " << d
       << "\nsearcher: {name: single, metric: loss}\nresources: {nodes_per_trial: 1, tasks_per_node: 1}\n";
   // In a session of its own, signalled as a whole (`kill 0`), as slurmstepd signals a step.
   const std::string driver =
@@ -423,6 +423,35 @@ TEST_CASE("launcher: an entrypoint string's shell outlives the notice and waits 
   CHECK_THAT(result.output, Catch::Contains("trainer: saved") && Catch::Contains("dlx-launch exited 85") &&
                                 Catch::Contains("saved-before-dlx-launch-exited"));
   CHECK_THAT(result.output, !Catch::Contains("ended by the notice"));
+}
+
+TEST_CASE("launcher: a notice only dlx-launch gets reaches an entrypoint string's trainer", "[launch-cli]") {
+  // In a container the trainer gets a notice only through dlx-launch and the runtime's signal
+  // proxy, which signal dlx-launch's child: the shell of an entrypoint string. One command runs
+  // as `exec` of it, so that child is the trainer itself; the shell's trap took the notice, and
+  // the trainer never saved.
+  TempDir dir("shell-forward");
+  const auto d = dir.path().string();
+  std::ofstream(dir.path() / "trainer.py") << "import os, signal, sys, time\n"
+                                              "got = []\n"
+                                              "signal.signal(signal.SIGUSR1, lambda *_: got.append(1))\n"
+                                              "open(os.path.join(sys.argv[1], 'started'), 'w').close()\n"
+                                              "for _ in range(1000):\n"
+                                              "    if got: break\n"
+                                              "    time.sleep(0.01)\n"
+                                              "print('trainer: notice' if got else 'trainer: no notice', flush=True)\n"
+                                              "sys.exit(85 if got else 3)\n";
+  std::ofstream(dir.path() / "experiment.yaml")
+      << "name: shell-forward\nentrypoint: DLX_TEST_A=1 /usr/bin/python3 " << d << "/trainer.py " << d
+      << " 2>&1\nsearcher: {name: single, metric: loss}\nresources: {nodes_per_trial: 1, tasks_per_node: 1}\n";
+  // The notice goes to dlx-launch's pid alone.
+  const std::string driver =
+      "\"$0\" & launch=$!; i=0; "
+      "while [ ! -e \"$1/started\" ] && kill -0 $launch 2> /dev/null && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done; "
+      "kill -USR1 $launch; wait $launch; echo \"dlx-launch exited $?\"";
+  auto result = run_with_env(merged(srun_env(0, 1), trial_env(dir.path(), 0)), {"bash", "-c", driver, kLaunch, d});
+  INFO(result.output);
+  CHECK_THAT(result.output, Catch::Contains("trainer: notice") && Catch::Contains("dlx-launch exited 85"));
 }
 
 TEST_CASE("launcher: only rank 0 writes, a missing record is created as failed", "[launch-cli]") {

@@ -475,7 +475,7 @@ int run_trainer(LaunchState& state) {
       sampler = SystemSampler::start(trainer, period, trial.record_path().parent_path(), name, stderr, gpus);
     };
   }
-  const auto trainer = with_notices_trapped_in_shell(state.command);
+  const auto trainer = trainer_shell_command(state.command);
   const auto command = state.container ? state.container->command_for(trainer) : trainer;
   state.master_port_hold.reset();  // the trainer's TCPStore binds it now (port_reservation.hpp)
   int exec_error = 0;

@@ -14,14 +14,23 @@
 // (launch_phases.cpp). Only the string's first program counts: a script that runs and then calls a
 // missing command exits 127 too, and stays a crash.
 //
-// The shell is also the trainer's parent: Debian's dash does not exec a -c string's last command.
-// Slurm signals every process of the step at a notice (a requeue, a preemption, the time limit's
-// warning), and the shell's default action for SIGTERM, SIGUSR1 and SIGUSR2 is to die: dlx-launch
-// then took the trainer for ended ("ended by the notice before it could checkpoint"), exited, and
-// Slurm ended the step, killing the trainer while it saved its checkpoint. So the shell runs the
-// string after `trap : TERM INT USR1 USR2`: a caught signal does nothing in the shell, which waits
-// for its commands and exits with the last one's status (85 after a checkpoint), and is reset to
-// its default in the programs the shell runs, so the trainer gets it as it would without a shell.
+// The shell would also be the trainer's parent: Debian's dash does not exec a -c string's last
+// command. Slurm signals every process of the step at a notice (a requeue, a preemption, the time
+// limit's warning), and the shell's default action for SIGTERM, SIGUSR1 and SIGUSR2 is to die:
+// dlx-launch then took the trainer for ended ("ended by the notice before it could checkpoint"),
+// exited, and Slurm ended the step, killing the trainer while it saved its checkpoint. And where
+// only dlx-launch gets the notice and passes it on (a container's processes, outside the step's
+// cgroup, get it only through the runtime's signal proxy from dlx-launch), the shell got it, not
+// the trainer, which then never saved.
+// So a string that is one command (`python3 train.py --epochs 4`, Determined's
+// `python3 -m determined.launch.torch_distributed python3 train.py`, with redirections and
+// leading NAME=value assignments) runs as `exec` of it: the trainer is the shell's own process,
+// and every signal reaches it as it would without a shell. Any other string (`cd src && python3
+// train.py`, a pipeline, several lines) runs after `trap : TERM INT USR1 USR2`: a caught signal
+// does nothing in the shell, which waits for its commands and exits with the last one's status
+// (85 after a checkpoint), and is reset to its default in the programs the shell runs, so the
+// trainer gets what Slurm sends it (but not what only dlx-launch passes on: use a list entrypoint,
+// or one command, in a container).
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,9 +38,10 @@
 
 namespace dlx::launch {
 
-// `command` as dlx-launch runs it: an entrypoint string's `/bin/sh -c STRING` with the notice
-// signals trapped in the shell (above); any other command as it is.
-std::vector<std::string> with_notices_trapped_in_shell(const std::vector<std::string>& command);
+// `command` as dlx-launch runs it: an entrypoint string's `/bin/sh -c STRING` as `exec` of its one
+// command, or else with the notice signals trapped in the shell (above); any other command as it
+// is.
+std::vector<std::string> trainer_shell_command(const std::vector<std::string>& command);
 
 // The program a shell command line runs first: its first word after any leading `NAME=value`
 // assignments. nullopt when that is not a plain word the shell runs as it stands (quotes, `$`, a
