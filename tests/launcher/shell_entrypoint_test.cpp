@@ -13,6 +13,7 @@
 using dlx::launch::shell_command_program;
 using dlx::launch::shell_could_not_run;
 using dlx::launch::trainer_shell_command;
+using dlx::launch::without_added_exec;
 
 namespace {
 
@@ -52,6 +53,11 @@ TEST_CASE("shell entrypoint: the shell's own words for a program it could not ru
   CHECK(shell_could_not_run(126, "./train.sh", "/bin/sh: exec: ./train.sh: cannot execute: Permission denied"));
   CHECK(shell_could_not_run(126, "/tmp", "/bin/sh: exec: /tmp: cannot execute: Is a directory"));
   CHECK_FALSE(shell_could_not_run(126, "./train.sh", "/bin/sh: 1: ./train.sh: cannot execute: Permission denied"));
+  // Quoted to the user as the shell says it of what they wrote, without dlx-launch's `exec`.
+  CHECK(without_added_exec("/bin/sh: 1: exec: pyhton3: not found", "pyhton3") == "/bin/sh: 1: pyhton3: not found");
+  CHECK(without_added_exec("/bin/sh: exec: ./t.sh: cannot execute: Permission denied", "./t.sh") ==
+        "/bin/sh: ./t.sh: Permission denied");
+  CHECK(without_added_exec("/bin/sh: 1: pyhton3: not found", "pyhton3") == "/bin/sh: 1: pyhton3: not found");
 
   // The program ran, and something it ran was missing: its own 127, a crash.
   CHECK_FALSE(shell_could_not_run(127, "sh", "/bin/sh: 1: helper: not found"));

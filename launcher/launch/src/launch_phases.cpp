@@ -423,7 +423,7 @@ void refuse_shell_program_not_run(LaunchState& state, int status) {
   const auto program = shell_command_program(command[2]);
   if (!program) return;
   const auto said = last_error_line(state.trial_log->stderr_tail());
-  if (shell_could_not_run(status, *program, said)) refuse_not_run(state, *program, said);
+  if (shell_could_not_run(status, *program, said)) refuse_not_run(state, *program, without_added_exec(said, *program));
 }
 
 // The same for a container runtime that says it could not start the trainer's program in the

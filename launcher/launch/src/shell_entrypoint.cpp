@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <string>
 
 namespace dlx::launch {
 
@@ -145,6 +146,17 @@ bool shell_could_not_run(int status, std::string_view program, std::string_view 
   static constexpr std::array<std::string_view, 2> kNotRunnable = {"Permission denied", "Is a directory"};
   if (status == 127) return std::ranges::find(kNotFound, rest) != kNotFound.end();
   return std::ranges::find(kNotRunnable, rest) != kNotRunnable.end();
+}
+
+std::string without_added_exec(std::string_view last_line, std::string_view program) {
+  std::string line(last_line);
+  const std::string added = "exec: " + std::string(program) + ": ";
+  const auto at = line.find(added);
+  if (at == std::string::npos) return line;
+  line.erase(at, 6);  // "exec: "
+  const auto reason = at + program.size() + 2;
+  if (line.compare(reason, 16, "cannot execute: ") == 0) line.erase(reason, 16);
+  return line;
 }
 
 }  // namespace dlx::launch

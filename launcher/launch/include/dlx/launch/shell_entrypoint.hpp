@@ -53,4 +53,8 @@ std::optional<std::string> shell_command_program(std::string_view command);
 // `program`, with exit status 127 or 126 (`status`).
 bool shell_could_not_run(int status, std::string_view program, std::string_view last_line);
 
+// That line as the shell would say it without the `exec` dlx-launch put before the program
+// ("/bin/sh: 1: exec: pyhton3: not found" -> "/bin/sh: 1: pyhton3: not found"): the user wrote none.
+std::string without_added_exec(std::string_view last_line, std::string_view program);
+
 }  // namespace dlx::launch
