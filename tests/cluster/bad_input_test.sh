@@ -135,6 +135,13 @@ or submit to a cluster with GPUs (nothing was submitted)" --dl-experiment=bad/gp
 check_rejected "dlx: --dl-experiment: bad/slots.yaml: resources.slots_per_trial: 2 asks for 2 GPUs on one node, but \
 no node of this cluster has a GPU: dlx reads slots as GPUs: use slots_per_trial: 0 for a CPU trial, or resources: \
 {tasks_per_node: N} for N CPU processes (nothing was submitted)" --dl-experiment=bad/slots.yaml
+# dlx validate says the same as sbatch: the file is valid, and this cluster refuses it.
+if as_user dlx validate bad/gpus.yaml > "$WORK/bad.out" 2> "$WORK/bad.err"; then
+  fail "dlx validate passed bad/gpus.yaml on a cluster without GPUs: $(cat "$WORK/bad.out")"
+fi
+expect_contains "dlx validate bad/gpus.yaml" "$(cat "$WORK/bad.out")" "bad/gpus.yaml: valid: 1 trial, array 0"
+expect_contains "dlx validate bad/gpus.yaml" "$(cat "$WORK/bad.err")" "bad/gpus.yaml: sbatch refuses it on this \
+cluster: resources.gpus_per_node: 1 asks for 1 GPU on each node, but no node of this cluster has a GPU"
 # The check refuses only what Slurm refuses too.
 if as_user sbatch --gpus-per-node=1 --wrap true > "$WORK/bad.out" 2> "$WORK/bad.err"; then
   fail "Slurm took a job asking for a GPU on this cluster without any: $(cat "$WORK/bad.out")"

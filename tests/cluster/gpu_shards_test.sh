@@ -109,6 +109,12 @@ expect_contains "sbatch's refusal" "$(cat "$WORK/$name-gpus3.out")" \
   "resources.gpus_per_node: 3 asks for 3 GPUs on each node, but the most one node of this cluster has is 2 (n1): use \
 gpus_per_node: 2 or fewer; a trial of more GPUs spans nodes (nodes_per_trial) (nothing was submitted)"
 [ ! -e "$(user_storage)/$name-gpus3" ] || fail "the refused experiment left $(user_storage)/$name-gpus3"
+as_user dlx validate "$name.yaml" > /dev/null || fail "dlx validate refused $name.yaml, which this cluster ran"
+if as_user dlx validate "$name-gpus3.yaml" > "$WORK/$name-gpus3.out" 2>&1; then
+  fail "dlx validate passed 3 GPUs a node on nodes of 2: $(cat "$WORK/$name-gpus3.out")"
+fi
+expect_contains "dlx validate" "$(cat "$WORK/$name-gpus3.out")" "sbatch refuses it on this cluster: \
+resources.gpus_per_node: 3 asks for 3 GPUs on each node, but the most one node of this cluster has is 2 (n1)"
 if as_user sbatch --gpus-per-node=3 --wrap true > "$WORK/$name-gpus3.out" 2>&1; then
   fail "Slurm took 3 GPUs a node on nodes of 2: $(cat "$WORK/$name-gpus3.out")"
 fi

@@ -79,6 +79,16 @@ TEST_CASE("the reports of Slurm's tools are parsed", "[doctor]") {
   REQUIRE(partitions.size() == 2);
   CHECK(partitions[0].at("PartitionName") == "low");
   CHECK(partitions[1].at("PreemptMode") == "OFF");
+  // `scontrol show node -o` (dlx cluster up --gpus 2 --shards-per-gpu 4, trimmed): a value with
+  // spaces keeps its first word.
+  auto nodes = parse_nodes("NodeName=n1 Arch=x86_64 Gres=gpu:2,shard:8 OS=Linux 6.1.0 #1 SMP State=IDLE\n"
+                           "NodeName=n2 Gres=(null) Reason=not responding [slurm@2026-12-02T06:00:00]\n\n");
+  REQUIRE(nodes.size() == 2);
+  CHECK(nodes[0].at("Gres") == "gpu:2,shard:8");
+  CHECK(nodes[0].at("OS") == "Linux");
+  CHECK(nodes[0].at("State") == "IDLE");
+  CHECK(nodes[1].at("NodeName") == "n2");
+  CHECK(nodes[1].at("Gres") == "(null)");
   auto line = find_plugin_line("# required /x/dlx_spank.so old\n\n  optional dlx_spank.so storage_root=/s signal=none # c\n");
   REQUIRE(line);
   CHECK(line->line_number == 3);

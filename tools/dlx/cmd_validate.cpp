@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster_array_limit.hpp"
+#include "cluster_gpus.hpp"
 #include "commands.hpp"
 #include "dlx/config/display_text.hpp"
 #include "dlx/config/parse.hpp"
@@ -31,7 +32,9 @@ CommandLine validate_command_line() {
                       "file:line:column: key: problem (fix). A Determined experiment file is read\n"
                       "too: its keys without a dlx meaning are named in one warning line. The site defaults come from --site-config,\n"
                       "else $DLX_SITE_CONFIG, else (with SLURM_CONF set) the site_config of dlx's line\n"
-                      "in plugstack.conf. Exit status 0 when every file is valid, 1 otherwise.",
+                      "in plugstack.conf. A valid file that asks for more GPUs a node than any node of\n"
+                      "this cluster has (`scontrol show node`) is said to be refused, as sbatch refuses it.\n"
+                      "Exit status 0 when every file is valid and runs here, 1 otherwise.",
                       "dlx validate examples/grid.yaml examples/asha.yaml");
   command.options.add_options()("json", "print one JSON object per file")(
       "site-config", po::value<std::string>()->default_value("")->value_name("FILE"),
@@ -89,6 +92,12 @@ int run_validate(const Arguments& arguments) {
       if (!json) {
         fmt::print("{}: valid: {}, array {}{}\n", config::printable(file), counted(trials, "trial"),
                    searcher::array_spec(experiment), mapping);
+      }
+      // A valid file this cluster cannot run: sbatch refuses it, so the exit status says so too.
+      if (const auto refusal = cluster_gpu_refusal(experiment)) {
+        ++invalid;
+        result["cluster_refusal"] = *refusal;
+        if (!json) fmt::print(stderr, "{}: sbatch refuses it on this cluster: {}\n", config::printable(file), *refusal);
       }
     } catch (const config::ConfigError& e) {
       ++invalid;

@@ -14,6 +14,24 @@ std::string trim(const std::string& text) {
   return text.substr(first, last - first + 1);
 }
 
+// Lines of Key=Value words, each a record when it has `name_key`.
+std::vector<std::map<std::string, std::string>> parse_records(const std::string& report, const char* name_key) {
+  std::vector<std::map<std::string, std::string>> records;
+  std::istringstream lines(report);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::map<std::string, std::string> record;
+    std::istringstream words(line);
+    std::string word;
+    while (words >> word) {
+      const auto equals = word.find('=');
+      if (equals != std::string::npos) record.emplace(word.substr(0, equals), word.substr(equals + 1));
+    }
+    if (record.count(name_key)) records.push_back(std::move(record));
+  }
+  return records;
+}
+
 }  // namespace
 
 std::map<std::string, std::string> parse_scontrol_config(const std::string& report) {
@@ -30,22 +48,9 @@ std::map<std::string, std::string> parse_scontrol_config(const std::string& repo
   return config;
 }
 
-std::vector<Partition> parse_partitions(const std::string& report) {
-  std::vector<Partition> partitions;
-  std::istringstream lines(report);
-  std::string line;
-  while (std::getline(lines, line)) {
-    Partition partition;
-    std::istringstream words(line);
-    std::string word;
-    while (words >> word) {
-      const auto equals = word.find('=');
-      if (equals != std::string::npos) partition.emplace(word.substr(0, equals), word.substr(equals + 1));
-    }
-    if (partition.count("PartitionName")) partitions.push_back(std::move(partition));
-  }
-  return partitions;
-}
+std::vector<Partition> parse_partitions(const std::string& report) { return parse_records(report, "PartitionName"); }
+
+std::vector<Node> parse_nodes(const std::string& report) { return parse_records(report, "NodeName"); }
 
 std::optional<PluginLine> find_plugin_line(const std::string& plugstack_text) {
   std::istringstream lines(plugstack_text);

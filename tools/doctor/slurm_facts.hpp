@@ -17,6 +17,11 @@ std::map<std::string, std::string> parse_scontrol_config(const std::string& repo
 using Partition = std::map<std::string, std::string>;
 std::vector<Partition> parse_partitions(const std::string& report);
 
+// `scontrol show node -o`: one node a line of Key=Value words (NodeName, Gres, ...; a value with
+// spaces, OS= or Reason=, keeps only its first word).
+using Node = std::map<std::string, std::string>;
+std::vector<Node> parse_nodes(const std::string& report);
+
 // The dlx line of a plugstack.conf: `required|optional PLUGIN_PATH key=value...`.
 struct PluginLine {
   std::string control;                 // required or optional
