@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "dlx/checkpoint/checkpoint.hpp"
+#include "dlx/env/notice_marker.hpp"
 #include "dlx/record/trial_record.hpp"
 #include "dlx/launch/trial_outcome.hpp"
 #include "open_counter.hpp"
@@ -372,18 +374,31 @@ TEST_CASE("launcher: exit 85 (requeue) passes through and leaves the trial runni
 TEST_CASE("launcher: rank 0's log says when a notice came, for a trainer killed before it could save",
           "[launch-cli]") {
   // A trainer inside a batch longer than the notice's lead is killed by Slurm without a word:
-  // its log then ends with dlx-launch's line about the notice.
+  // its log then ends with dlx-launch's line about the notice, and the notice is kept beside
+  // trial.h5 for the next run's restart cause (notice_marker.hpp; trial_recorder_test reads it).
   TempDir dir("notice-said");
   freeze_example(dir.path());
   save_running_record(dir.path());
   const std::vector<std::string> busy{kLaunch, "--", "sh", "-c", "trap '' USR2; kill -USR2 $PPID; sleep 2"};
-  auto result = run_with_env(merged(srun_env(0), trial_env(dir.path())), busy);
+  const auto before = std::time(nullptr);
+  const std::string job_end = std::to_string(before + 40);
+  auto result = run_with_env(merged(merged(srun_env(0), trial_env(dir.path())), {{"SLURM_JOB_END_TIME", job_end}}),
+                             busy);
+  const auto after = std::time(nullptr);
   INFO(result.output);
   CHECK(result.status == 0);
   CHECK_THAT(result.output, Catch::Matches(
       "(.|\\n)*dlx-launch: SIGUSR2 at \\d\\d:\\d\\d:\\d\\d, a notice \\(a requeue, a preemption or the time limit\\), "
       "passed on to the trainer: a dlx trainer saves at its next point between two batches and exits 85, if it "
       "gets there before Slurm kills the step \\(docs/fault-tolerance.md\\)\\n(.|\\n)*"));
+  const auto marker = dlx::env::read_notice_marker(record_path(dir.path()).parent_path());
+  REQUIRE(marker);
+  CHECK(marker->slurm_job_id == "1234");
+  CHECK(marker->restarts == 0);
+  CHECK(marker->signal_number == SIGUSR2);
+  CHECK(marker->unix_time >= before);
+  CHECK(marker->unix_time <= after);
+  CHECK(marker->job_end == job_end);
   // Another rank says nothing: one line a trial.
   auto other = run_with_env(merged(srun_env(1), trial_env(dir.path())), busy);
   CHECK_THAT(other.output, !Catch::Contains("a notice (a requeue"));

@@ -3,10 +3,15 @@
 // restarts. A run of a trial whose record is still "running" with a higher SLURM_RESTART_COUNT
 // resumes work that was cut short (a restart, with its cause); a paused trial resumed by the
 // searcher (an ASHA promotion, in whichever array task, whatever its restart count) is new work.
+// A run that recorded no exit has its cause from the notice dlx-launch kept, if any.
+#include <signal.h>
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
 
+#include "dlx/env/notice_marker.hpp"
 #include "dlx/env/trial_environment.hpp"
 #include "dlx/record/trial_record.hpp"
 #include "process_helpers.hpp"
@@ -93,5 +98,50 @@ TEST_CASE("trial recorder: a restart with no checkpoint to resume from lost the 
     const auto saved = dlx::record::load_trial_record(env.record_path());
     REQUIRE(saved.restart_events.size() == 2);
     CHECK(saved.restart_events[1].seconds_lost == 90);
+  }
+}
+
+TEST_CASE("trial recorder: a run killed after a notice it could not act on restarts with the notice's cause",
+          "[unit][trial_record]") {
+  // The previous run (restart 0 of array task 900_7) recorded no exit; its rank 0's dlx-launch
+  // kept the notice it got (notice_marker.hpp): SIGUSR2 with 40 s left before the time limit.
+  dlx::test::TempDir dir("recorder-notice");
+  const auto env = environment(dir.path(), 1);
+  dlx::record::TrialRecord record;
+  record.experiment = "e";
+  record.trial_id = 3;
+  record.state = "running";
+  record.restarts = 0;
+  record.slurm_job_id = "900_7";
+  std::filesystem::create_directories(env.record_path().parent_path());
+  dlx::record::save_trial_record(record, env.record_path());
+  const auto trial_dir = env.record_path().parent_path();
+  dlx::env::NoticeMarker marker{"900_7", 0, SIGUSR2, 1'764'656'000, "1764656040"};
+  SECTION("the marker of that run: its cause, and a reason that says the trainer did not save") {
+    dlx::env::write_notice_marker(trial_dir, marker);
+    REQUIRE(dlx::env::read_notice_marker(trial_dir) == marker);
+    { dlx::detail::TrialRecorder recorder(env, "e", 1, "n1", {}); }
+    const auto saved = dlx::record::load_trial_record(env.record_path());
+    REQUIRE(saved.restart_events.size() == 1);
+    CHECK(saved.restart_events[0].cause == "time_limit");
+    CHECK(saved.restart_events[0].reason ==
+          "killed before it could checkpoint: a notice came at 2025-12-02T06:13:20Z (SIGUSR2 with 40 s left before "
+          "the job's time limit) and the run recorded no exit (a batch or a save longer than Slurm's time between "
+          "the notice and the kill)");
+  }
+  SECTION("an older run's marker, or none: unknown, as before") {
+    marker.restarts = 1;  // a later run than the record's: not the previous run's
+    dlx::env::write_notice_marker(trial_dir, marker);
+    { dlx::detail::TrialRecorder recorder(env, "e", 1, "n1", {}); }
+    const auto saved = dlx::record::load_trial_record(env.record_path());
+    REQUIRE(saved.restart_events.size() == 1);
+    CHECK(saved.restart_events[0].cause == "unknown");
+    CHECK(saved.restart_events[0].reason == "no exit recorded (node failure, or killed)");
+  }
+  SECTION("a damaged marker is none") {
+    std::ofstream(trial_dir / dlx::env::kNoticeMarkerName) << "{\"slurm_job_id\": \"900_7\", \"restarts\": ";
+    CHECK_FALSE(dlx::env::read_notice_marker(trial_dir));
+    { dlx::detail::TrialRecorder recorder(env, "e", 1, "n1", {}); }
+    CHECK(dlx::record::load_trial_record(env.record_path()).restart_events.at(0).cause == "unknown");
   }
 }

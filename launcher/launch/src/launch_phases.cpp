@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -22,6 +23,7 @@
 #include "dlx/common/durable_file.hpp"
 #include "dlx/common/signal_name.hpp"
 #include "dlx/data/node_local_dir.hpp"
+#include "dlx/env/notice_marker.hpp"
 #include "dlx/launch/allocation_check.hpp"
 #include "dlx/launch/child_process.hpp"
 #include "dlx/launch/data_barrier.hpp"
@@ -436,13 +438,35 @@ void refuse_container_program_not_run(LaunchState& state, int status) {
   refuse_not_run(state, state.command.front(), said);
 }
 
+// Rank 0 keeps the notice beside trial.h5 (notice_marker.hpp), for the next run's restart cause
+// should the trainer be killed before it saves. Said, not fatal, when it cannot.
+void keep_notice(const LaunchState& state, int notice, std::time_t now) {
+  const auto& trial = state.context.trial();
+  std::string job_end;
+  if (const auto slurm_end = env::lookup(state.context.env(), "SLURM_JOB_END_TIME")) {
+    job_end = *slurm_end;
+  } else if (const auto ours = std::ranges::find(state.vars, std::string("DLX_JOB_END_TIME"),
+                                                 [](const auto& var) { return var.first; });
+             ours != state.vars.end()) {
+    job_end = ours->second;
+  }
+  const auto trial_dir = trial.record_path().parent_path();
+  try {
+    env::write_notice_marker(trial_dir, {trial.slurm_job_id, trial.restarts, notice, now, job_end});
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "dlx-launch: warning: the notice is not kept in {} ({}): if the trainer is killed before "
+               "it saves, the restart's cause is unknown\n", trial_dir.string(), error.what());
+  }
+}
+
 // The trainer, with the signals forwarded; ended when another rank crashed. Its exit status, the
 // requeue code when the notice itself ended it.
 int run_trainer(LaunchState& state) {
   // Asked about once a second while the trainer runs: another rank's crash ends it, and rank 0
-  // says when a notice came. A trainer that cannot reach its next point between two batches
-  // before Slurm's kill (a batch longer than the notice's lead) leaves no other trace: its log
-  // ends with this line.
+  // says when a notice came and keeps it beside trial.h5. A trainer that cannot reach its next
+  // point between two batches before Slurm's kill (a batch longer than the notice's lead) leaves
+  // no other trace: its log ends with this line, and the next run's restart takes its cause from
+  // the kept notice.
   std::function<bool()> watch;
   if (state.peers || (state.in_trial() && state.rank0())) {
     watch = [&state, told = false]() mutable {
@@ -455,6 +479,7 @@ int run_trainer(LaunchState& state) {
                    "passed on to the trainer: a dlx trainer saves at its next point between two batches and exits "
                    "{}, if it gets there before Slurm kills the step (docs/fault-tolerance.md)\n",
                    signal_name(notice), local.tm_hour, local.tm_min, local.tm_sec, env::kRequeueExitCode);
+        keep_notice(state, notice, now);
       }
       if (!state.peers) return false;
       state.peer_crash = state.peers->peer_crash();

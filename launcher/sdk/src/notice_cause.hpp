@@ -15,8 +15,9 @@
 //                preempt_send_user_signal (indistinguishable from inside the job)
 //   notice       the time left is unknown (squeue missing or silent, at the notice and at the
 //                trial's start): preemption, time limit or requeue
-// A node failure, a job killed outright or a notice not acted on in time leave no record at all:
-// the next run calls that restart "unknown"; a crash is dlx-launch's "crash".
+// A node failure or a job killed outright leave no record at all: the next run calls that restart
+// "unknown"; a notice not acted on in time is classified from what dlx-launch kept of it
+// (notice_marker.hpp); a crash is dlx-launch's "crash".
 #include <chrono>
 #include <string>
 

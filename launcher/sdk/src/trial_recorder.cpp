@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 
 #include <fmt/format.h>
 
 #include "dlx/common/directories.hpp"
 #include "dlx/common/clock.hpp"
+#include "dlx/env/notice_marker.hpp"
+#include "dlx/slurm/job_time_left.hpp"
 #include "notice_cause.hpp"
 
 namespace dlx::detail {
@@ -50,6 +53,32 @@ std::int64_t last_sign_of_life(const record::TrialRecord& record) {
   return static_cast<std::int64_t>(last);
 }
 
+// Why the previous run ended, when it recorded no exit: a notice its rank 0's dlx-launch kept
+// (notice_marker.hpp) means the trainer was killed before it could checkpoint; else nothing is
+// known (a node failure, the job killed outright).
+struct Unrecorded {
+  std::string cause;
+  std::string reason;
+};
+
+Unrecorded unrecorded_end(const record::TrialRecord& previous, const std::filesystem::path& trial_dir) {
+  const auto marker = env::read_notice_marker(trial_dir);
+  if (!marker || marker->slurm_job_id != previous.slurm_job_id || marker->restarts != previous.restarts) {
+    return {"unknown", "no exit recorded (node failure, or killed)"};
+  }
+  const auto notice = classify_notice(marker->signal_number,
+                                      slurm::time_left_from_end(marker->job_end, static_cast<std::time_t>(marker->unix_time)));
+  const auto at = static_cast<std::time_t>(marker->unix_time);
+  std::tm utc{};
+  ::gmtime_r(&at, &utc);
+  return {notice.cause,
+          fmt::format("killed before it could checkpoint: a notice came at {:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z ({}) "
+                      "and the run recorded no exit (a batch or a save longer than Slurm's time between the notice "
+                      "and the kill)",
+                      utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                      notice.detail)};
+}
+
 }  // namespace
 
 TrialRecorder::TrialRecorder(const env::TrialEnvironment& environment,
@@ -75,10 +104,15 @@ TrialRecorder::TrialRecorder(const env::TrialEnvironment& environment,
             // resumed by a promotion is not one, whatever its array task's restart count).
             if (record.state == "running" && environment.restarts > record.restarts) {
               record::RestartEvent event;
-              event.cause = restart_cause(record.stop_reason, record.stop_cause);
-              event.reason = record.stop_reason.empty() ? "no exit recorded (node failure, or killed)"
-                                                        : record.stop_reason;
-              if (!record.stop_cause.empty()) event.reason += " (" + record.stop_cause + ")";
+              if (record.stop_reason.empty()) {
+                auto unrecorded = unrecorded_end(record, environment.record_path().parent_path());
+                event.cause = std::move(unrecorded.cause);
+                event.reason = std::move(unrecorded.reason);
+              } else {
+                event.cause = restart_cause(record.stop_reason, record.stop_cause);
+                event.reason = record.stop_reason;
+                if (!record.stop_cause.empty()) event.reason += " (" + record.stop_cause + ")";
+              }
               event.previous_nodes = record.nodes;  // before this run's replace them
               event.unix_time = now;
               // Until note_resume says from where: a run with no checkpoint to resume from starts

@@ -43,7 +43,9 @@ struct RestartEvent {
   // notice and exited 85, the cause as that run could tell it: launcher/sdk/src/notice_cause.hpp),
   // "notice" (the same, cause not known; also every notice of records before format 3), "crash"
   // (counted against max_restarts), or "unknown" (the previous run recorded no exit: a node
-  // failure, the job killed outright, or a notice not acted on in time).
+  // failure, the job killed outright). A run killed after a notice it could not act on in time
+  // records no exit either, but its rank 0's dlx-launch kept the notice
+  // (launcher/env/include/dlx/env/notice_marker.hpp): its restart takes the notice's cause.
   std::string cause;
   std::string reason;  // the previous run's stop_reason, e.g. "crash: exit 137 (signal 9)"
   std::int64_t unix_time = 0;         // when the resumed run started
