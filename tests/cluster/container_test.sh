@@ -334,6 +334,48 @@ for runtime in "${RUNTIMES[@]}"; do
   note "torch-$runtime: requeued in its container, resumed, identical to the bare run"
 done
 
+# ---- 2b. Podman: a requeue's SIGTERM reaches a trainer that saves for 3 s, whose exit counts --------
+# `podman run` exits 0 at once on a SIGTERM it passes on, and its signal proxy's helper can itself
+# be killed by Slurm's signal to the whole step: dlx-launch passes the notice with `podman kill`
+# too, waits for the container (`podman wait`) and takes its trainer's exit (85), and leaves no
+# container behind. The entrypoint is a string of one command (run as exec of it).
+if testing podman; then
+  cat > "$WORK/slow-save.py" <<'PY'
+import os, signal, sys, time
+if os.environ.get("SLURM_RESTART_COUNT"):
+    sys.exit(0)  # the requeued run: nothing left to do
+def save(*_):
+    time.sleep(3)
+    print("trainer: saved after SIGTERM", flush=True)
+    sys.exit(85)
+signal.signal(signal.SIGTERM, save)
+open(os.path.join(sys.argv[1], "slow-save.started"), "w").close()
+while True:
+    time.sleep(0.1)
+PY
+  cat > "$WORK/slow-save.yaml" <<YAML
+name: slow-save
+entrypoint: /usr/bin/python3 slow-save.py slow-save-out
+searcher: {name: single, metric: loss, max_length: {batches: 1}}
+container: {runtime: podman, image: $IMAGE}
+YAML
+  as_user mkdir -p slow-save-out
+  chmod a+r "$WORK/slow-save.py" "$WORK/slow-save.yaml"
+  printf '#!/bin/bash\nsrun dlx-launch\n' > "$WORK/slow-save.sh"
+  chmod a+rx "$WORK/slow-save.sh"
+  slow=$(submit_trial slow-save)
+  jobs_started+=("$slow")
+  wait_until 120 "the slow-save trainer" test -e "$WORK/slow-save-out/slow-save.started"
+  scontrol requeue "${slow}_0"
+  wait_for_job "$slow" 300
+  slow_log=$(cat "$(trial_dir "$slow")/logs/attempt-0.rank-0.log")
+  expect_contains "slow-save's first run" "$slow_log" "trainer: saved after SIGTERM"
+  expect_contains "slow-save's job output" "$(cat "$WORK/slow-save-${slow}_0.out")" "task 0: Exited with exit code 85"
+  left=$(as_user podman ps -a --format '{{.Names}}' 2> /dev/null | grep "^dlx-${slow}_" || true)
+  [ -z "$left" ] || fail "containers of slow-save are left after its job: $left"
+  note "podman: the requeue's SIGTERM reached a one-command trainer, its 3 s save finished, exit 85 counted, no container left"
+fi
+
 # ---- 5. ASHA over the ResNet example in the image -------------------------------------------------
 # Trials pause at a rung with a checkpoint and later array tasks resume them from it, all inside
 # the container (crun); none fails.

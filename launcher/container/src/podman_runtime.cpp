@@ -8,7 +8,10 @@
 // user's.
 #include <unistd.h>
 
+#include <charconv>
 #include <filesystem>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -151,6 +154,36 @@ class Podman final : public Runtime {
     }
     argv.insert(argv.end(), run.command.begin(), run.command.end());
     return command;
+  }
+
+  void pass_notice(const ContainerRun& run, int signal_number) const noexcept override {
+    try {
+      if (const auto program = find_program("podman")) {
+        run_bounded({*program, "kill", "--signal", std::to_string(signal_number), run.name},
+                    CommandLimits{.timeout = std::chrono::seconds(10), .max_output = 4096});
+      }
+    } catch (...) {
+    }
+  }
+
+  std::optional<int> outliving_container_status(const ContainerRun& run) const noexcept override {
+    // `podman wait` prints the container's exit status once it has exited; for a container
+    // already gone (--rm removed it after an ordinary end) it fails at once. Bounded for a
+    // trainer that never ends: Slurm's kill comes long before, and cleanup stops it then.
+    try {
+      const auto program = find_program("podman");
+      if (!program) return std::nullopt;
+      const auto waited =
+          run_bounded({*program, "wait", run.name}, CommandLimits{.timeout = std::chrono::hours(1), .max_output = 4096});
+      if (waited.exit_code != 0) return std::nullopt;
+      int status = 0;
+      const auto text = waited.out.substr(0, waited.out.find_last_not_of(" \n") + 1);
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), status);
+      if (error != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+      return status;
+    } catch (...) {
+      return std::nullopt;
+    }
   }
 
   void cleanup(const ContainerRun& run) const noexcept override {

@@ -462,14 +462,20 @@ void keep_notice(const LaunchState& state, int notice, std::time_t now) {
 // The trainer, with the signals forwarded; ended when another rank crashed. Its exit status, the
 // requeue code when the notice itself ended it.
 int run_trainer(LaunchState& state) {
-  // Asked about once a second while the trainer runs: another rank's crash ends it, and rank 0
-  // says when a notice came and keeps it beside trial.h5. A trainer that cannot reach its next
+  // Asked about once a second while the trainer runs: another rank's crash ends it, a notice is
+  // passed to a container's trainer by its runtime too, and rank 0 says when a notice came and
+  // keeps it beside trial.h5. A trainer that cannot reach its next
   // point between two batches before Slurm's kill (a batch longer than the notice's lead) leaves
   // no other trace: its log ends with this line, and the next run's restart takes its cause from
   // the kept notice.
   std::function<bool()> watch;
-  if (state.peers || (state.in_trial() && state.rank0())) {
-    watch = [&state, told = false]() mutable {
+  if (state.peers || state.container || (state.in_trial() && state.rank0())) {
+    watch = [&state, told = false, passed = false]() mutable {
+      if (const int notice = notice_received(); notice != 0 && !passed && state.container) {
+        // Every rank's container: its runtime's own command, beside the runtime's signal proxy.
+        passed = true;
+        state.container->pass_notice(notice);
+      }
       if (const int notice = notice_received(); notice != 0 && !told && state.rank0() && state.in_trial()) {
         told = true;
         const auto now = std::time(nullptr);
@@ -506,7 +512,17 @@ int run_trainer(LaunchState& state) {
   int exec_error = 0;
   const auto oom = OomKills::of_this_process();  // its count was readable just now
   const std::uint64_t kills_before = oom ? oom->count().value_or(0) : 0;
-  const int status = run_child(command, watch, start_sampler, &exec_error);
+  int status = run_child(command, watch, start_sampler, &exec_error);
+  if (state.container && !state.peer_crash && exec_error == 0) {
+    // Podman's client exits 0 at a SIGTERM while the container's trainer still saves: the
+    // trainer's own exit is the trial's.
+    if (const auto container_status = state.container->outliving_container_status();
+        container_status && *container_status != status) {
+      fmt::print(stderr, "dlx-launch: {} exited {} before the trainer in its container, which exited {}: the "
+                 "trainer's exit counts\n", state.container->runtime_name(), status, *container_status);
+      status = *container_status;
+    }
+  }
   sampler.reset();  // its last sample, once the trainer has exited
   if (const std::uint64_t kills = oom ? oom->count().value_or(0) : 0; status != 0 && kills > kills_before) {
     state.oom_cause = oom_cause(kills - kills_before, oom->limit_bytes());

@@ -56,6 +56,24 @@ class Runtime {
     (void)last_line;
     return false;
   }
+  // A notice dlx-launch got (SIGTERM, SIGUSR1, SIGUSR2), passed to the container's trainer by the
+  // runtime's own command, beside what the runtime's process passes on itself. Podman's signal
+  // proxy runs a helper (runc kill) per signal, and Slurm's signal to every process of the step
+  // kills the helper of the SIGCONT it sends first: the SIGTERM of a requeue was seen never to
+  // reach the trainer. Never throws.
+  virtual void pass_notice(const ContainerRun& run, int signal_number) const noexcept {
+    (void)run;
+    (void)signal_number;
+  }
+  // After the runtime's process exited by itself, before cleanup: the exit status of a container
+  // that outlived it, waited for; nullopt where the container ended with it (or this back end's
+  // process is the container's). Podman's `podman run` exits 0 at once on a SIGTERM, which it
+  // passes on to the container: at a requeue or a preemption the trainer is then still saving
+  // its checkpoint, and its exit status (85) is the trial's. Never throws.
+  virtual std::optional<int> outliving_container_status(const ContainerRun& run) const noexcept {
+    (void)run;
+    return std::nullopt;
+  }
   // After the runtime's process exited: what it leaves behind is removed. Never throws.
   virtual void cleanup(const ContainerRun& run) const noexcept;
 };

@@ -67,6 +67,11 @@ class TrialContainer {
   bool could_not_run_program(int status, std::string_view last_line) const {
     return runtime_->could_not_run_program(status, last_line);
   }
+  // A notice, passed to the container's trainer by the runtime's own command (Runtime::pass_notice).
+  void pass_notice(int signal_number) const { runtime_->pass_notice(run_, signal_number); }
+  // After the runtime's process exited by itself: the exit status of a container that outlived
+  // it, waited for (Runtime::outliving_container_status); nullopt where none did.
+  std::optional<int> outliving_container_status() const { return runtime_->outliving_container_status(run_); }
   // sha256:<hex> of an OCI image's manifest; empty for other kinds.
   const std::string& digest() const noexcept { return digest_; }
   // The image as the experiment names it, and its kind (run().image may be its node-local copy).
