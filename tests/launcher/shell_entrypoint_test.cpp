@@ -83,6 +83,9 @@ TEST_CASE("shell entrypoint: one command runs as exec of it, anything else with 
   CHECK(run_as("python3 train.py \\\n  --lr 0.1") == "exec python3 train.py \\\n  --lr 0.1");  // a continued line
   CHECK(run_as("python3 train.py # the usual; nothing more") == "exec python3 train.py # the usual; nothing more");
   CHECK(run_as("python3 train.py --tag=a#b") == "exec python3 train.py --tag=a#b");
+  // YAML's `entrypoint: >` (folded, not stripped) ends the string with a newline.
+  CHECK(run_as("python3 -m determined.launch.torch_distributed python3 train.py\n") ==
+        "exec python3 -m determined.launch.torch_distributed python3 train.py\n");
   // Several commands, a pipeline, a background job, a group, substitutions, builtins, a program
   // that is no plain word: the shell stays, with the notices trapped.
   for (const char* several :

@@ -167,14 +167,18 @@ class Podman final : public Runtime {
   }
 
   std::optional<int> outliving_container_status(const ContainerRun& run) const noexcept override {
-    // `podman wait` prints the container's exit status once it has exited; for a container
-    // already gone (--rm removed it after an ordinary end) it fails at once. Bounded for a
-    // trainer that never ends: Slurm's kill comes long before, and cleanup stops it then.
+    // Only a container still running is waited for (one already gone, --rm removed it after an
+    // ordinary end, or one never started, is not); `podman wait` prints its exit status once it
+    // has exited. Bounded for a trainer that never ends: Slurm's kill comes long before, and
+    // cleanup stops it then.
     try {
       const auto program = find_program("podman");
       if (!program) return std::nullopt;
-      const auto waited =
-          run_bounded({*program, "wait", run.name}, CommandLimits{.timeout = std::chrono::hours(1), .max_output = 4096});
+      const auto state = run_bounded({*program, "container", "inspect", "--format", "{{.State.Running}}", run.name},
+                                     CommandLimits{.timeout = std::chrono::seconds(30), .max_output = 4096});
+      if (state.exit_code != 0 || state.out.rfind("true", 0) != 0) return std::nullopt;
+      const auto waited = run_bounded({*program, "wait", run.name},
+                                      CommandLimits{.timeout = std::chrono::minutes(30), .max_output = 4096});
       if (waited.exit_code != 0) return std::nullopt;
       int status = 0;
       const auto text = waited.out.substr(0, waited.out.find_last_not_of(" \n") + 1);

@@ -93,6 +93,8 @@ bool is_one_command(std::string_view command) {
     }
     if (c == '#' && (i == 0 || is_blank(command[i - 1]))) return true;  // a comment, to the end
     if (c == '&' && i > 0 && (command[i - 1] == '>' || command[i - 1] == '<')) continue;  // 2>&1
+    // The end of the line YAML's `entrypoint: >` keeps: nothing after it but blanks and newlines.
+    if (c == '\n' && command.find_first_not_of(" \t\n", i) == std::string_view::npos) return true;
     if (std::string_view(";&|(){}`\n").find(c) != std::string_view::npos) return false;
   }
   return quote == 0;
