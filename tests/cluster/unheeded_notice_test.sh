@@ -31,8 +31,9 @@ expect_contains "the first run's output" "$out" "dlx-launch: SIGTERM at "
 cause=$(restart_attr "$dir" 1 cause)
 reason=$(restart_attr "$dir" 1 reason)
 [ "$cause" = requeue ] || fail "the restart's cause is '$cause' ($reason), not requeue"
-# No time limit here (the partition's MaxTime is INFINITE): "SIGTERM, no time limit (...)".
-[[ $reason == "killed before it could checkpoint: a notice came at "*"Z (SIGTERM, no time limit (scontrol requeue, scancel, or a preemption without preempt_send_user_signal)) and the run recorded no exit (a batch or a save longer than Slurm's time between the notice and the kill)" ]] ||
+# The time left is far off or none: "SIGTERM with N s left before the time limit (...)" or
+# "SIGTERM, no time limit (...)", as squeue tells it.
+[[ $reason == "killed before it could checkpoint: a notice came at "*"Z (SIGTERM"*" (scontrol requeue, scancel, or a preemption without preempt_send_user_signal)) and the run recorded no exit (a batch or a save longer than Slurm's time between the notice and the kill)" ]] ||
   fail "the restart's reason does not say the trainer was killed after the notice: $reason"
 status=$(as_user dlx status "$job" --json | /usr/bin/python3 -c \
   'import json,sys; t=json.load(sys.stdin)["trials"][0]; print(t["state"], " ".join(r["cause"] for r in t["restarts"]))')

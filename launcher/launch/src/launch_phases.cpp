@@ -464,10 +464,9 @@ void keep_notice(const LaunchState& state, int notice, std::time_t now) {
 int run_trainer(LaunchState& state) {
   // Asked about once a second while the trainer runs: another rank's crash ends it, a notice is
   // passed to a container's trainer by its runtime too, and rank 0 says when a notice came and
-  // keeps it beside trial.h5. A trainer that cannot reach its next
-  // point between two batches before Slurm's kill (a batch longer than the notice's lead) leaves
-  // no other trace: its log ends with this line, and the next run's restart takes its cause from
-  // the kept notice.
+  // keeps it beside trial.h5. A trainer that cannot reach its next point between two batches
+  // before Slurm's kill (a batch longer than the notice's lead) leaves no other trace: its log
+  // ends with this line, and the next run's restart takes its cause from the kept notice.
   std::function<bool()> watch;
   if (state.peers || state.container || (state.in_trial() && state.rank0())) {
     watch = [&state, told = false, passed = false]() mutable {
