@@ -142,6 +142,13 @@ fi
 expect_contains "dlx validate bad/gpus.yaml" "$(cat "$WORK/bad.out")" "bad/gpus.yaml: valid: 1 trial, array 0"
 expect_contains "dlx validate bad/gpus.yaml" "$(cat "$WORK/bad.err")" "bad/gpus.yaml: sbatch refuses it on this \
 cluster: resources.gpus_per_node: 1 asks for 1 GPU on each node, but no node of this cluster has a GPU"
+# dlx plan shows the plan, and says the same on stderr with exit status 1.
+if as_user dlx plan bad/gpus.yaml > "$WORK/bad.out" 2> "$WORK/bad.err"; then
+  fail "dlx plan passed bad/gpus.yaml on a cluster without GPUs: $(cat "$WORK/bad.err")"
+fi
+expect_contains "dlx plan bad/gpus.yaml" "$(cat "$WORK/bad.out")" "# sbatch --array=0"
+expect_contains "dlx plan bad/gpus.yaml" "$(cat "$WORK/bad.err")" "bad/gpus.yaml: sbatch refuses it on this \
+cluster: resources.gpus_per_node: 1 asks for 1 GPU on each node, but no node of this cluster has a GPU"
 # The check refuses only what Slurm refuses too.
 if as_user sbatch --gpus-per-node=1 --wrap true > "$WORK/bad.out" 2> "$WORK/bad.err"; then
   fail "Slurm took a job asking for a GPU on this cluster without any: $(cat "$WORK/bad.out")"

@@ -4,12 +4,14 @@
 // lengths, PBT's rounds, and every planned trial with its hyperparameters. The searcher part is
 // searcher::plan_search(), which a unit test checks against the searcher's own simulated run.
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cluster_array_limit.hpp"
+#include "cluster_gpus.hpp"
 #include "commands.hpp"
 #include "dlx/common/id_ranges.hpp"
 #include "dlx/config/display_text.hpp"
@@ -86,7 +88,9 @@ CommandLine plan_command_line() {
                       "What an experiment will run, before it spends GPU hours: the sbatch options it\n"
                       "is submitted with, ASHA's rungs, every planned trial with its hyperparameters,\n"
                       "and the resolved configuration that sbatch freezes into experiment.yaml. The\n"
-                      "site defaults apply as in dlx validate.",
+                      "site defaults apply as in dlx validate. A plan this cluster cannot run (more GPUs\n"
+                      "a node than any node has) is shown, and said to be refused on stderr, as in dlx\n"
+                      "validate; the exit status is then 1.",
                       "dlx plan examples/asha.yaml");
   command.options.add_options()("json", "print the plan as JSON")(
       "site-config", po::value<std::string>()->default_value("")->value_name("FILE"),
@@ -106,6 +110,7 @@ struct PlannedExperiment {
   searcher::SearchPlan plan;
   const char* unit = "";  // of the lengths
   std::string tasks_limited_by;  // what made tasks fewer than tickets ("" when one task per ticket)
+  std::optional<std::string> cluster_refusal;  // sbatch's refusal of its GPUs on this cluster
 };
 
 PlannedExperiment plan_experiment(const std::string& file, const std::string& site_config, ClusterArrayLimit& limit) {
@@ -118,6 +123,7 @@ PlannedExperiment plan_experiment(const std::string& file, const std::string& si
                                  : searcher::array_tasks_cause(planned.experiment);
   planned.trials = searcher::plan_all_trials(planned.experiment);
   planned.plan = searcher::plan_search(planned.experiment);
+  planned.cluster_refusal = cluster_gpu_refusal(planned.experiment);
   const auto& searcher_config = planned.experiment.searcher;
   planned.unit = searcher_config.max_length ? config::to_string(searcher_config.max_length->unit)
                  : searcher_config.name == config::SearcherName::pbt
@@ -162,6 +168,7 @@ void print_plan_json(const PlannedExperiment& planned) {
   out["trials"] = nlohmann::ordered_json::array();
   for (const auto& trial : planned.trials) out["trials"].push_back({{"id", trial.id}, {"hparams", trial.hparams}});
   out["resolved_config"] = config::to_yaml(experiment);
+  if (planned.cluster_refusal) out["cluster_refusal"] = *planned.cluster_refusal;
   std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
@@ -202,9 +209,10 @@ void print_plan_text(const PlannedExperiment& planned) {
 int run_plan(const Arguments& arguments) {
   auto values = parse_options(arguments, plan_command_line());
   PlannedExperiment planned;
+  const auto& file = values["file"].as<std::string>();
   try {
     ClusterArrayLimit limit(values["max-array-size"].as<long long>());
-    planned = plan_experiment(values["file"].as<std::string>(), values["site-config"].as<std::string>(), limit);
+    planned = plan_experiment(file, values["site-config"].as<std::string>(), limit);
   } catch (const config::ConfigError& e) {
     fmt::print(stderr, "{}\n", e.what());
     return 1;
@@ -213,6 +221,11 @@ int run_plan(const Arguments& arguments) {
     print_plan_json(planned);
   } else {
     print_plan_text(planned);
+  }
+  // The plan is shown either way (what the file asks for); a plan sbatch refuses here fails.
+  if (planned.cluster_refusal) {
+    fmt::print(stderr, "{}: sbatch refuses it on this cluster: {}\n", config::printable(file), *planned.cluster_refusal);
+    return 1;
   }
   return 0;
 }
