@@ -511,6 +511,19 @@ TEST_CASE("dlx doctor: one verdict per runtime, a warning when none works", "[co
   CHECK(findings[3].verdict == Verdict::warn);
   CHECK_THAT(findings[3].found, Catch::Contains("installed, but crun cannot start a container here"));
   CHECK_THAT(findings[3].advice, Catch::Contains("site file's container: runtime"));
+  // Podman on crun where the cgroups are a v1/v2 hybrid: the containers.conf that runs it.
+  const auto hybrid = dlx::doctor::check_container_runtimes([](std::string_view runtime) -> std::optional<std::string> {
+    if (runtime == "podman") {
+      return "podman cannot start a container here (exit 126): Error: OCI runtime error: crun: cgroups in hybrid "
+             "mode not supported, drop all controllers from cgroupv2";
+    }
+    return std::string(runtime) + " is not installed (not in PATH)";
+  });
+  REQUIRE(hybrid.size() == 5);
+  CHECK(hybrid[1].verdict == Verdict::warn);
+  CHECK_THAT(hybrid[1].found, Catch::Contains("installed, but podman cannot start a container here (exit 126)"));
+  CHECK_THAT(hybrid[1].advice, Catch::Contains("set runtime = \"runc\" and cgroup_manager = \"cgroupfs\" under "
+                                               "[engine] in /etc/containers/containers.conf"));
   const auto none = dlx::doctor::check_container_runtimes(
       [](std::string_view runtime) -> std::optional<std::string> { return std::string(runtime) + " is not installed"; });
   REQUIRE(none.size() == 5);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "container_checks.hpp"
 
+#include <string_view>
+
 #include <fmt/format.h>
 
 namespace dlx::doctor {
@@ -16,6 +18,15 @@ std::vector<Finding> check_container_runtimes(const RuntimeProbe& probe) {
       findings.push_back({Verdict::ok, check, "starts containers here", ""});
     } else if (problem->find("not installed") != std::string::npos) {
       findings.push_back({Verdict::skipped, check, *problem, ""});
+    } else if (std::string_view(runtime) == "podman" &&
+               problem->find("cgroups in hybrid mode not supported") != std::string::npos) {
+      // crun, Podman's default OCI runtime, refuses rootless containers where the cgroups are
+      // a v1/v2 hybrid; runc with Podman's own cgroupfs manager runs them.
+      findings.push_back({Verdict::warn, check, fmt::format("installed, but {}", *problem),
+                          "trials in Podman fail on such a node: this host's cgroups are a v1/v2 hybrid, which "
+                          "crun refuses to rootless containers; set runtime = \"runc\" and cgroup_manager = "
+                          "\"cgroupfs\" under [engine] in /etc/containers/containers.conf (with runc installed; "
+                          "docs/admin-guide.md, Containers)"});
     } else {
       findings.push_back({Verdict::warn, check, fmt::format("installed, but {}", *problem),
                           "trials that name an image and this runtime fail on such a node: fix the runtime's "

@@ -65,7 +65,7 @@ class Podman final : public Runtime {
     } catch (const std::exception& e) {
       return e.what();
     }
-    return std::nullopt;
+    return container_problem();
   }
 
   std::optional<std::string> refuses(const ImageRef& image) const override {
@@ -198,6 +198,54 @@ class Podman final : public Runtime {
       }
     } catch (...) {
     }
+  }
+ private:
+  // Runs /usr/bin/true (the host's, through its /usr) in a container started as a trial's is
+  // (command() on a root file system of links to the host's, its directories as read-only
+  // volumes): `podman info` alone answers where no container can start, e.g. crun on a cgroup
+  // v1/v2 hybrid ("cgroups in hybrid mode not supported"). The first start of a user's Podman
+  // also makes its storage: up to a minute.
+  std::optional<std::string> container_problem() const {
+    char pattern[] = "/tmp/dlx-podman-probe-XXXXXX";
+    const char* dir = ::mkdtemp(pattern);
+    if (dir == nullptr) return "cannot make a directory in /tmp for a test container";
+    const fs::path probe = dir;
+    ContainerRun run;
+    run.name = fmt::format("dlx-probe-{}", ::getpid());
+    run.state_dir = probe / "state";
+    run.command = {"/usr/bin/true"};
+    run.workdir = "/";
+    run.env = {{"PATH", "/usr/bin:/bin"}};
+    std::optional<std::string> problem;
+    try {
+      create_directories_with_mode(run.state_dir, 0700);
+      const auto image = probe / "image";
+      create_directories_with_mode(image, 0700);
+      run.mounts.push_back({"/usr", "/usr", true});
+      for (const char* top : {"bin", "lib", "lib64", "sbin"}) {
+        std::error_code error;
+        const auto status = fs::symlink_status(fs::path("/") / top, error);
+        if (fs::is_symlink(status)) {
+          fs::create_symlink(fs::read_symlink(fs::path("/") / top), image / top, error);
+        } else if (fs::is_directory(status)) {
+          run.mounts.push_back({fs::path("/") / top, fs::path("/") / top, true});
+        }
+      }
+      run.image = classify_image(image.string());
+      const auto command = this->command(run);
+      const auto result = run_bounded(command.argv, CommandLimits{.timeout = std::chrono::seconds(90)});
+      if (result.exit_code != 0) {
+        const auto said = result.err.substr(0, result.err.find_last_not_of(" \n") + 1);
+        problem = fmt::format("podman cannot start a container here (exit {}): {}", result.exit_code,
+                              said.substr(0, 300));
+      }
+    } catch (const std::exception& e) {
+      problem = fmt::format("podman cannot start a container here: {}", e.what());
+    }
+    cleanup(run);
+    std::error_code ignored;
+    fs::remove_all(probe, ignored);
+    return problem;
   }
 };
 
