@@ -537,6 +537,16 @@ TEST_CASE("launcher: the trainer's last error line", "[launch]") {
   CHECK(last_error_line("terminate called after throwing an instance of 'dlx::TrialError'\n  what():  dlx: no\r\n") ==
         "what():  dlx: no");
   CHECK(last_error_line("UserWarning: deprecated\n") == "");
+  // PyTorch 2.x's "[rank<R>]: " on every line of an uncaught exception under a process group:
+  // the same error on two ranks is one line, so that three in a row are a crash loop.
+  const std::string rank1 = "[rank1]: Traceback (most recent call last):\n[rank1]:   File \"train.py\", line 21\n"
+                            "[rank1]: AttributeError: module 'dlx' has no attribute 'init'\n";
+  CHECK(last_error_line(rank1) == "AttributeError: module 'dlx' has no attribute 'init'");
+  CHECK(last_error_line("[rank0]: AttributeError: module 'dlx' has no attribute 'init'\n[rank0]: \n") ==
+        "AttributeError: module 'dlx' has no attribute 'init'");
+  CHECK(last_error_line("[rank12]: [rank12]: x\n") == "[rank12]: x");  // once, as PyTorch adds it
+  CHECK(last_error_line("[rank]: not PyTorch's\n") == "[rank]: not PyTorch's");
+  CHECK(last_error_line("[rank3] no colon\n") == "[rank3] no colon");
   using dlx::launch::crash_error;
   CHECK(crash_error(1, "ValueError: lr < 0") == "exit 1: ValueError: lr < 0");
   CHECK(crash_error(137, "") == "killed by SIGKILL (exit 137)");

@@ -83,13 +83,26 @@ std::string exit_after_finish_warning(int exit_status, std::string_view state, s
   return text;
 }
 
+// PyTorch 2.x prefixes each line of an uncaught exception in a process with a process group with
+// "[rank<R>]: " (init_process_group's excepthook): the same error reads differently on each rank,
+// and which rank's crash the trial takes varies, so a crash loop would never look like one.
+// Where the crash happened is said apart ("rank 1 on n1").
+namespace {
+std::string_view without_torch_rank_prefix(std::string_view line) {
+  if (!line.starts_with("[rank")) return line;
+  const auto digits_end = line.find_first_not_of("0123456789", 5);
+  if (digits_end == 5 || digits_end == std::string_view::npos || line.substr(digits_end, 2) != "]:") return line;
+  return trimmed(line.substr(digits_end + 2));
+}
+}  // namespace
+
 std::string last_error_line(std::string_view tail) {
   while (!tail.empty()) {
     const auto end = tail.find_last_not_of('\n');
     if (end == std::string_view::npos) break;
     tail = tail.substr(0, end + 1);
     const auto start = tail.rfind('\n');
-    const auto line = trimmed(start == std::string_view::npos ? tail : tail.substr(start + 1));
+    const auto line = without_torch_rank_prefix(trimmed(start == std::string_view::npos ? tail : tail.substr(start + 1)));
     tail = start == std::string_view::npos ? std::string_view() : tail.substr(0, start);
     if (line.empty() || line.starts_with("dlx-launch:") || is_warning(line)) continue;
     return std::string(line);

@@ -71,7 +71,8 @@ struct TrialCrash {
 
 // The line of a trainer's stderr tail that says what went wrong: the last line that is not
 // blank, not dlx-launch's own ("dlx-launch: ...") and not a warning ("...warning: ...", any case),
-// with surrounding blanks removed (a C++ "  what():  ..." line included). "" when none.
+// with surrounding blanks removed (a C++ "  what():  ..." line included) and PyTorch 2.x's
+// "[rank<R>]: " before it (every rank's same error reads the same). "" when none.
 std::string last_error_line(std::string_view stderr_tail);
 
 // "exit 3", "killed by SIGKILL (exit 137)".
