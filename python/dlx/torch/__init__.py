@@ -32,7 +32,7 @@ import torch
 
 from .._library import ConfigError, Error
 from ..trial import TensorView, Trial
-from . import _fence, _ranks, _rng, _tensors, _tree
+from . import _fence, _ranks, _rendezvous, _rng, _tensors, _tree
 from ._tree import TreeError
 
 FORMAT = 1
@@ -58,6 +58,7 @@ def _apply_gpu_share() -> None:
 
 
 _apply_gpu_share()
+_rendezvous.use_store_without_libuv()
 
 
 def _any_rank(flag: bool, trial: Trial) -> bool:
