@@ -4,6 +4,8 @@
 # test builds offline from Debian's packages (tests/container/make_image.py: PyTorch, h5py and
 # what libdlx_c links; no dlx, no registry), with the crun back end (an OCI runtime: crun, else
 # runc) and with Podman:
+#   0. `dlx doctor --containers` starts a Podman container as trials do: refused on crun where the
+#      host's cgroups are a v1/v2 hybrid (the warning names the containers.conf fix), then ok on runc;
 #   1. a probe trial in each: the working directory is the code copy, the staged data and a
 #      read-only bind mount are there at their paths (another, read-only, above the experiment
 #      directory leaves that one writable), `import dlx` finds the SDK mounted at
@@ -70,10 +72,26 @@ kind_of() { if [ "$1" = enroot ]; then echo "a squashfs image"; else echo "a roo
 # Podman as the user: runc (the host's cgroup v1 + v2 hybrid is refused by crun in rootless
 # mode), cgroupfs, storage under the user's home (HOME=$WORK).
 mkdir -p "$WORK/.config/containers"
+printf '[storage]\ndriver = "vfs"\n' > "$WORK/.config/containers/storage.conf"
+# dlx doctor starts a container as trials do: on a hybrid host, Podman on crun is refused, and the
+# warning names the setting below; with it, Podman starts containers.
+if [ "$(stat -fc %T /sys/fs/cgroup)" = tmpfs ] && [ "$(stat -fc %T /sys/fs/cgroup/unified 2> /dev/null)" = cgroup2fs ] &&
+   command -v crun > /dev/null; then
+  printf '[engine]\nruntime = "crun"\nevents_logger = "file"\n' > "$WORK/.config/containers/containers.conf"
+  chown -R "$DLX_TEST_USER" "$WORK/.config"
+  as_user dlx doctor --containers > "$WORK/doctor-crun.out" 2>&1 || true
+  expect_contains "dlx doctor --containers, Podman on crun, hybrid cgroups" "$(cat "$WORK/doctor-crun.out")" \
+    "installed, but podman cannot start a container here (exit 126): Error: OCI runtime error: crun: cgroups in hybrid mode not supported"
+  expect_contains "dlx doctor --containers, Podman on crun, hybrid cgroups" "$(cat "$WORK/doctor-crun.out")" \
+    "set runtime = \"runc\" and cgroup_manager = \"cgroupfs\" under [engine] in /etc/containers/containers.conf"
+  note "dlx doctor: Podman on crun refused on this hybrid host, with the fix"
+fi
 printf '[engine]\nruntime = "runc"\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n' \
   > "$WORK/.config/containers/containers.conf"
-printf '[storage]\ndriver = "vfs"\n' > "$WORK/.config/containers/storage.conf"
 chown -R "$DLX_TEST_USER" "$WORK/.config"
+as_user dlx doctor --containers > "$WORK/doctor-runc.out" 2>&1 || true
+grep -Eq "^ok +container runtime podman +starts containers here$" "$WORK/doctor-runc.out" ||
+  fail "dlx doctor --containers did not start a Podman container on runc: $(cat "$WORK/doctor-runc.out")"
 
 test_jobs=()  # every job of this test: none may leave a container's state on a node (the end)
 

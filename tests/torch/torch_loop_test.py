@@ -25,7 +25,11 @@ uninterrupted run's (tests/tools/compare_checkpoints.py).
               mid-epoch, during validation, by SIGTERM to the workers, and with
               persistent_workers (whose run equals the one without)
 
-    torch_loop_test.py DLX_LAUNCH SOURCE_DIR      (DLX_LIBRARY, PYTHONPATH=python/)
+    torch_loop_test.py DLX_LAUNCH SOURCE_DIR [SECTION...]      (DLX_LIBRARY, PYTHONPATH=python/)
+
+SECTION: run only these (unseeded, ranks, transforms, searcher, pbt, typo); the first three run
+the trainer directly, so DLX_LAUNCH may be "-" for them (scripts/torch2-check.sh runs them in an
+image of another PyTorch).
 """
 import glob
 import json
@@ -347,14 +351,18 @@ def typo_named_on_the_first_trial():
     print("  " + "\n  ".join(want))
 
 
+SECTIONS = {"unseeded": unseeded_script_warned, "ranks": single_and_two_ranks,
+            "transforms": random_transforms_in_workers, "searcher": searcher_lengths,
+            "pbt": pbt_exploit_mid_epoch, "typo": typo_named_on_the_first_trial}
+
+
 def main():
+    chosen = sys.argv[3:] or list(SECTIONS)
+    unknown = [name for name in chosen if name not in SECTIONS]
+    assert not unknown, f"no section {unknown}: the sections are {list(SECTIONS)}"
     try:
-        unseeded_script_warned()
-        single_and_two_ranks()
-        random_transforms_in_workers()
-        searcher_lengths()
-        pbt_exploit_mid_epoch()
-        typo_named_on_the_first_trial()
+        for name in chosen:
+            SECTIONS[name]()
     finally:
         shutil.rmtree(ROOT, ignore_errors=True)
     print("torch loop: ok")

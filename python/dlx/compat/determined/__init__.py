@@ -15,6 +15,8 @@ documentation; underneath are dlx's trial record, searcher, checkpoints and requ
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
 from typing import Any
 
 from . import core
@@ -30,3 +32,17 @@ def __getattr__(name: str) -> Any:
     if name == "pytorch":
         return importlib.import_module(f"{__name__}.pytorch")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _distributed_torch_store() -> None:
+    """A trial of several ranks with PyTorch: dlx.torch's choice of torch.distributed's store
+    (USE_LIBUV=0 where this PyTorch has no libuv: dlx/torch/_rendezvous.py), made here because
+    Determined's distributed trainers call init_process_group after `import determined` and never
+    import dlx.torch."""
+    if "USE_LIBUV" in os.environ or os.environ.get("WORLD_SIZE", "1") in ("", "0", "1"):
+        return
+    if importlib.util.find_spec("torch") is not None:
+        importlib.import_module("dlx.torch")
+
+
+_distributed_torch_store()
