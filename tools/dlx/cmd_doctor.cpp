@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // dlx doctor: are this cluster's Slurm settings what dlx needs? Reads Slurm's own reports (or
 // saved copies of them, for a host without the client) and prints one verdict per setting.
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdio>
@@ -89,6 +91,17 @@ std::vector<doctor::Finding> container_findings() {
       return std::string(e.what());
     }
   });
+  // Podman's start is tried only as a user (podman_runtime.cpp): as root, say where to ask.
+  const bool podman_answered = std::ranges::any_of(findings, [](const auto& f) {
+    return f.verdict == doctor::Verdict::ok && f.check == "container runtime podman";
+  });
+  if (podman_answered && ::geteuid() == 0) {
+    findings.push_back({doctor::Verdict::skipped, "a user's Podman container",
+                        "dlx doctor runs as root and trials start Podman as their user, with their own storage and "
+                        "limits: run `dlx doctor --containers` as a user (on a node: srun -N1 dlx doctor "
+                        "--containers) to start one as trials do",
+                        ""});
+  }
   // Where a runtime works, which SDK its trials get: dlx-launch's choice, from this same prefix.
   const bool any = std::ranges::any_of(findings, [](const auto& f) { return f.verdict == doctor::Verdict::ok; });
   std::error_code no_exe;
