@@ -8,6 +8,15 @@
 # --containers only they are checked, on a node through srun.
 source "$(dirname "$0")/lib.sh"
 
+# Podman as a site sets it up where the cgroups are a v1/v2 hybrid, as these hosts' are (the admin
+# guide, Containers; dlx doctor starts a container to tell, and cluster.container shows it warn
+# without this): runc and cgroupfs, storage under the user's home (HOME=$WORK).
+mkdir -p "$WORK/.config/containers"
+printf '[engine]\nruntime = "runc"\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n' \
+  > "$WORK/.config/containers/containers.conf"
+printf '[storage]\ndriver = "vfs"\n' > "$WORK/.config/containers/storage.conf"
+chown -R "$DLX_TEST_USER" "$WORK/.config"
+
 report=$(as_user dlx doctor) || fail "dlx doctor found a problem on the local cluster: $report"
 for check in plugin storage_root JobRequeue RequeueExit cred_expire PreemptType preempt_send_user_signal \
              "partition low: PreemptMode" "MPI plugin"; do
