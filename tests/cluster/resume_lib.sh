@@ -147,12 +147,14 @@ finish_reference_trial() {
 # unless exactly one matches.
 trainer_pid() {
   local job=$1 rank=$2 p found=()
-  for p in /proc/[0-9]*; do
-    [ "$(cat "$p/comm" 2>/dev/null)" = "$TRAINER_COMM" ] || continue
+  # pgrep reads every process's name in one process (only reading: it signals nothing); a loop
+  # that forked cat for each of some hundred processes took seconds on a loaded machine, long
+  # enough for the trainer to finish before the test acted on it.
+  for p in $(pgrep -x -- "$TRAINER_COMM"); do
     local environment
-    environment=$(tr '\0' '\n' < "$p/environ" 2>/dev/null) || continue
+    environment=$(tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null) || continue
     if grep -qx "SLURM_ARRAY_JOB_ID=$job" <<< "$environment" && grep -qx "SLURM_PROCID=$rank" <<< "$environment"; then
-      found+=("${p#/proc/}")
+      found+=("$p")
     fi
   done
   [ "${#found[@]}" -eq 1 ] || fail "expected one trainer of job $job rank $rank, found: ${found[*]:-none}"
