@@ -352,18 +352,21 @@ for runtime in "${RUNTIMES[@]}"; do
   note "torch-$runtime: requeued in its container, resumed, identical to the bare run"
 done
 
-# ---- 2b. Podman: a requeue's SIGTERM reaches a trainer that saves for 3 s, whose exit counts --------
+# ---- 2b. Podman: a requeue's SIGTERM reaches a trainer that saves for 1 s, whose exit counts --------
 # `podman run` exits 0 at once on a SIGTERM it passes on, and its signal proxy's helper can itself
 # be killed by Slurm's signal to the whole step: dlx-launch passes the notice with `podman kill`
 # too, waits for the container (`podman wait`) and takes its trainer's exit (85), and leaves no
-# container behind. The entrypoint is a string of one command (run as exec of it).
+# container behind. The entrypoint is a string of one command (run as exec of it). The save takes
+# 1 s: longer than `podman run` takes to return, and short enough that on a loaded machine the
+# notice's way in (Slurm, dlx-launch, `podman kill`) and the container's way out fit in this
+# cluster's KillWait of 5 s (3 s did not, once, on a machine twice as slow as usual).
 if testing podman; then
   cat > "$WORK/slow-save.py" <<'PY'
 import os, signal, sys, time
 if os.environ.get("SLURM_RESTART_COUNT"):
     sys.exit(0)  # the requeued run: nothing left to do
 def save(*_):
-    time.sleep(3)
+    time.sleep(1)
     print("trainer: saved after SIGTERM", flush=True)
     sys.exit(85)
 signal.signal(signal.SIGTERM, save)
@@ -391,7 +394,7 @@ YAML
   expect_contains "slow-save's job output" "$(cat "$WORK/slow-save-${slow}_0.out")" "task 0: Exited with exit code 85"
   left=$(as_user podman ps -a --format '{{.Names}}' 2> /dev/null | grep "^dlx-${slow}_" || true)
   [ -z "$left" ] || fail "containers of slow-save are left after its job: $left"
-  note "podman: the requeue's SIGTERM reached a one-command trainer, its 3 s save finished, exit 85 counted, no container left"
+  note "podman: the requeue's SIGTERM reached a one-command trainer, its 1 s save finished, exit 85 counted, no container left"
 fi
 
 # ---- 5. ASHA over the ResNet example in the image -------------------------------------------------

@@ -6,10 +6,12 @@ rank), with the files checked by h5py and by dlx's own reader (dlx-test-trial-me
 1. a million reports: every point is in trial.h5 exactly once after close(), and no log is left
    but the (empty) one trial.h5 names;
 2. readers during a run: h5py on trial.h5 and dlx's reader (trial.h5 + logs) poll while a child
-   reports as fast as it can with a compaction after every flush (DLX_METRICS_COMPACT_S=0), so
-   that renames and log retirements race the readers: no read fails, no row count goes back;
-3. kill -9 at a random moment: what the child had reported more than a second before the kill is
-   there, every row once, and trial.h5 still opens in h5py;
+   reports 50,000 rows a second with a compaction after every flush (DLX_METRICS_COMPACT_S=0), so
+   that renames and log retirements race the readers: no read fails, no row count goes back (at
+   a fixed rate: a reader's time grows with the rows, and the race is what is checked);
+3. kill -9 at a random moment, of that child and of one reporting as fast as it can (faster than
+   the flusher writes: the reports wait for it): what the child had reported more than a second
+   before the kill is there, every row once, and trial.h5 still opens in h5py;
 4. a requeued run that resumes from step S: the rows after S are replaced, the rest kept.
 
 usage: metrics_pipeline_test.py SUMMARY_TOOL (DLX_LIBRARY and PYTHONPATH set)
@@ -25,8 +27,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import IO
 
 import h5py
 import numpy
@@ -48,12 +52,15 @@ import dlx
 mode, count = sys.argv[1], int(sys.argv[2])
 trial = dlx.Trial()
 start = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+began = time.monotonic()
 for step in range(start, start + count):
     trial.report_training(step, loss=float(step), lr=0.5)
     if step % 1000 == 999:
         trial.report_validation(step, accuracy=step / 1e6)
-    if mode == "stream" and step % 2000 == 0:
+    if mode != "million" and step % 2000 == 0:
         print("progress", step, time.monotonic(), flush=True)  # for the kill test
+        if mode == "paced":  # 50,000 rows a second
+            time.sleep(max(0.0, began + step / 50_000 - time.monotonic()))
 trial.finish()
 trial.close()
 """
@@ -104,38 +111,50 @@ def million(work: Path) -> None:
 
 
 class Progress:
-    """The child's "progress STEP MONOTONIC" lines so far, read without blocking (a read may end
-    inside a line: the rest comes with the next); dlx's own metric lines come between."""
+    """The child's "progress STEP MONOTONIC" lines, read on a thread of their own until the child's
+    end: a pipe left full would block the child's writers, libdlx's flusher among them (it prints
+    the metric lines), and the test would measure its own reader. dlx's lines come between."""
 
-    def __init__(self, fd: int):
-        self.fd, self.pending, self.lines = fd, b"", []
-        os.set_blocking(fd, False)
+    def __init__(self, stream: IO[bytes]):
+        self.lines: list[tuple[int, float]] = []
+        self.thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self.thread.start()
 
-    def read(self) -> None:
-        while True:
-            try:
-                chunk = os.read(self.fd, 65536)
-            except BlockingIOError:
-                return
-            if not chunk:
-                return
-            self.pending += chunk
-            *complete, self.pending = self.pending.split(b"\n")
-            for line in complete:
-                # Two writers share the pipe (this print and libdlx's metric lines): a line that
-                # is not exactly a progress line is skipped.
-                match = re.fullmatch(rb"progress (\d+) (\d+\.\d+)", line)
-                if match:
-                    self.lines.append((int(match[1]), float(match[2])))
+    def _read(self, stream: IO[bytes]) -> None:
+        for line in stream:
+            # Two writers share the pipe (this print and libdlx's metric lines): a line that is
+            # not exactly a progress line is skipped.
+            match = re.fullmatch(rb"progress (\d+) (\d+\.\d+)\n", line)
+            if match:
+                self.lines.append((int(match[1]), float(match[2])))
+
+    def after_end(self) -> list[tuple[int, float]]:
+        self.thread.join()
+        return self.lines
+
+
+def check_durable(trial_h5: Path, progress: list[tuple[int, float]], killed_at: float) -> dict:
+    """After a kill -9: rows 0..last once each, and every step reported more than a second
+    before the kill among them (0.25 s of slack for scheduling)."""
+    training = summary(trial_h5)["training"]
+    check_rows(training, training["last"], "after kill -9")
+    durable = [step for step, at in progress if at <= killed_at - 1.25]
+    assert durable, f"the child reported nothing in time: {progress[:3]}"
+    assert training["last"] >= durable[-1], (
+        f"step {durable[-1]} was reported {killed_at - dict(progress)[durable[-1]]:.2f} s before "
+        f"the kill but the record ends at {training['last']}")
+    with h5py.File(trial_h5, "r") as f:
+        assert f.attrs["state"] == "running"
+    return training
 
 
 def poll_and_kill(work: Path) -> None:
     experiment = work / "stream"
     trial_h5 = experiment / "trials" / "0" / "trial.h5"
-    child = subprocess.Popen([sys.executable, "-c", CHILD, "stream", str(50_000_000)],
+    child = subprocess.Popen([sys.executable, "-c", CHILD, "paced", str(50_000_000)],
                              env=child_environment(experiment, DLX_METRICS_COMPACT_S="0"),
                              stdout=subprocess.PIPE)
-    reader = Progress(child.stdout.fileno())
+    reader = Progress(child.stdout)
     reads = h5py_reads = 0
     last_rows = last_file_rows = 0
     kill_after = random.uniform(2.5, 4.5)
@@ -145,7 +164,6 @@ def poll_and_kill(work: Path) -> None:
         # far longer than usual, and the check is about reads racing the writer, not their rate.
         while time.monotonic() - start < kill_after or min(reads, h5py_reads) <= 20:
             assert time.monotonic() - start < 120, f"only {reads} reads in 120 s"
-            reader.read()
             if not trial_h5.exists():
                 time.sleep(0.01)
                 continue
@@ -164,25 +182,35 @@ def poll_and_kill(work: Path) -> None:
     finally:
         child.kill()
         child.wait()
-    reader.read()
-    progress = reader.lines
+    progress = reader.after_end()
     assert reads > 20 and h5py_reads > 20, (reads, h5py_reads)
     assert last_file_rows > 0, "no compaction reached trial.h5 while the child ran"
-    after = summary(trial_h5)
-    training = after["training"]
-    check_rows(training, training["last"], "after kill -9")
-    # Reported more than a second before the kill (0.25 s of slack for scheduling): durable.
-    durable = [step for step, at in progress if at <= killed_at - 1.25]
-    assert durable, f"the child reported nothing in time: {progress[:3]}"
-    assert training["last"] >= durable[-1], (
-        f"step {durable[-1]} was reported {killed_at - dict(progress)[durable[-1]]:.2f} s before "
-        f"the kill but the record ends at {training['last']}")
-    with h5py.File(trial_h5, "r") as f:
-        assert f.attrs["state"] == "running"
-    lost = progress[-1][0] - training["last"] if progress else 0
+    training = check_durable(trial_h5, progress, killed_at)
+    lost = progress[-1][0] - training["last"]
     print(f"readers: {reads} reads by dlx's reader and {h5py_reads} by h5py during the run, all "
-          f"whole; kill -9 after {kill_after:.1f} s: rows 0..{training['last']} kept, last "
+          f"whole; kill -9 after {killed_at - start:.1f} s: rows 0..{training['last']} kept, last "
           f"progress line at step {progress[-1][0]} ({lost} steps after the record's end)")
+
+
+def flat_out_kill(work: Path) -> None:
+    """A child reporting as fast as it can, faster than the flusher writes and fdatasyncs
+    (hundreds of thousands of rows a second, on a machine other tests load): the reports wait
+    for the flusher, so a kill -9 still loses at most the
+    last second."""
+    experiment = work / "flat-out"
+    trial_h5 = experiment / "trials" / "0" / "trial.h5"
+    child = subprocess.Popen([sys.executable, "-c", CHILD, "stream", str(50_000_000)],
+                             env=child_environment(experiment, DLX_METRICS_COMPACT_S="0"),
+                             stdout=subprocess.PIPE)
+    reader = Progress(child.stdout)
+    time.sleep(random.uniform(3.0, 5.0))
+    killed_at = time.monotonic()
+    child.kill()
+    child.wait()
+    progress = reader.after_end()
+    training = check_durable(trial_h5, progress, killed_at)
+    print(f"flat out: kill -9 after {progress[-1][0]} reports ({progress[-1][0] / (killed_at - progress[0][1]):.0f} "
+          f"a second): rows 0..{training['last']} kept, every one reported up to 1 s before the kill")
 
 
 def resume(work: Path) -> None:
@@ -246,6 +274,7 @@ def main() -> int:
         resume(work)
         bad_names(work)
         poll_and_kill(work)
+        flat_out_kill(work)
         million(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -105,10 +105,11 @@ MetricsPipeline::~MetricsPipeline() {
     std::fprintf(stderr,
                  "dlx-metrics-stats: {\"reports\": %llu, \"flushes\": %llu, \"max_lag_s\": %.6f, "
                  "\"mean_lag_s\": %.6f, \"compactions\": %llu, \"compaction_s\": %.6f, "
-                 "\"max_compaction_s\": %.6f}\n",
+                 "\"max_compaction_s\": %.6f, \"backpressure_waits\": %llu, \"backpressure_s\": %.6f}\n",
                  static_cast<unsigned long long>(s.reports), static_cast<unsigned long long>(s.flushes),
                  s.max_lag_seconds, s.flushes ? s.lag_seconds_sum / static_cast<double>(s.flushes) : 0.0,
-                 static_cast<unsigned long long>(s.compactions), s.compaction_seconds, s.max_compaction_seconds);
+                 static_cast<unsigned long long>(s.compactions), s.compaction_seconds, s.max_compaction_seconds,
+                 static_cast<unsigned long long>(backpressure_waits_), backpressure_seconds_);
   }
 }
 
@@ -122,9 +123,60 @@ std::uint32_t MetricsPipeline::id_of(const std::string& name) {
   return id;
 }
 
+void MetricsPipeline::note_first_entry() {
+  if (pending_.entries.empty())
+    pending_since_ns_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+}
+
+void MetricsPipeline::keep_up_with_flusher(std::unique_lock<std::mutex>& lock) {
+  // A batch this large is written now rather than at the interval: a flush stays short, so the
+  // lag stays near the interval even at a million reports a second.
+  if (pending_.values.size() >= kEarlyFlushValues && !early_flush_.exchange(true)) control_changed_.notify_all();
+  // The clock is read every 16th entry: at a report a second that is a check every 16 s, and a
+  // program that slow never outruns the flusher; one reporting fast enough to do so gets here
+  // many times an interval.
+  if (flusher_stalled_) return;
+  if ((pending_.entries.size() & 15) != 0 && pending_.values.size() < 2 * kEarlyFlushValues) return;
+  const auto start = Clock::now();
+  if (!pipeline_behind(start)) return;
+  early_flush_ = true;
+  control_changed_.notify_all();
+  const bool caught_up = pending_taken_.wait_until(lock, start + kLongestBackpressureWait,
+                                                   [&] { return !pipeline_behind(Clock::now()); });
+  backpressure_waits_ += 1;
+  backpressure_seconds_ += std::chrono::duration<double>(Clock::now() - start).count();
+  if (!caught_up) {
+    flusher_stalled_ = true;
+    std::fprintf(stderr,
+                 "dlx: the metrics log beside %s has not taken a write for %lld s (slow or hung "
+                 "storage?): reports go on without waiting for it, held in memory, and a kill now "
+                 "may lose more than the last second of them\n",
+                 record_path_.c_str(), static_cast<long long>(kLongestBackpressureWait.count()));
+  }
+}
+
+bool MetricsPipeline::pipeline_behind(Clock::time_point now) const {
+  // The flusher: it takes the buffer one interval after its first report, or at once past
+  // kEarlyFlushValues; twice as many values mean it is still writing the previous one (whose
+  // length this bounds: a write of at most a few tens of MiB).
+  if (pending_.values.size() >= 2 * kEarlyFlushValues) return true;
+  if (const auto since = pending_since_ns_.load(std::memory_order_relaxed);
+      since != 0 && now - Clock::time_point(Clock::duration(since)) >= kBackpressureIntervals * options_.flush_interval)
+    return true;
+  // The compactor: one is due at kCompactionCells, so twice as many means it is still writing.
+  return uncompacted_cells_.load(std::memory_order_relaxed) >= 2 * kCompactionCells &&
+         !compaction_failing_.load(std::memory_order_relaxed);
+}
+
+void MetricsPipeline::set_uncompacted_cells() {
+  uncompacted_cells_.store(record_.training.cell_count() + record_.validation.cell_count(),
+                           std::memory_order_relaxed);
+}
+
 void MetricsPipeline::report(MetricTableId table, std::int64_t step, const Metrics& metrics) {
   const double wall_time = unix_time_now();
-  std::lock_guard lock(pending_mutex_);
+  std::unique_lock lock(pending_mutex_);
+  note_first_entry();
   // Most programs report the same names every step: compare with the previous report's names
   // instead of looking each one up.
   if (!has_names(metrics, last_names_)) {
@@ -144,9 +196,7 @@ void MetricsPipeline::report(MetricTableId table, std::int64_t step, const Metri
   std::size_t i = 0;
   for (const auto& [name, value] : metrics) pending_.values.emplace_back(last_ids_[i++], value);
   pending_.entries.push_back(entry);
-  // A batch this large is written now rather than at the interval: a flush stays short, so the
-  // lag stays near the interval even at a million reports a second.
-  if (pending_.values.size() >= kEarlyFlushValues && !early_flush_.exchange(true)) control_changed_.notify_all();
+  keep_up_with_flusher(lock);
 }
 
 std::vector<std::uint32_t> MetricsPipeline::ids_of(const std::vector<std::string>& names) {
@@ -160,7 +210,8 @@ std::vector<std::uint32_t> MetricsPipeline::ids_of(const std::vector<std::string
 void MetricsPipeline::report_values(MetricTableId table, std::int64_t step, std::span<const std::uint32_t> ids,
                                     std::span<const double> values) {
   const double wall_time = unix_time_now();
-  std::lock_guard lock(pending_mutex_);
+  std::unique_lock lock(pending_mutex_);
+  note_first_entry();
   Entry entry;
   entry.table = table;
   entry.step = step;
@@ -169,11 +220,12 @@ void MetricsPipeline::report_values(MetricTableId table, std::int64_t step, std:
   entry.value_count = static_cast<std::uint32_t>(ids.size());
   for (std::size_t i = 0; i < ids.size(); ++i) pending_.values.emplace_back(ids[i], values[i]);
   pending_.entries.push_back(entry);
-  if (pending_.values.size() >= kEarlyFlushValues && !early_flush_.exchange(true)) control_changed_.notify_all();
+  keep_up_with_flusher(lock);
 }
 
 void MetricsPipeline::drop_from(std::int64_t step) {
   std::lock_guard lock(pending_mutex_);
+  note_first_entry();
   Entry entry;
   entry.drop = true;
   entry.table = MetricTableId::both;
@@ -226,8 +278,13 @@ void MetricsPipeline::flusher_loop() {
     std::uint64_t target = 0;
     bool stop = false;
     {
+      // One interval after the buffer's first report, not after the last flush ended: a report
+      // made during a long write waits no longer for the next one than the interval.
+      auto wake = Clock::now() + options_.flush_interval;
+      if (const auto since = pending_since_ns_.load(std::memory_order_relaxed); since != 0)
+        wake = std::min(wake, Clock::time_point(Clock::duration(since)) + options_.flush_interval);
       std::unique_lock lock(control_mutex_);
-      control_changed_.wait_for(lock, options_.flush_interval, [&] {
+      control_changed_.wait_until(lock, wake, [&] {
         return stopping_ || flush_requests_ > flushes_done_ || early_flush_.load();
       });
       target = flush_requests_;
@@ -262,9 +319,11 @@ bool MetricsPipeline::compaction_due_after(const std::string& failure, bool stop
   const auto since = Clock::now() - last_compaction_;
   const auto cost_spacing = 50 * last_compaction_took_;
   const auto spacing = std::max<Clock::duration>(options_.min_compaction_interval, cost_spacing);
+  // Past kCompactionCells a compaction is due at once: the rows wait in memory until one.
+  const bool full = uncompacted_cells_.load(std::memory_order_relaxed) >= kCompactionCells;
   const bool compact = error_.empty() && !compacting_ && !stopping &&
                        ((compaction_requested_ && since >= cost_spacing) ||
-                        (rows_since_compaction_ && since >= spacing));
+                        (rows_since_compaction_ && (since >= spacing || full)));
   if (compact) {
     compacting_ = true;
     compaction_requested_ = false;
@@ -309,6 +368,11 @@ void MetricsPipeline::compactor_loop() {
       std::fprintf(stderr, "dlx: cannot compact the metrics into %s: %s\n", record_path_.c_str(), error.what());
       failed = true;
     }
+    compaction_failing_.store(failed, std::memory_order_relaxed);
+    if (failed) {  // nobody waits for the next try (pipeline_behind)
+      { std::lock_guard lock(pending_mutex_); }
+      pending_taken_.notify_all();
+    }
     {
       std::lock_guard lock(control_mutex_);
       compacting_ = false;
@@ -335,7 +399,11 @@ void MetricsPipeline::flush_once() {
     std::lock_guard lock(pending_mutex_);
     std::swap(batch, pending_);
     early_flush_ = false;
+    pending_since_ns_.store(0, std::memory_order_relaxed);
+    batches_taken_ += 1;
+    flusher_stalled_ = false;
   }
+  pending_taken_.notify_all();
   std::lock_guard file(file_mutex_);
   if (batch.empty() && unwritten_.empty()) return;
   // Encode, write and fdatasync first (the report is durable then), apply to the record after:
@@ -389,6 +457,7 @@ void MetricsPipeline::apply_to_record(const Batch& batch) {
   }
   in_flight_[0] = std::min(in_flight_[0], record_.training.rows());
   in_flight_[1] = std::min(in_flight_[1], record_.validation.rows());
+  set_uncompacted_cells();
 }
 
 void MetricsPipeline::account_flush(const Batch& batch, bool written) {
@@ -519,7 +588,12 @@ void MetricsPipeline::write_snapshot(Snapshot snapshot) {
     record_.training.drop_first_rows(in_flight_[0]);
     record_.validation.drop_first_rows(in_flight_[1]);
     in_flight_[0] = in_flight_[1] = 0;
+    set_uncompacted_cells();
   }
+  // A report waiting for this compaction (pipeline_behind) checks again; taking the mutex orders
+  // the change before its check.
+  { std::lock_guard lock(pending_mutex_); }
+  pending_taken_.notify_all();
   record::retire_metrics_logs(record_path_.parent_path(), generation);
 }
 

@@ -23,7 +23,12 @@
 //                   drops them; commit() edits the record's other fields);
 //   control_mutex_  requests and progress between the threads (flush and compaction sequence
 //                   numbers, the flusher's error).
-// The training thread waits only in commit() and flush(): finish(), a notice, resume, exit.
+// The training thread waits in commit() and flush() (finish(), a notice, resume, exit), and in a
+// report when the flusher is behind: the flusher takes the buffer one flush interval after its
+// first report; a buffer 1.5 intervals old has not been taken because the last write is still
+// going (a disk slower than the reports, a machine out of CPU), and the report waits until it is.
+// So a report is durable within about 1.5 intervals plus one write, and the buffer holds at most
+// that much, at any rate (bench/metrics: the lag at rates the disk cannot take).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -79,7 +84,8 @@ class MetricsPipeline {
   MetricsPipeline(const MetricsPipeline&) = delete;
   MetricsPipeline& operator=(const MetricsPipeline&) = delete;
 
-  // O(1): buffered for the flusher. The names are checked by Trial::report beforehand.
+  // O(1): buffered for the flusher (waits while the flusher is behind, above). The names are
+  // checked by Trial::report beforehand.
   void report(record::MetricTableId table, std::int64_t step, const Metrics& metrics);
   // Names-once: the ids of `names` (new ones named in the log at the next flush), then reports
   // of values in their order. O(values), no name touched.
@@ -150,6 +156,12 @@ class MetricsPipeline {
   void write_snapshot(Snapshot snapshot);
   void print_lines(const Batch& batch);
   std::uint32_t id_of(const std::string& name);  // under pending_mutex_
+  // Under pending_mutex_ (held by `lock`), around an entry's append: notes when the buffer
+  // started, then wakes the flusher early for a large buffer and waits for it when it is behind.
+  void note_first_entry();
+  void keep_up_with_flusher(std::unique_lock<std::mutex>& lock);
+  bool pipeline_behind(std::chrono::steady_clock::time_point now) const;
+  void set_uncompacted_cells();  // under record_mutex_
 
   const std::filesystem::path record_path_;
   const MetricsPipelineOptions options_;
@@ -158,9 +170,35 @@ class MetricsPipeline {
   // a write of tens of milliseconds): only a program reporting ~100,000 rows a second gets there.
   static constexpr std::size_t kEarlyFlushValues = std::size_t{1} << 20;
 
+  // Backpressure: a report waits for the flusher when the buffer's first report is older than
+  // this many flush intervals (the flusher takes it after one: it is behind), and at most
+  // kLongestBackpressureWait; a wait that long means storage that hangs rather than lags, and
+  // reports go on without waiting until the flusher takes the buffer again.
+  static constexpr double kBackpressureIntervals = 1.5;
+  static constexpr std::chrono::seconds kLongestBackpressureWait{30};
+  // The rows trial.h5 lacks, as metric values (cells), that make a compaction due at once
+  // whatever its spacing (64 Mi cells: about 1 GiB of memory); at twice as many a report waits
+  // for the running compaction. Only a program reporting hundreds of thousands of values a
+  // second for minutes gets there (the spacing keeps compactions to ~2% of a core, so the rows
+  // between two grow with trial.h5): this bounds its memory, at the price of compactions that
+  // come oftener than the spacing says (bench/metrics: the lag at rates the disk cannot take).
+  static constexpr std::size_t kCompactionCells = std::size_t{1} << 24;
+
   std::mutex pending_mutex_;
   Batch pending_;
   std::atomic<bool> early_flush_{false};  // set by report() once per batch past kEarlyFlushValues
+  // steady_clock nanoseconds of pending_'s first entry, 0 while it is empty: the flusher wakes one
+  // interval after it, and report() measures the buffer's age by it.
+  std::atomic<std::int64_t> pending_since_ns_{0};
+  std::condition_variable pending_taken_;  // with pending_mutex_: the flusher took pending_
+  std::uint64_t batches_taken_ = 0;        // under pending_mutex_
+  bool flusher_stalled_ = false;           // under pending_mutex_: a wait gave up; none until a take
+  std::uint64_t backpressure_waits_ = 0;   // under pending_mutex_, for DLX_METRICS_STATS
+  double backpressure_seconds_ = 0;
+  // record_'s cells (the rows trial.h5 lacks), as of the last flush or compaction; and whether
+  // the last compaction failed (then nobody waits for the next: it may be far off).
+  std::atomic<std::size_t> uncompacted_cells_{0};
+  std::atomic<bool> compaction_failing_{false};
   std::map<std::string, std::uint32_t, std::less<>> ids_;  // every name reported, by id
   std::vector<std::string> last_names_;                    // the previous report's names
   std::vector<std::uint32_t> last_ids_;                    // and their ids
