@@ -177,7 +177,7 @@ class MetricsPipeline {
   static constexpr double kBackpressureIntervals = 1.5;
   static constexpr std::chrono::seconds kLongestBackpressureWait{30};
   // The rows trial.h5 lacks, as metric values (cells), that make a compaction due at once
-  // whatever its spacing (64 Mi cells: about 1 GiB of memory); at twice as many a report waits
+  // whatever its spacing (16 Mi cells: 256 MiB of them); at twice as many a report waits
   // for the running compaction. Only a program reporting hundreds of thousands of values a
   // second for minutes gets there (the spacing keeps compactions to ~2% of a core, so the rows
   // between two grow with trial.h5): this bounds its memory, at the price of compactions that
