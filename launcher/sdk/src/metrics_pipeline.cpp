@@ -135,37 +135,55 @@ void MetricsPipeline::keep_up_with_flusher(std::unique_lock<std::mutex>& lock) {
   // The clock is read every 16th entry: at a report a second that is a check every 16 s, and a
   // program that slow never outruns the flusher; one reporting fast enough to do so gets here
   // many times an interval.
-  if (flusher_stalled_) return;
   if ((pending_.entries.size() & 15) != 0 && pending_.values.size() < 2 * kEarlyFlushValues) return;
   const auto start = Clock::now();
-  if (!pipeline_behind(start)) return;
+  auto waiting_for = behind(start);
+  if (waiting_for == Behind::none) return;
   early_flush_ = true;
   control_changed_.notify_all();
-  const bool caught_up = pending_taken_.wait_until(lock, start + kLongestBackpressureWait,
-                                                   [&] { return !pipeline_behind(Clock::now()); });
+  pending_taken_.wait_until(lock, start + kLongestBackpressureWait,
+                            [&] { return (waiting_for = behind(Clock::now())) == Behind::none; });
   backpressure_waits_ += 1;
   backpressure_seconds_ += std::chrono::duration<double>(Clock::now() - start).count();
-  if (!caught_up) {
-    flusher_stalled_ = true;
-    std::fprintf(stderr,
-                 "dlx: the metrics log beside %s has not taken a write for %lld s (slow or hung "
-                 "storage?): reports go on without waiting for it, held in memory, and a kill now "
-                 "may lose more than the last second of them\n",
-                 record_path_.c_str(), static_cast<long long>(kLongestBackpressureWait.count()));
-  }
+  if (waiting_for == Behind::none) return;
+  // Storage that hangs rather than lags: the reports go on, held in memory, as they did before
+  // they waited; the next wait comes once that thread moves again.
+  const bool flusher = waiting_for == Behind::flusher;
+  (flusher ? flusher_stalled_ : compactor_stalled_) = true;
+  std::fprintf(stderr,
+               "dlx: %s %s has not %s for %lld s (slow or hung storage?): reports go on without "
+               "waiting for it, held in memory, and a kill now may lose more than the last second "
+               "of them\n",
+               flusher ? "the metrics log beside" : "the rewrite of", record_path_.c_str(),
+               flusher ? "taken a write" : "ended", static_cast<long long>(kLongestBackpressureWait.count()));
 }
 
-bool MetricsPipeline::pipeline_behind(Clock::time_point now) const {
+MetricsPipeline::Behind MetricsPipeline::behind(Clock::time_point now) {
   // The flusher: it takes the buffer one interval after its first report, or at once past
   // kEarlyFlushValues; twice as many values mean it is still writing the previous one (whose
   // length this bounds: a write of at most a few tens of MiB).
-  if (pending_.values.size() >= 2 * kEarlyFlushValues) return true;
-  if (const auto since = pending_since_ns_.load(std::memory_order_relaxed);
-      since != 0 && now - Clock::time_point(Clock::duration(since)) >= kBackpressureIntervals * options_.flush_interval)
-    return true;
-  // The compactor: one is due at kCompactionCells, so twice as many means it is still writing.
-  return uncompacted_cells_.load(std::memory_order_relaxed) >= 2 * kCompactionCells &&
-         !compaction_failing_.load(std::memory_order_relaxed);
+  if (!flusher_stalled_) {
+    if (pending_.values.size() >= 2 * kEarlyFlushValues) return Behind::flusher;
+    if (const auto since = pending_since_ns_.load(std::memory_order_relaxed);
+        since != 0 && now - Clock::time_point(Clock::duration(since)) >= kBackpressureIntervals * options_.flush_interval)
+      return Behind::flusher;
+  }
+  // The compactor: one is due at kCompactionCells, so twice as many while one runs means it is
+  // still writing. None running (a failed one waits for its next try, a failing flusher starts
+  // none): nothing to wait for.
+  if (!compactor_stalled_ && uncompacted_cells_.load(std::memory_order_relaxed) >= 2 * kCompactionCells) {
+    std::lock_guard control(control_mutex_);
+    if (compacting_) return Behind::compactor;
+  }
+  return Behind::none;
+}
+
+void MetricsPipeline::compaction_ended() {
+  {
+    std::lock_guard lock(pending_mutex_);
+    compactor_stalled_ = false;
+  }
+  pending_taken_.notify_all();
 }
 
 void MetricsPipeline::set_uncompacted_cells() {
@@ -270,6 +288,7 @@ void MetricsPipeline::commit(const std::function<void(record::TrialRecord&)>& ed
     last_compaction_ = Clock::now();
   }
   control_changed_.notify_all();
+  compaction_ended();
   if (!failure.empty()) throw TrialError(failure);
 }
 
@@ -338,13 +357,16 @@ void MetricsPipeline::start_compaction() {
   } catch (const std::exception& error) {
     std::fprintf(stderr, "dlx: cannot start a new metrics log: %s\n", error.what());
   }
-  std::lock_guard lock(control_mutex_);
-  if (copy) {
-    to_compact_ = std::move(copy);
-    rows_since_compaction_ = false;
-  } else {
+  {
+    std::lock_guard lock(control_mutex_);
+    if (copy) {
+      to_compact_ = std::move(copy);
+      rows_since_compaction_ = false;
+      return;
+    }
     compacting_ = false;
   }
+  compaction_ended();
 }
 
 void MetricsPipeline::compactor_loop() {
@@ -368,11 +390,6 @@ void MetricsPipeline::compactor_loop() {
       std::fprintf(stderr, "dlx: cannot compact the metrics into %s: %s\n", record_path_.c_str(), error.what());
       failed = true;
     }
-    compaction_failing_.store(failed, std::memory_order_relaxed);
-    if (failed) {  // nobody waits for the next try (pipeline_behind)
-      { std::lock_guard lock(pending_mutex_); }
-      pending_taken_.notify_all();
-    }
     {
       std::lock_guard lock(control_mutex_);
       compacting_ = false;
@@ -385,6 +402,7 @@ void MetricsPipeline::compactor_loop() {
       stats_.max_compaction_seconds = std::max(stats_.max_compaction_seconds, seconds);
     }
     control_changed_.notify_all();
+    compaction_ended();
   }
 }
 
@@ -590,10 +608,6 @@ void MetricsPipeline::write_snapshot(Snapshot snapshot) {
     in_flight_[0] = in_flight_[1] = 0;
     set_uncompacted_cells();
   }
-  // A report waiting for this compaction (pipeline_behind) checks again; taking the mutex orders
-  // the change before its check.
-  { std::lock_guard lock(pending_mutex_); }
-  pending_taken_.notify_all();
   record::retire_metrics_logs(record_path_.parent_path(), generation);
 }
 

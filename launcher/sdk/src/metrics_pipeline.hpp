@@ -160,8 +160,12 @@ class MetricsPipeline {
   // started, then wakes the flusher early for a large buffer and waits for it when it is behind.
   void note_first_entry();
   void keep_up_with_flusher(std::unique_lock<std::mutex>& lock);
-  bool pipeline_behind(std::chrono::steady_clock::time_point now) const;
+  // Under pending_mutex_: which thread a report would wait for now (takes control_mutex_ for
+  // whether a compaction runs, only when the rows trial.h5 lacks are that many).
+  enum class Behind { none, flusher, compactor };
+  Behind behind(std::chrono::steady_clock::time_point now);
   void set_uncompacted_cells();  // under record_mutex_
+  void compaction_ended();       // after compacting_ is false: a waiting report checks again
 
   const std::filesystem::path record_path_;
   const MetricsPipelineOptions options_;
@@ -192,13 +196,13 @@ class MetricsPipeline {
   std::atomic<std::int64_t> pending_since_ns_{0};
   std::condition_variable pending_taken_;  // with pending_mutex_: the flusher took pending_
   std::uint64_t batches_taken_ = 0;        // under pending_mutex_
-  bool flusher_stalled_ = false;           // under pending_mutex_: a wait gave up; none until a take
+  // Under pending_mutex_: a wait for that thread gave up; none until it moves again (the flusher
+  // takes the buffer, a compaction ends).
+  bool flusher_stalled_ = false, compactor_stalled_ = false;
   std::uint64_t backpressure_waits_ = 0;   // under pending_mutex_, for DLX_METRICS_STATS
   double backpressure_seconds_ = 0;
-  // record_'s cells (the rows trial.h5 lacks), as of the last flush or compaction; and whether
-  // the last compaction failed (then nobody waits for the next: it may be far off).
+  // record_'s cells (the rows trial.h5 lacks), as of the last flush or compaction.
   std::atomic<std::size_t> uncompacted_cells_{0};
-  std::atomic<bool> compaction_failing_{false};
   std::map<std::string, std::uint32_t, std::less<>> ids_;  // every name reported, by id
   std::vector<std::string> last_names_;                    // the previous report's names
   std::vector<std::uint32_t> last_ids_;                    // and their ids
