@@ -75,8 +75,10 @@ mkdir -p "$WORK/.config/containers"
 printf '[storage]\ndriver = "vfs"\n' > "$WORK/.config/containers/storage.conf"
 # dlx doctor starts a container as trials do: on a hybrid host, Podman on crun is refused, and the
 # warning names the setting below; with it, Podman starts containers.
+hybrid_crun=false
 if [ "$(stat -fc %T /sys/fs/cgroup)" = tmpfs ] && [ "$(stat -fc %T /sys/fs/cgroup/unified 2> /dev/null)" = cgroup2fs ] &&
    command -v crun > /dev/null; then
+  hybrid_crun=true
   printf '[engine]\nruntime = "crun"\nevents_logger = "file"\n' > "$WORK/.config/containers/containers.conf"
   chown -R "$DLX_TEST_USER" "$WORK/.config"
   as_user dlx doctor --containers > "$WORK/doctor-crun.out" 2>&1 || true
@@ -193,6 +195,28 @@ else
   expect_contains "dlx logs of bad-runtime" "$logs" "dlx-launch: cannot run the trainer in its container on n"
   expect_contains "dlx logs of bad-runtime" "$logs" "the site's container runtime $missing cannot run here"
   note "a runtime the node lacks ($missing) fails the trial with why, in Slurm's output and in dlx logs"
+fi
+# A runtime that cannot start a container on the node (Podman on crun, this hybrid host): the
+# trial fails at once with Podman's words and where to look, not after three restarts as the
+# same crash of a trainer that never ran.
+if $hybrid_crun && testing podman; then
+  printf '[engine]\nruntime = "crun"\nevents_logger = "file"\n' > "$WORK/.config/containers/containers.conf"
+  write_probe hybrid-crun podman
+  job=$(job_id_of "$(as_user sbatch --parsable --output="hybrid-crun-%A_%a.out" --dl-experiment=hybrid-crun.yaml probe.sh)")
+  test_jobs+=("$job")
+  wait_for_job "$job" 120
+  printf '[engine]\nruntime = "runc"\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n' \
+    > "$WORK/.config/containers/containers.conf"
+  out=$(cat "$WORK/hybrid-crun-${job}_0.out")
+  expect_contains "hybrid-crun's job output" "$out" "podman could not start the trainer's container on n"
+  expect_contains "hybrid-crun's job output" "$out" \
+    "(exit 126): Error: OCI runtime error: crun: cgroups in hybrid mode not supported"
+  expect_contains "hybrid-crun's job output" "$out" "dlx doctor --containers"
+  expect_contains "hybrid-crun's job output" "$out" "a restart would fail alike, so it is not restarted"
+  expect_contains "dlx status of hybrid-crun" "$(as_user dlx status "$job")" "# 1 trial: 1 failed"
+  [ ! -e "$(trial_dir "$job")/logs/attempt-1.rank-0.log" ] ||
+    fail "hybrid-crun was started again after Podman could not start its container: $out"
+  note "podman that cannot start a container on the node fails the trial at once, with its words and dlx doctor"
 fi
 note "refused at sbatch: a missing image, an image without python3"
 

@@ -448,6 +448,23 @@ TEST_CASE("podman's own word that it could not start the trainer's program, told
   CHECK_FALSE(make_runtime("crun")->could_not_run_program(127, not_found));
 }
 
+TEST_CASE("podman's own word that it could not start a container on the node at all", "[container]") {
+  const auto podman = make_runtime("podman");
+  const std::string hybrid = "Error: OCI runtime error: crun: cgroups in hybrid mode not supported, drop all "
+                             "controllers from cgroupv2";
+  CHECK(podman->could_not_start_container(126, hybrid));
+  CHECK_FALSE(podman->could_not_start_container(1, hybrid));  // the status must match the words
+  // The program's failure (could_not_run_program), the trainer's own exit 126, and Podman's own
+  // errors (exit 125: a pull that failed may pass) are not the node's.
+  CHECK_FALSE(podman->could_not_start_container(
+      126, "Error: runc: runc create failed: unable to start container process: exec: \"/etc/passwd\": "
+           "permission denied: OCI permission denied"));
+  CHECK_FALSE(podman->could_not_start_container(126, "train.sh: line 3: ./prepare: Permission denied"));
+  CHECK_FALSE(podman->could_not_start_container(125, "Error: initializing source docker://localhost/x:1: "
+                                                     "pinging container registry localhost: connection refused"));
+  CHECK_FALSE(make_runtime("crun")->could_not_start_container(126, hybrid));
+}
+
 TEST_CASE("choosing a runtime: the site's, or the first that runs the image", "[container]") {
   dlx::testing::TempDir temp;
   fs::create_directories(temp.path / "bin");

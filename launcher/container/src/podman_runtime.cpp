@@ -53,6 +53,15 @@ class Podman final : public Runtime {
     if (status == 126) return last_line.ends_with("OCI permission denied");
     return false;
   }
+  // The OCI runtime (crun, runc) refused to create the container, in Podman's words, exit 126:
+  // crun on a cgroup v1/v2 hybrid says
+  //   Error: OCI runtime error: crun: cgroups in hybrid mode not supported, drop all controllers
+  //     from cgroupv2
+  // Podman's own errors (exit 125) stay crashes: among them a pull that failed, which may pass.
+  bool could_not_start_container(int status, std::string_view last_line) const override {
+    return status == 126 && last_line.starts_with("Error: OCI runtime error: ") &&
+           !could_not_run_program(status, last_line);
+  }
 
   std::optional<std::string> unavailable(bool thorough) const override {
     const auto program = find_program("podman");

@@ -438,6 +438,23 @@ void refuse_container_program_not_run(LaunchState& state, int status) {
   refuse_not_run(state, state.command.front(), said);
 }
 
+// A container runtime that could not start a container on this node at all
+// (Runtime::could_not_start_container): the node's runtime setup, not a crash of the trainer,
+// which never ran; restarts would meet it again (three of them, as the same crash, before), so
+// the trial fails at once with the runtime's words and where to look.
+void refuse_container_not_started(LaunchState& state, int status) {
+  if (!state.container || !state.in_trial() || !state.trial_log) return;
+  const auto said = last_error_line(state.trial_log->stderr_tail());
+  if (!state.container->could_not_start_container(status, said)) return;
+  const auto why = fmt::format("{} could not start the trainer's container on {} (exit {}): {} (the node's "
+                               "container setup: `dlx doctor --containers` on the node, as the trial's user, "
+                               "says what to change; docs/containers.md; a restart would fail alike, so it is "
+                               "not restarted)",
+                               state.container->runtime_name(), state.placement().node_name, status, said);
+  refuse_trial_before_trainer(state, why);
+  throw LaunchError(why);
+}
+
 // Rank 0 keeps the notice beside trial.h5 (notice_marker.hpp), for the next run's restart cause
 // should the trainer be killed before it saves. Said, not fatal, when it cannot.
 void keep_notice(const LaunchState& state, int notice, std::time_t now) {
@@ -529,6 +546,7 @@ int run_trainer(LaunchState& state) {
   if (exec_error != 0 && !state.peer_crash) refuse_program_not_run(state, command.front(), exec_error);
   if (exec_error == 0 && !state.peer_crash) refuse_shell_program_not_run(state, status);
   if (exec_error == 0 && !state.peer_crash) refuse_container_program_not_run(state, status);
+  if (exec_error == 0 && !state.peer_crash) refuse_container_not_started(state, status);
   if (state.peer_crash) {
     fmt::print(stderr, "dlx-launch: {}; this rank's trainer cannot go on without it and was ended\n",
                peer_stop(*state.peer_crash));

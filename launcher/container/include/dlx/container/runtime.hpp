@@ -56,6 +56,15 @@ class Runtime {
     (void)last_line;
     return false;
   }
+  // Whether the exit `status` with `last_line` is the runtime's own failure to start a container
+  // on this node at all (its cgroups, storage or configuration; not the program, not the
+  // trainer): a restart on the node meets it again. False where the runtime does not say so in
+  // words of its own.
+  virtual bool could_not_start_container(int status, std::string_view last_line) const {
+    (void)status;
+    (void)last_line;
+    return false;
+  }
   // A notice dlx-launch got (SIGTERM, SIGUSR1, SIGUSR2), passed to the container's trainer by the
   // runtime's own command, beside what the runtime's process passes on itself. Podman's signal
   // proxy runs a helper (runc kill) per signal, and Slurm's signal to every process of the step

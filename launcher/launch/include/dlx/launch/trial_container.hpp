@@ -67,6 +67,10 @@ class TrialContainer {
   bool could_not_run_program(int status, std::string_view last_line) const {
     return runtime_->could_not_run_program(status, last_line);
   }
+  // The runtime's word that it could not start a container here (Runtime::could_not_start_container).
+  bool could_not_start_container(int status, std::string_view last_line) const {
+    return runtime_->could_not_start_container(status, last_line);
+  }
   // A notice, passed to the container's trainer by the runtime's own command (Runtime::pass_notice).
   void pass_notice(int signal_number) const { runtime_->pass_notice(run_, signal_number); }
   // After the runtime's process exited by itself: the exit status of a container that outlived
