@@ -148,13 +148,17 @@ def check_durable(trial_h5: Path, progress: list[tuple[int, float]], killed_at: 
     return training
 
 
-def poll_and_kill(work: Path) -> None:
-    experiment = work / "stream"
-    trial_h5 = experiment / "trials" / "0" / "trial.h5"
-    child = subprocess.Popen([sys.executable, "-c", CHILD, "paced", str(50_000_000)],
+def start_reporter(experiment: Path, mode: str) -> tuple[Path, subprocess.Popen, Progress]:
+    """A child reporting up to 50 million rows in `mode` (CHILD), compacting after every flush;
+    its trial.h5 and its progress lines."""
+    child = subprocess.Popen([sys.executable, "-c", CHILD, mode, str(50_000_000)],
                              env=child_environment(experiment, DLX_METRICS_COMPACT_S="0"),
                              stdout=subprocess.PIPE)
-    reader = Progress(child.stdout)
+    return experiment / "trials" / "0" / "trial.h5", child, Progress(child.stdout)
+
+
+def poll_and_kill(work: Path) -> None:
+    trial_h5, child, reader = start_reporter(work / "stream", "paced")
     reads = h5py_reads = 0
     last_rows = last_file_rows = 0
     kill_after = random.uniform(2.5, 4.5)
@@ -195,14 +199,8 @@ def poll_and_kill(work: Path) -> None:
 def flat_out_kill(work: Path) -> None:
     """A child reporting as fast as it can, faster than the flusher writes and fdatasyncs
     (hundreds of thousands of rows a second, on a machine other tests load): the reports wait
-    for the flusher, so a kill -9 still loses at most the
-    last second."""
-    experiment = work / "flat-out"
-    trial_h5 = experiment / "trials" / "0" / "trial.h5"
-    child = subprocess.Popen([sys.executable, "-c", CHILD, "stream", str(50_000_000)],
-                             env=child_environment(experiment, DLX_METRICS_COMPACT_S="0"),
-                             stdout=subprocess.PIPE)
-    reader = Progress(child.stdout)
+    for the flusher, so a kill -9 still loses at most the last second."""
+    trial_h5, child, reader = start_reporter(work / "flat-out", "stream")
     time.sleep(random.uniform(3.0, 5.0))
     killed_at = time.monotonic()
     child.kill()
