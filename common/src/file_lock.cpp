@@ -3,8 +3,6 @@
 #include "dlx/common/file_lock.hpp"
 
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "dlx/common/error.hpp"
+#include "dlx/common/signal_blocked_thread.hpp"
 
 namespace dlx {
 namespace {
@@ -149,16 +148,7 @@ bool FileLock::lock_until(LockMode mode, Clock::time_point deadline, std::functi
     pending->finished.notify_one();
   };
   try {
-    // With every signal blocked, so that the process's signals (dlx-launch's requeue signal, a
-    // trainer's own) go to the threads that handle them, never to this one.
-    sigset_t all, previous;
-    ::sigfillset(&all);
-    ::pthread_sigmask(SIG_SETMASK, &all, &previous);
-    struct RestoreMask {
-      sigset_t mask;
-      ~RestoreMask() { ::pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
-    } restore{previous};
-    std::thread(wait).detach();
+    signal_blocked_thread(wait).detach();  // the process's signals stay with the threads that take them
   } catch (const std::system_error&) {
     fd_ = std::move(pending->fd);
     if (poll_until(deadline, [&] { return try_lock(mode); })) return true;

@@ -12,7 +12,9 @@ rank), with the files checked by h5py and by dlx's own reader (dlx-test-trial-me
 3. kill -9 at a random moment, of that child and of one reporting as fast as it can (faster than
    the flusher writes: the reports wait for it): what the child had reported more than a second
    before the kill is there, every row once, and trial.h5 still opens in h5py;
-4. a requeued run that resumes from step S: the rows after S are replaced, the rest kept.
+4. a requeued run that resumes from step S: the rows after S are replaced, the rest kept;
+5. an output nobody reads (a pipe left full): the reports and the exit go on, every row reaches
+   trial.h5, the pipe holds whole metric lines in order, and stderr counts the ones not printed.
 
 usage: metrics_pipeline_test.py SUMMARY_TOOL (DLX_LIBRARY and PYTHONPATH set)
 """
@@ -112,8 +114,9 @@ def million(work: Path) -> None:
 
 class Progress:
     """The child's "progress STEP MONOTONIC" lines, read on a thread of their own until the child's
-    end: a pipe left full would block the child's writers, libdlx's flusher among them (it prints
-    the metric lines), and the test would measure its own reader. dlx's lines come between."""
+    end: a pipe left full would block the child's prints, and the test would measure its own
+    reader (libdlx's metric lines wait on a thread of theirs: unread_output). dlx's lines come
+    between."""
 
     def __init__(self, stream: IO[bytes]):
         self.lines: list[tuple[int, float]] = []
@@ -260,6 +263,52 @@ def bad_names(work: Path) -> None:
     print("metric names trial.h5 cannot hold are refused with the reason, the record unharmed")
 
 
+UNREAD = r"""
+import dlx
+trial = dlx.Trial()
+for step in range(5000):  # a validation line each: ~300 KB, several times what a pipe holds
+    trial.report_validation(step, accuracy=step / 5000)
+trial.finish()
+trial.close()
+"""
+
+
+def unread_output(work: Path) -> None:
+    experiment = work / "unread"
+    stderr = work / "unread.stderr"
+    with open(stderr, "wb") as err:
+        child = subprocess.Popen([sys.executable, "-c", UNREAD], env=child_environment(experiment),
+                                 stdout=subprocess.PIPE, stderr=err)
+        start = time.monotonic()
+        try:
+            # Nothing reads the pipe until the child ends: the lines wait on their own thread, and
+            # the end gives them 5 s before it goes on without them.
+            status = child.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+            raise AssertionError("a trainer whose standard output nobody read did not end in 120 s")
+        seconds = time.monotonic() - start
+    printed = child.stdout.read().decode()
+    child.stdout.close()
+    said = stderr.read_text()
+    assert status == 0, (status, said)
+    with h5py.File(experiment / "trials" / "0" / "trial.h5", "r") as f:
+        assert numpy.array_equal(f["metrics/validation/steps"][()], numpy.arange(5000))
+        assert f.attrs["state"] == "completed", dict(f.attrs)
+    lines = printed.splitlines()
+    steps = [int(m[1]) for m in (re.fullmatch(r"dlx: trial 0 step (\d+) validation accuracy=\S+", line)
+                                 for line in lines) if m]
+    assert lines and len(steps) == len(lines), f"not whole metric lines: {lines[:2]} ... {lines[-2:]}"
+    assert steps == list(range(len(steps))), steps[:5]
+    assert len(steps) < 5000, "the pipe took every line: the case needs more of them"
+    expected = (f"dlx: {5000 - len(steps)} metric lines not printed: the standard output took nothing "
+                "for 5 s at the end (does anything read it?); the trial's record has every report")
+    assert expected in said, said
+    print(f"an output nobody reads: the child ended in {seconds:.1f} s with all 5000 rows in trial.h5; "
+          f"the pipe took {len(steps)} whole lines, stderr counts the rest")
+
+
 def main() -> int:
     if not SUMMARY or "DLX_LIBRARY" not in os.environ:
         print(__doc__)
@@ -271,6 +320,7 @@ def main() -> int:
     try:
         resume(work)
         bad_names(work)
+        unread_output(work)
         poll_and_kill(work)
         flat_out_kill(work)
         million(work)

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/ioctl.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "dlx/common/error.hpp"
+#include "dlx/common/signal_blocked_thread.hpp"
 
 namespace dlx::launch {
 
@@ -119,17 +119,7 @@ OutputTee::OutputTee(UniqueFd log, int pass_out, int pass_err, TeeOptions option
   err_write_ = std::move(err.write);
   wake_read_ = std::move(wake.read);
   wake_write_ = std::move(wake.write);
-  // The thread starts with every signal blocked (it inherits the mask), then the caller's is back.
-  sigset_t all, previous;
-  sigfillset(&all);
-  ::pthread_sigmask(SIG_SETMASK, &all, &previous);
-  try {
-    thread_ = std::thread([this] { run(); });
-  } catch (...) {
-    ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-    throw;
-  }
-  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  thread_ = signal_blocked_thread([this] { run(); });
 }
 
 OutputTee::~OutputTee() {

@@ -22,6 +22,7 @@
 #include "dlx/common/clock.hpp"
 #include "dlx/common/durable_file.hpp"
 #include "dlx/common/error.hpp"
+#include "metric_line_printer.hpp"
 #include "metric_log.hpp"
 
 namespace dlx::detail {
@@ -83,6 +84,7 @@ MetricsPipeline::MetricsPipeline(std::filesystem::path record_path, record::Tria
     table.clear_rows();
   }
   last_compaction_ = Clock::now();
+  if (options_.print_as_trial) printer_ = std::make_unique<MetricLinePrinter>(STDOUT_FILENO);
   flusher_ = std::thread([this] { flusher_loop(); });
   compactor_ = std::thread([this] { compactor_loop(); });
 }
@@ -612,7 +614,7 @@ void MetricsPipeline::write_snapshot(Snapshot snapshot) {
 }
 
 void MetricsPipeline::print_lines(const Batch& batch) {
-  if (!options_.print_as_trial) return;
+  if (!printer_) return;
   // Every validation row, and of the training rows the newest, at most once a second: a program
   // that reports its loss every step would otherwise fill its output file with them.
   const Entry* newest_training = nullptr;
@@ -631,10 +633,7 @@ void MetricsPipeline::print_lines(const Batch& batch) {
     lines += format_metric_line(options_.print_as_trial, entry.step, kind, metrics);
     lines += '\n';
   }
-  if (lines.empty()) return;
-  std::fflush(stdout);  // whatever the program printed through stdio before
-  std::fwrite(lines.data(), 1, lines.size(), stdout);
-  std::fflush(stdout);
+  printer_->print(std::move(lines));  // never waits for the output's reader
 }
 
 }  // namespace dlx::detail

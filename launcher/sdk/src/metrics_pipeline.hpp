@@ -36,6 +36,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -48,6 +49,7 @@
 #include "dlx/record/trial_record_writer.hpp"
 #include "dlx/common/unique_fd.hpp"
 #include "dlx/trial.hpp"
+#include "metric_line_printer.hpp"
 
 namespace dlx::detail {
 
@@ -59,7 +61,8 @@ struct MetricsPipelineOptions {
   // times its own duration apart, so that it takes at most ~2% of the flusher's core.
   std::chrono::milliseconds min_compaction_interval{10000};
   // Prints the reports written to the log (every validation row, the newest training row at most
-  // once a second) as "dlx: trial 3 step 200 validation accuracy=0.912" lines; nullopt: silent.
+  // once a second) as "dlx: trial 3 step 200 validation accuracy=0.912" lines on stdout, through
+  // a thread of their own (metric_line_printer.hpp); nullopt: silent.
   std::optional<std::int64_t> print_as_trial;
 
   // At destruction, print what the threads did as one JSON line on stderr, prefixed
@@ -224,6 +227,8 @@ class MetricsPipeline {
   record::TrialRecordWriter writer_;  // the compactor's (one write at a time: compacting_)
   std::vector<std::string> names_;  // by id, the flusher's copy (for the printed lines)
   std::chrono::steady_clock::time_point last_training_line_{};  // the flusher's
+  // The printed lines' own thread (print_as_trial): the flusher hands them over and goes on.
+  std::unique_ptr<MetricLinePrinter> printer_;
 
   std::mutex control_mutex_;
   std::condition_variable control_changed_;
