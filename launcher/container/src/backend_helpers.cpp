@@ -5,11 +5,14 @@
 
 #include <array>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 #include <fmt/format.h>
 
 #include "backends.hpp"
 #include "dlx/common/bounded_command.hpp"
+#include "dlx/common/directories.hpp"
 #include "dlx/common/durable_file.hpp"
 #include "dlx/common/unique_fd.hpp"
 
@@ -66,6 +69,20 @@ FileLock lock_exclusively(const std::filesystem::path& path) {
   auto lock = open_lock(path);
   lock.lock(LockMode::exclusive);
   return lock;
+}
+
+void mirror_host_tops(const std::filesystem::path& root, std::vector<Mount>& mounts, bool make_mount_points) {
+  for (const char* top : {"bin", "lib", "lib64", "sbin"}) {
+    const auto host = std::filesystem::path("/") / top;
+    std::error_code error;
+    const auto status = std::filesystem::symlink_status(host, error);
+    if (std::filesystem::is_symlink(status)) {
+      std::filesystem::create_symlink(std::filesystem::read_symlink(host), root / top, error);
+    } else if (std::filesystem::is_directory(status)) {
+      if (make_mount_points) create_directories_with_mode(root / top, 0700);
+      mounts.push_back({host, host, true});
+    }
+  }
 }
 
 std::string short_sha256(std::string_view text) {

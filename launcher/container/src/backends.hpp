@@ -46,6 +46,13 @@ FileLock lock_exclusively(const std::filesystem::path& path);
 // The first 16 hex digits of the sha256 of `text`: a short name for what `text` identifies.
 std::string short_sha256(std::string_view text);
 
+// A probe container's root of the host's own (the runtimes' "can a container start here" checks):
+// each of /bin, /lib, /lib64 and /sbin that is a link on the host (a merged /usr) is the same link
+// in `root`; each that is a directory is a read-only bind of the host's, added to `mounts`, with
+// its mount point made in `root` when `make_mount_points` (an OCI bundle needs them; Podman makes
+// its own). /usr is the caller's to mount.
+void mirror_host_tops(const std::filesystem::path& root, std::vector<Mount>& mounts, bool make_mount_points);
+
 // The variables as NAME=value lines, in a new private (0600) file; its path.
 std::filesystem::path write_env_file(const std::filesystem::path& state_dir,
                                      const std::vector<std::pair<std::string, std::string>>& env);

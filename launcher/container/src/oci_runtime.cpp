@@ -45,16 +45,7 @@ std::optional<std::string> container_problem(const std::string& program) {
     create_directories_with_mode(skeleton, 0700);
     std::vector<Mount> binds{{"/usr", "/usr", true}};
     create_directories_with_mode(skeleton / "usr", 0700);
-    for (const char* top : {"bin", "lib", "lib64", "sbin"}) {
-      std::error_code error;
-      const auto status = fs::symlink_status(fs::path("/") / top, error);
-      if (fs::is_symlink(status)) {
-        fs::create_symlink(fs::read_symlink(fs::path("/") / top), skeleton / top, error);
-      } else if (fs::is_directory(status)) {
-        create_directories_with_mode(skeleton / top, 0700);
-        binds.push_back({fs::path("/") / top, fs::path("/") / top, true});
-      }
-    }
+    mirror_host_tops(skeleton, binds, /*make_mount_points=*/true);
     for (const char* point : {"proc", "sys", "dev", "tmp", "etc/hosts", "etc/resolv.conf"}) {
       if (std::string_view(point).starts_with("etc/")) {
         create_directories_with_mode(skeleton / "etc", 0700);

@@ -234,15 +234,7 @@ class Podman final : public Runtime {
       const auto image = probe / "image";
       create_directories_with_mode(image, 0700);
       run.mounts.push_back({"/usr", "/usr", true});
-      for (const char* top : {"bin", "lib", "lib64", "sbin"}) {
-        std::error_code error;
-        const auto status = fs::symlink_status(fs::path("/") / top, error);
-        if (fs::is_symlink(status)) {
-          fs::create_symlink(fs::read_symlink(fs::path("/") / top), image / top, error);
-        } else if (fs::is_directory(status)) {
-          run.mounts.push_back({fs::path("/") / top, fs::path("/") / top, true});
-        }
-      }
+      mirror_host_tops(image, run.mounts, /*make_mount_points=*/false);
       run.image = classify_image(image.string());
       const auto command = this->command(run);
       const auto result = run_bounded(command.argv, CommandLimits{.timeout = std::chrono::seconds(90)});
