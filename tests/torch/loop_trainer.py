@@ -25,7 +25,10 @@ LOOP_STOP_AT / LOOP_STOP_RANK / LOOP_BREAK_AT (early stopping: stop_here below),
 torch seeds it, from the OS, as many public scripts do), LOOP_AUGMENT=1 (each training sample
 scaled and shifted by numbers drawn from the loading process's torch, random and numpy
 generators, as random transforms are), LOOP_PERSISTENT=1 (the training DataLoader keeps its
-workers: persistent_workers=True).
+workers: persistent_workers=True), LOOP_PEEK=1 (each epoch's body first reads the batch size as
+PyTorch's DDP tutorial does, `len(next(iter(loop))[0])`), LOOP_LOOK=1 (a look at a batch before
+loop.epochs() and a pass over the loop after it, outside the training).
+The result line's `trained` counts the batches this run's epoch bodies trained.
 """
 import contextlib
 import hashlib
@@ -183,6 +186,10 @@ def main():
     loop = dlx.torch.Loop(trial, loader, model, optimizer, scheduler)
     accumulate = option("LOOP_ACCUMULATE", 1)
     stop_here("before")
+    if option("LOOP_LOOK", 0):  # outside the training: the loader's batches, counted nowhere
+        print(f"loop_trainer: a look before the training: a batch of {len(next(iter(loop))[0])}",
+              file=sys.stderr, flush=True)
+    trained_here = 0
     for epoch in loop.epochs(option("LOOP_EPOCHS", 3), validate=validate,
                              validate_every=option("LOOP_VALIDATE_EVERY", 1)):
         if epoch == option("LOOP_BREAK_AT", 0):
@@ -191,7 +198,11 @@ def main():
             raise RuntimeError(f"loop_trainer: raised in epoch {epoch}")
         stop_here(f"{epoch}:body")
         model.train()
+        if option("LOOP_PEEK", 0):  # the DDP tutorial's idiom (multigpu_torchrun.py)
+            peeked = len(next(iter(loop))[0])
+            assert peeked == option("LOOP_BATCH", 16), peeked
         for i, (x, y) in enumerate(loop):
+            trained_here += 1
             if accumulate == 1:
                 optimizer.zero_grad()
                 loss = F.cross_entropy(trained(x), y)
@@ -210,8 +221,12 @@ def main():
             trial.report_training(loop.step, loss=loss.item())
             signal_at(f"{epoch}:{loop.batch}")
         scheduler.step()
+    if option("LOOP_LOOK", 0):
+        print(f"loop_trainer: a pass after the training: {sum(1 for _ in loop)} batches",
+              file=sys.stderr, flush=True)
     print(json.dumps({"rank": trial.rank, "step": loop.step, "epoch": loop.position.epoch,
                       "batches": loop.position.batches, "records": loop.position.records,
+                      "trained": trained_here,
                       "started_from": loop.started_from,
                       "digest": digest(model, optimizer, scheduler, loader)}), flush=True)
     trial.close()

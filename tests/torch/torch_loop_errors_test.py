@@ -4,7 +4,8 @@ fix it: a state name the loop already saves, validate_every below 1, no length a
 searcher length, no max_epochs), a searcher length without validate(), validate() returning no
 dict or nothing at the searcher's target, an attribute neither the loop nor its loader has (named
 as the loop's, with how to report metrics), an epoch whose body does not iterate the loop, the loop
-iterated inside its own iteration, records counted over batches of unknown size, several ranks without torch.distributed, and a
+iterated inside its own iteration or beside an iterator of it kept open, records counted over
+batches of unknown size, several ranks without torch.distributed, and a
 checkpoint whose loop position disagrees with its step (the loop's own error alone: not also
 "the script left the loop", which a break is told). Also: outside a trial (no checkpoint
 directory) the loop trains as the plain script would and saves nothing.
@@ -36,6 +37,11 @@ def in_trial(name, **variables):
                 DLX_CHECKPOINT_DIR=os.path.join(directory, "checkpoints"), DLX_RUN_ID=name,
                 **variables)
     return directory
+
+
+ITERATED = ("dlx.torch.Loop: the loop is already being iterated in this epoch (an iterator of it kept "
+            "open, or a loop over it inside another): iterate it once per epoch; a look at one "
+            "batch, next(iter(loop)), is free where its iterator is not kept")
 
 
 def refused(expected, action):
@@ -135,7 +141,19 @@ def main():
                 for _ in loop:
                     for _ in loop:
                         pass
-        refused("dlx.torch.Loop: the loop is already being iterated in this epoch", nested)
+        refused(ITERATED, nested)
+
+    in_trial("kept")  # a look at a batch whose iterator is kept open is an iteration going on
+    with dlx.Trial() as trial:
+        loop = dlx.torch.Loop(trial, batches, model, optimizer)
+
+        def kept():
+            for _ in loop.epochs(1):
+                looked = iter(loop)
+                next(looked)
+                for _ in loop:
+                    pass
+        refused(ITERATED, kept)
 
     in_trial("records", DLX_LENGTH_UNIT="records", DLX_TARGET_LENGTH="10")
     with dlx.Trial() as trial, contextlib.redirect_stderr(io.StringIO()) as said:

@@ -180,6 +180,21 @@ class Feed:
             self._apply(self._start)
         return batches
 
+    def rewind(self) -> None:
+        """The generators back to this epoch's start, for an epoch() again from there (a look at
+        its first batch is undone: loop.py); epoch() stops the look's workers."""
+        if self._start is not None:
+            self._apply(self._start)
+
+    def outside(self) -> Iterator[Any]:
+        """The loader's own batches for a look outside the training, the generators of its order
+        set back after it: the training draws the order it draws without the look."""
+        states = self._current()
+        try:
+            yield from self.loader
+        finally:
+            self._apply(states)
+
     def end_epoch(self) -> None:
         self._start = None
 

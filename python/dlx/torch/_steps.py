@@ -42,12 +42,17 @@ class StepWatch:
                 seen.add(id(optimizer))
                 _count_steps(optimizer, self)
                 self.watching = True
-        self._batch_mark: int | None = None   # steps when the last batch was handed out
+        self.batch_mark: int | None = None   # steps when the last batch was handed out
         self._epoch_mark: int | None = None   # steps when an epoch began at its first batch
 
     def batch_started(self) -> None:
         """A batch is handed to the script: its backward() may leave gradients to step."""
-        self._batch_mark = self.steps
+        self.batch_mark = self.steps
+
+    def untouched_since_batch(self) -> bool:
+        """Whether no optimizer stepped since the last batch was handed out (or none is
+        watched: a step cannot be seen)."""
+        return not self.watching or self.steps == self.batch_mark
 
     def epoch_started(self, at_first_batch: bool) -> None:
         self._epoch_mark = self.steps if at_first_batch else None
@@ -61,7 +66,7 @@ class StepWatch:
     def settled(self) -> bool:
         """Whether this point follows an optimizer step (or nothing was trained since the run
         began, or the watch is off): a checkpoint here misses nothing."""
-        return not self.watching or self._batch_mark is None or self.steps != self._batch_mark
+        return not self.watching or self.batch_mark is None or self.steps != self.batch_mark
 
 
 def _count_steps(optimizer: Any, watch: StepWatch) -> None:

@@ -35,6 +35,10 @@ the last batch was handed out (_steps.py: a script that accumulates gradients ha
 group's gradient in .grad between two steps): a signal or a period that comes between two steps
 waits for the next batch that steps. The searcher's targets, and epochs' ends with lengths in
 epochs, cannot wait: the log says when one falls between two steps.
+
+A look at the first batch an iteration hands out (`next(iter(loop))`, the batch size as PyTorch's
+DDP tutorial reads it) is undone when the epoch then iterates the loop (_undo_peek). Outside
+epochs() and in validate(), the loop is its loader: batches counted nowhere, the order untouched.
 """
 from __future__ import annotations
 
@@ -146,6 +150,8 @@ class Loop:
         self._leaving = False        # exiting for a requeue: not the script leaving the loop
         self._at_epoch_end = False   # validate() runs for the epoch that just ended
         self._stop_now = False       # loop.stop(now=True): this epoch's batches end (agreed)
+        self._validating = False     # validate() is running
+        self._peeked: tuple[dict, int | None] | None = None  # a look at a batch to undo: __iter__
         self._validate: Callable[[], Metrics | None] | None = None
         self._validate_every = 1
         self._validate_every_batches: int | None = None
@@ -155,7 +161,9 @@ class Loop:
                                 if isinstance(value, torch.optim.Optimizer))
         self._save_owed = False
         self._said: set[str] = set()  # the notes on unsettled points already printed
-        self._tell_own_counts = True  # a mid-epoch resume says a script's own batch count restarts
+        # A resume tells the script's epoch body what it finds there (_say_resumed_inside_epoch);
+        # the Determined harness, which is that body, needs no telling.
+        self._tell_own_counts = True
 
     # ---- what the script reads
 
@@ -289,7 +297,18 @@ class Loop:
         generator on a fixed noise every 100 batches, which updates BatchNorm's running
         statistics), the resumed run does what the uninterrupted one did not, silently."""
         position = self.position
-        if not position.batch or position.ended or self.trial.rank != 0 or not self._tell_own_counts:
+        if self.trial.rank != 0 or not self._tell_own_counts:
+            return
+        if position.ended:
+            # A requeue on an epoch's last batch resumes before the rest of its body ran.
+            print(f"dlx.torch.Loop: resuming after the last batch of epoch {position.epoch + 1}, "
+                  f"before the rest of its body and its end ran: the body runs once more with no "
+                  f"batch to train (`for batch in loop` hands out none, and next(iter(loop)) raises "
+                  f"StopIteration: take a batch size from loop.batch_size, and a mean over the "
+                  f"epoch's batches must not divide by 0), then the epoch's end (validation, the "
+                  f"checkpoint) runs as in the uninterrupted run", file=sys.stderr, flush=True)
+            return
+        if not position.batch:
             return
         of = f" of {self._batches_per_epoch}" if self._batches_per_epoch is not None else ""
         print(f"dlx.torch.Loop: resuming inside epoch {position.epoch + 1}, after its batch "
@@ -376,8 +395,12 @@ class Loop:
         # Validation switches the model to eval(); the epoch goes on training as it was (each
         # module as it was: a frozen BatchNorm stays in eval()).
         modes = [(module, module.training) for top in self._modules() for module in top.modules()]
-        with workers_deaf():  # its DataLoaders' workers survive a notice; the loop takes it after
-            metrics = self._validate()
+        self._validating = True
+        try:
+            with workers_deaf():  # its DataLoaders' workers survive a notice; the loop takes it after
+                metrics = self._validate()
+        finally:
+            self._validating = False
         for module, mode in modes:
             module.training = mode
         if metrics is None:
@@ -454,7 +477,7 @@ class Loop:
                               f"function returning them (a dict with the searcher metric"
                               f"{' ' + repr(self.metric) if self.metric else ''})")
         self._settle_pending()
-        self._in_epochs = True
+        self._in_epochs, self._peeked = True, None
         try:
             while not self._finished:
                 if not self.position.batch and not self.position.ended and \
@@ -513,7 +536,8 @@ class Loop:
                               f"batch: iterate the loop in the body of `for epoch in loop.epochs()` "
                               f"(for batch in loop: ...)")
         # Its batches ran out, or the script stopped iterating them (break): the epoch is over.
-        self._in_epoch = False
+        # A look at one batch that no iteration followed was the epoch's training: it counts.
+        self._in_epoch, self._peeked = False, None
         self._steps.epoch_ended()
         self._feed.end_epoch()
         label = position.end_epoch(self.unit)
@@ -568,10 +592,20 @@ class Loop:
     # ---- one epoch's batches
 
     def __iter__(self) -> Iterator[Any]:
+        if not self._in_epochs or self._validating:
+            # A look at the data outside the training (before loop.epochs(), after it, in
+            # validate()): the loader's own batches, counted nowhere, its order left as it was.
+            yield from self._feed.outside()
+            return
         if self._in_epoch:
-            raise ConfigError("dlx.torch.Loop: the loop is already being iterated in this epoch")
+            raise ConfigError("dlx.torch.Loop: the loop is already being iterated in this epoch "
+                              "(an iterator of it kept open, or a loop over it inside another): "
+                              "iterate it once per epoch; a look at one batch, next(iter(loop)), "
+                              "is free where its iterator is not kept")
         position = self.position
         self._in_epoch, self._iterated = True, True
+        self._undo_peek()
+        first = True
         try:
             if position.pending is None and not position.ended and position.batch and \
                     position.reached(self.unit, self.trial.target_length):
@@ -589,9 +623,16 @@ class Loop:
                                           "DataLoader with a batch_size, or give max_length in "
                                           "batches")
                     records = 0
+                before = dict(position.state), self._steps.batch_mark
                 position.train_batch(self.unit, records, self.trial.target_length)
                 self._steps.batch_started()
-                yield batch  # a `break` in the script closes this generator here
+                try:
+                    yield batch  # a `break` in the script closes this generator here
+                except GeneratorExit:
+                    if first and self._steps.untouched_since_batch():
+                        self._peeked = before  # next(iter(loop)): undone if the epoch iterates
+                    raise
+                first = False
                 if self._after_batch():
                     return
             position.set(ended=True)
@@ -600,6 +641,23 @@ class Loop:
             raise
         finally:
             self._in_epoch = False
+
+    def _undo_peek(self) -> None:
+        """A look at the first batch an iteration hands out, its iterator then dropped with no
+        optimizer step (`len(next(iter(loader))[0])` for the batch size: PyTorch's DDP tutorial),
+        trains nothing: when the epoch then iterates the loop, the position, the step watch and
+        the loader's order go back to before it, so that this iteration hands out that batch
+        again, every batch is trained once and counted once, and a resumed epoch draws the same
+        order (the generators at the epoch's start, as restored). A look that no iteration
+        follows stays counted: a script that trains one batch and breaks without a step the loop
+        can see (no optimizer given to it) trained it."""
+        peeked, self._peeked = self._peeked, None
+        if peeked is None:
+            return
+        state, mark = peeked
+        self.position.state = state
+        self._steps.batch_mark = mark
+        self._feed.rewind()
 
     def _after_batch(self) -> bool:
         """Between two batches (see the module's docstring); True: the epoch's batches end."""
