@@ -8,7 +8,7 @@ _undo_peek). tests/torch/loop_trainer.py with LOOP_PEEK=1 does what the tutorial
   - the run with the look is byte for byte the run without it (checkpoint, metric tables, the
     generators), its body trains every batch: 39 in 3 epochs of 13
   - requeued mid-epoch (epoch 2, batch 5), it resumes where it was and ends as the run without
-    the look; requeued on an epoch's last batch, the resumed body has no batch to look at: the
+    the look (the library's resume line names the epoch as the loop's does: "(step 18, epoch 2)"); requeued on an epoch's last batch, the resumed body has no batch to look at: the
     loop says so before the tutorial's next() raises StopIteration
   - a look outside the training (LOOP_LOOK=1: a batch before loop.epochs(), a pass after it)
     is the loader's own batches: counted nowhere, the training's order untouched
@@ -44,7 +44,11 @@ def main():
     out = base.run_ranks(directory, 1, 85, LOOP_SIGNAL_AT="2:5", **PEEK)[0]
     assert "dlx.torch.Loop: checkpoint requested: the requeued trial resumes at step 18" in out, out
     assert base.checkpoint_steps(directory) == [18], base.checkpoint_steps(directory)
-    final = base.result_of(base.run_ranks(directory, 1, 0, **PEEK)[0])
+    out = base.run_ranks(directory, 1, 0, **PEEK)[0]
+    # The library's resume line and the loop's name the same epoch, numbered as loop.epochs() does.
+    assert "step-18.h5 (step 18, epoch 2)" in out, out
+    assert "dlx.torch.Loop: resuming inside epoch 2, after its batch 5 of 13" in out, out
+    final = base.result_of(out)
     assert final["trained"] == 39 - 18, final  # batches 6..13 of epoch 2, all of epoch 3
     assert final["digest"] == want["digest"], (final, want)
     base.identical(reference, directory, "peek-requeued")
@@ -56,6 +60,7 @@ def main():
     out = base.run_ranks(directory, 1, 1, **PEEK)[0]
     assert out.count(AT_BATCHES_END) == 1, out
     assert out.index(AT_BATCHES_END) < out.index("StopIteration"), out
+    assert "step-13.h5 (step 13, epoch 1)" in out, out
     print(f"  {AT_BATCHES_END[:100]}...")
     out = base.run_ranks(directory, 1, 0)[0]  # the script without the look goes on as it would
     assert out.count(AT_BATCHES_END) == 1, out

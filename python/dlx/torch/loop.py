@@ -324,8 +324,13 @@ class Loop:
         label = self.position.label
         if self.trial.checkpoint_dir is None:  # by hand, outside a trial: no checkpoints
             return
-        _save_state(self.trial, label, self._objects(), metric, self.position.epoch,
-                    self._feed.streams(self.position.ended), at_target=at_target)
+        # The checkpoint's epoch is the one this point is in, from 1, as the loop numbers them
+        # (at an epoch's end, that epoch; 0 before the first): the resume line ("dlx: resuming
+        # from ... (step 23, epoch 2)") then names the epoch the loop's own line does.
+        position = self.position
+        epoch = position.epoch + (1 if position.batch or position.ended else 0)
+        _save_state(self.trial, label, self._objects(), metric, epoch,
+                    self._feed.streams(position.ended), at_target=at_target)
         self._saved_label = label
         self._saved_ended = bool(self.position.ended)
         self._save_owed = False
