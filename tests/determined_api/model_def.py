@@ -72,7 +72,10 @@ class RegressionTrial(det.pytorch.PyTorchTrial):
 
     def evaluate_batch(self, batch):
         x, y = batch
-        return {"validation_loss": torch.nn.functional.mse_loss(self.model(x).float(), y)}
+        # The context's epoch is a metric: a run resumed at an epoch's end must validate as the
+        # epoch it validates, as the uninterrupted run does.
+        return {"validation_loss": torch.nn.functional.mse_loss(self.model(x).float(), y),
+                "train_epoch": float(self.context.current_train_epoch())}
 
 
 class AbsError(det.pytorch.MetricReducer):

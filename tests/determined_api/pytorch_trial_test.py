@@ -7,7 +7,9 @@ dlx-launch (no Slurm: a requeue is dlx-launch run again):
     epoch 3), validated at every epoch's end and at the target;
   - the same run with Slurm's notice during batch 21: it saves between two batches, exits 85, and
     run again resumes there (models, optimizer, StepLR, every RNG and the shuffling DataLoader's
-    position): the final checkpoint's tensors and every metric row are identical;
+    position): the final checkpoint's tensors and every metric row are identical; and during
+    batch 32, the second epoch's last: saved after the epoch's body, the run again validates that
+    epoch (the context's current_train_epoch() a validation metric) and ends identical;
   - the Trainer API (trainer_script.py: det.pytorch.init, Trainer.fit(max_length=Epoch(2))) with
     no searcher length: two epochs, validated at the tutorial's Batch(100) period (never, in
     32 batches) and at the end, completed;
@@ -112,6 +114,15 @@ def main():
     launch(requeued, 85, TRIAL_SIGNAL_AT="21")
     launch(requeued, 0)
     print(f"  {same_run(reference, requeued, 'requeued')}")
+    assert metrics(reference, "validation")["train_epoch"] == [0.0, 1.0, 2.0], metrics(reference, "validation")
+
+    print("Slurm's notice during batch 32, the second epoch's last: saved at the epoch's end, after "
+          "its body; run again, it validates epoch 2 (as epoch 2) and goes on:")
+    requeued = experiment("requeued-epoch-end")
+    out = launch(requeued, 85, TRIAL_SIGNAL_AT="31")
+    assert "the requeued trial resumes at step 32, the end of epoch 2" in out, out
+    launch(requeued, 0)
+    print(f"  {same_run(reference, requeued, 'requeued-epoch-end')}")
 
     periods_and_aggregation()
     amp()

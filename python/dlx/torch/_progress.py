@@ -57,13 +57,16 @@ class Position:
     label     the length of the last trained point (see the module's docstring)
     stopped   loop.stop() was called: the epoch in progress (or ended) is the last; optional, a
               checkpoint of a dlx without it resumes as False
+    body_done the epoch has ended and the script's code after its batch loop has run too (a
+              checkpoint request on the epoch's last batch, taken at its end): a resumed run
+              does the epoch's end at once, without its body; optional (False)
     torch_seed  rank 0's torch.initial_seed() when the run that saved it made the loop: a run
               resumed with another one did not seed torch's global generator (optional: None)
     pending   validation metrics at `label` saved but not yet reported to the searcher: a run
               resumed there reports them instead of validating again
     """
     FIELDS = ("epoch", "batch", "batches", "records", "ended", "label", "pending")  # required
-    OPTIONAL = {"stopped": False, "torch_seed": None}
+    OPTIONAL = {"stopped": False, "torch_seed": None, "body_done": False}
 
     def __init__(self, state: Mapping | None = None):
         self.state: dict = {"format": 1, "epoch": 0, "batch": 0, "batches": 0, "records": 0,
@@ -103,7 +106,7 @@ class Position:
 
     def end_epoch(self, unit: Unit) -> int:
         """The epoch's end is done: the next epoch starts. Returns the label of this point."""
-        self.set(epoch=self.epoch + 1, batch=0, ended=False)
+        self.set(epoch=self.epoch + 1, batch=0, ended=False, body_done=False)
         if unit is Unit.EPOCHS:
             self.set(label=self.epoch)
         return self.label

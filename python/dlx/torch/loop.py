@@ -24,7 +24,8 @@ is due and whether every rank stands after an optimizer step (below); then, in t
     the epoch's batches and the loop.
   - the period due: save.
 What falls on an epoch's last batch waits for the epoch's end, after the script's own end-of-epoch
-code (scheduler.step()) has run: then validation (every `validate_every` epochs, on the
+code (scheduler.step()) has run: a checkpoint signal first (save, exit 85: the requeued trial
+does the epoch's end at once, without running its body again), then validation (every `validate_every` epochs, on the
 `validate_every_batches` period, at the searcher's target and at the last epoch), the searcher's question at its target, and the checkpoint (due,
 requested, or at every epoch end when the searcher counts epochs). So a checkpoint holds either a
 point between two batches or a whole epoch's end, and a resumed run does exactly what the
@@ -150,6 +151,7 @@ class Loop:
         self._leaving = False        # exiting for a requeue: not the script leaving the loop
         self._at_epoch_end = False   # validate() runs for the epoch that just ended
         self._stop_now = False       # loop.stop(now=True): this epoch's batches end (agreed)
+        self._exit_at_epoch_end = False  # a checkpoint request on the epoch's last batch (agreed)
         self._validating = False     # validate() is running
         self._peeked: tuple[dict, int | None] | None = None  # a look at a batch to undo: __iter__
         self._validate: Callable[[], Metrics | None] | None = None
@@ -161,9 +163,7 @@ class Loop:
                                 if isinstance(value, torch.optim.Optimizer))
         self._save_owed = False
         self._said: set[str] = set()  # the notes on unsettled points already printed
-        # A resume tells the script's epoch body what it finds there (_say_resumed_inside_epoch);
-        # the Determined harness, which is that body, needs no telling.
-        self._tell_own_counts = True
+        self._tell_own_counts = True  # a mid-epoch resume says a script's own batch count restarts
 
     # ---- what the script reads
 
@@ -297,18 +297,7 @@ class Loop:
         generator on a fixed noise every 100 batches, which updates BatchNorm's running
         statistics), the resumed run does what the uninterrupted one did not, silently."""
         position = self.position
-        if self.trial.rank != 0 or not self._tell_own_counts:
-            return
-        if position.ended:
-            # A requeue on an epoch's last batch resumes before the rest of its body ran.
-            print(f"dlx.torch.Loop: resuming after the last batch of epoch {position.epoch + 1}, "
-                  f"before the rest of its body and its end ran: the body runs once more with no "
-                  f"batch to train (`for batch in loop` hands out none, and next(iter(loop)) raises "
-                  f"StopIteration: take a batch size from loop.batch_size, and a mean over the "
-                  f"epoch's batches must not divide by 0), then the epoch's end (validation, the "
-                  f"checkpoint) runs as in the uninterrupted run", file=sys.stderr, flush=True)
-            return
-        if not position.batch:
+        if not position.batch or position.ended or self.trial.rank != 0 or not self._tell_own_counts:
             return
         of = f" of {self._batches_per_epoch}" if self._batches_per_epoch is not None else ""
         print(f"dlx.torch.Loop: resuming inside epoch {position.epoch + 1}, after its batch "
@@ -382,8 +371,8 @@ class Loop:
             if not self._saved_here():
                 self._save()
             label = position.label
-            where = f"step {label}" + (f", epoch {position.epoch + 1}'s batches done (its end, "
-                                       f"validation included, runs then)" if position.ended else "")
+            where = f"step {label}" + (f", the end of epoch {position.epoch + 1} (its validation "
+                                       f"and checkpoint run then)" if position.ended else "")
         if self.trial.rank == 0:
             print(f"dlx.torch.Loop: checkpoint requested: the requeued trial resumes at {where}",
                   file=sys.stderr, flush=True)
@@ -485,12 +474,15 @@ class Loop:
         self._in_epochs, self._peeked = True, None
         try:
             while not self._finished:
-                if not self.position.batch and not self.position.ended and \
-                        self._at_end(max_epochs):
-                    self._finish_without_searcher()
-                    break
-                self._iterated = False
-                yield self.position.epoch + 1
+                if self.position.body_done:  # resumed where the epoch's body had run
+                    self._resume_at_epoch_end()
+                else:
+                    if not self.position.batch and not self.position.ended and \
+                            self._at_end(max_epochs):
+                        self._finish_without_searcher()
+                        break
+                    self._iterated = False
+                    yield self.position.epoch + 1
                 self._end_epoch(max_epochs)
         except GeneratorExit:
             if not self._leaving:
@@ -500,6 +492,13 @@ class Loop:
             self._in_epochs = False
         self._feed.close(final=True)
         self.trial.finish()
+
+    def _resume_at_epoch_end(self) -> None:
+        """A trial requeued on an epoch's last batch was saved after the epoch's body, its batch
+        loop and the code after it (the script's scheduler.step()): the resumed run goes on with
+        the epoch's end, the generators set to their state after the epoch's batches."""
+        self._feed.epoch(self.position.epoch, self.position.batch, ended=True)
+        self._iterated = True
 
     def _say_left_early(self, how: str | None) -> None:
         """The script's `for epoch in loop.epochs()` ended before the loop did (the loop's own
@@ -543,6 +542,11 @@ class Loop:
         # Its batches ran out, or the script stopped iterating them (break): the epoch is over.
         # A look at one batch that no iteration followed was the epoch's training: it counts.
         self._in_epoch, self._peeked = False, None
+        if self._exit_at_epoch_end:
+            # Requested on the last batch: saved after the epoch's body, before its end, which
+            # the requeued trial does at once (validation, the searcher, the checkpoint).
+            position.set(ended=True, body_done=True)
+            self._exit_for_requeue()
         self._steps.epoch_ended()
         self._feed.end_epoch()
         label = position.end_epoch(self.unit)
@@ -681,11 +685,14 @@ class Loop:
             position.set(stopped=True)
             return True
         if requested:
-            if settled or self.unit is Unit.EPOCHS:  # epochs: back to the last epoch's end
-                if last and self.unit is not Unit.EPOCHS:
-                    position.set(ended=True)
+            if last and settled and self.unit is not Unit.EPOCHS:
+                # The script's code after its batch loop (scheduler.step()) runs first: the trial
+                # exits at the epoch's end, before the end's own work (_end_epoch).
+                self._exit_at_epoch_end = True
+            elif settled or self.unit is Unit.EPOCHS:  # epochs: back to the last epoch's end
                 self._exit_for_requeue()
-            self._say_deferred()  # taken after the next batch that steps (_steps.py)
+            else:
+                self._say_deferred()  # taken after the next batch that steps (_steps.py)
         if due and (last or self.unit is Unit.EPOCHS):
             self._due_at_epoch_end = True
             due = False

@@ -84,6 +84,11 @@ class Validation:
         self.loop = loop
 
     def __call__(self) -> Dict[str, float]:
+        # The context's place in training, as the batch loop left it: a run resumed at an
+        # epoch's end (requeued on its last batch) validates without running the epoch's body.
+        self.context._epoch_index = self.loop.epoch - 1
+        if self.context._epoch_len is not None:  # train() counts batches over epochs then
+            self.context._batch_index = max(self.loop.position.batches - 1, 0)
         # The training reducers' window ends here; the validation ones' starts (a reducer that is
         # both gathers its training values until now, its validation values from now).
         allgather = self.context.distributed.allgather
