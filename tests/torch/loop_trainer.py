@@ -171,6 +171,8 @@ def main():
                 loss += torch.tensor([F.cross_entropy(out, y, reduction="sum").item(), len(y)])
                 correct += (out.argmax(1) == y).sum()
         stop_here(f"{loop.position.epoch}:validate")
+        if option("LOOP_LOOK", 0):  # a look at a training batch in validate(): counted nowhere
+            assert len(next(iter(loop))[0]) == option("LOOP_BATCH", 16)
         return {"loss": float(loss[0] / loss[1]), "accuracy": float(correct / loss[1])}
 
     def stop_here(point):

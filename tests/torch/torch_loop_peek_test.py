@@ -11,8 +11,8 @@ _undo_peek). tests/torch/loop_trainer.py with LOOP_PEEK=1 does what the tutorial
     the look (the library's resume line names the epoch as the loop's does: "(step 18, epoch 2)");
     requeued on an epoch's last batch, it exits after the epoch's body, and the resumed run does
     the epoch's end without running the body again (whose look would find no batch left)
-  - a look outside the training (LOOP_LOOK=1: a batch before loop.epochs(), a pass after it)
-    is the loader's own batches: counted nowhere, the training's order untouched
+  - a look outside the training (LOOP_LOOK=1: a batch before loop.epochs() and in each
+    validate(), a pass after the training) is the loader's own batches: counted nowhere, the training's order untouched
 
     torch_loop_peek_test.py DLX_LAUNCH SOURCE_DIR      (DLX_LIBRARY, PYTHONPATH=python/)
 """
@@ -65,7 +65,7 @@ def main():
     assert final["trained"] == 26 and final["digest"] == want["digest"], (final, want)
     base.identical(reference, directory, "peek-at-batches-end")
 
-    print("a look before loop.epochs() and a pass after it, outside the training:")
+    print("a look before loop.epochs() and in validate(), a pass after the training:")
     directory = base.fresh("look-outside")
     out = base.run_ranks(directory, 1, 0, LOOP_LOOK="1")[0]
     assert "a look before the training: a batch of 16" in out, out
