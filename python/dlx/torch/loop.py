@@ -25,11 +25,12 @@ is due and whether every rank stands after an optimizer step (below); then, in t
   - the period due: save.
 What falls on an epoch's last batch waits for the epoch's end, after the script's own end-of-epoch
 code (scheduler.step()) has run: a checkpoint signal first (save, exit 85: the requeued trial
-does the epoch's end at once, without running its body again), then validation (every `validate_every` epochs, on the
-`validate_every_batches` period, at the searcher's target and at the last epoch), the searcher's question at its target, and the checkpoint (due,
-requested, or at every epoch end when the searcher counts epochs). So a checkpoint holds either a
-point between two batches or a whole epoch's end, and a resumed run does exactly what the
-uninterrupted one did from there; the validation row of an epoch is reported once.
+does the epoch's end at once, without running its body again), then validation (every
+`validate_every` epochs, on the `validate_every_batches` period, at the searcher's target and at
+the last epoch), the searcher's question at its target, and the checkpoint (due, requested, or
+at every epoch end when the searcher counts epochs). So a checkpoint holds a point between two
+batches, an epoch's end before its end's work, or a whole epoch's end, and a resumed run does
+exactly what the uninterrupted one did from there; the validation row of an epoch is reported once.
 
 A point between two batches (or an epoch's end) is saved only where the optimizers stepped since
 the last batch was handed out (_steps.py: a script that accumulates gradients has part of a
@@ -632,13 +633,14 @@ class Loop:
                                           "DataLoader with a batch_size, or give max_length in "
                                           "batches")
                     records = 0
-                before = dict(position.state), self._steps.batch_mark
+                # Only an iteration's first batch can be a look (below): its point before it.
+                before = (dict(position.state), self._steps.batch_mark) if first else None
                 position.train_batch(self.unit, records, self.trial.target_length)
                 self._steps.batch_started()
                 try:
                     yield batch  # a `break` in the script closes this generator here
                 except GeneratorExit:
-                    if first and self._steps.untouched_since_batch():
+                    if before is not None and self._steps.untouched_since_batch():
                         self._peeked = before  # next(iter(loop)): undone if the epoch iterates
                     raise
                 first = False
